@@ -1,0 +1,83 @@
+# vramsim — a plain Makefile. `make` builds bin/vramsim (and lib/libvramcap.so
+# when the CUDA toolkit is found); `make test` runs every test; `make asan`
+# builds and tests everything under AddressSanitizer + UBSan.
+
+VERSION    = 0.1.0
+PREFIX    ?= /usr/local
+CC        ?= cc
+CFLAGS    ?= -O2 -g
+CUDA_HOME ?= /usr/local/cuda
+
+# Build variant: objects and test binaries go under $(B); the asan variant
+# puts its vramsim there too.
+B         ?= build
+BIN       ?= bin
+SAN       ?=
+
+PKGS       = glib-2.0 gthread-2.0 libcjson zlib sqlite3
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+WARN       = -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wwrite-strings \
+             -Wno-unused-parameter
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) -Isim $(PKG_CFLAGS) \
+             -DVRAMSIM_VERSION='"$(VERSION)"' -DVRAMSIM_PREFIX='"$(PREFIX)"' -MMD -MP
+LDLIBS     = $(PKG_LIBS) -lm -lpthread
+
+SIM_SRCS   = $(filter-out sim/main.c,$(wildcard sim/*.c))
+SIM_OBJS   = $(SIM_SRCS:sim/%.c=$(B)/sim/%.o)
+TEST_SRCS  = $(wildcard tests/test-*.c)
+TEST_BINS  = $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+TEST_HELPER_SRCS = $(wildcard tests/helpers/*.c)
+TEST_HELPER_OBJS = $(TEST_HELPER_SRCS:tests/helpers/%.c=$(B)/tests/helpers/%.o)
+
+.PHONY: all test check asan asan-test install uninstall clean bench fuzz capture tests
+all: $(BIN)/vramsim capture
+
+$(B)/sim/%.o: sim/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/libvramsim.a: $(SIM_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN)/vramsim: $(B)/sim/main.o $(B)/libvramsim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/helpers/%.o: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -c -o $@ $<
+
+$(B)/tests/%: tests/%.c $(B)/libvramsim.a $(TEST_HELPER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(TEST_HELPER_OBJS) $(B)/libvramsim.a $(LDLIBS)
+
+tests: $(TEST_BINS) $(BIN)/vramsim
+
+-include capture/capture.mk
+
+# Every test runs under prove: GLib test binaries with --tap, shell tests
+# (tests/*.sh) print TAP themselves.
+test check: tests
+	VRAMSIM=$(abspath $(BIN)/vramsim) TEST_BUILD=$(abspath $(B)) \
+	  prove --exec tests/tap-run $(TEST_BINS) $(wildcard tests/*.sh)
+
+asan:
+	$(MAKE) B=build/asan BIN=build/asan/bin SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' test
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vramsim/configs $(DESTDIR)$(PREFIX)/share/vramsim/plots
+	install -m 755 $(BIN)/vramsim $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/vramsim/configs/
+	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/vramsim/plots/ 2>/dev/null || true
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/bin/vramsim $(DESTDIR)$(PREFIX)/share/vramsim
+
+clean:
+	rm -rf build bin lib
+
+-include $(SIM_OBJS:.o=.d) $(B)/sim/main.d
+-include bench/bench.mk
+-include tests/fuzz/fuzz.mk

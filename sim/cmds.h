@@ -1,0 +1,16 @@
+/* cmds.h — the subcommands of `vramsim`. Each parses its own options and
+ * returns the process exit status: 0 success, 1 bad input, 2 bad usage. */
+#pragma once
+
+#include <glib.h>
+
+int cmd_replay (int argc, char **argv);
+int cmd_sweep (int argc, char **argv);
+int cmd_plot (int argc, char **argv);
+int cmd_synth (int argc, char **argv);
+int cmd_convert (int argc, char **argv);
+int cmd_info (int argc, char **argv);
+int cmd_configs (int argc, char **argv);
+
+/* Writes "vramsim: MESSAGE\n" to stderr. */
+void cmd_error (const char *fmt, ...) G_GNUC_PRINTF (1, 2);

@@ -1,0 +1,88 @@
+/* config.h — one modeled machine (SPEC section 4).
+ *
+ * A config is read as JSON (a preset name from configs/ or a path), merged
+ * through `extends` depth-first (the child wins), edited by --set
+ * assignments, then compiled into a VsConfig: every value parsed with its
+ * units, checked, and every field given its documented default
+ * (docs/config.md). Unknown keys, bad units and impossible values are
+ * errors in VS_CONFIG_ERROR naming the file and the field
+ * ("configs/x.json: memory.bandwidth: ..."). */
+#pragma once
+
+#include <glib.h>
+#include <cjson/cJSON.h>
+
+#define VS_CONFIG_ERROR (config_error_quark ())
+GQuark config_error_quark (void);
+
+typedef enum { VS_ATTACH_HOST, VS_ATTACH_DEVICE } VsAttach;
+typedef enum { VS_OVERSUB_OOM, VS_OVERSUB_SPILL, VS_OVERSUB_DIRECT, VS_OVERSUB_UVM, VS_OVERSUB_COUNT } VsOversub;
+
+typedef struct {
+  char *name;
+  char *tech;
+  guint64 capacity;        /* bytes */
+  double bandwidth;        /* bytes/s, peak */
+  double efficiency;       /* 0 < e <= 1 */
+  double latency_ns;
+  VsAttach attach;
+} VsTier;
+
+typedef struct {
+  char *name;
+  char *description;
+  char *origin;            /* file it was read from */
+  double tflops;           /* compute.tflops */
+  struct {
+    char *tech;
+    guint64 capacity, reserved, alloc_granularity;
+    double bandwidth, efficiency, latency_ns;
+  } memory;
+  struct {
+    char *tech;
+    double bandwidth, efficiency, pageable_efficiency, latency_ns;
+    guint copy_engines;
+  } link;
+  VsTier *tiers;
+  guint n_tiers;
+  struct {
+    char *tech;
+    guint64 capacity;
+    double bandwidth;
+  } host;
+  gboolean unified;
+  struct {
+    guint64 page, evict_unit;
+    guint fault_batch;
+    double fault_latency_ns;
+  } uvm;
+  VsOversub oversubscription;
+  struct {
+    double launch_latency_ns;
+    gboolean legacy_default_stream;
+  } gpu;
+} VsConfig;
+
+/* "oom", "spill", "direct", "uvm". */
+const char *config_oversub_name (VsOversub o);
+
+/* (transfer full) Loads NAME_OR_PATH (a preset name, or a path to a JSON
+ * file) and resolves `extends`, returning the merged JSON tree. */
+cJSON *config_load_json (const char *name_or_path, GError **error);
+/* Applies one "dotted.key=value" assignment to a merged tree (tiers by
+ * index or name: tiers.0.capacity, tiers.cxl0.capacity). Unknown keys are
+ * errors. ORIGIN names the tree in messages. */
+gboolean config_set (cJSON *root, const char *assignment, const char *origin, GError **error);
+/* (transfer full) Checks and compiles a merged tree. */
+VsConfig *config_compile (const cJSON *root, const char *origin, GError **error);
+/* (transfer full) All three: load, apply SETS (NULL-terminated, may be
+ * NULL), compile. */
+VsConfig *config_load (const char *name_or_path, const char *const *sets, GError **error);
+void config_free (VsConfig *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsConfig, config_free)
+
+/* The folder presets are read from: $VRAMSIM_CONFIGS, else configs/ beside
+ * the executable's ../ (the source tree), else $(PREFIX)/share/vramsim/configs. */
+const char *config_preset_dir (void);
+/* (transfer full) Sorted preset names, NULL-terminated. */
+char **config_list_presets (void);

@@ -1,0 +1,69 @@
+/* event.h — one trace event, as every reader produces and every writer takes.
+ * See docs/trace-format.md for the encodings and ../shared/SPEC.md section 3. */
+#pragma once
+
+#include <glib.h>
+
+/* Marks an optional integer field as absent (kernel bytes, dur, compute_ns). */
+#define VS_NONE G_MAXUINT64
+
+typedef enum {
+  VS_OP_ALLOC,
+  VS_OP_FREE,
+  VS_OP_COPY,
+  VS_OP_MEMSET,
+  VS_OP_KERNEL,
+  VS_OP_SYNC,
+  VS_OP_EVENT_RECORD,
+  VS_OP_STREAM_WAIT,
+  VS_OP_PREFETCH,
+  VS_OP_MARK,
+  VS_OP_COUNT
+} VsOp;
+
+typedef enum { VS_MEM_DEVICE, VS_MEM_MANAGED, VS_MEM_PINNED, VS_MEM_COUNT } VsMemKind;
+typedef enum { VS_DIR_H2D, VS_DIR_D2H, VS_DIR_D2D, VS_DIR_P2P, VS_DIR_COUNT } VsDir;
+typedef enum { VS_SYNC_DEVICE, VS_SYNC_STREAM, VS_SYNC_EVENT, VS_SYNC_COUNT } VsSyncScope;
+typedef enum { VS_TO_DEVICE, VS_TO_HOST, VS_TO_COUNT } VsPrefetchTo;
+
+/* One event. Integers count (bytes, ns, ids). Which fields matter depends on
+ * op, as in SPEC section 3; unused fields are 0 (or VS_NONE where noted).
+ * Strings and id arrays are owned by the reader (or the caller, for a
+ * writer) and are valid until the next event is read. */
+typedef struct {
+  guint64 t;          /* ns, host time the call was entered */
+  guint64 host_ns;    /* time the call took on the host at capture */
+  guint64 index;      /* 0-based position among the trace's events (readers set it) */
+  guint32 tid;        /* host thread */
+  guint8 op;          /* VsOp */
+  guint8 kind;        /* alloc: VsMemKind */
+  guint8 dir;         /* copy: VsDir */
+  guint8 scope;       /* sync: VsSyncScope */
+  guint8 to;          /* prefetch: VsPrefetchTo */
+  gboolean async;     /* copy, memset */
+  gboolean has_stream;/* alloc, free: stream-ordered (stream is valid) */
+  guint64 id;         /* alloc, free, prefetch */
+  guint64 bytes;      /* alloc, copy, memset, prefetch; kernel: VS_NONE if absent */
+  guint64 src, dst;   /* copy: allocation ids, 0 = untracked pageable host; memset: dst */
+  guint64 stream;     /* copy, memset, kernel, sync(stream), event_record, stream_wait, prefetch */
+  guint64 event;      /* sync(event), event_record, stream_wait */
+  guint64 dur;        /* captured GPU ns; VS_NONE if absent (required for kernel) */
+  guint64 compute_ns; /* kernel: VS_NONE if absent */
+  const char *name;   /* kernel, mark */
+  const char *tag;    /* alloc: what the memory holds, or NULL */
+  const guint64 *reads, *writes, *touches;
+  guint32 n_reads, n_writes, n_touches;
+} VsEvent;
+
+/* Names as they appear in traces ("alloc", "h2d", ...); NULL when out of range. */
+const char *event_op_name (guint op);
+const char *event_kind_name (guint kind);
+const char *event_dir_name (guint dir);
+const char *event_scope_name (guint scope);
+const char *event_to_name (guint to);
+/* Reverse lookups: return -1 when the name is unknown. */
+int event_op_from_name (const char *s);
+int event_kind_from_name (const char *s);
+int event_dir_from_name (const char *s);
+int event_scope_from_name (const char *s);
+int event_to_from_name (const char *s);
