@@ -1,0 +1,26 @@
+/* evq.h — the simulator's event queue: a binary min-heap ordered by time,
+ * then by insertion order, so equal-time events pop first-in first-out and
+ * every replay is deterministic. */
+#pragma once
+
+#include <glib.h>
+
+typedef struct {
+  double t;         /* simulated ns */
+  guint64 seq;      /* insertion order: the tie-breaker */
+  guint kind;       /* what happens (the engine's enumeration) */
+  gpointer obj;     /* to whom */
+  guint64 arg;      /* a generation stamp or small payload */
+} VsEvqItem;
+
+typedef struct _VsEvq VsEvq;
+
+VsEvq *evq_new (void);
+void evq_free (VsEvq *q);
+void evq_push (VsEvq *q, double t, guint kind, gpointer obj, guint64 arg);
+/* Removes the earliest item into *out; FALSE when empty. */
+gboolean evq_pop (VsEvq *q, VsEvqItem *out);
+/* Time of the earliest item, or +infinity when empty. */
+double evq_peek_time (const VsEvq *q);
+guint evq_len (const VsEvq *q);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsEvq, evq_free)

@@ -1,0 +1,411 @@
+/* flow.c — max-min fair fluid sharing of resources (see flow.h).
+ *
+ * Model assumptions (docs/model.md): a flow's rate is constant between two
+ * changes of the set of active flows; sharing is max-min fair with per-flow
+ * caps (progressive filling, as in Bertsekas & Gallager, Data Networks,
+ * 6.5.2); a resource serves all flows on it with the same capacity in
+ * whatever direction they go (the engine models the two directions of a
+ * full-duplex link as two resources).
+ *
+ * Cost: a start or end recomputes only the connected component of flows
+ * that share resources with it, O(flows x resources in it) per filling
+ * round. Components are small in practice (a handful of concurrent ops). */
+#include "flow.h"
+
+#include <math.h>
+
+typedef struct {
+  char *name;
+  double cap;
+  double load;
+  double t_last;
+  VsResourceStats st;
+  GPtrArray *flows;     /* active flows whose path includes it */
+  guint mark;           /* component search stamp */
+  /* filling scratch */
+  double residual;
+  guint n_unfrozen;
+} Resource;
+
+struct _VsFlow {
+  double remaining;     /* at t_upd */
+  double cap, rate, t_upd, end_t;
+  guint path[VS_FLOW_MAX_PATH];
+  guint slot[VS_FLOW_MAX_PATH];  /* index in each resource's flows array */
+  guint n_path;
+  guint index;          /* in net->active */
+  guint mark;
+  gboolean frozen;
+  guint64 order;        /* start order */
+  gpointer owner;
+  guint64 tag;
+};
+
+struct _VsFlowNet {
+  GArray *res;          /* Resource */
+  GPtrArray *active;    /* VsFlow* */
+  guint stamp;
+  guint64 next_order;
+  double next_end;
+  gboolean next_end_dirty;
+  VsLoadObserver observer;
+  gpointer observer_user;
+  /* scratch */
+  GPtrArray *comp_flows;
+  GArray *comp_res;     /* guint */
+  GPtrArray *done;
+  GArray *seeds;        /* guint */
+};
+
+#define RES(net, i) (&g_array_index ((net)->res, Resource, (i)))
+
+VsFlowNet *
+flow_net_new (void)
+{
+  VsFlowNet *net = g_new0 (VsFlowNet, 1);
+  net->res = g_array_new (FALSE, TRUE, sizeof (Resource));
+  net->active = g_ptr_array_new ();
+  net->comp_flows = g_ptr_array_new ();
+  net->comp_res = g_array_new (FALSE, FALSE, sizeof (guint));
+  net->done = g_ptr_array_new ();
+  net->seeds = g_array_new (FALSE, FALSE, sizeof (guint));
+  net->next_end = INFINITY;
+  return net;
+}
+
+void
+flow_net_free (VsFlowNet *net)
+{
+  if (net == NULL)
+    return;
+  for (guint i = 0; i < net->res->len; i++)
+    {
+      g_free (RES (net, i)->name);
+      g_ptr_array_free (RES (net, i)->flows, TRUE);
+    }
+  g_array_free (net->res, TRUE);
+  for (guint i = 0; i < net->active->len; i++)
+    g_free (net->active->pdata[i]);
+  g_ptr_array_free (net->active, TRUE);
+  g_ptr_array_free (net->comp_flows, TRUE);
+  g_array_free (net->comp_res, TRUE);
+  g_ptr_array_free (net->done, TRUE);
+  g_array_free (net->seeds, TRUE);
+  g_free (net);
+}
+
+guint
+flow_net_add_resource (VsFlowNet *net, const char *name, double capacity)
+{
+  g_return_val_if_fail (capacity > 0, 0);
+  Resource r = { 0 };
+  r.name = g_strdup (name);
+  r.cap = capacity;
+  r.flows = g_ptr_array_new ();
+  g_array_append_val (net->res, r);
+  return net->res->len - 1;
+}
+
+guint flow_net_n_resources (const VsFlowNet *net) { return net->res->len; }
+const char *flow_net_resource_name (const VsFlowNet *net, guint i) { return RES (net, i)->name; }
+double flow_net_resource_capacity (const VsFlowNet *net, guint i) { return RES (net, i)->cap; }
+double flow_net_resource_load (const VsFlowNet *net, guint i) { return RES (net, i)->load; }
+guint flow_net_n_active (const VsFlowNet *net) { return net->active->len; }
+
+void
+flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user)
+{
+  net->observer = fn;
+  net->observer_user = user;
+}
+
+/* Accounts the resource's current load up to NOW. */
+static void
+res_advance (VsFlowNet *net, guint i, double now)
+{
+  Resource *r = RES (net, i);
+  double dt = now - r->t_last;
+  if (dt <= 0)
+    return;
+  if (r->load > 0)
+    {
+      r->st.bytes += r->load * dt * 1e-9;
+      if (r->load > r->cap * 1e-9)
+        r->st.busy_ns += dt;
+      if (r->load >= r->cap * 0.95 * (1 - 1e-9))
+        r->st.saturated_ns += dt;
+    }
+  if (net->observer)
+    net->observer (net->observer_user, i, r->t_last, now, r->load);
+  r->t_last = now;
+}
+
+double
+flow_net_alone_rate (const VsFlowNet *net, const guint *path, guint n_path, double cap)
+{
+  double rate = cap;
+  for (guint i = 0; i < n_path; i++)
+    rate = MIN (rate, RES (net, path[i])->cap);
+  return rate;
+}
+
+/* Collects into comp_flows/comp_res the component reachable from the
+ * resources in SEEDS. */
+static void
+collect_component (VsFlowNet *net, const guint *seeds, guint n_seeds)
+{
+  guint stamp = ++net->stamp;
+  g_ptr_array_set_size (net->comp_flows, 0);
+  g_array_set_size (net->comp_res, 0);
+  for (guint i = 0; i < n_seeds; i++)
+    if (RES (net, seeds[i])->mark != stamp)
+      {
+        RES (net, seeds[i])->mark = stamp;
+        g_array_append_val (net->comp_res, seeds[i]);
+      }
+  for (guint k = 0; k < net->comp_res->len; k++)
+    {
+      Resource *r = RES (net, g_array_index (net->comp_res, guint, k));
+      for (guint j = 0; j < r->flows->len; j++)
+        {
+          VsFlow *f = r->flows->pdata[j];
+          if (f->mark == stamp)
+            continue;
+          f->mark = stamp;
+          g_ptr_array_add (net->comp_flows, f);
+          for (guint p = 0; p < f->n_path; p++)
+            {
+              Resource *q = RES (net, f->path[p]);
+              if (q->mark != stamp)
+                {
+                  q->mark = stamp;
+                  g_array_append_val (net->comp_res, f->path[p]);
+                }
+            }
+        }
+    }
+}
+
+static void
+freeze (VsFlowNet *net, VsFlow *f, double rate)
+{
+  f->frozen = TRUE;
+  f->rate = rate;
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      Resource *r = RES (net, f->path[p]);
+      r->residual = MAX (0.0, r->residual - rate);
+      r->n_unfrozen--;
+    }
+}
+
+/* Recomputes the rates of the component of SEEDS at NOW (progressive
+ * filling). Flows' remaining amounts are settled first. */
+static void
+recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
+{
+  collect_component (net, seeds, n_seeds);
+  GPtrArray *fl = net->comp_flows;
+  for (guint k = 0; k < net->comp_res->len; k++)
+    {
+      guint i = g_array_index (net->comp_res, guint, k);
+      res_advance (net, i, now);
+      Resource *r = RES (net, i);
+      r->residual = r->cap;
+      r->n_unfrozen = 0;
+    }
+  for (guint j = 0; j < fl->len; j++)
+    {
+      VsFlow *f = fl->pdata[j];
+      f->remaining = MAX (0.0, f->remaining - f->rate * (now - f->t_upd) * 1e-9);
+      f->t_upd = now;
+      f->frozen = FALSE;
+      for (guint p = 0; p < f->n_path; p++)
+        RES (net, f->path[p])->n_unfrozen++;
+    }
+  guint left = fl->len;
+  while (left > 0)
+    {
+      double level = INFINITY;
+      gint bottleneck = -1;
+      VsFlow *capped = NULL;
+      for (guint k = 0; k < net->comp_res->len; k++)
+        {
+          guint i = g_array_index (net->comp_res, guint, k);
+          Resource *r = RES (net, i);
+          if (r->n_unfrozen == 0)
+            continue;
+          double share = r->residual / r->n_unfrozen;
+          if (share < level)
+            level = share, bottleneck = (gint) i;
+        }
+      for (guint j = 0; j < fl->len; j++)
+        {
+          VsFlow *f = fl->pdata[j];
+          if (!f->frozen && f->cap < level)
+            level = f->cap, capped = f;
+        }
+      if (capped != NULL)
+        {
+          freeze (net, capped, capped->cap);
+          left--;
+          continue;
+        }
+      g_assert (bottleneck >= 0);
+      Resource *b = RES (net, bottleneck);
+      for (guint j = 0; j < b->flows->len; j++)
+        {
+          VsFlow *f = b->flows->pdata[j];
+          if (!f->frozen)
+            {
+              freeze (net, f, level);
+              left--;
+            }
+        }
+    }
+  for (guint k = 0; k < net->comp_res->len; k++)
+    RES (net, g_array_index (net->comp_res, guint, k))->load = 0;
+  for (guint j = 0; j < fl->len; j++)
+    {
+      VsFlow *f = fl->pdata[j];
+      g_assert (f->rate > 0);
+      for (guint p = 0; p < f->n_path; p++)
+        RES (net, f->path[p])->load += f->rate;
+      f->end_t = now + f->remaining / f->rate * 1e9;
+    }
+  net->next_end_dirty = TRUE;
+}
+
+void
+flow_start (VsFlowNet *net, double now, double amount, double cap,
+            const guint *path, guint n_path, gpointer owner, guint64 tag)
+{
+  g_return_if_fail (amount > 0 && cap > 0 && n_path >= 1 && n_path <= VS_FLOW_MAX_PATH);
+  VsFlow *f = g_new0 (VsFlow, 1);
+  f->remaining = amount;
+  f->cap = cap;
+  f->t_upd = now;
+  f->owner = owner;
+  f->tag = tag;
+  f->order = net->next_order++;
+  /* A resource named twice in a path is used once. */
+  for (guint i = 0; i < n_path; i++)
+    {
+      gboolean dup = FALSE;
+      for (guint j = 0; j < f->n_path; j++)
+        dup |= f->path[j] == path[i];
+      if (dup)
+        continue;
+      g_assert (path[i] < net->res->len);
+      Resource *r = RES (net, path[i]);
+      f->path[f->n_path] = path[i];
+      f->slot[f->n_path] = r->flows->len;
+      g_ptr_array_add (r->flows, f);
+      f->n_path++;
+    }
+  f->index = net->active->len;
+  g_ptr_array_add (net->active, f);
+  recompute (net, now, f->path, f->n_path);
+}
+
+static void
+detach (VsFlowNet *net, VsFlow *f)
+{
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      Resource *r = RES (net, f->path[p]);
+      guint s = f->slot[p];
+      VsFlow *moved = r->flows->pdata[r->flows->len - 1];
+      g_ptr_array_remove_index_fast (r->flows, s);
+      if (moved != f)
+        for (guint q = 0; q < moved->n_path; q++)
+          if (moved->path[q] == f->path[p])
+            moved->slot[q] = s;
+    }
+  VsFlow *last = net->active->pdata[net->active->len - 1];
+  g_ptr_array_remove_index_fast (net->active, f->index);
+  if (last != f)
+    last->index = f->index;
+}
+
+double
+flow_net_next_end (VsFlowNet *net)
+{
+  if (net->next_end_dirty)
+    {
+      double t = INFINITY;
+      for (guint i = 0; i < net->active->len; i++)
+        t = MIN (t, ((VsFlow *) net->active->pdata[i])->end_t);
+      net->next_end = t;
+      net->next_end_dirty = FALSE;
+    }
+  return net->next_end;
+}
+
+static gint
+by_order (gconstpointer a, gconstpointer b)
+{
+  const VsFlow *x = *(VsFlow *const *) a, *y = *(VsFlow *const *) b;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+void
+flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
+{
+  /* A flow is due if it ends within rounding of NOW. */
+  double eps = 1e-6 + fabs (now) * 1e-12;
+  GPtrArray *d = net->done;
+  g_ptr_array_set_size (d, 0);
+  for (guint i = 0; i < net->active->len; i++)
+    {
+      VsFlow *f = net->active->pdata[i];
+      if (f->end_t <= now + eps)
+        g_ptr_array_add (d, f);
+    }
+  if (d->len == 0)
+    return;
+  GArray *seeds = net->seeds;
+  g_array_set_size (seeds, 0);
+  for (guint i = 0; i < d->len; i++)
+    {
+      VsFlow *f = d->pdata[i];
+      /* Bring the resources' accounts up to now while f still loads them. */
+      for (guint p = 0; p < f->n_path; p++)
+        {
+          res_advance (net, f->path[p], now);
+          Resource *r = RES (net, f->path[p]);
+          r->load = MAX (0.0, r->load - f->rate);
+          g_array_append_val (seeds, f->path[p]);
+        }
+      detach (net, f);
+    }
+  /* Recompute what the ended flows' resources still carry. */
+  recompute (net, now, (const guint *) seeds->data, seeds->len);
+  net->next_end_dirty = TRUE;
+  g_ptr_array_sort (d, by_order);
+  /* Callbacks may start flows, which reuses net->done: take the list. */
+  guint n = d->len;
+  VsFlow **list = (VsFlow **) g_ptr_array_steal (d, NULL);
+  net->done = g_ptr_array_new ();
+  for (guint i = 0; i < n; i++)
+    {
+      gpointer owner = list[i]->owner;
+      guint64 tag = list[i]->tag;
+      g_free (list[i]);
+      done (user, owner, tag);
+    }
+  g_free (list);
+}
+
+void
+flow_net_settle (VsFlowNet *net, double now)
+{
+  for (guint i = 0; i < net->res->len; i++)
+    res_advance (net, i, now);
+}
+
+void
+flow_net_resource_stats (const VsFlowNet *net, guint i, VsResourceStats *out)
+{
+  *out = RES (net, i)->st;
+}

@@ -1,0 +1,59 @@
+/* flow.h — fluid bandwidth sharing (SPEC 5.1).
+ *
+ * Resources have a capacity (bytes/s; the `sm` resource is 1.0 GPU-second
+ * per second). A flow moves an amount over a path of resources, never
+ * faster than its own cap. Concurrent flows share every resource by
+ * max-min fairness (progressive filling, caps included); rates are
+ * recomputed whenever a flow starts or ends, only for the flows connected
+ * to it through shared resources. Time is simulated ns (double: fluid flows
+ * end at fractional times); amounts are bytes (or GPU-seconds). */
+#pragma once
+
+#include <glib.h>
+
+#define VS_FLOW_MAX_PATH 4
+
+typedef struct _VsFlowNet VsFlowNet;
+typedef struct _VsFlow VsFlow;
+
+typedef struct {
+  double bytes;         /* amount moved */
+  double busy_ns;       /* time with any load */
+  double saturated_ns;  /* time at >= 95 % of capacity */
+} VsResourceStats;
+
+/* Called whenever a resource's load changes: over [t0, t1) it carried LOAD
+ * (amount/s). Used for time series and timelines. */
+typedef void (*VsLoadObserver) (gpointer user, guint res, double t0, double t1, double load);
+/* Called for each flow that ends, after rates have been recomputed. */
+typedef void (*VsFlowDone) (gpointer user, gpointer owner, guint64 tag);
+
+VsFlowNet *flow_net_new (void);
+void flow_net_free (VsFlowNet *net);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsFlowNet, flow_net_free)
+
+guint flow_net_add_resource (VsFlowNet *net, const char *name, double capacity);
+guint flow_net_n_resources (const VsFlowNet *net);
+const char *flow_net_resource_name (const VsFlowNet *net, guint res);
+double flow_net_resource_capacity (const VsFlowNet *net, guint res);
+/* The load (amount/s) a resource carries now. */
+double flow_net_resource_load (const VsFlowNet *net, guint res);
+void flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user);
+
+/* Starts a flow at NOW moving AMOUNT (> 0) over PATH (1..4 resources;
+ * duplicates allowed and counted once) at most at CAP amount/s (INFINITY
+ * for no cap). OWNER and TAG come back to DONE when it ends. */
+void flow_start (VsFlowNet *net, double now, double amount, double cap,
+                 const guint *path, guint n_path, gpointer owner, guint64 tag);
+/* The time the earliest active flow ends, or +infinity. */
+double flow_net_next_end (VsFlowNet *net);
+/* Ends every flow due at NOW (<= NOW within rounding), recomputes rates,
+ * then calls DONE for each, in the order they were started. */
+void flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user);
+guint flow_net_n_active (const VsFlowNet *net);
+/* The rate a flow of this path and cap would get alone. */
+double flow_net_alone_rate (const VsFlowNet *net, const guint *path, guint n_path, double cap);
+
+/* Closes the statistics at NOW and reads them. */
+void flow_net_settle (VsFlowNet *net, double now);
+void flow_net_resource_stats (const VsFlowNet *net, guint res, VsResourceStats *out);
