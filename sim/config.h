@@ -86,3 +86,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsConfig, config_free)
 const char *config_preset_dir (void);
 /* (transfer full) Sorted preset names, NULL-terminated. */
 char **config_list_presets (void);
+
+/* (transfer full) The file NAME_OR_PATH names: a preset's file in
+ * config_preset_dir(), or the path itself. NULL with an error listing the
+ * presets when no such preset exists. */
+char *config_find (const char *name_or_path, GError **error);
+/* (transfer full) C as a config tree with every default filled in and
+ * every value written exactly (units_format_*_exact), so it loads back to
+ * the same VsConfig. `vramsim configs --show` prints it. */
+cJSON *config_to_json (const VsConfig *c);

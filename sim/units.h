@@ -18,3 +18,11 @@ gboolean units_parse_time (const char *s, double *out_ns, GError **error);
 char *units_format_bytes (guint64 bytes);
 char *units_format_rate (double bytes_per_s);
 char *units_format_time (double ns);
+
+/* (transfer full) Exact forms that parse back to the same value, for
+ * configs written out: the largest unit that divides the value exactly
+ * ("80GiB", "24GB", "2039GB/s", "405ns", "10us"), else the bare base unit
+ * ("12345B", "1753540000000B/s"). */
+char *units_format_bytes_exact (guint64 bytes);
+char *units_format_rate_exact (double bytes_per_s);
+char *units_format_time_exact (double ns);
