@@ -310,47 +310,75 @@ units_format_time (double ns)
 
 /* ---- exact printing (for configs written back out) ---- */
 
+/* The shortest "<number><unit>" that parses back to exactly V (the
+ * parsers compute number * unit, so the check repeats that product). */
 static char *
-exact_with (const Unit *units, gsize n, double v)
+exact_with (const Unit *units, gsize n, double v, gboolean whole)
 {
-  /* The largest unit that divides V exactly; else the bare base-unit number. */
-  const Unit *best = NULL;
+  char *best = NULL;
   for (gsize i = 0; i < n; i++)
     {
+      if (v == 0 && units[i].mult != 1)
+        continue;
       double q = v / (double) units[i].mult;
-      if (q == floor (q) && q * (double) units[i].mult == v
-          && (best == NULL || units[i].mult > best->mult))
-        best = &units[i];
+      for (int dec = 0; dec <= 17; dec++)
+        {
+          char num[G_ASCII_DTOSTR_BUF_SIZE], fmt[16];
+          g_snprintf (fmt, sizeof fmt, "%%.%df", dec);
+          g_ascii_formatd (num, sizeof num, fmt, q);
+          /* No exponents: the parser takes them, but people read this. */
+          if (strchr (num, 'e') != NULL)
+            continue;
+          double back = g_ascii_strtod (num, NULL) * (double) units[i].mult;
+          if (whole)
+            back = floor (back + 0.5);
+          if (back != v)
+            continue;
+          if (strchr (num, '.') != NULL)
+            {
+              char *end = num + strlen (num) - 1;
+              while (*end == '0')
+                *end-- = '\0';
+              if (*end == '.')
+                *end = '\0';
+            }
+          char *cand = g_strdup_printf ("%s%s", num, units[i].name);
+          if (best == NULL || strlen (cand) < strlen (best))
+            {
+              g_free (best);
+              best = cand;
+            }
+          else
+            g_free (cand);
+          break;
+        }
     }
-  if (best == NULL || best->mult == 1)
+  if (best == NULL)
     {
-      if (v == floor (v) && v < TWO_POW_64)
-        return g_strdup_printf ("%.0f%s", v, units[0].name);
-      char buf[G_ASCII_DTOSTR_BUF_SIZE];
-      g_ascii_formatd (buf, sizeof buf, "%.17g", v);
-      return g_strdup_printf ("%s%s", buf, units[0].name);
+      char num[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd (num, sizeof num, "%.17g", v);
+      best = g_strdup_printf ("%s%s", num, units[0].name);
     }
-  return g_strdup_printf ("%.0f%s", v / (double) best->mult, best->name);
+  return best;
 }
 
 char *
 units_format_bytes_exact (guint64 bytes)
 {
-  const Unit *best = &size_units[0];
-  for (gsize i = 0; i < G_N_ELEMENTS (size_units); i++)
-    if (bytes != 0 && bytes % size_units[i].mult == 0 && size_units[i].mult > best->mult)
-      best = &size_units[i];
-  return g_strdup_printf ("%" G_GUINT64_FORMAT "%s", bytes / best->mult, best->name);
+  /* Byte counts beyond 2^53 are not all doubles: print them whole. */
+  if (bytes > (1ull << 53))
+    return g_strdup_printf ("%" G_GUINT64_FORMAT "B", bytes);
+  return exact_with (size_units, G_N_ELEMENTS (size_units), (double) bytes, TRUE);
 }
 
 char *
 units_format_rate_exact (double bytes_per_s)
 {
-  return exact_with (rate_units, G_N_ELEMENTS (rate_units), bytes_per_s);
+  return exact_with (rate_units, G_N_ELEMENTS (rate_units), bytes_per_s, FALSE);
 }
 
 char *
 units_format_time_exact (double ns)
 {
-  return exact_with (time_units, G_N_ELEMENTS (time_units), ns);
+  return exact_with (time_units, G_N_ELEMENTS (time_units), ns, FALSE);
 }
