@@ -1,0 +1,650 @@
+/* trace-bin.c — the binary encoding (.vtrace, docs/trace-format.md): the
+ * event codec (shared with the in-memory buffers of trace-buf.c) and the
+ * file reader.
+ *
+ * Speed: the decoder works in a 1 MiB buffer and takes the fast path (no
+ * bounds check per byte) whenever 10 bytes or more are buffered, so a varint
+ * costs a load and a compare in the common one-byte case. No allocation per
+ * event: id lists go to one reused array, strings live in the table. */
+#include "trace-priv.h"
+
+#include <string.h>
+
+/* ---- encoder ---- */
+
+static inline void
+put_reserve (VsOutBuf *o, gsize n)
+{
+  if (G_UNLIKELY (o->len + n > o->cap))
+    {
+      o->cap = MAX (o->cap * 2, o->len + n + 4096);
+      o->data = g_realloc (o->data, o->cap);
+    }
+}
+
+static inline void
+put_u8 (VsOutBuf *o, guint8 b)
+{
+  put_reserve (o, 1);
+  o->data[o->len++] = b;
+}
+
+static inline void
+put_uv (VsOutBuf *o, guint64 v)
+{
+  put_reserve (o, 10);
+  guint8 *p = o->data + o->len;
+  while (v >= 0x80)
+    {
+      *p++ = (guint8) (v | 0x80);
+      v >>= 7;
+    }
+  *p++ = (guint8) v;
+  o->len = (gsize) (p - o->data);
+}
+
+static inline void
+put_sv (VsOutBuf *o, gint64 v)
+{
+  put_uv (o, ((guint64) v << 1) ^ (guint64) (v >> 63));
+}
+
+static inline void
+put_opt (VsOutBuf *o, guint64 v)
+{
+  put_uv (o, v == VS_NONE ? 0 : v + 1);
+}
+
+void
+bin_enc_init (VsBinEnc *e, gboolean emit_defs)
+{
+  memset (e, 0, sizeof *e);
+  e->sids = g_hash_table_new (g_str_hash, g_str_equal);
+  e->chunk = g_string_chunk_new (4096);
+  e->strings = g_ptr_array_new ();
+  e->emit_defs = emit_defs;
+}
+
+void
+bin_enc_clear (VsBinEnc *e)
+{
+  g_clear_pointer (&e->out.data, g_free);
+  g_clear_pointer (&e->sids, g_hash_table_destroy);
+  g_clear_pointer (&e->chunk, g_string_chunk_free);
+  g_clear_pointer (&e->strings, g_ptr_array_unref);
+}
+
+static guint64
+enc_sid (VsBinEnc *e, const char *s)
+{
+  gpointer v = g_hash_table_lookup (e->sids, s);
+  if (v != NULL)
+    return GPOINTER_TO_SIZE (v) - 1;
+  guint64 sid = e->strings->len;
+  char *k = g_string_chunk_insert (e->chunk, s);
+  g_ptr_array_add (e->strings, k);
+  g_hash_table_insert (e->sids, k, GSIZE_TO_POINTER ((gsize) sid + 1));
+  if (e->emit_defs)
+    {
+      gsize n = strlen (s);
+      put_u8 (&e->out, VS_BIN_STRING_DEF);
+      put_uv (&e->out, sid);
+      put_uv (&e->out, n);
+      put_reserve (&e->out, n);
+      memcpy (e->out.data + e->out.len, s, n);
+      e->out.len += n;
+    }
+  return sid;
+}
+
+static void
+put_ids (VsOutBuf *o, const guint64 *ids, guint32 n)
+{
+  put_uv (o, n);
+  for (guint32 i = 0; i < n; i++)
+    put_uv (o, ids[i]);
+}
+
+void
+bin_enc_event (VsBinEnc *e, const VsEvent *ev)
+{
+  /* Strings are defined before the record that uses them. */
+  guint64 name_sid = 0, tag_sid = 0;
+  if ((ev->op == VS_OP_KERNEL || ev->op == VS_OP_MARK))
+    name_sid = enc_sid (e, ev->name ? ev->name : "");
+  if (ev->op == VS_OP_ALLOC && ev->tag)
+    tag_sid = enc_sid (e, ev->tag) + 1;
+  VsOutBuf *o = &e->out;
+  put_u8 (o, ev->op);
+  put_sv (o, (gint64) (ev->t - e->prev_t));
+  e->prev_t = ev->t;
+  put_uv (o, ev->tid);
+  put_uv (o, ev->host_ns);
+  switch (ev->op)
+    {
+    case VS_OP_ALLOC:
+      put_uv (o, ev->id);
+      put_uv (o, ev->bytes);
+      put_u8 (o, ev->kind);
+      put_uv (o, ev->has_stream ? ev->stream + 1 : 0);
+      put_uv (o, tag_sid);
+      break;
+    case VS_OP_FREE:
+      put_uv (o, ev->id);
+      put_uv (o, ev->has_stream ? ev->stream + 1 : 0);
+      break;
+    case VS_OP_COPY:
+      put_u8 (o, ev->dir);
+      put_uv (o, ev->bytes);
+      put_uv (o, ev->src);
+      put_uv (o, ev->dst);
+      put_uv (o, ev->stream);
+      put_u8 (o, ev->async ? 1 : 0);
+      put_opt (o, ev->dur);
+      break;
+    case VS_OP_MEMSET:
+      put_uv (o, ev->dst);
+      put_uv (o, ev->bytes);
+      put_uv (o, ev->stream);
+      put_u8 (o, ev->async ? 1 : 0);
+      put_opt (o, ev->dur);
+      break;
+    case VS_OP_KERNEL:
+      put_uv (o, name_sid);
+      put_uv (o, ev->stream);
+      put_uv (o, ev->dur == VS_NONE ? 0 : ev->dur);
+      put_opt (o, ev->bytes);
+      put_opt (o, ev->compute_ns);
+      put_ids (o, ev->reads, ev->n_reads);
+      put_ids (o, ev->writes, ev->n_writes);
+      put_ids (o, ev->touches, ev->n_touches);
+      break;
+    case VS_OP_SYNC:
+      put_u8 (o, ev->scope);
+      put_uv (o, ev->scope == VS_SYNC_STREAM ? ev->stream : ev->scope == VS_SYNC_EVENT ? ev->event : 0);
+      break;
+    case VS_OP_EVENT_RECORD:
+      put_uv (o, ev->event);
+      put_uv (o, ev->stream);
+      break;
+    case VS_OP_STREAM_WAIT:
+      put_uv (o, ev->stream);
+      put_uv (o, ev->event);
+      break;
+    case VS_OP_PREFETCH:
+      put_uv (o, ev->id);
+      put_uv (o, ev->bytes);
+      put_u8 (o, ev->to);
+      put_uv (o, ev->stream);
+      break;
+    case VS_OP_MARK:
+      put_uv (o, name_sid);
+      break;
+    default:
+      g_return_if_reached ();
+    }
+  e->count++;
+}
+
+/* ---- decoder ---- */
+
+#define DFAIL(...) (trace_reader_fail (d->r, error, VS_TRACE_ERROR_PARSE, __VA_ARGS__), FALSE)
+
+static gboolean
+need (VsBinDec *d, gsize n, GError **error)
+{
+  while ((gsize) (d->in->end - d->in->p) < n)
+    {
+      if (d->in->eof)
+        return DFAIL ("truncated: the file ends inside a record");
+      if (!inbuf_fill (d->in, d->r->path, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+get_uv_slow (VsBinDec *d, guint64 *out, GError **error)
+{
+  guint64 v = 0;
+  for (int i = 0; i < 10; i++)
+    {
+      if (!need (d, 1, error))
+        return FALSE;
+      guint64 b = *d->in->p++;
+      if (i == 9 && b > 1)
+        return DFAIL (b & 0x80 ? "varint longer than 10 bytes" : "varint overflows 64 bits");
+      v |= (b & 0x7f) << (7 * i);
+      if (b < 0x80)
+        {
+          *out = v;
+          return TRUE;
+        }
+    }
+  g_assert_not_reached ();
+}
+
+static inline gboolean
+get_uv (VsBinDec *d, guint64 *out, GError **error)
+{
+  const guint8 *p = d->in->p;
+  if (G_LIKELY (d->in->end - p >= 10))
+    {
+      guint64 b = p[0];
+      if (G_LIKELY (b < 0x80))
+        {
+          d->in->p = p + 1;
+          *out = b;
+          return TRUE;
+        }
+      guint64 v = b & 0x7f;
+      for (int i = 1; i < 10; i++)
+        {
+          b = p[i];
+          if (i == 9 && b > 1)
+            return DFAIL (b & 0x80 ? "varint longer than 10 bytes" : "varint overflows 64 bits");
+          v |= (b & 0x7f) << (7 * i);
+          if (b < 0x80)
+            {
+              d->in->p = p + i + 1;
+              *out = v;
+              return TRUE;
+            }
+        }
+      g_assert_not_reached ();
+    }
+  return get_uv_slow (d, out, error);
+}
+
+static inline gboolean
+get_u8 (VsBinDec *d, guint8 *out, GError **error)
+{
+  if (G_UNLIKELY (d->in->p >= d->in->end) && !need (d, 1, error))
+    return FALSE;
+  *out = *d->in->p++;
+  return TRUE;
+}
+
+/* An integer field of a trace: at most VS_TRACE_INT_MAX. */
+static inline gboolean
+get_int (VsBinDec *d, const char *field, guint64 *out, GError **error)
+{
+  if (!get_uv (d, out, error))
+    return FALSE;
+  if (G_UNLIKELY (*out > VS_TRACE_INT_MAX))
+    return DFAIL ("field '%s' is out of range (%" G_GUINT64_FORMAT ")", field, *out);
+  return TRUE;
+}
+
+/* An `opt` field: value + 1, 0 = absent (VS_NONE). */
+static inline gboolean
+get_opt (VsBinDec *d, const char *field, guint64 *out, GError **error)
+{
+  if (!get_uv (d, out, error))
+    return FALSE;
+  if (*out == 0)
+    *out = VS_NONE;
+  else if (G_UNLIKELY (--*out > VS_TRACE_INT_MAX))
+    return DFAIL ("field '%s' is out of range (%" G_GUINT64_FORMAT ")", field, *out);
+  return TRUE;
+}
+
+static gboolean
+get_sid (VsBinDec *d, const char *field, const char **out, GError **error)
+{
+  guint64 sid;
+  if (!get_uv (d, &sid, error))
+    return FALSE;
+  if (sid >= d->n_strings)
+    return DFAIL ("field '%s': string id %" G_GUINT64_FORMAT " is not defined", field, sid);
+  *out = d->strings[sid];
+  return TRUE;
+}
+
+static gboolean
+get_ids (VsBinDec *d, const char *field, gsize *at, guint32 *n_out, GError **error)
+{
+  guint64 n;
+  if (!get_uv (d, &n, error))
+    return FALSE;
+  if (n > G_MAXUINT32 || n > (guint64) (d->in->end - d->in->p) + (d->in->eof ? 0 : (1u << 30)))
+    {
+      if (d->in->eof)
+        return DFAIL ("truncated: the file ends inside a record");
+      return DFAIL ("field '%s': list length %" G_GUINT64_FORMAT " is too large", field, n);
+    }
+  if (*at + n > d->ids_cap)
+    {
+      d->ids_cap = MAX (d->ids_cap * 2, *at + n + 64);
+      d->ids = g_renew (guint64, d->ids, d->ids_cap);
+    }
+  for (guint64 i = 0; i < n; i++)
+    if (!get_int (d, field, &d->ids[*at + i], error))
+      return FALSE;
+  *n_out = (guint32) n;
+  *at += n;
+  return TRUE;
+}
+
+static gboolean
+dec_string_def (VsBinDec *d, GError **error)
+{
+  guint64 sid, len;
+  if (!get_uv (d, &sid, error) || !get_uv (d, &len, error))
+    return FALSE;
+  if (sid != d->n_strings && d->own_strings != NULL)
+    return DFAIL ("string id %" G_GUINT64_FORMAT " defined out of order (expected %" G_GUINT64_FORMAT ")", sid,
+                  d->n_strings);
+  if (len > VS_BIN_MAX_STRING)
+    return DFAIL ("string %" G_GUINT64_FORMAT " is too long (%" G_GUINT64_FORMAT " bytes)", sid, len);
+  if (!need (d, (gsize) len, error))
+    return FALSE;
+  const char *s = (const char *) d->in->p;
+  d->in->p += len;
+  if (d->own_strings == NULL)
+    return TRUE; /* an in-memory buffer holds its table already */
+  if (memchr (s, 0, len) != NULL || !g_utf8_validate (s, (gssize) len, NULL))
+    return DFAIL ("string %" G_GUINT64_FORMAT " is not valid UTF-8 text", sid);
+  g_ptr_array_add (d->own_strings, g_string_chunk_insert_len (d->chunk, s, (gssize) len));
+  d->strings = (const char *const *) d->own_strings->pdata;
+  d->n_strings = d->own_strings->len;
+  return TRUE;
+}
+
+int
+bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
+{
+  guint8 op;
+  for (;;)
+    {
+      if (d->in->p >= d->in->end)
+        {
+          if (!d->in->eof && !inbuf_fill (d->in, d->r->path, error))
+            return -1;
+          if (d->in->p >= d->in->end)
+            {
+              if (d->own_strings == NULL)
+                return 0;
+              trace_reader_fail (d->r, error, VS_TRACE_ERROR_PARSE,
+                                 "truncated: the file ends without the end record");
+              return -1;
+            }
+        }
+      op = *d->in->p++;
+      if (op < VS_OP_COUNT)
+        break;
+      if (op == VS_BIN_END)
+        return 0;
+      if (op != VS_BIN_STRING_DEF)
+        {
+          trace_reader_fail (d->r, error, VS_TRACE_ERROR_PARSE, "unknown record type 0x%02x", op);
+          return -1;
+        }
+      if (!dec_string_def (d, error))
+        return -1;
+    }
+
+  guint64 dt_raw, u;
+  ev->op = op;
+  if (!get_uv (d, &dt_raw, error))
+    return -1;
+  gint64 dt = (gint64) (dt_raw >> 1) ^ -(gint64) (dt_raw & 1);
+  if ((dt < 0 && (guint64) -(dt + 1) + 1 > d->prev_t) || (dt > 0 && (guint64) dt > VS_TRACE_INT_MAX - d->prev_t))
+    {
+      trace_reader_fail (d->r, error, VS_TRACE_ERROR_PARSE, "field 't' is out of range (time delta %" G_GINT64_FORMAT
+                         " from %" G_GUINT64_FORMAT ")", dt, d->prev_t);
+      return -1;
+    }
+  ev->t = d->prev_t + (guint64) dt;
+  d->prev_t = ev->t;
+  if (!get_uv (d, &u, error))
+    return -1;
+  if (u > G_MAXUINT32)
+    {
+      trace_reader_fail (d->r, error, VS_TRACE_ERROR_PARSE, "field 'tid' is out of range (%" G_GUINT64_FORMAT ")", u);
+      return -1;
+    }
+  ev->tid = (guint32) u;
+  if (!get_int (d, "host_ns", &ev->host_ns, error))
+    return -1;
+
+  ev->kind = ev->dir = ev->scope = ev->to = 0;
+  ev->async = ev->has_stream = FALSE;
+  ev->id = ev->bytes = ev->src = ev->dst = ev->stream = ev->event = 0;
+  ev->dur = ev->compute_ns = VS_NONE;
+  ev->name = ev->tag = NULL;
+  ev->reads = ev->writes = ev->touches = NULL;
+  ev->n_reads = ev->n_writes = ev->n_touches = 0;
+  *present = VS_F_COMMON | trace_op_fields[op];
+  guint8 b;
+  switch (op)
+    {
+    case VS_OP_ALLOC:
+      if (!get_int (d, "id", &ev->id, error) || !get_int (d, "bytes", &ev->bytes, error)
+          || !get_u8 (d, &ev->kind, error) || !get_opt (d, "stream", &ev->stream, error)
+          || !get_uv (d, &u, error))
+        return -1;
+      if (ev->stream == VS_NONE)
+        ev->stream = 0;
+      else
+        ev->has_stream = TRUE;
+      if (u != 0)
+        {
+          if (u - 1 >= d->n_strings)
+            {
+              trace_reader_fail (d->r, error, VS_TRACE_ERROR_PARSE,
+                                 "field 'tag': string id %" G_GUINT64_FORMAT " is not defined", u - 1);
+              return -1;
+            }
+          ev->tag = d->strings[u - 1];
+        }
+      break;
+    case VS_OP_FREE:
+      if (!get_int (d, "id", &ev->id, error) || !get_opt (d, "stream", &ev->stream, error))
+        return -1;
+      if (ev->stream == VS_NONE)
+        ev->stream = 0;
+      else
+        ev->has_stream = TRUE;
+      break;
+    case VS_OP_COPY:
+      if (!get_u8 (d, &ev->dir, error) || !get_int (d, "bytes", &ev->bytes, error)
+          || !get_int (d, "src", &ev->src, error) || !get_int (d, "dst", &ev->dst, error)
+          || !get_int (d, "stream", &ev->stream, error) || !get_u8 (d, &b, error)
+          || !get_opt (d, "dur", &ev->dur, error))
+        return -1;
+      ev->async = b != 0;
+      break;
+    case VS_OP_MEMSET:
+      if (!get_int (d, "dst", &ev->dst, error) || !get_int (d, "bytes", &ev->bytes, error)
+          || !get_int (d, "stream", &ev->stream, error) || !get_u8 (d, &b, error)
+          || !get_opt (d, "dur", &ev->dur, error))
+        return -1;
+      ev->async = b != 0;
+      break;
+    case VS_OP_KERNEL:
+      {
+        gsize at = 0;
+        guint32 nr = 0, nw = 0, nt = 0;
+        if (!get_sid (d, "name", &ev->name, error) || !get_int (d, "stream", &ev->stream, error)
+            || !get_int (d, "dur", &ev->dur, error) || !get_opt (d, "bytes", &ev->bytes, error)
+            || !get_opt (d, "compute_ns", &ev->compute_ns, error) || !get_ids (d, "reads", &at, &nr, error)
+            || !get_ids (d, "writes", &at, &nw, error) || !get_ids (d, "touches", &at, &nt, error))
+          return -1;
+        ev->reads = d->ids;
+        ev->writes = d->ids + nr;
+        ev->touches = d->ids + nr + nw;
+        ev->n_reads = nr;
+        ev->n_writes = nw;
+        ev->n_touches = nt;
+        break;
+      }
+    case VS_OP_SYNC:
+      if (!get_u8 (d, &ev->scope, error) || !get_int (d, "stream", &u, error))
+        return -1;
+      *present &= ~(VS_FB (VS_F_STREAM) | VS_FB (VS_F_EVENT));
+      if (ev->scope == VS_SYNC_STREAM)
+        ev->stream = u, *present |= VS_FB (VS_F_STREAM);
+      else if (ev->scope == VS_SYNC_EVENT)
+        ev->event = u, *present |= VS_FB (VS_F_EVENT);
+      break;
+    case VS_OP_EVENT_RECORD:
+      if (!get_int (d, "event", &ev->event, error) || !get_int (d, "stream", &ev->stream, error))
+        return -1;
+      break;
+    case VS_OP_STREAM_WAIT:
+      if (!get_int (d, "stream", &ev->stream, error) || !get_int (d, "event", &ev->event, error))
+        return -1;
+      break;
+    case VS_OP_PREFETCH:
+      if (!get_int (d, "id", &ev->id, error) || !get_int (d, "bytes", &ev->bytes, error)
+          || !get_u8 (d, &ev->to, error) || !get_int (d, "stream", &ev->stream, error))
+        return -1;
+      break;
+    case VS_OP_MARK:
+      if (!get_sid (d, "name", &ev->name, error))
+        return -1;
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+  return 1;
+}
+
+void
+bin_dec_clear (VsBinDec *d)
+{
+  g_clear_pointer (&d->ids, g_free);
+  if (d->own_strings)
+    g_clear_pointer (&d->own_strings, g_ptr_array_unref);
+  if (d->chunk)
+    g_clear_pointer (&d->chunk, g_string_chunk_free);
+}
+
+#undef DFAIL
+
+/* ---- file reader ---- */
+
+typedef struct {
+  VsTraceReader base;
+  VsInBuf in;
+  VsBinDec dec;
+} BinReader;
+
+static gboolean
+bin_next (VsTraceReader *base, VsEvent *ev, guint32 *present, GError **error)
+{
+  BinReader *r = (BinReader *) base;
+  int rc = bin_dec_event (&r->dec, ev, present, error);
+  if (rc > 0)
+    return TRUE;
+  if (rc < 0)
+    return FALSE;
+  /* The end record: uv count, "VEND", then nothing. */
+  VsBinDec *d = &r->dec;
+  guint64 n;
+  if (!get_uv (d, &n, error) || !need (d, 4, error))
+    return FALSE;
+  if (memcmp (d->in->p, "VEND", 4) != 0)
+    {
+      trace_reader_fail (base, error, VS_TRACE_ERROR_PARSE, "bad end record (no \"VEND\")");
+      return FALSE;
+    }
+  d->in->p += 4;
+  if (n != base->count)
+    {
+      trace_reader_fail (base, error, VS_TRACE_ERROR_PARSE,
+                         "the end record counts %" G_GUINT64_FORMAT " events but the file holds %" G_GUINT64_FORMAT,
+                         n, base->count);
+      return FALSE;
+    }
+  if (d->in->p == d->in->end && !inbuf_fill (d->in, base->path, error))
+    return FALSE;
+  if (d->in->p != d->in->end)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: data after the end record", base->path);
+      return FALSE;
+    }
+  return FALSE;
+}
+
+static void
+bin_close (VsTraceReader *base)
+{
+  BinReader *r = (BinReader *) base;
+  bin_dec_clear (&r->dec);
+  inbuf_close (&r->in);
+  g_free (r);
+}
+
+static const VsTraceReaderClass bin_class = { bin_next, bin_close };
+
+VsTraceReader *
+trace_bin_open (const char *path, VsInBuf *in, GError **error)
+{
+  BinReader *r = g_new0 (BinReader, 1);
+  trace_reader_init (&r->base, &bin_class, path);
+  r->in = *in;
+  r->dec.r = &r->base;
+  r->dec.in = &r->in;
+  r->dec.own_strings = g_ptr_array_new ();
+  r->dec.chunk = g_string_chunk_new (4096);
+  GError *err = NULL;
+  while (!r->in.eof && (gsize) (r->in.end - r->in.p) < 16)
+    if (!inbuf_fill (&r->in, path, &err))
+      goto fail;
+  if ((gsize) (r->in.end - r->in.p) < 16)
+    {
+      g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: header: truncated binary trace", path);
+      goto fail;
+    }
+  guint32 ver, len;
+  memcpy (&ver, r->in.p + 8, 4);
+  memcpy (&len, r->in.p + 12, 4);
+  ver = GUINT32_FROM_LE (ver);
+  len = GUINT32_FROM_LE (len);
+  if (ver != VS_BIN_VERSION)
+    {
+      if (ver > VS_BIN_VERSION)
+        g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                     "%s: header: binary trace version %u is newer than this vramsim reads (%u); upgrade vramsim",
+                     path, ver, VS_BIN_VERSION);
+      else
+        g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: header: bad binary trace version %u", path, ver);
+      goto fail;
+    }
+  if (len > VS_BIN_MAX_HEADER)
+    {
+      g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: header: header length %u is too large", path, len);
+      goto fail;
+    }
+  r->in.p += 16;
+  while (!r->in.eof && (gsize) (r->in.end - r->in.p) < len)
+    if (!inbuf_fill (&r->in, path, &err))
+      goto fail;
+  if ((gsize) (r->in.end - r->in.p) < len)
+    {
+      g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: header: truncated binary trace", path);
+      goto fail;
+    }
+  char *where = g_strdup_printf ("%s: header", path);
+  cJSON *obj = memchr (r->in.p, 0, len) ? NULL : cJSON_ParseWithLength ((const char *) r->in.p, len);
+  r->in.p += len;
+  if (obj == NULL)
+    {
+      g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: the header is not valid JSON", where);
+      g_free (where);
+      goto fail;
+    }
+  r->base.header = trace_header_from_json (obj, where, &err);
+  g_free (where);
+  cJSON_Delete (obj);
+  if (r->base.header == NULL)
+    goto fail;
+  return &r->base;
+
+fail:
+  g_propagate_error (error, err);
+  trace_close (&r->base);
+  return NULL;
+}
