@@ -544,7 +544,8 @@ read_json_file (const char *path, GError **error)
           line++, col = 1;
         else
           col++;
-      g_autofree char *near = g_strndup (end, 20);
+      g_autofree char *cut = g_strndup (end, 20);
+      g_autofree char *near = g_utf8_make_valid (cut, -1);
       for (char *p = near; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t')
           *p = ' ';
@@ -764,6 +765,12 @@ config_set (cJSON *root, const char *assignment, const char *origin, GError **er
         }
       if (seg[i + 1] == NULL)
         {
+          /* A text field takes the text as typed: name=1 is "1". */
+          if ((f->kind == K_STR || f->kind == K_ENUM) && !cJSON_IsString (value) && !cJSON_IsNull (value))
+            {
+              cJSON_Delete (value);
+              value = cJSON_CreateString (text);
+            }
           if (!check_value (f, value, where, p, error))
             goto out;
           if (cJSON_GetObjectItemCaseSensitive (obj, s) != NULL)

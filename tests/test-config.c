@@ -271,6 +271,7 @@ test_set (void)
     "name=renamed",
     "description=\"quoted\"",
     "host.tech=DDR5-4800 8ch",
+    "tiers.cxl1.tech=1",            /* text fields take the text as typed */
   };
   for (gsize i = 0; i < G_N_ELEMENTS (sets); i++)
     {
@@ -293,6 +294,7 @@ test_set (void)
   g_assert_cmpstr (c->name, ==, "renamed");
   g_assert_cmpstr (c->description, ==, "quoted");
   g_assert_cmpstr (c->host.tech, ==, "DDR5-4800 8ch");
+  g_assert_cmpstr (c->tiers[1].tech, ==, "1");
 
   /* Appending a tier by index, one field at a time. */
   g_assert_true (config_set (root, "tiers.2.name=nvme", "t.json", &error));
