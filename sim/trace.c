@@ -81,6 +81,8 @@ u64map_clear (VsU64Map *m)
 guint64 *
 u64map_lookup (const VsU64Map *m, guint64 key)
 {
+  if (key == 0)
+    return NULL;
   for (gsize i = u64_hash (key) & m->mask;; i = (i + 1) & m->mask)
     {
       if (m->keys[i] == key)
@@ -129,6 +131,8 @@ u64map_insert (VsU64Map *m, guint64 key, guint64 val)
 gboolean
 u64map_remove (VsU64Map *m, guint64 key)
 {
+  if (key == 0)
+    return FALSE;
   gsize i = u64_hash (key) & m->mask;
   while (m->keys[i] != key)
     {
