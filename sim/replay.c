@@ -1,0 +1,2644 @@
+/* replay.c — the discrete-event replay engine (SPEC section 5).
+ *
+ * Model assumptions, in order of the spec (docs/model.md has the why and
+ * the sources):
+ *  - Host threads (5.2): each tid is an actor; CPU gaps between calls are
+ *    kept from the capture, waiting is re-simulated. A thread first seen
+ *    late in a file starts at max(its t, the simulated now).
+ *  - Streams (5.3): one op at a time per stream, in issue order. An op
+ *    starts at the latest of issue + launch latency, the previous op's end,
+ *    its dependencies (stream_wait events, the legacy default stream),
+ *    a free copy engine (h2d: one pool; d2h and p2p: the other; d2d none),
+ *    and its memory being resident: first spilled allocations are swapped
+ *    back (swap stall), then managed pages fault in (fault stall).
+ *  - Kernels (5.4), copies and memsets (5.5) become fluid flows over paths
+ *    of resources (flow.c); contention is (actual - alone) run time.
+ *  - Capacity (5.6): device allocations are charged their size rounded up
+ *    to alloc_granularity; managed memory is charged per resident evict
+ *    unit; pinned memory is charged to the host. Before a device
+ *    allocation fails, resident managed memory is evicted (as the driver
+ *    does for cudaMalloc). The oversubscription policy is a table of
+ *    functions (policies[]).
+ *  - Managed memory (5.7): residency per evict_unit group; LRU is kept per
+ *    allocation (a kernel touches all of an allocation, so group LRU and
+ *    allocation LRU agree), groups of the least recently used allocation
+ *    go first, lowest index first. A fault-in is: write back dirty evicted
+ *    groups, then ceil(pages / fault_batch) x fault_latency, then the
+ *    migration flow — one after the other.
+ */
+#include "replay.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evq.h"
+#include "flow.h"
+#include "units.h"
+
+typedef struct Sim Sim;
+typedef struct Op Op;
+typedef struct Job Job;
+typedef struct Thread Thread;
+typedef struct Alloc Alloc;
+
+/* ------------------------------------------------------------------ */
+/* Completion: something others wait for (an op, a job).               */
+
+typedef void (*WaitFn) (Sim *s, gpointer obj, guint64 arg);
+typedef struct {
+  WaitFn fn;
+  gpointer obj;
+  guint64 arg;
+} Waiter;
+
+typedef struct {
+  gboolean done;
+  double t_done;
+  GArray *waiters;      /* Waiter, created on demand */
+  int refs;
+} Completion;
+
+/* Every op, job and allocation is on a live list (a circular list with a
+ * sentinel in Sim), so that a replay stopped early (OOM) frees everything
+ * whatever references are still held. Live is each one's first member. */
+typedef struct Live {
+  struct Live *prev, *next;
+} Live;
+
+static void
+live_link (Live *head, Live *n)
+{
+  n->next = head->next;
+  n->prev = head;
+  head->next->prev = n;
+  head->next = n;
+}
+
+static void
+live_unlink (Live *n)
+{
+  n->prev->next = n->next;
+  n->next->prev = n->prev;
+}
+
+enum { EQ_ISSUE, EQ_OP_RETRY, EQ_JOB_DELAY };
+
+/* Where an allocation's bytes are: device, one of the tiers, or the host. */
+#define LOC_DEVICE 0
+#define LOC_TIER(k) ((k) + 1)
+
+struct Alloc {
+  Live live;
+  guint64 id;            /* key in Sim.allocs */
+  guint64 bytes, charge;
+  guint8 kind;           /* effective VsMemKind */
+  gboolean freed;
+  gboolean fixed;        /* placed by `direct`: never moves */
+  int tag;
+  int loc;               /* LOC_DEVICE, LOC_TIER(k), or s->loc_host */
+  int below;             /* loc of a clean copy kept below, or -1 */
+  gboolean written, dirty;
+  guint running;         /* running ops using it */
+  Alloc *lru_prev, *lru_next;
+  gboolean in_lru;
+  Job *moving;           /* an eviction in flight */
+  int refs;
+  /* managed */
+  guint32 n_groups, resident_groups;
+  guint64 resident_bytes;
+  guint8 *resident, *gdirty;
+};
+
+struct Job {
+  Live live;
+  Completion c;          /* a Job is waited on like an op */
+  int deps;              /* jobs to wait for before starting */
+  double delay;          /* ns of pure latency before the flows */
+  guint n_flows, pending;
+  struct { double amount, cap; guint path[VS_FLOW_MAX_PATH]; guint n_path; } flows[2];
+  double t_start;
+};
+
+typedef struct {
+  guint64 id;
+  Op *head, *tail;
+  Op *last;              /* last issued op (ref) */
+  guint index;           /* for the timeline */
+} Stream;
+
+#define ACC_R 1
+#define ACC_W 2
+
+struct Op {
+  Live live;
+  Completion c;
+  guint8 type;           /* VsOp */
+  guint8 dir, to;
+  gboolean async;
+  guint64 index;
+  Stream *st;
+  Op *next;
+  int deps;
+  gboolean retry_pending, started, in_ce_queue;
+  int ce;                /* copy-engine pool, -1 none */
+  int phase;             /* 0 queued, 1 swap-in, 2 fault-in, 3 running */
+  int waiting;
+  double issue_t, ready_t, phase_t, run_t, alone_ns;
+  double swap_ns, fault_ns, ce_ns;
+  guint64 bytes, dur, compute_ns;
+  const char *name;
+  Alloc **acc;
+  guint8 *mode;
+  guint32 n_acc;
+  Alloc *src, *dst;      /* copy (host side may be NULL = pageable) */
+  Alloc *target;         /* prefetch, stream-ordered free */
+  Op *wait_for;          /* stream_wait */
+};
+
+struct Thread {
+  guint32 tid;
+  GQueue pending;        /* QEvent* read ahead for this thread */
+  VsEvent cur;
+  gpointer cur_block;
+  gboolean has_prev;
+  guint64 t_prev, h_prev;
+  double f_prev, s_cur;
+  int waits;
+  gboolean blocking;
+  gboolean alive;
+  const char *mark_name;
+  double mark_t;
+  guint64 mark_t_cap;
+};
+
+typedef struct {
+  char *name;
+  guint64 cur, peak;
+} TagStat;
+
+typedef struct {
+  const char *name;
+  guint64 count;
+  double captured_ns, predicted_ns, stall_ns;
+} KernelStat;
+
+typedef struct {
+  const char *name;
+  guint64 count;
+  double predicted_ns, captured_ns;
+} MarkStat;
+
+typedef struct {
+  gboolean (*nofit) (Sim *s, Alloc *a, GPtrArray *jobs);
+} Policy;
+
+/* The --series output: time-weighted means per bucket. Buckets widen (pairs
+ * merge) when more than SERIES_MAX would be needed, unless dt is fixed. */
+#define SERIES_MAX 4096
+typedef struct {
+  double dt;
+  gboolean fixed;
+  guint n_cols;          /* resident locs + resources */
+  GArray *sums;          /* double [n_buckets * n_cols]: integral over the bucket */
+  guint n_buckets;
+} Series;
+
+struct Sim {
+  const VsConfig *cfg, *cap_cfg;
+  const VsReplayOptions *opts;
+  VsTraceReader *reader;
+  GError *error;
+  VsEvq *q;
+  VsFlowNet *net;
+  double now, t0;
+  gboolean stopped, oom, have_t0;
+
+  /* resources */
+  guint r_sm, r_dev, r_h2d, r_d2h, r_host, r_tier0;
+  double b_dev, b0_dev;  /* target and capture effective device bandwidth */
+  double tflops_scale;   /* capture tflops / target tflops */
+  double pageable_cap;
+  int loc_host;          /* index of the host location */
+  guint n_locs;
+
+  /* capacity */
+  guint64 *loc_cap, *loc_used, *loc_peak;
+  guint64 dev_nonmanaged;
+  guint64 overflow_peak;
+
+  GHashTable *allocs;    /* guint64* id -> Alloc* (live) */
+  Alloc *lru_head, *lru_tail;
+  GHashTable *threads;   /* tid -> Thread* */
+  GPtrArray *thread_list;
+  GHashTable *streams;   /* guint64* -> Stream* */
+  GPtrArray *stream_list;
+  GHashTable *events;    /* guint64* -> Op* (last recorded) */
+  GQueue ce_queue[2];
+  guint ce_busy[2];
+  const Policy *policy;
+
+  /* statistics */
+  guint64 n_events;
+  double last_end;
+  guint64 cap_first_t, cap_last_end;
+  gboolean cap_have;
+  double blocked_ns, contention_ns, fault_ns, swap_ns, ce_ns;
+  guint64 h2d_bytes, d2h_bytes, swap_out_bytes, swap_in_bytes, fault_bytes,
+          faults, writeback_bytes, prefetch_bytes, unknown_refs;
+  GHashTable *tags;      /* name -> index into tag_stats */
+  GArray *tag_stats;
+  GHashTable *kernels;   /* name -> KernelStat* */
+  GHashTable *marks;     /* name -> MarkStat* */
+  cJSON *oom_obj;
+  guint64 last_progress;
+
+  Series *series;
+  double *res_cur_t;     /* per loc: time of the last residency change */
+  FILE *timeline;
+  char *timeline_tmp;
+  gboolean timeline_first;
+  GArray *acc_scratch;
+  Live live_ops, live_jobs, live_allocs;
+};
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+
+static inline guint64
+round_up (guint64 v, guint64 g)
+{
+  return g <= 1 ? v : (v + g - 1) / g * g;
+}
+
+static void
+completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg)
+{
+  if (c->waiters == NULL)
+    c->waiters = g_array_new (FALSE, FALSE, sizeof (Waiter));
+  Waiter w = { fn, obj, arg };
+  g_array_append_val (c->waiters, w);
+}
+
+static void
+completion_fire (Sim *s, Completion *c)
+{
+  c->done = TRUE;
+  c->t_done = s->now;
+  if (c->waiters == NULL)
+    return;
+  GArray *ws = c->waiters;
+  c->waiters = NULL;
+  for (guint i = 0; i < ws->len; i++)
+    {
+      Waiter *w = &g_array_index (ws, Waiter, i);
+      w->fn (s, w->obj, w->arg);
+    }
+  g_array_free (ws, TRUE);
+}
+
+static void op_unref (Op *op);
+
+static void
+job_unref (Job *j)
+{
+  if (j != NULL && --j->c.refs == 0)
+    {
+      g_assert (j->c.waiters == NULL);
+      live_unlink (&j->live);
+      g_free (j);
+    }
+}
+
+static void
+alloc_unref (Alloc *a)
+{
+  if (a != NULL && --a->refs == 0)
+    {
+      live_unlink (&a->live);
+      job_unref (a->moving);
+      g_free (a->resident);
+      g_free (a->gdirty);
+      g_free (a);
+    }
+}
+
+static void
+op_unref (Op *op)
+{
+  if (op == NULL || --op->c.refs > 0)
+    return;
+  g_assert (op->c.waiters == NULL);
+  live_unlink (&op->live);
+  for (guint i = 0; i < op->n_acc; i++)
+    alloc_unref (op->acc[i]);
+  g_free (op->acc);
+  g_free (op->mode);
+  alloc_unref (op->src);
+  alloc_unref (op->dst);
+  alloc_unref (op->target);
+  op_unref (op->wait_for);
+  g_free (op);
+}
+
+/* ------------------------------------------------------------------ */
+/* Series and timeline                                                 */
+
+static void
+series_add (Series *se, guint col, double t0, double t1, double value)
+{
+  if (t1 <= t0 || value == 0)
+    return;
+  for (;;)
+    {
+      guint64 last = (guint64) floor ((t1 - 1e-9) / se->dt);
+      if (se->fixed || last < SERIES_MAX)
+        break;
+      /* Double the width: merge bucket pairs. */
+      guint half = (se->n_buckets + 1) / 2;
+      double *v = (double *) se->sums->data;
+      for (guint b = 0; b < half; b++)
+        for (guint c = 0; c < se->n_cols; c++)
+          {
+            double x = v[(2 * b) * se->n_cols + c];
+            if (2 * b + 1 < se->n_buckets)
+              x += v[(2 * b + 1) * se->n_cols + c];
+            v[b * se->n_cols + c] = x;
+          }
+      se->n_buckets = half;
+      g_array_set_size (se->sums, (gsize) half * se->n_cols);
+      se->dt *= 2;
+    }
+  guint64 first = (guint64) floor (t0 / se->dt);
+  guint64 last = (guint64) floor ((t1 - 1e-9) / se->dt);
+  if (last + 1 > se->n_buckets)
+    {
+      guint old = se->sums->len;
+      g_array_set_size (se->sums, (gsize) (last + 1) * se->n_cols);
+      memset ((double *) se->sums->data + old, 0, (se->sums->len - old) * sizeof (double));
+      se->n_buckets = last + 1;
+    }
+  double *v = (double *) se->sums->data;
+  for (guint64 b = first; b <= last; b++)
+    {
+      double lo = MAX (t0, b * se->dt), hi = MIN (t1, (b + 1) * se->dt);
+      if (hi > lo)
+        v[b * se->n_cols + col] += value * (hi - lo);
+    }
+}
+
+static void
+on_load (gpointer user, guint res, double t0, double t1, double load)
+{
+  Sim *s = user;
+  if (s->series)
+    series_add (s->series, s->n_locs + res, t0 - s->t0, t1 - s->t0,
+                load / flow_net_resource_capacity (s->net, res));
+}
+
+static void
+tl_event (Sim *s, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+static void
+tl_event (Sim *s, const char *fmt, ...)
+{
+  if (s->timeline == NULL)
+    return;
+  va_list ap;
+  fputs (s->timeline_first ? "\n" : ",\n", s->timeline);
+  s->timeline_first = FALSE;
+  va_start (ap, fmt);
+  vfprintf (s->timeline, fmt, ap);
+  va_end (ap);
+}
+
+static char *
+json_str (const char *str)
+{
+  cJSON *j = cJSON_CreateString (str ? str : "");
+  char *out = cJSON_PrintUnformatted (j);
+  cJSON_Delete (j);
+  return out;
+}
+
+static const char *
+loc_name (Sim *s, int loc)
+{
+  if (loc == LOC_DEVICE)
+    return "device";
+  if (loc == s->loc_host)
+    return "host";
+  return s->cfg->tiers[loc - 1].name;
+}
+
+/* Residency changes: integrate the old value for the series, then change. */
+static void
+loc_change (Sim *s, int loc, gint64 delta)
+{
+  if (delta == 0)
+    return;
+  if (s->series)
+    series_add (s->series, (guint) loc, s->res_cur_t[loc] - s->t0, s->now - s->t0,
+                (double) s->loc_used[loc]);
+  s->res_cur_t[loc] = s->now;
+  g_assert (delta > 0 || s->loc_used[loc] >= (guint64) -delta);
+  s->loc_used[loc] += delta;
+  if (s->loc_used[loc] > s->loc_peak[loc])
+    s->loc_peak[loc] = s->loc_used[loc];
+  if (loc == LOC_DEVICE && s->loc_used[loc] > s->loc_cap[loc]
+      && s->loc_used[loc] - s->loc_cap[loc] > s->overflow_peak)
+    s->overflow_peak = s->loc_used[loc] - s->loc_cap[loc];
+  if (s->timeline)
+    tl_event (s, "{\"name\":\"resident %s\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"args\":{\"GiB\":%.6f}}",
+              loc_name (s, loc), (s->now - s->t0) / 1e3, s->loc_used[loc] / 1073741824.0);
+}
+
+static guint64
+loc_free (Sim *s, int loc)
+{
+  return s->loc_used[loc] >= s->loc_cap[loc] ? 0 : s->loc_cap[loc] - s->loc_used[loc];
+}
+
+/* ------------------------------------------------------------------ */
+/* LRU of allocations (device-resident or managed)                      */
+
+static void
+lru_remove (Sim *s, Alloc *a)
+{
+  if (!a->in_lru)
+    return;
+  if (a->lru_prev) a->lru_prev->lru_next = a->lru_next; else s->lru_head = a->lru_next;
+  if (a->lru_next) a->lru_next->lru_prev = a->lru_prev; else s->lru_tail = a->lru_prev;
+  a->lru_prev = a->lru_next = NULL;
+  a->in_lru = FALSE;
+}
+
+static void
+lru_touch (Sim *s, Alloc *a)
+{
+  if (a->kind == VS_MEM_PINNED || a->freed)
+    return;
+  lru_remove (s, a);
+  a->lru_prev = s->lru_tail;
+  if (s->lru_tail) s->lru_tail->lru_next = a; else s->lru_head = a;
+  s->lru_tail = a;
+  a->in_lru = TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Jobs: latency, then up to two concurrent flows                      */
+
+static void job_start (Sim *s, Job *j);
+
+static Job *
+job_new_ (Live *live, double delay)
+{
+  Job *j = g_new0 (Job, 1);
+  live_link (live, &j->live);
+  j->c.refs = 1;
+  j->delay = delay;
+  return j;
+}
+
+static void
+job_add_flow (Job *j, double amount, double cap, const guint *path, guint n_path)
+{
+  g_assert (j->n_flows < G_N_ELEMENTS (j->flows) && n_path <= VS_FLOW_MAX_PATH);
+  if (amount <= 0)
+    return;
+  j->flows[j->n_flows].amount = amount;
+  j->flows[j->n_flows].cap = cap;
+  memcpy (j->flows[j->n_flows].path, path, n_path * sizeof (guint));
+  j->flows[j->n_flows].n_path = n_path;
+  j->n_flows++;
+}
+
+/* The time J takes alone (latency + the slower of its flows). */
+static double
+job_alone (Sim *s, const Job *j)
+{
+  double t = 0;
+  for (guint i = 0; i < j->n_flows; i++)
+    t = MAX (t, j->flows[i].amount / flow_net_alone_rate (s->net, j->flows[i].path,
+                                                           j->flows[i].n_path, j->flows[i].cap) * 1e9);
+  return j->delay + t;
+}
+
+static void
+job_finish (Sim *s, Job *j)
+{
+  completion_fire (s, &j->c);
+  job_unref (j);
+}
+
+static void
+job_dep_done (Sim *s, gpointer obj, guint64 arg)
+{
+  Job *j = obj;
+  if (--j->deps == 0)
+    job_start (s, j);
+}
+
+static void
+job_after (Job *j, Job *dep)
+{
+  if (dep == NULL || dep->c.done)
+    return;
+  j->deps++;
+  completion_wait (&dep->c, job_dep_done, j, 0);
+}
+
+static void
+job_run_flows (Sim *s, Job *j)
+{
+  if (j->n_flows == 0)
+    {
+      job_finish (s, j);
+      return;
+    }
+  j->pending = j->n_flows;
+  for (guint i = 0; i < j->n_flows; i++)
+    flow_start (s->net, s->now, j->flows[i].amount, j->flows[i].cap,
+                j->flows[i].path, j->flows[i].n_path, j, 1);
+}
+
+/* Starts J now, or when its dependencies end. The engine holds a ref to
+ * J until it finishes. */
+static void
+job_start (Sim *s, Job *j)
+{
+  if (j->deps > 0)
+    return;
+  j->t_start = s->now;
+  if (j->delay > 0)
+    evq_push (s->q, s->now + j->delay, EQ_JOB_DELAY, j, 0);
+  else
+    job_run_flows (s, j);
+}
+
+/* ------------------------------------------------------------------ */
+/* Paths                                                               */
+
+static guint
+read_path (Sim *s, int loc, guint *p)
+{
+  if (loc == LOC_DEVICE || (loc == s->loc_host && s->cfg->unified))
+    return p[0] = s->r_dev, 1;
+  if (loc == s->loc_host)
+    return p[0] = s->r_host, p[1] = s->r_h2d, 2;
+  const VsTier *t = &s->cfg->tiers[loc - 1];
+  p[0] = s->r_tier0 + loc - 1;
+  if (t->attach == VS_ATTACH_DEVICE || s->cfg->unified)
+    return 1;
+  return p[1] = s->r_h2d, 2;
+}
+
+static guint
+write_path (Sim *s, int loc, guint *p)
+{
+  if (loc == LOC_DEVICE || (loc == s->loc_host && s->cfg->unified))
+    return p[0] = s->r_dev, 1;
+  if (loc == s->loc_host)
+    return p[0] = s->r_d2h, p[1] = s->r_host, 2;
+  const VsTier *t = &s->cfg->tiers[loc - 1];
+  if (t->attach == VS_ATTACH_DEVICE || s->cfg->unified)
+    return p[0] = s->r_tier0 + loc - 1, 1;
+  return p[0] = s->r_d2h, p[1] = s->r_tier0 + loc - 1, 2;
+}
+
+/* Path of a move between device memory and LOC: out (device -> loc) or in. */
+static guint
+move_path (Sim *s, int loc, gboolean out, guint *p)
+{
+  guint n = out ? write_path (s, loc, p + 1) : read_path (s, loc, p);
+  if (out)
+    p[0] = s->r_dev;
+  else
+    p[n] = s->r_dev;
+  return n + 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Capacity: spill and managed eviction                                 */
+
+static int
+tier_with_room (Sim *s, guint64 bytes)
+{
+  for (int loc = 1; loc <= s->loc_host; loc++)
+    if (s->loc_used[loc] + bytes <= s->loc_cap[loc])
+      return loc;
+  return -1;
+}
+
+static gboolean
+evictable (const Alloc *a, Alloc *const *keep, guint n_keep)
+{
+  if (a->running > 0 || (a->moving && !a->moving->c.done))
+    return FALSE;
+  for (guint i = 0; i < n_keep; i++)
+    if (keep[i] == a)
+      return FALSE;
+  return TRUE;
+}
+
+/* Spills device allocation V below (5.6). A dirty victim moves like a copy;
+ * a clean one (never written, or with a current copy below) for free. */
+static Job *
+spill_victim (Sim *s, Alloc *v)
+{
+  int target;
+  Job *j = NULL;
+  if (v->below >= 0 && !v->dirty)
+    target = v->below;
+  else
+    {
+      target = tier_with_room (s, v->charge);
+      if (target < 0)
+        return NULL;
+      loc_change (s, target, v->charge);
+      if (v->written)
+        {
+          guint p[VS_FLOW_MAX_PATH];
+          guint n = move_path (s, target, TRUE, p);
+          j = job_new_ (&s->live_jobs, s->cfg->unified ? 0 : s->cfg->link.latency_ns);
+          job_add_flow (j, v->bytes, INFINITY, p, n);
+          s->swap_out_bytes += v->bytes;
+        }
+    }
+  loc_change (s, LOC_DEVICE, -(gint64) v->charge);
+  s->dev_nonmanaged -= v->charge;
+  v->loc = target;
+  v->below = -1;
+  v->dirty = FALSE;
+  lru_remove (s, v);
+  if (j != NULL)
+    {
+      j->c.refs += 2;    /* v->moving's and the caller's */
+      job_unref (v->moving);
+      v->moving = j;
+      job_start (s, j);
+    }
+  return j;
+}
+
+static guint64
+group_bytes (const Sim *s, const Alloc *a, guint g)
+{
+  guint64 eu = s->cfg->uvm.evict_unit;
+  guint64 off = (guint64) g * eu;
+  return MIN (eu, a->bytes - off);
+}
+
+static guint64
+group_pages (const Sim *s, guint64 bytes)
+{
+  return (bytes + s->cfg->uvm.page - 1) / s->cfg->uvm.page;
+}
+
+/* Evicts resident groups of managed allocation A (lowest index first)
+ * until NEED bytes are freed or none are left. Returns bytes freed; adds
+ * dirty bytes to *WB. */
+static guint64
+evict_groups (Sim *s, Alloc *a, guint64 need, guint64 *wb)
+{
+  guint64 freed = 0;
+  for (guint g = 0; g < a->n_groups && freed < need && a->resident_groups > 0; g++)
+    {
+      if (!a->resident[g])
+        continue;
+      guint64 b = group_bytes (s, a, g);
+      a->resident[g] = 0;
+      a->resident_groups--;
+      a->resident_bytes -= b;
+      if (a->gdirty[g])
+        *wb += b;
+      a->gdirty[g] = 0;
+      freed += b;
+    }
+  if (freed)
+    loc_change (s, LOC_DEVICE, -(gint64) freed);
+  return freed;
+}
+
+/* Frees NEED device bytes by evicting managed groups, LRU first, sparing
+ * KEEP and running ops. Returns a write-back job (started) or NULL. */
+static Job *
+evict_managed (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, guint64 *freed_out)
+{
+  guint64 wb = 0, freed = 0;
+  for (Alloc *a = s->lru_head, *next; a != NULL && freed < need; a = next)
+    {
+      next = a->lru_next;
+      if (a->kind != VS_MEM_MANAGED || a->resident_groups == 0 || !evictable (a, keep, n_keep))
+        continue;
+      freed += evict_groups (s, a, need - freed, &wb);
+    }
+  if (freed_out)
+    *freed_out = freed;
+  if (wb == 0)
+    return NULL;
+  s->writeback_bytes += wb;
+  guint p[] = { s->r_dev, s->r_d2h };
+  Job *j = job_new_ (&s->live_jobs, 0);
+  job_add_flow (j, wb, INFINITY, p, s->cfg->unified ? 1 : 2);
+  j->c.refs++;
+  job_start (s, j);
+  return j;
+}
+
+/* Frees NEED device bytes by spilling device allocations, LRU first. */
+static gboolean
+spill_for (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, GPtrArray *jobs)
+{
+  guint64 avail = 0;
+  for (Alloc *a = s->lru_head; a != NULL && avail < need; a = a->lru_next)
+    if (a->kind == VS_MEM_DEVICE && a->loc == LOC_DEVICE && evictable (a, keep, n_keep))
+      avail += a->charge;
+  if (avail < need)
+    return FALSE;
+  guint64 freed = 0;
+  for (Alloc *a = s->lru_head, *next; a != NULL && freed < need; a = next)
+    {
+      next = a->lru_next;
+      if (a->kind != VS_MEM_DEVICE || a->loc != LOC_DEVICE || !evictable (a, keep, n_keep))
+        continue;
+      if (a->below < 0 || a->dirty)
+        if (tier_with_room (s, a->charge) < 0)
+          return FALSE;
+      freed += a->charge;
+      Job *j = spill_victim (s, a);
+      if (j)
+        g_ptr_array_add (jobs, j);
+    }
+  return TRUE;
+}
+
+/* ---- oversubscription policies (5.6) ---- */
+
+static gboolean
+nofit_oom (Sim *s, Alloc *a, GPtrArray *jobs)
+{
+  return FALSE;
+}
+
+static gboolean
+place_below (Sim *s, Alloc *a)
+{
+  int loc = tier_with_room (s, a->charge);
+  if (loc < 0)
+    return FALSE;
+  a->loc = loc;
+  loc_change (s, loc, a->charge);
+  return TRUE;
+}
+
+static gboolean
+nofit_spill (Sim *s, Alloc *a, GPtrArray *jobs)
+{
+  guint64 need = a->charge - loc_free (s, LOC_DEVICE);
+  if (a->charge <= s->loc_cap[LOC_DEVICE] && spill_for (s, need, &a, 1, jobs))
+    {
+      a->loc = LOC_DEVICE;
+      loc_change (s, LOC_DEVICE, a->charge);
+      s->dev_nonmanaged += a->charge;
+      lru_touch (s, a);
+      return TRUE;
+    }
+  /* It cannot fit now: it starts below, and is swapped in when used. */
+  return place_below (s, a);
+}
+
+static gboolean
+nofit_direct (Sim *s, Alloc *a, GPtrArray *jobs)
+{
+  a->fixed = TRUE;
+  return place_below (s, a);
+}
+
+static const Policy policies[VS_OVERSUB_COUNT] = {
+  [VS_OVERSUB_OOM] = { nofit_oom },
+  [VS_OVERSUB_SPILL] = { nofit_spill },
+  [VS_OVERSUB_DIRECT] = { nofit_direct },
+  [VS_OVERSUB_UVM] = { nofit_oom },  /* device allocations are managed */
+};
+
+/* ------------------------------------------------------------------ */
+/* Host threads                                                        */
+
+typedef struct {
+  VsEvent ev;
+  guint64 ids[];
+} QEvent;
+
+static QEvent *
+qevent_copy (const VsEvent *ev)
+{
+  guint n = ev->n_reads + ev->n_writes + ev->n_touches;
+  QEvent *q = g_malloc (sizeof (QEvent) + n * sizeof (guint64));
+  q->ev = *ev;
+  guint k = 0;
+  memcpy (q->ids + k, ev->reads, ev->n_reads * sizeof (guint64)); q->ev.reads = q->ids + k; k += ev->n_reads;
+  memcpy (q->ids + k, ev->writes, ev->n_writes * sizeof (guint64)); q->ev.writes = q->ids + k; k += ev->n_writes;
+  memcpy (q->ids + k, ev->touches, ev->n_touches * sizeof (guint64)); q->ev.touches = q->ids + k;
+  return q;
+}
+
+static Thread *
+thread_get (Sim *s, guint32 tid, gboolean *created)
+{
+  Thread *t = g_hash_table_lookup (s->threads, GUINT_TO_POINTER (tid));
+  *created = FALSE;
+  if (t == NULL)
+    {
+      t = g_new0 (Thread, 1);
+      t->tid = tid;
+      t->alive = TRUE;
+      g_queue_init (&t->pending);
+      g_hash_table_insert (s->threads, GUINT_TO_POINTER (tid), t);
+      g_ptr_array_add (s->thread_list, t);
+      *created = TRUE;
+    }
+  return t;
+}
+
+static void
+note_captured (Sim *s, const VsEvent *ev)
+{
+  guint64 end = ev->t + ev->host_ns;
+  if (ev->dur != VS_NONE && (ev->op == VS_OP_KERNEL || ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET))
+    end = MAX (end, ev->t + ev->dur);
+  if (!s->cap_have || ev->t < s->cap_first_t)
+    s->cap_first_t = ev->t;
+  if (!s->cap_have || end > s->cap_last_end)
+    s->cap_last_end = end;
+  s->cap_have = TRUE;
+}
+
+/* Reads ahead until the next event of T is found (queueing others'
+ * events; a new thread is scheduled at its first t). Returns FALSE at
+ * the end of the trace or on error. */
+static gboolean
+thread_pull (Sim *s, Thread *t)
+{
+  if (t->cur_block)
+    {
+      g_free (t->cur_block);
+      t->cur_block = NULL;
+    }
+  if (!g_queue_is_empty (&t->pending))
+    {
+      QEvent *q = g_queue_pop_head (&t->pending);
+      t->cur = q->ev;
+      t->cur_block = q;
+      return TRUE;
+    }
+  VsEvent ev;
+  while (s->error == NULL && !s->stopped)
+    {
+      if (!trace_next (s->reader, &ev, &s->error))
+        return FALSE;
+      s->n_events++;
+      note_captured (s, &ev);
+      if (!s->have_t0 || ev.t < s->t0)
+        {
+          if (!s->have_t0)
+            s->now = ev.t;
+          s->t0 = ev.t;
+          s->have_t0 = TRUE;
+        }
+      if (ev.tid == t->tid)
+        {
+          QEvent *q = qevent_copy (&ev);
+          t->cur = q->ev;
+          t->cur_block = q;
+          return TRUE;
+        }
+      gboolean created;
+      Thread *o = thread_get (s, ev.tid, &created);
+      g_queue_push_tail (&o->pending, qevent_copy (&ev));
+      if (created)
+        evq_push (s->q, MAX (s->now, (double) ev.t), EQ_ISSUE, o, 0);
+    }
+  return FALSE;
+}
+
+static void thread_issue (Sim *s, Thread *t);
+
+static void
+mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
+{
+  if (t->mark_name == NULL)
+    return;
+  MarkStat *m = g_hash_table_lookup (s->marks, t->mark_name);
+  m->predicted_ns += now - t->mark_t;
+  m->captured_ns += cap_t > t->mark_t_cap ? (double) (cap_t - t->mark_t_cap) : 0;
+  t->mark_name = NULL;
+}
+
+/* The current event of T ended at F: schedule the next one. */
+static void
+thread_finish (Sim *s, Thread *t, double f)
+{
+  t->has_prev = TRUE;
+  t->t_prev = t->cur.t;
+  t->h_prev = t->cur.host_ns;
+  t->f_prev = f;
+  s->last_end = MAX (s->last_end, f);
+  if (s->stopped)
+    return;
+  if (!thread_pull (s, t))
+    {
+      t->alive = FALSE;
+      mark_close (s, t, f, t->t_prev + t->h_prev);
+      return;
+    }
+  double gap = (double) t->cur.t - (double) (t->t_prev + t->h_prev);
+  double next = f + MAX (0.0, gap);
+  evq_push (s->q, MAX (next, s->now), EQ_ISSUE, t, 0);
+}
+
+static void
+thread_wait_done (Sim *s, gpointer obj, guint64 arg)
+{
+  Thread *t = obj;
+  if (--t->waits > 0)
+    return;
+  double f = MAX (t->s_cur, s->now);
+  s->blocked_ns += f - t->s_cur;
+  if (s->timeline && f > t->s_cur)
+    tl_event (s, "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}",
+              event_op_name (t->cur.op), t->tid, (t->s_cur - s->t0) / 1e3, (f - t->s_cur) / 1e3);
+  t->blocking = FALSE;
+  thread_finish (s, t, f);
+}
+
+static void
+thread_block_on (Thread *t, Completion *c)
+{
+  if (c == NULL || c->done)
+    return;
+  t->waits++;
+  completion_wait (c, thread_wait_done, t, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Ops on streams                                                      */
+
+static void op_try_start (Sim *s, Op *op);
+static void op_complete (Sim *s, Op *op);
+static void op_phase (Sim *s, Op *op);
+
+static Stream *
+stream_get (Sim *s, guint64 id)
+{
+  Stream *st = g_hash_table_lookup (s->streams, &id);
+  if (st == NULL)
+    {
+      st = g_new0 (Stream, 1);
+      st->id = id;
+      st->index = s->stream_list->len;
+      g_hash_table_insert (s->streams, &st->id, st);
+      g_ptr_array_add (s->stream_list, st);
+      if (s->timeline)
+        tl_event (s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%" G_GUINT64_FORMAT
+                  ",\"args\":{\"name\":\"stream %" G_GUINT64_FORMAT "\"}}", id, id);
+    }
+  return st;
+}
+
+static void
+op_dep_done (Sim *s, gpointer obj, guint64 arg)
+{
+  Op *op = obj;
+  if (--op->deps == 0)
+    op_try_start (s, op);
+  op_unref (op);
+}
+
+static void
+op_depend (Op *op, Op *on)
+{
+  if (on == NULL || on->c.done || on == op)
+    return;
+  op->deps++;
+  op->c.refs++;
+  completion_wait (&on->c, op_dep_done, op, 0);
+}
+
+static Alloc *
+alloc_lookup (Sim *s, guint64 id)
+{
+  if (id == 0)
+    return NULL;
+  Alloc *a = g_hash_table_lookup (s->allocs, &id);
+  if (a == NULL)
+    s->unknown_refs++;
+  return a;
+}
+
+static void
+acc_add (Sim *s, guint64 id, guint8 mode)
+{
+  Alloc *a = alloc_lookup (s, id);
+  if (a == NULL)
+    return;
+  GArray *sc = s->acc_scratch;
+  for (guint i = 0; i < sc->len; i++)
+    {
+      struct { Alloc *a; guint8 m; } *e = (void *) (sc->data + i * sizeof (*e));
+      if (e->a == a)
+        {
+          e->m |= mode;
+          return;
+        }
+    }
+  struct { Alloc *a; guint8 m; } e = { a, mode };
+  g_array_append_val (sc, e);
+}
+
+static void
+acc_take (Sim *s, Op *op)
+{
+  GArray *sc = s->acc_scratch;
+  struct E { Alloc *a; guint8 m; };
+  op->n_acc = sc->len;
+  if (sc->len)
+    {
+      op->acc = g_new (Alloc *, sc->len);
+      op->mode = g_new (guint8, sc->len);
+      for (guint i = 0; i < sc->len; i++)
+        {
+          struct E *e = &g_array_index (sc, struct E, i);
+          op->acc[i] = e->a;
+          op->mode[i] = e->m;
+          e->a->refs++;
+        }
+    }
+  g_array_set_size (sc, 0);
+}
+
+static Alloc *
+ref (Alloc *a)
+{
+  if (a)
+    a->refs++;
+  return a;
+}
+
+/* Creates the op for event EV of thread T and queues it on its stream. */
+static Op *
+op_issue (Sim *s, const VsEvent *ev)
+{
+  Op *op = g_new0 (Op, 1);
+  live_link (&s->live_ops, &op->live);
+  op->c.refs = 1;
+  op->type = ev->op;
+  op->index = ev->index;
+  op->dir = ev->dir;
+  op->to = ev->to;
+  op->async = ev->async;
+  op->bytes = ev->bytes;
+  op->dur = ev->dur;
+  op->compute_ns = ev->compute_ns;
+  op->name = ev->name;
+  op->ce = -1;
+  op->issue_t = s->now;
+  g_array_set_size (s->acc_scratch, 0);
+  switch (ev->op)
+    {
+    case VS_OP_KERNEL:
+      for (guint i = 0; i < ev->n_reads; i++) acc_add (s, ev->reads[i], ACC_R);
+      for (guint i = 0; i < ev->n_writes; i++) acc_add (s, ev->writes[i], ACC_W);
+      for (guint i = 0; i < ev->n_touches; i++) acc_add (s, ev->touches[i], ACC_R | ACC_W | 4);
+      break;
+    case VS_OP_COPY:
+      op->src = ref (alloc_lookup (s, ev->src));
+      op->dst = ref (alloc_lookup (s, ev->dst));
+      /* The device side must be resident; pinned and pageable host sides are not. */
+      if (op->src && op->src->kind != VS_MEM_PINNED && ev->dir != VS_DIR_H2D)
+        acc_add (s, ev->src, ACC_R);
+      if (op->dst && op->dst->kind != VS_MEM_PINNED && ev->dir != VS_DIR_D2H && ev->dir != VS_DIR_P2P)
+        acc_add (s, ev->dst, ACC_W);
+      if (!s->cfg->unified)
+        op->ce = ev->dir == VS_DIR_H2D ? 0 : (ev->dir == VS_DIR_D2D ? -1 : 1);
+      break;
+    case VS_OP_MEMSET:
+      op->dst = ref (alloc_lookup (s, ev->dst));
+      if (op->dst && op->dst->kind != VS_MEM_PINNED)
+        acc_add (s, ev->dst, ACC_W);
+      break;
+    case VS_OP_PREFETCH:
+    case VS_OP_FREE:
+      op->target = ref (alloc_lookup (s, ev->id));
+      break;
+    case VS_OP_STREAM_WAIT:
+      {
+        Op *rec = g_hash_table_lookup (s->events, &ev->event);
+        if (rec)
+          {
+            rec->c.refs++;
+            op->wait_for = rec;
+          }
+      }
+      break;
+    default:
+      break;
+    }
+  acc_take (s, op);
+
+  Stream *st = stream_get (s, ev->stream);
+  op->st = st;
+  if (op->wait_for)
+    op_depend (op, op->wait_for);
+  if (s->cfg->gpu.legacy_default_stream)
+    {
+      if (st->id == 0)
+        for (guint i = 0; i < s->stream_list->len; i++)
+          {
+            Stream *o = s->stream_list->pdata[i];
+            if (o != st)
+              op_depend (op, o->last);
+          }
+      else
+        {
+          guint64 zero = 0;
+          Stream *z = g_hash_table_lookup (s->streams, &zero);
+          if (z)
+            op_depend (op, z->last);
+        }
+    }
+  if (ev->op == VS_OP_EVENT_RECORD)
+    {
+      Op *old = g_hash_table_lookup (s->events, &ev->event);
+      guint64 *key = g_new (guint64, 1);
+      *key = ev->event;
+      op->c.refs++;
+      g_hash_table_replace (s->events, key, op);
+      op_unref (old);
+    }
+  op->c.refs++;          /* the stream's queue */
+  if (st->tail)
+    st->tail->next = op;
+  else
+    st->head = op;
+  st->tail = op;
+  op->c.refs++;
+  op_unref (st->last);
+  st->last = op;
+  if (st->head == op)
+    op_try_start (s, op);
+  return op;
+}
+
+static void
+op_resume (Sim *s, gpointer obj, guint64 arg)
+{
+  Op *op = obj;
+  if (--op->waiting == 0)
+    op_phase (s, op);
+}
+
+static void
+op_wait_job (Op *op, Job *j)
+{
+  if (j == NULL || j->c.done)
+    return;
+  op->waiting++;
+  completion_wait (&j->c, op_resume, op, 0);
+}
+
+static void
+op_try_start (Sim *s, Op *op)
+{
+  if (op->started || op->st->head != op || op->deps > 0)
+    return;
+  double ready = op->issue_t + s->cfg->gpu.launch_latency_ns;
+  if (s->now < ready)
+    {
+      if (!op->retry_pending)
+        {
+          op->retry_pending = TRUE;
+          op->c.refs++;
+          evq_push (s->q, ready, EQ_OP_RETRY, op, 0);
+        }
+      return;
+    }
+  op->started = TRUE;
+  op->ready_t = s->now;
+  if (op->ce >= 0 && s->ce_busy[op->ce] >= s->cfg->link.copy_engines)
+    {
+      op->in_ce_queue = TRUE;
+      g_queue_push_tail (&s->ce_queue[op->ce], op);
+      return;
+    }
+  if (op->ce >= 0)
+    s->ce_busy[op->ce]++;
+  op->phase = 0;
+  op_phase (s, op);
+}
+
+/* ---- residency before an op runs ---- */
+
+/* Swap in the op's spilled allocations (5.6). */
+static void
+swap_in (Sim *s, Op *op)
+{
+  for (guint i = 0; i < op->n_acc; i++)
+    {
+      Alloc *a = op->acc[i];
+      if (a->kind != VS_MEM_DEVICE || a->loc == LOC_DEVICE || a->fixed || a->freed)
+        continue;
+      GPtrArray *jobs = g_ptr_array_new ();
+      guint64 free_b = loc_free (s, LOC_DEVICE);
+      gboolean ok = TRUE;
+      if (a->charge > free_b)
+        {
+          guint64 need = a->charge - free_b, got = 0;
+          Job *wb = evict_managed (s, need, op->acc, op->n_acc, &got);
+          if (wb)
+            g_ptr_array_add (jobs, wb);
+          if (got < need)
+            ok = spill_for (s, need - got, op->acc, op->n_acc, jobs);
+        }
+      if (!ok)
+        {
+          /* It cannot fit beside the op's other memory: the op reaches it
+           * where it lies. */
+          for (guint k = 0; k < jobs->len; k++)
+            {
+              op_wait_job (op, jobs->pdata[k]);
+              job_unref (jobs->pdata[k]);
+            }
+          g_ptr_array_free (jobs, TRUE);
+          continue;
+        }
+      int from = a->loc;
+      guint p[VS_FLOW_MAX_PATH];
+      guint n = move_path (s, from, FALSE, p);
+      Job *j = job_new_ (&s->live_jobs, s->cfg->unified ? 0 : s->cfg->link.latency_ns);
+      job_add_flow (j, a->bytes, INFINITY, p, n);
+      job_after (j, a->moving);
+      for (guint k = 0; k < jobs->len; k++)
+        {
+          job_after (j, jobs->pdata[k]);
+          job_unref (jobs->pdata[k]);
+        }
+      g_ptr_array_free (jobs, TRUE);
+      s->swap_in_bytes += a->bytes;
+      /* The copy below stays (clean) until the allocation is written. */
+      a->below = from;
+      a->dirty = FALSE;
+      a->loc = LOC_DEVICE;
+      loc_change (s, LOC_DEVICE, a->charge);
+      s->dev_nonmanaged += a->charge;
+      lru_touch (s, a);
+      j->c.refs++;
+      job_unref (a->moving);
+      a->moving = j;
+      op_wait_job (op, j);
+      job_start (s, j);
+    }
+}
+
+/* Fault in the op's managed allocations (5.7). */
+static void
+fault_in (Sim *s, Op *op)
+{
+  if (s->cfg->unified)
+    return;
+  guint64 total = 0, missing = 0, missing_pages = 0;
+  guint n_managed = 0;
+  for (guint i = 0; i < op->n_acc; i++)
+    {
+      Alloc *a = op->acc[i];
+      if (a->kind != VS_MEM_MANAGED || a->freed)
+        continue;
+      n_managed++;
+      total += a->bytes;
+      for (guint g = 0; g < a->n_groups; g++)
+        if (!a->resident[g])
+          {
+            guint64 b = group_bytes (s, a, g);
+            missing += b;
+            missing_pages += group_pages (s, b);
+          }
+    }
+  if (n_managed == 0 || missing == 0)
+    return;
+  /* Device memory the set could use: all but non-managed memory and the
+   * managed memory of running ops outside the set. */
+  guint64 pinned_other = 0;
+  for (Alloc *a = s->lru_head; a; a = a->lru_next)
+    if (a->kind == VS_MEM_MANAGED && a->resident_bytes && !evictable (a, op->acc, op->n_acc))
+      {
+        gboolean in_set = FALSE;
+        for (guint i = 0; i < op->n_acc; i++)
+          in_set |= op->acc[i] == a;
+        if (!in_set)
+          pinned_other += a->resident_bytes;
+      }
+  guint64 cap = s->loc_cap[LOC_DEVICE];
+  guint64 avail = cap > s->dev_nonmanaged + pinned_other ? cap - s->dev_nonmanaged - pinned_other : 0;
+  guint64 wb_before = s->writeback_bytes;
+  Job *wb = NULL;
+  Job *j;
+  if (total <= avail)
+    {
+      guint64 used = s->loc_used[LOC_DEVICE];
+      if (used + missing > cap)
+        wb = evict_managed (s, used + missing - cap, op->acc, op->n_acc, NULL);
+      for (guint i = 0; i < op->n_acc; i++)
+        {
+          Alloc *a = op->acc[i];
+          if (a->kind != VS_MEM_MANAGED || a->freed)
+            continue;
+          guint64 add = 0;
+          for (guint g = 0; g < a->n_groups; g++)
+            if (!a->resident[g])
+              {
+                a->resident[g] = 1;
+                a->resident_groups++;
+                add += group_bytes (s, a, g);
+              }
+          a->resident_bytes += add;
+          loc_change (s, LOC_DEVICE, add);
+        }
+      guint64 batches = (missing_pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
+      j = job_new_ (&s->live_jobs, batches * s->cfg->uvm.fault_latency_ns);
+      guint p[] = { s->r_h2d, s->r_dev };
+      job_add_flow (j, (double) missing_pages * s->cfg->uvm.page, INFINITY, p, 2);
+      s->faults += missing_pages;
+      s->fault_bytes += missing_pages * s->cfg->uvm.page;
+    }
+  else
+    {
+      /* Thrashing: the set does not fit. Everything else that can go
+       * goes; every page of the set faults during the kernel; at the end
+       * the first AVAIL bytes of the set stay resident and every dirty
+       * page that did not stay is written back. */
+      guint64 used = s->loc_used[LOC_DEVICE];
+      wb = evict_managed (s, used, op->acc, op->n_acc, NULL);
+      guint64 pages = 0, wb_set = 0, room = avail, plus = 0, minus = 0;
+      for (guint i = 0; i < op->n_acc; i++)
+        {
+          Alloc *a = op->acc[i];
+          if (a->kind != VS_MEM_MANAGED || a->freed)
+            continue;
+          gboolean w = (op->mode[i] & ACC_W) != 0;
+          for (guint g = 0; g < a->n_groups; g++)
+            {
+              guint64 b = group_bytes (s, a, g);
+              pages += group_pages (s, b);
+              gboolean stays = room >= b;
+              if (stays)
+                room -= b;
+              if (stays && !a->resident[g])
+                {
+                  a->resident[g] = 1;
+                  a->resident_groups++;
+                  a->resident_bytes += b;
+                  plus += b;
+                }
+              else if (!stays && a->resident[g])
+                {
+                  a->resident[g] = 0;
+                  a->resident_groups--;
+                  a->resident_bytes -= b;
+                  minus += b;
+                }
+              if (!stays && (w || a->gdirty[g]))
+                wb_set += b;
+              if (!stays)
+                a->gdirty[g] = 0;
+            }
+        }
+      /* Residency changes at once: what leaves first, so no false peak. */
+      loc_change (s, LOC_DEVICE, -(gint64) minus);
+      loc_change (s, LOC_DEVICE, plus);
+      guint64 batches = (pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
+      j = job_new_ (&s->live_jobs, batches * s->cfg->uvm.fault_latency_ns);
+      guint pin[] = { s->r_h2d, s->r_dev };
+      guint pout[] = { s->r_dev, s->r_d2h };
+      job_add_flow (j, (double) pages * s->cfg->uvm.page, INFINITY, pin, 2);
+      job_add_flow (j, (double) wb_set, INFINITY, pout, 2);
+      s->faults += pages;
+      s->fault_bytes += pages * s->cfg->uvm.page;
+      s->writeback_bytes += wb_set;
+    }
+  (void) wb_before;
+  job_after (j, wb);
+  job_unref (wb);
+  op_wait_job (op, j);
+  job_start (s, j);
+}
+
+/* ---- running ---- */
+
+typedef struct {
+  guint path[VS_FLOW_MAX_PATH];
+  guint n;
+  double amount;
+} Part;
+
+static void
+part_add (Part *parts, guint *n_parts, const guint *path, guint n, double amount)
+{
+  if (amount <= 0)
+    return;
+  for (guint i = 0; i < *n_parts; i++)
+    if (parts[i].n == n && memcmp (parts[i].path, path, n * sizeof (guint)) == 0)
+      {
+        parts[i].amount += amount;
+        return;
+      }
+  Part *p = &parts[(*n_parts)++];
+  memcpy (p->path, path, n * sizeof (guint));
+  p->n = n;
+  p->amount = amount;
+}
+
+static int
+alloc_loc (Sim *s, const Alloc *a)
+{
+  if (a->kind == VS_MEM_PINNED)
+    return s->loc_host;
+  if (a->kind == VS_MEM_MANAGED)
+    return LOC_DEVICE;  /* faulted in before the kernel runs */
+  return a->loc;
+}
+
+static void
+kernel_run (Sim *s, Op *op, Job *j_unused)
+{
+  double d0 = op->dur == VS_NONE ? 0 : (double) op->dur;
+  double x = 0, wsum = 0;
+  for (guint i = 0; i < op->n_acc; i++)
+    {
+      double sz = (double) op->acc[i]->bytes;
+      if (op->mode[i] & (ACC_R | 4)) wsum += sz;
+      if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4)) wsum += sz;
+    }
+  x = op->bytes != VS_NONE ? (double) op->bytes : wsum;
+  x = MIN (x, d0 * 1e-9 * s->b0_dev);
+  double m0 = MIN (x / s->b0_dev * 1e9, d0);
+  double c0 = op->compute_ns != VS_NONE ? (double) op->compute_ns : d0 - m0;
+  double c1 = c0 * s->tflops_scale;
+
+  Part parts[2 * 16];
+  guint n_parts = 0;
+  guint path[VS_FLOW_MAX_PATH];
+  if (x > 0)
+    {
+      if (wsum <= 0)
+        {
+          path[0] = s->r_dev;
+          part_add (parts, &n_parts, path, 1, x);
+        }
+      else
+        for (guint i = 0; i < op->n_acc && n_parts + 2 <= G_N_ELEMENTS (parts); i++)
+          {
+            Alloc *a = op->acc[i];
+            double sz = (double) a->bytes;
+            int loc = alloc_loc (s, a);
+            if (op->mode[i] & (ACC_R | 4))
+              {
+                guint n = read_path (s, loc, path);
+                part_add (parts, &n_parts, path, n, x * sz / wsum);
+              }
+            if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4))
+              {
+                guint n = write_path (s, loc, path);
+                part_add (parts, &n_parts, path, n, x * sz / wsum);
+              }
+          }
+    }
+  double d1 = c1;
+  for (guint i = 0; i < n_parts; i++)
+    d1 += parts[i].amount / flow_net_alone_rate (s->net, parts[i].path, parts[i].n, INFINITY) * 1e9;
+  op->alone_ns = d1;
+  op->waiting = 0;
+  if (d1 <= 0)
+    return;
+  /* Each flow is capped to end at d1 when alone (5.4). */
+  if (c1 > 0)
+    {
+      op->waiting++;
+      flow_start (s->net, s->now, c1 * 1e-9, c1 / d1, &s->r_sm, 1, op, 0);
+    }
+  for (guint i = 0; i < n_parts; i++)
+    {
+      op->waiting++;
+      flow_start (s->net, s->now, parts[i].amount, parts[i].amount / d1 * 1e9,
+                  parts[i].path, parts[i].n, op, 0);
+    }
+}
+
+static gboolean
+pageable (const Alloc *host_side)
+{
+  return host_side == NULL || host_side->kind != VS_MEM_PINNED;
+}
+
+/* Builds the job of a copy (5.5). */
+static Job *
+copy_job (Sim *s, Op *op)
+{
+  double bytes = (double) op->bytes;
+  guint p[VS_FLOW_MAX_PATH];
+  guint n;
+  if (s->cfg->unified && (op->dir == VS_DIR_H2D || op->dir == VS_DIR_D2H))
+    {
+      Job *j = job_new_ (&s->live_jobs, 0);
+      p[0] = s->r_dev;
+      job_add_flow (j, 2 * bytes, INFINITY, p, 1);
+      return j;
+    }
+  Job *j = job_new_ (&s->live_jobs, s->cfg->link.latency_ns);
+  int src_loc = op->src ? alloc_loc (s, op->src) : s->loc_host;
+  int dst_loc = op->dst ? alloc_loc (s, op->dst) : s->loc_host;
+  switch (op->dir)
+    {
+    case VS_DIR_H2D:
+      {
+        double cap = pageable (op->src) ? s->pageable_cap : INFINITY;
+        if (dst_loc == LOC_DEVICE)
+          p[0] = s->r_h2d, p[1] = s->r_dev, n = 2;
+        else
+          n = write_path (s, dst_loc, p);  /* a device allocation placed below */
+        job_add_flow (j, bytes, cap, p, n);
+        s->h2d_bytes += op->bytes;
+        break;
+      }
+    case VS_DIR_D2H:
+      {
+        double cap = pageable (op->dst) ? s->pageable_cap : INFINITY;
+        if (src_loc == LOC_DEVICE)
+          p[0] = s->r_d2h, p[1] = s->r_dev, n = 2;
+        else
+          n = read_path (s, src_loc, p);
+        job_add_flow (j, bytes, cap, p, n);
+        s->d2h_bytes += op->bytes;
+        break;
+      }
+    case VS_DIR_D2D:
+      if (src_loc == LOC_DEVICE && dst_loc == LOC_DEVICE)
+        {
+          p[0] = s->r_dev;
+          job_add_flow (j, 2 * bytes, INFINITY, p, 1);
+        }
+      else
+        {
+          n = read_path (s, src_loc, p);
+          job_add_flow (j, bytes, INFINITY, p, n);
+          n = write_path (s, dst_loc, p);
+          job_add_flow (j, bytes, INFINITY, p, n);
+        }
+      break;
+    case VS_DIR_P2P:
+      p[0] = s->r_d2h;
+      job_add_flow (j, bytes, INFINITY, p, 1);
+      break;
+    }
+  return j;
+}
+
+/* Prefetch (5.7): migrates managed pages as a copy, without fault latency. */
+static Job *
+prefetch_job (Sim *s, Op *op)
+{
+  Alloc *a = op->target;
+  if (a == NULL || a->kind != VS_MEM_MANAGED || a->freed || s->cfg->unified)
+    return NULL;
+  guint64 limit = op->bytes == 0 ? a->bytes : MIN (op->bytes, a->bytes);
+  guint ng = (guint) ((limit + s->cfg->uvm.evict_unit - 1) / s->cfg->uvm.evict_unit);
+  Job *j = job_new_ (&s->live_jobs, 0);
+  if (op->to == VS_TO_DEVICE)
+    {
+      guint64 missing = 0;
+      for (guint g = 0; g < ng; g++)
+        if (!a->resident[g])
+          missing += group_bytes (s, a, g);
+      guint64 used = s->loc_used[LOC_DEVICE], cap = s->loc_cap[LOC_DEVICE];
+      Job *wb = NULL;
+      if (used + missing > cap)
+        wb = evict_managed (s, used + missing - cap, &op->target, 1, NULL);
+      guint64 moved = 0, added = 0, room = loc_free (s, LOC_DEVICE);
+      for (guint g = 0; g < ng; g++)
+        {
+          guint64 b = group_bytes (s, a, g);
+          if (a->resident[g] || room < added + b)
+            continue;
+          a->resident[g] = 1;
+          a->resident_groups++;
+          a->resident_bytes += b;
+          added += b;
+          moved += group_pages (s, b) * s->cfg->uvm.page;
+        }
+      loc_change (s, LOC_DEVICE, added);
+      guint p[] = { s->r_h2d, s->r_dev };
+      job_add_flow (j, (double) moved, INFINITY, p, 2);
+      s->prefetch_bytes += moved;
+      job_after (j, wb);
+      job_unref (wb);
+    }
+  else
+    {
+      guint64 moved = 0;
+      for (guint g = 0; g < ng; g++)
+        {
+          if (!a->resident[g])
+            continue;
+          guint64 b = group_bytes (s, a, g);
+          a->resident[g] = 0;
+          a->gdirty[g] = 0;
+          a->resident_groups--;
+          a->resident_bytes -= b;
+          moved += b;
+        }
+      loc_change (s, LOC_DEVICE, -(gint64) moved);
+      guint p[] = { s->r_dev, s->r_d2h };
+      job_add_flow (j, (double) moved, INFINITY, p, 2);
+      s->prefetch_bytes += moved;
+    }
+  return j;
+}
+
+static void alloc_release (Sim *s, Alloc *a);
+
+static void
+op_run (Sim *s, Op *op)
+{
+  op->run_t = s->now;
+  for (guint i = 0; i < op->n_acc; i++)
+    {
+      Alloc *a = op->acc[i];
+      a->running++;
+      lru_touch (s, a);
+      if (op->mode[i] & ACC_W)
+        {
+          a->written = TRUE;
+          if (!a->dirty && a->below >= 0 && a->kind == VS_MEM_DEVICE)
+            {
+              /* The copy below is stale now: give its room back. */
+              loc_change (s, a->below, -(gint64) a->charge);
+              a->below = -1;
+            }
+          a->dirty = TRUE;
+          if (a->kind == VS_MEM_MANAGED)
+            for (guint g = 0; g < a->n_groups; g++)
+              if (a->resident[g])
+                a->gdirty[g] = 1;
+        }
+    }
+  Job *j = NULL;
+  switch (op->type)
+    {
+    case VS_OP_KERNEL:
+      kernel_run (s, op, NULL);
+      if (op->waiting == 0)
+        op_complete (s, op);
+      return;
+    case VS_OP_COPY:
+      j = copy_job (s, op);
+      break;
+    case VS_OP_MEMSET:
+      {
+        guint p[VS_FLOW_MAX_PATH];
+        int loc = op->dst ? alloc_loc (s, op->dst) : LOC_DEVICE;
+        guint n = write_path (s, loc, p);
+        j = job_new_ (&s->live_jobs, 0);
+        job_add_flow (j, (double) op->bytes, INFINITY, p, n);
+        break;
+      }
+    case VS_OP_PREFETCH:
+      j = prefetch_job (s, op);
+      break;
+    case VS_OP_FREE:
+      if (op->target && !op->target->freed)
+        alloc_release (s, op->target);
+      break;
+    default:
+      break;
+    }
+  if (j == NULL)
+    {
+      op->alone_ns = 0;
+      op_complete (s, op);
+      return;
+    }
+  op->alone_ns = job_alone (s, j);
+  op->waiting = 1;
+  completion_wait (&j->c, op_resume, op, 0);
+  job_start (s, j);
+}
+
+/* Moves OP through its phases: swap-in, fault-in, run. */
+static void
+op_phase (Sim *s, Op *op)
+{
+  for (;;)
+    {
+      double spent = s->now - op->phase_t;
+      if (op->phase == 1)
+        op->swap_ns += spent;
+      else if (op->phase == 2)
+        op->fault_ns += spent;
+      else if (op->phase == 3)
+        {
+          op_complete (s, op);
+          return;
+        }
+      op->phase++;
+      op->phase_t = s->now;
+      op->waiting = 0;
+      if (op->phase == 1)
+        swap_in (s, op);
+      else if (op->phase == 2)
+        fault_in (s, op);
+      else
+        {
+          op_run (s, op);
+          return;
+        }
+      if (op->waiting > 0)
+        return;
+    }
+}
+
+static void
+op_complete (Sim *s, Op *op)
+{
+  if (op->c.done)
+    return;
+  double end = s->now;
+  double run = end - op->run_t;
+  double contention = MAX (0.0, run - op->alone_ns);
+  /* Rounding of fluid times is not contention. */
+  if (contention < 1e-6 * MAX (1.0, op->alone_ns))
+    contention = 0;
+  s->contention_ns += contention;
+  s->swap_ns += op->swap_ns;
+  s->fault_ns += op->fault_ns;
+  s->ce_ns += op->ce_ns;
+  s->last_end = MAX (s->last_end, end);
+  for (guint i = 0; i < op->n_acc; i++)
+    op->acc[i]->running--;
+  if (op->type == VS_OP_KERNEL)
+    {
+      const char *name = op->name ? op->name : "(unnamed)";
+      KernelStat *k = g_hash_table_lookup (s->kernels, name);
+      if (k == NULL)
+        {
+          k = g_new0 (KernelStat, 1);
+          k->name = name;
+          g_hash_table_insert (s->kernels, (gpointer) name, k);
+        }
+      k->count++;
+      k->captured_ns += op->dur == VS_NONE ? 0 : (double) op->dur;
+      k->predicted_ns += end - op->ready_t;
+      k->stall_ns += MAX (0.0, end - op->ready_t - op->alone_ns);
+    }
+  if (s->timeline && op->type != VS_OP_EVENT_RECORD && op->type != VS_OP_STREAM_WAIT)
+    {
+      char *nm;
+      if (op->type == VS_OP_KERNEL)
+        nm = json_str (op->name ? op->name : "kernel");
+      else if (op->type == VS_OP_COPY)
+        nm = g_strdup_printf ("\"copy %s\"", event_dir_name (op->dir));
+      else
+        nm = g_strdup_printf ("\"%s\"", event_op_name (op->type));
+      tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":1,\"tid\":%" G_GUINT64_FORMAT
+                ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT
+                ",\"bytes\":%" G_GUINT64_FORMAT ",\"alone_ns\":%.0f,\"swap_ns\":%.0f,\"fault_ns\":%.0f,\"copy_engine_ns\":%.0f}}",
+                nm, op->st->id, (op->ready_t - s->t0) / 1e3, (end - op->ready_t) / 1e3, op->index,
+                op->bytes == VS_NONE ? 0 : op->bytes, op->alone_ns, op->swap_ns, op->fault_ns, op->ce_ns);
+      g_free (nm);
+    }
+  if (op->ce >= 0)
+    {
+      s->ce_busy[op->ce]--;
+      Op *next = g_queue_pop_head (&s->ce_queue[op->ce]);
+      if (next)
+        {
+          next->in_ce_queue = FALSE;
+          next->ce_ns += s->now - next->ready_t;
+          s->ce_busy[op->ce]++;
+          next->phase = 0;
+          op_phase (s, next);
+        }
+    }
+  /* Leave the stream, wake waiters, start the next op. */
+  Stream *st = op->st;
+  g_assert (st->head == op);
+  st->head = op->next;
+  if (st->head == NULL)
+    st->tail = NULL;
+  op->next = NULL;
+  completion_fire (s, &op->c);
+  if (st->head)
+    op_try_start (s, st->head);
+  op_unref (op);         /* the stream's queue */
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocations                                                         */
+
+static int
+tag_index (Sim *s, const char *tag)
+{
+  if (tag == NULL)
+    tag = "untagged";
+  gpointer v;
+  if (g_hash_table_lookup_extended (s->tags, tag, NULL, &v))
+    return GPOINTER_TO_INT (v);
+  TagStat t = { g_strdup (tag), 0, 0 };
+  g_array_append_val (s->tag_stats, t);
+  int i = (int) s->tag_stats->len - 1;
+  g_hash_table_insert (s->tags, t.name, GINT_TO_POINTER (i));
+  return i;
+}
+
+static void
+alloc_release (Sim *s, Alloc *a)
+{
+  a->freed = TRUE;
+  TagStat *t = &g_array_index (s->tag_stats, TagStat, a->tag);
+  t->cur -= a->bytes;
+  lru_remove (s, a);
+  if (a->kind == VS_MEM_PINNED)
+    loc_change (s, s->loc_host, -(gint64) a->charge);
+  else if (a->kind == VS_MEM_MANAGED)
+    {
+      if (s->cfg->unified)
+        loc_change (s, LOC_DEVICE, -(gint64) a->charge);
+      else
+        loc_change (s, LOC_DEVICE, -(gint64) a->resident_bytes);
+      a->resident_bytes = 0;
+      a->resident_groups = 0;
+    }
+  else
+    {
+      loc_change (s, a->loc, -(gint64) a->charge);
+      if (a->loc == LOC_DEVICE)
+        s->dev_nonmanaged -= a->charge;
+      if (a->below >= 0)
+        loc_change (s, a->below, -(gint64) a->charge);
+      a->below = -1;
+    }
+  g_hash_table_remove (s->allocs, &a->id);
+  alloc_unref (a);       /* the table's */
+}
+
+static void
+report_oom (Sim *s, const VsEvent *ev, guint64 requested)
+{
+  s->oom = TRUE;
+  cJSON *o = cJSON_CreateObject ();
+  cJSON_AddNumberToObject (o, "event", (double) ev->index);
+  cJSON_AddNumberToObject (o, "t_ns", (double) ev->t);
+  cJSON_AddNumberToObject (o, "predicted_t_ns", floor (s->now - s->t0));
+  cJSON_AddNumberToObject (o, "requested", (double) requested);
+  cJSON_AddNumberToObject (o, "in_use", (double) s->loc_used[LOC_DEVICE]);
+  cJSON_AddNumberToObject (o, "capacity", (double) s->loc_cap[LOC_DEVICE]);
+  s->oom_obj = o;
+}
+
+/* Handles an alloc event. Returns FALSE when the replay must stop (OOM);
+ * JOBS receives what the call must wait for. */
+static gboolean
+do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
+{
+  Alloc *a = g_new0 (Alloc, 1);
+  live_link (&s->live_allocs, &a->live);
+  a->refs = 1;
+  a->id = ev->id;
+  a->bytes = ev->bytes;
+  a->kind = ev->kind;
+  a->below = -1;
+  a->tag = tag_index (s, ev->tag);
+  if (a->kind == VS_MEM_DEVICE && s->cfg->oversubscription == VS_OVERSUB_UVM)
+    a->kind = VS_MEM_MANAGED;
+  a->charge = round_up (a->bytes, s->cfg->memory.alloc_granularity);
+  gboolean ok = TRUE;
+
+  if (s->cfg->unified && a->kind != VS_MEM_DEVICE)
+    {
+      /* One pool: pinned and managed memory are charged like device memory. */
+      if (loc_free (s, LOC_DEVICE) < a->charge && !s->opts->keep_going)
+        ok = FALSE;
+      else
+        loc_change (s, LOC_DEVICE, a->charge);
+      a->loc = LOC_DEVICE;
+      if (a->kind == VS_MEM_PINNED)
+        a->kind = VS_MEM_DEVICE, s->dev_nonmanaged += a->charge;
+    }
+  else if (a->kind == VS_MEM_PINNED)
+    {
+      a->charge = a->bytes;
+      a->loc = s->loc_host;
+      loc_change (s, s->loc_host, a->charge);
+    }
+  else if (a->kind == VS_MEM_MANAGED)
+    {
+      a->charge = a->bytes;
+      a->n_groups = (guint32) ((a->bytes + s->cfg->uvm.evict_unit - 1) / s->cfg->uvm.evict_unit);
+      a->resident = g_new0 (guint8, MAX (1u, a->n_groups));
+      a->gdirty = g_new0 (guint8, MAX (1u, a->n_groups));
+      a->loc = LOC_DEVICE;
+    }
+  else
+    {
+      guint64 free_b = loc_free (s, LOC_DEVICE);
+      if (a->charge > free_b)
+        {
+          guint64 got = 0;
+          Job *wb = evict_managed (s, a->charge - free_b, NULL, 0, &got);
+          if (wb)
+            g_ptr_array_add (jobs, wb);
+          free_b += got;
+        }
+      if (a->charge <= free_b)
+        {
+          a->loc = LOC_DEVICE;
+          loc_change (s, LOC_DEVICE, a->charge);
+          s->dev_nonmanaged += a->charge;
+        }
+      else if (!s->policy->nofit (s, a, jobs))
+        {
+          if (s->opts->keep_going)
+            {
+              if (!s->oom)
+                report_oom (s, ev, ev->bytes);
+              a->loc = LOC_DEVICE;
+              loc_change (s, LOC_DEVICE, a->charge);
+              s->dev_nonmanaged += a->charge;
+            }
+          else
+            ok = FALSE;
+        }
+    }
+  if (!ok)
+    {
+      report_oom (s, ev, ev->bytes);
+      s->stopped = TRUE;
+      alloc_unref (a);
+      return FALSE;
+    }
+  TagStat *t = &g_array_index (s->tag_stats, TagStat, a->tag);
+  t->cur += a->bytes;
+  t->peak = MAX (t->peak, t->cur);
+  Alloc *old = g_hash_table_lookup (s->allocs, &a->id);
+  if (old)
+    alloc_release (s, old);
+  g_hash_table_insert (s->allocs, &a->id, a);
+  lru_touch (s, a);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Issuing a host event                                                */
+
+static void
+thread_issue (Sim *s, Thread *t)
+{
+  const VsEvent *ev = &t->cur;
+  double now = s->now;
+  t->s_cur = now;
+  double f = now + (double) ev->host_ns;
+  t->waits = 0;
+  switch (ev->op)
+    {
+    case VS_OP_ALLOC:
+      {
+        GPtrArray *jobs = g_ptr_array_new ();
+        gboolean ok = do_alloc (s, ev, jobs);
+        for (guint i = 0; i < jobs->len; i++)
+          {
+            Job *j = jobs->pdata[i];
+            thread_block_on (t, &j->c);
+            job_unref (j);
+          }
+        g_ptr_array_free (jobs, TRUE);
+        if (!ok)
+          {
+            s->last_end = MAX (s->last_end, now);
+            return;
+          }
+        break;
+      }
+    case VS_OP_FREE:
+      if (ev->has_stream)
+        {
+          Op *op = op_issue (s, ev);
+          op_unref (op);
+        }
+      else
+        {
+          Alloc *a = alloc_lookup (s, ev->id);
+          if (a)
+            alloc_release (s, a);
+        }
+      break;
+    case VS_OP_COPY:
+    case VS_OP_MEMSET:
+    case VS_OP_KERNEL:
+    case VS_OP_PREFETCH:
+    case VS_OP_EVENT_RECORD:
+    case VS_OP_STREAM_WAIT:
+      {
+        Op *op = op_issue (s, ev);
+        if ((ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && !ev->async)
+          thread_block_on (t, &op->c);
+        op_unref (op);
+        break;
+      }
+    case VS_OP_SYNC:
+      if (ev->scope == VS_SYNC_DEVICE)
+        {
+          for (guint i = 0; i < s->stream_list->len; i++)
+            {
+              Stream *st = s->stream_list->pdata[i];
+              if (st->last)
+                thread_block_on (t, &st->last->c);
+            }
+        }
+      else if (ev->scope == VS_SYNC_STREAM)
+        {
+          Stream *st = g_hash_table_lookup (s->streams, &ev->stream);
+          if (st && st->last)
+            thread_block_on (t, &st->last->c);
+        }
+      else
+        {
+          Op *rec = g_hash_table_lookup (s->events, &ev->event);
+          if (rec)
+            thread_block_on (t, &rec->c);
+        }
+      break;
+    case VS_OP_MARK:
+      {
+        mark_close (s, t, now, ev->t);
+        const char *name = ev->name ? ev->name : "";
+        MarkStat *m = g_hash_table_lookup (s->marks, name);
+        if (m == NULL)
+          {
+            m = g_new0 (MarkStat, 1);
+            m->name = g_strdup (name);
+            g_hash_table_insert (s->marks, (gpointer) m->name, m);
+          }
+        m->count++;
+        t->mark_name = m->name;
+        t->mark_t = now;
+        t->mark_t_cap = ev->t;
+        if (s->timeline)
+          {
+            char *nm = json_str (name);
+            tl_event (s, "{\"name\":%s,\"ph\":\"i\",\"s\":\"p\",\"pid\":2,\"tid\":%u,\"ts\":%.3f}",
+                      nm, t->tid, (now - s->t0) / 1e3);
+            g_free (nm);
+          }
+        break;
+      }
+    default:
+      break;
+    }
+  if (t->waits > 0)
+    {
+      /* Blocking: f = max(s, the awaited work's end) (5.2). */
+      t->blocking = TRUE;
+      t->waits++;           /* guard: released just below */
+      thread_wait_done (s, t, 0);
+      return;
+    }
+  if (ev->op == VS_OP_SYNC || ((ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && !ev->async))
+    f = now;             /* blocking calls whose work was already done */
+  thread_finish (s, t, f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Main loop                                                           */
+
+static void
+on_flow_done (gpointer user, gpointer owner, guint64 tag)
+{
+  Sim *s = user;
+  if (tag == 1)
+    {
+      Job *j = owner;
+      if (--j->pending == 0)
+        job_finish (s, j);
+    }
+  else
+    {
+      Op *op = owner;
+      if (--op->waiting == 0)
+        op_complete (s, op);
+    }
+}
+
+static void
+progress (Sim *s)
+{
+  if (!s->opts->progress || s->n_events - s->last_progress < 1000000)
+    return;
+  s->last_progress = s->n_events;
+  fprintf (stderr, "\rvramsim: replayed %" G_GUINT64_FORMAT " events", s->n_events);
+}
+
+static void
+sim_loop (Sim *s)
+{
+  VsEvqItem it;
+  while (!s->stopped && s->error == NULL)
+    {
+      double te = evq_peek_time (s->q);
+      double tf = flow_net_next_end (s->net);
+      if (isinf (te) && isinf (tf))
+        break;
+      if (tf <= te)
+        {
+          s->now = MAX (s->now, tf);
+          flow_net_finish_due (s->net, s->now, on_flow_done, s);
+          continue;
+        }
+      evq_pop (s->q, &it);
+      s->now = MAX (s->now, it.t);
+      switch (it.kind)
+        {
+        case EQ_ISSUE:
+          {
+            Thread *t = it.obj;
+            if (t->cur_block == NULL && !thread_pull (s, t))
+              break;
+            thread_issue (s, t);
+            progress (s);
+            break;
+          }
+        case EQ_OP_RETRY:
+          {
+            Op *op = it.obj;
+            op->retry_pending = FALSE;
+            op_try_start (s, op);
+            op_unref (op);
+            break;
+          }
+        case EQ_JOB_DELAY:
+          job_run_flows (s, it.obj);
+          break;
+        }
+    }
+  if (s->opts->progress && s->last_progress)
+    fputc ('\n', stderr);
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup, report, teardown                                             */
+
+static void
+sim_setup (Sim *s)
+{
+  const VsConfig *c = s->cfg;
+  s->live_ops.next = s->live_ops.prev = &s->live_ops;
+  s->live_jobs.next = s->live_jobs.prev = &s->live_jobs;
+  s->live_allocs.next = s->live_allocs.prev = &s->live_allocs;
+  s->q = evq_new ();
+  s->net = flow_net_new ();
+  flow_net_set_observer (s->net, on_load, s);
+  s->b_dev = c->memory.bandwidth * c->memory.efficiency;
+  s->b0_dev = s->cap_cfg->memory.bandwidth * s->cap_cfg->memory.efficiency;
+  s->tflops_scale = s->cap_cfg->tflops / c->tflops;
+  s->pageable_cap = c->link.bandwidth * c->link.pageable_efficiency;
+  s->r_sm = flow_net_add_resource (s->net, "sm", 1.0);
+  s->r_dev = flow_net_add_resource (s->net, "device_mem", s->b_dev);
+  if (!c->unified)
+    {
+      double l = c->link.bandwidth * c->link.efficiency;
+      s->r_h2d = flow_net_add_resource (s->net, "link_h2d", l);
+      s->r_d2h = flow_net_add_resource (s->net, "link_d2h", l);
+    }
+  else
+    s->r_h2d = s->r_d2h = s->r_dev;
+  s->r_tier0 = flow_net_n_resources (s->net);
+  for (guint i = 0; i < c->n_tiers; i++)
+    flow_net_add_resource (s->net, c->tiers[i].name, c->tiers[i].bandwidth * c->tiers[i].efficiency);
+  s->r_host = c->unified ? s->r_dev : flow_net_add_resource (s->net, "host_mem", c->host.bandwidth);
+
+  s->loc_host = (int) c->n_tiers + 1;
+  s->n_locs = c->n_tiers + 2;
+  s->loc_cap = g_new0 (guint64, s->n_locs);
+  s->loc_used = g_new0 (guint64, s->n_locs);
+  s->loc_peak = g_new0 (guint64, s->n_locs);
+  s->res_cur_t = g_new0 (double, s->n_locs);
+  s->loc_cap[LOC_DEVICE] = c->memory.capacity > c->memory.reserved ? c->memory.capacity - c->memory.reserved : 0;
+  for (guint i = 0; i < c->n_tiers; i++)
+    s->loc_cap[LOC_TIER (i)] = c->tiers[i].capacity;
+  s->loc_cap[s->loc_host] = c->unified ? 0 : c->host.capacity;
+  s->policy = &policies[c->oversubscription];
+
+  s->allocs = g_hash_table_new (g_int64_hash, g_int64_equal);
+  s->threads = g_hash_table_new (NULL, NULL);
+  s->thread_list = g_ptr_array_new ();
+  s->streams = g_hash_table_new (g_int64_hash, g_int64_equal);
+  s->stream_list = g_ptr_array_new ();
+  s->events = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  s->tags = g_hash_table_new (g_str_hash, g_str_equal);
+  s->tag_stats = g_array_new (FALSE, FALSE, sizeof (TagStat));
+  s->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  s->marks = g_hash_table_new (g_str_hash, g_str_equal);
+  s->acc_scratch = g_array_new (FALSE, FALSE, sizeof (struct { Alloc *a; guint8 m; }));
+  g_queue_init (&s->ce_queue[0]);
+  g_queue_init (&s->ce_queue[1]);
+}
+
+static void
+mark_free (gpointer p)
+{
+  MarkStat *m = p;
+  g_free ((char *) m->name);
+  g_free (m);
+}
+
+static void
+sim_teardown (Sim *s)
+{
+  /* Free every op, job and allocation still alive, whatever holds them. */
+  while (s->live_ops.next != &s->live_ops)
+    {
+      Op *op = (Op *) s->live_ops.next;
+      live_unlink (&op->live);
+      if (op->c.waiters)
+        g_array_free (op->c.waiters, TRUE);
+      g_free (op->acc);
+      g_free (op->mode);
+      g_free (op);
+    }
+  while (s->live_jobs.next != &s->live_jobs)
+    {
+      Job *j = (Job *) s->live_jobs.next;
+      live_unlink (&j->live);
+      if (j->c.waiters)
+        g_array_free (j->c.waiters, TRUE);
+      g_free (j);
+    }
+  while (s->live_allocs.next != &s->live_allocs)
+    {
+      Alloc *a = (Alloc *) s->live_allocs.next;
+      live_unlink (&a->live);
+      g_free (a->resident);
+      g_free (a->gdirty);
+      g_free (a);
+    }
+  g_hash_table_destroy (s->events);
+  for (guint i = 0; i < s->stream_list->len; i++)
+    g_free (s->stream_list->pdata[i]);
+  g_ptr_array_free (s->stream_list, TRUE);
+  g_hash_table_destroy (s->streams);
+  for (guint i = 0; i < s->thread_list->len; i++)
+    {
+      Thread *t = s->thread_list->pdata[i];
+      g_free (t->cur_block);
+      g_queue_clear_full (&t->pending, g_free);
+      g_free (t);
+    }
+  g_ptr_array_free (s->thread_list, TRUE);
+  g_hash_table_destroy (s->threads);
+  g_hash_table_destroy (s->allocs);
+  g_hash_table_destroy (s->tags);
+  for (guint i = 0; i < s->tag_stats->len; i++)
+    g_free (g_array_index (s->tag_stats, TagStat, i).name);
+  g_array_free (s->tag_stats, TRUE);
+  g_hash_table_destroy (s->kernels);
+  GList *ms = g_hash_table_get_values (s->marks);
+  g_list_free_full (ms, mark_free);
+  g_hash_table_destroy (s->marks);
+  g_array_free (s->acc_scratch, TRUE);
+  g_queue_clear (&s->ce_queue[0]);
+  g_queue_clear (&s->ce_queue[1]);
+  evq_free (s->q);
+  flow_net_free (s->net);
+  g_free (s->loc_cap);
+  g_free (s->loc_used);
+  g_free (s->loc_peak);
+  g_free (s->res_cur_t);
+  if (s->series)
+    {
+      g_array_free (s->series->sums, TRUE);
+      g_free (s->series);
+    }
+  cJSON_Delete (s->oom_obj);
+}
+
+static GPtrArray *
+table_values (GHashTable *h)
+{
+  GPtrArray *a = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, h);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    g_ptr_array_add (a, v);
+  return a;
+}
+
+static gint
+kernel_cmp (gconstpointer a, gconstpointer b)
+{
+  const KernelStat *x = *(KernelStat *const *) a, *y = *(KernelStat *const *) b;
+  if (x->predicted_ns != y->predicted_ns)
+    return x->predicted_ns > y->predicted_ns ? -1 : 1;
+  return g_strcmp0 (x->name, y->name);
+}
+
+static gint
+mark_cmp (gconstpointer a, gconstpointer b)
+{
+  const MarkStat *x = *(MarkStat *const *) a, *y = *(MarkStat *const *) b;
+  return g_strcmp0 (x->name, y->name);
+}
+
+#define KERNELS_TOP 20
+
+static cJSON *
+sim_report (Sim *s, double makespan)
+{
+  const VsConfig *c = s->cfg;
+  cJSON *r = cJSON_CreateObject ();
+  cJSON_AddNumberToObject (r, "vramsim_report", 1);
+  cJSON_AddStringToObject (r, "status", s->oom && !s->opts->keep_going ? "oom" : "ok");
+  cJSON_AddStringToObject (r, "config", c->name ? c->name : "");
+  cJSON_AddStringToObject (r, "capture_config", s->cap_cfg->name ? s->cap_cfg->name : "");
+  cJSON_AddStringToObject (r, "trace", s->opts->trace_name ? s->opts->trace_name : trace_reader_path (s->reader));
+  cJSON_AddStringToObject (r, "policy", config_oversub_name (c->oversubscription));
+  cJSON_AddNumberToObject (r, "events", (double) s->n_events);
+
+  double captured = s->cap_have ? (double) (s->cap_last_end - s->cap_first_t) : 0;
+  cJSON *t = cJSON_AddObjectToObject (r, "time");
+  cJSON_AddNumberToObject (t, "captured_ns", captured);
+  cJSON_AddNumberToObject (t, "predicted_ns", round (makespan));
+  cJSON_AddNumberToObject (t, "slowdown", captured > 0 ? round (makespan) / captured : 0);
+
+  cJSON *h = cJSON_AddObjectToObject (r, "host");
+  cJSON_AddNumberToObject (h, "blocked_ns", round (s->blocked_ns));
+  cJSON_AddNumberToObject (h, "threads", s->thread_list->len);
+
+  cJSON *st = cJSON_AddObjectToObject (r, "stalls");
+  cJSON_AddNumberToObject (st, "contention_ns", round (s->contention_ns));
+  cJSON_AddNumberToObject (st, "fault_ns", round (s->fault_ns));
+  cJSON_AddNumberToObject (st, "swap_ns", round (s->swap_ns));
+  cJSON_AddNumberToObject (st, "copy_engine_ns", round (s->ce_ns));
+
+  cJSON *m = cJSON_AddObjectToObject (r, "memory");
+  cJSON *tiers = cJSON_AddArrayToObject (m, "tiers");
+  for (guint loc = 0; loc < s->n_locs; loc++)
+    {
+      if (c->unified && (int) loc == s->loc_host)
+        continue;
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "name", loc_name (s, (int) loc));
+      cJSON_AddNumberToObject (o, "capacity", (double) s->loc_cap[loc]);
+      cJSON_AddNumberToObject (o, "peak_bytes", (double) s->loc_peak[loc]);
+      cJSON_AddItemToArray (tiers, o);
+    }
+  cJSON *tags = cJSON_AddArrayToObject (m, "tags");
+  for (guint i = 0; i < s->tag_stats->len; i++)
+    {
+      TagStat *ts = &g_array_index (s->tag_stats, TagStat, i);
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "tag", ts->name);
+      cJSON_AddNumberToObject (o, "peak_bytes", (double) ts->peak);
+      cJSON_AddItemToArray (tags, o);
+    }
+  cJSON_AddNumberToObject (m, "overflow_bytes", (double) s->overflow_peak);
+
+  cJSON *tr = cJSON_AddObjectToObject (r, "traffic");
+  cJSON_AddNumberToObject (tr, "h2d_bytes", (double) s->h2d_bytes);
+  cJSON_AddNumberToObject (tr, "d2h_bytes", (double) s->d2h_bytes);
+  cJSON_AddNumberToObject (tr, "swap_out_bytes", (double) s->swap_out_bytes);
+  cJSON_AddNumberToObject (tr, "swap_in_bytes", (double) s->swap_in_bytes);
+  cJSON_AddNumberToObject (tr, "fault_bytes", (double) s->fault_bytes);
+  cJSON_AddNumberToObject (tr, "faults", (double) s->faults);
+  cJSON_AddNumberToObject (tr, "writeback_bytes", (double) s->writeback_bytes);
+  cJSON_AddNumberToObject (tr, "prefetch_bytes", (double) s->prefetch_bytes);
+
+  cJSON *res = cJSON_AddArrayToObject (r, "resources");
+  for (guint i = 0; i < flow_net_n_resources (s->net); i++)
+    {
+      VsResourceStats rs;
+      flow_net_resource_stats (s->net, i, &rs);
+      double cap = flow_net_resource_capacity (s->net, i);
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "name", flow_net_resource_name (s->net, i));
+      cJSON_AddNumberToObject (o, "capacity_bps", cap);
+      /* For sm the amount is GPU-time: reported in GPU-ns. */
+      cJSON_AddNumberToObject (o, "bytes", round (i == s->r_sm ? rs.bytes * 1e9 : rs.bytes));
+      cJSON_AddNumberToObject (o, "busy_ns", round (rs.busy_ns));
+      cJSON_AddNumberToObject (o, "utilization_mean", makespan > 0 ? rs.bytes / (cap * makespan * 1e-9) : 0);
+      cJSON_AddNumberToObject (o, "saturated_ns", round (rs.saturated_ns));
+      cJSON_AddItemToArray (res, o);
+    }
+
+  cJSON *k = cJSON_AddObjectToObject (r, "kernels");
+  GPtrArray *ks = table_values (s->kernels);
+  g_ptr_array_sort (ks, kernel_cmp);
+  cJSON_AddNumberToObject (k, "distinct", ks->len);
+  cJSON *top = cJSON_AddArrayToObject (k, "top");
+  for (guint i = 0; i < ks->len && i < KERNELS_TOP; i++)
+    {
+      KernelStat *ki = ks->pdata[i];
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "name", ki->name);
+      cJSON_AddNumberToObject (o, "count", (double) ki->count);
+      cJSON_AddNumberToObject (o, "captured_ns", round (ki->captured_ns));
+      cJSON_AddNumberToObject (o, "predicted_ns", round (ki->predicted_ns));
+      cJSON_AddNumberToObject (o, "stall_ns", round (ki->stall_ns));
+      cJSON_AddItemToArray (top, o);
+    }
+  g_ptr_array_free (ks, TRUE);
+
+  cJSON *marks = cJSON_AddArrayToObject (r, "marks");
+  GPtrArray *ms = table_values (s->marks);
+  g_ptr_array_sort (ms, mark_cmp);
+  for (guint i = 0; i < ms->len; i++)
+    {
+      MarkStat *mi = ms->pdata[i];
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "name", mi->name);
+      cJSON_AddNumberToObject (o, "count", (double) mi->count);
+      cJSON_AddNumberToObject (o, "captured_ns", round (mi->captured_ns));
+      cJSON_AddNumberToObject (o, "predicted_ns", round (mi->predicted_ns));
+      cJSON_AddItemToArray (marks, o);
+    }
+  g_ptr_array_free (ms, TRUE);
+
+  if (s->oom_obj)
+    {
+      cJSON_AddItemToObject (r, "oom", s->oom_obj);
+      s->oom_obj = NULL;
+    }
+  if (s->unknown_refs)
+    cJSON_AddNumberToObject (r, "unresolved_refs", (double) s->unknown_refs);
+  return r;
+}
+
+/* Writes the series CSV (SERIES: one column per location, then per resource). */
+static gboolean
+series_write (Sim *s, const char *path, double makespan, GError **error)
+{
+  Series *se = s->series;
+  for (guint loc = 0; loc < s->n_locs; loc++)
+    series_add (se, loc, s->res_cur_t[loc] - s->t0, makespan, (double) s->loc_used[loc]);
+  GString *out = g_string_new ("t_ns,dt_ns");
+  for (guint loc = 0; loc < s->n_locs; loc++)
+    if (!(s->cfg->unified && (int) loc == s->loc_host))
+      g_string_append_printf (out, ",resident_%s_bytes", loc_name (s, (int) loc));
+  for (guint i = 0; i < flow_net_n_resources (s->net); i++)
+    g_string_append_printf (out, ",util_%s", flow_net_resource_name (s->net, i));
+  g_string_append_c (out, '\n');
+  const double *v = (const double *) se->sums->data;
+  guint n = se->n_buckets;
+  for (guint b = 0; b < n; b++)
+    {
+      double lo = b * se->dt, hi = MIN ((b + 1) * se->dt, makespan);
+      double w = hi - lo;
+      if (w <= 0)
+        break;
+      g_string_append_printf (out, "%.0f,%.0f", lo, w);
+      for (guint col = 0; col < se->n_cols; col++)
+        {
+          if (col < s->n_locs)
+            {
+              if (s->cfg->unified && (int) col == s->loc_host)
+                continue;
+              g_string_append_printf (out, ",%.0f", v[b * se->n_cols + col] / w);
+            }
+          else
+            g_string_append_printf (out, ",%.4f", v[b * se->n_cols + col] / w);
+        }
+      g_string_append_c (out, '\n');
+    }
+  gboolean ok = g_file_set_contents (path, out->str, out->len, error);
+  g_string_free (out, TRUE);
+  return ok;
+}
+
+static gboolean
+timeline_open (Sim *s, const char *path, GError **error)
+{
+  s->timeline_tmp = g_strdup_printf ("%s.tmp.%d", path, (int) getpid ());
+  s->timeline = fopen (s->timeline_tmp, "w");
+  if (s->timeline == NULL)
+    {
+      int e = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", path, g_strerror (e));
+      g_clear_pointer (&s->timeline_tmp, g_free);
+      return FALSE;
+    }
+  fputs ("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", s->timeline);
+  s->timeline_first = TRUE;
+  char *cfg = json_str (s->cfg->name);
+  tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"GPU (predicted, %s)\"}}",
+            s->cfg->name ? s->cfg->name : "");
+  tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"host threads\"}}");
+  g_free (cfg);
+  return TRUE;
+}
+
+static gboolean
+timeline_close (Sim *s, const char *path, gboolean ok, GError **error)
+{
+  if (s->timeline == NULL)
+    return ok;
+  fputs ("\n]}\n", s->timeline);
+  gboolean wrote = fflush (s->timeline) == 0;
+  wrote &= fclose (s->timeline) == 0;
+  s->timeline = NULL;
+  if (ok && !wrote)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
+      ok = FALSE;
+    }
+  if (ok && g_rename (s->timeline_tmp, path) != 0)
+    {
+      int e = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", path, g_strerror (e));
+      ok = FALSE;
+    }
+  if (!ok)
+    g_unlink (s->timeline_tmp);
+  g_clear_pointer (&s->timeline_tmp, g_free);
+  return ok;
+}
+
+cJSON *
+replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *capture,
+            const VsReplayOptions *opts, GError **error)
+{
+  static const VsReplayOptions defaults = { 0 };
+  Sim sim = { 0 };
+  Sim *s = &sim;
+  s->cfg = target;
+  s->cap_cfg = capture ? capture : target;
+  s->opts = opts ? opts : &defaults;
+  s->reader = reader;
+  sim_setup (s);
+  if (s->opts->series_path)
+    {
+      s->series = g_new0 (Series, 1);
+      s->series->fixed = s->opts->series_dt_ns > 0;
+      s->series->dt = s->series->fixed ? s->opts->series_dt_ns : 1000.0;
+      s->series->n_cols = s->n_locs + flow_net_n_resources (s->net);
+      s->series->sums = g_array_new (FALSE, TRUE, sizeof (double));
+    }
+  if (s->opts->timeline_path && !timeline_open (s, s->opts->timeline_path, error))
+    {
+      sim_teardown (s);
+      return NULL;
+    }
+
+  /* Bootstrap: the first event's thread. */
+  VsEvent ev;
+  if (trace_next (reader, &ev, &s->error))
+    {
+      s->n_events = 1;
+      note_captured (s, &ev);
+      s->t0 = s->now = s->last_end = (double) ev.t;
+      s->have_t0 = TRUE;
+      gboolean created;
+      Thread *t = thread_get (s, ev.tid, &created);
+      g_queue_push_tail (&t->pending, qevent_copy (&ev));
+      evq_push (s->q, (double) ev.t, EQ_ISSUE, t, 0);
+      for (guint i = 0; i < s->n_locs; i++)
+        s->res_cur_t[i] = s->t0;
+      sim_loop (s);
+    }
+  if (s->error == NULL && s->stopped)
+    {
+      /* An OOM stop: drain the reader so that bad input after the stop
+       * still fails, and the event count is the trace's. */
+      while (trace_next (reader, &ev, &s->error))
+        {
+          s->n_events++;
+          note_captured (s, &ev);
+        }
+    }
+  double end = MAX (s->last_end, s->now);
+  flow_net_settle (s->net, end);
+  double makespan = s->have_t0 ? end - s->t0 : 0;
+  cJSON *report = NULL;
+  gboolean ok = s->error == NULL;
+  if (!ok)
+    g_propagate_error (error, s->error);
+  else
+    report = sim_report (s, makespan);
+  if (ok && s->series && !series_write (s, s->opts->series_path, makespan, error))
+    ok = FALSE;
+  if (!timeline_close (s, s->opts->timeline_path, ok, ok ? error : NULL))
+    ok = FALSE;
+  if (!ok)
+    g_clear_pointer (&report, cJSON_Delete);
+  sim_teardown (s);
+  return report;
+}
