@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "trace-priv.h"
 
 typedef struct {
   guint64 bytes;
@@ -135,12 +135,12 @@ format_time (char *buf, gsize n, guint64 ns)
 }
 
 static void
-add_str_or_null (cJSON *o, const char *k, const char *v)
+append_str_or_null (GString *s, const char *v)
 {
   if (v)
-    cJSON_AddStringToObject (o, k, v);
+    trace_json_append_string (s, v);
   else
-    cJSON_AddNullToObject (o, k);
+    g_string_append (s, "null");
 }
 
 /* Integers go out exactly (cJSON would print them as doubles). */
@@ -148,12 +148,8 @@ static void
 print_json (const Info *in, const VsTraceHeader *h, const char *path)
 {
   GString *s = g_string_new ("{\n");
-  g_string_append_printf (s, "  \"trace\": ");
-  cJSON *js = cJSON_CreateString (path);
-  char *t = cJSON_PrintUnformatted (js);
-  g_string_append (s, t);
-  free (t);
-  cJSON_Delete (js);
+  g_string_append (s, "  \"trace\": ");
+  trace_json_append_string (s, path);
   g_string_append_printf (s, ",\n  \"events\": %" G_GUINT64_FORMAT ",\n  \"ops\": {", in->events);
   for (guint op = 0; op < VS_OP_COUNT; op++)
     g_string_append_printf (s, "%s\"%s\": %" G_GUINT64_FORMAT, op ? ", " : "", event_op_name (op), in->ops[op]);
@@ -165,11 +161,9 @@ print_json (const Info *in, const VsTraceHeader *h, const char *path)
   for (guint i = 0; i < in->tags->len; i++)
     {
       const TagStat *ts = &g_array_index (in->tags, TagStat, i);
-      js = cJSON_CreateString (ts->name);
-      t = cJSON_PrintUnformatted (js);
-      g_string_append_printf (s, "%s%s: %" G_GUINT64_FORMAT, i ? ", " : "", t, ts->peak);
-      free (t);
-      cJSON_Delete (js);
+      g_string_append (s, i ? ", " : "");
+      trace_json_append_string (s, ts->name);
+      g_string_append_printf (s, ": %" G_GUINT64_FORMAT, ts->peak);
     }
   g_string_append_printf (s, "},\n  \"streams\": %u,\n  \"threads\": %u,\n", g_hash_table_size (in->streams),
                           g_hash_table_size (in->threads));
@@ -178,14 +172,13 @@ print_json (const Info *in, const VsTraceHeader *h, const char *path)
   g_string_append (s, "  \"copy_bytes\": {");
   for (guint d = 0; d < VS_DIR_COUNT; d++)
     g_string_append_printf (s, "%s\"%s\": %" G_GUINT64_FORMAT, d ? ", " : "", event_dir_name (d), in->copy_bytes[d]);
-  cJSON *cap = cJSON_CreateObject ();
-  add_str_or_null (cap, "device", h->device);
-  add_str_or_null (cap, "config", h->config);
-  add_str_or_null (cap, "tool", h->tool);
-  t = cJSON_PrintUnformatted (cap);
-  cJSON_Delete (cap);
-  g_string_append_printf (s, "},\n  \"capture\": %s\n}\n", t);
-  free (t);
+  g_string_append (s, "},\n  \"capture\": {\"device\": ");
+  append_str_or_null (s, h->device);
+  g_string_append (s, ", \"config\": ");
+  append_str_or_null (s, h->config);
+  g_string_append (s, ", \"tool\": ");
+  append_str_or_null (s, h->tool);
+  g_string_append (s, "}\n}\n");
   fputs (s->str, stdout);
   g_string_free (s, TRUE);
 }

@@ -70,6 +70,8 @@ typedef struct {
   void (*close) (VsTraceReader *r);
 } VsTraceReaderClass;
 
+#define VS_SMALL_TIDS 64
+
 struct _VsTraceReader {
   const VsTraceReaderClass *klass;
   char *path;
@@ -80,7 +82,8 @@ struct _VsTraceReader {
   gboolean failed;
   gboolean done;
   VsU64Map live;          /* live allocation ids */
-  VsU64Map last_t;        /* tid + 1 -> last t */
+  VsU64Map last_t;        /* tid + 1 -> last t, for tids from VS_SMALL_TIDS up */
+  guint64 small_t[VS_SMALL_TIDS]; /* last t + 1 of the first tids (0 = none yet): no hashing */
 };
 
 void trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char *path);

@@ -506,17 +506,30 @@ trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **e
     }
 
   /* Time runs forward within each host thread. */
-  guint64 tkey = (guint64) ev->tid + 1;
-  guint64 *last = u64map_lookup (&r->last_t, tkey);
-  if (last != NULL)
+  guint64 prev_t = 0;
+  gboolean seen;
+  if (ev->tid < VS_SMALL_TIDS)
     {
-      if (ev->t < *last)
-        return FAIL ("field 't': %" G_GUINT64_FORMAT " is earlier than the previous event of thread %u (t %"
-                     G_GUINT64_FORMAT ")", ev->t, ev->tid, *last);
-      *last = ev->t;
+      seen = r->small_t[ev->tid] != 0;
+      prev_t = r->small_t[ev->tid] - 1;
+      if (!seen || ev->t >= prev_t)
+        r->small_t[ev->tid] = ev->t + 1;
     }
   else
-    u64map_insert (&r->last_t, tkey, ev->t);
+    {
+      guint64 *last = u64map_lookup (&r->last_t, (guint64) ev->tid + 1);
+      seen = last != NULL;
+      if (seen)
+        {
+          prev_t = *last;
+          *last = MAX (*last, ev->t);
+        }
+      else
+        u64map_insert (&r->last_t, (guint64) ev->tid + 1, ev->t);
+    }
+  if (seen && ev->t < prev_t)
+    return FAIL ("field 't': %" G_GUINT64_FORMAT " is earlier than the previous event of thread %u (t %"
+                 G_GUINT64_FORMAT ")", ev->t, ev->tid, prev_t);
 
   /* Allocation ids, tracked in file order. */
   switch (ev->op)
