@@ -528,6 +528,7 @@ fail:
 
 typedef struct {
   char *label;
+  guint order;          /* row where the line's key first appears */
   GArray *x, *y;        /* double */
   GPtrArray *xtext;     /* the x cells as written */
 } Group;
@@ -541,6 +542,13 @@ group_free (gpointer p)
   g_array_unref (g->y);
   g_ptr_array_unref (g->xtext);
   g_free (g);
+}
+
+static gint
+group_cmp (gconstpointer a, gconstpointer b)
+{
+  const Group *ga = *(Group *const *) a, *gb = *(Group *const *) b;
+  return ga->order < gb->order ? -1 : ga->order > gb->order;
 }
 
 static gboolean
@@ -602,15 +610,37 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
 
   g_autoptr (GPtrArray) groups = g_ptr_array_new_with_free_func (group_free);
   g_autoptr (GHashTable) by_label = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GHashTable) first_seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   guint not_ok = 0;
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
   for (guint r = 1; r < rows->len; r++)
     {
       char **cells = rows->pdata[r];
       double x, y;
+      GString *label = g_string_new (NULL);
+      for (guint b = 0; b < by->len; b++)
+        {
+          int c = g_array_index (by, int, b);
+          if (b)
+            g_string_append (label, ", ");
+          /* A bare value is unclear for a varied key: say which. */
+          if (c != 0 && by->len > 1)
+            {
+              const char *dot = strrchr (header[c], '.');
+              g_string_append_printf (label, "%s=%s", dot ? dot + 1 : header[c], cells[c]);
+            }
+          else
+            g_string_append (label, cells[c]);
+        }
+      if (label->len == 0)
+        g_string_append (label, ycol);
+      /* Lines keep the order their first row has, drawn or not. */
+      if (!g_hash_table_contains (first_seen, label->str))
+        g_hash_table_insert (first_seen, g_strdup (label->str), GUINT_TO_POINTER (r));
       if (strcmp (cells[status], "ok") != 0)
         {
           not_ok++;
+          g_string_free (label, TRUE);
           continue;
         }
       if (!parse_number (cells[yi], &y))
@@ -632,28 +662,12 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
       else
         x_value (xk, cells[xi], &x);
 
-      GString *label = g_string_new (NULL);
-      for (guint b = 0; b < by->len; b++)
-        {
-          int c = g_array_index (by, int, b);
-          if (b)
-            g_string_append (label, ", ");
-          /* A bare value is unclear for a varied key: say which. */
-          if (c != 0 && by->len > 1)
-            {
-              const char *dot = strrchr (header[c], '.');
-              g_string_append_printf (label, "%s=%s", dot ? dot + 1 : header[c], cells[c]);
-            }
-          else
-            g_string_append (label, cells[c]);
-        }
-      if (label->len == 0)
-        g_string_append (label, ycol);
       Group *g = g_hash_table_lookup (by_label, label->str);
       if (g == NULL)
         {
           g = g_new0 (Group, 1);
           g->label = g_strdup (label->str);
+          g->order = GPOINTER_TO_UINT (g_hash_table_lookup (first_seen, label->str));
           g->x = g_array_new (FALSE, FALSE, sizeof (double));
           g->y = g_array_new (FALSE, FALSE, sizeof (double));
           g->xtext = g_ptr_array_new ();
@@ -672,6 +686,8 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
       g_set_error (error, VS_PLOT_ERROR, 0, "%s: no run with status ok to plot (%u runs oom or error)", o->inputs[0], not_ok);
       return FALSE;
     }
+
+  g_ptr_array_sort (groups, group_cmp);
 
   /* Distinct x values: few enough to label each tick with its value as written. */
   g_autoptr (GHashTable) distinct = g_hash_table_new (g_str_hash, g_str_equal);

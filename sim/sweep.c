@@ -29,10 +29,6 @@
 
 G_DEFINE_QUARK (vs-sweep-error-quark, sweep_error)
 
-/* TEMPORARY, until sim/replay.c lands: a weak reference keeps the build
- * linking; sweep_run reports "engine not built" while it is NULL. */
-#pragma weak replay_run
-
 #define MAX_RANGE_VALUES 100000
 
 /* ---------------------------------------------------------------- ranges */
@@ -244,14 +240,14 @@ sweep_vary_parse (const char *spec, GError **error)
       else
         g_ptr_array_add (values, g_strdup (*it));
     }
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < values->len; i++)
-    for (guint j = 0; j < i; j++)
-      if (strcmp (values->pdata[i], values->pdata[j]) == 0)
-        {
-          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: value '%s' given twice",
-                       key, (char *) values->pdata[i]);
-          return NULL;
-        }
+    if (!g_hash_table_add (seen, values->pdata[i]))
+      {
+        g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: value '%s' given twice",
+                     key, (char *) values->pdata[i]);
+        return NULL;
+      }
 
   VsVary *v = g_new0 (VsVary, 1);
   v->key = g_steal_pointer (&key);
@@ -704,19 +700,19 @@ plan_init (Sweep *s, const VsSweepOptions *opts, GError **error)
 
   /* Every varied key and value must be settable on the first config:
    * a typo stops the sweep before it runs. */
+  cJSON *probe = cJSON_Duplicate (s->config_json[0], TRUE);
   for (guint k = 0; k < s->n_varies; k++)
     for (guint v = 0; v < s->varies[k]->n_values; v++)
       {
-        cJSON *probe = cJSON_Duplicate (s->config_json[0], TRUE);
         g_autofree char *assignment = g_strdup_printf ("%s=%s", s->varies[k]->key, s->varies[k]->values[v]);
-        gboolean ok = config_set (probe, assignment, opts->configs[0], error);
-        cJSON_Delete (probe);
-        if (!ok)
+        if (!config_set (probe, assignment, opts->configs[0], error))
           {
+            cJSON_Delete (probe);
             g_prefix_error (error, "--vary %s: ", s->varies[k]->key);
             return FALSE;
           }
       }
+  cJSON_Delete (probe);
 
   GPtrArray *cols = g_ptr_array_new ();
   g_ptr_array_add (cols, g_strdup ("config"));
@@ -1133,6 +1129,13 @@ self_exe (void)
   return p ? p : g_strdup ("vramsim");
 }
 
+/* As config_load_json decides: a name without '/' or ".json" is a preset. */
+static gboolean
+is_preset_name (const char *s)
+{
+  return strchr (s, '/') == NULL && !g_str_has_suffix (s, ".json");
+}
+
 static char *
 default_reports_dir (const char *jobs_file)
 {
@@ -1182,7 +1185,7 @@ write_jobs (Sweep *s, GError **error)
           cJSON_free (json);
           ok = write_atomically (cfg_arg[i], text, -1, error);
         }
-      else if (g_file_test (o->configs[i], G_FILE_TEST_IS_REGULAR))
+      else if (!is_preset_name (o->configs[i]))
         cfg_arg[i] = absolute (o->configs[i]);
       else
         cfg_arg[i] = g_strdup (o->configs[i]);
@@ -1215,8 +1218,8 @@ write_jobs (Sweep *s, GError **error)
       g_string_append_printf (text, "%s replay %s -c %s", q_exe, q_trace, q_cfg);
       if (o->capture_config)
         {
-          g_autofree char *cc = g_file_test (o->capture_config, G_FILE_TEST_IS_REGULAR)
-                                  ? absolute (o->capture_config) : g_strdup (o->capture_config);
+          g_autofree char *cc = is_preset_name (o->capture_config)
+                                  ? g_strdup (o->capture_config) : absolute (o->capture_config);
           g_autofree char *q = shell_word (cc);
           g_string_append_printf (text, " --capture-config %s", q);
         }
@@ -1251,11 +1254,6 @@ sweep_run (const VsSweepOptions *opts, GError **error)
   if (opts->resume && opts->output == NULL && opts->jobs_file == NULL)
     {
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--resume needs -o RESULTS");
-      goto out;
-    }
-  if (replay_run == NULL)
-    {
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "sweep: the replay engine is not built yet");
       goto out;
     }
   if (!plan_init (&s, opts, error))

@@ -1,0 +1,46 @@
+# vramsim plot timeline: generated from plots/timeline.gp and series-a.csv
+# Edit freely, then run: gnuplot THIS_FILE
+set terminal pngcairo size 1000,600 noenhanced font 'Sans,11'
+set output 'gp/timeline.png'
+plot_title = 'Memory residency and bandwidth over time: series-a.csv'
+datafile = 'gp/timeline.tsv'
+nres = 2
+nutil = 5
+array res_titles[2] = ['device', 'cxl0']
+array util_titles[5] = ['sm', 'device_mem', 'link_h2d', 'link_d2h', 'cxl0']
+logx = 0
+logy = 0
+# ---- plots/timeline.gp ----
+# timeline.gp - residency per tier (GiB, left axis) and utilization per
+# resource (%, right axis) over time, from `vramsim replay --series`.
+# Set by vramsim: plot_title, datafile (columns: time in ms, nres residency
+# columns in GiB, nutil utilization columns in %), res_titles[], util_titles[],
+# logx, logy.
+set title plot_title font ',13'
+set xlabel 'time (ms)'
+set ylabel 'resident (GiB)'
+set y2label 'utilization (% of capacity)'
+set datafile separator "\t"
+set grid xtics ytics lc rgb '#dddddd'
+set border 3 + 8
+set ytics nomirror
+set y2tics 0, 20, 100 nomirror
+set yrange [0:*]
+set y2range [0:105]
+set xrange [*:*]
+set key outside right top vertical Left reverse samplen 2 spacing 1.2 title 'resident (GiB) / busy (%)'
+if (logx) { set logscale x }
+if (logy) { set logscale y; set yrange [*:*] }
+set style line 1 lc rgb '#1f77b4' lw 2.5
+set style line 2 lc rgb '#2ca02c' lw 2.5
+set style line 3 lc rgb '#8c564b' lw 2.5
+set style line 4 lc rgb '#9467bd' lw 2.5
+set style line 11 lc rgb '#d62728' lw 1.2 dt 2
+set style line 12 lc rgb '#ff7f0e' lw 1.2 dt 2
+set style line 13 lc rgb '#17becf' lw 1.2 dt 2
+set style line 14 lc rgb '#bcbd22' lw 1.2 dt 2
+set style line 15 lc rgb '#e377c2' lw 1.2 dt 2
+set style line 16 lc rgb '#7f7f7f' lw 1.2 dt 2
+set style line 17 lc rgb '#000000' lw 1.2 dt 2
+plot for [i=1:nres] datafile using 1:(column(1 + i)) axes x1y1 with steps ls i title res_titles[i] . ' (GiB)', \
+     for [j=1:nutil] datafile using 1:(column(1 + nres + j)) axes x1y2 with steps ls (10 + j) title util_titles[j] . ' (%)'

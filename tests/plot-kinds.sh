@@ -1,0 +1,104 @@
+#!/bin/bash
+# plot-kinds.sh — every `vramsim plot` kind renders a PNG (and one an SVG)
+# with gnuplot from hand-written inputs, its --script-only script matches
+# tests/golden/plot-KIND.gp (after removing the temp dir from paths), and
+# the sweep data is converted to the units the axes say.
+VRAMSIM=${VRAMSIM:-bin/vramsim}
+GOLDEN=$(cd "$(dirname "$0")" && pwd)/golden
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0
+ok () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
+echo 1..17
+
+cat > "$T/series-a.csv" <<'CSV'
+t_ns,dt_ns,resident_device_bytes,resident_cxl0_bytes,resident_host_bytes,util_sm,util_device_mem,util_link_h2d,util_link_d2h,util_cxl0,util_host_mem
+0,1000000,1073741824,0,0,0.000,0.000,0.800,0.000,0.000,0.000
+1000000,1000000,2147483648,536870912,0,0.500,0.900,0.000,0.000,0.250,0.000
+2000000,1000000,2147483648,536870912,0,1.000,0.400,0.000,0.100,0.000,0.000
+3000000,1000000,1073741824,0,0,0.000,0.000,0.000,0.000,0.000,0.000
+CSV
+cat > "$T/series-b.csv" <<'CSV'
+t_ns,dt_ns,resident_device_bytes,resident_host_bytes,util_sm,util_device_mem,util_link_h2d,util_link_d2h,util_host_mem
+0,2000000,1073741824,0,0.000,0.000,0.400,0.000,0.000
+2000000,2000000,2147483648,0,0.250,0.450,0.000,0.000,0.000
+4000000,2000000,1073741824,0,0.000,0.000,0.000,0.050,0.000
+CSV
+cat > "$T/results.csv" <<'CSV'
+config,memory.capacity,policy.oversubscription,status,predicted_ns,slowdown,peak_device_bytes,contention_ns,fault_ns,swap_ns,copy_engine_ns,blocked_ns,h2d_bytes,d2h_bytes,swap_out_bytes,swap_in_bytes,fault_bytes,faults,writeback_bytes,error
+a100-80g,8GiB,oom,oom,24000,0.0028,8589934592,0,0,0,0,0,0,0,0,0,0,0,0,
+a100-80g,8GiB,spill,ok,128000000,15.1,8589934592,1000000,0,56000000,0,0,0,0,0,0,0,0,0,
+a100-80g,16GiB,oom,ok,8500000,1.0,12884901888,500000,0,0,250000,0,0,0,0,0,0,0,0,
+a100-80g,16GiB,spill,ok,8500000,1.0,12884901888,500000,0,0,250000,0,0,0,0,0,0,0,0,
+rtx3090,8GiB,oom,oom,24000,0.0028,8589934592,0,0,0,0,0,0,0,0,0,0,0,0,
+rtx3090,8GiB,spill,ok,142000000,16.8,8589934592,2000000,0,56000000,0,0,0,0,0,0,0,0,0,
+rtx3090,16GiB,oom,ok,23600000,2.8,12884901888,0,3000000,0,0,0,0,0,0,0,0,0,0,
+rtx3090,16GiB,spill,ok,23600000,2.8,12884901888,0,3000000,0,0,0,0,0,0,0,0,0,0,"bad, ""quoted"" text"
+CSV
+for c in a100-80g rtx3090; do
+  cat > "$T/$c.json" <<JSON
+{"vramsim_report": 1, "status": "ok", "config": "$c", "time": {"captured_ns": 1000000, "predicted_ns": 2000000, "slowdown": 2.0},
+ "stalls": {"contention_ns": 400000, "fault_ns": 300000, "swap_ns": 200000, "copy_engine_ns": 100000}}
+JSON
+done
+
+is_png () { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && [ "$(stat -c %s "$1")" -gt 10000 ]; }
+
+cd "$T" || exit 1
+"$VRAMSIM" plot timeline series-a.csv -o timeline.png 2> err.txt && is_png timeline.png; ok $? "timeline renders a PNG"
+"$VRAMSIM" plot sweep results.csv --x memory.capacity -o sweep.png 2> err.txt && is_png sweep.png; ok $? "sweep renders a PNG"
+"$VRAMSIM" plot stalls a100-80g.json rtx3090.json -o stalls.png 2> err.txt && is_png stalls.png; ok $? "stalls (reports) renders a PNG"
+"$VRAMSIM" plot stalls results.csv -o stalls-csv.png 2> err.txt && is_png stalls-csv.png; ok $? "stalls (sweep CSV) renders a PNG"
+"$VRAMSIM" plot compare series-a.csv series-b.csv -o compare.png 2> err.txt && is_png compare.png; ok $? "compare renders a PNG"
+"$VRAMSIM" plot sweep results.csv --by config --y slowdown -o sweep.svg 2> err.txt && grep -q '<svg' sweep.svg; ok $? "sweep renders an SVG"
+[ -z "$(ls -A | grep -v -e '\.png$' -e '\.svg$' -e '\.csv$' -e '\.json$' -e '^err.txt$')" ]; ok $? "rendering leaves no script, data or temp file behind"
+
+mkdir gp
+same=0
+for k in "timeline series-a.csv" "sweep results.csv --x memory.capacity" "stalls results.csv" "compare series-a.csv series-b.csv"; do
+  set -- $k
+  kind=$1; shift
+  "$VRAMSIM" plot "$kind" "$@" -o "gp/$kind.png" --script-only 2> err.txt || same=1
+  [ ! -e "gp/$kind.png" ] || same=1
+  sed "s#$T/##g" "gp/$kind.gp" > "gp/$kind.filtered"
+  if ! diff -u "$GOLDEN/plot-$kind.gp" "gp/$kind.filtered" >&2; then same=1; fi
+done
+ok $same "--script-only scripts match tests/golden/plot-*.gp"
+
+# The sweep data, by hand: x in GiB, y = predicted_ns in ms, oom rows left out,
+# one block per (config, policy), points in x order.
+cat > expect.tsv <<'TSV'
+# a100-80g, oversubscription=oom
+16	8.5	16GiB
+
+
+# a100-80g, oversubscription=spill
+8	128	8GiB
+16	8.5	16GiB
+
+
+# rtx3090, oversubscription=oom
+16	23.6	16GiB
+
+
+# rtx3090, oversubscription=spill
+8	142	8GiB
+16	23.6	16GiB
+TSV
+cmp -s expect.tsv gp/sweep.tsv; ok $? "sweep data: GiB on x, ms on y, oom runs not drawn"
+grep -q "^note = '2 runs not drawn (status oom or error)'" gp/sweep.gp; ok $? "sweep notes the runs it left out"
+grep -q '^logx = 0' gp/sweep.gp && "$VRAMSIM" plot sweep results.csv --logx -o gp/l.png --script-only && grep -q '^logx = 1' gp/l.gp; ok $? "--logx forces a log x axis"
+printf '# time_ms\tresident_device_bytes\tresident_cxl0_bytes\tutil_sm\tutil_device_mem\tutil_link_h2d\tutil_link_d2h\tutil_cxl0   (residency in GiB, utilization in %%)\n0\t1\t0\t0\t0\t80\t0\t0\n1\t2\t0.5\t50\t90\t0\t0\t25\n2\t2\t0.5\t100\t40\t0\t10\t0\n3\t1\t0\t0\t0\t0\t0\t0\n4\t1\t0\t0\t0\t0\t0\t0\n' > expect-tl.tsv
+cmp -s expect-tl.tsv gp/timeline.tsv; ok $? "timeline data: ms, GiB, %; unused tiers and idle resources dropped"
+
+VRAMSIM_GNUPLOT=/nonexistent/gnuplot "$VRAMSIM" plot timeline series-a.csv -o nognuplot.png 2> err.txt
+rc=$?
+[ $rc = 1 ] && grep -q "gnuplot not found" err.txt && [ ! -e nognuplot.png ]; ok $? "a missing gnuplot: exit 1, a clear message, no image"
+"$VRAMSIM" plot timeline results.csv -o bad.png 2> err.txt
+[ $? = 1 ] && grep -q "results.csv: not a --series CSV" err.txt && [ ! -e bad.png ]; ok $? "a sweep CSV given to timeline: exit 1 naming the file"
+"$VRAMSIM" plot sweep results.csv --x nosuchkey -o bad.png 2> err.txt
+[ $? = 1 ] && grep -q "no column 'nosuchkey'" err.txt; ok $? "an unknown --x column: exit 1 naming it"
+"$VRAMSIM" plot sweep results.csv -o bad.jpg 2> err.txt
+[ $? = 2 ]; ok $? "an output that is not .png or .svg is bad usage (exit 2)"
+"$VRAMSIM" plot sweep missing.csv -o bad.png 2> err.txt
+[ $? = 1 ] && grep -q "missing.csv" err.txt; ok $? "a missing input: exit 1 naming it"

@@ -1,0 +1,38 @@
+#!/bin/bash
+# sweep-basic.sh — a sweep's rows, columns and values; -j 1 = -j 4; jsonl.
+. "$(dirname "$0")/sweep-lib.sh"
+skip_without_engine 9
+echo 1..9
+
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..2GiB/512MiB \
+  --vary policy.oversubscription=oom,spill -j 2 -o "$T/r.csv" 2> "$T/err"
+ok $? "a sweep of 2 configs x 4 capacities x 2 policies runs"
+[ "$(head -1 "$T/r.csv")" = "config,memory.capacity,policy.oversubscription,status,predicted_ns,slowdown,peak_device_bytes,contention_ns,fault_ns,swap_ns,copy_engine_ns,blocked_ns,h2d_bytes,d2h_bytes,swap_out_bytes,swap_in_bytes,fault_bytes,faults,writeback_bytes,error" ]
+ok $? "columns: config, varied keys as written, status, results, error"
+[ "$(tail -n +2 "$T/r.csv" | wc -l)" = 16 ]; ok $? "one row per run: 16"
+# Run order: configs outermost, the last --vary fastest; 2GiB..: values in the first bound's unit.
+[ "$(tail -n +2 "$T/r.csv" | cut -d, -f1-3 | head -4 | tr '\n' ' ')" = "a100-80g,512MiB,oom a100-80g,512MiB,spill a100-80g,1024MiB,oom a100-80g,1024MiB,spill " ]
+ok $? "rows in run order, range values in the unit of the first bound"
+[ "$(grep -c '^a100-80g,512MiB,oom,oom,' "$T/r.csv")" = 1 ] && [ "$(grep -c '^rtx3090,1536MiB,oom,ok,.*,1073741824,' "$T/r.csv")" = 1 ]
+ok $? "512 MiB under oom is an oom row; 1536 MiB fits the 1 GiB buffer (peak 1073741824)"
+# The same run through `vramsim replay` gives the same predicted_ns.
+want=$("$VRAMSIM" replay "$T/t.jsonl" -c rtx3090 --set memory.capacity=1536MiB --set policy.oversubscription=oom --format json \
+       | sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' | head -1)
+got=$(grep '^rtx3090,1536MiB,oom,' "$T/r.csv" | cut -d, -f5)
+[ -n "$want" ] && [ "$want" = "$got" ]; ok $? "a row's predicted_ns equals vramsim replay's ($want = $got)"
+
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..2GiB/512MiB \
+  --vary policy.oversubscription=oom,spill -j 1 -o "$T/j1.csv" &&
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..2GiB/512MiB \
+  --vary policy.oversubscription=oom,spill -j 4 -o "$T/j4.csv" && cmp -s "$T/j1.csv" "$T/j4.csv" && cmp -s "$T/j1.csv" "$T/r.csv"
+ok $? "identical CSV with -j 1 and -j 4"
+
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=1GiB,2GiB --format jsonl > "$T/r.jsonl"
+[ "$(wc -l < "$T/r.jsonl")" = 2 ] && head -1 "$T/r.jsonl" | grep -q '^{"config":"a100-80g","memory.capacity":"1GiB","status":"ok","predicted_ns":[0-9]*,'
+ok $? "--format jsonl: one object per run, to stdout without -o"
+
+# An invalid combination is an error row, not a failed sweep.
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.reserved=0B,100GiB -o "$T/e.csv" 2> "$T/err"
+rc=$?
+[ $rc = 0 ] && grep -q '^a100-80g,0B,ok,' "$T/e.csv" && grep -q '^a100-80g,100GiB,error,,.*memory' "$T/e.csv"
+ok $? "an impossible config (reserved > capacity) is a row with status error and the message (rc $rc)"
