@@ -840,9 +840,17 @@ qevent_copy (const VsEvent *ev)
   QEvent *q = g_malloc (sizeof (QEvent) + n * sizeof (guint64));
   q->ev = *ev;
   guint k = 0;
-  memcpy (q->ids + k, ev->reads, ev->n_reads * sizeof (guint64)); q->ev.reads = q->ids + k; k += ev->n_reads;
-  memcpy (q->ids + k, ev->writes, ev->n_writes * sizeof (guint64)); q->ev.writes = q->ids + k; k += ev->n_writes;
-  memcpy (q->ids + k, ev->touches, ev->n_touches * sizeof (guint64)); q->ev.touches = q->ids + k;
+  if (ev->n_reads)
+    memcpy (q->ids + k, ev->reads, ev->n_reads * sizeof (guint64));
+  q->ev.reads = q->ids + k;
+  k += ev->n_reads;
+  if (ev->n_writes)
+    memcpy (q->ids + k, ev->writes, ev->n_writes * sizeof (guint64));
+  q->ev.writes = q->ids + k;
+  k += ev->n_writes;
+  if (ev->n_touches)
+    memcpy (q->ids + k, ev->touches, ev->n_touches * sizeof (guint64));
+  q->ev.touches = q->ids + k;
   return q;
 }
 
