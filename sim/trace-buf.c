@@ -45,7 +45,8 @@ trace_buf_load (const char *path, GError **error)
   b->chunk = g_steal_pointer (&enc.chunk);
   b->n_strings = enc.strings->len;
   b->strings = g_new (const char *, b->n_strings + 1);
-  memcpy (b->strings, enc.strings->pdata, b->n_strings * sizeof (char *));
+  if (b->n_strings > 0)
+    memcpy (b->strings, enc.strings->pdata, b->n_strings * sizeof (char *));
   bin_enc_clear (&enc);
   return b;
 }
