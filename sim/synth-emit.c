@@ -219,7 +219,7 @@ synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes, gu
   ev.dur = dur;
   ev.compute_ns = VS_NONE;
   guint64 end = gpu_run (e, stream, dur);
-  emit (e, &ev, async ? SYNTH_LAUNCH_NS : MAX (SYNTH_LAUNCH_NS, end - ev.t));
+  emit (e, &ev, async ? SYNTH_LAUNCH_NS : MAX (SYNTH_LAUNCH_NS, end > e->t ? end - e->t : 0));
   return dur;
 }
 
