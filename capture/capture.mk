@@ -1,1 +1,69 @@
+# capture.mk — builds the capture shim (lib/libvramcap.so), the vramcap
+# launcher and, for `make tests`, the stub driver and test programs.
+# Included by the top Makefile. Capture artefacts are never built with the
+# sanitizers: the shim is injected into programs that are not.
 
+CAP_CUDA_H := $(wildcard $(CUDA_HOME)/include/cuda.h)
+
+ifeq ($(CAP_CUDA_H),)
+
+capture:
+	@echo "vramcap: CUDA toolkit not found at $(CUDA_HOME), skipping capture"
+
+else
+
+# bin/vramcap finds ../lib/libvramcap.so; the asan variant keeps both
+# under build/asan.
+CAP_LIBDIR  = $(if $(filter bin,$(BIN)),lib,$(patsubst %/,%,$(dir $(BIN)))/lib)
+CAP_LIB     = $(CAP_LIBDIR)/libvramcap.so
+CAP_BIN     = $(BIN)/vramcap
+CAP_SRCS    = capture/recorder.c capture/vtrace-writer.c capture/hooks.c capture/cupti.c
+CAP_HDRS    = $(wildcard capture/*.h)
+CAP_CUPTI_INC = $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include) $(CUDA_HOME)/include)
+CAP_CUPTI_LIBDIR = $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_HOME)/lib64)
+CAP_CFLAGS  = -std=gnu11 $(WARN) -O2 -g -fPIC \
+              -I$(CUDA_HOME)/include -I$(CAP_CUPTI_INC) -Icapture \
+              -DVRAMCAP_CUPTI_DIR='"$(CAP_CUPTI_LIBDIR)"'
+
+capture: $(CAP_LIB) $(CAP_BIN)
+
+$(CAP_LIB): $(CAP_SRCS) $(CAP_HDRS) capture/libvramcap.map capture/capture.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CAP_CFLAGS) -shared -Wl,--version-script=capture/libvramcap.map \
+	  -Wl,-z,defs -o $@ $(CAP_SRCS) -ldl -lpthread
+
+$(CAP_BIN): capture/vramcap.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) -O2 -g -o $@ $<
+
+# ---- test-only stub driver and programs (tests/capture-*.sh) ----
+CAP_STUB_DIR = $(B)/tests/stub-cuda
+CAP_STUB     = $(CAP_STUB_DIR)/libcuda.so.1
+CAP_TFLAGS   = -std=gnu11 $(WARN) -O1 -g -I$(CUDA_HOME)/include -Itests/stub-cuda
+CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
+               $(CAP_STUB_DIR)/prog-threads $(CAP_STUB_DIR)/prog-crash \
+               $(CAP_STUB_DIR)/bench-launch
+CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
+
+$(CAP_STUB): tests/stub-cuda/libcuda-stub.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< -lpthread
+
+$(CAP_STUB_DIR)/prog-linked: tests/stub-cuda/prog-basic.c tests/stub-cuda/prog-funcs.h tests/stub-cuda/prog-linked.h $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB)
+
+$(CAP_STUB_DIR)/prog-dlopen: tests/stub-cuda/prog-basic.c tests/stub-cuda/prog-funcs.h $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -DVIA_DLOPEN -o $@ $< -ldl
+
+$(CAP_STUB_DIR)/prog-threads: tests/stub-cuda/prog-threads.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -lpthread
+
+$(CAP_STUB_DIR)/prog-crash: tests/stub-cuda/prog-crash.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB)
+
+$(CAP_STUB_DIR)/bench-launch: tests/stub-cuda/bench-launch.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -O2 -o $@ $< $(CAP_LINK_STUB)
+
+tests: capture $(CAP_STUB) $(CAP_PROGS)
+
+endif

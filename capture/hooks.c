@@ -1,0 +1,1321 @@
+/* hooks.c — hook mode: the shim is LD_PRELOADed and stands in for the
+ * driver API functions that shape memory.
+ *
+ * Three ways in, one set of wrappers: plain calls to exported cu* symbols
+ * (the preloaded definitions win), dlsym(handle, "cu...") (interposed, for
+ * programs that dlopen libcuda), and cuGetProcAddress / _v2 (the static CUDA
+ * runtime and PyTorch fetch every driver entry point this way). A wrapper is
+ * handed out only where the driver's own answer is the exact function the
+ * wrapper stands for (compared by address), so per-thread-default-stream
+ * variants and versions the shim does not know pass through untouched.
+ *
+ * GPU times: two CUDA events from a pool are recorded around each op on its
+ * stream; the pair is read back (cuEventQuery + cuEventElapsedTime) at sync
+ * points, every POLL_EVERY events, and at exit. Work issued into a stream
+ * that is being captured into a graph is not executed then, so it is not
+ * recorded; graph launches record their kernel nodes instead. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hooks.h"
+#include "recorder.h"
+
+/* The unversioned names are the old entry points the driver still exports. */
+#undef cuGetProcAddress
+#undef cuMemPrefetchAsync
+
+/* ---- real functions ---- */
+
+/* Functions the shim wraps, and functions it only calls. */
+#define WRAP_LIST(X) \
+  X (cuInit) X (cuGetProcAddress_v2) \
+  X (cuMemAlloc_v2) X (cuMemAllocPitch_v2) X (cuMemFree_v2) X (cuMemAllocManaged) \
+  X (cuMemHostAlloc) X (cuMemAllocHost_v2) X (cuMemFreeHost) X (cuMemHostRegister_v2) \
+  X (cuMemHostUnregister) X (cuMemAllocAsync) X (cuMemAllocFromPoolAsync) X (cuMemFreeAsync) \
+  X (cuMemMap) X (cuMemUnmap) \
+  X (cuMemcpy) X (cuMemcpyAsync) X (cuMemcpyHtoD_v2) X (cuMemcpyDtoH_v2) X (cuMemcpyDtoD_v2) \
+  X (cuMemcpyHtoDAsync_v2) X (cuMemcpyDtoHAsync_v2) X (cuMemcpyDtoDAsync_v2) \
+  X (cuMemcpyPeer) X (cuMemcpyPeerAsync) X (cuMemcpy2D_v2) X (cuMemcpy2DAsync_v2) \
+  X (cuMemcpy2DUnaligned_v2) X (cuMemcpy3D_v2) X (cuMemcpy3DAsync_v2) \
+  X (cuMemsetD8_v2) X (cuMemsetD16_v2) X (cuMemsetD32_v2) \
+  X (cuMemsetD8Async) X (cuMemsetD16Async) X (cuMemsetD32Async) \
+  X (cuMemsetD2D8_v2) X (cuMemsetD2D16_v2) X (cuMemsetD2D32_v2) \
+  X (cuMemsetD2D8Async) X (cuMemsetD2D16Async) X (cuMemsetD2D32Async) \
+  X (cuMemPrefetchAsync_v2) \
+  X (cuLaunchKernel) X (cuLaunchKernelEx) X (cuLaunchCooperativeKernel) \
+  X (cuGraphInstantiateWithFlags) X (cuGraphLaunch) X (cuGraphExecDestroy) \
+  X (cuStreamSynchronize) X (cuCtxSynchronize) X (cuEventSynchronize) \
+  X (cuEventRecord) X (cuEventRecordWithFlags) X (cuStreamWaitEvent) \
+  X (cuCtxDestroy_v2) X (cuDevicePrimaryCtxRelease_v2) X (cuDevicePrimaryCtxReset_v2)
+#define CALL_LIST(X) \
+  X (cuDeviceGet) X (cuDeviceGetName) X (cuDeviceTotalMem_v2) X (cuDeviceGetAttribute) \
+  X (cuDriverGetVersion) X (cuCtxGetCurrent) \
+  X (cuGraphGetNodes) X (cuGraphNodeGetType) X (cuGraphKernelNodeGetParams_v2) \
+  X (cuStreamIsCapturing) X (cuEventCreate) X (cuEventQuery) X (cuEventElapsedTime) \
+  X (cuFuncGetName) X (cuFuncGetParamInfo) X (cuKernelGetName) X (cuKernelGetParamInfo)
+#define REAL_LIST(X) WRAP_LIST (X) CALL_LIST (X)
+
+#define DECL_REAL(fn) static __typeof__ (fn) *real_##fn;
+REAL_LIST (DECL_REAL)
+#undef DECL_REAL
+
+/* Old signatures the driver still exports. */
+typedef CUresult (*GetProcV1) (const char *, void **, int, cuuint64_t);
+typedef CUresult (*PrefetchV1) (CUdeviceptr, size_t, CUdevice, CUstream);
+static GetProcV1 real_cuGetProcAddress;
+static PrefetchV1 real_cuMemPrefetchAsync;
+
+static void *(*real_dlsym) (void *, const char *);
+static void *g_libcuda;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* Wrappers defined below, named as the driver exports them. */
+CUresult cuGetProcAddress (const char *symbol, void **pfn, int ver, cuuint64_t flags);
+CUresult cuMemPrefetchAsync (CUdeviceptr p, size_t n, CUdevice dev, CUstream s);
+
+typedef struct { const char *name; void **real; void *wrap; } Hook;
+
+#define HOOK_ENTRY(fn) { #fn, (void **) &real_##fn, (void *) fn },
+#define CALL_ENTRY(fn) { #fn, (void **) &real_##fn, NULL },
+static Hook hooks[] = {
+  WRAP_LIST (HOOK_ENTRY)
+  CALL_LIST (CALL_ENTRY)
+  { "cuGetProcAddress", (void **) &real_cuGetProcAddress, (void *) cuGetProcAddress },
+  { "cuMemPrefetchAsync", (void **) &real_cuMemPrefetchAsync, (void *) cuMemPrefetchAsync },
+};
+#undef HOOK_ENTRY
+#undef CALL_ENTRY
+#define N_HOOKS (sizeof hooks / sizeof hooks[0])
+
+static void
+init_real_dlsym (void)
+{
+  static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.0" };
+  for (size_t i = 0; i < sizeof versions / sizeof versions[0] && !real_dlsym; i++)
+    real_dlsym = (void *(*) (void *, const char *)) dlvsym (RTLD_NEXT, "dlsym", versions[i]);
+}
+
+static void
+resolve_once (void)
+{
+  if (!real_dlsym)
+    init_real_dlsym ();
+  const char *lib = getenv ("VRAMCAP_LIBCUDA");
+  g_libcuda = dlopen (lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (!g_libcuda || !real_dlsym)
+    return;
+  for (size_t i = 0; i < N_HOOKS; i++) {
+    *hooks[i].real = real_dlsym (g_libcuda, hooks[i].name);
+    if (*hooks[i].real || hooks[i].wrap)
+      continue;
+    /* A function only called: the other version will do (cuEventElapsedTime
+     * is cuEventElapsedTime_v2 in CUDA 13 headers, unversioned before). */
+    char alt[128];
+    size_t n = strlen (hooks[i].name);
+    if (n > 3 && strcmp (hooks[i].name + n - 3, "_v2") == 0)
+      snprintf (alt, sizeof alt, "%.*s", (int) (n - 3), hooks[i].name);
+    else
+      snprintf (alt, sizeof alt, "%s_v2", hooks[i].name);
+    *hooks[i].real = real_dlsym (g_libcuda, alt);
+  }
+}
+
+static inline void
+resolve (void)
+{
+  pthread_once (&g_once, resolve_once);
+}
+
+static void *
+wrapper_for_address (void *real)
+{
+  if (!real)
+    return NULL;
+  for (size_t i = 0; i < N_HOOKS; i++)
+    if (*hooks[i].real == real && hooks[i].wrap)
+      return hooks[i].wrap;
+  return NULL;
+}
+
+/* ---- dlsym and cuGetProcAddress ---- */
+
+void *
+dlsym (void *handle, const char *name)
+{
+  if (!real_dlsym)
+    init_real_dlsym ();
+  if (handle != RTLD_NEXT && name[0] == 'c' && name[1] == 'u') {
+    void *r = real_dlsym (handle, name);
+    if (r) {
+      resolve ();
+      void *w = wrapper_for_address (r);
+      if (w)
+        return w;
+    }
+    return r;
+  }
+  /* A tail call, so that RTLD_NEXT is resolved relative to our caller. */
+  return real_dlsym (handle, name);
+}
+
+CUresult
+cuGetProcAddress_v2 (const char *symbol, void **pfn, int ver, cuuint64_t flags,
+                     CUdriverProcAddressQueryResult *status)
+{
+  resolve ();
+  if (!real_cuGetProcAddress_v2)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult r = real_cuGetProcAddress_v2 (symbol, pfn, ver, flags, status);
+  if (r == CUDA_SUCCESS && pfn) {
+    void *w = wrapper_for_address (*pfn);
+    if (w)
+      *pfn = w;
+  }
+  return r;
+}
+
+CUresult
+cuGetProcAddress (const char *symbol, void **pfn, int ver, cuuint64_t flags)
+{
+  resolve ();
+  if (!real_cuGetProcAddress)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult r = real_cuGetProcAddress (symbol, pfn, ver, flags);
+  if (r == CUDA_SUCCESS && pfn) {
+    void *w = wrapper_for_address (*pfn);
+    if (w)
+      *pfn = w;
+  }
+  return r;
+}
+
+/* ---- device info ---- */
+
+void
+hooks_query_device (void)
+{
+  resolve ();
+  if (cap_have_device () || !real_cuDeviceGet)
+    return;
+  CUdevice d;
+  if (real_cuDeviceGet (&d, 0) != CUDA_SUCCESS)
+    return;
+  CapDevice info;
+  memset (&info, 0, sizeof info);
+  if (real_cuDeviceGetName)
+    real_cuDeviceGetName (info.name, sizeof info.name - 1, d);
+  size_t mem = 0;
+  if (real_cuDeviceTotalMem_v2 && real_cuDeviceTotalMem_v2 (&mem, d) == CUDA_SUCCESS)
+    info.memory_bytes = mem;
+  if (real_cuDeviceGetAttribute) {
+    real_cuDeviceGetAttribute (&info.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d);
+    real_cuDeviceGetAttribute (&info.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
+    real_cuDeviceGetAttribute (&info.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d);
+  }
+  if (real_cuDriverGetVersion)
+    real_cuDriverGetVersion (&info.cuda_version);
+  cap_set_device (&info);
+}
+
+/* ---- timing: event pairs (all under the recorder's lock) ---- */
+
+typedef struct { CUevent a, b; CUcontext ctx; } EvPair;
+typedef struct { uint64_t seq; uint32_t count; EvPair p; } Pending;
+
+static EvPair *g_pool;
+static size_t g_pool_n, g_pool_cap;
+static Pending *g_pend;
+static size_t g_pend_n, g_pend_cap;
+
+static int
+pair_get_locked (EvPair *out)
+{
+  CUcontext ctx = NULL;
+  if (!real_cuCtxGetCurrent || real_cuCtxGetCurrent (&ctx) != CUDA_SUCCESS || !ctx)
+    return 0;
+  for (size_t i = g_pool_n; i-- > 0;)
+    if (g_pool[i].ctx == ctx) {
+      *out = g_pool[i];
+      g_pool[i] = g_pool[--g_pool_n];
+      return 1;
+    }
+  if (!real_cuEventCreate || real_cuEventCreate (&out->a, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+    return 0;
+  if (real_cuEventCreate (&out->b, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+    return 0;                   /* leaks one event; the driver is in trouble anyway */
+  out->ctx = ctx;
+  return 1;
+}
+
+static void
+pair_put_locked (const EvPair *p)
+{
+  if (g_pool_n == g_pool_cap) {
+    size_t nc = g_pool_cap ? g_pool_cap * 2 : 64;
+    EvPair *np = realloc (g_pool, nc * sizeof *np);
+    if (!np)
+      return;
+    g_pool = np;
+    g_pool_cap = nc;
+  }
+  g_pool[g_pool_n++] = *p;
+}
+
+static void
+resolve_span_locked (uint64_t seq, uint32_t count, uint64_t dur)
+{
+  for (uint32_t i = 0; i < count; i++)
+    cap_resolve_locked (seq + i, dur == VTW_NONE ? VTW_NONE : dur / count);
+}
+
+/* The recorder calls this with its lock held. */
+static void
+hooks_resolve (int blocking)
+{
+  size_t keep = 0;
+  for (size_t i = 0; i < g_pend_n; i++) {
+    Pending *pe = &g_pend[i];
+    CUresult r = CUDA_ERROR_UNKNOWN;
+    if (blocking < 2 && real_cuEventQuery) {
+      r = real_cuEventQuery (pe->p.b);
+      if (r == CUDA_ERROR_NOT_READY && blocking == 1)
+        r = real_cuEventSynchronize (pe->p.b);
+    }
+    if (r == CUDA_ERROR_NOT_READY) {
+      g_pend[keep++] = *pe;
+      continue;
+    }
+    float ms = 0;
+    if (r == CUDA_SUCCESS && real_cuEventElapsedTime (&ms, pe->p.a, pe->p.b) == CUDA_SUCCESS
+        && ms >= 0) {
+      resolve_span_locked (pe->seq, pe->count, (uint64_t) ((double) ms * 1e6 + 0.5));
+      pair_put_locked (&pe->p);
+    } else {
+      resolve_span_locked (pe->seq, pe->count, VTW_NONE);
+    }
+  }
+  g_pend_n = keep;
+}
+
+static void
+hooks_fork_child (void)
+{
+  g_pool_n = 0;
+  g_pend_n = 0;
+}
+
+typedef struct { EvPair p; int ok; } Timer;
+
+static int
+capturing (CUstream s)
+{
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!real_cuStreamIsCapturing || real_cuStreamIsCapturing (s, &st) != CUDA_SUCCESS)
+    return 0;
+  return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+static void
+timer_begin (Timer *tm, CUstream s)
+{
+  cap_lock ();
+  tm->ok = pair_get_locked (&tm->p);
+  cap_unlock ();
+  if (tm->ok && real_cuEventRecord (tm->p.a, s) != CUDA_SUCCESS)
+    tm->ok = 0;                 /* another context's stream: drop the pair */
+}
+
+static void
+timer_stop (Timer *tm, CUstream s)
+{
+  if (tm->ok && real_cuEventRecord (tm->p.b, s) != CUDA_SUCCESS)
+    tm->ok = 0;
+}
+
+/* Hands the pair to the pending list for events SEQ..SEQ+COUNT-1. */
+static void
+timer_commit (Timer *tm, uint64_t seq, uint32_t count)
+{
+  cap_lock ();
+  if (tm->ok && seq != UINT64_MAX) {
+    if (g_pend_n == g_pend_cap) {
+      size_t nc = g_pend_cap ? g_pend_cap * 2 : 256;
+      Pending *np = realloc (g_pend, nc * sizeof *np);
+      if (np) {
+        g_pend = np;
+        g_pend_cap = nc;
+      }
+    }
+    if (g_pend_n < g_pend_cap)
+      g_pend[g_pend_n++] = (Pending) { seq, count, tm->p };
+    else
+      resolve_span_locked (seq, count, VTW_NONE);
+  } else if (tm->ok) {
+    pair_put_locked (&tm->p);
+  } else if (seq != UINT64_MAX) {
+    resolve_span_locked (seq, count, VTW_NONE);
+  }
+  cap_unlock ();
+}
+
+static void
+timer_cancel (Timer *tm)
+{
+  if (!tm->ok)
+    return;
+  cap_lock ();
+  pair_put_locked (&tm->p);
+  cap_unlock ();
+}
+
+/* After a sync point: read back what has finished, write what can go. */
+static void
+poll_after_sync (void)
+{
+  cap_lock ();
+  hooks_resolve (0);
+  cap_unlock ();
+}
+
+/* Before a context goes away: wait for its timings, drop the pooled events. */
+static void
+drain_before_ctx_teardown (void)
+{
+  cap_lock ();
+  hooks_resolve (1);
+  g_pool_n = 0;
+  cap_unlock ();
+}
+
+/* ---- kernels: names and parameter layouts, cached per function ---- */
+
+typedef struct {
+  CUfunction f;
+  uint32_t sid;
+  int n;                        /* parameters; -1 = layout unknown */
+  uint32_t *off, *size;
+} FuncInfo;
+
+static FuncInfo *g_funcs;       /* open addressing on f */
+static size_t g_funcs_cap, g_funcs_n;
+static pthread_mutex_t g_funcs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *
+demangle (const char *name)
+{
+  typedef char *(*Demangle) (const char *, char *, size_t *, int *);
+  static Demangle dm;
+  static int looked;
+  if (!looked) {
+    dm = (Demangle) real_dlsym (RTLD_DEFAULT, "__cxa_demangle");
+    looked = 1;
+  }
+  if (!dm || strncmp (name, "_Z", 2) != 0)
+    return NULL;
+  int st = 0;
+  char *r = dm (name, NULL, NULL, &st);
+  if (st != 0) {
+    free (r);
+    return NULL;
+  }
+  return r;
+}
+
+static void
+func_layout (FuncInfo *fi)
+{
+  fi->n = -1;
+  int use_kernel = 0;
+  size_t off, size;
+  CUresult r = real_cuFuncGetParamInfo ? real_cuFuncGetParamInfo (fi->f, 0, &off, &size)
+                                       : CUDA_ERROR_NOT_FOUND;
+  if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_VALUE && real_cuKernelGetParamInfo) {
+    r = real_cuKernelGetParamInfo ((CUkernel) fi->f, 0, &off, &size);
+    use_kernel = 1;
+  }
+  if (r == CUDA_ERROR_INVALID_VALUE) {
+    fi->n = 0;                  /* no parameters */
+    return;
+  }
+  if (r != CUDA_SUCCESS)
+    return;
+  size_t cap = 16;
+  fi->off = malloc (cap * sizeof *fi->off);
+  fi->size = malloc (cap * sizeof *fi->size);
+  int n = 0;
+  while (r == CUDA_SUCCESS && fi->off && fi->size && n < 4096) {
+    if ((size_t) n == cap) {
+      cap *= 2;
+      uint32_t *a = realloc (fi->off, cap * sizeof *a);
+      if (a)
+        fi->off = a;
+      uint32_t *b = realloc (fi->size, cap * sizeof *b);
+      if (b)
+        fi->size = b;
+      if (!a || !b)
+        break;
+    }
+    fi->off[n] = (uint32_t) off;
+    fi->size[n] = (uint32_t) size;
+    n++;
+    r = use_kernel ? real_cuKernelGetParamInfo ((CUkernel) fi->f, (size_t) n, &off, &size)
+                   : real_cuFuncGetParamInfo (fi->f, (size_t) n, &off, &size);
+  }
+  fi->n = n;
+}
+
+static FuncInfo *
+func_info (CUfunction f)
+{
+  pthread_mutex_lock (&g_funcs_lock);
+  if (g_funcs_n * 2 >= g_funcs_cap) {
+    size_t nc = g_funcs_cap ? g_funcs_cap * 2 : 256;
+    FuncInfo *nf = calloc (nc, sizeof *nf);
+    if (!nf) {
+      pthread_mutex_unlock (&g_funcs_lock);
+      return NULL;
+    }
+    for (size_t i = 0; i < g_funcs_cap; i++)
+      if (g_funcs[i].f) {
+        size_t j = ((uintptr_t) g_funcs[i].f * 0x9E3779B97F4A7C15ull >> 20) & (nc - 1);
+        while (nf[j].f)
+          j = (j + 1) & (nc - 1);
+        nf[j] = g_funcs[i];
+      }
+    free (g_funcs);
+    g_funcs = nf;
+    g_funcs_cap = nc;
+  }
+  size_t j = ((uintptr_t) f * 0x9E3779B97F4A7C15ull >> 20) & (g_funcs_cap - 1);
+  while (g_funcs[j].f && g_funcs[j].f != f)
+    j = (j + 1) & (g_funcs_cap - 1);
+  FuncInfo *fi = &g_funcs[j];
+  if (!fi->f) {
+    fi->f = f;
+    g_funcs_n++;
+    const char *name = NULL;
+    if (!real_cuFuncGetName || real_cuFuncGetName (&name, f) != CUDA_SUCCESS || !name) {
+      name = NULL;
+      if (real_cuKernelGetName && real_cuKernelGetName (&name, (CUkernel) f) != CUDA_SUCCESS)
+        name = NULL;
+    }
+    char *dm = name ? demangle (name) : NULL;
+    fi->sid = cap_intern (dm ? dm : name ? name : "unknown");
+    free (dm);
+    func_layout (fi);
+  }
+  pthread_mutex_unlock (&g_funcs_lock);
+  return fi;
+}
+
+#define MAX_WORDS 4096
+
+/* Collects the pointer-sized words of a launch's parameters into W. */
+static size_t
+param_words (const FuncInfo *fi, void **params, void **extra, uint64_t *w)
+{
+  size_t n = 0;
+  if (params && fi && fi->n > 0) {
+    for (int i = 0; i < fi->n && n < MAX_WORDS; i++) {
+      const char *v = params[i];
+      if (!v)
+        continue;
+      for (uint32_t k = 0; k + 8 <= fi->size[i] && n < MAX_WORDS; k += 8)
+        memcpy (&w[n++], v + k, 8);
+    }
+    return n;
+  }
+  if (!params && extra) {
+    const char *buf = NULL;
+    size_t len = 0;
+    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END && i < 64; i += 2) {
+      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+        buf = extra[i + 1];
+      else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+        len = *(size_t *) extra[i + 1];
+    }
+    if (!buf)
+      return 0;
+    if (fi && fi->n > 0) {
+      for (int i = 0; i < fi->n && n < MAX_WORDS; i++)
+        for (uint32_t k = 0; k + 8 <= fi->size[i] && fi->off[i] + k + 8 <= len && n < MAX_WORDS; k += 8)
+          memcpy (&w[n++], buf + fi->off[i] + k, 8);
+    } else {
+      for (size_t k = 0; k + 8 <= len && n < MAX_WORDS; k += 8)
+        memcpy (&w[n++], buf + k, 8);
+    }
+  }
+  return n;
+}
+
+/* ---- wrappers ---- */
+
+#define PASS(fn, ...) \
+  do { \
+    resolve (); \
+    if (!real_##fn) \
+      return CUDA_ERROR_NOT_INITIALIZED; \
+    if (cap_mode != CAP_MODE_HOOK) \
+      return real_##fn (__VA_ARGS__); \
+  } while (0)
+
+CUresult
+cuInit (unsigned int flags)
+{
+  resolve ();
+  if (!real_cuInit)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult r = real_cuInit (flags);
+  if (r == CUDA_SUCCESS) {
+    if (cap_mode == CAP_MODE_OFF) {
+      /* The driver did not load us as its injection library (hook mode was
+       * asked for, or CUDA_INJECTION64_PATH was not honoured). */
+      if (cap_requested_mode () == CAP_MODE_CUPTI)
+        cap_warn ("CUPTI injection did not start; recording in hook mode");
+      hooks_start ();
+    }
+    if (cap_mode == CAP_MODE_HOOK)
+      hooks_query_device ();
+  }
+  return r;
+}
+
+static CUresult
+do_alloc (CUresult r, uint64_t t0, uintptr_t p, uint64_t bytes, int kind, int so, CUstream s)
+{
+  uint64_t t1 = cap_now ();
+  if (r == CUDA_SUCCESS)
+    cap_alloc (t0, t1, p, bytes, kind, so, (uintptr_t) s);
+  return r;
+}
+
+static CUresult
+do_free (CUresult r, uint64_t t0, uintptr_t p, int so, CUstream s)
+{
+  uint64_t t1 = cap_now ();
+  if (r == CUDA_SUCCESS)
+    cap_free (t0, t1, p, so, (uintptr_t) s);
+  return r;
+}
+
+CUresult
+cuMemAlloc_v2 (CUdeviceptr *dptr, size_t bytes)
+{
+  PASS (cuMemAlloc_v2, dptr, bytes);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemAlloc_v2 (dptr, bytes);
+  return do_alloc (r, t0, r == CUDA_SUCCESS ? *dptr : 0, bytes, CAP_MEM_DEVICE, 0, NULL);
+}
+
+CUresult
+cuMemAllocPitch_v2 (CUdeviceptr *dptr, size_t *pitch, size_t w, size_t h, unsigned int esz)
+{
+  PASS (cuMemAllocPitch_v2, dptr, pitch, w, h, esz);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemAllocPitch_v2 (dptr, pitch, w, h, esz);
+  return do_alloc (r, t0, r == CUDA_SUCCESS ? *dptr : 0, r == CUDA_SUCCESS ? (uint64_t) *pitch * h : 0,
+                   CAP_MEM_DEVICE, 0, NULL);
+}
+
+CUresult
+cuMemFree_v2 (CUdeviceptr p)
+{
+  PASS (cuMemFree_v2, p);
+  uint64_t t0 = cap_now ();
+  return do_free (real_cuMemFree_v2 (p), t0, p, 0, NULL);
+}
+
+CUresult
+cuMemAllocManaged (CUdeviceptr *dptr, size_t bytes, unsigned int flags)
+{
+  PASS (cuMemAllocManaged, dptr, bytes, flags);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemAllocManaged (dptr, bytes, flags);
+  return do_alloc (r, t0, r == CUDA_SUCCESS ? *dptr : 0, bytes, CAP_MEM_MANAGED, 0, NULL);
+}
+
+CUresult
+cuMemHostAlloc (void **pp, size_t bytes, unsigned int flags)
+{
+  PASS (cuMemHostAlloc, pp, bytes, flags);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemHostAlloc (pp, bytes, flags);
+  return do_alloc (r, t0, r == CUDA_SUCCESS ? (uintptr_t) *pp : 0, bytes, CAP_MEM_PINNED, 0, NULL);
+}
+
+CUresult
+cuMemAllocHost_v2 (void **pp, size_t bytes)
+{
+  PASS (cuMemAllocHost_v2, pp, bytes);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemAllocHost_v2 (pp, bytes);
+  return do_alloc (r, t0, r == CUDA_SUCCESS ? (uintptr_t) *pp : 0, bytes, CAP_MEM_PINNED, 0, NULL);
+}
+
+CUresult
+cuMemFreeHost (void *p)
+{
+  PASS (cuMemFreeHost, p);
+  uint64_t t0 = cap_now ();
+  return do_free (real_cuMemFreeHost (p), t0, (uintptr_t) p, 0, NULL);
+}
+
+CUresult
+cuMemHostRegister_v2 (void *p, size_t bytes, unsigned int flags)
+{
+  PASS (cuMemHostRegister_v2, p, bytes, flags);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemHostRegister_v2 (p, bytes, flags);
+  return do_alloc (r, t0, (uintptr_t) p, bytes, CAP_MEM_PINNED, 0, NULL);
+}
+
+CUresult
+cuMemHostUnregister (void *p)
+{
+  PASS (cuMemHostUnregister, p);
+  uint64_t t0 = cap_now ();
+  return do_free (real_cuMemHostUnregister (p), t0, (uintptr_t) p, 0, NULL);
+}
+
+CUresult
+cuMemAllocAsync (CUdeviceptr *dptr, size_t bytes, CUstream s)
+{
+  PASS (cuMemAllocAsync, dptr, bytes, s);
+  if (capturing (s))
+    return real_cuMemAllocAsync (dptr, bytes, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemAllocAsync (dptr, bytes, s);
+  return do_alloc (r, t0, r == CUDA_SUCCESS ? *dptr : 0, bytes, CAP_MEM_DEVICE, 1, s);
+}
+
+CUresult
+cuMemAllocFromPoolAsync (CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
+{
+  PASS (cuMemAllocFromPoolAsync, dptr, bytes, pool, s);
+  if (capturing (s))
+    return real_cuMemAllocFromPoolAsync (dptr, bytes, pool, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemAllocFromPoolAsync (dptr, bytes, pool, s);
+  return do_alloc (r, t0, r == CUDA_SUCCESS ? *dptr : 0, bytes, CAP_MEM_DEVICE, 1, s);
+}
+
+CUresult
+cuMemFreeAsync (CUdeviceptr p, CUstream s)
+{
+  PASS (cuMemFreeAsync, p, s);
+  if (capturing (s))
+    return real_cuMemFreeAsync (p, s);
+  uint64_t t0 = cap_now ();
+  return do_free (real_cuMemFreeAsync (p, s), t0, p, 1, s);
+}
+
+/* Virtual memory management (PyTorch expandable segments): a mapping is
+ * what kernels address, so a mapped range is recorded as one device
+ * allocation and its unmapping as the free. */
+CUresult
+cuMemMap (CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+          unsigned long long flags)
+{
+  PASS (cuMemMap, p, size, offset, h, flags);
+  uint64_t t0 = cap_now ();
+  return do_alloc (real_cuMemMap (p, size, offset, h, flags), t0, p, size, CAP_MEM_DEVICE, 0, NULL);
+}
+
+CUresult
+cuMemUnmap (CUdeviceptr p, size_t size)
+{
+  PASS (cuMemUnmap, p, size);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemUnmap (p, size);
+  if (r == CUDA_SUCCESS)
+    cap_free_range (t0, cap_now (), p, p + size);
+  return r;
+}
+
+/* ---- copies and memsets ---- */
+
+#define TIMED_OP(call, s, record) \
+  do { \
+    if (capturing (s)) \
+      return call; \
+    Timer tm; \
+    uint64_t t0 = cap_now (); \
+    timer_begin (&tm, s); \
+    CUresult r_ = call; \
+    timer_stop (&tm, s); \
+    uint64_t t1 = cap_now (); \
+    if (r_ != CUDA_SUCCESS) { \
+      timer_cancel (&tm); \
+      return r_; \
+    } \
+    uint64_t seq_ = record; \
+    timer_commit (&tm, seq_, 1); \
+    return r_; \
+  } while (0)
+
+#define COPY(call, s, dir, dst, src, bytes, async) \
+  TIMED_OP (call, s, cap_copy (t0, t1, dir, (uintptr_t) (dst), (uintptr_t) (src), bytes, \
+                               (uintptr_t) (s), async, tm.ok, 0))
+#define MEMSET(call, s, dst, bytes, async) \
+  TIMED_OP (call, s, cap_memset (t0, t1, (uintptr_t) (dst), bytes, (uintptr_t) (s), async, tm.ok, 0))
+
+CUresult
+cuMemcpy (CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+  PASS (cuMemcpy, dst, src, n);
+  COPY (real_cuMemcpy (dst, src, n), (CUstream) NULL, CAP_DIR_AUTO, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpyAsync (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyAsync, dst, src, n, s);
+  COPY (real_cuMemcpyAsync (dst, src, n, s), s, CAP_DIR_AUTO, dst, src, n, 1);
+}
+
+CUresult
+cuMemcpyHtoD_v2 (CUdeviceptr dst, const void *src, size_t n)
+{
+  PASS (cuMemcpyHtoD_v2, dst, src, n);
+  COPY (real_cuMemcpyHtoD_v2 (dst, src, n), (CUstream) NULL, CAP_DIR_H2D, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpyDtoH_v2 (void *dst, CUdeviceptr src, size_t n)
+{
+  PASS (cuMemcpyDtoH_v2, dst, src, n);
+  COPY (real_cuMemcpyDtoH_v2 (dst, src, n), (CUstream) NULL, CAP_DIR_D2H, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpyDtoD_v2 (CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+  PASS (cuMemcpyDtoD_v2, dst, src, n);
+  COPY (real_cuMemcpyDtoD_v2 (dst, src, n), (CUstream) NULL, CAP_DIR_D2D, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpyHtoDAsync_v2 (CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyHtoDAsync_v2, dst, src, n, s);
+  COPY (real_cuMemcpyHtoDAsync_v2 (dst, src, n, s), s, CAP_DIR_H2D, dst, src, n, 1);
+}
+
+CUresult
+cuMemcpyDtoHAsync_v2 (void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyDtoHAsync_v2, dst, src, n, s);
+  COPY (real_cuMemcpyDtoHAsync_v2 (dst, src, n, s), s, CAP_DIR_D2H, dst, src, n, 1);
+}
+
+CUresult
+cuMemcpyDtoDAsync_v2 (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyDtoDAsync_v2, dst, src, n, s);
+  COPY (real_cuMemcpyDtoDAsync_v2 (dst, src, n, s), s, CAP_DIR_D2D, dst, src, n, 1);
+}
+
+CUresult
+cuMemcpyPeer (CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n)
+{
+  PASS (cuMemcpyPeer, dst, dc, src, sc, n);
+  COPY (real_cuMemcpyPeer (dst, dc, src, sc, n), (CUstream) NULL, CAP_DIR_P2P, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpyPeerAsync (CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n,
+                   CUstream s)
+{
+  PASS (cuMemcpyPeerAsync, dst, dc, src, sc, n, s);
+  COPY (real_cuMemcpyPeerAsync (dst, dc, src, sc, n, s), s, CAP_DIR_P2P, dst, src, n, 1);
+}
+
+/* 2D/3D descriptors: which side is which comes from the memory types;
+ * unified pointers are looked up. */
+static int
+side_of (CUmemorytype t)
+{
+  return t == CU_MEMORYTYPE_HOST ? 0 : t == CU_MEMORYTYPE_UNIFIED ? -1 : 1;
+}
+
+static int
+dir_of (CUmemorytype dt, CUmemorytype st)
+{
+  int d = side_of (dt), s = side_of (st);
+  if (d < 0 || s < 0)
+    return CAP_DIR_AUTO;
+  return d && s ? CAP_DIR_D2D : d ? CAP_DIR_H2D : s ? CAP_DIR_D2H : CAP_DIR_AUTO;
+}
+
+static uintptr_t
+ptr_of (CUmemorytype t, const void *host, CUdeviceptr dev)
+{
+  return t == CU_MEMORYTYPE_HOST ? (uintptr_t) host : t == CU_MEMORYTYPE_ARRAY ? 0 : (uintptr_t) dev;
+}
+
+#define COPY2D(call, c, s, async) \
+  COPY (call, s, dir_of ((c)->dstMemoryType, (c)->srcMemoryType), \
+        ptr_of ((c)->dstMemoryType, (c)->dstHost, (c)->dstDevice), \
+        ptr_of ((c)->srcMemoryType, (c)->srcHost, (c)->srcDevice), \
+        (uint64_t) (c)->WidthInBytes * (c)->Height, async)
+#define COPY3D(call, c, s, async) \
+  COPY (call, s, dir_of ((c)->dstMemoryType, (c)->srcMemoryType), \
+        ptr_of ((c)->dstMemoryType, (c)->dstHost, (c)->dstDevice), \
+        ptr_of ((c)->srcMemoryType, (c)->srcHost, (c)->srcDevice), \
+        (uint64_t) (c)->WidthInBytes * (c)->Height * ((c)->Depth ? (c)->Depth : 1), async)
+
+CUresult
+cuMemcpy2D_v2 (const CUDA_MEMCPY2D *c)
+{
+  PASS (cuMemcpy2D_v2, c);
+  COPY2D (real_cuMemcpy2D_v2 (c), c, (CUstream) NULL, 0);
+}
+
+CUresult
+cuMemcpy2DUnaligned_v2 (const CUDA_MEMCPY2D *c)
+{
+  PASS (cuMemcpy2DUnaligned_v2, c);
+  COPY2D (real_cuMemcpy2DUnaligned_v2 (c), c, (CUstream) NULL, 0);
+}
+
+CUresult
+cuMemcpy2DAsync_v2 (const CUDA_MEMCPY2D *c, CUstream s)
+{
+  PASS (cuMemcpy2DAsync_v2, c, s);
+  COPY2D (real_cuMemcpy2DAsync_v2 (c, s), c, s, 1);
+}
+
+CUresult
+cuMemcpy3D_v2 (const CUDA_MEMCPY3D *c)
+{
+  PASS (cuMemcpy3D_v2, c);
+  COPY3D (real_cuMemcpy3D_v2 (c), c, (CUstream) NULL, 0);
+}
+
+CUresult
+cuMemcpy3DAsync_v2 (const CUDA_MEMCPY3D *c, CUstream s)
+{
+  PASS (cuMemcpy3DAsync_v2, c, s);
+  COPY3D (real_cuMemcpy3DAsync_v2 (c, s), c, s, 1);
+}
+
+CUresult
+cuMemsetD8_v2 (CUdeviceptr p, unsigned char v, size_t n)
+{
+  PASS (cuMemsetD8_v2, p, v, n);
+  MEMSET (real_cuMemsetD8_v2 (p, v, n), (CUstream) NULL, p, n, 0);
+}
+
+CUresult
+cuMemsetD16_v2 (CUdeviceptr p, unsigned short v, size_t n)
+{
+  PASS (cuMemsetD16_v2, p, v, n);
+  MEMSET (real_cuMemsetD16_v2 (p, v, n), (CUstream) NULL, p, 2 * (uint64_t) n, 0);
+}
+
+CUresult
+cuMemsetD32_v2 (CUdeviceptr p, unsigned int v, size_t n)
+{
+  PASS (cuMemsetD32_v2, p, v, n);
+  MEMSET (real_cuMemsetD32_v2 (p, v, n), (CUstream) NULL, p, 4 * (uint64_t) n, 0);
+}
+
+CUresult
+cuMemsetD8Async (CUdeviceptr p, unsigned char v, size_t n, CUstream s)
+{
+  PASS (cuMemsetD8Async, p, v, n, s);
+  MEMSET (real_cuMemsetD8Async (p, v, n, s), s, p, n, 1);
+}
+
+CUresult
+cuMemsetD16Async (CUdeviceptr p, unsigned short v, size_t n, CUstream s)
+{
+  PASS (cuMemsetD16Async, p, v, n, s);
+  MEMSET (real_cuMemsetD16Async (p, v, n, s), s, p, 2 * (uint64_t) n, 1);
+}
+
+CUresult
+cuMemsetD32Async (CUdeviceptr p, unsigned int v, size_t n, CUstream s)
+{
+  PASS (cuMemsetD32Async, p, v, n, s);
+  MEMSET (real_cuMemsetD32Async (p, v, n, s), s, p, 4 * (uint64_t) n, 1);
+}
+
+CUresult
+cuMemsetD2D8_v2 (CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h)
+{
+  PASS (cuMemsetD2D8_v2, p, pitch, v, w, h);
+  MEMSET (real_cuMemsetD2D8_v2 (p, pitch, v, w, h), (CUstream) NULL, p, (uint64_t) w * h, 0);
+}
+
+CUresult
+cuMemsetD2D16_v2 (CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h)
+{
+  PASS (cuMemsetD2D16_v2, p, pitch, v, w, h);
+  MEMSET (real_cuMemsetD2D16_v2 (p, pitch, v, w, h), (CUstream) NULL, p, 2 * (uint64_t) w * h, 0);
+}
+
+CUresult
+cuMemsetD2D32_v2 (CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h)
+{
+  PASS (cuMemsetD2D32_v2, p, pitch, v, w, h);
+  MEMSET (real_cuMemsetD2D32_v2 (p, pitch, v, w, h), (CUstream) NULL, p, 4 * (uint64_t) w * h, 0);
+}
+
+CUresult
+cuMemsetD2D8Async (CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s)
+{
+  PASS (cuMemsetD2D8Async, p, pitch, v, w, h, s);
+  MEMSET (real_cuMemsetD2D8Async (p, pitch, v, w, h, s), s, p, (uint64_t) w * h, 1);
+}
+
+CUresult
+cuMemsetD2D16Async (CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s)
+{
+  PASS (cuMemsetD2D16Async, p, pitch, v, w, h, s);
+  MEMSET (real_cuMemsetD2D16Async (p, pitch, v, w, h, s), s, p, 2 * (uint64_t) w * h, 1);
+}
+
+CUresult
+cuMemsetD2D32Async (CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s)
+{
+  PASS (cuMemsetD2D32Async, p, pitch, v, w, h, s);
+  MEMSET (real_cuMemsetD2D32Async (p, pitch, v, w, h, s), s, p, 4 * (uint64_t) w * h, 1);
+}
+
+CUresult
+cuMemPrefetchAsync (CUdeviceptr p, size_t n, CUdevice dev, CUstream s)
+{
+  PASS (cuMemPrefetchAsync, p, n, dev, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemPrefetchAsync (p, n, dev, s);
+  if (r == CUDA_SUCCESS && !capturing (s))
+    cap_prefetch (t0, cap_now (), p, n, dev == CU_DEVICE_CPU, (uintptr_t) s);
+  return r;
+}
+
+CUresult
+cuMemPrefetchAsync_v2 (CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int flags, CUstream s)
+{
+  PASS (cuMemPrefetchAsync_v2, p, n, loc, flags, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemPrefetchAsync_v2 (p, n, loc, flags, s);
+  if (r == CUDA_SUCCESS && !capturing (s))
+    cap_prefetch (t0, cap_now (), p, n,
+                  loc.type == CU_MEM_LOCATION_TYPE_HOST || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA
+                  || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, (uintptr_t) s);
+  return r;
+}
+
+/* ---- kernels ---- */
+
+#define LAUNCH(call, f, s, params, extra) \
+  do { \
+    if (capturing (s)) \
+      return call; \
+    uint64_t t0 = cap_now (); \
+    FuncInfo *fi = func_info (f); \
+    uint64_t words[MAX_WORDS]; \
+    size_t nw = param_words (fi, params, extra, words); \
+    Timer tm; \
+    timer_begin (&tm, s); \
+    CUresult r = call; \
+    timer_stop (&tm, s); \
+    uint64_t t1 = cap_now (); \
+    if (r != CUDA_SUCCESS) { \
+      timer_cancel (&tm); \
+      return r; \
+    } \
+    uint64_t seq = cap_kernel (t0, t1, fi ? fi->sid : cap_intern ("unknown"), (uintptr_t) (s), \
+                               words, nw, tm.ok, 0); \
+    timer_commit (&tm, seq, 1); \
+    return r; \
+  } while (0)
+
+CUresult
+cuLaunchKernel (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+                CUstream s, void **params, void **extra)
+{
+  PASS (cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+  LAUNCH (real_cuLaunchKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params, extra), f, s, params, extra);
+}
+
+CUresult
+cuLaunchCooperativeKernel (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                           unsigned int bx, unsigned int by, unsigned int bz,
+                           unsigned int shmem, CUstream s, void **params)
+{
+  PASS (cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+  LAUNCH (real_cuLaunchCooperativeKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params), f, s,
+          params, NULL);
+}
+
+CUresult
+cuLaunchKernelEx (const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
+{
+  PASS (cuLaunchKernelEx, cfg, f, params, extra);
+  CUstream s = cfg ? cfg->hStream : NULL;
+  LAUNCH (real_cuLaunchKernelEx (cfg, f, params, extra), f, s, params, extra);
+}
+
+/* ---- graphs: the kernel nodes of an instantiated graph, by exec ---- */
+
+typedef struct { uint32_t sid; uint32_t nw; uint64_t *w; } GKernel;
+typedef struct GExec { CUgraphExec exec; uint32_t n; GKernel *k; struct GExec *next; } GExec;
+static GExec *g_execs;
+static pthread_mutex_t g_exec_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+graph_remember (CUgraphExec exec, CUgraph graph)
+{
+  size_t n = 0;
+  if (!real_cuGraphGetNodes || real_cuGraphGetNodes (graph, NULL, &n) != CUDA_SUCCESS || n == 0)
+    return;
+  CUgraphNode *nodes = calloc (n, sizeof *nodes);
+  GExec *ge = calloc (1, sizeof *ge);
+  if (ge)
+    ge->k = calloc (n, sizeof *ge->k);
+  if (!nodes || !ge || !ge->k || real_cuGraphGetNodes (graph, nodes, &n) != CUDA_SUCCESS) {
+    free (nodes);
+    if (ge)
+      free (ge->k);
+    free (ge);
+    return;
+  }
+  ge->exec = exec;
+  for (size_t i = 0; i < n; i++) {
+    CUgraphNodeType type;
+    CUDA_KERNEL_NODE_PARAMS kp;
+    if (real_cuGraphNodeGetType (nodes[i], &type) != CUDA_SUCCESS || type != CU_GRAPH_NODE_TYPE_KERNEL)
+      continue;
+    memset (&kp, 0, sizeof kp);
+    if (!real_cuGraphKernelNodeGetParams_v2
+        || real_cuGraphKernelNodeGetParams_v2 (nodes[i], &kp) != CUDA_SUCCESS)
+      continue;
+    CUfunction f = kp.func ? kp.func : (CUfunction) kp.kern;
+    FuncInfo *fi = func_info (f);
+    uint64_t words[MAX_WORDS];
+    size_t nw = param_words (fi, kp.kernelParams, kp.extra, words);
+    GKernel *gk = &ge->k[ge->n];
+    gk->sid = fi ? fi->sid : cap_intern ("unknown");
+    gk->w = nw ? malloc (nw * sizeof *gk->w) : NULL;
+    if (gk->w)
+      memcpy (gk->w, words, nw * sizeof *gk->w);
+    gk->nw = gk->w ? (uint32_t) nw : 0;
+    ge->n++;
+  }
+  free (nodes);
+  pthread_mutex_lock (&g_exec_lock);
+  ge->next = g_execs;
+  g_execs = ge;
+  pthread_mutex_unlock (&g_exec_lock);
+}
+
+CUresult
+cuGraphInstantiateWithFlags (CUgraphExec *exec, CUgraph graph, unsigned long long flags)
+{
+  PASS (cuGraphInstantiateWithFlags, exec, graph, flags);
+  CUresult r = real_cuGraphInstantiateWithFlags (exec, graph, flags);
+  if (r == CUDA_SUCCESS)
+    graph_remember (*exec, graph);
+  return r;
+}
+
+CUresult
+cuGraphExecDestroy (CUgraphExec exec)
+{
+  PASS (cuGraphExecDestroy, exec);
+  pthread_mutex_lock (&g_exec_lock);
+  for (GExec **pp = &g_execs; *pp; pp = &(*pp)->next)
+    if ((*pp)->exec == exec) {
+      GExec *ge = *pp;
+      *pp = ge->next;
+      for (uint32_t i = 0; i < ge->n; i++)
+        free (ge->k[i].w);
+      free (ge->k);
+      free (ge);
+      break;
+    }
+  pthread_mutex_unlock (&g_exec_lock);
+  return real_cuGraphExecDestroy (exec);
+}
+
+/* One kernel event per kernel node, in node order, on the launch stream;
+ * the graph's measured time is split evenly among them. */
+CUresult
+cuGraphLaunch (CUgraphExec exec, CUstream s)
+{
+  PASS (cuGraphLaunch, exec, s);
+  if (capturing (s))
+    return real_cuGraphLaunch (exec, s);
+  uint64_t t0 = cap_now ();
+  Timer tm;
+  timer_begin (&tm, s);
+  CUresult r = real_cuGraphLaunch (exec, s);
+  timer_stop (&tm, s);
+  uint64_t t1 = cap_now ();
+  if (r != CUDA_SUCCESS) {
+    timer_cancel (&tm);
+    return r;
+  }
+  uint64_t first = UINT64_MAX;
+  uint32_t count = 0;
+  pthread_mutex_lock (&g_exec_lock);
+  for (GExec *ge = g_execs; ge; ge = ge->next)
+    if (ge->exec == exec) {
+      for (uint32_t i = 0; i < ge->n; i++) {
+        uint64_t seq = cap_kernel (t0, i + 1 == ge->n ? t1 : t0, ge->k[i].sid, (uintptr_t) s,
+                                   ge->k[i].w, ge->k[i].nw, tm.ok, 0);
+        if (seq == UINT64_MAX)
+          break;
+        if (first == UINT64_MAX)
+          first = seq;
+        count++;
+      }
+      break;
+    }
+  pthread_mutex_unlock (&g_exec_lock);
+  /* Kernels of one launch are pushed one by one; another thread may push in
+   * between, so they are contiguous only without contention. Resolve each. */
+  if (count > 0 && tm.ok) {
+    cap_lock ();
+    uint64_t last = first;
+    int contiguous = 1;
+    for (uint32_t i = 1; i < count; i++) {
+      VtEvent *e = cap_get_locked (first + i);
+      if (!e || e->op != VTW_KERNEL)
+        contiguous = 0;
+      last = first + i;
+    }
+    (void) last;
+    cap_unlock ();
+    if (contiguous) {
+      timer_commit (&tm, first, count);
+      return r;
+    }
+    cap_lock ();
+    for (uint32_t i = 0; i < count; i++)
+      cap_resolve_locked (first + i, VTW_NONE);
+    cap_unlock ();
+  }
+  timer_commit (&tm, UINT64_MAX, 0);
+  return r;
+}
+
+/* ---- synchronization, events ---- */
+
+CUresult
+cuCtxSynchronize (void)
+{
+  PASS (cuCtxSynchronize);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuCtxSynchronize ();
+  cap_sync (t0, cap_now (), CAP_SYNC_DEVICE, 0);
+  poll_after_sync ();
+  return r;
+}
+
+CUresult
+cuStreamSynchronize (CUstream s)
+{
+  PASS (cuStreamSynchronize, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuStreamSynchronize (s);
+  cap_sync (t0, cap_now (), CAP_SYNC_STREAM, (uintptr_t) s);
+  poll_after_sync ();
+  return r;
+}
+
+CUresult
+cuEventSynchronize (CUevent e)
+{
+  PASS (cuEventSynchronize, e);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuEventSynchronize (e);
+  cap_sync (t0, cap_now (), CAP_SYNC_EVENT, (uintptr_t) e);
+  poll_after_sync ();
+  return r;
+}
+
+CUresult
+cuEventRecord (CUevent e, CUstream s)
+{
+  PASS (cuEventRecord, e, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuEventRecord (e, s);
+  if (r == CUDA_SUCCESS && !capturing (s))
+    cap_event_record (t0, cap_now (), (uintptr_t) e, (uintptr_t) s);
+  return r;
+}
+
+CUresult
+cuEventRecordWithFlags (CUevent e, CUstream s, unsigned int flags)
+{
+  PASS (cuEventRecordWithFlags, e, s, flags);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuEventRecordWithFlags (e, s, flags);
+  if (r == CUDA_SUCCESS && !capturing (s))
+    cap_event_record (t0, cap_now (), (uintptr_t) e, (uintptr_t) s);
+  return r;
+}
+
+CUresult
+cuStreamWaitEvent (CUstream s, CUevent e, unsigned int flags)
+{
+  PASS (cuStreamWaitEvent, s, e, flags);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuStreamWaitEvent (s, e, flags);
+  if (r == CUDA_SUCCESS && !capturing (s))
+    cap_stream_wait (t0, cap_now (), (uintptr_t) s, (uintptr_t) e);
+  return r;
+}
+
+CUresult
+cuCtxDestroy_v2 (CUcontext ctx)
+{
+  PASS (cuCtxDestroy_v2, ctx);
+  drain_before_ctx_teardown ();
+  return real_cuCtxDestroy_v2 (ctx);
+}
+
+CUresult
+cuDevicePrimaryCtxRelease_v2 (CUdevice d)
+{
+  PASS (cuDevicePrimaryCtxRelease_v2, d);
+  drain_before_ctx_teardown ();
+  return real_cuDevicePrimaryCtxRelease_v2 (d);
+}
+
+CUresult
+cuDevicePrimaryCtxReset_v2 (CUdevice d)
+{
+  PASS (cuDevicePrimaryCtxReset_v2, d);
+  drain_before_ctx_teardown ();
+  return real_cuDevicePrimaryCtxReset_v2 (d);
+}
+
+/* ---- start ---- */
+
+void
+hooks_start (void)
+{
+  resolve ();
+  cap_resolve_cb = hooks_resolve;
+  cap_fork_child_cb = hooks_fork_child;
+  cap_mode = CAP_MODE_HOOK;
+}
+
+__attribute__ ((constructor)) static void
+hooks_init (void)
+{
+  cap_init ();
+  init_real_dlsym ();
+  if (cap_requested_mode () == CAP_MODE_HOOK)
+    hooks_start ();
+}

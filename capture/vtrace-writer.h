@@ -1,0 +1,55 @@
+/* vtrace-writer.h — a small, dependency-free writer of the binary trace
+ * format (docs/trace-format.md, version 1) for the capture shim.
+ *
+ * The shim is injected into arbitrary programs, so this writer uses only
+ * libc: no GLib, no stdio buffering shared with the program. Output goes to
+ * a temporary file beside PATH that vtw_finish() renames into place, so an
+ * interrupted capture never leaves a partial file under PATH. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Marks an optional integer as absent (stream of an alloc/free, dur). */
+#define VTW_NONE UINT64_MAX
+
+enum { VTW_ALLOC, VTW_FREE, VTW_COPY, VTW_MEMSET, VTW_KERNEL, VTW_SYNC,
+       VTW_EVENT_RECORD, VTW_STREAM_WAIT, VTW_PREFETCH, VTW_MARK, VTW_OP_COUNT };
+
+/* One event as the shim keeps it until it is written. Which fields matter
+ * depends on op (SPEC section 3):
+ *   alloc: id, bytes, sub = kind (0 device, 1 managed, 2 pinned), stream (opt)
+ *   free: id, stream (opt)
+ *   copy: sub = dir (0 h2d, 1 d2h, 2 d2d, 3 p2p), bytes, src, dst, stream, async, dur (opt)
+ *   memset: dst, bytes, stream, async, dur (opt)
+ *   kernel: name_sid, stream, dur (absent is written as 0), touches
+ *   sync: sub = scope (0 device, 1 stream, 2 event), value
+ *   event_record: value = event, stream; stream_wait: stream, value = event
+ *   prefetch: id, bytes, sub = to (0 device, 1 host), stream
+ *   mark: name_sid */
+typedef struct {
+  uint64_t t, host_ns;
+  uint64_t id, bytes, src, dst, stream, value, dur;
+  uint64_t *touches;      /* owned by the shim's buffer (malloc) */
+  uint64_t corr;          /* CUPTI correlation id, 0 if none */
+  uint32_t tid, name_sid, n_touches;
+  uint8_t op, sub, async, pending;
+} VtEvent;
+
+typedef struct VtWriter VtWriter;
+
+/* Creates PATH's temporary file and writes the magic, version and header.
+ * Returns NULL with errno set on failure. */
+VtWriter *vtw_open (const char *path, const char *header_json);
+/* Defines string SID (sids must be defined in order 0, 1, 2, ...). */
+int vtw_string (VtWriter *w, uint64_t sid, const char *s);
+int vtw_event (VtWriter *w, const VtEvent *ev);
+/* Writes the end record, closes and renames into place; frees W. Returns
+ * 0, or -1 with errno set (the temporary file is then removed). */
+int vtw_finish (VtWriter *w);
+/* Closes without renaming or removing (a forked child dropping the parent's
+ * writer); frees W. Accepts NULL. */
+void vtw_drop (VtWriter *w);
+/* Closes and removes the temporary file; frees W. Accepts NULL. */
+void vtw_abort (VtWriter *w);
+uint64_t vtw_count (const VtWriter *w);

@@ -1,0 +1,153 @@
+#!/bin/sh
+# capture-hook.sh — vramcap --mode hook against the stub driver
+# (tests/stub-cuda): exact traces from plain and dlopen+cuGetProcAddress
+# programs, threads, fork, signals, exit codes, launcher usage.
+VRAMSIM=${VRAMSIM:-bin/vramsim}
+BUILD=${TEST_BUILD:-build}
+VRAMCAP=$(dirname "$VRAMSIM")/vramcap
+STUB=$BUILD/tests/stub-cuda
+HERE=$(cd "$(dirname "$0")" && pwd)
+if [ ! -x "$VRAMCAP" ] || [ ! -f "$STUB/libcuda.so.1" ] || [ ! -x "$STUB/prog-linked" ]; then
+  echo "1..0 # SKIP capture not built (no CUDA toolkit)"
+  exit 0
+fi
+command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
+STUB=$(cd "$STUB" && pwd)
+VRAMCAP=$(cd "$(dirname "$VRAMCAP")" && pwd)/vramcap
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export LD_LIBRARY_PATH="$STUB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+n=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
+
+# decode TRACE OUT: JSONL through "vramsim convert" when it can, else the
+# independent decoder; then one canonical line per event (t and host_ns
+# dropped: they vary; defaults filled in).
+decode() {
+  if "$VRAMSIM" convert "$1" "$2.raw.jsonl" 2>/dev/null; then :; else
+    python3 "$HERE/stub-cuda/vtrace2jsonl.py" "$1" > "$2.raw.jsonl" || return 1
+  fi
+  python3 - "$2.raw.jsonl" > "$2" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print(json.dumps({k: lines[0]["capture"].get(k) for k in ("device", "config", "mode", "tool")}, sort_keys=True))
+for e in lines[1:]:
+    e.pop("t", None); e.pop("host_ns", None)
+    e.setdefault("tid", 0)
+    if e["op"] in ("copy", "memset", "kernel", "event_record", "stream_wait", "prefetch"):
+        e.setdefault("stream", 0)
+    if e["op"] == "copy":
+        e.setdefault("src", 0); e.setdefault("dst", 0)
+    if e["op"] in ("copy", "memset"):
+        e.setdefault("async", False)
+    if e["op"] == "kernel":
+        for f in ("reads", "writes", "touches"):
+            e.setdefault(f, [])
+    print(json.dumps(e, sort_keys=True))
+PY
+}
+
+cat > "$T/expect-basic" <<'EOF2'
+{"config": "h100-sxm", "device": "NVIDIA H100 80GB HBM3", "mode": "hook", "tool": "vramcap 0.1"}
+{"bytes": 1048576, "id": 1, "kind": "device", "op": "alloc", "tid": 0}
+{"bytes": 2097152, "id": 2, "kind": "device", "op": "alloc", "tid": 0}
+{"bytes": 4096, "id": 3, "kind": "pinned", "op": "alloc", "tid": 0}
+{"async": true, "bytes": 4096, "dir": "h2d", "dst": 1, "dur": 4096, "op": "copy", "src": 3, "stream": 1, "tid": 0}
+{"dur": 3000, "name": "axpy", "op": "kernel", "reads": [], "stream": 1, "tid": 0, "touches": [1, 2], "writes": []}
+{"dur": 2000, "name": "pairk", "op": "kernel", "reads": [], "stream": 1, "tid": 0, "touches": [2], "writes": []}
+{"op": "sync", "scope": "stream", "stream": 1, "tid": 0}
+{"async": false, "bytes": 1000, "dir": "d2h", "dst": 0, "dur": 1000, "op": "copy", "src": 2, "stream": 0, "tid": 0}
+{"async": false, "bytes": 1048576, "dst": 1, "dur": 524288, "op": "memset", "stream": 0, "tid": 0}
+{"bytes": 8192, "id": 4, "kind": "managed", "op": "alloc", "tid": 0}
+{"bytes": 8192, "id": 4, "op": "prefetch", "stream": 1, "tid": 0, "to": "device"}
+{"bytes": 65536, "id": 5, "kind": "device", "op": "alloc", "stream": 1, "tid": 0}
+{"id": 5, "op": "free", "stream": 1, "tid": 0}
+{"event": 1, "op": "event_record", "stream": 1, "tid": 0}
+{"event": 1, "op": "stream_wait", "stream": 0, "tid": 0}
+{"event": 1, "op": "sync", "scope": "event", "tid": 0}
+{"bytes": 2097152, "id": 6, "kind": "device", "op": "alloc", "tid": 0}
+{"dur": 1000, "name": "noargs", "op": "kernel", "reads": [], "stream": 0, "tid": 0, "touches": [], "writes": []}
+{"id": 6, "op": "free", "tid": 0}
+{"op": "sync", "scope": "device", "tid": 0}
+{"id": 1, "op": "free", "tid": 0}
+{"id": 2, "op": "free", "tid": 0}
+{"id": 3, "op": "free", "tid": 0}
+{"id": 4, "op": "free", "tid": 0}
+EOF2
+
+echo "1..14"
+cd "$T"
+
+for p in linked dlopen; do
+  "$VRAMCAP" --mode hook -o "$p.vtrace" -- "$STUB/prog-$p" > "$p.out" 2> "$p.err"
+  rc=$?
+  decode "$p.vtrace" "$p.norm" && [ $rc = 0 ] && diff "$T/expect-basic" "$p.norm" >&2
+  ok $? "prog-$p: exact trace (kinds, sizes, directions, touches, syncs, GPU times)"
+done
+
+"$STUB/prog-linked" > plain.out 2>&1
+cmp -s plain.out linked.out && [ ! -s linked.err ]
+ok $? "program output unchanged, nothing printed by the shim"
+
+# Threads and fork.
+"$VRAMCAP" --mode hook -o thr.vtrace "$STUB/prog-threads" > thr.out 2> thr.err
+rc=$?
+decode thr.vtrace thr.norm
+python3 - thr.norm <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])][1:]
+by = {}
+for e in ev:
+    by.setdefault(e["tid"], []).append(e)
+assert sorted(by) == [0, 1, 2, 3, 4], sorted(by)
+assert [e["op"] for e in by[0]] == ["alloc", "free"], by[0]
+sizes = set()
+for tid in (1, 2, 3, 4):
+    ops = [e["op"] for e in by[tid]]
+    assert ops == ["alloc", "kernel", "sync", "free"] * 50, ops[:8]
+    for i in range(0, 200, 4):
+        a, k, s, f = by[tid][i:i + 4]
+        assert k["touches"] == [a["id"]] and f["id"] == a["id"] and k["dur"] == 1000, (a, k, f)
+        sizes.add(a["bytes"])
+assert sizes == {4096, 8192, 12288, 16384}, sizes
+PY
+ok $(( $? + rc )) "4 threads: per-thread tids, every kernel touches its thread's buffer"
+child=$(sed -n 's/^child //p' thr.out)
+[ -n "$child" ] && [ -f "thr.$child.vtrace" ] && decode "thr.$child.vtrace" child.norm \
+  && [ "$(sed 1d child.norm)" = '{"bytes": 12345, "id": 1, "kind": "device", "op": "alloc", "tid": 0}
+{"id": 1, "op": "free", "tid": 0}' ]
+ok $? "forked child writes its own trace thr.<pid>.vtrace"
+
+# Signals and exit codes.
+"$VRAMCAP" --mode hook -o abrt.vtrace "$STUB/prog-crash" abort 2>/dev/null
+rc=$?
+decode abrt.vtrace abrt.norm && [ $rc = 134 ] && sed -n 2,3p abrt.norm | grep -c '"touches": \[1\]\|"bytes": 4096' | grep -qx 2
+ok $? "abort: exit status 134 kept, trace flushed and readable (rc $rc)"
+"$VRAMCAP" --mode hook -o segv.vtrace "$STUB/prog-crash" segv 2>/dev/null
+rc=$?
+decode segv.vtrace segv.norm && [ $rc = 139 ] && [ "$(wc -l < segv.norm)" = 3 ]
+ok $? "SIGSEGV: exit status 139 kept, trace flushed and readable (rc $rc)"
+"$VRAMCAP" --mode hook -o ex3.vtrace "$STUB/prog-crash" exit3 2>/dev/null
+rc=$?
+decode ex3.vtrace ex3.norm && [ $rc = 3 ] \
+  && sed -n 3p ex3.norm | grep -q '"dur": 5000, "name": "axpy"'
+ok $? "exit(3): status 3 kept; pending GPU time read back at exit (rc $rc)"
+
+# Write errors never change the program.
+"$VRAMCAP" --mode hook -o "$T/no/such/dir/x.vtrace" "$STUB/prog-linked" > werr.out 2> werr.err
+rc=$?
+[ $rc = 0 ] && cmp -s plain.out werr.out && grep -q "^vramcap: cannot write" werr.err
+ok $? "unwritable output: program unaffected, one message on stderr"
+
+# Launcher usage.
+"$VRAMCAP" --help > help.out 2>&1
+ok $(( $? + $(grep -c "^Usage: vramcap" help.out | grep -qx 1; echo $?) )) "vramcap --help"
+"$VRAMCAP" --bogus true > /dev/null 2>&1
+[ $? = 2 ]; ok $? "unknown option: exit 2"
+"$VRAMCAP" --mode fast true > /dev/null 2>&1
+[ $? = 2 ]; ok $? "bad --mode: exit 2"
+"$VRAMCAP" -o x.vtrace > /dev/null 2>&1
+[ $? = 2 ]; ok $? "no program: exit 2"
+"$VRAMCAP" --mode hook -o f.vtrace sh -c 'exit 7'
+[ $? = 7 ] && [ -f f.vtrace ]
+ok $? "exit status of a program that never uses CUDA; empty trace still written"

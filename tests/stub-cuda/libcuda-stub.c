@@ -1,0 +1,314 @@
+/* libcuda-stub.c — a test-only stand-in for the CUDA driver (libcuda.so.1),
+ * for running the capture shim where there is no GPU.
+ *
+ * It implements the subset the capture tests call, with deterministic fake
+ * GPU times: every stream has a clock; a kernel advances it by 1000 ns per
+ * block in x, a copy by 1 ns per byte, a memset by 1 ns per 2 bytes; an
+ * event takes its stream's clock when recorded. Device pointers come from a
+ * bump allocator (they are never dereferenced); host and managed memory are
+ * real malloc'd memory. Built with -Bsymbolic, like the real driver, so its
+ * own references (cuGetProcAddress answers) are never interposed. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#undef cuMemPrefetchAsync
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static CUdeviceptr next_dev = 0x100000000000ull;
+static int inited;
+
+struct CUstream_st { uint64_t clock; };
+struct CUevent_st { uint64_t time; int recorded; };
+struct CUctx_st { int dummy; };
+struct CUmod_st { int dummy; };
+
+static struct CUstream_st legacy;
+static struct CUctx_st the_ctx;
+static __thread CUcontext cur_ctx;
+
+typedef struct { const char *name; int n; size_t off[4], size[4]; } StubFunc;
+static StubFunc funcs[] = {
+  { "axpy", 4, { 0, 8, 16, 24 }, { 4, 8, 8, 4 } },          /* (float a, float *x, float *y, int n) */
+  { "pairk", 2, { 0, 24 }, { 24, 8 } },                     /* (struct {float *p; int k; float *q;}, long n) */
+  { "noargs", 0, { 0 }, { 0 } },
+};
+
+static struct CUstream_st *
+S (CUstream s)
+{
+  return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ? &legacy : s;
+}
+
+static void
+advance (CUstream s, uint64_t ns)
+{
+  pthread_mutex_lock (&lock);
+  S (s)->clock += ns;
+  pthread_mutex_unlock (&lock);
+}
+
+static CUdeviceptr
+bump (size_t n)
+{
+  pthread_mutex_lock (&lock);
+  CUdeviceptr p = next_dev;
+  next_dev += (n + 511) & ~(CUdeviceptr) 511;
+  if (n == 0)
+    next_dev += 512;
+  pthread_mutex_unlock (&lock);
+  return p;
+}
+
+#define NEED_INIT() do { if (!inited) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+
+CUresult cuInit (unsigned int flags) { (void) flags; inited = 1; return CUDA_SUCCESS; }
+CUresult cuDriverGetVersion (int *v) { *v = 12040; return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount (int *n) { NEED_INIT (); *n = 1; return CUDA_SUCCESS; }
+CUresult cuDeviceGet (CUdevice *d, int i) { NEED_INIT (); if (i != 0) return CUDA_ERROR_INVALID_DEVICE; *d = 0; return CUDA_SUCCESS; }
+
+CUresult
+cuDeviceGetName (char *name, int len, CUdevice d)
+{
+  (void) d;
+  const char *n = getenv ("STUB_CUDA_NAME");
+  strncpy (name, n ? n : "NVIDIA H100 80GB HBM3", (size_t) len);
+  name[len - 1] = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2 (size_t *b, CUdevice d) { (void) d; *b = 85520809984ull; return CUDA_SUCCESS; }
+
+CUresult
+cuDeviceGetAttribute (int *v, CUdevice_attribute a, CUdevice d)
+{
+  (void) d;
+  switch (a) {
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+  default: *v = 0; break;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain (CUcontext *c, CUdevice d) { (void) d; NEED_INIT (); *c = &the_ctx; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease_v2 (CUdevice d) { (void) d; return CUDA_SUCCESS; }
+CUresult cuCtxSetCurrent (CUcontext c) { cur_ctx = c; return CUDA_SUCCESS; }
+CUresult cuCtxGetCurrent (CUcontext *c) { *c = cur_ctx; return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize (void) { return CUDA_SUCCESS; }
+
+CUresult cuModuleLoadData (CUmodule *m, const void *img) { (void) img; static struct CUmod_st mod; *m = &mod; return CUDA_SUCCESS; }
+
+CUresult
+cuModuleGetFunction (CUfunction *f, CUmodule m, const char *name)
+{
+  (void) m;
+  for (size_t i = 0; i < sizeof funcs / sizeof funcs[0]; i++)
+    if (strcmp (funcs[i].name, name) == 0) {
+      *f = (CUfunction) &funcs[i];
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuFuncGetName (const char **name, CUfunction f) { *name = ((StubFunc *) f)->name; return CUDA_SUCCESS; }
+
+CUresult
+cuFuncGetParamInfo (CUfunction f, size_t i, size_t *off, size_t *size)
+{
+  StubFunc *sf = (StubFunc *) f;
+  if ((int) i >= sf->n)
+    return CUDA_ERROR_INVALID_VALUE;
+  *off = sf->off[i];
+  *size = sf->size[i];
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2 (CUdeviceptr *p, size_t n) { NEED_INIT (); *p = bump (n); return CUDA_SUCCESS; }
+CUresult cuMemFree_v2 (CUdeviceptr p) { (void) p; return CUDA_SUCCESS; }
+CUresult cuMemAllocAsync (CUdeviceptr *p, size_t n, CUstream s) { (void) s; *p = bump (n); return CUDA_SUCCESS; }
+CUresult cuMemFreeAsync (CUdeviceptr p, CUstream s) { (void) p; (void) s; return CUDA_SUCCESS; }
+
+CUresult
+cuMemAllocManaged (CUdeviceptr *p, size_t n, unsigned int flags)
+{
+  (void) flags;
+  void *m = calloc (1, n ? n : 1);
+  if (!m)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *p = (CUdeviceptr) (uintptr_t) m;
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemHostAlloc (void **p, size_t n, unsigned int flags)
+{
+  (void) flags;
+  *p = calloc (1, n ? n : 1);
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuMemFreeHost (void *p) { free (p); return CUDA_SUCCESS; }
+
+CUresult cuMemcpyHtoD_v2 (CUdeviceptr d, const void *s, size_t n) { (void) d; (void) s; advance (NULL, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoH_v2 (void *d, CUdeviceptr s, size_t n) { (void) d; (void) s; advance (NULL, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoD_v2 (CUdeviceptr d, CUdeviceptr s, size_t n) { (void) d; (void) s; advance (NULL, n); return CUDA_SUCCESS; }
+CUresult cuMemcpy (CUdeviceptr d, CUdeviceptr s, size_t n) { (void) d; (void) s; advance (NULL, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyHtoDAsync_v2 (CUdeviceptr d, const void *s, size_t n, CUstream st) { (void) d; (void) s; advance (st, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoHAsync_v2 (void *d, CUdeviceptr s, size_t n, CUstream st) { (void) d; (void) s; advance (st, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyAsync (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { (void) d; (void) s; advance (st, n); return CUDA_SUCCESS; }
+CUresult cuMemsetD8_v2 (CUdeviceptr d, unsigned char v, size_t n) { (void) d; (void) v; advance (NULL, n / 2); return CUDA_SUCCESS; }
+CUresult cuMemsetD32Async (CUdeviceptr d, unsigned int v, size_t n, CUstream s) { (void) d; (void) v; advance (s, 4 * n / 2); return CUDA_SUCCESS; }
+
+CUresult
+cuMemPrefetchAsync_v2 (CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int flags, CUstream s)
+{
+  (void) p; (void) loc; (void) flags;
+  advance (s, n);
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuLaunchKernel (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+                CUstream s, void **params, void **extra)
+{
+  (void) f; (void) gy; (void) gz; (void) bx; (void) by; (void) bz; (void) shmem;
+  (void) params; (void) extra;
+  NEED_INIT ();
+  advance (s, 1000ull * gx);
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuStreamCreate (CUstream *s, unsigned int flags)
+{
+  (void) flags;
+  *s = calloc (1, sizeof **s);
+  return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuStreamDestroy_v2 (CUstream s) { free (s); return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize (CUstream s) { (void) s; return CUDA_SUCCESS; }
+CUresult cuStreamIsCapturing (CUstream s, CUstreamCaptureStatus *st) { (void) s; *st = CU_STREAM_CAPTURE_STATUS_NONE; return CUDA_SUCCESS; }
+CUresult cuStreamWaitEvent (CUstream s, CUevent e, unsigned int f) { (void) s; (void) e; (void) f; return CUDA_SUCCESS; }
+
+CUresult
+cuEventCreate (CUevent *e, unsigned int flags)
+{
+  (void) flags;
+  if (!cur_ctx)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *e = calloc (1, sizeof **e);
+  return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuEventDestroy_v2 (CUevent e) { free (e); return CUDA_SUCCESS; }
+
+CUresult
+cuEventRecord (CUevent e, CUstream s)
+{
+  pthread_mutex_lock (&lock);
+  e->time = S (s)->clock;
+  e->recorded = 1;
+  pthread_mutex_unlock (&lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventQuery (CUevent e) { (void) e; return CUDA_SUCCESS; }
+CUresult cuEventSynchronize (CUevent e) { (void) e; return CUDA_SUCCESS; }
+
+CUresult
+cuEventElapsedTime (float *ms, CUevent a, CUevent b)
+{
+  if (!a->recorded || !b->recorded)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *ms = (float) ((double) (b->time - a->time) / 1e6);
+  return CUDA_SUCCESS;
+}
+
+/* Virtual memory management: reserve, create, map. */
+CUresult
+cuMemAddressReserve (CUdeviceptr *p, size_t n, size_t align, CUdeviceptr addr, unsigned long long f)
+{
+  (void) align; (void) addr; (void) f;
+  *p = bump (n);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressFree (CUdeviceptr p, size_t n) { (void) p; (void) n; return CUDA_SUCCESS; }
+
+CUresult
+cuMemCreate (CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *prop,
+             unsigned long long f)
+{
+  (void) prop; (void) f;
+  *h = (CUmemGenericAllocationHandle) n;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemRelease (CUmemGenericAllocationHandle h) { (void) h; return CUDA_SUCCESS; }
+
+CUresult
+cuMemMap (CUdeviceptr p, size_t n, size_t off, CUmemGenericAllocationHandle h, unsigned long long f)
+{
+  (void) p; (void) n; (void) off; (void) h; (void) f;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemUnmap (CUdeviceptr p, size_t n) { (void) p; (void) n; return CUDA_SUCCESS; }
+
+/* The static CUDA runtime's way in: every entry point by name. */
+static const struct { const char *name; void *fn; } procs[] = {
+#define P(n, f) { n, (void *) f },
+  P ("cuInit", cuInit) P ("cuDriverGetVersion", cuDriverGetVersion)
+  P ("cuDeviceGetCount", cuDeviceGetCount) P ("cuDeviceGet", cuDeviceGet)
+  P ("cuDeviceGetName", cuDeviceGetName) P ("cuDeviceTotalMem", cuDeviceTotalMem_v2)
+  P ("cuDeviceGetAttribute", cuDeviceGetAttribute)
+  P ("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain)
+  P ("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2)
+  P ("cuCtxSetCurrent", cuCtxSetCurrent) P ("cuCtxGetCurrent", cuCtxGetCurrent)
+  P ("cuCtxSynchronize", cuCtxSynchronize) P ("cuModuleLoadData", cuModuleLoadData)
+  P ("cuModuleGetFunction", cuModuleGetFunction) P ("cuFuncGetName", cuFuncGetName)
+  P ("cuFuncGetParamInfo", cuFuncGetParamInfo) P ("cuMemAlloc", cuMemAlloc_v2)
+  P ("cuMemFree", cuMemFree_v2) P ("cuMemAllocAsync", cuMemAllocAsync)
+  P ("cuMemFreeAsync", cuMemFreeAsync) P ("cuMemAllocManaged", cuMemAllocManaged)
+  P ("cuMemHostAlloc", cuMemHostAlloc) P ("cuMemFreeHost", cuMemFreeHost)
+  P ("cuMemcpyHtoD", cuMemcpyHtoD_v2) P ("cuMemcpyDtoH", cuMemcpyDtoH_v2)
+  P ("cuMemcpyDtoD", cuMemcpyDtoD_v2) P ("cuMemcpy", cuMemcpy)
+  P ("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2) P ("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2)
+  P ("cuMemcpyAsync", cuMemcpyAsync) P ("cuMemsetD8", cuMemsetD8_v2)
+  P ("cuMemsetD32Async", cuMemsetD32Async) P ("cuMemPrefetchAsync", cuMemPrefetchAsync_v2)
+  P ("cuLaunchKernel", cuLaunchKernel) P ("cuStreamCreate", cuStreamCreate)
+  P ("cuStreamDestroy", cuStreamDestroy_v2) P ("cuStreamSynchronize", cuStreamSynchronize)
+  P ("cuStreamIsCapturing", cuStreamIsCapturing) P ("cuStreamWaitEvent", cuStreamWaitEvent)
+  P ("cuEventCreate", cuEventCreate) P ("cuEventDestroy", cuEventDestroy_v2)
+  P ("cuEventRecord", cuEventRecord) P ("cuEventQuery", cuEventQuery)
+  P ("cuEventSynchronize", cuEventSynchronize) P ("cuEventElapsedTime", cuEventElapsedTime)
+  P ("cuMemAddressReserve", cuMemAddressReserve) P ("cuMemAddressFree", cuMemAddressFree)
+  P ("cuMemCreate", cuMemCreate) P ("cuMemRelease", cuMemRelease)
+  P ("cuMemMap", cuMemMap) P ("cuMemUnmap", cuMemUnmap)
+#undef P
+};
+
+CUresult
+cuGetProcAddress_v2 (const char *symbol, void **pfn, int ver, cuuint64_t flags,
+                     CUdriverProcAddressQueryResult *status)
+{
+  (void) ver; (void) flags;
+  for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
+    if (strcmp (procs[i].name, symbol) == 0 || strcmp (symbol, "cuGetProcAddress") == 0) {
+      *pfn = strcmp (symbol, "cuGetProcAddress") == 0 ? (void *) cuGetProcAddress_v2 : procs[i].fn;
+      if (status)
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+      return CUDA_SUCCESS;
+    }
+  *pfn = NULL;
+  if (status)
+    *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}

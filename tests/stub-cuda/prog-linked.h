@@ -1,0 +1,31 @@
+/* prog-linked.h — the linked (versioned) symbol behind each name of
+ * prog-funcs.h, for the plainly linked build of the test programs. */
+#define LINKED_cuDeviceGet cuDeviceGet
+#define LINKED_cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRetain
+#define LINKED_cuCtxSetCurrent cuCtxSetCurrent
+#define LINKED_cuCtxSynchronize cuCtxSynchronize
+#define LINKED_cuMemAlloc cuMemAlloc_v2
+#define LINKED_cuMemFree cuMemFree_v2
+#define LINKED_cuMemHostAlloc cuMemHostAlloc
+#define LINKED_cuMemFreeHost cuMemFreeHost
+#define LINKED_cuMemAllocManaged cuMemAllocManaged
+#define LINKED_cuMemAllocAsync cuMemAllocAsync
+#define LINKED_cuMemFreeAsync cuMemFreeAsync
+#define LINKED_cuStreamCreate cuStreamCreate
+#define LINKED_cuStreamSynchronize cuStreamSynchronize
+#define LINKED_cuStreamWaitEvent cuStreamWaitEvent
+#define LINKED_cuMemcpyHtoDAsync cuMemcpyHtoDAsync_v2
+#define LINKED_cuMemcpyDtoH cuMemcpyDtoH_v2
+#define LINKED_cuMemsetD8 cuMemsetD8_v2
+#define LINKED_cuMemPrefetchAsync cuMemPrefetchAsync_v2
+#define LINKED_cuModuleLoadData cuModuleLoadData
+#define LINKED_cuModuleGetFunction cuModuleGetFunction
+#define LINKED_cuLaunchKernel cuLaunchKernel
+#define LINKED_cuEventCreate cuEventCreate
+#define LINKED_cuEventRecord cuEventRecord
+#define LINKED_cuEventSynchronize cuEventSynchronize
+#define LINKED_cuMemAddressReserve cuMemAddressReserve
+#define LINKED_cuMemCreate cuMemCreate
+#define LINKED_cuMemMap cuMemMap
+#define LINKED_cuMemUnmap cuMemUnmap
+#define LINKED_cuMemRelease cuMemRelease
