@@ -11,7 +11,8 @@
  *   compute_ns = FLOPs / (tflops × mfu): what SPEC 5.4 replays on the same
  *   preset; a pinned copy takes link.latency + bytes / (link.bandwidth ×
  *   efficiency), a pageable one bytes / (link.bandwidth ×
- *   pageable_efficiency), a d2d copy 2 × bytes over device memory. */
+ *   pageable_efficiency), a d2d copy link.latency + 2 × bytes over device
+ *   memory (SPEC 5.5). */
 #include "synth.h"
 
 #include <math.h>
@@ -199,14 +200,15 @@ guint64
 synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes, guint64 stream, gboolean async)
 {
   const VsConfig *c = e->cfg;
-  guint64 dur;
+  /* Every copy first waits link.latency (SPEC 5.5). */
+  guint64 dur = (guint64) llround (c->link.latency_ns);
   if (dir == VS_DIR_D2D)
-    dur = ns_for (2.0 * (double) bytes, e->mem_bps);
+    dur += ns_for (2.0 * (double) bytes, e->mem_bps);
   else
     {
       guint64 host = dir == VS_DIR_H2D ? src : dst;
       double bps = c->link.bandwidth * (is_pinned (e, host) ? c->link.efficiency : c->link.pageable_efficiency);
-      dur = (guint64) llround (c->link.latency_ns) + ns_for ((double) bytes, bps);
+      dur += ns_for ((double) bytes, bps);
     }
   VsEvent ev = { 0 };
   ev.op = VS_OP_COPY;

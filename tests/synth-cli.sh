@@ -1,0 +1,85 @@
+#!/bin/bash
+# synth-cli.sh — `vramsim synth` from the command line: usage errors, bad
+# configs leaving no output file, the ZeRO-3 figure through `vramsim info`,
+# and generated traces replaying on their own preset with slowdown 1
+# (SPEC 5.4: the generator's timing is what the replay model reproduces).
+# Also `vramsim convert` on a real Kineto trace. Prints TAP.
+VRAMSIM=${VRAMSIM:-bin/vramsim}
+cd "$(dirname "$0")/.." || exit 1
+command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+n=0
+fails=0
+ok () { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok () { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check () { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+run () { "$@" >"$tmp/_stdout" 2>"$tmp/_stderr"; rc=$?; out=$(cat "$tmp/_stdout"); err=$(cat "$tmp/_stderr"); }
+# json FILE EXPR: evaluates a Python expression over the JSON document d
+json () { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# ---- usage ----
+run "$VRAMSIM" synth --help
+check "synth --help exits 0 and lists workloads" [ $rc -eq 0 ] && [[ $out == *transformer-train* ]]
+run "$VRAMSIM" synth transformer-train --help
+check "transformer-train --help exits 0" [ $rc -eq 0 ] && [[ $out == *--zero* ]]
+run "$VRAMSIM" synth
+check "synth without a workload exits 2" [ $rc -eq 2 ]
+run "$VRAMSIM" synth nope -o "$tmp/x.jsonl"
+check "unknown workload exits 2" [ $rc -eq 2 ] && [ ! -e "$tmp/x.jsonl" ]
+run "$VRAMSIM" synth stream
+check "missing -o exits 2" [ $rc -eq 2 ] && [[ $err == *"-o TRACE"* ]]
+run "$VRAMSIM" synth transformer-train --zero 4 -o "$tmp/x.jsonl"
+check "--zero 4 exits 2" [ $rc -eq 2 ] && [ ! -e "$tmp/x.jsonl" ]
+run "$VRAMSIM" synth transformer-train --checkpoint every=0 -o "$tmp/x.jsonl"
+check "--checkpoint every=0 exits 2" [ $rc -eq 2 ]
+run "$VRAMSIM" synth llm-infer --kv-precision fp12 -o "$tmp/x.jsonl"
+check "--kv-precision fp12 exits 2" [ $rc -eq 2 ]
+run "$VRAMSIM" synth stream --size 12parsecs -o "$tmp/x.jsonl"
+check "--size with a bad unit exits 2" [ $rc -eq 2 ]
+run "$VRAMSIM" synth stream -c no-such-preset -o "$tmp/x.jsonl"
+check "unknown preset exits 1, names it, writes nothing" [ $rc -eq 1 ] && [[ $err == *no-such-preset* ]] && [ ! -e "$tmp/x.jsonl" ]
+
+# ---- ZeRO-3 over 64 ranks: 16Ψ/N = 1.875 GB of model states per GPU ----
+run "$VRAMSIM" synth transformer-train --params 7.5e9 --layers 32 --hidden 4096 --heads 32 --seq 64 --batch 1 \
+  --zero 3 --dp 64 -o "$tmp/z3.jsonl"
+"$VRAMSIM" info "$tmp/z3.jsonl" --format json > "$tmp/z3.json"
+states=$(json "$tmp/z3.json" "sum(d['peak_bytes_by_tag'][k] for k in ('params','grads','optimizer'))")
+# (each of the 32 layers' shards rounds up to whole bytes: at most 3 × 32 bytes over)
+check "ZeRO-3 model states are 1.875e9 bytes ($states)" [ "$states" -ge 1875000000 ] && [ "$states" -le 1875000096 ]
+
+# ---- generated traces replay on their preset with slowdown 1 ----
+slowdown_is_one () {
+  "$VRAMSIM" replay "$1" --format json > "$tmp/r.json" || return 1
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['time']['slowdown']; sys.exit(0 if abs(s-1) < 0.01 else 1)" "$tmp/r.json"
+}
+run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 256 --batch 2 --steps 2 \
+  --checkpoint selective --grad-accum 2 -o "$tmp/t.jsonl"
+check "transformer-train trace written" [ $rc -eq 0 ] && [ -s "$tmp/t.jsonl" ]
+check "transformer-train replays with slowdown 1" slowdown_is_one "$tmp/t.jsonl"
+run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 256 --batch 2 --offload optimizer \
+  -c v100-sxm2-32g -o "$tmp/o.vtrace"
+check "offload trace (binary) on v100 replays with slowdown 1" slowdown_is_one "$tmp/o.vtrace"
+run "$VRAMSIM" synth llm-infer --layers 2 --hidden 512 --heads 8 --kv-heads 2 --batch 2 --prompt 64 --gen 16 \
+  --kv-block 0 -o "$tmp/i.jsonl"
+check "llm-infer (realloc KV) replays with slowdown 1" slowdown_is_one "$tmp/i.jsonl"
+run "$VRAMSIM" synth stream --size 16MiB --iters 2 -o "$tmp/s.jsonl"
+check "stream replays with slowdown 1" slowdown_is_one "$tmp/s.jsonl"
+
+# ---- a real Kineto trace through convert ----
+real=${VRAMSIM_REAL_TRACES:-../shared/real-traces}/kineto/alexnet-a100.json.gz
+if [ -e "$real" ]; then
+  run "$VRAMSIM" convert "$real" "$tmp/alex.jsonl"
+  check "convert imports a Kineto trace" [ $rc -eq 0 ] && [ -s "$tmp/alex.jsonl" ]
+  "$VRAMSIM" info "$tmp/alex.jsonl" --format json > "$tmp/alex.json"
+  check "79 kernels, 16 copies, 3 memsets" [ "$(json "$tmp/alex.json" "d['ops']['kernel'], d['ops']['copy'], d['ops']['memset']")" = "79 16 3" ]
+  head -c 20000 "$real" > "$tmp/cut.json.gz"
+  run "$VRAMSIM" convert "$tmp/cut.json.gz" "$tmp/cut.jsonl"
+  check "a truncated .json.gz exits 1, named, no output" [ $rc -eq 1 ] && [[ $err == *cut.json.gz* ]] && [ ! -e "$tmp/cut.jsonl" ]
+else
+  ok "# SKIP real traces not found"; ok "# SKIP"; ok "# SKIP"
+fi
+
+echo "1..$n"
+[ $fails -eq 0 ]
