@@ -59,9 +59,12 @@ tests: $(TEST_BINS) $(BIN)/vramsim
 
 # Every test runs under prove: GLib test binaries with --tap, shell tests
 # (tests/*.sh) print TAP themselves.
-test check: tests
+test: tests
 	VRAMSIM=$(abspath $(BIN)/vramsim) TEST_BUILD=$(abspath $(B)) \
 	  prove --exec tests/tap-run $(TEST_BINS) $(wildcard tests/*.sh)
+
+# The whole suite, then again under AddressSanitizer + UBSan.
+check: test asan
 
 asan:
 	$(MAKE) B=build/asan BIN=build/asan/bin SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' test

@@ -609,6 +609,23 @@ write_path (Sim *s, int loc, guint *p)
   return p[0] = s->r_d2h, p[1] = s->r_tier0 + loc - 1, 2;
 }
 
+/* Path of a host-side copy to or from LOC when a device allocation lies
+ * below the device: a host-attached tier or the host are reached without
+ * the link, a device-attached tier through it. */
+static guint
+host_copy_path (Sim *s, int loc, gboolean h2d, guint *p)
+{
+  if (loc == s->loc_host)
+    return p[0] = s->r_host, 1;
+  const VsTier *t = &s->cfg->tiers[loc - 1];
+  p[0] = s->r_tier0 + loc - 1;
+  if (s->cfg->unified)
+    return 1;
+  if (t->attach == VS_ATTACH_DEVICE)
+    return p[1] = h2d ? s->r_h2d : s->r_d2h, 2;
+  return p[1] = s->r_host, 2;
+}
+
 /* Path of a move between device memory and LOC: out (device -> loc) or in. */
 static guint
 move_path (Sim *s, int loc, gboolean out, guint *p)
@@ -1575,7 +1592,7 @@ copy_job (Sim *s, Op *op)
         if (dst_loc == LOC_DEVICE)
           p[0] = s->r_h2d, p[1] = s->r_dev, n = 2;
         else
-          n = write_path (s, dst_loc, p);  /* a device allocation placed below */
+          n = host_copy_path (s, dst_loc, TRUE, p);  /* a device allocation placed below */
         job_add_flow (j, bytes, cap, p, n);
         s->h2d_bytes += op->bytes;
         break;
@@ -1586,7 +1603,7 @@ copy_job (Sim *s, Op *op)
         if (src_loc == LOC_DEVICE)
           p[0] = s->r_d2h, p[1] = s->r_dev, n = 2;
         else
-          n = read_path (s, src_loc, p);
+          n = host_copy_path (s, src_loc, FALSE, p);
         job_add_flow (j, bytes, cap, p, n);
         s->d2h_bytes += op->bytes;
         break;
