@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#define HOT static inline __attribute__ ((always_inline))
+
 /* ---- encoder ---- */
 
 static inline void
@@ -224,7 +226,7 @@ get_uv_slow (VsBinDec *d, guint64 *out, GError **error)
   g_assert_not_reached ();
 }
 
-static inline gboolean
+HOT gboolean
 get_uv (VsBinDec *d, guint64 *out, GError **error)
 {
   const guint8 *p = d->in->p;
@@ -256,7 +258,7 @@ get_uv (VsBinDec *d, guint64 *out, GError **error)
   return get_uv_slow (d, out, error);
 }
 
-static inline gboolean
+HOT gboolean
 get_u8 (VsBinDec *d, guint8 *out, GError **error)
 {
   if (G_UNLIKELY (d->in->p >= d->in->end) && !need (d, 1, error))
@@ -266,7 +268,7 @@ get_u8 (VsBinDec *d, guint8 *out, GError **error)
 }
 
 /* An integer field of a trace: at most VS_TRACE_INT_MAX. */
-static inline gboolean
+HOT gboolean
 get_int (VsBinDec *d, const char *field, guint64 *out, GError **error)
 {
   if (!get_uv (d, out, error))
@@ -277,7 +279,7 @@ get_int (VsBinDec *d, const char *field, guint64 *out, GError **error)
 }
 
 /* An `opt` field: value + 1, 0 = absent (VS_NONE). */
-static inline gboolean
+HOT gboolean
 get_opt (VsBinDec *d, const char *field, guint64 *out, GError **error)
 {
   if (!get_uv (d, out, error))
@@ -289,7 +291,7 @@ get_opt (VsBinDec *d, const char *field, guint64 *out, GError **error)
   return TRUE;
 }
 
-static gboolean
+HOT gboolean
 get_sid (VsBinDec *d, const char *field, const char **out, GError **error)
 {
   guint64 sid;
