@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# replay-cli.sh — `vramsim replay` from the command line: exit statuses,
+# messages that name the file/line/field, no partial outputs, the series,
+# the timeline, and --set/--capture-config. TAP output.
+set -u
+VRAMSIM=${VRAMSIM:-bin/vramsim}
+here=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 fails=0
+ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails+1)); fi; }
+# run CMD...: sets rc, out, err
+run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err"); }
+has () { case "$1" in *"$2"*) return 0;; esac; return 1; }
+
+echo "1..24"
+T=$here/traces/train-step.jsonl
+
+run "$VRAMSIM" replay "$T"
+ok $(( rc != 0 )) "replay of a sample exits 0"
+has "$out" "predicted time" ; ok $? "text summary names the predicted time"
+
+run "$VRAMSIM" replay "$T" --format json
+ok $(( rc != 0 )) "json report exits 0"
+python3 - "$tmp/out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+need = ["status", "config", "capture_config", "trace", "time", "host", "stalls", "memory", "traffic", "resources", "kernels", "marks"]
+assert all(k in r for k in need), [k for k in need if k not in r]
+for k in ["captured_ns", "predicted_ns", "slowdown"]: assert k in r["time"]
+for k in ["contention_ns", "fault_ns", "swap_ns", "copy_engine_ns"]: assert k in r["stalls"]
+for k in ["h2d_bytes", "d2h_bytes", "swap_out_bytes", "swap_in_bytes", "fault_bytes", "faults", "writeback_bytes"]: assert k in r["traffic"]
+assert r["memory"]["tiers"][0]["name"] == "device"
+for x in r["resources"]: assert set(["name", "capacity_bps", "bytes", "busy_ns", "utilization_mean", "saturated_ns"]) <= set(x)
+assert abs(r["time"]["slowdown"] - 1) < 0.05, r["time"]
+PY
+ok $? "json report has every SPEC 5.8 field; slowdown on the capture config is ~1"
+
+run "$VRAMSIM" replay "$T" -c rtx3090 --set memory.capacity=512MiB --format json
+ok $(( rc != 0 )) "predicted OOM exits 0"
+python3 -c "import json,sys; r=json.load(open('$tmp/out')); assert r['status']=='oom' and r['oom']['capacity']==512*2**20 and r['sets']=={'memory.capacity':'512MiB'}, r.get('oom')"
+ok $? "status oom with the capacity set and the sets echoed"
+
+run "$VRAMSIM" replay "$tmp/missing.jsonl"
+ok $(( rc != 1 )) "missing trace exits 1"
+has "$err" "missing.jsonl"; ok $? "message names the missing file"
+
+run "$VRAMSIM" replay "$T" -c no-such-preset
+ok $(( rc != 1 )) "unknown preset exits 1"
+has "$err" "no-such-preset"; ok $? "message names the preset"
+
+run "$VRAMSIM" replay "$T" --set memory.bandwith=1TB/s
+ok $(( rc != 1 )) "unknown --set key exits 1"
+has "$err" "memory.bandwith"; ok $? "message names the key"
+
+run "$VRAMSIM" replay "$T" --set memory.efficiency=1.5
+ok $(( rc != 1 )) "impossible value exits 1"
+
+run "$VRAMSIM" replay
+ok $(( rc != 2 )) "no trace is a usage error (2)"
+
+run "$VRAMSIM" replay "$T" --format yaml
+ok $(( rc != 2 )) "bad --format is a usage error (2)"
+
+# A bad line after good ones: exit 1, message names file:line, no outputs left.
+head -5 "$T" > "$tmp/bad.jsonl"
+echo '{"t": 99999999, "op": "free", "id": 424242}' >> "$tmp/bad.jsonl"
+run "$VRAMSIM" replay "$tmp/bad.jsonl" -o "$tmp/r.json" --series "$tmp/s.csv" --timeline "$tmp/t.json"
+ok $(( rc != 1 )) "bad trace line exits 1"
+has "$err" "bad.jsonl:6"; ok $? "message names file and line ($err)"
+[ ! -e "$tmp/r.json" ] && [ ! -e "$tmp/s.csv" ] && [ ! -e "$tmp/t.json" ] && [ -z "$(ls "$tmp" | grep tmp)" ]
+ok $? "no report, series, timeline or temporary file left behind"
+
+run "$VRAMSIM" replay "$T" -o "$tmp/r.json" --series "$tmp/s.csv" --timeline "$tmp/t.json"
+ok $(( rc != 0 )) "replay with all outputs exits 0"
+python3 - "$tmp" "$T" <<'PY'
+import json, sys, csv
+tmp, trace = sys.argv[1], sys.argv[2]
+r = json.load(open(tmp + "/r.json"))
+rows = list(csv.DictReader(open(tmp + "/s.csv")))
+assert rows and "resident_device_bytes" in rows[0] and "util_device_mem" in rows[0], rows[:1]
+# residency never exceeds capacity, utilizations are fractions
+cap = r["memory"]["tiers"][0]["capacity"]
+for row in rows:
+    assert float(row["resident_device_bytes"]) <= cap
+    for k, v in row.items():
+        if k.startswith("util_"): assert -1e-9 <= float(v) <= 1 + 1e-6, (k, v)
+# the series' mean device_mem utilization equals the report's
+dt = sum(float(x["dt_ns"]) for x in rows)
+mean = sum(float(x["util_device_mem"]) * float(x["dt_ns"]) for x in rows) / dt
+rep = [x for x in r["resources"] if x["name"] == "device_mem"][0]["utilization_mean"]
+assert abs(mean - rep) < 0.01, (mean, rep)
+PY
+ok $? "series CSV: columns, bounds, mean utilization matches the report"
+python3 - "$tmp/t.json" "$T" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+ops = [json.loads(l) for l in open(sys.argv[2]).readlines()[1:] if l.strip()]
+gpu = [o for o in ops if o["op"] in ("kernel", "copy", "memset", "prefetch")]
+xs = [e for e in ev if e["ph"] == "X" and e["pid"] == 1]
+assert len(xs) == len(gpu), (len(xs), len(gpu))
+assert sorted(e["args"]["event"] for e in xs) == [i for i, o in enumerate(ops) if o["op"] in ("kernel", "copy", "memset", "prefetch")]
+assert any(e["ph"] == "C" for e in ev)
+PY
+ok $? "timeline: valid JSON, one X event per GPU op, counters"
+
+run "$VRAMSIM" replay "$T" --timeline "$tmp/nodir/t.json"
+ok $(( rc != 1 )) "unwritable timeline exits 1"
+
+run "$VRAMSIM" replay "$T" -c a100-80g --capture-config rtx3090 --format json
+python3 -c "import json; r=json.load(open('$tmp/out')); assert r['capture_config']=='rtx3090' and r['time']['slowdown'] < 1, r['time']"
+ok $? "--capture-config names the capture machine (faster target: slowdown < 1)"
+
+run "$VRAMSIM" replay --help
+ok $(( rc != 0 )) "--help exits 0"
+
+[ $fails -eq 0 ]
