@@ -1,32 +1,28 @@
 # sweep.gp - a metric against a varied key, one line per group, from a
 # `vramsim sweep` CSV. Set by vramsim: plot_title, datafile (one block per
 # group, separated by two blank lines; columns: x, y, x as written), xlabel,
-# ylabel, titles[ngroups], logx, logy, xcategory (x holds category indices),
-# value_tics (label each tick with the x value as written), note.
+# ylabel, titles[ngroups], gcolor[ngroups] (colour number: one per value of
+# the first --by column), gstyle[ngroups] (dash/point number: one per value
+# of the other --by columns), logx, logy, xcategory (x holds category
+# indices), value_tics (label each tick with the x value as written), note.
 set title plot_title . (strlen(note) > 0 ? "\n" . note : '') font ',13'
 set xlabel xlabel
 set ylabel ylabel
 set datafile separator "\t"
 set grid xtics ytics lc rgb '#dddddd'
-set key outside right top vertical Left reverse samplen 2 spacing 1.2
+set key outside right top vertical Left reverse samplen 3 spacing 1.2
 set yrange [0:*]
 if (logx) { set logscale x 2 }
 if (logy) { set logscale y; set yrange [*:*] }
 if (xcategory) { set offsets 0.3, 0.3, 0, 0 } else { set offsets graph 0.02, graph 0.02, 0, 0 }
 if (value_tics) { set xtics rotate by -30 nomirror }
-set style line 1 lc rgb '#1f77b4' lw 2 pt 7 ps 1.1
-set style line 2 lc rgb '#d62728' lw 2 pt 5 ps 1.1
-set style line 3 lc rgb '#2ca02c' lw 2 pt 9 ps 1.3
-set style line 4 lc rgb '#9467bd' lw 2 pt 11 ps 1.3
-set style line 5 lc rgb '#ff7f0e' lw 2 pt 13 ps 1.3
-set style line 6 lc rgb '#8c564b' lw 2 pt 7 ps 1.1 dt 2
-set style line 7 lc rgb '#e377c2' lw 2 pt 5 ps 1.1 dt 2
-set style line 8 lc rgb '#17becf' lw 2 pt 9 ps 1.3 dt 2
-set style line 9 lc rgb '#7f7f7f' lw 2 pt 11 ps 1.3 dt 2
-set style line 10 lc rgb '#bcbd22' lw 2 pt 13 ps 1.3 dt 2
-set style increment user
+array palette[8] = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf']
+array points[6] = [7, 5, 9, 11, 13, 15]
+color(i) = palette[(gcolor[i] - 1) % 8 + 1]
+dash(i) = (gstyle[i] - 1) % 5 + 1
+point(i) = points[(gstyle[i] - 1) % 6 + 1]
 if (value_tics) {
-  plot for [i=1:ngroups] datafile index (i - 1) using 1:2:xtic(3) with linespoints ls ((i - 1) % 10 + 1) title titles[i]
+  plot for [i=1:ngroups] datafile index (i - 1) using 1:2:xtic(3) with linespoints lw 2 lc rgb color(i) dt dash(i) pt point(i) ps 1.2 title titles[i]
 } else {
-  plot for [i=1:ngroups] datafile index (i - 1) using 1:2 with linespoints ls ((i - 1) % 10 + 1) title titles[i]
+  plot for [i=1:ngroups] datafile index (i - 1) using 1:2 with linespoints lw 2 lc rgb color(i) dt dash(i) pt point(i) ps 1.2 title titles[i]
 }

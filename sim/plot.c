@@ -529,6 +529,8 @@ fail:
 typedef struct {
   char *label;
   guint order;          /* row where the line's key first appears */
+  char *color_key;      /* the first --by value: one colour each */
+  char *style_key;      /* the other --by values: one dash/point style each */
   GArray *x, *y;        /* double */
   GPtrArray *xtext;     /* the x cells as written */
 } Group;
@@ -538,6 +540,8 @@ group_free (gpointer p)
 {
   Group *g = p;
   g_free (g->label);
+  g_free (g->color_key);
+  g_free (g->style_key);
   g_array_unref (g->x);
   g_array_unref (g->y);
   g_ptr_array_unref (g->xtext);
@@ -618,9 +622,12 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
       char **cells = rows->pdata[r];
       double x, y;
       GString *label = g_string_new (NULL);
+      GString *style_key = g_string_new (NULL);
       for (guint b = 0; b < by->len; b++)
         {
           int c = g_array_index (by, int, b);
+          if (b)
+            g_string_append_printf (style_key, "%s\x1f", cells[c]);
           if (b)
             g_string_append (label, ", ");
           /* A bare value is unclear for a varied key: say which. */
@@ -641,6 +648,7 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
         {
           not_ok++;
           g_string_free (label, TRUE);
+          g_string_free (style_key, TRUE);
           continue;
         }
       if (!parse_number (cells[yi], &y))
@@ -668,6 +676,8 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
           g = g_new0 (Group, 1);
           g->label = g_strdup (label->str);
           g->order = GPOINTER_TO_UINT (g_hash_table_lookup (first_seen, label->str));
+          g->color_key = g_strdup (by->len ? cells[g_array_index (by, int, 0)] : "");
+          g->style_key = g_strdup (style_key->str);
           g->x = g_array_new (FALSE, FALSE, sizeof (double));
           g->y = g_array_new (FALSE, FALSE, sizeof (double));
           g->xtext = g_ptr_array_new ();
@@ -675,6 +685,7 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
           g_hash_table_insert (by_label, g->label, g);
         }
       g_string_free (label, TRUE);
+      g_string_free (style_key, TRUE);
       g_array_append_val (g->x, x);
       g_array_append_val (g->y, y);
       g_ptr_array_add (g->xtext, cells[xi]);
@@ -728,8 +739,29 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
     }
   g_ptr_array_add (p->data, g_string_free (tsv, FALSE));
 
+  /* Colour by the first --by column, dash and point by the others, so
+   * a machine keeps its colour across policies. */
+  GString *colors = g_string_new (NULL), *styles = g_string_new (NULL);
+  g_autoptr (GHashTable) color_of = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GHashTable) style_of = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint gi = 0; gi < groups->len; gi++)
+    {
+      Group *g = groups->pdata[gi];
+      if (!g_hash_table_contains (color_of, g->color_key))
+        g_hash_table_insert (color_of, g->color_key, GUINT_TO_POINTER (g_hash_table_size (color_of) + 1));
+      if (!g_hash_table_contains (style_of, g->style_key))
+        g_hash_table_insert (style_of, g->style_key, GUINT_TO_POINTER (g_hash_table_size (style_of) + 1));
+      g_string_append_printf (colors, "%s%u", gi ? ", " : "", GPOINTER_TO_UINT (g_hash_table_lookup (color_of, g->color_key)));
+      g_string_append_printf (styles, "%s%u", gi ? ", " : "", GPOINTER_TO_UINT (g_hash_table_lookup (style_of, g->style_key)));
+    }
+  g_string_append_printf (p->vars, "array gcolor[%u] = [%s]\n", groups->len, colors->str);
+  g_string_append_printf (p->vars, "array gstyle[%u] = [%s]\n", groups->len, styles->str);
+  g_string_free (colors, TRUE);
+  g_string_free (styles, TRUE);
+
   const char *xunit = xk == X_BYTES ? " (GiB)" : xk == X_RATE ? " (GB/s)" : xk == X_TIME ? " (ms)" : "";
-  g_autofree char *xlabel = g_strconcat (xcol, xunit, NULL);
+  /* Ticks labelled with the values as written carry their own unit. */
+  g_autofree char *xlabel = g_strconcat (xcol, value_tics ? "" : xunit, NULL);
   gboolean logx = o->logx || (xk != X_CATEGORY && xmin > 0 && xmax / xmin >= 10);
   gboolean logy = o->logy || (ymin > 0 && ymax / ymin >= 100);
   g_autofree char *ylow = metric_label (ycol, &yscale);
