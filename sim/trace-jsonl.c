@@ -215,8 +215,10 @@ parse_uint (JsonlReader *r, Cur *c, int field, guint64 max, guint64 *out, GError
       memcpy (buf, start, n);
       buf[n] = 0;
       double d = g_ascii_strtod (buf, NULL);
-      if (!(d == floor (d)) || d >= 9.3e18)
+      if (!(d == floor (d)))
         return FAIL ("field '%s' must be a non-negative integer (%s)", name, buf);
+      if (d >= 1.8e19)
+        return FAIL ("field '%s' is out of range (%s; at most %" G_GUINT64_FORMAT ")", name, buf, max);
       v = (guint64) d;
       p = t.p;
     }

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -291,17 +292,18 @@ trace_header_from_json (const cJSON *obj, const char *where, GError **error)
                    "%s: not a vramsim trace (the header has no \"vramsim_trace\" field)", where);
       return NULL;
     }
-  if (!cJSON_IsNumber (ver) || ver->valuedouble != (double) (gint64) ver->valuedouble || ver->valuedouble < 1)
+  double version = cJSON_IsNumber (ver) ? ver->valuedouble : 0;
+  if (!(version >= 1) || version != floor (version))
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
                    "%s: header field 'vramsim_trace' must be a positive integer (the format version)", where);
       return NULL;
     }
-  if (ver->valuedouble > 1)
+  if (version > 1)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
-                   "%s: trace format version %.0f is newer than this vramsim reads (1); upgrade vramsim",
-                   where, ver->valuedouble);
+                   "%s: trace format version %g is newer than this vramsim reads (1); upgrade vramsim",
+                   where, version);
       return NULL;
     }
   const cJSON *unit = cJSON_GetObjectItemCaseSensitive (obj, "time_unit");
@@ -387,7 +389,7 @@ append_json_value (GString *s, const cJSON *v)
   else if (cJSON_IsNumber (v))
     {
       double d = v->valuedouble;
-      if (d == (double) (gint64) d && d > -9e15 && d < 9e15)
+      if (d > -9e15 && d < 9e15 && d == (double) (gint64) d)
         g_string_append_printf (s, "%" G_GINT64_FORMAT, (gint64) d);
       else
         {
