@@ -513,7 +513,7 @@ func_info (CUfunction f)
   return fi;
 }
 
-#define MAX_WORDS 4096
+#define MAX_WORDS HOOKS_MAX_WORDS
 
 /* Collects the pointer-sized words of a launch's parameters into W. */
 static size_t
@@ -551,6 +551,15 @@ param_words (const FuncInfo *fi, void **params, void **extra, uint64_t *w)
     }
   }
   return n;
+}
+
+uint32_t
+hooks_kernel_words (void *f, void **params, void **extra, uint64_t *words, size_t *nw)
+{
+  resolve ();
+  FuncInfo *fi = func_info ((CUfunction) f);
+  *nw = param_words (fi, params, extra, words);
+  return fi ? fi->sid : cap_intern ("unknown");
 }
 
 /* ---- wrappers ---- */

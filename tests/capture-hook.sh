@@ -75,8 +75,9 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..14"
+echo "1..16"
 cd "$T"
+sed 1d expect-basic > expect-basic.events
 
 for p in linked dlopen; do
   "$VRAMCAP" --mode hook -o "$p.vtrace" -- "$STUB/prog-$p" > "$p.out" 2> "$p.err"
@@ -151,3 +152,14 @@ ok $(( $? + $(grep -c "^Usage: vramcap" help.out | grep -qx 1; echo $?) )) "vram
 "$VRAMCAP" --mode hook -o f.vtrace sh -c 'exit 7'
 [ $? = 7 ] && [ -f f.vtrace ]
 ok $? "exit status of a program that never uses CUDA; empty trace still written"
+
+# CUPTI mode: the stub driver never loads the injection library, so the
+# shim must say so and record through its hooks.
+"$VRAMCAP" -o cupti.vtrace -- "$STUB/prog-dlopen" > cupti.out 2> cupti.err
+rc=$?
+decode cupti.vtrace cupti.norm && [ $rc = 0 ] && grep -q "CUPTI injection did not start" cupti.err \
+  && sed 1d cupti.norm | diff - "$T/expect-basic.events" >&2
+ok $? "default (cupti) mode without injection: one note on stderr, hook-mode trace"
+nm -D --defined-only "$(dirname "$VRAMCAP")/../lib/libvramcap.so" 2>/dev/null | grep -q " T InitializeInjection" \
+  || readelf --dyn-syms "$(dirname "$VRAMCAP")/../lib/libvramcap.so" | grep -q InitializeInjection
+ok $? "libvramcap.so exports InitializeInjection (CUPTI entry point)"
