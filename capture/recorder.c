@@ -107,10 +107,15 @@ cap_tid (void)
   return (uint32_t) t_tid;
 }
 
+static __thread pid_t t_ktid;
+
+/* Cached: a system call per lock would double the cost of a launch. */
 static pid_t
 kernel_tid (void)
 {
-  return (pid_t) syscall (SYS_gettid);
+  if (!t_ktid)
+    t_ktid = (pid_t) syscall (SYS_gettid);
+  return t_ktid;
 }
 
 void
@@ -890,6 +895,7 @@ set_output_path (void)
 static void
 atfork_child (void)
 {
+  t_ktid = 0;
   g_lock_owner = 0;
   pthread_mutex_init (&g_lock, NULL);
   vtw_drop (g_w);

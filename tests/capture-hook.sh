@@ -120,11 +120,11 @@ child=$(sed -n 's/^child //p' thr.out)
 ok $? "forked child writes its own trace thr.<pid>.vtrace"
 
 # Signals and exit codes.
-"$VRAMCAP" --mode hook -o abrt.vtrace "$STUB/prog-crash" abort 2>/dev/null
+sh -c '"$@"; exit $?' sh "$VRAMCAP" --mode hook -o abrt.vtrace "$STUB/prog-crash" abort 2>/dev/null
 rc=$?
 decode abrt.vtrace abrt.norm && [ $rc = 134 ] && sed -n 2,3p abrt.norm | grep -c '"touches": \[1\]\|"bytes": 4096' | grep -qx 2
 ok $? "abort: exit status 134 kept, trace flushed and readable (rc $rc)"
-"$VRAMCAP" --mode hook -o segv.vtrace "$STUB/prog-crash" segv 2>/dev/null
+sh -c '"$@"; exit $?' sh "$VRAMCAP" --mode hook -o segv.vtrace "$STUB/prog-crash" segv 2>/dev/null
 rc=$?
 decode segv.vtrace segv.norm && [ $rc = 139 ] && [ "$(wc -l < segv.norm)" = 3 ]
 ok $? "SIGSEGV: exit status 139 kept, trace flushed and readable (rc $rc)"
