@@ -1,0 +1,13 @@
+# bench/bench.mk — `make bench` (included by the Makefile): builds the
+# trace generator and runs bench/run-bench.sh, which prints a table of
+# replay, reading and sweep speed and peak memory (docs/performance.md).
+# `make bench BENCH_ARGS=--quick` runs a tenth of the sizes.
+
+BENCH_ARGS ?=
+
+$(B)/bench/gen-trace: bench/gen-trace.c $(B)/libvramsim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libvramsim.a $(LDLIBS)
+
+bench: $(BIN)/vramsim $(B)/bench/gen-trace
+	VRAMSIM=$(BIN)/vramsim GEN=$(B)/bench/gen-trace BENCH_DIR=$(B)/bench bench/run-bench.sh $(BENCH_ARGS)

@@ -1,0 +1,95 @@
+#!/bin/bash
+# run-bench.sh — vramsim's benchmark (`make bench`; docs/performance.md).
+# Generates traces under build/bench/ (not committed), runs each workload
+# once and prints a table: wall seconds, events (or lines) per second, peak
+# RSS, and the target of issue 6 with PASS/MISS. Run it on an idle machine:
+# wall time is what is measured.
+#
+#   bench/run-bench.sh [--quick]     (--quick: 1/10 of the sizes, a smoke run)
+set -u
+VRAMSIM=${VRAMSIM:-bin/vramsim}
+GEN=${GEN:-build/bench/gen-trace}
+D=${BENCH_DIR:-build/bench}
+export VRAMSIM_CONFIGS=${VRAMSIM_CONFIGS:-$(cd "$(dirname "$0")/.." && pwd)/configs}
+scale=1
+[ "${1:-}" = "--quick" ] && scale=10
+M1=$((1000000 / scale)) M10=$((10000000 / scale)) K100=$((100000 / scale))
+mkdir -p "$D"
+
+gen () {   # gen NAME EVENTS ARGS...: makes $D/NAME once
+  local f=$D/$1 n=$2; shift 2
+  [ -s "$f" ] && [ "$(cat "$f.n" 2>/dev/null)" = "$n $*" ] && return 0
+  "$GEN" -n "$n" "$@" -o "$f" >/dev/null || { echo "bench: gen-trace failed for $f" >&2; exit 1; }
+  echo "$n $*" > "$f.n"
+}
+# measure CMD...: sets WALL (s), CPU (user+sys s), RSS (MiB); output to $D/last.out
+measure () {
+  /usr/bin/time -f '%e %U %S %M' -o "$D/time.txt" "$@" > "$D/last.out" 2> "$D/last.err"
+  local rc=$?
+  if [ $rc -ne 0 ]; then echo "bench: failed ($rc): $*" >&2; sed 's/^/  /' "$D/last.err" >&2; fi
+  read -r WALL U S RSS_KB < <(tail -n 1 "$D/time.txt")
+  CPU=$(echo "$U + $S" | bc -l)
+  RSS=$(echo "scale=1; $RSS_KB / 1024" | bc -l)
+}
+events () { "$VRAMSIM" info "$1" --format json | sed -n 's/^[[:space:]]*"events":[[:space:]]*\([0-9]*\).*/\1/p' | head -n 1; }
+cnt () { awk -v n="$1" 'BEGIN { if (n >= 1e6) printf "%gM", n / 1e6; else printf "%gk", n / 1e3 }'; }
+rate () { echo "$1 / $2" | bc -l | awk '{ printf "%.2f M/s", $1 / 1e6 }'; }
+verdict () { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = (op == ">=") ? v >= t : v < t; print ok ? "PASS" : "MISS" }'; }
+row () { printf '%-44s %9s %9s %12s %9s  %s\n' "$@"; }
+
+echo "# generating traces in $D (scale 1/$scale)" >&2
+gen plain-1m.vtrace $M1
+gen plain-10m.vtrace $M10
+gen uvm-1m.vtrace $M1 --mode uvm
+gen spill-1m.vtrace $M1 --mode spill
+gen plain-100k.vtrace $K100
+[ -s "$D/plain-1m.jsonl" ] && [ "$D/plain-1m.jsonl" -nt "$D/plain-1m.vtrace" ] \
+  || "$VRAMSIM" convert "$D/plain-1m.vtrace" "$D/plain-1m.jsonl"
+n1=$(events "$D/plain-1m.vtrace"); n10=$(events "$D/plain-10m.vtrace")
+nu=$(events "$D/uvm-1m.vtrace"); ns=$(events "$D/spill-1m.vtrace")
+lines=$(wc -l < "$D/plain-1m.jsonl")
+
+row "workload" "wall s" "cpu s" "rate" "peak RSS" "target"
+row "--------" "------" "-----" "----" "--------" "------"
+# Physical limits: reading the (cached) file at all, and decoding it.
+measure cat "$D/plain-10m.vtrace"
+sz=$(stat -c %s "$D/plain-10m.vtrace")
+row "cat $(cnt $n10)-event .vtrace ($((sz / 1048576)) MiB)" "$WALL" "$CPU" "$(rate "$n10" "$WALL")" "${RSS}M" \
+    "$(echo "$sz / $WALL / 1048576" | bc) MiB/s"
+measure "$VRAMSIM" info "$D/plain-10m.vtrace"
+row "info (decode+validate) $(cnt $n10) .vtrace" "$WALL" "$CPU" "$(rate "$n10" "$WALL")" "${RSS}M" "limit for replay"
+measure cat "$D/plain-1m.jsonl"
+row "cat $(cnt $lines)-line .jsonl" "$WALL" "$CPU" "$(rate "$lines" "$WALL")" "${RSS}M" ""
+measure "$VRAMSIM" info "$D/plain-1m.jsonl"
+r=$(echo "$lines / $WALL" | bc -l)
+row "JSONL read (info) $(cnt $lines) lines" "$WALL" "$CPU" "$(rate "$lines" "$WALL")" "${RSS}M" \
+    ">=1M lines/s $(verdict "$r" 1000000 '>=')"
+# Replay without oversubscription, 1M and 10M events.
+measure "$VRAMSIM" replay "$D/plain-1m.vtrace" -c a100-80g --format json
+rss1=$RSS_KB
+r=$(echo "$n1 / $WALL" | bc -l)
+row "replay plain $(cnt $n1)" "$WALL" "$CPU" "$(rate "$n1" "$WALL")" "${RSS}M" ">=10M ev/s $(verdict "$r" 10000000 '>=')"
+measure "$VRAMSIM" replay "$D/plain-10m.vtrace" -c a100-80g --format json
+rss10=$RSS_KB
+r=$(echo "$n10 / $WALL" | bc -l)
+row "replay plain $(cnt $n10)" "$WALL" "$CPU" "$(rate "$n10" "$WALL")" "${RSS}M" ">=10M ev/s $(verdict "$r" 10000000 '>=')"
+growth=$(echo "($rss10 - $rss1) * 100 / $rss1" | bc -l)
+row "peak RSS $(cnt $n10) vs $(cnt $n1)" "" "" "" "$(printf '%+.1f%%' "$growth")" \
+    "within 10% $(verdict "${growth#-}" 10 '<')"
+# Oversubscribed: managed memory faulting, and device memory spilling.
+measure "$VRAMSIM" replay "$D/uvm-1m.vtrace" -c a100-80g --format json
+r=$(echo "$nu / $WALL" | bc -l)
+row "replay uvm $(cnt $nu) (managed 1.5x device)" "$WALL" "$CPU" "$(rate "$nu" "$WALL")" "${RSS}M" \
+    ">=2M ev/s $(verdict "$r" 2000000 '>=')"
+grep -o '"faults":[[:space:]]*[0-9]*' "$D/last.out" | head -n 1 | sed 's/^/#   /'
+measure "$VRAMSIM" replay "$D/spill-1m.vtrace" -c a100-80g --set policy.oversubscription=spill --format json
+r=$(echo "$ns / $WALL" | bc -l)
+row "replay spill $(cnt $ns) (device 1.5x)" "$WALL" "$CPU" "$(rate "$ns" "$WALL")" "${RSS}M" \
+    ">=2M ev/s $(verdict "$r" 2000000 '>=')"
+grep -o '"swap_out_bytes":[[:space:]]*[0-9]*' "$D/last.out" | head -n 1 | sed 's/^/#   /'
+# Sweep: 1,000 configurations (40 capacities x 25 link bandwidths) of a 100k-event trace.
+measure "$VRAMSIM" sweep "$D/plain-100k.vtrace" -c a100-80g -j 2 -o "$D/sweep.csv" \
+  --vary memory.capacity=56GiB..95GiB/1GiB --vary link.bandwidth=8GB/s..56GB/s/2GB/s
+runs=$(($(wc -l < "$D/sweep.csv") - 1))
+row "sweep $runs configs x $(cnt $(events "$D/plain-100k.vtrace")) events, -j 2" "$WALL" "$CPU" "$(echo "$runs / $WALL" | bc -l | awk '{printf "%.1f run/s", $1}')" \
+    "${RSS}M" "<30 s $(verdict "$WALL" 30 '<')"

@@ -1,0 +1,50 @@
+/* fuzz-kineto.c — libFuzzer harness for the PyTorch profiler (Kineto)
+ * importer: the input is a chrome-trace JSON file, imported with
+ * import_kineto() into a scratch .jsonl trace, which is then read back and
+ * validated (an importer must only write traces the readers accept). */
+#include "fuzz-common.h"
+#include "import.h"
+#include "trace.h"
+
+static char *in_path, *out_path;
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+  fuzz_setup ();
+  in_path = fuzz_scratch_path (".json");
+  out_path = fuzz_scratch_path ("-out.jsonl");
+  return 0;
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  fuzz_write_file (in_path, data, size);
+  GError *error = NULL;
+  gboolean ok = import_kineto (in_path, out_path, &error);
+  if (!ok && error == NULL)
+    abort ();
+  g_clear_error (&error);
+  if (ok)
+    {
+      VsTraceReader *r = trace_open (out_path, &error);
+      VsEvent ev;
+      while (r != NULL && trace_next (r, &ev, &error))
+        ;
+      if (error != NULL)
+        {
+          fprintf (stderr, "imported trace does not read back: %s\n", error->message);
+          abort ();
+        }
+      trace_close (r);
+    }
+  else if (g_file_test (out_path, G_FILE_TEST_EXISTS))
+    {
+      fprintf (stderr, "failed import left %s behind\n", out_path);
+      abort ();
+    }
+  unlink (out_path);
+  unlink (in_path);
+  return 0;
+}
