@@ -141,7 +141,8 @@ vtw_string (VtWriter *w, uint64_t sid, const char *s)
 int
 vtw_event (VtWriter *w, const VtEvent *e)
 {
-  int64_t dt = w->count == 0 ? 0 : (int64_t) (e->t - w->last_t);
+  /* The t before the first event is 0 (docs/trace-format.md). */
+  int64_t dt = (int64_t) (e->t - w->last_t);
   w->last_t = e->t;
   w->count++;
   put_u8 (w, e->op);

@@ -13,6 +13,7 @@
 #include "flow.h"
 
 #include <math.h>
+#include <string.h>
 
 typedef struct {
   char *name;
@@ -53,11 +54,18 @@ struct _VsFlowNet {
   /* scratch */
   GPtrArray *comp_flows;
   GArray *comp_res;     /* guint */
-  GPtrArray *done;
+  GPtrArray *done, *done_spare;
   GArray *seeds;        /* guint */
+  /* Flows started at one instant are rated together: their paths wait in
+   * pending until something needs rates (deferred recompute). */
+  GArray *pending;      /* guint */
+  double pending_now;
+  VsFlow *free_flows;   /* recycled, linked through owner */
 };
 
 #define RES(net, i) (&g_array_index ((net)->res, Resource, (i)))
+
+static void flush (VsFlowNet *net);
 
 VsFlowNet *
 flow_net_new (void)
@@ -69,6 +77,7 @@ flow_net_new (void)
   net->comp_res = g_array_new (FALSE, FALSE, sizeof (guint));
   net->done = g_ptr_array_new ();
   net->seeds = g_array_new (FALSE, FALSE, sizeof (guint));
+  net->pending = g_array_new (FALSE, FALSE, sizeof (guint));
   net->next_end = INFINITY;
   return net;
 }
@@ -90,7 +99,16 @@ flow_net_free (VsFlowNet *net)
   g_ptr_array_free (net->comp_flows, TRUE);
   g_array_free (net->comp_res, TRUE);
   g_ptr_array_free (net->done, TRUE);
+  if (net->done_spare)
+    g_ptr_array_free (net->done_spare, TRUE);
   g_array_free (net->seeds, TRUE);
+  g_array_free (net->pending, TRUE);
+  while (net->free_flows)
+    {
+      VsFlow *f = net->free_flows;
+      net->free_flows = f->owner;
+      g_free (f);
+    }
   g_free (net);
 }
 
@@ -109,7 +127,12 @@ flow_net_add_resource (VsFlowNet *net, const char *name, double capacity)
 guint flow_net_n_resources (const VsFlowNet *net) { return net->res->len; }
 const char *flow_net_resource_name (const VsFlowNet *net, guint i) { return RES (net, i)->name; }
 double flow_net_resource_capacity (const VsFlowNet *net, guint i) { return RES (net, i)->cap; }
-double flow_net_resource_load (const VsFlowNet *net, guint i) { return RES (net, i)->load; }
+double
+flow_net_resource_load (VsFlowNet *net, guint i)
+{
+  flush (net);
+  return RES (net, i)->load;
+}
 guint flow_net_n_active (const VsFlowNet *net) { return net->active->len; }
 
 void
@@ -224,6 +247,17 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
         RES (net, f->path[p])->n_unfrozen++;
     }
   guint left = fl->len;
+  if (left == 1)
+    {
+      /* Alone: the slowest resource on the path, or the cap. */
+      VsFlow *f = fl->pdata[0];
+      double rate = f->cap;
+      for (guint p = 0; p < f->n_path; p++)
+        rate = MIN (rate, RES (net, f->path[p])->cap);
+      f->rate = rate;
+      f->frozen = TRUE;
+      left = 0;
+    }
   while (left > 0)
     {
       double level = INFINITY;
@@ -276,12 +310,31 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
   net->next_end_dirty = TRUE;
 }
 
+/* Rates the flows started since the last flush. */
+static void
+flush (VsFlowNet *net)
+{
+  if (net->pending->len == 0)
+    return;
+  recompute (net, net->pending_now, (const guint *) net->pending->data, net->pending->len);
+  g_array_set_size (net->pending, 0);
+}
+
 void
 flow_start (VsFlowNet *net, double now, double amount, double cap,
             const guint *path, guint n_path, gpointer owner, guint64 tag)
 {
   g_return_if_fail (amount > 0 && cap > 0 && n_path >= 1 && n_path <= VS_FLOW_MAX_PATH);
-  VsFlow *f = g_new0 (VsFlow, 1);
+  if (net->pending->len > 0 && net->pending_now != now)
+    flush (net);
+  VsFlow *f = net->free_flows;
+  if (f != NULL)
+    {
+      net->free_flows = f->owner;
+      memset (f, 0, sizeof *f);
+    }
+  else
+    f = g_new0 (VsFlow, 1);
   f->remaining = amount;
   f->cap = cap;
   f->t_upd = now;
@@ -304,8 +357,11 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
       f->n_path++;
     }
   f->index = net->active->len;
+  f->end_t = INFINITY;
   g_ptr_array_add (net->active, f);
-  recompute (net, now, f->path, f->n_path);
+  g_array_append_vals (net->pending, f->path, f->n_path);
+  net->pending_now = now;
+  net->next_end_dirty = TRUE;
 }
 
 static void
@@ -331,6 +387,7 @@ detach (VsFlowNet *net, VsFlow *f)
 double
 flow_net_next_end (VsFlowNet *net)
 {
+  flush (net);
   if (net->next_end_dirty)
     {
       double t = INFINITY;
@@ -352,6 +409,7 @@ by_order (gconstpointer a, gconstpointer b)
 void
 flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
 {
+  flush (net);
   /* A flow is due if it ends within rounding of NOW. */
   double eps = 1e-6 + fabs (now) * 1e-12;
   GPtrArray *d = net->done;
@@ -384,22 +442,30 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
   net->next_end_dirty = TRUE;
   g_ptr_array_sort (d, by_order);
   /* Callbacks may start flows, which reuses net->done: take the list. */
-  guint n = d->len;
-  VsFlow **list = (VsFlow **) g_ptr_array_steal (d, NULL);
-  net->done = g_ptr_array_new ();
-  for (guint i = 0; i < n; i++)
+  /* Callbacks may start and end flows, which reuses net->done: swap in
+   * the spare list while calling them. */
+  net->done = net->done_spare ? net->done_spare : g_ptr_array_new ();
+  net->done_spare = NULL;
+  for (guint i = 0; i < d->len; i++)
     {
-      gpointer owner = list[i]->owner;
-      guint64 tag = list[i]->tag;
-      g_free (list[i]);
+      VsFlow *f = d->pdata[i];
+      gpointer owner = f->owner;
+      guint64 tag = f->tag;
+      f->owner = net->free_flows;
+      net->free_flows = f;
       done (user, owner, tag);
     }
-  g_free (list);
+  g_ptr_array_set_size (d, 0);
+  if (net->done_spare == NULL)
+    net->done_spare = d;
+  else
+    g_ptr_array_free (d, TRUE);
 }
 
 void
 flow_net_settle (VsFlowNet *net, double now)
 {
+  flush (net);
   for (guint i = 0; i < net->res->len; i++)
     res_advance (net, i, now);
 }

@@ -37,7 +37,7 @@ guint flow_net_n_resources (const VsFlowNet *net);
 const char *flow_net_resource_name (const VsFlowNet *net, guint res);
 double flow_net_resource_capacity (const VsFlowNet *net, guint res);
 /* The load (amount/s) a resource carries now. */
-double flow_net_resource_load (const VsFlowNet *net, guint res);
+double flow_net_resource_load (VsFlowNet *net, guint res);
 void flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user);
 
 /* Starts a flow at NOW moving AMOUNT (> 0) over PATH (1..4 resources;

@@ -58,7 +58,8 @@ typedef struct {
 typedef struct {
   gboolean done;
   double t_done;
-  GArray *waiters;      /* Waiter, created on demand */
+  Waiter w0;            /* most completions have at most one waiter */
+  GArray *waiters;      /* the others (Waiter), created on demand */
   int refs;
 } Completion;
 
@@ -130,6 +131,7 @@ typedef struct {
   guint index;           /* for the timeline */
 } Stream;
 
+#define OP_INLINE_ACC 6
 #define ACC_R 1
 #define ACC_W 2
 
@@ -151,19 +153,31 @@ struct Op {
   double swap_ns, fault_ns, ce_ns;
   guint64 bytes, dur, compute_ns;
   const char *name;
-  Alloc **acc;
+  Alloc **acc;           /* acc_inline, or allocated when longer */
   guint8 *mode;
   guint32 n_acc;
+  Alloc *acc_inline[OP_INLINE_ACC];
+  guint8 mode_inline[OP_INLINE_ACC];
+  Op **pool;             /* the free list it returns to */
   Alloc *src, *dst;      /* copy (host side may be NULL = pageable) */
   Alloc *target;         /* prefetch, stream-ordered free */
   Op *wait_for;          /* stream_wait */
 };
 
+/* An event held for a host thread, with its own copy of the id lists. */
+typedef struct {
+  VsEvent ev;
+  guint64 ids[];
+} QEvent;
+
 struct Thread {
   guint32 tid;
   GQueue pending;        /* QEvent* read ahead for this thread */
   VsEvent cur;
-  gpointer cur_block;
+  gboolean has_cur;
+  gpointer cur_block;    /* the pending QEvent cur came from, or NULL */
+  QEvent *own;           /* reusable buffer for events read directly */
+  guint own_cap;
   gboolean has_prev;
   guint64 t_prev, h_prev;
   double f_prev, s_cur;
@@ -263,6 +277,7 @@ struct Sim {
   gboolean timeline_first;
   GArray *acc_scratch;
   Live live_ops, live_jobs, live_allocs;
+  Op *free_ops;
 };
 
 /* ------------------------------------------------------------------ */
@@ -277,9 +292,14 @@ round_up (guint64 v, guint64 g)
 static void
 completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg)
 {
+  Waiter w = { fn, obj, arg };
+  if (c->w0.fn == NULL)
+    {
+      c->w0 = w;
+      return;
+    }
   if (c->waiters == NULL)
     c->waiters = g_array_new (FALSE, FALSE, sizeof (Waiter));
-  Waiter w = { fn, obj, arg };
   g_array_append_val (c->waiters, w);
 }
 
@@ -288,10 +308,14 @@ completion_fire (Sim *s, Completion *c)
 {
   c->done = TRUE;
   c->t_done = s->now;
-  if (c->waiters == NULL)
-    return;
+  Waiter w0 = c->w0;
   GArray *ws = c->waiters;
+  c->w0.fn = NULL;
   c->waiters = NULL;
+  if (w0.fn)
+    w0.fn (s, w0.obj, w0.arg);
+  if (ws == NULL)
+    return;
   for (guint i = 0; i < ws->len; i++)
     {
       Waiter *w = &g_array_index (ws, Waiter, i);
@@ -307,7 +331,7 @@ job_unref (Job *j)
 {
   if (j != NULL && --j->c.refs == 0)
     {
-      g_assert (j->c.waiters == NULL);
+      g_assert (j->c.waiters == NULL && j->c.w0.fn == NULL);
       live_unlink (&j->live);
       g_free (j);
     }
@@ -331,17 +355,22 @@ op_unref (Op *op)
 {
   if (op == NULL || --op->c.refs > 0)
     return;
-  g_assert (op->c.waiters == NULL);
+  g_assert (op->c.waiters == NULL && op->c.w0.fn == NULL);
   live_unlink (&op->live);
   for (guint i = 0; i < op->n_acc; i++)
     alloc_unref (op->acc[i]);
-  g_free (op->acc);
-  g_free (op->mode);
+  if (op->acc != op->acc_inline)
+    {
+      g_free (op->acc);
+      g_free (op->mode);
+    }
   alloc_unref (op->src);
   alloc_unref (op->dst);
   alloc_unref (op->target);
   op_unref (op->wait_for);
-  g_free (op);
+  /* Ops are recycled: one is made and freed per GPU event. */
+  op->next = *op->pool;
+  *op->pool = op;
 }
 
 /* ------------------------------------------------------------------ */
@@ -845,16 +874,17 @@ static const Policy policies[VS_OVERSUB_COUNT] = {
 /* ------------------------------------------------------------------ */
 /* Host threads                                                        */
 
-typedef struct {
-  VsEvent ev;
-  guint64 ids[];
-} QEvent;
 
-static QEvent *
-qevent_copy (const VsEvent *ev)
+static guint
+qevent_ids (const VsEvent *ev)
 {
-  guint n = ev->n_reads + ev->n_writes + ev->n_touches;
-  QEvent *q = g_malloc (sizeof (QEvent) + n * sizeof (guint64));
+  return ev->n_reads + ev->n_writes + ev->n_touches;
+}
+
+/* Copies EV into Q, which has room for its ids. */
+static void
+qevent_fill (QEvent *q, const VsEvent *ev)
+{
   q->ev = *ev;
   guint k = 0;
   if (ev->n_reads)
@@ -868,7 +898,30 @@ qevent_copy (const VsEvent *ev)
   if (ev->n_touches)
     memcpy (q->ids + k, ev->touches, ev->n_touches * sizeof (guint64));
   q->ev.touches = q->ids + k;
+}
+
+static QEvent *
+qevent_copy (const VsEvent *ev)
+{
+  QEvent *q = g_malloc (sizeof (QEvent) + qevent_ids (ev) * sizeof (guint64));
+  qevent_fill (q, ev);
   return q;
+}
+
+/* Makes EV the thread's current event, in its reusable buffer. */
+static void
+thread_set_cur (Thread *t, const VsEvent *ev)
+{
+  guint n = qevent_ids (ev);
+  if (t->own == NULL || n > t->own_cap)
+    {
+      g_free (t->own);
+      t->own_cap = MAX (n, 16u);
+      t->own = g_malloc (sizeof (QEvent) + t->own_cap * sizeof (guint64));
+    }
+  qevent_fill (t->own, ev);
+  t->cur = t->own->ev;
+  t->has_cur = TRUE;
 }
 
 static Thread *
@@ -918,8 +971,10 @@ thread_pull (Sim *s, Thread *t)
       QEvent *q = g_queue_pop_head (&t->pending);
       t->cur = q->ev;
       t->cur_block = q;
+      t->has_cur = TRUE;
       return TRUE;
     }
+  t->has_cur = FALSE;
   VsEvent ev;
   while (s->error == NULL && !s->stopped)
     {
@@ -936,9 +991,7 @@ thread_pull (Sim *s, Thread *t)
         }
       if (ev.tid == t->tid)
         {
-          QEvent *q = qevent_copy (&ev);
-          t->cur = q->ev;
-          t->cur_block = q;
+          thread_set_cur (t, &ev);
           return TRUE;
         }
       gboolean created;
@@ -1092,8 +1145,16 @@ acc_take (Sim *s, Op *op)
   op->n_acc = sc->len;
   if (sc->len)
     {
-      op->acc = g_new (Alloc *, sc->len);
-      op->mode = g_new (guint8, sc->len);
+      if (sc->len <= OP_INLINE_ACC)
+        {
+          op->acc = op->acc_inline;
+          op->mode = op->mode_inline;
+        }
+      else
+        {
+          op->acc = g_new (Alloc *, sc->len);
+          op->mode = g_new (guint8, sc->len);
+        }
       for (guint i = 0; i < sc->len; i++)
         {
           struct E *e = &g_array_index (sc, struct E, i);
@@ -1117,7 +1178,15 @@ ref (Alloc *a)
 static Op *
 op_issue (Sim *s, const VsEvent *ev)
 {
-  Op *op = g_new0 (Op, 1);
+  Op *op = s->free_ops;
+  if (op != NULL)
+    {
+      s->free_ops = op->next;
+      memset (op, 0, sizeof *op);
+    }
+  else
+    op = g_new0 (Op, 1);
+  op->pool = &s->free_ops;
   live_link (&s->live_ops, &op->live);
   op->c.refs = 1;
   op->type = ev->op;
@@ -2196,7 +2265,7 @@ sim_loop (Sim *s)
         case EQ_ISSUE:
           {
             Thread *t = it.obj;
-            if (t->cur_block == NULL && !thread_pull (s, t))
+            if (!t->has_cur && !thread_pull (s, t))
               break;
             thread_issue (s, t);
             progress (s);
@@ -2296,8 +2365,17 @@ sim_teardown (Sim *s)
       live_unlink (&op->live);
       if (op->c.waiters)
         g_array_free (op->c.waiters, TRUE);
-      g_free (op->acc);
-      g_free (op->mode);
+      if (op->acc != op->acc_inline)
+        {
+          g_free (op->acc);
+          g_free (op->mode);
+        }
+      g_free (op);
+    }
+  while (s->free_ops)
+    {
+      Op *op = s->free_ops;
+      s->free_ops = op->next;
       g_free (op);
     }
   while (s->live_jobs.next != &s->live_jobs)
@@ -2325,6 +2403,7 @@ sim_teardown (Sim *s)
     {
       Thread *t = s->thread_list->pdata[i];
       g_free (t->cur_block);
+      g_free (t->own);
       g_queue_clear_full (&t->pending, g_free);
       g_free (t);
     }
