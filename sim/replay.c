@@ -37,6 +37,7 @@
 
 #include "evq.h"
 #include "flow.h"
+#include "u64map.h"
 #include "units.h"
 
 typedef struct Sim Sim;
@@ -244,11 +245,11 @@ struct Sim {
   guint64 dev_nonmanaged;
   guint64 overflow_peak;
 
-  GHashTable *allocs;    /* guint64* id -> Alloc* (live) */
+  VsU64Map allocs;       /* id -> Alloc* (live) */
   Alloc *lru_head, *lru_tail;
   GHashTable *threads;   /* tid -> Thread* */
   GPtrArray *thread_list;
-  GHashTable *streams;   /* guint64* -> Stream* */
+  VsU64Map streams;      /* stream id + 1 -> Stream* */
   GPtrArray *stream_list;
   GHashTable *events;    /* guint64* -> Op* (last recorded) */
   GQueue ce_queue[2];
@@ -1070,15 +1071,22 @@ static void op_complete (Sim *s, Op *op);
 static void op_phase (Sim *s, Op *op);
 
 static Stream *
+stream_find (Sim *s, guint64 id)
+{
+  guint64 *v = u64map_lookup (&s->streams, id + 1);
+  return v ? GSIZE_TO_POINTER (*v) : NULL;
+}
+
+static Stream *
 stream_get (Sim *s, guint64 id)
 {
-  Stream *st = g_hash_table_lookup (s->streams, &id);
+  Stream *st = stream_find (s, id);
   if (st == NULL)
     {
       st = g_new0 (Stream, 1);
       st->id = id;
       st->index = s->stream_list->len;
-      g_hash_table_insert (s->streams, &st->id, st);
+      u64map_insert (&s->streams, id + 1, GPOINTER_TO_SIZE (st));
       g_ptr_array_add (s->stream_list, st);
       if (s->timeline)
         tl_event (s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%" G_GUINT64_FORMAT
@@ -1111,7 +1119,8 @@ alloc_lookup (Sim *s, guint64 id)
 {
   if (id == 0)
     return NULL;
-  Alloc *a = g_hash_table_lookup (s->allocs, &id);
+  guint64 *v = u64map_lookup (&s->allocs, id);
+  Alloc *a = v ? GSIZE_TO_POINTER (*v) : NULL;
   if (a == NULL)
     s->unknown_refs++;
   return a;
@@ -1258,8 +1267,7 @@ op_issue (Sim *s, const VsEvent *ev)
           }
       else
         {
-          guint64 zero = 0;
-          Stream *z = g_hash_table_lookup (s->streams, &zero);
+          Stream *z = stream_find (s, 0);
           if (z)
             op_depend (op, z->last);
         }
@@ -1982,7 +1990,7 @@ alloc_release (Sim *s, Alloc *a)
         loc_change (s, a->below, -(gint64) a->charge);
       a->below = -1;
     }
-  g_hash_table_remove (s->allocs, &a->id);
+  u64map_remove (&s->allocs, a->id);
   alloc_unref (a);       /* the table's */
 }
 
@@ -2084,10 +2092,11 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   TagStat *t = &g_array_index (s->tag_stats, TagStat, a->tag);
   t->cur += a->bytes;
   t->peak = MAX (t->peak, t->cur);
-  Alloc *old = g_hash_table_lookup (s->allocs, &a->id);
+  guint64 *oldv = u64map_lookup (&s->allocs, a->id);
+  Alloc *old = oldv ? GSIZE_TO_POINTER (*oldv) : NULL;
   if (old)
     alloc_release (s, old);
-  g_hash_table_insert (s->allocs, &a->id, a);
+  u64map_insert (&s->allocs, a->id, GPOINTER_TO_SIZE (a));
   lru_touch (s, a);
   return TRUE;
 }
@@ -2161,7 +2170,7 @@ thread_issue (Sim *s, Thread *t)
         }
       else if (ev->scope == VS_SYNC_STREAM)
         {
-          Stream *st = g_hash_table_lookup (s->streams, &ev->stream);
+          Stream *st = stream_find (s, ev->stream);
           if (st && st->last)
             thread_block_on (t, &st->last->c);
         }
@@ -2332,10 +2341,10 @@ sim_setup (Sim *s)
   s->loc_cap[s->loc_host] = c->unified ? 0 : c->host.capacity;
   s->policy = &policies[c->oversubscription];
 
-  s->allocs = g_hash_table_new (g_int64_hash, g_int64_equal);
+  u64map_init (&s->allocs);
   s->threads = g_hash_table_new (NULL, NULL);
   s->thread_list = g_ptr_array_new ();
-  s->streams = g_hash_table_new (g_int64_hash, g_int64_equal);
+  u64map_init (&s->streams);
   s->stream_list = g_ptr_array_new ();
   s->events = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   s->tags = g_hash_table_new (g_str_hash, g_str_equal);
@@ -2398,7 +2407,7 @@ sim_teardown (Sim *s)
   for (guint i = 0; i < s->stream_list->len; i++)
     g_free (s->stream_list->pdata[i]);
   g_ptr_array_free (s->stream_list, TRUE);
-  g_hash_table_destroy (s->streams);
+  u64map_clear (&s->streams);
   for (guint i = 0; i < s->thread_list->len; i++)
     {
       Thread *t = s->thread_list->pdata[i];
@@ -2409,7 +2418,7 @@ sim_teardown (Sim *s)
     }
   g_ptr_array_free (s->thread_list, TRUE);
   g_hash_table_destroy (s->threads);
-  g_hash_table_destroy (s->allocs);
+  u64map_clear (&s->allocs);
   g_hash_table_destroy (s->tags);
   for (guint i = 0; i < s->tag_stats->len; i++)
     g_free (g_array_index (s->tag_stats, TagStat, i).name);

@@ -27,22 +27,7 @@ extern const guint32 trace_op_required[VS_OP_COUNT];
  * `value + 1` encoding and signed time deltas cannot overflow). */
 #define VS_TRACE_INT_MAX ((guint64) G_MAXINT64)
 
-/* ---- open-addressing map of nonzero guint64 keys ---- */
-
-typedef struct {
-  guint64 *keys;     /* 0 = empty */
-  guint64 *vals;
-  gsize mask;        /* capacity - 1; capacity is a power of two */
-  gsize len;
-} VsU64Map;
-
-void u64map_init (VsU64Map *m);
-void u64map_clear (VsU64Map *m);
-/* Returns a pointer to the value of KEY, or NULL. */
-guint64 *u64map_lookup (const VsU64Map *m, guint64 key);
-/* Inserts or replaces. */
-void u64map_insert (VsU64Map *m, guint64 key, guint64 val);
-gboolean u64map_remove (VsU64Map *m, guint64 key);
+#include "u64map.h"
 
 /* ---- buffered input ---- */
 

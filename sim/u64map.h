@@ -1,0 +1,20 @@
+/* u64map.h — a map of nonzero guint64 keys to guint64 values (see u64map.c). */
+#pragma once
+
+#include <glib.h>
+
+typedef struct {
+  guint64 *keys;     /* 0 = empty */
+  guint64 *vals;
+  gsize mask;        /* capacity - 1; capacity is a power of two */
+  gsize len;
+} VsU64Map;
+
+void u64map_init (VsU64Map *m);
+void u64map_clear (VsU64Map *m);
+/* Returns a pointer to the value of KEY, or NULL (always for key 0). */
+guint64 *u64map_lookup (const VsU64Map *m, guint64 key);
+/* Inserts or replaces; KEY must not be 0. */
+void u64map_insert (VsU64Map *m, guint64 key, guint64 val);
+/* Removes KEY; FALSE if it was absent. */
+gboolean u64map_remove (VsU64Map *m, guint64 key);
