@@ -1,0 +1,80 @@
+#!/bin/bash
+# fuzz-regress.sh — every input the fuzzers found (tests/fuzz/regress/TARGET-N,
+# tests/fuzz/fuzz.mk) run through vramsim itself, the way the harness drove
+# the code: the command must exit 0 or 1, print no sanitizer report, and on
+# failure leave no output file. Under `make asan` $VRAMSIM is the
+# ASan+UBSan build; otherwise the run has a 2 GiB address-space limit, so an
+# input that makes vramsim allocate without bound fails here too.
+# Inputs whose defect is not fixed yet are listed in tests/fuzz/regress/KNOWN
+# ("NAME reason"): their failures are TAP TODO items, reported, not fatal.
+VRAMSIM=$(realpath "${VRAMSIM:-bin/vramsim}")
+here=$(cd "$(dirname "$0")/.." && pwd)
+export VRAMSIM_CONFIGS="$here/configs"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+limit=
+case "$VRAMSIM" in *asan*) ;; *) limit="ulimit -v 2097152;" ;; esac
+
+inputs=("$here"/tests/fuzz/regress/*-[0-9]*)
+[ -e "${inputs[0]}" ] || inputs=()
+n=0
+echo "1..$((${#inputs[@]} > 0 ? ${#inputs[@]} : 1))"
+[ ${#inputs[@]} -eq 0 ] && { echo "ok 1 # SKIP no regression inputs"; exit 0; }
+
+# vs ARGS...: runs vramsim in $tmp; fails on a status other than 0/1, on a
+# sanitizer or GLib critical report, or on output left behind after status 1.
+vs () {
+  rm -f "$tmp/out"*
+  (cd "$tmp" && eval "$limit" && timeout 60 "$VRAMSIM" "$@" > stdout 2> stderr) 2> /dev/null
+  local rc=$?
+  if [ $rc -gt 1 ]; then
+    echo "# exit $rc: vramsim $*"; sed -n '1,12s/^/#   /p' "$tmp/stderr"; return 1
+  fi
+  if grep -qE 'Sanitizer|runtime error:|GLib-CRITICAL|GLib-ERROR|\*\*\s*$' "$tmp/stderr"; then
+    echo "# sanitizer or GLib report: vramsim $*"; sed -n '1,12s/^/#   /p' "$tmp/stderr"; return 1
+  fi
+  if [ $rc -eq 1 ] && ls "$tmp"/out* > /dev/null 2>&1; then
+    echo "# exit 1 but output left behind: vramsim $*"; return 1
+  fi
+  return 0
+}
+
+for f in "${inputs[@]}"; do
+  n=$((n + 1))
+  name=$(basename "$f")
+  target=${name%-*}
+  ok=0
+  case $target in
+    jsonl|bin)
+      cp "$f" "$tmp/in.trace"
+      vs info in.trace || ok=1
+      vs convert in.trace out.jsonl || ok=1
+      vs replay in.trace -c a100-80g -o out.json || ok=1 ;;
+    replay)
+      cp "$f" "$tmp/in.trace"
+      for pol in oom spill direct uvm; do
+        kg=; [ $pol = oom ] && kg=--keep-going
+        vs replay in.trace -c a100-80g-cxl --set memory.capacity=1GiB \
+           --set policy.oversubscription=$pol $kg -o out.json || ok=1
+      done ;;
+    config)
+      # "--set KEY=VALUE" lines, then the config's JSON (fuzz-config.c).
+      sets=()
+      while IFS= read -r line; do
+        case $line in "--set "*) sets+=(--set "${line#--set }") ;; *) break ;; esac
+      done < "$f"
+      awk 'skip && /^--set / { next } { skip = 0; print }' skip=1 "$f" > "$tmp/in.json"
+      vs configs --show in.json "${sets[@]}" || ok=1 ;;
+    kineto)
+      cp "$f" "$tmp/in.json"
+      vs convert in.json out.jsonl || ok=1 ;;
+    *) echo "# unknown target '$target' (name inputs TARGET-N)"; ok=1 ;;
+  esac
+  todo=$(awk -v n="$name" '$1 == n { $1 = ""; sub(/^ /, ""); print; exit }' "$here/tests/fuzz/regress/KNOWN" 2>/dev/null)
+  if [ $ok -eq 0 ]; then
+    echo "ok $n - $name${todo:+ # TODO $todo}"
+  else
+    echo "not ok $n - $name${todo:+ # TODO $todo}"
+  fi
+done
+exit 0
