@@ -13,6 +13,7 @@ CUDA_HOME ?= /usr/local/cuda
 B         ?= build
 BIN       ?= bin
 SAN       ?=
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
 PKGS       = glib-2.0 gthread-2.0 libcjson zlib sqlite3
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -61,10 +62,13 @@ tests: $(TEST_BINS) $(BIN)/vramsim
 # (tests/*.sh) print TAP themselves.
 test: tests
 	VRAMSIM=$(abspath $(BIN)/vramsim) TEST_BUILD=$(abspath $(B)) \
-	  prove --exec tests/tap-run $(TEST_BINS) $(wildcard tests/*.sh)
+	  prove -j$(JOBS) --exec tests/tap-run $(TEST_BINS) $(filter-out %-lib.sh,$(wildcard tests/*.sh))
 
-# The whole suite, then again under AddressSanitizer + UBSan.
-check: test asan
+# The whole suite, then again under AddressSanitizer + UBSan (one after
+# the other, each using every core).
+check:
+	$(MAKE) test
+	$(MAKE) asan
 
 asan:
 	$(MAKE) B=build/asan BIN=build/asan/bin SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' test
