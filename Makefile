@@ -77,10 +77,14 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vramsim/configs $(DESTDIR)$(PREFIX)/share/vramsim/plots
 	install -m 755 $(BIN)/vramsim $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/vramsim/configs/
-	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/vramsim/plots/ 2>/dev/null || true
+	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/vramsim/plots/
+	if [ -f lib/libvramcap.so ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/lib && install -m 755 lib/libvramcap.so $(DESTDIR)$(PREFIX)/lib/ && \
+	  install -m 755 bin/vramcap $(DESTDIR)$(PREFIX)/bin/; fi
 
 uninstall:
-	rm -rf $(DESTDIR)$(PREFIX)/bin/vramsim $(DESTDIR)$(PREFIX)/share/vramsim
+	rm -rf $(DESTDIR)$(PREFIX)/bin/vramsim $(DESTDIR)$(PREFIX)/bin/vramcap \
+	  $(DESTDIR)$(PREFIX)/lib/libvramcap.so $(DESTDIR)$(PREFIX)/share/vramsim
 
 clean:
 	rm -rf build bin lib

@@ -429,6 +429,12 @@ find_preset_dir (void)
           g_free (dir);
           dir = g_steal_pointer (&canon);
         }
+      /* An installed tree, wherever it was installed: PREFIX/bin/vramsim
+       * beside PREFIX/share/vramsim/configs. */
+      g_autofree char *bindir = g_path_get_dirname (exe);
+      g_autofree char *inst = g_build_filename (bindir, "..", "share", "vramsim", "configs", NULL);
+      if (g_file_test (inst, G_FILE_TEST_IS_DIR))
+        return g_canonicalize_filename (inst, NULL);
     }
   return g_strdup (VRAMSIM_PREFIX "/share/vramsim/configs");
 }

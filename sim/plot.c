@@ -51,7 +51,7 @@ plot_template_dir (void)
     {
       g_autofree char *bindir = g_path_get_dirname (exe);
       /* bin/vramsim and build/asan/bin/vramsim both sit below the source tree. */
-      const char *const ups[] = { "..", "../../..", NULL };
+      const char *const ups[] = { "..", "../../..", "../share/vramsim", NULL };
       for (guint i = 0; ups[i]; i++)
         {
           char *dir = g_build_filename (bindir, ups[i], "plots", NULL);
