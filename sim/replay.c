@@ -130,6 +130,7 @@ typedef struct {
   Op *head, *tail;
   Op *last;              /* last issued op (ref) */
   guint index;           /* for the timeline */
+  guint64 cap_end;       /* estimated end of its last op at capture */
 } Stream;
 
 #define OP_INLINE_ACC 6
@@ -1089,8 +1090,9 @@ stream_get (Sim *s, guint64 id)
       u64map_insert (&s->streams, id + 1, GPOINTER_TO_SIZE (st));
       g_ptr_array_add (s->stream_list, st);
       if (s->timeline)
-        tl_event (s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%" G_GUINT64_FORMAT
-                  ",\"args\":{\"name\":\"stream %" G_GUINT64_FORMAT "\"}}", id, id);
+        for (int pid = 1; pid <= 3; pid += 2)
+          tl_event (s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" G_GUINT64_FORMAT
+                    ",\"args\":{\"name\":\"stream %" G_GUINT64_FORMAT "\"}}", pid, id, id);
     }
   return st;
 }
@@ -1254,6 +1256,21 @@ op_issue (Sim *s, const VsEvent *ev)
 
   Stream *st = stream_get (s, ev->stream);
   op->st = st;
+  if (s->timeline && ev->dur != VS_NONE && ev->op != VS_OP_FREE)
+    {
+      /* The captured timeline beside the predicted one: a trace has each
+       * op's GPU duration but not its GPU start, estimated as the later of
+       * its host call and the end of the stream's previous op. */
+      guint64 start = MAX (ev->t, st->cap_end);
+      st->cap_end = start + ev->dur;
+      char *nm = ev->op == VS_OP_KERNEL ? json_str (ev->name ? ev->name : "kernel")
+        : ev->op == VS_OP_COPY ? g_strdup_printf ("\"copy %s\"", event_dir_name (ev->dir))
+        : g_strdup_printf ("\"%s\"", event_op_name (ev->op));
+      tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":3,\"tid\":%" G_GUINT64_FORMAT
+                ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT "}}",
+                nm, st->id, ((double) start - s->t0) / 1e3, ev->dur / 1e3, ev->index);
+      g_free (nm);
+    }
   if (op->wait_for)
     op_depend (op, op->wait_for);
   if (s->cfg->gpu.legacy_default_stream)
@@ -2655,6 +2672,7 @@ timeline_open (Sim *s, const char *path, GError **error)
   tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"GPU (predicted, %s)\"}}",
             s->cfg->name ? s->cfg->name : "");
   tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"host threads\"}}");
+  tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":3,\"args\":{\"name\":\"GPU (captured, start estimated)\"}}");
   g_free (cfg);
   return TRUE;
 }

@@ -102,8 +102,11 @@ xs = [e for e in ev if e["ph"] == "X" and e["pid"] == 1]
 assert len(xs) == len(gpu), (len(xs), len(gpu))
 assert sorted(e["args"]["event"] for e in xs) == [i for i, o in enumerate(ops) if o["op"] in ("kernel", "copy", "memset", "prefetch")]
 assert any(e["ph"] == "C" for e in ev)
+cap = [e for e in ev if e["ph"] == "X" and e["pid"] == 3]
+assert len(cap) == len([o for o in gpu if "dur" in o]), (len(cap),)
+assert all(abs(e["dur"] * 1e3 - ops[e["args"]["event"]]["dur"]) < 1 for e in cap)
 PY
-ok $? "timeline: valid JSON, one X event per GPU op, counters"
+ok $? "timeline: valid JSON, one X event per GPU op, counters, captured track with captured durations"
 
 run "$VRAMSIM" replay "$T" --timeline "$tmp/nodir/t.json"
 ok $(( rc != 1 )) "unwritable timeline exits 1"
