@@ -134,6 +134,9 @@ typedef struct {
 } Stream;
 
 #define OP_INLINE_ACC 6
+/* Managed allocations of more evict units are refused (OOM): 128 TiB at
+ * 2 MiB units; it bounds the engine's per-group state to 64 MiB. */
+#define MAX_MANAGED_GROUPS (1u << 26)
 #define ACC_R 1
 #define ACC_W 2
 
@@ -288,7 +291,9 @@ struct Sim {
 static inline guint64
 round_up (guint64 v, guint64 g)
 {
-  return g <= 1 ? v : (v + g - 1) / g * g;
+  if (g <= 1 || v > G_MAXUINT64 - g)
+    return v;
+  return (v + g - 1) / g * g;
 }
 
 static void
@@ -465,26 +470,39 @@ loc_name (Sim *s, int loc)
   return s->cfg->tiers[loc - 1].name;
 }
 
-/* Residency changes: integrate the old value for the series, then change. */
+/* Residency changes: integrate the old value for the series, then change.
+ * Sums saturate: --keep-going may overflow a device with absurd sizes. */
 static void
-loc_change (Sim *s, int loc, gint64 delta)
+loc_set (Sim *s, int loc, guint64 value)
 {
-  if (delta == 0)
+  if (value == s->loc_used[loc])
     return;
   if (s->series)
     series_add (s->series, (guint) loc, s->res_cur_t[loc] - s->t0, s->now - s->t0,
                 (double) s->loc_used[loc]);
   s->res_cur_t[loc] = s->now;
-  g_assert (delta > 0 || s->loc_used[loc] >= (guint64) -delta);
-  s->loc_used[loc] += delta;
-  if (s->loc_used[loc] > s->loc_peak[loc])
-    s->loc_peak[loc] = s->loc_used[loc];
-  if (loc == LOC_DEVICE && s->loc_used[loc] > s->loc_cap[loc]
-      && s->loc_used[loc] - s->loc_cap[loc] > s->overflow_peak)
-    s->overflow_peak = s->loc_used[loc] - s->loc_cap[loc];
+  s->loc_used[loc] = value;
+  if (value > s->loc_peak[loc])
+    s->loc_peak[loc] = value;
+  if (loc == LOC_DEVICE && value > s->loc_cap[loc] && value - s->loc_cap[loc] > s->overflow_peak)
+    s->overflow_peak = value - s->loc_cap[loc];
   if (s->timeline)
     tl_event (s, "{\"name\":\"resident %s\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"args\":{\"GiB\":%.6f}}",
-              loc_name (s, loc), (s->now - s->t0) / 1e3, s->loc_used[loc] / 1073741824.0);
+              loc_name (s, loc), (s->now - s->t0) / 1e3, value / 1073741824.0);
+}
+
+static void
+loc_add (Sim *s, int loc, guint64 bytes)
+{
+  guint64 v = s->loc_used[loc];
+  loc_set (s, loc, bytes > G_MAXUINT64 - v ? G_MAXUINT64 : v + bytes);
+}
+
+static void
+loc_sub (Sim *s, int loc, guint64 bytes)
+{
+  /* Less than BYTES in use only after a saturated sum (absurd sizes). */
+  loc_set (s, loc, s->loc_used[loc] >= bytes ? s->loc_used[loc] - bytes : 0);
 }
 
 static guint64
@@ -676,7 +694,7 @@ static int
 tier_with_room (Sim *s, guint64 bytes)
 {
   for (int loc = 1; loc <= s->loc_host; loc++)
-    if (s->loc_used[loc] + bytes <= s->loc_cap[loc])
+    if (bytes <= loc_free (s, loc))
       return loc;
   return -1;
 }
@@ -706,7 +724,7 @@ spill_victim (Sim *s, Alloc *v)
       target = tier_with_room (s, v->charge);
       if (target < 0)
         return NULL;
-      loc_change (s, target, v->charge);
+      loc_add (s, target, v->charge);
       if (v->written)
         {
           guint p[VS_FLOW_MAX_PATH];
@@ -716,7 +734,7 @@ spill_victim (Sim *s, Alloc *v)
           s->swap_out_bytes += v->bytes;
         }
     }
-  loc_change (s, LOC_DEVICE, -(gint64) v->charge);
+  loc_sub (s, LOC_DEVICE, v->charge);
   s->dev_nonmanaged -= v->charge;
   v->loc = target;
   v->below = -1;
@@ -767,7 +785,7 @@ evict_groups (Sim *s, Alloc *a, guint64 need, guint64 *wb)
       freed += b;
     }
   if (freed)
-    loc_change (s, LOC_DEVICE, -(gint64) freed);
+    loc_sub (s, LOC_DEVICE, freed);
   return freed;
 }
 
@@ -839,7 +857,7 @@ place_below (Sim *s, Alloc *a)
   if (loc < 0)
     return FALSE;
   a->loc = loc;
-  loc_change (s, loc, a->charge);
+  loc_add (s, loc, a->charge);
   return TRUE;
 }
 
@@ -850,7 +868,7 @@ nofit_spill (Sim *s, Alloc *a, GPtrArray *jobs)
   if (a->charge <= s->loc_cap[LOC_DEVICE] && spill_for (s, need, &a, 1, jobs))
     {
       a->loc = LOC_DEVICE;
-      loc_change (s, LOC_DEVICE, a->charge);
+      loc_add (s, LOC_DEVICE, a->charge);
       s->dev_nonmanaged += a->charge;
       lru_touch (s, a);
       return TRUE;
@@ -1411,7 +1429,7 @@ swap_in (Sim *s, Op *op)
       a->below = from;
       a->dirty = FALSE;
       a->loc = LOC_DEVICE;
-      loc_change (s, LOC_DEVICE, a->charge);
+      loc_add (s, LOC_DEVICE, a->charge);
       s->dev_nonmanaged += a->charge;
       lru_touch (s, a);
       j->c.refs++;
@@ -1483,7 +1501,7 @@ fault_in (Sim *s, Op *op)
                 add += group_bytes (s, a, g);
               }
           a->resident_bytes += add;
-          loc_change (s, LOC_DEVICE, add);
+          loc_add (s, LOC_DEVICE, add);
         }
       guint64 batches = (missing_pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
       j = job_new_ (&s->live_jobs, batches * s->cfg->uvm.fault_latency_ns);
@@ -1535,8 +1553,8 @@ fault_in (Sim *s, Op *op)
             }
         }
       /* Residency changes at once: what leaves first, so no false peak. */
-      loc_change (s, LOC_DEVICE, -(gint64) minus);
-      loc_change (s, LOC_DEVICE, plus);
+      loc_sub (s, LOC_DEVICE, minus);
+      loc_add (s, LOC_DEVICE, plus);
       guint64 batches = (pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
       j = job_new_ (&s->live_jobs, batches * s->cfg->uvm.fault_latency_ns);
       guint pin[] = { s->r_h2d, s->r_dev };
@@ -1756,7 +1774,7 @@ prefetch_job (Sim *s, Op *op)
           added += b;
           moved += group_pages (s, b) * s->cfg->uvm.page;
         }
-      loc_change (s, LOC_DEVICE, added);
+      loc_add (s, LOC_DEVICE, added);
       guint p[] = { s->r_h2d, s->r_dev };
       job_add_flow (j, (double) moved, INFINITY, p, 2);
       s->prefetch_bytes += moved;
@@ -1777,7 +1795,7 @@ prefetch_job (Sim *s, Op *op)
           a->resident_bytes -= b;
           moved += b;
         }
-      loc_change (s, LOC_DEVICE, -(gint64) moved);
+      loc_sub (s, LOC_DEVICE, moved);
       guint p[] = { s->r_dev, s->r_d2h };
       job_add_flow (j, (double) moved, INFINITY, p, 2);
       s->prefetch_bytes += moved;
@@ -1802,7 +1820,7 @@ op_run (Sim *s, Op *op)
           if (!a->dirty && a->below >= 0 && a->kind == VS_MEM_DEVICE)
             {
               /* The copy below is stale now: give its room back. */
-              loc_change (s, a->below, -(gint64) a->charge);
+              loc_sub (s, a->below, a->charge);
               a->below = -1;
             }
           a->dirty = TRUE;
@@ -1988,40 +2006,45 @@ alloc_release (Sim *s, Alloc *a)
   t->cur -= a->bytes;
   lru_remove (s, a);
   if (a->kind == VS_MEM_PINNED)
-    loc_change (s, s->loc_host, -(gint64) a->charge);
+    loc_sub (s, s->loc_host, a->charge);
   else if (a->kind == VS_MEM_MANAGED)
     {
       if (s->cfg->unified)
-        loc_change (s, LOC_DEVICE, -(gint64) a->charge);
+        loc_sub (s, LOC_DEVICE, a->charge);
       else
-        loc_change (s, LOC_DEVICE, -(gint64) a->resident_bytes);
+        loc_sub (s, LOC_DEVICE, a->resident_bytes);
       a->resident_bytes = 0;
       a->resident_groups = 0;
     }
   else
     {
-      loc_change (s, a->loc, -(gint64) a->charge);
+      loc_sub (s, a->loc, a->charge);
       if (a->loc == LOC_DEVICE)
         s->dev_nonmanaged -= a->charge;
       if (a->below >= 0)
-        loc_change (s, a->below, -(gint64) a->charge);
+        loc_sub (s, a->below, a->charge);
       a->below = -1;
     }
   u64map_remove (&s->allocs, a->id);
   alloc_unref (a);       /* the table's */
 }
 
+/* Records the first allocation that did not fit in LOC (the device, or
+ * the host for pinned and managed memory). */
 static void
-report_oom (Sim *s, const VsEvent *ev, guint64 requested)
+report_oom (Sim *s, const VsEvent *ev, int loc)
 {
+  if (s->oom_obj)
+    return;
   s->oom = TRUE;
   cJSON *o = cJSON_CreateObject ();
   cJSON_AddNumberToObject (o, "event", (double) ev->index);
   cJSON_AddNumberToObject (o, "t_ns", (double) ev->t);
   cJSON_AddNumberToObject (o, "predicted_t_ns", floor (s->now - s->t0));
-  cJSON_AddNumberToObject (o, "requested", (double) requested);
-  cJSON_AddNumberToObject (o, "in_use", (double) s->loc_used[LOC_DEVICE]);
-  cJSON_AddNumberToObject (o, "capacity", (double) s->loc_cap[LOC_DEVICE]);
+  cJSON_AddNumberToObject (o, "requested", (double) ev->bytes);
+  cJSON_AddNumberToObject (o, "in_use", (double) s->loc_used[loc]);
+  cJSON_AddNumberToObject (o, "capacity", (double) s->loc_cap[loc]);
+  cJSON_AddStringToObject (o, "memory", loc_name (s, loc));
   s->oom_obj = o;
 }
 
@@ -2042,14 +2065,20 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
     a->kind = VS_MEM_MANAGED;
   a->charge = round_up (a->bytes, s->cfg->memory.alloc_granularity);
   gboolean ok = TRUE;
+  int oom_loc = LOC_DEVICE;
 
   if (s->cfg->unified && a->kind != VS_MEM_DEVICE)
     {
       /* One pool: pinned and managed memory are charged like device memory. */
-      if (loc_free (s, LOC_DEVICE) < a->charge && !s->opts->keep_going)
-        ok = FALSE;
-      else
-        loc_change (s, LOC_DEVICE, a->charge);
+      if (loc_free (s, LOC_DEVICE) < a->charge)
+        {
+          if (s->opts->keep_going)
+            report_oom (s, ev, LOC_DEVICE);
+          else
+            ok = FALSE;
+        }
+      if (ok)
+        loc_add (s, LOC_DEVICE, a->charge);
       a->loc = LOC_DEVICE;
       if (a->kind == VS_MEM_PINNED)
         a->kind = VS_MEM_DEVICE, s->dev_nonmanaged += a->charge;
@@ -2058,15 +2087,34 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
     {
       a->charge = a->bytes;
       a->loc = s->loc_host;
-      loc_change (s, s->loc_host, a->charge);
+      oom_loc = s->loc_host;
+      if (a->charge > loc_free (s, s->loc_host))
+        {
+          if (s->opts->keep_going)
+            report_oom (s, ev, s->loc_host);
+          else
+            ok = FALSE;
+        }
+      if (ok)
+        loc_add (s, s->loc_host, a->charge);
     }
   else if (a->kind == VS_MEM_MANAGED)
     {
+      /* Managed memory lives in host memory when not on the device: one
+       * larger than the host cannot be allocated (this also bounds the
+       * engine's per-group state). */
       a->charge = a->bytes;
-      a->n_groups = (guint32) ((a->bytes + s->cfg->uvm.evict_unit - 1) / s->cfg->uvm.evict_unit);
-      a->resident = g_new0 (guint8, MAX (1u, a->n_groups));
-      a->gdirty = g_new0 (guint8, MAX (1u, a->n_groups));
       a->loc = LOC_DEVICE;
+      oom_loc = s->loc_host;
+      if (a->bytes > s->loc_cap[s->loc_host]
+          || a->bytes / s->cfg->uvm.evict_unit >= MAX_MANAGED_GROUPS)
+        ok = FALSE;
+      else
+        {
+          a->n_groups = (guint32) ((a->bytes + s->cfg->uvm.evict_unit - 1) / s->cfg->uvm.evict_unit);
+          a->resident = g_new0 (guint8, MAX (1u, a->n_groups));
+          a->gdirty = g_new0 (guint8, MAX (1u, a->n_groups));
+        }
     }
   else
     {
@@ -2082,17 +2130,16 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       if (a->charge <= free_b)
         {
           a->loc = LOC_DEVICE;
-          loc_change (s, LOC_DEVICE, a->charge);
+          loc_add (s, LOC_DEVICE, a->charge);
           s->dev_nonmanaged += a->charge;
         }
       else if (!s->policy->nofit (s, a, jobs))
         {
           if (s->opts->keep_going)
             {
-              if (!s->oom)
-                report_oom (s, ev, ev->bytes);
+              report_oom (s, ev, LOC_DEVICE);
               a->loc = LOC_DEVICE;
-              loc_change (s, LOC_DEVICE, a->charge);
+              loc_add (s, LOC_DEVICE, a->charge);
               s->dev_nonmanaged += a->charge;
             }
           else
@@ -2101,7 +2148,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
     }
   if (!ok)
     {
-      report_oom (s, ev, ev->bytes);
+      report_oom (s, ev, oom_loc);
       s->stopped = TRUE;
       alloc_unref (a);
       return FALSE;

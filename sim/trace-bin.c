@@ -315,14 +315,25 @@ get_ids (VsBinDec *d, const char *field, gsize *at, guint32 *n_out, GError **err
         return DFAIL ("truncated: the file ends inside a record");
       return DFAIL ("field '%s': list length %" G_GUINT64_FORMAT " is too large", field, n);
     }
-  if (*at + n > d->ids_cap)
+  /* The array grows as ids are read, not by the length the file claims:
+   * a short file that claims a long list fails as truncated before it
+   * can ask for much memory (fuzz regression bin-2). It is never NULL, so
+   * the lists of an event may point into it (bin-1). */
+  if (d->ids == NULL)
     {
-      d->ids_cap = MAX (d->ids_cap * 2, *at + n + 64);
-      d->ids = g_renew (guint64, d->ids, d->ids_cap);
+      d->ids_cap = 64;
+      d->ids = g_new (guint64, d->ids_cap);
     }
   for (guint64 i = 0; i < n; i++)
-    if (!get_int (d, field, &d->ids[*at + i], error))
-      return FALSE;
+    {
+      if (*at + i >= d->ids_cap)
+        {
+          d->ids_cap *= 2;
+          d->ids = g_renew (guint64, d->ids, d->ids_cap);
+        }
+      if (!get_int (d, field, &d->ids[*at + i], error))
+        return FALSE;
+    }
   *n_out = (guint32) n;
   *at += n;
   return TRUE;

@@ -377,6 +377,55 @@ test_granularity_reserved (void)
   cJSON_Delete (r);
 }
 
+/* Pinned memory is host memory: 3 GiB of it on a 2 GiB host fails, and
+ * so does a managed allocation larger than the host; the report says
+ * which memory ran out. */
+static void
+test_oom_host (void)
+{
+  const char *sets[] = { "host.capacity=2GiB", NULL };
+  cJSON *r = replay (sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":1073741824,\"kind\":\"pinned\"}\n"
+    "{\"t\":5,\"op\":\"alloc\",\"id\":2,\"bytes\":2147483648,\"kind\":\"pinned\"}\n");
+  g_assert_cmpstr (status (r), ==, "oom");
+  g_assert_cmpstr (cJSON_GetObjectItem (cJSON_GetObjectItem (r, "oom"), "memory")->valuestring, ==, "host");
+  ASSERT_NS (r, "oom.event", 1);
+  ASSERT_NS (r, "oom.in_use", 1073741824);
+  ASSERT_NS (r, "oom.capacity", 2147483648.0);
+  cJSON_Delete (r);
+  r = replay (sets, "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":4294967296,\"kind\":\"managed\"}\n");
+  g_assert_cmpstr (status (r), ==, "oom");
+  ASSERT_NS (r, "oom.event", 0);
+  cJSON_Delete (r);
+}
+
+/* Absurd sizes with --keep-going saturate instead of wrapping around. */
+static void
+test_keep_going_absurd (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp ("vramsim-test-XXXXXX.jsonl", &path, &error);
+  close (fd);
+  g_file_set_contents (path,
+    "{\"vramsim_trace\": 1}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":9223372036854775807,\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":2,\"bytes\":9223372036854775807,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"kernel\",\"name\":\"k\",\"dur\":10,\"reads\":[1,2]}\n"
+    "{\"t\":2,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":3,\"op\":\"free\",\"id\":2}\n", -1, &error);
+  g_autoptr (VsTraceReader) rd = trace_open (path, &error);
+  g_autoptr (VsConfig) c = make_config (NULL);
+  VsReplayOptions opts = { .keep_going = TRUE };
+  cJSON *r = replay_run (rd, c, NULL, &opts, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (status (r), ==, "ok");
+  ASSERT_NS (r, "oom.event", 0);
+  g_assert_cmpfloat (get (r, "memory.tiers.device.peak_bytes"), >=, 9.2e18);
+  cJSON_Delete (r);
+  g_unlink (path);
+}
+
 /* --keep-going lets the device overflow: 1.2 GiB-ish on 1 GiB. */
 static void
 test_keep_going (void)
@@ -598,6 +647,8 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/capacity/oom", test_oom);
   g_test_add_func ("/replay/capacity/granularity-reserved", test_granularity_reserved);
   g_test_add_func ("/replay/capacity/keep-going", test_keep_going);
+  g_test_add_func ("/replay/capacity/oom-host", test_oom_host);
+  g_test_add_func ("/replay/capacity/keep-going-absurd", test_keep_going_absurd);
   g_test_add_func ("/replay/capacity/spill", test_spill);
   g_test_add_func ("/replay/capacity/spill-swap-in", test_spill_swap_in);
   g_test_add_func ("/replay/capacity/direct", test_direct);
