@@ -49,8 +49,10 @@ report_to_text (const cJSON *r)
                               "out of memory", get (o, "event"), get (o, "t_ns"), req, use, cap);
     }
   line_time (out, "captured time", get (r, "time.captured_ns"));
-  line_time (out, "predicted time", get (r, "time.predicted_ns"));
-  g_string_append_printf (out, "  %-22s %.3fx\n", "slowdown", get (r, "time.slowdown"));
+  gboolean stopped = strcmp (status, "oom") == 0;
+  line_time (out, stopped ? "predicted time to OOM" : "predicted time", get (r, "time.predicted_ns"));
+  if (!stopped)
+    g_string_append_printf (out, "  %-22s %.3fx\n", "slowdown", get (r, "time.slowdown"));
   line_time (out, "host blocked", get (r, "host.blocked_ns"));
   g_string_append (out, "stalls\n");
   line_time (out, "contention", get (r, "stalls.contention_ns"));
