@@ -177,18 +177,18 @@ typedef struct {
 
 struct Thread {
   guint32 tid;
-  GQueue pending;        /* QEvent* read ahead for this thread */
-  VsEvent cur;
+  VsEvent cur;           /* the next event of the trace, when it is this thread's */
   gboolean has_cur;
-  gpointer cur_block;    /* the pending QEvent cur came from, or NULL */
-  QEvent *own;           /* reusable buffer for events read directly */
+  QEvent *own;           /* cur's storage */
   guint own_cap;
+  gboolean idle;         /* its last call has returned */
+  gboolean ended;
+  guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress */
+  guint8 issued_op;
   gboolean has_prev;
   guint64 t_prev, h_prev;
   double f_prev, s_cur;
   int waits;
-  gboolean blocking;
-  gboolean alive;
   const char *mark_name;
   double mark_t;
   guint64 mark_t_cap;
@@ -234,7 +234,7 @@ struct Sim {
   VsEvq *q;
   VsFlowNet *net;
   double now, t0;
-  gboolean stopped, oom, have_t0;
+  gboolean stopped, oom, have_t0, eof;
 
   /* resources */
   guint r_sm, r_dev, r_h2d, r_d2h, r_host, r_tier0;
@@ -920,14 +920,6 @@ qevent_fill (QEvent *q, const VsEvent *ev)
   q->ev.touches = q->ids + k;
 }
 
-static QEvent *
-qevent_copy (const VsEvent *ev)
-{
-  QEvent *q = g_malloc (sizeof (QEvent) + qevent_ids (ev) * sizeof (guint64));
-  qevent_fill (q, ev);
-  return q;
-}
-
 /* Makes EV the thread's current event, in its reusable buffer. */
 static void
 thread_set_cur (Thread *t, const VsEvent *ev)
@@ -945,19 +937,16 @@ thread_set_cur (Thread *t, const VsEvent *ev)
 }
 
 static Thread *
-thread_get (Sim *s, guint32 tid, gboolean *created)
+thread_get (Sim *s, guint32 tid)
 {
   Thread *t = g_hash_table_lookup (s->threads, GUINT_TO_POINTER (tid));
-  *created = FALSE;
   if (t == NULL)
     {
       t = g_new0 (Thread, 1);
       t->tid = tid;
-      t->alive = TRUE;
-      g_queue_init (&t->pending);
+      t->idle = TRUE;
       g_hash_table_insert (s->threads, GUINT_TO_POINTER (tid), t);
       g_ptr_array_add (s->thread_list, t);
-      *created = TRUE;
     }
   return t;
 }
@@ -975,56 +964,6 @@ note_captured (Sim *s, const VsEvent *ev)
   s->cap_have = TRUE;
 }
 
-/* Reads ahead until the next event of T is found (queueing others'
- * events; a new thread is scheduled at its first t). Returns FALSE at
- * the end of the trace or on error. */
-static gboolean
-thread_pull (Sim *s, Thread *t)
-{
-  if (t->cur_block)
-    {
-      g_free (t->cur_block);
-      t->cur_block = NULL;
-    }
-  if (!g_queue_is_empty (&t->pending))
-    {
-      QEvent *q = g_queue_pop_head (&t->pending);
-      t->cur = q->ev;
-      t->cur_block = q;
-      t->has_cur = TRUE;
-      return TRUE;
-    }
-  t->has_cur = FALSE;
-  VsEvent ev;
-  while (s->error == NULL && !s->stopped)
-    {
-      if (!trace_next (s->reader, &ev, &s->error))
-        return FALSE;
-      s->n_events++;
-      note_captured (s, &ev);
-      if (!s->have_t0 || ev.t < s->t0)
-        {
-          if (!s->have_t0)
-            s->now = ev.t;
-          s->t0 = ev.t;
-          s->have_t0 = TRUE;
-        }
-      if (ev.tid == t->tid)
-        {
-          thread_set_cur (t, &ev);
-          return TRUE;
-        }
-      gboolean created;
-      Thread *o = thread_get (s, ev.tid, &created);
-      g_queue_push_tail (&o->pending, qevent_copy (&ev));
-      if (created)
-        evq_push (s->q, MAX (s->now, (double) ev.t), EQ_ISSUE, o, 0);
-    }
-  return FALSE;
-}
-
-static void thread_issue (Sim *s, Thread *t);
-
 static void
 mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
 {
@@ -1036,26 +975,79 @@ mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
   t->mark_name = NULL;
 }
 
-/* The current event of T ended at F: schedule the next one. */
+/* T is idle and holds the next event of the trace: issue it at
+ * s_i = f_{i-1} + max(0, t_i - (t_{i-1} + h_{i-1})) (SPEC 5.2), the first
+ * event of a thread at its t, and never before now. */
+static void
+thread_schedule (Sim *s, Thread *t)
+{
+  double at = (double) t->cur.t;
+  if (t->has_prev)
+    at = t->f_prev + MAX (0.0, (double) t->cur.t - (double) (t->t_prev + t->h_prev));
+  evq_push (s->q, MAX (at, s->now), EQ_ISSUE, t, 0);
+}
+
+/* A thread that has no more events: close its open mark. */
+static void
+thread_end (Sim *s, Thread *t)
+{
+  t->ended = TRUE;
+  mark_close (s, t, t->f_prev, t->t_prev + t->h_prev);
+}
+
+/* Reads the next event of the trace and hands it to its thread, which
+ * issues it when it is idle. Threads issue their calls in the order of
+ * the file (the captured order across threads: docs/model.md 2), so only
+ * one event is ever read ahead. */
+static void
+reader_advance (Sim *s)
+{
+  VsEvent ev;
+  if (s->error != NULL || s->stopped || s->eof)
+    return;
+  if (!trace_next (s->reader, &ev, &s->error))
+    {
+      s->eof = TRUE;
+      if (s->error == NULL)
+        for (guint i = 0; i < s->thread_list->len; i++)
+          {
+            Thread *t = s->thread_list->pdata[i];
+            if (t->idle && !t->ended)
+              thread_end (s, t);
+          }
+      return;
+    }
+  s->n_events++;
+  note_captured (s, &ev);
+  if (!s->have_t0)
+    {
+      s->now = s->t0 = s->last_end = (double) ev.t;
+      s->have_t0 = TRUE;
+      for (guint i = 0; i < s->n_locs; i++)
+        s->res_cur_t[i] = s->t0;
+    }
+  Thread *t = thread_get (s, ev.tid);
+  thread_set_cur (t, &ev);
+  if (t->idle)
+    thread_schedule (s, t);
+}
+
+/* The current call of T ended at F. */
 static void
 thread_finish (Sim *s, Thread *t, double f)
 {
   t->has_prev = TRUE;
-  t->t_prev = t->cur.t;
-  t->h_prev = t->cur.host_ns;
+  t->t_prev = t->issued_t;
+  t->h_prev = t->issued_h;
   t->f_prev = f;
+  t->idle = TRUE;
   s->last_end = MAX (s->last_end, f);
   if (s->stopped)
     return;
-  if (!thread_pull (s, t))
-    {
-      t->alive = FALSE;
-      mark_close (s, t, f, t->t_prev + t->h_prev);
-      return;
-    }
-  double gap = (double) t->cur.t - (double) (t->t_prev + t->h_prev);
-  double next = f + MAX (0.0, gap);
-  evq_push (s->q, MAX (next, s->now), EQ_ISSUE, t, 0);
+  if (t->has_cur)
+    thread_schedule (s, t);
+  else if (s->eof)
+    thread_end (s, t);
 }
 
 static void
@@ -1068,8 +1060,7 @@ thread_wait_done (Sim *s, gpointer obj, guint64 arg)
   s->blocked_ns += f - t->s_cur;
   if (s->timeline && f > t->s_cur)
     tl_event (s, "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}",
-              event_op_name (t->cur.op), t->tid, (t->s_cur - s->t0) / 1e3, (f - t->s_cur) / 1e3);
-  t->blocking = FALSE;
+              event_op_name (t->issued_op), t->tid, (t->s_cur - s->t0) / 1e3, (f - t->s_cur) / 1e3);
   thread_finish (s, t, f);
 }
 
@@ -2174,6 +2165,11 @@ thread_issue (Sim *s, Thread *t)
   const VsEvent *ev = &t->cur;
   double now = s->now;
   t->s_cur = now;
+  t->idle = FALSE;
+  t->has_cur = FALSE;
+  t->issued_t = ev->t;
+  t->issued_h = ev->host_ns;
+  t->issued_op = ev->op;
   double f = now + (double) ev->host_ns;
   t->waits = 0;
   switch (ev->op)
@@ -2272,17 +2268,16 @@ thread_issue (Sim *s, Thread *t)
     default:
       break;
     }
-  if (t->waits > 0)
+  /* A blocking call returns at f = max(s, the awaited work's end) (5.2),
+   * in thread_wait_done; one whose work is already done returns now. */
+  if (t->waits == 0)
     {
-      /* Blocking: f = max(s, the awaited work's end) (5.2). */
-      t->blocking = TRUE;
-      t->waits++;           /* guard: released just below */
-      thread_wait_done (s, t, 0);
-      return;
+      if (ev->op == VS_OP_SYNC || ((ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && !ev->async))
+        f = now;
+      thread_finish (s, t, f);
     }
-  if (ev->op == VS_OP_SYNC || ((ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && !ev->async))
-    f = now;             /* blocking calls whose work was already done */
-  thread_finish (s, t, f);
+  /* Done with ev: the next event of the trace may now be read into it. */
+  reader_advance (s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2338,8 +2333,6 @@ sim_loop (Sim *s)
         case EQ_ISSUE:
           {
             Thread *t = it.obj;
-            if (!t->has_cur && !thread_pull (s, t))
-              break;
             thread_issue (s, t);
             progress (s);
             break;
@@ -2475,9 +2468,7 @@ sim_teardown (Sim *s)
   for (guint i = 0; i < s->thread_list->len; i++)
     {
       Thread *t = s->thread_list->pdata[i];
-      g_free (t->cur_block);
       g_free (t->own);
-      g_queue_clear_full (&t->pending, g_free);
       g_free (t);
     }
   g_ptr_array_free (s->thread_list, TRUE);
@@ -2776,26 +2767,13 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
       return NULL;
     }
 
-  /* Bootstrap: the first event's thread. */
-  VsEvent ev;
-  if (trace_next (reader, &ev, &s->error))
-    {
-      s->n_events = 1;
-      note_captured (s, &ev);
-      s->t0 = s->now = s->last_end = (double) ev.t;
-      s->have_t0 = TRUE;
-      gboolean created;
-      Thread *t = thread_get (s, ev.tid, &created);
-      g_queue_push_tail (&t->pending, qevent_copy (&ev));
-      evq_push (s->q, (double) ev.t, EQ_ISSUE, t, 0);
-      for (guint i = 0; i < s->n_locs; i++)
-        s->res_cur_t[i] = s->t0;
-      sim_loop (s);
-    }
+  reader_advance (s);
+  sim_loop (s);
   if (s->error == NULL && s->stopped)
     {
       /* An OOM stop: drain the reader so that bad input after the stop
        * still fails, and the event count is the trace's. */
+      VsEvent ev;
       while (trace_next (reader, &ev, &s->error))
         {
           s->n_events++;
