@@ -15,6 +15,13 @@ typedef struct {
   double mfu;
 } Common;
 
+static void
+common_clear (Common *c)
+{
+  g_clear_pointer (&c->output, g_free);
+  g_clear_pointer (&c->config, g_free);
+}
+
 static GOptionEntry *
 common_entries (Common *c)
 {
@@ -194,12 +201,17 @@ train (int argc, char **argv)
     }
   g_option_context_free (ctx);
   if (rc >= 0)
-    return rc;
+    {
+      common_clear (&c);
+      return rc;
+    }
   o.layers = layers, o.hidden = hidden, o.heads = heads, o.seq = seq, o.batch = batch, o.vocab = vocab;
   o.zero = zero, o.dp = dp, o.grad_accum = accum, o.steps = steps;
   o.optimizer = optimizer && strcmp (optimizer, "sgd") == 0 ? SYNTH_OPT_SGD : SYNTH_OPT_ADAM;
   o.offload_optimizer = offload && strcmp (offload, "optimizer") == 0;
-  return run (&c, "transformer-train", gen_train, &o);
+  rc = run (&c, "transformer-train", gen_train, &o);
+  common_clear (&c);
+  return rc;
 }
 
 static int
@@ -230,10 +242,10 @@ infer (int argc, char **argv)
   SynthInferOpts o = { 0 };
   if (kv_heads == 0)
     kv_heads = heads;
-  const char *names[] = { "fp8", "fp16", "bf16", "fp32" };
+  const char *names[] = { "fp8", "fp16", "bf16", "fp32", NULL };
   const guint sizes[] = { 1, 2, 2, 4 };
   o.weight_bytes = 2, o.kv_bytes = 2;
-  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
     {
       if (g_strcmp0 (precision, names[i]) == 0)
         o.weight_bytes = sizes[i];
@@ -254,10 +266,15 @@ infer (int argc, char **argv)
     }
   g_option_context_free (ctx);
   if (rc >= 0)
-    return rc;
+    {
+      common_clear (&c);
+      return rc;
+    }
   o.layers = layers, o.hidden = hidden, o.heads = heads, o.kv_heads = kv_heads, o.vocab = vocab;
   o.batch = batch, o.prompt = prompt, o.gen = gen, o.kv_block = kv_block;
-  return run (&c, "llm-infer", gen_infer, &o);
+  rc = run (&c, "llm-infer", gen_infer, &o);
+  common_clear (&c);
+  return rc;
 }
 
 static int
@@ -291,11 +308,16 @@ stream (int argc, char **argv)
     }
   g_option_context_free (ctx);
   if (rc >= 0)
-    return rc;
+    {
+      common_clear (&c);
+      return rc;
+    }
   o.iters = iters;
   o.managed = memory && strcmp (memory, "managed") == 0;
   o.prefetch = prefetch;
-  return run (&c, "stream", gen_stream, &o);
+  rc = run (&c, "stream", gen_stream, &o);
+  common_clear (&c);
+  return rc;
 }
 
 static void
