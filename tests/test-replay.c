@@ -338,6 +338,27 @@ test_host_gap (void)
   cJSON_Delete (r);
 }
 
+/* Threads issue in the captured order. Thread 0 waits for a kernel that
+ * takes 2 ms on the half-speed target (1 ms captured); thread 1's calls,
+ * captured at 1.5 ms, come after thread 0's call captured at 1 ms, which
+ * is issued when the sync returns at 2 ms: thread 1's 1 ms (2 ms on the
+ * target) kernel runs 2-4 ms. */
+static void
+test_threads_order (void)
+{
+  const char *sets[] = { "compute.tflops=50", NULL };
+  cJSON *r = replay (sets,
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"a\",\"stream\":1,\"dur\":1000000,\"bytes\":0}\n"
+    "{\"t\":0,\"op\":\"sync\",\"scope\":\"device\",\"host_ns\":1000000}\n"
+    "{\"t\":1000000,\"op\":\"mark\",\"name\":\"m0\"}\n"
+    "{\"t\":1500000,\"tid\":1,\"op\":\"mark\",\"name\":\"m1\"}\n"
+    "{\"t\":1500000,\"tid\":1,\"op\":\"kernel\",\"name\":\"b\",\"stream\":2,\"dur\":1000000,\"bytes\":0}\n");
+  ASSERT_NS (r, "time.predicted_ns", 4000000);
+  ASSERT_NS (r, "kernels.top.b.stall_ns", 0);
+  ASSERT_NS (r, "host.threads", 2);
+  cJSON_Delete (r);
+}
+
 /* ---- capacity (5.6) ---- */
 
 /* 600 MiB + 600 MiB on 1 GiB: the second allocation (event 1) fails. */
@@ -644,6 +665,7 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/stream/event-wait", test_stream_event_wait);
   g_test_add_func ("/replay/stream/order", test_stream_order);
   g_test_add_func ("/replay/host/gap", test_host_gap);
+  g_test_add_func ("/replay/host/threads-order", test_threads_order);
   g_test_add_func ("/replay/capacity/oom", test_oom);
   g_test_add_func ("/replay/capacity/granularity-reserved", test_granularity_reserved);
   g_test_add_func ("/replay/capacity/keep-going", test_keep_going);
