@@ -2,10 +2,10 @@
  * with a KV cache (docs/workloads.md).
  *
  * Assumptions:
- * - Weights: per layer 10·h² + 2·h·kv_heads·head_dim (Q, O, K, V
- *   projections; 12·h² without grouped-query attention) ... plus an 8·h² MLP
- *   (counted in the 10·h²), and a vocab·h embedding tied with the LM head;
- *   --params overrides the count (spread over the layers).
+ * - Weights: per layer 2·h² for the Q and O projections, 2·h·kv_heads·
+ *   head_dim for K and V, 8·h² for the MLP (12·h² without grouped-query
+ *   attention), and a vocab·h embedding tied with the LM head; --params
+ *   overrides the count (spread over the layers, no embedding).
  * - KV cache: 2 · layers · kv_heads · head_dim · kv_bytes per token per
  *   sequence. Paged (--kv-block N): one allocation per block of N token
  *   slots for the whole batch, allocated when the context first needs it
