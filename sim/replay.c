@@ -109,10 +109,9 @@ struct Alloc {
   gboolean in_lru;
   Job *moving;           /* an eviction in flight */
   int refs;
-  /* managed */
-  guint32 n_groups, resident_groups;
-  guint64 resident_bytes;
-  guint8 *resident, *gdirty;
+  /* managed: residency in evict units, kept as counts (the first
+   * resident_groups groups are on the device; see man_bytes) */
+  guint32 n_groups, resident_groups, dirty_groups;
 };
 
 struct Job {
@@ -134,9 +133,9 @@ typedef struct {
 } Stream;
 
 #define OP_INLINE_ACC 6
-/* Managed allocations of more evict units are refused (OOM): 128 TiB at
- * 2 MiB units; it bounds the engine's per-group state to 64 MiB. */
-#define MAX_MANAGED_GROUPS (1u << 26)
+/* Managed allocations of more evict units are refused (OOM): the counts
+ * are 32-bit. */
+#define MAX_MANAGED_GROUPS (1u << 31)
 #define ACC_R 1
 #define ACC_W 2
 
@@ -215,6 +214,10 @@ typedef struct {
   gboolean (*nofit) (Sim *s, Alloc *a, GPtrArray *jobs);
 } Policy;
 
+typedef struct {
+  Alloc *head, *tail;    /* least recently touched first */
+} Lru;
+
 /* The --series output: time-weighted means per bucket. Buckets widen (pairs
  * merge) when more than SERIES_MAX would be needed, unless dt is fixed. */
 #define SERIES_MAX 4096
@@ -250,7 +253,7 @@ struct Sim {
   guint64 overflow_peak;
 
   VsU64Map allocs;       /* id -> Alloc* (live) */
-  Alloc *lru_head, *lru_tail;
+  Lru lru_dev, lru_man;   /* device allocations; managed ones with resident groups */
   GHashTable *threads;   /* tid -> Thread* */
   GPtrArray *thread_list;
   VsU64Map streams;      /* stream id + 1 -> Stream* */
@@ -351,8 +354,6 @@ alloc_unref (Alloc *a)
     {
       live_unlink (&a->live);
       job_unref (a->moving);
-      g_free (a->resident);
-      g_free (a->gdirty);
       g_free (a);
     }
 }
@@ -514,13 +515,20 @@ loc_free (Sim *s, int loc)
 /* ------------------------------------------------------------------ */
 /* LRU of allocations (device-resident or managed)                      */
 
+static Lru *
+lru_of (Sim *s, const Alloc *a)
+{
+  return a->kind == VS_MEM_MANAGED ? &s->lru_man : &s->lru_dev;
+}
+
 static void
 lru_remove (Sim *s, Alloc *a)
 {
   if (!a->in_lru)
     return;
-  if (a->lru_prev) a->lru_prev->lru_next = a->lru_next; else s->lru_head = a->lru_next;
-  if (a->lru_next) a->lru_next->lru_prev = a->lru_prev; else s->lru_tail = a->lru_prev;
+  Lru *l = lru_of (s, a);
+  if (a->lru_prev) a->lru_prev->lru_next = a->lru_next; else l->head = a->lru_next;
+  if (a->lru_next) a->lru_next->lru_prev = a->lru_prev; else l->tail = a->lru_prev;
   a->lru_prev = a->lru_next = NULL;
   a->in_lru = FALSE;
 }
@@ -530,10 +538,16 @@ lru_touch (Sim *s, Alloc *a)
 {
   if (a->kind == VS_MEM_PINNED || a->freed)
     return;
+  if (a->kind == VS_MEM_MANAGED && a->resident_groups == 0)
+    {
+      lru_remove (s, a);
+      return;
+    }
   lru_remove (s, a);
-  a->lru_prev = s->lru_tail;
-  if (s->lru_tail) s->lru_tail->lru_next = a; else s->lru_head = a;
-  s->lru_tail = a;
+  Lru *l = lru_of (s, a);
+  a->lru_prev = l->tail;
+  if (l->tail) l->tail->lru_next = a; else l->head = a;
+  l->tail = a;
   a->in_lru = TRUE;
 }
 
@@ -750,55 +764,72 @@ spill_victim (Sim *s, Alloc *v)
   return j;
 }
 
+/* Bytes and pages of the first GROUPS evict units of managed allocation
+ * A (the last unit may be partial). */
 static guint64
-group_bytes (const Sim *s, const Alloc *a, guint g)
+man_bytes (const Sim *s, const Alloc *a, guint64 groups)
 {
-  guint64 eu = s->cfg->uvm.evict_unit;
-  guint64 off = (guint64) g * eu;
-  return MIN (eu, a->bytes - off);
+  return groups >= a->n_groups ? a->bytes : groups * s->cfg->uvm.evict_unit;
 }
 
 static guint64
-group_pages (const Sim *s, guint64 bytes)
+man_pages (const Sim *s, const Alloc *a, guint64 groups)
 {
-  return (bytes + s->cfg->uvm.page - 1) / s->cfg->uvm.page;
+  guint64 page = s->cfg->uvm.page;
+  return (man_bytes (s, a, groups) + page - 1) / page;
 }
 
-/* Evicts resident groups of managed allocation A (lowest index first)
- * until NEED bytes are freed or none are left. Returns bytes freed; adds
- * dirty bytes to *WB. */
+static guint64
+man_resident (const Sim *s, const Alloc *a)
+{
+  return man_bytes (s, a, a->resident_groups);
+}
+
+/* Sets A's resident groups to R, with the dirty ones in proportion. */
+static void
+man_shrink (Sim *s, Alloc *a, guint32 r)
+{
+  guint32 old = a->resident_groups;
+  g_assert (r <= old);
+  if (r == old)
+    return;
+  guint64 freed = man_bytes (s, a, old) - man_bytes (s, a, r);
+  a->dirty_groups = (guint32) ((guint64) a->dirty_groups * r / old);
+  a->resident_groups = r;
+  loc_sub (s, LOC_DEVICE, freed);
+  if (r == 0)
+    lru_remove (s, a);
+}
+
+/* Evicts A's groups until NEED bytes are freed or none are left; the
+ * write-back of its dirty share goes to *WB. Returns bytes freed. All of
+ * an allocation is touched at once, so which of its groups go is not
+ * tracked, only how many, and dirty ones leave in proportion. */
 static guint64
 evict_groups (Sim *s, Alloc *a, guint64 need, guint64 *wb)
 {
-  guint64 freed = 0;
-  for (guint g = 0; g < a->n_groups && freed < need && a->resident_groups > 0; g++)
-    {
-      if (!a->resident[g])
-        continue;
-      guint64 b = group_bytes (s, a, g);
-      a->resident[g] = 0;
-      a->resident_groups--;
-      a->resident_bytes -= b;
-      if (a->gdirty[g])
-        *wb += b;
-      a->gdirty[g] = 0;
-      freed += b;
-    }
-  if (freed)
-    loc_sub (s, LOC_DEVICE, freed);
+  guint32 r = a->resident_groups;
+  if (r == 0)
+    return 0;
+  guint64 have = man_bytes (s, a, r);
+  guint32 r2 = need >= have ? 0 : (guint32) ((have - need) / s->cfg->uvm.evict_unit);
+  guint64 freed = have - man_bytes (s, a, r2);
+  *wb += (guint64) ((double) freed * a->dirty_groups / r);
+  man_shrink (s, a, r2);
   return freed;
 }
 
 /* Frees NEED device bytes by evicting managed groups, LRU first, sparing
- * KEEP and running ops. Returns a write-back job (started) or NULL. */
+ * KEEP and running ops. Returns a write-back job (started, with a
+ * reference for the caller) or NULL. */
 static Job *
 evict_managed (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, guint64 *freed_out)
 {
   guint64 wb = 0, freed = 0;
-  for (Alloc *a = s->lru_head, *next; a != NULL && freed < need; a = next)
+  for (Alloc *a = s->lru_man.head, *next; a != NULL && freed < need; a = next)
     {
       next = a->lru_next;
-      if (a->kind != VS_MEM_MANAGED || a->resident_groups == 0 || !evictable (a, keep, n_keep))
+      if (!evictable (a, keep, n_keep))
         continue;
       freed += evict_groups (s, a, need - freed, &wb);
     }
@@ -820,13 +851,13 @@ static gboolean
 spill_for (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, GPtrArray *jobs)
 {
   guint64 avail = 0;
-  for (Alloc *a = s->lru_head; a != NULL && avail < need; a = a->lru_next)
+  for (Alloc *a = s->lru_dev.head; a != NULL && avail < need; a = a->lru_next)
     if (a->kind == VS_MEM_DEVICE && a->loc == LOC_DEVICE && evictable (a, keep, n_keep))
       avail += a->charge;
   if (avail < need)
     return FALSE;
   guint64 freed = 0;
-  for (Alloc *a = s->lru_head, *next; a != NULL && freed < need; a = next)
+  for (Alloc *a = s->lru_dev.head, *next; a != NULL && freed < need; a = next)
     {
       next = a->lru_next;
       if (a->kind != VS_MEM_DEVICE || a->loc != LOC_DEVICE || !evictable (a, keep, n_keep))
@@ -1431,6 +1462,21 @@ swap_in (Sim *s, Op *op)
     }
 }
 
+static gboolean
+in_set (Alloc *const *set, guint n, const Alloc *a)
+{
+  for (guint i = 0; i < n; i++)
+    if (set[i] == a)
+      return TRUE;
+  return FALSE;
+}
+
+static guint64
+sat_add (guint64 a, guint64 b)
+{
+  return b > G_MAXUINT64 - a ? G_MAXUINT64 : a + b;
+}
+
 /* Fault in the op's managed allocations (5.7). */
 static void
 fault_in (Sim *s, Op *op)
@@ -1438,66 +1484,46 @@ fault_in (Sim *s, Op *op)
   if (s->cfg->unified)
     return;
   guint64 total = 0, missing = 0, missing_pages = 0;
-  guint n_managed = 0;
   for (guint i = 0; i < op->n_acc; i++)
     {
       Alloc *a = op->acc[i];
       if (a->kind != VS_MEM_MANAGED || a->freed)
         continue;
-      n_managed++;
-      total += a->bytes;
-      for (guint g = 0; g < a->n_groups; g++)
-        if (!a->resident[g])
-          {
-            guint64 b = group_bytes (s, a, g);
-            missing += b;
-            missing_pages += group_pages (s, b);
-          }
+      total = sat_add (total, a->bytes);
+      missing = sat_add (missing, a->bytes - man_resident (s, a));
+      missing_pages += man_pages (s, a, a->n_groups) - man_pages (s, a, a->resident_groups);
     }
-  if (n_managed == 0 || missing == 0)
+  if (missing == 0)
     return;
   /* Device memory the set could use: all but non-managed memory and the
    * managed memory of running ops outside the set. */
-  guint64 pinned_other = 0;
-  for (Alloc *a = s->lru_head; a; a = a->lru_next)
-    if (a->kind == VS_MEM_MANAGED && a->resident_bytes && !evictable (a, op->acc, op->n_acc))
-      {
-        gboolean in_set = FALSE;
-        for (guint i = 0; i < op->n_acc; i++)
-          in_set |= op->acc[i] == a;
-        if (!in_set)
-          pinned_other += a->resident_bytes;
-      }
+  guint64 held = 0;
+  for (Alloc *a = s->lru_man.head; a; a = a->lru_next)
+    if (a->running > 0 && !in_set (op->acc, op->n_acc, a))
+      held = sat_add (held, man_resident (s, a));
   guint64 cap = s->loc_cap[LOC_DEVICE];
-  guint64 avail = cap > s->dev_nonmanaged + pinned_other ? cap - s->dev_nonmanaged - pinned_other : 0;
-  guint64 wb_before = s->writeback_bytes;
+  guint64 taken = sat_add (s->dev_nonmanaged, held);
+  guint64 avail = cap > taken ? cap - taken : 0;
+  guint64 used = s->loc_used[LOC_DEVICE];
   Job *wb = NULL;
   Job *j;
+  guint pin[] = { s->r_h2d, s->r_dev };
+  guint pout[] = { s->r_dev, s->r_d2h };
   if (total <= avail)
     {
-      guint64 used = s->loc_used[LOC_DEVICE];
-      if (used + missing > cap)
-        wb = evict_managed (s, used + missing - cap, op->acc, op->n_acc, NULL);
+      if (sat_add (used, missing) > cap)
+        wb = evict_managed (s, sat_add (used, missing) - cap, op->acc, op->n_acc, NULL);
       for (guint i = 0; i < op->n_acc; i++)
         {
           Alloc *a = op->acc[i];
           if (a->kind != VS_MEM_MANAGED || a->freed)
             continue;
-          guint64 add = 0;
-          for (guint g = 0; g < a->n_groups; g++)
-            if (!a->resident[g])
-              {
-                a->resident[g] = 1;
-                a->resident_groups++;
-                add += group_bytes (s, a, g);
-              }
-          a->resident_bytes += add;
-          loc_add (s, LOC_DEVICE, add);
+          loc_add (s, LOC_DEVICE, a->bytes - man_resident (s, a));
+          a->resident_groups = a->n_groups;
         }
       guint64 batches = (missing_pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
       j = job_new_ (&s->live_jobs, batches * s->cfg->uvm.fault_latency_ns);
-      guint p[] = { s->r_h2d, s->r_dev };
-      job_add_flow (j, (double) missing_pages * s->cfg->uvm.page, INFINITY, p, 2);
+      job_add_flow (j, (double) missing_pages * s->cfg->uvm.page, INFINITY, pin, 2);
       s->faults += missing_pages;
       s->fault_bytes += missing_pages * s->cfg->uvm.page;
     }
@@ -1505,58 +1531,52 @@ fault_in (Sim *s, Op *op)
     {
       /* Thrashing: the set does not fit. Everything else that can go
        * goes; every page of the set faults during the kernel; at the end
-       * the first AVAIL bytes of the set stay resident and every dirty
-       * page that did not stay is written back. */
-      guint64 used = s->loc_used[LOC_DEVICE];
+       * the set's first AVAIL bytes (in the order the op names them) stay
+       * resident, and what does not stay is written back if dirty or
+       * written by this op. */
       wb = evict_managed (s, used, op->acc, op->n_acc, NULL);
-      guint64 pages = 0, wb_set = 0, room = avail, plus = 0, minus = 0;
+      guint64 pages = 0, wb_set = 0, room = avail;
+      guint32 *keep = g_new0 (guint32, op->n_acc);
       for (guint i = 0; i < op->n_acc; i++)
         {
           Alloc *a = op->acc[i];
           if (a->kind != VS_MEM_MANAGED || a->freed)
             continue;
-          gboolean w = (op->mode[i] & ACC_W) != 0;
-          for (guint g = 0; g < a->n_groups; g++)
+          guint32 r2 = room >= a->bytes ? a->n_groups : (guint32) (room / s->cfg->uvm.evict_unit);
+          room -= man_bytes (s, a, r2);
+          keep[i] = r2;
+          pages += man_pages (s, a, a->n_groups);
+          guint64 leaves = a->bytes - man_bytes (s, a, r2);
+          if (op->mode[i] & ACC_W)
+            wb_set += leaves;
+          else if (a->dirty_groups > r2)
+            wb_set += MIN (leaves, (guint64) (a->dirty_groups - r2) * s->cfg->uvm.evict_unit);
+        }
+      /* What leaves first, so that no false peak is recorded. */
+      for (guint i = 0; i < op->n_acc; i++)
+        {
+          Alloc *a = op->acc[i];
+          if (a->kind == VS_MEM_MANAGED && !a->freed && keep[i] < a->resident_groups)
+            man_shrink (s, a, keep[i]);
+        }
+      for (guint i = 0; i < op->n_acc; i++)
+        {
+          Alloc *a = op->acc[i];
+          if (a->kind == VS_MEM_MANAGED && !a->freed && keep[i] > a->resident_groups)
             {
-              guint64 b = group_bytes (s, a, g);
-              pages += group_pages (s, b);
-              gboolean stays = room >= b;
-              if (stays)
-                room -= b;
-              if (stays && !a->resident[g])
-                {
-                  a->resident[g] = 1;
-                  a->resident_groups++;
-                  a->resident_bytes += b;
-                  plus += b;
-                }
-              else if (!stays && a->resident[g])
-                {
-                  a->resident[g] = 0;
-                  a->resident_groups--;
-                  a->resident_bytes -= b;
-                  minus += b;
-                }
-              if (!stays && (w || a->gdirty[g]))
-                wb_set += b;
-              if (!stays)
-                a->gdirty[g] = 0;
+              loc_add (s, LOC_DEVICE, man_bytes (s, a, keep[i]) - man_resident (s, a));
+              a->resident_groups = keep[i];
             }
         }
-      /* Residency changes at once: what leaves first, so no false peak. */
-      loc_sub (s, LOC_DEVICE, minus);
-      loc_add (s, LOC_DEVICE, plus);
+      g_free (keep);
       guint64 batches = (pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
       j = job_new_ (&s->live_jobs, batches * s->cfg->uvm.fault_latency_ns);
-      guint pin[] = { s->r_h2d, s->r_dev };
-      guint pout[] = { s->r_dev, s->r_d2h };
       job_add_flow (j, (double) pages * s->cfg->uvm.page, INFINITY, pin, 2);
       job_add_flow (j, (double) wb_set, INFINITY, pout, 2);
       s->faults += pages;
       s->fault_bytes += pages * s->cfg->uvm.page;
       s->writeback_bytes += wb_set;
     }
-  (void) wb_before;
   job_after (j, wb);
   job_unref (wb);
   op_wait_job (op, j);
@@ -1740,57 +1760,48 @@ prefetch_job (Sim *s, Op *op)
   Alloc *a = op->target;
   if (a == NULL || a->kind != VS_MEM_MANAGED || a->freed || s->cfg->unified)
     return NULL;
+  guint64 eu = s->cfg->uvm.evict_unit;
   guint64 limit = op->bytes == 0 ? a->bytes : MIN (op->bytes, a->bytes);
-  guint ng = (guint) ((limit + s->cfg->uvm.evict_unit - 1) / s->cfg->uvm.evict_unit);
+  guint32 ng = (guint32) ((limit + eu - 1) / eu);
   Job *j = job_new_ (&s->live_jobs, 0);
+  guint32 r = a->resident_groups;
+  guint64 moved = 0;
   if (op->to == VS_TO_DEVICE)
     {
-      guint64 missing = 0;
-      for (guint g = 0; g < ng; g++)
-        if (!a->resident[g])
-          missing += group_bytes (s, a, g);
-      guint64 used = s->loc_used[LOC_DEVICE], cap = s->loc_cap[LOC_DEVICE];
-      Job *wb = NULL;
-      if (used + missing > cap)
-        wb = evict_managed (s, used + missing - cap, &op->target, 1, NULL);
-      guint64 moved = 0, added = 0, room = loc_free (s, LOC_DEVICE);
-      for (guint g = 0; g < ng; g++)
+      if (ng > r)
         {
-          guint64 b = group_bytes (s, a, g);
-          if (a->resident[g] || room < added + b)
-            continue;
-          a->resident[g] = 1;
-          a->resident_groups++;
-          a->resident_bytes += b;
-          added += b;
-          moved += group_pages (s, b) * s->cfg->uvm.page;
+          guint64 missing = man_bytes (s, a, ng) - man_bytes (s, a, r);
+          guint64 used = s->loc_used[LOC_DEVICE], cap = s->loc_cap[LOC_DEVICE];
+          Job *wb = NULL;
+          if (sat_add (used, missing) > cap)
+            wb = evict_managed (s, sat_add (used, missing) - cap, &op->target, 1, NULL);
+          /* Only what fits moves. */
+          guint64 room = loc_free (s, LOC_DEVICE);
+          guint32 r2 = ng;
+          if (room < missing)
+            r2 = (guint32) MIN ((guint64) ng, (man_bytes (s, a, r) + room) / eu);
+          if (r2 > r)
+            {
+              loc_add (s, LOC_DEVICE, man_bytes (s, a, r2) - man_bytes (s, a, r));
+              moved = (man_pages (s, a, r2) - man_pages (s, a, r)) * s->cfg->uvm.page;
+              a->resident_groups = r2;
+              lru_touch (s, a);
+            }
+          job_after (j, wb);
+          job_unref (wb);
         }
-      loc_add (s, LOC_DEVICE, added);
       guint p[] = { s->r_h2d, s->r_dev };
       job_add_flow (j, (double) moved, INFINITY, p, 2);
-      s->prefetch_bytes += moved;
-      job_after (j, wb);
-      job_unref (wb);
     }
   else
     {
-      guint64 moved = 0;
-      for (guint g = 0; g < ng; g++)
-        {
-          if (!a->resident[g])
-            continue;
-          guint64 b = group_bytes (s, a, g);
-          a->resident[g] = 0;
-          a->gdirty[g] = 0;
-          a->resident_groups--;
-          a->resident_bytes -= b;
-          moved += b;
-        }
-      loc_sub (s, LOC_DEVICE, moved);
+      guint32 k = MIN (r, ng);
+      moved = man_bytes (s, a, r) - man_bytes (s, a, r - k);
+      man_shrink (s, a, r - k);
       guint p[] = { s->r_dev, s->r_d2h };
       job_add_flow (j, (double) moved, INFINITY, p, 2);
-      s->prefetch_bytes += moved;
     }
+  s->prefetch_bytes += moved;
   return j;
 }
 
@@ -1816,9 +1827,7 @@ op_run (Sim *s, Op *op)
             }
           a->dirty = TRUE;
           if (a->kind == VS_MEM_MANAGED)
-            for (guint g = 0; g < a->n_groups; g++)
-              if (a->resident[g])
-                a->gdirty[g] = 1;
+            a->dirty_groups = a->resident_groups;
         }
     }
   Job *j = NULL;
@@ -2003,8 +2012,7 @@ alloc_release (Sim *s, Alloc *a)
       if (s->cfg->unified)
         loc_sub (s, LOC_DEVICE, a->charge);
       else
-        loc_sub (s, LOC_DEVICE, a->resident_bytes);
-      a->resident_bytes = 0;
+        loc_sub (s, LOC_DEVICE, man_resident (s, a));
       a->resident_groups = 0;
     }
   else
@@ -2103,8 +2111,6 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       else
         {
           a->n_groups = (guint32) ((a->bytes + s->cfg->uvm.evict_unit - 1) / s->cfg->uvm.evict_unit);
-          a->resident = g_new0 (guint8, MAX (1u, a->n_groups));
-          a->gdirty = g_new0 (guint8, MAX (1u, a->n_groups));
         }
     }
   else
@@ -2456,8 +2462,6 @@ sim_teardown (Sim *s)
     {
       Alloc *a = (Alloc *) s->live_allocs.next;
       live_unlink (&a->live);
-      g_free (a->resident);
-      g_free (a->gdirty);
       g_free (a);
     }
   g_hash_table_destroy (s->events);
