@@ -78,6 +78,7 @@ struct _VsFlow {
 
 struct _VsFlowNet {
   GArray *res;          /* Resource */
+  Resource *rv;         /* res->data, for the hot path */
   PVec active;          /* VsFlow* */
   guint stamp;
   guint64 next_order;
@@ -97,7 +98,7 @@ struct _VsFlowNet {
   VsFlow *free_flows;   /* recycled, linked through owner */
 };
 
-#define RES(net, i) (&g_array_index ((net)->res, Resource, (i)))
+#define RES(net, i) (&(net)->rv[i])
 
 static void flush (VsFlowNet *net);
 
@@ -147,6 +148,7 @@ flow_net_add_resource (VsFlowNet *net, const char *name, double capacity)
   r.name = g_strdup (name);
   r.cap = capacity;
   g_array_append_val (net->res, r);
+  net->rv = (Resource *) net->res->data;
   return net->res->len - 1;
 }
 

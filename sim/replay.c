@@ -107,6 +107,8 @@ struct Alloc {
   guint running;         /* running ops using it */
   Alloc *lru_prev, *lru_next;
   gboolean in_lru;
+  guint64 acc_gen;       /* acc_add's deduplication stamp */
+  guint acc_idx;
   Job *moving;           /* an eviction in flight */
   int refs;
   /* managed: residency in evict units, kept as counts (the first
@@ -274,6 +276,7 @@ struct Sim {
   GHashTable *tags;      /* name -> index into tag_stats */
   GArray *tag_stats;
   GHashTable *kernels;   /* name -> KernelStat* */
+  VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
   GHashTable *marks;     /* name -> MarkStat* */
   cJSON *oom_obj;
   guint64 last_progress;
@@ -283,7 +286,11 @@ struct Sim {
   FILE *timeline;
   char *timeline_tmp;
   gboolean timeline_first;
-  GArray *acc_scratch;
+  Alloc **acc_a;         /* acc_begin/acc_add/acc_take scratch */
+  guint8 *acc_mode;
+  guint acc_n, acc_cap;
+  guint64 acc_gen;
+  struct Part *parts;    /* kernel_run's scratch: 2 per location */
   Live live_ops, live_jobs, live_allocs;
   Op *free_ops;
 };
@@ -1168,53 +1175,60 @@ alloc_lookup (Sim *s, guint64 id)
   return a;
 }
 
+/* The allocations an op uses, each once with its access modes: built in
+ * Sim's scratch arrays, deduplicated in O(1) by a stamp on the allocation
+ * (a kernel may name thousands of ids). */
+static void
+acc_begin (Sim *s)
+{
+  s->acc_n = 0;
+  s->acc_gen++;
+}
+
 static void
 acc_add (Sim *s, guint64 id, guint8 mode)
 {
   Alloc *a = alloc_lookup (s, id);
   if (a == NULL)
     return;
-  GArray *sc = s->acc_scratch;
-  for (guint i = 0; i < sc->len; i++)
+  if (a->acc_gen == s->acc_gen)
     {
-      struct { Alloc *a; guint8 m; } *e = (void *) (sc->data + i * sizeof (*e));
-      if (e->a == a)
-        {
-          e->m |= mode;
-          return;
-        }
+      s->acc_mode[a->acc_idx] |= mode;
+      return;
     }
-  struct { Alloc *a; guint8 m; } e = { a, mode };
-  g_array_append_val (sc, e);
+  if (s->acc_n == s->acc_cap)
+    {
+      s->acc_cap = s->acc_cap ? 2 * s->acc_cap : 64;
+      s->acc_a = g_renew (Alloc *, s->acc_a, s->acc_cap);
+      s->acc_mode = g_renew (guint8, s->acc_mode, s->acc_cap);
+    }
+  a->acc_gen = s->acc_gen;
+  a->acc_idx = s->acc_n;
+  s->acc_a[s->acc_n] = a;
+  s->acc_mode[s->acc_n++] = mode;
 }
 
 static void
 acc_take (Sim *s, Op *op)
 {
-  GArray *sc = s->acc_scratch;
-  struct E { Alloc *a; guint8 m; };
-  op->n_acc = sc->len;
-  if (sc->len)
+  guint n = s->acc_n;
+  op->n_acc = n;
+  if (n == 0)
+    return;
+  if (n <= OP_INLINE_ACC)
     {
-      if (sc->len <= OP_INLINE_ACC)
-        {
-          op->acc = op->acc_inline;
-          op->mode = op->mode_inline;
-        }
-      else
-        {
-          op->acc = g_new (Alloc *, sc->len);
-          op->mode = g_new (guint8, sc->len);
-        }
-      for (guint i = 0; i < sc->len; i++)
-        {
-          struct E *e = &g_array_index (sc, struct E, i);
-          op->acc[i] = e->a;
-          op->mode[i] = e->m;
-          e->a->refs++;
-        }
+      op->acc = op->acc_inline;
+      op->mode = op->mode_inline;
     }
-  g_array_set_size (sc, 0);
+  else
+    {
+      op->acc = g_new (Alloc *, n);
+      op->mode = g_new (guint8, n);
+    }
+  memcpy (op->acc, s->acc_a, n * sizeof (Alloc *));
+  memcpy (op->mode, s->acc_mode, n);
+  for (guint i = 0; i < n; i++)
+    op->acc[i]->refs++;
 }
 
 static Alloc *
@@ -1251,7 +1265,7 @@ op_issue (Sim *s, const VsEvent *ev)
   op->name = ev->name;
   op->ce = -1;
   op->issue_t = s->now;
-  g_array_set_size (s->acc_scratch, 0);
+  acc_begin (s);
   switch (ev->op)
     {
     case VS_OP_KERNEL:
@@ -1585,7 +1599,7 @@ fault_in (Sim *s, Op *op)
 
 /* ---- running ---- */
 
-typedef struct {
+typedef struct Part {
   guint path[VS_FLOW_MAX_PATH];
   guint n;
   double amount;
@@ -1635,7 +1649,8 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   double c0 = op->compute_ns != VS_NONE ? (double) op->compute_ns : d0 - m0;
   double c1 = c0 * s->tflops_scale;
 
-  Part parts[2 * 16];
+  /* At most one part per (location, direction). */
+  Part *parts = s->parts;
   guint n_parts = 0;
   guint path[VS_FLOW_MAX_PATH];
   if (x > 0)
@@ -1646,7 +1661,7 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
           part_add (parts, &n_parts, path, 1, x);
         }
       else
-        for (guint i = 0; i < op->n_acc && n_parts + 2 <= G_N_ELEMENTS (parts); i++)
+        for (guint i = 0; i < op->n_acc; i++)
           {
             Alloc *a = op->acc[i];
             double sz = (double) a->bytes;
@@ -1926,12 +1941,19 @@ op_complete (Sim *s, Op *op)
   if (op->type == VS_OP_KERNEL)
     {
       const char *name = op->name ? op->name : "(unnamed)";
-      KernelStat *k = g_hash_table_lookup (s->kernels, name);
+      /* Readers intern names: look up by address first, by text after. */
+      guint64 *kp = u64map_lookup (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name));
+      KernelStat *k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
       if (k == NULL)
         {
-          k = g_new0 (KernelStat, 1);
-          k->name = name;
-          g_hash_table_insert (s->kernels, (gpointer) name, k);
+          k = g_hash_table_lookup (s->kernels, name);
+          if (k == NULL)
+            {
+              k = g_new0 (KernelStat, 1);
+              k->name = name;
+              g_hash_table_insert (s->kernels, (gpointer) name, k);
+            }
+          u64map_insert (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
         }
       k->count++;
       k->captured_ns += op->dur == VS_NONE ? 0 : (double) op->dur;
@@ -2398,6 +2420,7 @@ sim_setup (Sim *s)
   s->loc_used = g_new0 (guint64, s->n_locs);
   s->loc_peak = g_new0 (guint64, s->n_locs);
   s->res_cur_t = g_new0 (double, s->n_locs);
+  s->parts = g_new (Part, 2 * s->n_locs);
   s->loc_cap[LOC_DEVICE] = c->memory.capacity > c->memory.reserved ? c->memory.capacity - c->memory.reserved : 0;
   for (guint i = 0; i < c->n_tiers; i++)
     s->loc_cap[LOC_TIER (i)] = c->tiers[i].capacity;
@@ -2413,8 +2436,8 @@ sim_setup (Sim *s)
   s->tags = g_hash_table_new (g_str_hash, g_str_equal);
   s->tag_stats = g_array_new (FALSE, FALSE, sizeof (TagStat));
   s->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  u64map_init (&s->kernel_by_ptr);
   s->marks = g_hash_table_new (g_str_hash, g_str_equal);
-  s->acc_scratch = g_array_new (FALSE, FALSE, sizeof (struct { Alloc *a; guint8 m; }));
   g_queue_init (&s->ce_queue[0]);
   g_queue_init (&s->ce_queue[1]);
 }
@@ -2483,10 +2506,12 @@ sim_teardown (Sim *s)
     g_free (g_array_index (s->tag_stats, TagStat, i).name);
   g_array_free (s->tag_stats, TRUE);
   g_hash_table_destroy (s->kernels);
+  u64map_clear (&s->kernel_by_ptr);
   GList *ms = g_hash_table_get_values (s->marks);
   g_list_free_full (ms, mark_free);
   g_hash_table_destroy (s->marks);
-  g_array_free (s->acc_scratch, TRUE);
+  g_free (s->acc_a);
+  g_free (s->acc_mode);
   g_queue_clear (&s->ce_queue[0]);
   g_queue_clear (&s->ce_queue[1]);
   evq_free (s->q);
@@ -2495,6 +2520,7 @@ sim_teardown (Sim *s)
   g_free (s->loc_used);
   g_free (s->loc_peak);
   g_free (s->res_cur_t);
+  g_free (s->parts);
   if (s->series)
     {
       g_array_free (s->series->sums, TRUE);
