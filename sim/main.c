@@ -60,7 +60,15 @@ main (int argc, char **argv)
     }
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
-      return commands[i].run (argc - 1, argv + 1);
+      {
+        /* "vramsim replay" in usage lines and GLib messages. */
+        char *name = g_strdup_printf ("vramsim %s", commands[i].name);
+        g_set_prgname (name);
+        argv[1] = name;
+        int rc = commands[i].run (argc - 1, argv + 1);
+        g_free (name);
+        return rc;
+      }
   cmd_error ("unknown command '%s'", argv[1]);
   usage (stderr);
   return 2;
