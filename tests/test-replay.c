@@ -42,8 +42,16 @@ make_config (const char *const *sets)
 
 /* Replays BODY (JSONL events, one per line) on the test machine changed by
  * TARGET_SETS; the capture machine is the plain test machine. */
+static cJSON *replay_with (const char *const *target_sets, const char *body, const VsReplayOptions *opts);
+
 static cJSON *
 replay (const char *const *target_sets, const char *body)
+{
+  return replay_with (target_sets, body, NULL);
+}
+
+static cJSON *
+replay_with (const char *const *target_sets, const char *body, const VsReplayOptions *opts)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *path = NULL;
@@ -56,8 +64,8 @@ replay (const char *const *target_sets, const char *body)
   g_assert_no_error (error);
   g_autoptr (VsConfig) target = make_config (target_sets);
   g_autoptr (VsConfig) capture = make_config (NULL);
-  VsReplayOptions opts = { 0 };
-  cJSON *report = replay_run (r, target, capture, &opts, &error);
+  VsReplayOptions none = { 0 };
+  cJSON *report = replay_run (r, target, capture, opts ? opts : &none, &error);
   g_assert_no_error (error);
   g_assert_nonnull (report);
   g_unlink (path);
@@ -424,53 +432,33 @@ test_oom_host (void)
 static void
 test_keep_going_absurd (void)
 {
-  g_autoptr (GError) error = NULL;
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp ("vramsim-test-XXXXXX.jsonl", &path, &error);
-  close (fd);
-  g_file_set_contents (path,
-    "{\"vramsim_trace\": 1}\n"
+  VsReplayOptions opts = { .keep_going = TRUE };
+  cJSON *r = replay_with (NULL,
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":9223372036854775807,\"kind\":\"device\"}\n"
     "{\"t\":0,\"op\":\"alloc\",\"id\":2,\"bytes\":9223372036854775807,\"kind\":\"device\"}\n"
     "{\"t\":1,\"op\":\"kernel\",\"name\":\"k\",\"dur\":10,\"reads\":[1,2]}\n"
     "{\"t\":2,\"op\":\"free\",\"id\":1}\n"
-    "{\"t\":3,\"op\":\"free\",\"id\":2}\n", -1, &error);
-  g_autoptr (VsTraceReader) rd = trace_open (path, &error);
-  g_autoptr (VsConfig) c = make_config (NULL);
-  VsReplayOptions opts = { .keep_going = TRUE };
-  cJSON *r = replay_run (rd, c, NULL, &opts, &error);
-  g_assert_no_error (error);
+    "{\"t\":3,\"op\":\"free\",\"id\":2}\n", &opts);
   g_assert_cmpstr (status (r), ==, "ok");
   ASSERT_NS (r, "oom.event", 0);
   g_assert_cmpfloat (get (r, "memory.tiers.device.peak_bytes"), >=, 9.2e18);
   cJSON_Delete (r);
-  g_unlink (path);
 }
 
 /* --keep-going lets the device overflow: 1.2 GiB-ish on 1 GiB. */
 static void
 test_keep_going (void)
 {
-  g_autoptr (GError) error = NULL;
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp ("vramsim-test-XXXXXX.jsonl", &path, &error);
-  close (fd);
-  g_file_set_contents (path,
-    "{\"vramsim_trace\": 1}\n"
-    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":629145600,\"kind\":\"device\"}\n"
-    "{\"t\":0,\"op\":\"alloc\",\"id\":2,\"bytes\":629145600,\"kind\":\"device\"}\n", -1, &error);
-  g_autoptr (VsTraceReader) rd = trace_open (path, &error);
   const char *sets[] = { "memory.capacity=1GiB", NULL };
-  g_autoptr (VsConfig) c = make_config (sets);
   VsReplayOptions opts = { .keep_going = TRUE };
-  cJSON *r = replay_run (rd, c, NULL, &opts, &error);
-  g_assert_no_error (error);
+  cJSON *r = replay_with (sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":629145600,\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":2,\"bytes\":629145600,\"kind\":\"device\"}\n", &opts);
   g_assert_cmpstr (status (r), ==, "ok");
   ASSERT_NS (r, "memory.tiers.device.peak_bytes", 2 * 629145600.0);
   ASSERT_NS (r, "memory.overflow_bytes", 2 * 629145600.0 - 1073741824);
   ASSERT_NS (r, "oom.event", 1);
   cJSON_Delete (r);
-  g_unlink (path);
 }
 
 /* Spill: A and B (512 MiB each) fill the device; A is written by a memset
