@@ -90,7 +90,6 @@ struct _VsFlowNet {
   PVec comp_flows;
   UVec comp_res;
   PVec done, done_spare;
-  UVec seeds;
   /* Flows started at one instant are rated together: their paths wait in
    * pending until something needs rates (deferred recompute). */
   UVec pending;
@@ -129,7 +128,6 @@ flow_net_free (VsFlowNet *net)
   g_free (net->comp_res.v);
   g_free (net->done.v);
   g_free (net->done_spare.v);
-  g_free (net->seeds.v);
   g_free (net->pending.v);
   while (net->free_flows)
     {
@@ -484,7 +482,6 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
     }
   if (d->len == 0)
     return;
-  net->seeds.len = 0;
   for (guint i = 0; i < d->len; i++)
     {
       VsFlow *f = d->v[i];
@@ -494,12 +491,14 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
           res_advance (net, f->path[p], now);
           Resource *r = RES (net, f->path[p]);
           r->load = MAX (0.0, r->load - f->rate);
-          uvec_push (&net->seeds, f->path[p]);
+          uvec_push (&net->pending, f->path[p]);
         }
       detach (net, f);
     }
-  /* Recompute what the ended flows' resources still carry. */
-  recompute (net, now, net->seeds.v, net->seeds.len);
+  /* What the ended flows' resources still carry is rated at the next
+   * flush, together with the flows the callbacks start at this instant
+   * (one recompute instead of two when a stream starts its next op). */
+  net->pending_now = now;
   net->next_end_dirty = TRUE;
   if (d->len > 1)
     qsort (d->v, d->len, sizeof (gpointer), by_order);
