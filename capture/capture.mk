@@ -17,7 +17,8 @@ else
 CAP_LIBDIR  = $(if $(filter bin,$(BIN)),lib,$(patsubst %/,%,$(dir $(BIN)))/lib)
 CAP_LIB     = $(CAP_LIBDIR)/libvramcap.so
 CAP_BIN     = $(BIN)/vramcap
-CAP_SRCS    = capture/recorder.c capture/vtrace-writer.c capture/hooks.c capture/cupti.c
+CAP_SRCS    = capture/recorder.c capture/vtrace-writer.c capture/hooks.c capture/cupti.c \
+              capture/nvtx.c
 CAP_HDRS    = $(wildcard capture/*.h)
 CAP_CUPTI_INC = $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include) $(CUDA_HOME)/include)
 CAP_CUPTI_LIBDIR = $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_HOME)/lib64)
@@ -42,7 +43,7 @@ CAP_STUB     = $(CAP_STUB_DIR)/libcuda.so.1
 CAP_TFLAGS   = -std=gnu11 $(WARN) -O1 -g -I$(CUDA_HOME)/include -Itests/stub-cuda
 CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
                $(CAP_STUB_DIR)/prog-threads $(CAP_STUB_DIR)/prog-crash \
-               $(CAP_STUB_DIR)/bench-launch
+               $(CAP_STUB_DIR)/bench-launch $(CAP_STUB_DIR)/prog-nvtx
 CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
 
 $(CAP_STUB): tests/stub-cuda/libcuda-stub.c
@@ -60,6 +61,9 @@ $(CAP_STUB_DIR)/prog-threads: tests/stub-cuda/prog-threads.c $(CAP_STUB)
 
 $(CAP_STUB_DIR)/prog-crash: tests/stub-cuda/prog-crash.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB)
+
+$(CAP_STUB_DIR)/prog-nvtx: tests/stub-cuda/prog-nvtx.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -lpthread -ldl
 
 $(CAP_STUB_DIR)/bench-launch: tests/stub-cuda/bench-launch.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -O2 -o $@ $< $(CAP_LINK_STUB)

@@ -27,6 +27,9 @@ usage (FILE *f)
            "                      hook: LD_PRELOAD wrappers, GPU times from CUDA events\n"
            "  -h, --help          show this help\n"
            "\n"
+           "NVTX ranges become mark events: vramcap sets NVTX_INJECTION64_PATH to the\n"
+           "shim unless it is already set.\n"
+           "\n"
            "The shim is found at ../lib/libvramcap.so beside this program, or at\n"
            "$VRAMCAP_LIB.\n");
 }
@@ -145,6 +148,11 @@ main (int argc, char **argv)
   setenv ("LD_PRELOAD", preload, 1);
   if (strcmp (mode, "cupti") == 0)
     setenv ("CUDA_INJECTION64_PATH", lib, 1);
+  /* NVTX ranges as marks, in both modes, unless another tool (Nsight
+   * Systems) already takes NVTX. */
+  const char *nvtx = getenv ("NVTX_INJECTION64_PATH");
+  if (!nvtx || !*nvtx)
+    setenv ("NVTX_INJECTION64_PATH", lib, 1);
   execvp (argv[i], argv + i);
   fprintf (stderr, "vramcap: cannot run %s: %s\n", argv[i], strerror (errno));
   return errno == ENOENT ? 127 : 126;

@@ -75,7 +75,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..16"
+echo "1..20"
 cd "$T"
 sed 1d expect-basic > expect-basic.events
 
@@ -163,3 +163,59 @@ ok $? "default (cupti) mode without injection: one note on stderr, hook-mode tra
 nm -D --defined-only "$(dirname "$VRAMCAP")/../lib/libvramcap.so" 2>/dev/null | grep -q " T InitializeInjection" \
   || readelf --dyn-syms "$(dirname "$VRAMCAP")/../lib/libvramcap.so" | grep -q InitializeInjection
 ok $? "libvramcap.so exports InitializeInjection (CUPTI entry point)"
+
+# NVTX (v3, header-only) ranges and markers as mark events: the shim is the
+# NVTX injection library (vramcap sets NVTX_INJECTION64_PATH).
+cat > "$T/expect-nvtx" <<'EOF2'
+{"name": "start", "op": "mark", "tid": 0}
+{"name": "step", "op": "mark", "tid": 0}
+{"bytes": 4096, "id": 1, "kind": "device", "op": "alloc", "tid": 0}
+{"name": "forward", "op": "mark", "tid": 0}
+{"dur": 1000, "name": "axpy", "op": "kernel", "reads": [], "stream": 0, "tid": 0, "touches": [1], "writes": []}
+{"name": "forward/end", "op": "mark", "tid": 0}
+{"name": "backward \u00fc\u20ac", "op": "mark", "tid": 0}
+{"dur": 2000, "name": "axpy", "op": "kernel", "reads": [], "stream": 0, "tid": 0, "touches": [1], "writes": []}
+{"name": "backward \u00fc\u20ac/end", "op": "mark", "tid": 0}
+{"name": "step/end", "op": "mark", "tid": 0}
+{"name": "registered", "op": "mark", "tid": 0}
+{"name": "inner", "op": "mark", "tid": 0}
+{"dur": 3000, "name": "axpy", "op": "kernel", "reads": [], "stream": 0, "tid": 0, "touches": [1], "writes": []}
+{"name": "registered/end", "op": "mark", "tid": 0}
+{"name": "inner/end", "op": "mark", "tid": 0}
+{"name": "ex-mark", "op": "mark", "tid": 0}
+{"name": "bad? utf8", "op": "mark", "tid": 0}
+{"name": "wide", "op": "mark", "tid": 0}
+{"name": "async", "op": "mark", "tid": 0}
+{"name": "worker", "op": "mark", "tid": 1}
+{"dur": 4000, "name": "axpy", "op": "kernel", "reads": [], "stream": 0, "tid": 1, "touches": [1], "writes": []}
+{"name": "worker/end", "op": "mark", "tid": 1}
+{"name": "async/end", "op": "mark", "tid": 1}
+{"op": "sync", "scope": "device", "tid": 0}
+{"id": 1, "op": "free", "tid": 0}
+EOF2
+cat > "$T/expect-nvtx.out" <<'EOF2'
+levels push 0 1 1 pop 1 1 0
+domain push 0 0 pop 0 0 -1
+worker push 0 pop 0
+prog-nvtx done
+EOF2
+"$VRAMCAP" --mode hook -o nvtx.vtrace "$STUB/prog-nvtx" > nvtx.out 2> nvtx.err
+rc=$?
+decode nvtx.vtrace nvtx.norm && [ $rc = 0 ] && [ ! -s nvtx.err ] && sed 1d nvtx.norm | diff - "$T/expect-nvtx" >&2 \
+  && diff nvtx.out "$T/expect-nvtx.out" >&2
+ok $? "NVTX: marks at push/start/mark, <name>/end at pop/end, per thread and domain, levels returned"
+"$VRAMCAP" -o nvtxc.vtrace "$STUB/prog-nvtx" > nvtxc.out 2> nvtxc.err
+rc=$?
+decode nvtxc.vtrace nvtxc.norm && [ $rc = 0 ] && sed 1d nvtxc.norm | diff - "$T/expect-nvtx" >&2
+ok $? "NVTX in the default (cupti) mode: the same marks"
+"$VRAMSIM" replay --format json nvtx.vtrace > nvtx.json && python3 - nvtx.json <<'PY'
+import json, sys
+m = {x["name"]: x["count"] for x in json.load(open(sys.argv[1]))["marks"]}
+assert len(m) == 18 and m["step"] == 1 and m["worker/end"] == 1 and m["backward \u00fc\u20ac"] == 1, m
+PY
+ok $? "NVTX marks reach the replay report (18 names, one each)"
+NVTX_INJECTION64_PATH=/nonexistent/lib.so "$VRAMCAP" --mode hook -o nvtxu.vtrace "$STUB/prog-nvtx" > nvtxu.out 2>&1
+rc=$?
+decode nvtxu.vtrace nvtxu.norm && [ $rc = 0 ] && ! grep -q '"mark"' nvtxu.norm \
+  && grep -q "^levels push -2 -2 -2" nvtxu.out && [ "$(grep -c '"kernel"' nvtxu.norm)" = 4 ]
+ok $? "NVTX_INJECTION64_PATH set by the user is left alone (no marks, program unaffected)"
