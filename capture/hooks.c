@@ -31,6 +31,38 @@
 
 /* ---- real functions ---- */
 
+/* Per-thread-default-stream variants: what code built with
+ * --default-stream per-thread (or CUDA_API_PER_THREAD_DEFAULT_STREAM) calls,
+ * and what cuGetProcAddress answers with
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. cuda.h declares them only
+ * under that macro; they have the signatures of their base functions. In a
+ * _ptsz call a NULL stream is the calling thread's default stream; a _ptds
+ * call runs on it. */
+#define PT_LIST(X) \
+  X (cuMemcpy, cuMemcpy_ptds) X (cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds) \
+  X (cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds) X (cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds) \
+  X (cuMemcpyPeer, cuMemcpyPeer_ptds) X (cuMemcpy2D_v2, cuMemcpy2D_v2_ptds) \
+  X (cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2_ptds) X (cuMemcpy3D_v2, cuMemcpy3D_v2_ptds) \
+  X (cuMemsetD8_v2, cuMemsetD8_v2_ptds) X (cuMemsetD16_v2, cuMemsetD16_v2_ptds) \
+  X (cuMemsetD32_v2, cuMemsetD32_v2_ptds) X (cuMemsetD2D8_v2, cuMemsetD2D8_v2_ptds) \
+  X (cuMemsetD2D16_v2, cuMemsetD2D16_v2_ptds) X (cuMemsetD2D32_v2, cuMemsetD2D32_v2_ptds) \
+  X (cuMemcpyAsync, cuMemcpyAsync_ptsz) X (cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz) \
+  X (cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz) X (cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz) \
+  X (cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz) X (cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz) \
+  X (cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2_ptsz) X (cuMemsetD8Async, cuMemsetD8Async_ptsz) \
+  X (cuMemsetD16Async, cuMemsetD16Async_ptsz) X (cuMemsetD32Async, cuMemsetD32Async_ptsz) \
+  X (cuMemsetD2D8Async, cuMemsetD2D8Async_ptsz) X (cuMemsetD2D16Async, cuMemsetD2D16Async_ptsz) \
+  X (cuMemsetD2D32Async, cuMemsetD2D32Async_ptsz) X (cuMemPrefetchAsync_v2, cuMemPrefetchAsync_v2_ptsz) \
+  X (cuMemAllocAsync, cuMemAllocAsync_ptsz) X (cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz) \
+  X (cuMemFreeAsync, cuMemFreeAsync_ptsz) X (cuLaunchKernel, cuLaunchKernel_ptsz) \
+  X (cuLaunchKernelEx, cuLaunchKernelEx_ptsz) X (cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz) \
+  X (cuGraphLaunch, cuGraphLaunch_ptsz) X (cuStreamSynchronize, cuStreamSynchronize_ptsz) \
+  X (cuEventRecord, cuEventRecord_ptsz) X (cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz) \
+  X (cuStreamWaitEvent, cuStreamWaitEvent_ptsz)
+#define PT_DECL(base, pt) __typeof__ (base) pt;
+PT_LIST (PT_DECL)
+#undef PT_DECL
+
 /* Functions the shim wraps, and functions it only calls. */
 #define WRAP_LIST(X) \
   X (cuInit) X (cuGetProcAddress_v2) \
@@ -51,7 +83,20 @@
   X (cuGraphInstantiateWithFlags) X (cuGraphLaunch) X (cuGraphExecDestroy) \
   X (cuStreamSynchronize) X (cuCtxSynchronize) X (cuEventSynchronize) \
   X (cuEventRecord) X (cuEventRecordWithFlags) X (cuStreamWaitEvent) \
-  X (cuCtxDestroy_v2) X (cuDevicePrimaryCtxRelease_v2) X (cuDevicePrimaryCtxReset_v2)
+  X (cuCtxDestroy_v2) X (cuDevicePrimaryCtxRelease_v2) X (cuDevicePrimaryCtxReset_v2) \
+  X (cuMemcpy_ptds) X (cuMemcpyHtoD_v2_ptds) X (cuMemcpyDtoH_v2_ptds) X (cuMemcpyDtoD_v2_ptds) \
+  X (cuMemcpyPeer_ptds) X (cuMemcpy2D_v2_ptds) X (cuMemcpy2DUnaligned_v2_ptds) X (cuMemcpy3D_v2_ptds) \
+  X (cuMemsetD8_v2_ptds) X (cuMemsetD16_v2_ptds) X (cuMemsetD32_v2_ptds) \
+  X (cuMemsetD2D8_v2_ptds) X (cuMemsetD2D16_v2_ptds) X (cuMemsetD2D32_v2_ptds) \
+  X (cuMemcpyAsync_ptsz) X (cuMemcpyHtoDAsync_v2_ptsz) X (cuMemcpyDtoHAsync_v2_ptsz) \
+  X (cuMemcpyDtoDAsync_v2_ptsz) X (cuMemcpyPeerAsync_ptsz) X (cuMemcpy2DAsync_v2_ptsz) \
+  X (cuMemcpy3DAsync_v2_ptsz) X (cuMemsetD8Async_ptsz) X (cuMemsetD16Async_ptsz) \
+  X (cuMemsetD32Async_ptsz) X (cuMemsetD2D8Async_ptsz) X (cuMemsetD2D16Async_ptsz) \
+  X (cuMemsetD2D32Async_ptsz) X (cuMemPrefetchAsync_v2_ptsz) X (cuMemAllocAsync_ptsz) \
+  X (cuMemAllocFromPoolAsync_ptsz) X (cuMemFreeAsync_ptsz) X (cuLaunchKernel_ptsz) \
+  X (cuLaunchKernelEx_ptsz) X (cuLaunchCooperativeKernel_ptsz) X (cuGraphLaunch_ptsz) \
+  X (cuStreamSynchronize_ptsz) X (cuEventRecord_ptsz) X (cuEventRecordWithFlags_ptsz) \
+  X (cuStreamWaitEvent_ptsz)
 #define CALL_LIST(X) \
   X (cuDeviceGet) X (cuDeviceGetName) X (cuDeviceTotalMem_v2) X (cuDeviceGetAttribute) \
   X (cuDriverGetVersion) X (cuCtxGetCurrent) \
@@ -68,7 +113,7 @@ REAL_LIST (DECL_REAL)
 typedef CUresult (*GetProcV1) (const char *, void **, int, cuuint64_t);
 typedef CUresult (*PrefetchV1) (CUdeviceptr, size_t, CUdevice, CUstream);
 static GetProcV1 real_cuGetProcAddress;
-static PrefetchV1 real_cuMemPrefetchAsync;
+static PrefetchV1 real_cuMemPrefetchAsync, real_cuMemPrefetchAsync_ptsz;
 
 static void *(*real_dlsym) (void *, const char *);
 static void *g_libcuda;
@@ -77,6 +122,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* Wrappers defined below, named as the driver exports them. */
 CUresult cuGetProcAddress (const char *symbol, void **pfn, int ver, cuuint64_t flags);
 CUresult cuMemPrefetchAsync (CUdeviceptr p, size_t n, CUdevice dev, CUstream s);
+CUresult cuMemPrefetchAsync_ptsz (CUdeviceptr p, size_t n, CUdevice dev, CUstream s);
 
 typedef struct { const char *name; void **real; void *wrap; } Hook;
 
@@ -87,6 +133,7 @@ static Hook hooks[] = {
   CALL_LIST (CALL_ENTRY)
   { "cuGetProcAddress", (void **) &real_cuGetProcAddress, (void *) cuGetProcAddress },
   { "cuMemPrefetchAsync", (void **) &real_cuMemPrefetchAsync, (void *) cuMemPrefetchAsync },
+  { "cuMemPrefetchAsync_ptsz", (void **) &real_cuMemPrefetchAsync_ptsz, (void *) cuMemPrefetchAsync_ptsz },
 };
 #undef HOOK_ENTRY
 #undef CALL_ENTRY
@@ -1157,16 +1204,15 @@ cuGraphExecDestroy (CUgraphExec exec)
 
 /* One kernel event per kernel node, in node order, on the launch stream;
  * the graph's measured time is split evenly among them. */
-CUresult
-cuGraphLaunch (CUgraphExec exec, CUstream s)
+static CUresult
+graph_launch (__typeof__ (cuGraphLaunch) *fn, CUgraphExec exec, CUstream call_s, CUstream s)
 {
-  PASS (cuGraphLaunch, exec, s);
   if (capturing (s))
-    return real_cuGraphLaunch (exec, s);
+    return fn (exec, call_s);
   uint64_t t0 = cap_now ();
   Timer tm;
   timer_begin (&tm, s);
-  CUresult r = real_cuGraphLaunch (exec, s);
+  CUresult r = fn (exec, call_s);
   timer_stop (&tm, s);
   uint64_t t1 = cap_now ();
   if (r != CUDA_SUCCESS) {
@@ -1215,6 +1261,13 @@ cuGraphLaunch (CUgraphExec exec, CUstream s)
   }
   timer_commit (&tm, UINT64_MAX, 0);
   return r;
+}
+
+CUresult
+cuGraphLaunch (CUgraphExec exec, CUstream s)
+{
+  PASS (cuGraphLaunch, exec, s);
+  return graph_launch (real_cuGraphLaunch, exec, s, s);
 }
 
 /* ---- synchronization, events ---- */
@@ -1307,6 +1360,343 @@ cuDevicePrimaryCtxReset_v2 (CUdevice d)
   PASS (cuDevicePrimaryCtxReset_v2, d);
   drain_before_ctx_teardown ();
   return real_cuDevicePrimaryCtxReset_v2 (d);
+}
+
+/* ---- per-thread default stream variants (_ptds, _ptsz) ----
+ * Each records as its base function does, on the stream it runs on: in a
+ * _ptsz call NULL means the calling thread's default stream, which is what
+ * CU_STREAM_PER_THREAD names in any call (the timing events are recorded on
+ * it too); a _ptds call runs on that stream. */
+
+#define PT(s) ((s) ? (s) : (CUstream) CU_STREAM_PER_THREAD)
+#define PTDS ((CUstream) CU_STREAM_PER_THREAD)
+
+CUresult
+cuMemcpy_ptds (CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+  PASS (cuMemcpy_ptds, dst, src, n);
+  COPY (real_cuMemcpy_ptds (dst, src, n), PTDS, CAP_DIR_AUTO, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpyHtoD_v2_ptds (CUdeviceptr dst, const void *src, size_t n)
+{
+  PASS (cuMemcpyHtoD_v2_ptds, dst, src, n);
+  COPY (real_cuMemcpyHtoD_v2_ptds (dst, src, n), PTDS, CAP_DIR_H2D, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpyDtoH_v2_ptds (void *dst, CUdeviceptr src, size_t n)
+{
+  PASS (cuMemcpyDtoH_v2_ptds, dst, src, n);
+  COPY (real_cuMemcpyDtoH_v2_ptds (dst, src, n), PTDS, CAP_DIR_D2H, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpyDtoD_v2_ptds (CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+  PASS (cuMemcpyDtoD_v2_ptds, dst, src, n);
+  COPY (real_cuMemcpyDtoD_v2_ptds (dst, src, n), PTDS, CAP_DIR_D2D, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpyPeer_ptds (CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n)
+{
+  PASS (cuMemcpyPeer_ptds, dst, dc, src, sc, n);
+  COPY (real_cuMemcpyPeer_ptds (dst, dc, src, sc, n), PTDS, CAP_DIR_P2P, dst, src, n, 0);
+}
+
+CUresult
+cuMemcpy2D_v2_ptds (const CUDA_MEMCPY2D *c)
+{
+  PASS (cuMemcpy2D_v2_ptds, c);
+  COPY2D (real_cuMemcpy2D_v2_ptds (c), c, PTDS, 0);
+}
+
+CUresult
+cuMemcpy2DUnaligned_v2_ptds (const CUDA_MEMCPY2D *c)
+{
+  PASS (cuMemcpy2DUnaligned_v2_ptds, c);
+  COPY2D (real_cuMemcpy2DUnaligned_v2_ptds (c), c, PTDS, 0);
+}
+
+CUresult
+cuMemcpy3D_v2_ptds (const CUDA_MEMCPY3D *c)
+{
+  PASS (cuMemcpy3D_v2_ptds, c);
+  COPY3D (real_cuMemcpy3D_v2_ptds (c), c, PTDS, 0);
+}
+
+CUresult
+cuMemsetD8_v2_ptds (CUdeviceptr p, unsigned char v, size_t n)
+{
+  PASS (cuMemsetD8_v2_ptds, p, v, n);
+  MEMSET (real_cuMemsetD8_v2_ptds (p, v, n), PTDS, p, n, 0);
+}
+
+CUresult
+cuMemsetD16_v2_ptds (CUdeviceptr p, unsigned short v, size_t n)
+{
+  PASS (cuMemsetD16_v2_ptds, p, v, n);
+  MEMSET (real_cuMemsetD16_v2_ptds (p, v, n), PTDS, p, 2 * (uint64_t) n, 0);
+}
+
+CUresult
+cuMemsetD32_v2_ptds (CUdeviceptr p, unsigned int v, size_t n)
+{
+  PASS (cuMemsetD32_v2_ptds, p, v, n);
+  MEMSET (real_cuMemsetD32_v2_ptds (p, v, n), PTDS, p, 4 * (uint64_t) n, 0);
+}
+
+CUresult
+cuMemsetD2D8_v2_ptds (CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h)
+{
+  PASS (cuMemsetD2D8_v2_ptds, p, pitch, v, w, h);
+  MEMSET (real_cuMemsetD2D8_v2_ptds (p, pitch, v, w, h), PTDS, p, (uint64_t) w * h, 0);
+}
+
+CUresult
+cuMemsetD2D16_v2_ptds (CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h)
+{
+  PASS (cuMemsetD2D16_v2_ptds, p, pitch, v, w, h);
+  MEMSET (real_cuMemsetD2D16_v2_ptds (p, pitch, v, w, h), PTDS, p, 2 * (uint64_t) w * h, 0);
+}
+
+CUresult
+cuMemsetD2D32_v2_ptds (CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h)
+{
+  PASS (cuMemsetD2D32_v2_ptds, p, pitch, v, w, h);
+  MEMSET (real_cuMemsetD2D32_v2_ptds (p, pitch, v, w, h), PTDS, p, 4 * (uint64_t) w * h, 0);
+}
+
+CUresult
+cuMemcpyAsync_ptsz (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyAsync_ptsz, dst, src, n, s);
+  COPY (real_cuMemcpyAsync_ptsz (dst, src, n, s), PT (s), CAP_DIR_AUTO, dst, src, n, 1);
+}
+
+CUresult
+cuMemcpyHtoDAsync_v2_ptsz (CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyHtoDAsync_v2_ptsz, dst, src, n, s);
+  COPY (real_cuMemcpyHtoDAsync_v2_ptsz (dst, src, n, s), PT (s), CAP_DIR_H2D, dst, src, n, 1);
+}
+
+CUresult
+cuMemcpyDtoHAsync_v2_ptsz (void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyDtoHAsync_v2_ptsz, dst, src, n, s);
+  COPY (real_cuMemcpyDtoHAsync_v2_ptsz (dst, src, n, s), PT (s), CAP_DIR_D2H, dst, src, n, 1);
+}
+
+CUresult
+cuMemcpyDtoDAsync_v2_ptsz (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyDtoDAsync_v2_ptsz, dst, src, n, s);
+  COPY (real_cuMemcpyDtoDAsync_v2_ptsz (dst, src, n, s), PT (s), CAP_DIR_D2D, dst, src, n, 1);
+}
+
+CUresult
+cuMemcpyPeerAsync_ptsz (CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n,
+                        CUstream s)
+{
+  PASS (cuMemcpyPeerAsync_ptsz, dst, dc, src, sc, n, s);
+  COPY (real_cuMemcpyPeerAsync_ptsz (dst, dc, src, sc, n, s), PT (s), CAP_DIR_P2P, dst, src, n, 1);
+}
+
+CUresult
+cuMemcpy2DAsync_v2_ptsz (const CUDA_MEMCPY2D *c, CUstream s)
+{
+  PASS (cuMemcpy2DAsync_v2_ptsz, c, s);
+  COPY2D (real_cuMemcpy2DAsync_v2_ptsz (c, s), c, PT (s), 1);
+}
+
+CUresult
+cuMemcpy3DAsync_v2_ptsz (const CUDA_MEMCPY3D *c, CUstream s)
+{
+  PASS (cuMemcpy3DAsync_v2_ptsz, c, s);
+  COPY3D (real_cuMemcpy3DAsync_v2_ptsz (c, s), c, PT (s), 1);
+}
+
+CUresult
+cuMemsetD8Async_ptsz (CUdeviceptr p, unsigned char v, size_t n, CUstream s)
+{
+  PASS (cuMemsetD8Async_ptsz, p, v, n, s);
+  MEMSET (real_cuMemsetD8Async_ptsz (p, v, n, s), PT (s), p, n, 1);
+}
+
+CUresult
+cuMemsetD16Async_ptsz (CUdeviceptr p, unsigned short v, size_t n, CUstream s)
+{
+  PASS (cuMemsetD16Async_ptsz, p, v, n, s);
+  MEMSET (real_cuMemsetD16Async_ptsz (p, v, n, s), PT (s), p, 2 * (uint64_t) n, 1);
+}
+
+CUresult
+cuMemsetD32Async_ptsz (CUdeviceptr p, unsigned int v, size_t n, CUstream s)
+{
+  PASS (cuMemsetD32Async_ptsz, p, v, n, s);
+  MEMSET (real_cuMemsetD32Async_ptsz (p, v, n, s), PT (s), p, 4 * (uint64_t) n, 1);
+}
+
+CUresult
+cuMemsetD2D8Async_ptsz (CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s)
+{
+  PASS (cuMemsetD2D8Async_ptsz, p, pitch, v, w, h, s);
+  MEMSET (real_cuMemsetD2D8Async_ptsz (p, pitch, v, w, h, s), PT (s), p, (uint64_t) w * h, 1);
+}
+
+CUresult
+cuMemsetD2D16Async_ptsz (CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h,
+                         CUstream s)
+{
+  PASS (cuMemsetD2D16Async_ptsz, p, pitch, v, w, h, s);
+  MEMSET (real_cuMemsetD2D16Async_ptsz (p, pitch, v, w, h, s), PT (s), p, 2 * (uint64_t) w * h, 1);
+}
+
+CUresult
+cuMemsetD2D32Async_ptsz (CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h,
+                         CUstream s)
+{
+  PASS (cuMemsetD2D32Async_ptsz, p, pitch, v, w, h, s);
+  MEMSET (real_cuMemsetD2D32Async_ptsz (p, pitch, v, w, h, s), PT (s), p, 4 * (uint64_t) w * h, 1);
+}
+
+CUresult
+cuMemPrefetchAsync_ptsz (CUdeviceptr p, size_t n, CUdevice dev, CUstream s)
+{
+  PASS (cuMemPrefetchAsync_ptsz, p, n, dev, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemPrefetchAsync_ptsz (p, n, dev, s);
+  if (r == CUDA_SUCCESS && !capturing (PT (s)))
+    cap_prefetch (t0, cap_now (), p, n, dev == CU_DEVICE_CPU, (uintptr_t) PT (s));
+  return r;
+}
+
+CUresult
+cuMemPrefetchAsync_v2_ptsz (CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int flags,
+                            CUstream s)
+{
+  PASS (cuMemPrefetchAsync_v2_ptsz, p, n, loc, flags, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemPrefetchAsync_v2_ptsz (p, n, loc, flags, s);
+  if (r == CUDA_SUCCESS && !capturing (PT (s)))
+    cap_prefetch (t0, cap_now (), p, n,
+                  loc.type == CU_MEM_LOCATION_TYPE_HOST || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA
+                  || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, (uintptr_t) PT (s));
+  return r;
+}
+
+CUresult
+cuMemAllocAsync_ptsz (CUdeviceptr *dptr, size_t bytes, CUstream s)
+{
+  PASS (cuMemAllocAsync_ptsz, dptr, bytes, s);
+  if (capturing (PT (s)))
+    return real_cuMemAllocAsync_ptsz (dptr, bytes, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemAllocAsync_ptsz (dptr, bytes, s);
+  return do_alloc (r, t0, r == CUDA_SUCCESS ? *dptr : 0, bytes, CAP_MEM_DEVICE, 1, PT (s));
+}
+
+CUresult
+cuMemAllocFromPoolAsync_ptsz (CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
+{
+  PASS (cuMemAllocFromPoolAsync_ptsz, dptr, bytes, pool, s);
+  if (capturing (PT (s)))
+    return real_cuMemAllocFromPoolAsync_ptsz (dptr, bytes, pool, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuMemAllocFromPoolAsync_ptsz (dptr, bytes, pool, s);
+  return do_alloc (r, t0, r == CUDA_SUCCESS ? *dptr : 0, bytes, CAP_MEM_DEVICE, 1, PT (s));
+}
+
+CUresult
+cuMemFreeAsync_ptsz (CUdeviceptr p, CUstream s)
+{
+  PASS (cuMemFreeAsync_ptsz, p, s);
+  if (capturing (PT (s)))
+    return real_cuMemFreeAsync_ptsz (p, s);
+  uint64_t t0 = cap_now ();
+  return do_free (real_cuMemFreeAsync_ptsz (p, s), t0, p, 1, PT (s));
+}
+
+CUresult
+cuLaunchKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                     unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+                     CUstream s, void **params, void **extra)
+{
+  PASS (cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+  LAUNCH (real_cuLaunchKernel_ptsz (f, gx, gy, gz, bx, by, bz, shmem, s, params, extra), f, PT (s),
+          params, extra);
+}
+
+CUresult
+cuLaunchCooperativeKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                unsigned int bx, unsigned int by, unsigned int bz,
+                                unsigned int shmem, CUstream s, void **params)
+{
+  PASS (cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+  LAUNCH (real_cuLaunchCooperativeKernel_ptsz (f, gx, gy, gz, bx, by, bz, shmem, s, params), f,
+          PT (s), params, NULL);
+}
+
+CUresult
+cuLaunchKernelEx_ptsz (const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
+{
+  PASS (cuLaunchKernelEx_ptsz, cfg, f, params, extra);
+  CUstream s = PT (cfg ? cfg->hStream : NULL);
+  LAUNCH (real_cuLaunchKernelEx_ptsz (cfg, f, params, extra), f, s, params, extra);
+}
+
+CUresult
+cuGraphLaunch_ptsz (CUgraphExec exec, CUstream s)
+{
+  PASS (cuGraphLaunch_ptsz, exec, s);
+  return graph_launch (real_cuGraphLaunch_ptsz, exec, s, PT (s));
+}
+
+CUresult
+cuStreamSynchronize_ptsz (CUstream s)
+{
+  PASS (cuStreamSynchronize_ptsz, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuStreamSynchronize_ptsz (s);
+  cap_sync (t0, cap_now (), CAP_SYNC_STREAM, (uintptr_t) PT (s));
+  poll_after_sync ();
+  return r;
+}
+
+CUresult
+cuEventRecord_ptsz (CUevent e, CUstream s)
+{
+  PASS (cuEventRecord_ptsz, e, s);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuEventRecord_ptsz (e, s);
+  if (r == CUDA_SUCCESS && !capturing (PT (s)))
+    cap_event_record (t0, cap_now (), (uintptr_t) e, (uintptr_t) PT (s));
+  return r;
+}
+
+CUresult
+cuEventRecordWithFlags_ptsz (CUevent e, CUstream s, unsigned int flags)
+{
+  PASS (cuEventRecordWithFlags_ptsz, e, s, flags);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuEventRecordWithFlags_ptsz (e, s, flags);
+  if (r == CUDA_SUCCESS && !capturing (PT (s)))
+    cap_event_record (t0, cap_now (), (uintptr_t) e, (uintptr_t) PT (s));
+  return r;
+}
+
+CUresult
+cuStreamWaitEvent_ptsz (CUstream s, CUevent e, unsigned int flags)
+{
+  PASS (cuStreamWaitEvent_ptsz, s, e, flags);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuStreamWaitEvent_ptsz (s, e, flags);
+  if (r == CUDA_SUCCESS && !capturing (PT (s)))
+    cap_stream_wait (t0, cap_now (), (uintptr_t) PT (s), (uintptr_t) e);
+  return r;
 }
 
 /* ---- start ---- */

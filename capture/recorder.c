@@ -188,13 +188,17 @@ idtab_clear (IdTab *t)
 }
 
 /* Stream ids: 0 is the NULL stream and CU_STREAM_LEGACY (0x1); every other
- * handle (CU_STREAM_PER_THREAD, 0x2, included) gets 1, 2, ... in order of
- * first use. */
+ * handle gets 1, 2, ... in order of first use. CU_STREAM_PER_THREAD (0x2)
+ * is the calling thread's own default stream, so each host thread's gets
+ * an id of its own: it is keyed as (tid + 1) << 4 | 2, which no stream
+ * handle (an aligned pointer) can equal. */
 uint64_t
 cap_stream_id_locked (uintptr_t s)
 {
   if (s == 0 || s == 1)
     return 0;
+  if (s == 2)
+    s = ((uintptr_t) cap_tid () + 1) << 4 | 2;
   return idtab_get (&g_streams, s);
 }
 

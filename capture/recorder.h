@@ -85,6 +85,8 @@ uint32_t cap_intern (const char *s);
 VtEvent *cap_get_locked (uint64_t seq);
 /* Sets its dur (VTW_NONE: unknown) and clears pending. */
 void cap_resolve_locked (uint64_t seq, uint64_t dur);
+/* 0 for NULL and CU_STREAM_LEGACY; CU_STREAM_PER_THREAD (0x2) is the
+ * calling thread's own per-thread default stream. */
 uint64_t cap_stream_id_locked (uintptr_t stream);
 
 /* Writes everything and closes the trace (idempotent). */

@@ -75,7 +75,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..20"
+echo "1..22"
 cd "$T"
 sed 1d expect-basic > expect-basic.events
 
@@ -219,3 +219,49 @@ rc=$?
 decode nvtxu.vtrace nvtxu.norm && [ $rc = 0 ] && ! grep -q '"mark"' nvtxu.norm \
   && grep -q "^levels push -2 -2 -2" nvtxu.out && [ "$(grep -c '"kernel"' nvtxu.norm)" = 4 ]
 ok $? "NVTX_INJECTION64_PATH set by the user is left alone (no marks, program unaffected)"
+
+# 2D/3D, peer, cooperative, cuLaunchKernelEx, a packed parameter buffer, and
+# the per-thread default stream (_ptds/_ptsz variants, CU_STREAM_PER_THREAD):
+# stream 2 is the main thread's default stream, 3 the worker's.
+cat > "$T/expect-more" <<'EOF2'
+{"bytes": 1048576, "id": 1, "kind": "device", "op": "alloc", "tid": 0}
+{"bytes": 1048576, "id": 2, "kind": "device", "op": "alloc", "tid": 0}
+{"bytes": 65536, "id": 3, "kind": "pinned", "op": "alloc", "tid": 0}
+{"async": false, "bytes": 4096, "dir": "h2d", "dst": 1, "dur": 4096, "op": "copy", "src": 3, "stream": 0, "tid": 0}
+{"async": true, "bytes": 4096, "dir": "d2d", "dst": 2, "dur": 4096, "op": "copy", "src": 1, "stream": 1, "tid": 0}
+{"async": false, "bytes": 300, "dir": "d2h", "dst": 3, "dur": 300, "op": "copy", "src": 2, "stream": 0, "tid": 0}
+{"async": false, "bytes": 256, "dir": "h2d", "dst": 2, "dur": 256, "op": "copy", "src": 3, "stream": 0, "tid": 0}
+{"async": false, "bytes": 512, "dir": "h2d", "dst": 1, "dur": 512, "op": "copy", "src": 3, "stream": 0, "tid": 0}
+{"async": true, "bytes": 192, "dir": "d2h", "dst": 3, "dur": 192, "op": "copy", "src": 2, "stream": 1, "tid": 0}
+{"async": false, "bytes": 2048, "dir": "p2p", "dst": 1, "dur": 2048, "op": "copy", "src": 2, "stream": 0, "tid": 0}
+{"async": true, "bytes": 1024, "dir": "p2p", "dst": 2, "dur": 1024, "op": "copy", "src": 1, "stream": 1, "tid": 0}
+{"dur": 5000, "name": "axpy", "op": "kernel", "reads": [], "stream": 1, "tid": 0, "touches": [1, 2], "writes": []}
+{"dur": 6000, "name": "pairk", "op": "kernel", "reads": [], "stream": 1, "tid": 0, "touches": [2], "writes": []}
+{"dur": 7000, "name": "axpy", "op": "kernel", "reads": [], "stream": 1, "tid": 0, "touches": [1, 2], "writes": []}
+{"op": "sync", "scope": "stream", "stream": 1, "tid": 0}
+{"dur": 2000, "name": "axpy", "op": "kernel", "reads": [], "stream": 2, "tid": 0, "touches": [1, 2], "writes": []}
+{"async": true, "bytes": 1000, "dir": "h2d", "dst": 1, "dur": 1000, "op": "copy", "src": 3, "stream": 2, "tid": 0}
+{"async": false, "bytes": 500, "dir": "d2h", "dst": 3, "dur": 500, "op": "copy", "src": 1, "stream": 2, "tid": 0}
+{"async": false, "bytes": 128, "dir": "d2d", "dst": 2, "dur": 128, "op": "copy", "src": 1, "stream": 2, "tid": 0}
+{"async": true, "bytes": 300, "dir": "p2p", "dst": 1, "dur": 300, "op": "copy", "src": 2, "stream": 2, "tid": 0}
+{"async": true, "bytes": 1024, "dst": 2, "dur": 512, "op": "memset", "stream": 2, "tid": 0}
+{"dur": 1000, "name": "axpy", "op": "kernel", "reads": [], "stream": 2, "tid": 0, "touches": [1, 2], "writes": []}
+{"op": "sync", "scope": "stream", "stream": 2, "tid": 0}
+{"dur": 3000, "name": "axpy", "op": "kernel", "reads": [], "stream": 3, "tid": 1, "touches": [1, 2], "writes": []}
+{"op": "sync", "scope": "stream", "stream": 3, "tid": 1}
+{"event": 1, "op": "event_record", "stream": 2, "tid": 0}
+{"event": 1, "op": "stream_wait", "stream": 2, "tid": 0}
+{"dur": 1000, "name": "axpy", "op": "kernel", "reads": [], "stream": 0, "tid": 0, "touches": [1, 2], "writes": []}
+{"dur": 1000, "name": "axpy", "op": "kernel", "reads": [], "stream": 0, "tid": 0, "touches": [1, 2], "writes": []}
+{"op": "sync", "scope": "device", "tid": 0}
+{"id": 1, "op": "free", "tid": 0}
+{"id": 2, "op": "free", "tid": 0}
+{"id": 3, "op": "free", "tid": 0}
+EOF2
+for p in linked dlopen; do
+  "$VRAMCAP" --mode hook -o "more-$p.vtrace" -- "$STUB/prog-more-$p" > "more-$p.out" 2> "more-$p.err"
+  rc=$?
+  decode "more-$p.vtrace" "more-$p.norm" && [ $rc = 0 ] && [ ! -s "more-$p.err" ] \
+    && sed 1d "more-$p.norm" | diff - "$T/expect-more" >&2
+  ok $? "prog-more-$p: 2D/3D/peer copies, cooperative and Ex launches, per-thread default streams"
+done

@@ -185,6 +185,32 @@ cuLaunchKernel (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
 }
 
 CUresult
+cuLaunchCooperativeKernel (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+                           CUstream s, void **params)
+{
+  return cuLaunchKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+}
+
+CUresult
+cuLaunchKernelEx (const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+  (void) f; (void) params; (void) extra;
+  NEED_INIT ();
+  advance (c->hStream, 1000ull * c->gridDimX);
+  return CUDA_SUCCESS;
+}
+
+/* 2D/3D copies take Width x Height (x Depth) ns; peer copies 1 ns a byte. */
+CUresult cuMemcpy2D_v2 (const CUDA_MEMCPY2D *c) { advance (NULL, (uint64_t) c->WidthInBytes * c->Height); return CUDA_SUCCESS; }
+CUresult cuMemcpy2DUnaligned_v2 (const CUDA_MEMCPY2D *c) { return cuMemcpy2D_v2 (c); }
+CUresult cuMemcpy2DAsync_v2 (const CUDA_MEMCPY2D *c, CUstream s) { advance (s, (uint64_t) c->WidthInBytes * c->Height); return CUDA_SUCCESS; }
+CUresult cuMemcpy3D_v2 (const CUDA_MEMCPY3D *c) { advance (NULL, (uint64_t) c->WidthInBytes * c->Height * c->Depth); return CUDA_SUCCESS; }
+CUresult cuMemcpy3DAsync_v2 (const CUDA_MEMCPY3D *c, CUstream s) { advance (s, (uint64_t) c->WidthInBytes * c->Height * c->Depth); return CUDA_SUCCESS; }
+CUresult cuMemcpyPeer (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) { (void) d; (void) dc; (void) s; (void) sc; advance (NULL, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyPeerAsync (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) { (void) d; (void) dc; (void) s; (void) sc; advance (st, n); return CUDA_SUCCESS; }
+
+CUresult
 cuStreamCreate (CUstream *s, unsigned int flags)
 {
   (void) flags;
@@ -230,6 +256,49 @@ cuEventElapsedTime (float *ms, CUevent a, CUevent b)
   *ms = (float) ((double) (b->time - a->time) / 1e6);
   return CUDA_SUCCESS;
 }
+
+/* Per-thread default stream variants (what -default-stream per-thread code
+ * and cuGetProcAddress with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+ * reach). The stub keeps one clock for the NULL, legacy and per-thread
+ * streams, so they only need to forward. */
+__typeof__ (cuLaunchKernel) cuLaunchKernel_ptsz;
+__typeof__ (cuLaunchKernelEx) cuLaunchKernelEx_ptsz;
+__typeof__ (cuLaunchCooperativeKernel) cuLaunchCooperativeKernel_ptsz;
+__typeof__ (cuMemcpyHtoDAsync_v2) cuMemcpyHtoDAsync_v2_ptsz;
+__typeof__ (cuMemcpyDtoH_v2) cuMemcpyDtoH_v2_ptds;
+__typeof__ (cuMemcpy2D_v2) cuMemcpy2D_v2_ptds;
+__typeof__ (cuMemcpyPeerAsync) cuMemcpyPeerAsync_ptsz;
+__typeof__ (cuMemsetD32Async) cuMemsetD32Async_ptsz;
+__typeof__ (cuStreamSynchronize) cuStreamSynchronize_ptsz;
+__typeof__ (cuEventRecord) cuEventRecord_ptsz;
+__typeof__ (cuStreamWaitEvent) cuStreamWaitEvent_ptsz;
+
+CUresult
+cuLaunchKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                     unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+                     CUstream s, void **params, void **extra)
+{
+  return cuLaunchKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+}
+
+CUresult cuLaunchKernelEx_ptsz (const CUlaunchConfig *c, CUfunction f, void **p, void **e) { return cuLaunchKernelEx (c, f, p, e); }
+
+CUresult
+cuLaunchCooperativeKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+                                CUstream s, void **params)
+{
+  return cuLaunchKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+}
+
+CUresult cuMemcpyHtoDAsync_v2_ptsz (CUdeviceptr d, const void *s, size_t n, CUstream st) { return cuMemcpyHtoDAsync_v2 (d, s, n, st); }
+CUresult cuMemcpyDtoH_v2_ptds (void *d, CUdeviceptr s, size_t n) { return cuMemcpyDtoH_v2 (d, s, n); }
+CUresult cuMemcpy2D_v2_ptds (const CUDA_MEMCPY2D *c) { return cuMemcpy2D_v2 (c); }
+CUresult cuMemcpyPeerAsync_ptsz (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) { return cuMemcpyPeerAsync (d, dc, s, sc, n, st); }
+CUresult cuMemsetD32Async_ptsz (CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return cuMemsetD32Async (d, v, n, s); }
+CUresult cuStreamSynchronize_ptsz (CUstream s) { return cuStreamSynchronize (s); }
+CUresult cuEventRecord_ptsz (CUevent e, CUstream s) { return cuEventRecord (e, s); }
+CUresult cuStreamWaitEvent_ptsz (CUstream s, CUevent e, unsigned int f) { return cuStreamWaitEvent (s, e, f); }
 
 /* Virtual memory management: reserve, create, map. */
 CUresult
@@ -292,6 +361,23 @@ static const struct { const char *name; void *fn; } procs[] = {
   P ("cuMemAddressReserve", cuMemAddressReserve) P ("cuMemAddressFree", cuMemAddressFree)
   P ("cuMemCreate", cuMemCreate) P ("cuMemRelease", cuMemRelease)
   P ("cuMemMap", cuMemMap) P ("cuMemUnmap", cuMemUnmap)
+  P ("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel) P ("cuLaunchKernelEx", cuLaunchKernelEx)
+  P ("cuMemcpy2D", cuMemcpy2D_v2) P ("cuMemcpy2DUnaligned", cuMemcpy2DUnaligned_v2)
+  P ("cuMemcpy2DAsync", cuMemcpy2DAsync_v2) P ("cuMemcpy3D", cuMemcpy3D_v2)
+  P ("cuMemcpy3DAsync", cuMemcpy3DAsync_v2) P ("cuMemcpyPeer", cuMemcpyPeer)
+  P ("cuMemcpyPeerAsync", cuMemcpyPeerAsync)
+#undef P
+};
+
+/* What CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM answers instead. */
+static const struct { const char *name; void *fn; } ptds_procs[] = {
+#define P(n, f) { n, (void *) f },
+  P ("cuLaunchKernel", cuLaunchKernel_ptsz) P ("cuLaunchKernelEx", cuLaunchKernelEx_ptsz)
+  P ("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel_ptsz)
+  P ("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2_ptsz) P ("cuMemcpyDtoH", cuMemcpyDtoH_v2_ptds)
+  P ("cuMemcpy2D", cuMemcpy2D_v2_ptds) P ("cuMemcpyPeerAsync", cuMemcpyPeerAsync_ptsz)
+  P ("cuMemsetD32Async", cuMemsetD32Async_ptsz) P ("cuStreamSynchronize", cuStreamSynchronize_ptsz)
+  P ("cuEventRecord", cuEventRecord_ptsz) P ("cuStreamWaitEvent", cuStreamWaitEvent_ptsz)
 #undef P
 };
 
@@ -299,7 +385,15 @@ CUresult
 cuGetProcAddress_v2 (const char *symbol, void **pfn, int ver, cuuint64_t flags,
                      CUdriverProcAddressQueryResult *status)
 {
-  (void) ver; (void) flags;
+  (void) ver;
+  if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+    for (size_t i = 0; i < sizeof ptds_procs / sizeof ptds_procs[0]; i++)
+      if (strcmp (ptds_procs[i].name, symbol) == 0) {
+        *pfn = ptds_procs[i].fn;
+        if (status)
+          *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        return CUDA_SUCCESS;
+      }
   for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
     if (strcmp (procs[i].name, symbol) == 0 || strcmp (symbol, "cuGetProcAddress") == 0) {
       *pfn = strcmp (symbol, "cuGetProcAddress") == 0 ? (void *) cuGetProcAddress_v2 : procs[i].fn;
