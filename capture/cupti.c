@@ -40,6 +40,8 @@ CUPTI_FUNCS (DECL)
 #undef DECL
 
 static CUpti_SubscriberHandle g_sub;
+static __typeof__ (cuptiGetGraphNodeId) *p_cuptiGetGraphNodeId;   /* optional */
+static void *g_cupti;
 
 /* ---- correlation id -> event sequence number (under the recorder's lock) ---- */
 
@@ -128,6 +130,95 @@ pending (uint64_t seq, uint32_t corr)
   cap_unlock ();
 }
 
+/* ---- graph launches (under the recorder's lock) ----
+ * A cuGraphLaunch records one kernel event per kernel node (hooks.c keeps
+ * the nodes per exec); CUPTI reports each kernel of the launch with the
+ * launch's correlation id and the id of its node (graphNodeId). A record is
+ * matched to the node with that id, else to the first node of the launch
+ * still waiting. */
+
+typedef struct { uint32_t corr, n, left; uint64_t first; uint64_t *ids; uint8_t *done; } GraphWait;
+static GraphWait *g_gw;
+static size_t g_gw_n, g_gw_cap;
+
+static void
+graph_wait_locked (uint32_t corr, uint64_t first, uint32_t n, uint64_t *ids)
+{
+  uint8_t *done = calloc (n, 1);
+  if (g_gw_n == g_gw_cap) {
+    size_t nc = g_gw_cap ? g_gw_cap * 2 : 64;
+    GraphWait *ng = realloc (g_gw, nc * sizeof *ng);
+    if (ng) {
+      g_gw = ng;
+      g_gw_cap = nc;
+    }
+  }
+  if (!done || g_gw_n == g_gw_cap) {
+    for (uint32_t i = 0; i < n; i++)        /* cannot wait: dur unknown */
+      cap_resolve_locked (first + i, VTW_NONE);
+    free (done);
+    free (ids);
+    return;
+  }
+  g_gw[g_gw_n++] = (GraphWait) { corr, n, n, first, ids, done };
+  g_waiting += n;
+}
+
+/* A kernel record that is not a plain launch's: one of a graph's? */
+static void
+graph_time_locked (uint32_t corr, uint64_t node_id, uint64_t dur)
+{
+  for (size_t k = 0; k < g_gw_n; k++) {
+    GraphWait *w = &g_gw[k];
+    if (w->corr != corr)
+      continue;
+    uint32_t i = w->n;
+    if (w->ids && node_id)
+      for (uint32_t j = 0; j < w->n && i == w->n; j++)
+        if (!w->done[j] && w->ids[j] == node_id)
+          i = j;
+    for (uint32_t j = 0; j < w->n && i == w->n; j++)
+      if (!w->done[j])
+        i = j;
+    if (i == w->n)
+      return;
+    w->done[i] = 1;
+    cap_resolve_locked (w->first + i, dur);
+    if (g_waiting)
+      g_waiting--;
+    if (--w->left == 0) {
+      free (w->ids);
+      free (w->done);
+      g_gw[k] = g_gw[--g_gw_n];
+    }
+    return;
+  }
+}
+
+static uint64_t
+graph_node_id (void *node)
+{
+  uint64_t id = 0;
+  if (p_cuptiGetGraphNodeId && p_cuptiGetGraphNodeId ((CUgraphNode) node, &id) != CUPTI_SUCCESS)
+    id = 0;
+  return id;
+}
+
+static void
+graph_launch_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CUgraphExec exec,
+                 uintptr_t stream)
+{
+  uint64_t first, *ids = NULL;
+  uint32_t n = hooks_graph_kernels (exec, stream, t0, t1, 1, cb->correlationId, &first, &ids);
+  if (n == 0) {
+    free (ids);
+    return;
+  }
+  cap_lock ();
+  graph_wait_locked (cb->correlationId, first, n, ids);
+  cap_unlock ();
+}
+
 /* ---- activity buffers ---- */
 
 #define BUF_SIZE (4u << 20)
@@ -148,6 +239,17 @@ gpu_time (uint32_t corr, uint64_t start, uint64_t end)
     cap_resolve_locked (seq, end > start ? end - start : 0);
 }
 
+static void
+gpu_time_kernel (uint32_t corr, uint64_t node_id, uint64_t start, uint64_t end)
+{
+  uint64_t dur = end > start ? end - start : 0;
+  uint64_t seq = corr_take_locked (corr);
+  if (seq != UINT64_MAX)
+    cap_resolve_locked (seq, dur);
+  else if (g_gw_n)
+    graph_time_locked (corr, node_id, dur);
+}
+
 static void CUPTIAPI
 buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
 {
@@ -159,7 +261,7 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, siz
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *) rec;
-      gpu_time (k->correlationId, k->start, k->end);
+      gpu_time_kernel (k->correlationId, k->graphNodeId, k->start, k->end);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -196,11 +298,20 @@ cupti_fork_child (void)
 {
   memset (g_corr, 0, g_corr_cap * sizeof *g_corr);
   g_corr_n = 0;
+  for (size_t k = 0; k < g_gw_n; k++) {
+    free (g_gw[k].ids);
+    free (g_gw[k].done);
+  }
+  g_gw_n = 0;
 }
 
 /* ---- driver API callbacks ---- */
 
 #define P(type) ((const type##_params *) cb->functionParams)
+/* The stream a call names; in a _ptsz variant NULL is the calling thread's
+ * per-thread default stream. A _ptds call runs on that stream (PTDS0). */
+#define STREAM(s) ((uintptr_t) ((pt && !(s)) ? CU_STREAM_PER_THREAD : (s)))
+#define PTDS0 ((uintptr_t) (pt ? CU_STREAM_PER_THREAD : NULL))
 #define COPY_EV(dir, dst, src, n, s, async) \
   pending (cap_copy (t0, t1, dir, (uintptr_t) (dst), (uintptr_t) (src), n, (uintptr_t) (s), \
                      async, 1, cb->correlationId), cb->correlationId)
@@ -209,14 +320,26 @@ cupti_fork_child (void)
            cb->correlationId)
 
 static void
-kernel_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CUfunction f, CUstream s,
+kernel_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CUfunction f, uintptr_t s,
            void **params, void **extra)
 {
   static __thread uint64_t words[HOOKS_MAX_WORDS];
   size_t nw = 0;
   uint32_t sid = hooks_kernel_words (f, params, extra, words, &nw);
-  pending (cap_kernel (t0, t1, sid, (uintptr_t) s, words, nw, 1, cb->correlationId),
-           cb->correlationId);
+  pending (cap_kernel (t0, t1, sid, s, words, nw, 1, cb->correlationId), cb->correlationId);
+}
+
+static void
+copy_desc_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, const void *desc, int is3d,
+              uintptr_t s, int async)
+{
+  int dir;
+  uintptr_t dst, src;
+  uint64_t bytes;
+  if (!desc)
+    return;
+  hooks_copy_desc (desc, is3d, &dir, &dst, &src, &bytes);
+  COPY_EV (dir, dst, src, bytes, s, async);
 }
 
 static void
@@ -226,6 +349,39 @@ sync_point (uint64_t t0, uint64_t t1, int scope, uintptr_t h)
   if (g_waiting > 4096 && p_cuptiActivityFlushAll)
     p_cuptiActivityFlushAll (0);
 }
+
+#define CB(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+/* Per-thread-default-stream variants and the base function whose
+ * parameters (same layout) and event they share. */
+static const struct { CUpti_CallbackId pt, base; } pt_map[] = {
+  { CB (cuMemcpy_ptds), CB (cuMemcpy) }, { CB (cuMemcpyAsync_ptsz), CB (cuMemcpyAsync) },
+  { CB (cuMemcpyHtoD_v2_ptds), CB (cuMemcpyHtoD_v2) }, { CB (cuMemcpyDtoH_v2_ptds), CB (cuMemcpyDtoH_v2) },
+  { CB (cuMemcpyDtoD_v2_ptds), CB (cuMemcpyDtoD_v2) },
+  { CB (cuMemcpyHtoDAsync_v2_ptsz), CB (cuMemcpyHtoDAsync_v2) },
+  { CB (cuMemcpyDtoHAsync_v2_ptsz), CB (cuMemcpyDtoHAsync_v2) },
+  { CB (cuMemcpyDtoDAsync_v2_ptsz), CB (cuMemcpyDtoDAsync_v2) },
+  { CB (cuMemcpyPeer_ptds), CB (cuMemcpyPeer) }, { CB (cuMemcpyPeerAsync_ptsz), CB (cuMemcpyPeerAsync) },
+  { CB (cuMemcpy2D_v2_ptds), CB (cuMemcpy2D_v2) },
+  { CB (cuMemcpy2DUnaligned_v2_ptds), CB (cuMemcpy2DUnaligned_v2) },
+  { CB (cuMemcpy2DAsync_v2_ptsz), CB (cuMemcpy2DAsync_v2) },
+  { CB (cuMemcpy3D_v2_ptds), CB (cuMemcpy3D_v2) }, { CB (cuMemcpy3DAsync_v2_ptsz), CB (cuMemcpy3DAsync_v2) },
+  { CB (cuMemsetD8_v2_ptds), CB (cuMemsetD8_v2) }, { CB (cuMemsetD16_v2_ptds), CB (cuMemsetD16_v2) },
+  { CB (cuMemsetD32_v2_ptds), CB (cuMemsetD32_v2) },
+  { CB (cuMemsetD8Async_ptsz), CB (cuMemsetD8Async) }, { CB (cuMemsetD16Async_ptsz), CB (cuMemsetD16Async) },
+  { CB (cuMemsetD32Async_ptsz), CB (cuMemsetD32Async) },
+  { CB (cuMemAllocAsync_ptsz), CB (cuMemAllocAsync) },
+  { CB (cuMemAllocFromPoolAsync_ptsz), CB (cuMemAllocFromPoolAsync) },
+  { CB (cuMemFreeAsync_ptsz), CB (cuMemFreeAsync) },
+  { CB (cuMemPrefetchAsync_v2_ptsz), CB (cuMemPrefetchAsync_v2) },
+  { CB (cuLaunchKernel_ptsz), CB (cuLaunchKernel) }, { CB (cuLaunchKernelEx_ptsz), CB (cuLaunchKernelEx) },
+  { CB (cuLaunchCooperativeKernel_ptsz), CB (cuLaunchCooperativeKernel) },
+  { CB (cuGraphInstantiateWithParams_ptsz), CB (cuGraphInstantiateWithParams) },
+  { CB (cuGraphLaunch_ptsz), CB (cuGraphLaunch) },
+  { CB (cuStreamSynchronize_ptsz), CB (cuStreamSynchronize) },
+  { CB (cuEventRecord_ptsz), CB (cuEventRecord) }, { CB (cuStreamWaitEvent_ptsz), CB (cuStreamWaitEvent) },
+};
+#define N_PT (sizeof pt_map / sizeof pt_map[0])
 
 static void CUPTIAPI
 on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
@@ -243,144 +399,195 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
     return;
   if (!cap_have_device ())
     hooks_query_device ();
+  int pt = 0;
+  for (size_t i = 0; i < N_PT; i++)
+    if (pt_map[i].pt == cbid) {
+      cbid = pt_map[i].base;
+      pt = 1;
+      break;
+    }
   switch (cbid) {
-  case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+  case CB (cuMemAlloc_v2):
     cap_alloc (t0, t1, *P (cuMemAlloc_v2)->dptr, P (cuMemAlloc_v2)->bytesize, CAP_MEM_DEVICE, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2:
+  case CB (cuMemAllocPitch_v2):
     cap_alloc (t0, t1, *P (cuMemAllocPitch_v2)->dptr,
                (uint64_t) *P (cuMemAllocPitch_v2)->pPitch * P (cuMemAllocPitch_v2)->Height,
                CAP_MEM_DEVICE, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
+  case CB (cuMemAllocManaged):
     cap_alloc (t0, t1, *P (cuMemAllocManaged)->dptr, P (cuMemAllocManaged)->bytesize,
                CAP_MEM_MANAGED, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc:
+  case CB (cuMemHostAlloc):
     cap_alloc (t0, t1, (uintptr_t) *P (cuMemHostAlloc)->pp, P (cuMemHostAlloc)->bytesize,
                CAP_MEM_PINNED, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
+  case CB (cuMemAllocHost_v2):
     cap_alloc (t0, t1, (uintptr_t) *P (cuMemAllocHost_v2)->pp, P (cuMemAllocHost_v2)->bytesize,
                CAP_MEM_PINNED, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2:
+  case CB (cuMemHostRegister_v2):
     cap_alloc (t0, t1, (uintptr_t) P (cuMemHostRegister_v2)->p, P (cuMemHostRegister_v2)->bytesize,
                CAP_MEM_PINNED, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+  case CB (cuMemAllocAsync):
     cap_alloc (t0, t1, *P (cuMemAllocAsync)->dptr, P (cuMemAllocAsync)->bytesize, CAP_MEM_DEVICE,
-               1, (uintptr_t) P (cuMemAllocAsync)->hStream);
+               1, STREAM (P (cuMemAllocAsync)->hStream));
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
+  case CB (cuMemAllocFromPoolAsync):
     cap_alloc (t0, t1, *P (cuMemAllocFromPoolAsync)->dptr, P (cuMemAllocFromPoolAsync)->bytesize,
-               CAP_MEM_DEVICE, 1, (uintptr_t) P (cuMemAllocFromPoolAsync)->hStream);
+               CAP_MEM_DEVICE, 1, STREAM (P (cuMemAllocFromPoolAsync)->hStream));
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
+  case CB (cuMemMap):
     cap_alloc (t0, t1, P (cuMemMap)->ptr, P (cuMemMap)->size, CAP_MEM_DEVICE, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+  case CB (cuMemFree_v2):
     cap_free (t0, t1, P (cuMemFree_v2)->dptr, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
+  case CB (cuMemFreeHost):
     cap_free (t0, t1, (uintptr_t) P (cuMemFreeHost)->p, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister:
+  case CB (cuMemHostUnregister):
     cap_free (t0, t1, (uintptr_t) P (cuMemHostUnregister)->p, 0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
-    cap_free (t0, t1, P (cuMemFreeAsync)->dptr, 1, (uintptr_t) P (cuMemFreeAsync)->hStream);
+  case CB (cuMemFreeAsync):
+    cap_free (t0, t1, P (cuMemFreeAsync)->dptr, 1, STREAM (P (cuMemFreeAsync)->hStream));
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
+  case CB (cuMemUnmap):
     cap_free_range (t0, t1, P (cuMemUnmap)->ptr, P (cuMemUnmap)->ptr + P (cuMemUnmap)->size);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemcpy:
-    COPY_EV (CAP_DIR_AUTO, P (cuMemcpy)->dst, P (cuMemcpy)->src, P (cuMemcpy)->ByteCount, 0, 0);
+  case CB (cuMemcpy):
+    COPY_EV (CAP_DIR_AUTO, P (cuMemcpy)->dst, P (cuMemcpy)->src, P (cuMemcpy)->ByteCount, PTDS0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
+  case CB (cuMemcpyAsync):
     COPY_EV (CAP_DIR_AUTO, P (cuMemcpyAsync)->dst, P (cuMemcpyAsync)->src,
-             P (cuMemcpyAsync)->ByteCount, P (cuMemcpyAsync)->hStream, 1);
+             P (cuMemcpyAsync)->ByteCount, STREAM (P (cuMemcpyAsync)->hStream), 1);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
+  case CB (cuMemcpyHtoD_v2):
     COPY_EV (CAP_DIR_H2D, P (cuMemcpyHtoD_v2)->dstDevice, P (cuMemcpyHtoD_v2)->srcHost,
-             P (cuMemcpyHtoD_v2)->ByteCount, 0, 0);
+             P (cuMemcpyHtoD_v2)->ByteCount, PTDS0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2:
+  case CB (cuMemcpyDtoH_v2):
     COPY_EV (CAP_DIR_D2H, P (cuMemcpyDtoH_v2)->dstHost, P (cuMemcpyDtoH_v2)->srcDevice,
-             P (cuMemcpyDtoH_v2)->ByteCount, 0, 0);
+             P (cuMemcpyDtoH_v2)->ByteCount, PTDS0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2:
+  case CB (cuMemcpyDtoD_v2):
     COPY_EV (CAP_DIR_D2D, P (cuMemcpyDtoD_v2)->dstDevice, P (cuMemcpyDtoD_v2)->srcDevice,
-             P (cuMemcpyDtoD_v2)->ByteCount, 0, 0);
+             P (cuMemcpyDtoD_v2)->ByteCount, PTDS0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+  case CB (cuMemcpyHtoDAsync_v2):
     COPY_EV (CAP_DIR_H2D, P (cuMemcpyHtoDAsync_v2)->dstDevice, P (cuMemcpyHtoDAsync_v2)->srcHost,
-             P (cuMemcpyHtoDAsync_v2)->ByteCount, P (cuMemcpyHtoDAsync_v2)->hStream, 1);
+             P (cuMemcpyHtoDAsync_v2)->ByteCount, STREAM (P (cuMemcpyHtoDAsync_v2)->hStream), 1);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
+  case CB (cuMemcpyDtoHAsync_v2):
     COPY_EV (CAP_DIR_D2H, P (cuMemcpyDtoHAsync_v2)->dstHost, P (cuMemcpyDtoHAsync_v2)->srcDevice,
-             P (cuMemcpyDtoHAsync_v2)->ByteCount, P (cuMemcpyDtoHAsync_v2)->hStream, 1);
+             P (cuMemcpyDtoHAsync_v2)->ByteCount, STREAM (P (cuMemcpyDtoHAsync_v2)->hStream), 1);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+  case CB (cuMemcpyDtoDAsync_v2):
     COPY_EV (CAP_DIR_D2D, P (cuMemcpyDtoDAsync_v2)->dstDevice, P (cuMemcpyDtoDAsync_v2)->srcDevice,
-             P (cuMemcpyDtoDAsync_v2)->ByteCount, P (cuMemcpyDtoDAsync_v2)->hStream, 1);
+             P (cuMemcpyDtoDAsync_v2)->ByteCount, STREAM (P (cuMemcpyDtoDAsync_v2)->hStream), 1);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync:
+  case CB (cuMemcpyPeer):
+    COPY_EV (CAP_DIR_P2P, P (cuMemcpyPeer)->dstDevice, P (cuMemcpyPeer)->srcDevice,
+             P (cuMemcpyPeer)->ByteCount, PTDS0, 0);
+    break;
+  case CB (cuMemcpyPeerAsync):
     COPY_EV (CAP_DIR_P2P, P (cuMemcpyPeerAsync)->dstDevice, P (cuMemcpyPeerAsync)->srcDevice,
-             P (cuMemcpyPeerAsync)->ByteCount, P (cuMemcpyPeerAsync)->hStream, 1);
+             P (cuMemcpyPeerAsync)->ByteCount, STREAM (P (cuMemcpyPeerAsync)->hStream), 1);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2:
-    MEMSET_EV (P (cuMemsetD8_v2)->dstDevice, P (cuMemsetD8_v2)->N, 0, 0);
+  case CB (cuMemcpy2D_v2):
+    copy_desc_ev (cb, t0, t1, P (cuMemcpy2D_v2)->pCopy, 0, PTDS0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2:
-    MEMSET_EV (P (cuMemsetD32_v2)->dstDevice, 4 * (uint64_t) P (cuMemsetD32_v2)->N, 0, 0);
+  case CB (cuMemcpy2DUnaligned_v2):
+    copy_desc_ev (cb, t0, t1, P (cuMemcpy2DUnaligned_v2)->pCopy, 0, PTDS0, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
-    MEMSET_EV (P (cuMemsetD8Async)->dstDevice, P (cuMemsetD8Async)->N, P (cuMemsetD8Async)->hStream, 1);
+  case CB (cuMemcpy2DAsync_v2):
+    copy_desc_ev (cb, t0, t1, P (cuMemcpy2DAsync_v2)->pCopy, 0,
+                  STREAM (P (cuMemcpy2DAsync_v2)->hStream), 1);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+  case CB (cuMemcpy3D_v2):
+    copy_desc_ev (cb, t0, t1, P (cuMemcpy3D_v2)->pCopy, 1, PTDS0, 0);
+    break;
+  case CB (cuMemcpy3DAsync_v2):
+    copy_desc_ev (cb, t0, t1, P (cuMemcpy3DAsync_v2)->pCopy, 1,
+                  STREAM (P (cuMemcpy3DAsync_v2)->hStream), 1);
+    break;
+  case CB (cuMemsetD8_v2):
+    MEMSET_EV (P (cuMemsetD8_v2)->dstDevice, P (cuMemsetD8_v2)->N, PTDS0, 0);
+    break;
+  case CB (cuMemsetD16_v2):
+    MEMSET_EV (P (cuMemsetD16_v2)->dstDevice, 2 * (uint64_t) P (cuMemsetD16_v2)->N, PTDS0, 0);
+    break;
+  case CB (cuMemsetD32_v2):
+    MEMSET_EV (P (cuMemsetD32_v2)->dstDevice, 4 * (uint64_t) P (cuMemsetD32_v2)->N, PTDS0, 0);
+    break;
+  case CB (cuMemsetD8Async):
+    MEMSET_EV (P (cuMemsetD8Async)->dstDevice, P (cuMemsetD8Async)->N,
+               STREAM (P (cuMemsetD8Async)->hStream), 1);
+    break;
+  case CB (cuMemsetD16Async):
+    MEMSET_EV (P (cuMemsetD16Async)->dstDevice, 2 * (uint64_t) P (cuMemsetD16Async)->N,
+               STREAM (P (cuMemsetD16Async)->hStream), 1);
+    break;
+  case CB (cuMemsetD32Async):
     MEMSET_EV (P (cuMemsetD32Async)->dstDevice, 4 * (uint64_t) P (cuMemsetD32Async)->N,
-               P (cuMemsetD32Async)->hStream, 1);
+               STREAM (P (cuMemsetD32Async)->hStream), 1);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuMemPrefetchAsync_v2: {
+  case CB (cuMemPrefetchAsync_v2): {
     const cuMemPrefetchAsync_v2_params *p = P (cuMemPrefetchAsync_v2);
     cap_prefetch (t0, t1, p->devPtr, p->count, p->location.type != CU_MEM_LOCATION_TYPE_DEVICE,
-                  (uintptr_t) p->hStream);
+                  STREAM (p->hStream));
     break;
   }
-  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    kernel_ev (cb, t0, t1, P (cuLaunchKernel)->f, P (cuLaunchKernel)->hStream,
+  case CB (cuLaunchKernel):
+    kernel_ev (cb, t0, t1, P (cuLaunchKernel)->f, STREAM (P (cuLaunchKernel)->hStream),
                P (cuLaunchKernel)->kernelParams, P (cuLaunchKernel)->extra);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-    kernel_ev (cb, t0, t1, P (cuLaunchKernel_ptsz)->f, P (cuLaunchKernel_ptsz)->hStream,
-               P (cuLaunchKernel_ptsz)->kernelParams, P (cuLaunchKernel_ptsz)->extra);
-    break;
-  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+  case CB (cuLaunchKernelEx): {
     const cuLaunchKernelEx_params *p = P (cuLaunchKernelEx);
-    kernel_ev (cb, t0, t1, p->f, p->config ? p->config->hStream : NULL, p->kernelParams, p->extra);
+    kernel_ev (cb, t0, t1, p->f, STREAM (p->config ? p->config->hStream : NULL), p->kernelParams,
+               p->extra);
     break;
   }
-  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
-    const cuLaunchKernelEx_ptsz_params *p = P (cuLaunchKernelEx_ptsz);
-    kernel_ev (cb, t0, t1, p->f, p->config ? p->config->hStream : NULL, p->kernelParams, p->extra);
+  case CB (cuLaunchCooperativeKernel): {
+    const cuLaunchCooperativeKernel_params *p = P (cuLaunchCooperativeKernel);
+    kernel_ev (cb, t0, t1, p->f, STREAM (p->hStream), p->kernelParams, NULL);
     break;
   }
-  case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
+  /* Graphs: kernel nodes are remembered at instantiation, recorded at launch. */
+  case CB (cuGraphInstantiateWithFlags):
+    hooks_graph_remember (*P (cuGraphInstantiateWithFlags)->phGraphExec,
+                          P (cuGraphInstantiateWithFlags)->hGraph);
+    break;
+  case CB (cuGraphInstantiate_v2):
+    hooks_graph_remember (*P (cuGraphInstantiate_v2)->phGraphExec, P (cuGraphInstantiate_v2)->hGraph);
+    break;
+  case CB (cuGraphInstantiateWithParams):
+    hooks_graph_remember (*P (cuGraphInstantiateWithParams)->phGraphExec,
+                          P (cuGraphInstantiateWithParams)->hGraph);
+    break;
+  case CB (cuGraphExecDestroy):
+    hooks_graph_forget (P (cuGraphExecDestroy)->hGraphExec);
+    break;
+  case CB (cuGraphLaunch):
+    graph_launch_ev (cb, t0, t1, P (cuGraphLaunch)->hGraph, STREAM (P (cuGraphLaunch)->hStream));
+    break;
+  case CB (cuCtxSynchronize):
     sync_point (t0, t1, CAP_SYNC_DEVICE, 0);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
-    sync_point (t0, t1, CAP_SYNC_STREAM, (uintptr_t) P (cuStreamSynchronize)->hStream);
+  case CB (cuStreamSynchronize):
+    sync_point (t0, t1, CAP_SYNC_STREAM, STREAM (P (cuStreamSynchronize)->hStream));
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
+  case CB (cuEventSynchronize):
     sync_point (t0, t1, CAP_SYNC_EVENT, (uintptr_t) P (cuEventSynchronize)->hEvent);
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuEventRecord:
+  case CB (cuEventRecord):
     cap_event_record (t0, t1, (uintptr_t) P (cuEventRecord)->hEvent,
-                      (uintptr_t) P (cuEventRecord)->hStream);
+                      STREAM (P (cuEventRecord)->hStream));
     break;
-  case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent:
-    cap_stream_wait (t0, t1, (uintptr_t) P (cuStreamWaitEvent)->hStream,
+  case CB (cuStreamWaitEvent):
+    cap_stream_wait (t0, t1, STREAM (P (cuStreamWaitEvent)->hStream),
                      (uintptr_t) P (cuStreamWaitEvent)->hEvent);
     break;
   default:
@@ -389,26 +596,23 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
 }
 
 static const CUpti_CallbackId cbids[] = {
-  CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
-  CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc,
-  CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2,
-  CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
-  CUPTI_DRIVER_TRACE_CBID_cuMemMap, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
-  CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister,
-  CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
-  CUPTI_DRIVER_TRACE_CBID_cuMemcpy, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
-  CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
-  CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
-  CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
-  CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync,
-  CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,
-  CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
-  CUPTI_DRIVER_TRACE_CBID_cuMemPrefetchAsync_v2,
-  CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-  CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-  CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
-  CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, CUPTI_DRIVER_TRACE_CBID_cuEventRecord,
-  CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
+  CB (cuMemAlloc_v2), CB (cuMemAllocPitch_v2), CB (cuMemAllocManaged), CB (cuMemHostAlloc),
+  CB (cuMemAllocHost_v2), CB (cuMemHostRegister_v2), CB (cuMemAllocAsync),
+  CB (cuMemAllocFromPoolAsync), CB (cuMemMap), CB (cuMemFree_v2), CB (cuMemFreeHost),
+  CB (cuMemHostUnregister), CB (cuMemFreeAsync), CB (cuMemUnmap),
+  CB (cuMemcpy), CB (cuMemcpyAsync), CB (cuMemcpyHtoD_v2), CB (cuMemcpyDtoH_v2),
+  CB (cuMemcpyDtoD_v2), CB (cuMemcpyHtoDAsync_v2), CB (cuMemcpyDtoHAsync_v2),
+  CB (cuMemcpyDtoDAsync_v2), CB (cuMemcpyPeer), CB (cuMemcpyPeerAsync),
+  CB (cuMemcpy2D_v2), CB (cuMemcpy2DUnaligned_v2), CB (cuMemcpy2DAsync_v2),
+  CB (cuMemcpy3D_v2), CB (cuMemcpy3DAsync_v2),
+  CB (cuMemsetD8_v2), CB (cuMemsetD16_v2), CB (cuMemsetD32_v2),
+  CB (cuMemsetD8Async), CB (cuMemsetD16Async), CB (cuMemsetD32Async),
+  CB (cuMemPrefetchAsync_v2),
+  CB (cuLaunchKernel), CB (cuLaunchKernelEx), CB (cuLaunchCooperativeKernel),
+  CB (cuGraphInstantiateWithFlags), CB (cuGraphInstantiate_v2), CB (cuGraphInstantiateWithParams),
+  CB (cuGraphExecDestroy), CB (cuGraphLaunch),
+  CB (cuCtxSynchronize), CB (cuStreamSynchronize), CB (cuEventSynchronize), CB (cuEventRecord),
+  CB (cuStreamWaitEvent),
 };
 
 static int
@@ -424,6 +628,7 @@ load_cupti (void)
     h = dlopen (names[i], RTLD_NOW | RTLD_GLOBAL);
   if (!h)
     return 0;
+  g_cupti = h;
 #define LOAD(fn) p_##fn = (__typeof__ (fn) *) dlsym (h, #fn); if (!p_##fn) return 0;
   CUPTI_FUNCS (LOAD)
 #undef LOAD
@@ -465,6 +670,10 @@ InitializeInjection (void)
   }
   for (size_t i = 0; i < sizeof cbids / sizeof cbids[0]; i++)
     p_cuptiEnableCallback (1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, cbids[i]);
+  for (size_t i = 0; i < N_PT; i++)
+    p_cuptiEnableCallback (1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, pt_map[i].pt);
+  p_cuptiGetGraphNodeId = (__typeof__ (cuptiGetGraphNodeId) *) dlsym (g_cupti, "cuptiGetGraphNodeId");
+  hooks_graph_node_id_cb = graph_node_id;
   p_cuptiActivityRegisterCallbacks (buffer_requested, buffer_completed);
   p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_MEMCPY);

@@ -914,6 +914,25 @@ ptr_of (CUmemorytype t, const void *host, CUdeviceptr dev)
   return t == CU_MEMORYTYPE_HOST ? (uintptr_t) host : t == CU_MEMORYTYPE_ARRAY ? 0 : (uintptr_t) dev;
 }
 
+void
+hooks_copy_desc (const void *desc, int is3d, int *dir, uintptr_t *dst, uintptr_t *src,
+                 uint64_t *bytes)
+{
+  if (is3d) {
+    const CUDA_MEMCPY3D *c = desc;
+    *dir = dir_of (c->dstMemoryType, c->srcMemoryType);
+    *dst = ptr_of (c->dstMemoryType, c->dstHost, c->dstDevice);
+    *src = ptr_of (c->srcMemoryType, c->srcHost, c->srcDevice);
+    *bytes = (uint64_t) c->WidthInBytes * c->Height * (c->Depth ? c->Depth : 1);
+  } else {
+    const CUDA_MEMCPY2D *c = desc;
+    *dir = dir_of (c->dstMemoryType, c->srcMemoryType);
+    *dst = ptr_of (c->dstMemoryType, c->dstHost, c->dstDevice);
+    *src = ptr_of (c->srcMemoryType, c->srcHost, c->srcDevice);
+    *bytes = (uint64_t) c->WidthInBytes * c->Height;
+  }
+}
+
 #define COPY2D(call, c, s, async) \
   COPY (call, s, dir_of ((c)->dstMemoryType, (c)->srcMemoryType), \
         ptr_of ((c)->dstMemoryType, (c)->dstHost, (c)->dstDevice), \
@@ -1122,10 +1141,12 @@ cuLaunchKernelEx (const CUlaunchConfig *cfg, CUfunction f, void **params, void *
 
 /* ---- graphs: the kernel nodes of an instantiated graph, by exec ---- */
 
-typedef struct { uint32_t sid; uint32_t nw; uint64_t *w; } GKernel;
+typedef struct { uint32_t sid; uint32_t nw; uint64_t *w; uint64_t node_id; } GKernel;
 typedef struct GExec { CUgraphExec exec; uint32_t n; GKernel *k; struct GExec *next; } GExec;
 static GExec *g_execs;
 static pthread_mutex_t g_exec_lock = PTHREAD_MUTEX_INITIALIZER;
+
+uint64_t (*hooks_graph_node_id_cb) (void *node);
 
 static void
 graph_remember (CUgraphExec exec, CUgraph graph)
@@ -1164,6 +1185,7 @@ graph_remember (CUgraphExec exec, CUgraph graph)
     if (gk->w)
       memcpy (gk->w, words, nw * sizeof *gk->w);
     gk->nw = gk->w ? (uint32_t) nw : 0;
+    gk->node_id = hooks_graph_node_id_cb ? hooks_graph_node_id_cb (nodes[i]) : 0;
     ge->n++;
   }
   free (nodes);
@@ -1183,10 +1205,16 @@ cuGraphInstantiateWithFlags (CUgraphExec *exec, CUgraph graph, unsigned long lon
   return r;
 }
 
-CUresult
-cuGraphExecDestroy (CUgraphExec exec)
+void
+hooks_graph_remember (void *exec, void *graph)
 {
-  PASS (cuGraphExecDestroy, exec);
+  resolve ();
+  graph_remember ((CUgraphExec) exec, (CUgraph) graph);
+}
+
+void
+hooks_graph_forget (void *exec)
+{
   pthread_mutex_lock (&g_exec_lock);
   for (GExec **pp = &g_execs; *pp; pp = &(*pp)->next)
     if ((*pp)->exec == exec) {
@@ -1199,7 +1227,44 @@ cuGraphExecDestroy (CUgraphExec exec)
       break;
     }
   pthread_mutex_unlock (&g_exec_lock);
+}
+
+CUresult
+cuGraphExecDestroy (CUgraphExec exec)
+{
+  PASS (cuGraphExecDestroy, exec);
+  hooks_graph_forget (exec);
   return real_cuGraphExecDestroy (exec);
+}
+
+uint32_t
+hooks_graph_kernels (void *exec, uintptr_t stream, uint64_t t0, uint64_t t1, int pending,
+                     uint64_t corr, uint64_t *first, uint64_t **node_ids)
+{
+  uint32_t count = 0;
+  *first = UINT64_MAX;
+  if (node_ids)
+    *node_ids = NULL;
+  pthread_mutex_lock (&g_exec_lock);
+  for (GExec *ge = g_execs; ge; ge = ge->next)
+    if (ge->exec == (CUgraphExec) exec) {
+      if (node_ids && ge->n)
+        *node_ids = calloc (ge->n, sizeof **node_ids);
+      for (uint32_t i = 0; i < ge->n; i++) {
+        uint64_t seq = cap_kernel (t0, i + 1 == ge->n ? t1 : t0, ge->k[i].sid, stream,
+                                   ge->k[i].w, ge->k[i].nw, pending, corr);
+        if (seq == UINT64_MAX)
+          break;
+        if (*first == UINT64_MAX)
+          *first = seq;
+        if (node_ids && *node_ids)
+          (*node_ids)[count] = ge->k[i].node_id;
+        count++;
+      }
+      break;
+    }
+  pthread_mutex_unlock (&g_exec_lock);
+  return count;
 }
 
 /* One kernel event per kernel node, in node order, on the launch stream;
@@ -1219,23 +1284,8 @@ graph_launch (__typeof__ (cuGraphLaunch) *fn, CUgraphExec exec, CUstream call_s,
     timer_cancel (&tm);
     return r;
   }
-  uint64_t first = UINT64_MAX;
-  uint32_t count = 0;
-  pthread_mutex_lock (&g_exec_lock);
-  for (GExec *ge = g_execs; ge; ge = ge->next)
-    if (ge->exec == exec) {
-      for (uint32_t i = 0; i < ge->n; i++) {
-        uint64_t seq = cap_kernel (t0, i + 1 == ge->n ? t1 : t0, ge->k[i].sid, (uintptr_t) s,
-                                   ge->k[i].w, ge->k[i].nw, tm.ok, 0);
-        if (seq == UINT64_MAX)
-          break;
-        if (first == UINT64_MAX)
-          first = seq;
-        count++;
-      }
-      break;
-    }
-  pthread_mutex_unlock (&g_exec_lock);
+  uint64_t first;
+  uint32_t count = hooks_graph_kernels (exec, (uintptr_t) s, t0, t1, tm.ok, 0, &first, NULL);
   /* Kernels of one launch are pushed one by one; another thread may push in
    * between, so they are contiguous only without contention. Resolve each. */
   if (count > 0 && tm.ok) {

@@ -14,3 +14,20 @@ void hooks_query_device (void);
 /* The kernel name's string id and the pointer-sized words of a launch's
  * parameters (WORDS holds HOOKS_MAX_WORDS), for CUPTI mode too. */
 uint32_t hooks_kernel_words (void *f, void **params, void **extra, uint64_t *words, size_t *nw);
+
+/* Graphs (both modes): the kernel nodes of an instantiated graph are kept
+ * by exec, with their names, parameter words and, when NODE_ID_CB is set
+ * (CUPTI mode: cuptiGetGraphNodeId), their node ids. */
+extern uint64_t (*hooks_graph_node_id_cb) (void *node);
+void hooks_graph_remember (void *exec, void *graph);
+void hooks_graph_forget (void *exec);
+/* Records one kernel event per kernel node of EXEC, in node order, all at
+ * T0 except the last (host_ns T1 - T0), with PENDING and CORR. Returns the
+ * count and the first event's seq in *FIRST (UINT64_MAX if none); with
+ * NODE_IDS, a malloc'd array of the nodes' ids (the caller frees it). */
+uint32_t hooks_graph_kernels (void *exec, uintptr_t stream, uint64_t t0, uint64_t t1, int pending,
+                              uint64_t corr, uint64_t *first, uint64_t **node_ids);
+/* Direction, destination, source and size of a CUDA_MEMCPY2D (IS3D 0) or
+ * CUDA_MEMCPY3D copy, as hook mode records it. */
+void hooks_copy_desc (const void *desc, int is3d, int *dir, uintptr_t *dst, uintptr_t *src,
+                      uint64_t *bytes);
