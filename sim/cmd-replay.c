@@ -5,6 +5,7 @@
 
 #include "cmds.h"
 #include "config.h"
+#include "fileio.h"
 #include "replay.h"
 #include "units.h"
 
@@ -17,7 +18,7 @@ write_out (const char *path, const char *text, GError **error)
       fputs (text, stdout);
       return fflush (stdout) == 0;
     }
-  return g_file_set_contents (path, text, -1, error);
+  return fileio_write_atomic (path, text, -1, error);
 }
 
 int
@@ -79,6 +80,14 @@ cmd_replay (int argc, char **argv)
       return 2;
     }
 
+  /* Outputs that cannot be written fail now, not after a long replay. */
+  if ((out && !fileio_check_writable (out, "report", &error))
+      || (series && !fileio_check_writable (series, "--series", &error))
+      || (timeline && !fileio_check_writable (timeline, "--timeline", &error)))
+    {
+      cmd_error ("%s", error->message);
+      return 1;
+    }
   const char *trace_path = argv[1];
   g_autoptr (VsTraceReader) reader = trace_open (trace_path, &error);
   if (reader == NULL)

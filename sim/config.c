@@ -1171,8 +1171,27 @@ config_load (const char *name_or_path, const char *const *sets, GError **error)
         cJSON_Delete (root);
         return NULL;
       }
-  VsConfig *c = config_compile (root, origin, error);
+  GError *err = NULL;
+  VsConfig *c = config_compile (root, origin, &err);
   cJSON_Delete (root);
+  if (c == NULL)
+    {
+      /* A value that parsed but is impossible (--set memory.bandwidth=0)
+       * is found here: say which --set put it there. */
+      for (gsize i = 0; sets != NULL && sets[i] != NULL; i++)
+        {
+          const char *eq = strchr (sets[i], '=');
+          g_autofree char *key = g_strndup (sets[i], eq ? (gsize) (eq - sets[i]) : strlen (sets[i]));
+          g_autofree char *needle = g_strdup_printf (": %s", key);
+          if (strstr (err->message, needle) != NULL)
+            {
+              g_autofree char *old = err->message;
+              err->message = g_strdup_printf ("%s (set by --set %s)", old, sets[i]);
+              break;
+            }
+        }
+      g_propagate_error (error, err);
+    }
   return c;
 }
 

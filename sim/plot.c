@@ -18,6 +18,7 @@
 #include <glib/gstdio.h>
 #include <cjson/cJSON.h>
 
+#include "fileio.h"
 #include "sweep.h"
 #include "units.h"
 
@@ -1080,7 +1081,7 @@ plot_run (const VsPlotOptions *o, GError **error)
           g_autofree char *stem = g_strdup_printf ("data%s", suffix);
           data_paths[i] = g_build_filename (tmpdir, stem, NULL);
         }
-      if (!g_file_set_contents (data_paths[i], p.data->pdata[i], -1, error))
+      if (!fileio_write_atomic (data_paths[i], p.data->pdata[i], -1, error))
         goto out_fail;
     }
 
@@ -1088,7 +1089,7 @@ plot_run (const VsPlotOptions *o, GError **error)
     {
       g_autofree char *script = build_script (o, &p, terminal, o->output, data_paths, template_text, tname);
       g_autofree char *gp = sibling (o->output, ".gp");
-      ok = g_file_set_contents (gp, script, -1, error);
+      ok = fileio_write_atomic (gp, script, -1, error);
       goto out;
     }
   else
@@ -1107,7 +1108,7 @@ plot_run (const VsPlotOptions *o, GError **error)
       close (fd);
       g_autofree char *script = build_script (o, &p, terminal, tmpl, data_paths, template_text, tname);
       g_autofree char *gp = g_build_filename (tmpdir, "plot.gp", NULL);
-      ok = g_file_set_contents (gp, script, -1, error) && run_gnuplot (gp, error);
+      ok = fileio_write_atomic (gp, script, -1, error) && run_gnuplot (gp, error);
       struct stat st;
       if (ok && (g_stat (tmpl, &st) != 0 || st.st_size == 0))
         {

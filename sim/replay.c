@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "evq.h"
+#include "fileio.h"
 #include "flow.h"
 #include "u64map.h"
 #include "units.h"
@@ -2717,7 +2718,7 @@ series_write (Sim *s, const char *path, double makespan, GError **error)
         }
       g_string_append_c (out, '\n');
     }
-  gboolean ok = g_file_set_contents (path, out->str, out->len, error);
+  gboolean ok = fileio_write_atomic (path, out->str, out->len, error);
   g_string_free (out, TRUE);
   return ok;
 }
@@ -2730,7 +2731,7 @@ timeline_open (Sim *s, const char *path, GError **error)
   if (s->timeline == NULL)
     {
       int e = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", path, g_strerror (e));
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: cannot write: %s", path, g_strerror (e));
       g_clear_pointer (&s->timeline_tmp, g_free);
       return FALSE;
     }

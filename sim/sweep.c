@@ -13,6 +13,7 @@
  *   cancelled, and takes milliseconds), every finished row is written, and
  *   a second signal kills the process the default way. */
 #include "sweep.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <math.h>
@@ -536,7 +537,7 @@ row_key (char **cells, guint n_keys)
 static gboolean
 write_atomically (const char *path, const char *text, gssize len, GError **error)
 {
-  return g_file_set_contents (path, text, len, error);
+  return fileio_write_atomic (path, text, len, error);
 }
 
 /* --------------------------------------------------------------- signals */
