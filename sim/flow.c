@@ -332,18 +332,20 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
           if (share < level)
             level = share, bottleneck = (gint) i;
         }
+      /* Every flow capped below the lowest fair share runs at its cap:
+       * freezing one only raises the others' shares, so all go at once. */
       for (guint j = 0; j < fl->len; j++)
         {
           VsFlow *f = fl->v[j];
           if (!f->frozen && f->cap < level)
-            level = f->cap, capped = f;
+            {
+              freeze (net, f, f->cap);
+              left--;
+              capped = f;
+            }
         }
       if (capped != NULL)
-        {
-          freeze (net, capped, capped->cap);
-          left--;
-          continue;
-        }
+        continue;
       g_assert (bottleneck >= 0);
       Resource *b = RES (net, bottleneck);
       for (guint j = 0; j < b->flows.len; j++)
