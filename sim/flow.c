@@ -461,12 +461,6 @@ flow_net_next_end (VsFlowNet *net)
   return net->next_end;
 }
 
-static gint
-by_order (gconstpointer a, gconstpointer b)
-{
-  const VsFlow *x = *(VsFlow *const *) a, *y = *(VsFlow *const *) b;
-  return x->order < y->order ? -1 : x->order > y->order;
-}
 
 void
 flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
@@ -502,8 +496,15 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
    * (one recompute instead of two when a stream starts its next op). */
   net->pending_now = now;
   net->next_end_dirty = TRUE;
-  if (d->len > 1)
-    qsort (d->v, d->len, sizeof (gpointer), by_order);
+  /* Callbacks in start order (usually one or two flows: insertion sort). */
+  for (guint i = 1; i < d->len; i++)
+    {
+      VsFlow *f = d->v[i];
+      guint j = i;
+      for (; j > 0 && ((VsFlow *) d->v[j - 1])->order > f->order; j--)
+        d->v[j] = d->v[j - 1];
+      d->v[j] = f;
+    }
   /* Callbacks may start and end flows, which reuses net->done: take the
    * list and leave the spare in its place while calling them. */
   PVec list = *d;

@@ -294,6 +294,7 @@ struct Sim {
   struct Part *parts;    /* kernel_run's scratch: 2 per location */
   Live live_ops, live_jobs, live_allocs;
   Op *free_ops;
+  GPtrArray *jobs_spare;
 };
 
 /* ------------------------------------------------------------------ */
@@ -1416,6 +1417,26 @@ op_try_start (Sim *s, Op *op)
 
 /* ---- residency before an op runs ---- */
 
+/* A list for the jobs a call must wait for, recycled (one per alloc event
+ * otherwise); nested use gets a fresh one. */
+static GPtrArray *
+jobs_take (Sim *s)
+{
+  GPtrArray *a = s->jobs_spare;
+  s->jobs_spare = NULL;
+  return a ? a : g_ptr_array_new ();
+}
+
+static void
+jobs_give (Sim *s, GPtrArray *a)
+{
+  g_ptr_array_set_size (a, 0);
+  if (s->jobs_spare == NULL)
+    s->jobs_spare = a;
+  else
+    g_ptr_array_free (a, TRUE);
+}
+
 /* Swap in the op's spilled allocations (5.6). */
 static void
 swap_in (Sim *s, Op *op)
@@ -1425,7 +1446,7 @@ swap_in (Sim *s, Op *op)
       Alloc *a = op->acc[i];
       if (a->kind != VS_MEM_DEVICE || a->loc == LOC_DEVICE || a->fixed || a->freed)
         continue;
-      GPtrArray *jobs = g_ptr_array_new ();
+      GPtrArray *jobs = jobs_take (s);
       guint64 free_b = loc_free (s, LOC_DEVICE);
       gboolean ok = TRUE;
       if (a->charge > free_b)
@@ -1446,7 +1467,7 @@ swap_in (Sim *s, Op *op)
               op_wait_job (op, jobs->pdata[k]);
               job_unref (jobs->pdata[k]);
             }
-          g_ptr_array_free (jobs, TRUE);
+          jobs_give (s, jobs);
           continue;
         }
       int from = a->loc;
@@ -1460,7 +1481,7 @@ swap_in (Sim *s, Op *op)
           job_after (j, jobs->pdata[k]);
           job_unref (jobs->pdata[k]);
         }
-      g_ptr_array_free (jobs, TRUE);
+      jobs_give (s, jobs);
       s->swap_in_bytes += a->bytes;
       /* The copy below stays (clean) until the allocation is written. */
       a->below = from;
@@ -2205,7 +2226,7 @@ thread_issue (Sim *s, Thread *t)
     {
     case VS_OP_ALLOC:
       {
-        GPtrArray *jobs = g_ptr_array_new ();
+        GPtrArray *jobs = jobs_take (s);
         gboolean ok = do_alloc (s, ev, jobs);
         for (guint i = 0; i < jobs->len; i++)
           {
@@ -2213,7 +2234,7 @@ thread_issue (Sim *s, Thread *t)
             thread_block_on (t, &j->c);
             job_unref (j);
           }
-        g_ptr_array_free (jobs, TRUE);
+        jobs_give (s, jobs);
         if (!ok)
           {
             s->last_end = MAX (s->last_end, now);
@@ -2395,7 +2416,6 @@ sim_setup (Sim *s)
   s->live_allocs.next = s->live_allocs.prev = &s->live_allocs;
   s->q = evq_new ();
   s->net = flow_net_new ();
-  flow_net_set_observer (s->net, on_load, s);
   s->b_dev = c->memory.bandwidth * c->memory.efficiency;
   s->b0_dev = s->cap_cfg->memory.bandwidth * s->cap_cfg->memory.efficiency;
   s->tflops_scale = s->cap_cfg->tflops / c->tflops;
@@ -2522,6 +2542,8 @@ sim_teardown (Sim *s)
   g_free (s->loc_peak);
   g_free (s->res_cur_t);
   g_free (s->parts);
+  if (s->jobs_spare)
+    g_ptr_array_free (s->jobs_spare, TRUE);
   if (s->series)
     {
       g_array_free (s->series->sums, TRUE);
@@ -2791,6 +2813,7 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
       s->series->dt = s->series->fixed ? s->opts->series_dt_ns : 1000.0;
       s->series->n_cols = s->n_locs + flow_net_n_resources (s->net);
       s->series->sums = g_array_new (FALSE, TRUE, sizeof (double));
+      flow_net_set_observer (s->net, on_load, s);
     }
   if (s->opts->timeline_path && !timeline_open (s, s->opts->timeline_path, error))
     {
