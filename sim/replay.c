@@ -127,13 +127,15 @@ struct Job {
   double t_start;
 };
 
-typedef struct {
+typedef struct Stream Stream;
+struct Stream {
   guint64 id;
   Op *head, *tail;
   Op *last;              /* last issued op (ref) */
   guint index;           /* for the timeline */
   guint64 cap_end;       /* estimated end of its last op at capture */
-} Stream;
+  Stream *busy_prev, *busy_next;  /* on Sim.busy while ops are queued */
+};
 
 #define OP_INLINE_ACC 6
 /* Managed allocations of more evict units are refused (OOM): the counts
@@ -261,6 +263,7 @@ struct Sim {
   GPtrArray *thread_list;
   VsU64Map streams;      /* stream id + 1 -> Stream* */
   GPtrArray *stream_list;
+  Stream *busy;          /* streams with queued ops: a device sync waits on these */
   GHashTable *events;    /* guint64* -> Op* (last recorded) */
   GQueue ce_queue[2];
   guint ce_busy[2];
@@ -1332,12 +1335,11 @@ op_issue (Sim *s, const VsEvent *ev)
   if (s->cfg->gpu.legacy_default_stream)
     {
       if (st->id == 0)
-        for (guint i = 0; i < s->stream_list->len; i++)
-          {
-            Stream *o = s->stream_list->pdata[i];
+        {
+          for (Stream *o = s->busy; o; o = o->busy_next)
             if (o != st)
               op_depend (op, o->last);
-          }
+        }
       else
         {
           Stream *z = stream_find (s, 0);
@@ -1358,7 +1360,14 @@ op_issue (Sim *s, const VsEvent *ev)
   if (st->tail)
     st->tail->next = op;
   else
-    st->head = op;
+    {
+      st->head = op;
+      st->busy_prev = NULL;
+      st->busy_next = s->busy;
+      if (s->busy)
+        s->busy->busy_prev = st;
+      s->busy = st;
+    }
   st->tail = op;
   op->c.refs++;
   op_unref (st->last);
@@ -2016,7 +2025,12 @@ op_complete (Sim *s, Op *op)
   g_assert (st->head == op);
   st->head = op->next;
   if (st->head == NULL)
-    st->tail = NULL;
+    {
+      st->tail = NULL;
+      if (st->busy_prev) st->busy_prev->busy_next = st->busy_next; else s->busy = st->busy_next;
+      if (st->busy_next) st->busy_next->busy_prev = st->busy_prev;
+      st->busy_prev = st->busy_next = NULL;
+    }
   op->next = NULL;
   completion_fire (s, &op->c);
   if (st->head)
@@ -2271,12 +2285,9 @@ thread_issue (Sim *s, Thread *t)
     case VS_OP_SYNC:
       if (ev->scope == VS_SYNC_DEVICE)
         {
-          for (guint i = 0; i < s->stream_list->len; i++)
-            {
-              Stream *st = s->stream_list->pdata[i];
-              if (st->last)
-                thread_block_on (t, &st->last->c);
-            }
+          /* A stream with nothing queued has finished its last op. */
+          for (Stream *st = s->busy; st; st = st->busy_next)
+            thread_block_on (t, &st->last->c);
         }
       else if (ev->scope == VS_SYNC_STREAM)
         {
