@@ -255,6 +255,7 @@ struct Sim {
   /* capacity */
   guint64 *loc_cap, *loc_used, *loc_peak;
   guint64 dev_nonmanaged;
+  guint64 man_running_bytes;  /* resident bytes of managed allocations running ops use */
   guint64 overflow_peak;
 
   VsU64Map allocs;       /* id -> Alloc* (live) */
@@ -797,6 +798,17 @@ man_resident (const Sim *s, const Alloc *a)
   return man_bytes (s, a, a->resident_groups);
 }
 
+/* Every change of a managed allocation's residency goes through here, to
+ * keep the resident bytes of managed allocations in use by running ops
+ * (fault_in needs them per op; summing them per op cost O(allocations)). */
+static void
+man_set_groups (Sim *s, Alloc *a, guint32 r)
+{
+  if (a->running > 0)
+    s->man_running_bytes += man_bytes (s, a, r) - man_resident (s, a);
+  a->resident_groups = r;
+}
+
 /* Sets A's resident groups to R, with the dirty ones in proportion. */
 static void
 man_shrink (Sim *s, Alloc *a, guint32 r)
@@ -807,7 +819,7 @@ man_shrink (Sim *s, Alloc *a, guint32 r)
     return;
   guint64 freed = man_bytes (s, a, old) - man_bytes (s, a, r);
   a->dirty_groups = (guint32) ((guint64) a->dirty_groups * r / old);
-  a->resident_groups = r;
+  man_set_groups (s, a, r);
   loc_sub (s, LOC_DEVICE, freed);
   if (r == 0)
     lru_remove (s, a);
@@ -1507,15 +1519,6 @@ swap_in (Sim *s, Op *op)
     }
 }
 
-static gboolean
-in_set (Alloc *const *set, guint n, const Alloc *a)
-{
-  for (guint i = 0; i < n; i++)
-    if (set[i] == a)
-      return TRUE;
-  return FALSE;
-}
-
 static guint64
 sat_add (guint64 a, guint64 b)
 {
@@ -1542,10 +1545,13 @@ fault_in (Sim *s, Op *op)
     return;
   /* Device memory the set could use: all but non-managed memory and the
    * managed memory of running ops outside the set. */
-  guint64 held = 0;
-  for (Alloc *a = s->lru_man.head; a; a = a->lru_next)
-    if (a->running > 0 && !in_set (op->acc, op->n_acc, a))
-      held = sat_add (held, man_resident (s, a));
+  guint64 held = s->man_running_bytes;
+  for (guint i = 0; i < op->n_acc; i++)
+    {
+      Alloc *a = op->acc[i];
+      if (a->kind == VS_MEM_MANAGED && a->running > 0)
+        held -= man_resident (s, a);
+    }
   guint64 cap = s->loc_cap[LOC_DEVICE];
   guint64 taken = sat_add (s->dev_nonmanaged, held);
   guint64 avail = cap > taken ? cap - taken : 0;
@@ -1564,7 +1570,7 @@ fault_in (Sim *s, Op *op)
           if (a->kind != VS_MEM_MANAGED || a->freed)
             continue;
           loc_add (s, LOC_DEVICE, a->bytes - man_resident (s, a));
-          a->resident_groups = a->n_groups;
+          man_set_groups (s, a, a->n_groups);
         }
       guint64 batches = (missing_pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
       j = job_new_ (&s->live_jobs, batches * s->cfg->uvm.fault_latency_ns);
@@ -1610,7 +1616,7 @@ fault_in (Sim *s, Op *op)
           if (a->kind == VS_MEM_MANAGED && !a->freed && keep[i] > a->resident_groups)
             {
               loc_add (s, LOC_DEVICE, man_bytes (s, a, keep[i]) - man_resident (s, a));
-              a->resident_groups = keep[i];
+              man_set_groups (s, a, keep[i]);
             }
         }
       g_free (keep);
@@ -1830,7 +1836,7 @@ prefetch_job (Sim *s, Op *op)
             {
               loc_add (s, LOC_DEVICE, man_bytes (s, a, r2) - man_bytes (s, a, r));
               moved = (man_pages (s, a, r2) - man_pages (s, a, r)) * s->cfg->uvm.page;
-              a->resident_groups = r2;
+              man_set_groups (s, a, r2);
               lru_touch (s, a);
             }
           job_after (j, wb);
@@ -1860,6 +1866,8 @@ op_run (Sim *s, Op *op)
   for (guint i = 0; i < op->n_acc; i++)
     {
       Alloc *a = op->acc[i];
+      if (a->kind == VS_MEM_MANAGED && a->running == 0)
+        s->man_running_bytes += man_resident (s, a);
       a->running++;
       lru_touch (s, a);
       if (op->mode[i] & ACC_W)
@@ -1968,7 +1976,11 @@ op_complete (Sim *s, Op *op)
   s->ce_ns += op->ce_ns;
   s->last_end = MAX (s->last_end, end);
   for (guint i = 0; i < op->n_acc; i++)
-    op->acc[i]->running--;
+    {
+      Alloc *a = op->acc[i];
+      if (--a->running == 0 && a->kind == VS_MEM_MANAGED)
+        s->man_running_bytes -= man_resident (s, a);
+    }
   if (op->type == VS_OP_KERNEL)
     {
       const char *name = op->name ? op->name : "(unnamed)";
@@ -2071,7 +2083,7 @@ alloc_release (Sim *s, Alloc *a)
         loc_sub (s, LOC_DEVICE, a->charge);
       else
         loc_sub (s, LOC_DEVICE, man_resident (s, a));
-      a->resident_groups = 0;
+      man_set_groups (s, a, 0);
     }
   else
     {
