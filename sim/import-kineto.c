@@ -28,6 +28,11 @@
 
 #include "import-priv.h"
 #include "trace.h"
+#include "trace-priv.h"
+
+/* 2^63: every double below it converts to an integer a trace holds. */
+#define TRACE_LIMIT_D 9223372036854775808.0
+G_STATIC_ASSERT (VS_TRACE_INT_MAX == (guint64) G_MAXINT64);
 
 /* ---- shared with the nsys importer (import-priv.h) ---- */
 
@@ -57,6 +62,15 @@ import_preset_for_device (const char *name)
     if (strstr (n, map[i].a) && (map[i].b == NULL || strstr (n, map[i].b)))
       return map[i].preset;
   return NULL;
+}
+
+const char *
+import_utf8 (GStringChunk *chunk, const char *s)
+{
+  if (s == NULL || g_utf8_validate (s, -1, NULL))
+    return s;
+  g_autofree char *v = g_utf8_make_valid (s, -1);
+  return g_string_chunk_insert_const (chunk, v);
 }
 
 static gint
@@ -243,15 +257,15 @@ slurp (const char *path, gsize *len, GError **error)
 
 /* Finds each "ts": NUMBER; calls fn on the number's span. */
 static void
-for_each_ts (char *text, gsize len, void (*fn) (char *num, gsize n, gpointer data), gpointer data)
+for_each_ts (const char *text, gsize len, void (*fn) (const char *num, gsize n, gpointer data), gpointer data)
 {
-  char *end = text + len;
+  const char *end = text + len;
   /* A plain scan: ASan's memmem checks the whole rest of the buffer per call. */
-  for (char *p = text; p + 4 <= end; p++)
+  for (const char *p = text; p + 4 <= end; p++)
     {
       if (p[0] != '"' || p[1] != 't' || p[2] != 's' || p[3] != '"' || (p > text && p[-1] == '\\'))
         continue;
-      char *q = p + 4;
+      const char *q = p + 4;
       while (q < end && g_ascii_isspace (*q))
         q++;
       if (q >= end || *q != ':')
@@ -259,7 +273,7 @@ for_each_ts (char *text, gsize len, void (*fn) (char *num, gsize n, gpointer dat
       q++;
       while (q < end && g_ascii_isspace (*q))
         q++;
-      char *n = q;
+      const char *n = q;
       while (q < end && (g_ascii_isdigit (*q) || *q == '.' || *q == '-'))
         q++;
       if (q > n && (q >= end || (*q != 'e' && *q != 'E')))
@@ -267,60 +281,137 @@ for_each_ts (char *text, gsize len, void (*fn) (char *num, gsize n, gpointer dat
     }
 }
 
-typedef struct { gboolean any; gint64 min; } TsMin;
-
-static gint64
-int_part (const char *num, gsize n)
+/* A JSON number without exponent: -?(0|[1-9][0-9]*)(.[0-9]+)? */
+static gboolean
+plain_number (const char *s, gsize n)
 {
-  char buf[32];
-  gsize k = 0;
-  while (k < n && k < sizeof buf - 1 && num[k] != '.')
+  gsize i = s[0] == '-';
+  gsize d = i;
+  while (i < n && g_ascii_isdigit (s[i]))
+    i++;
+  if (i == d || (s[d] == '0' && i > d + 1))
+    return FALSE;
+  if (i == n)
+    return TRUE;
+  if (s[i] != '.' || i + 1 == n)
+    return FALSE;
+  for (i++; i < n; i++)
+    if (!g_ascii_isdigit (s[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* The floor of a plain number (-5.5 -> -6); FALSE when it is outside gint64. */
+static gboolean
+ts_floor (const char *s, gsize n, gint64 *out)
+{
+  gboolean neg = s[0] == '-', frac = FALSE;
+  guint64 v = 0;
+  gsize i = neg;
+  for (; i < n && s[i] != '.'; i++)
+    if (__builtin_mul_overflow (v, 10, &v) || __builtin_add_overflow (v, (guint64) (s[i] - '0'), &v))
+      return FALSE;
+  for (; i < n; i++)
+    frac |= g_ascii_isdigit (s[i]) && s[i] != '0';
+  if (!neg)
     {
-      buf[k] = num[k];
-      k++;
+      if (v > (guint64) G_MAXINT64)
+        return FALSE;
+      *out = (gint64) v;
+      return TRUE;
     }
-  buf[k] = '\0';
-  return g_ascii_strtoll (buf, NULL, 10);
+  if (__builtin_add_overflow (v, (guint64) frac, &v) || v > (guint64) G_MAXINT64 + 1)
+    return FALSE;
+  *out = v == (guint64) G_MAXINT64 + 1 ? G_MININT64 : -(gint64) v;
+  return TRUE;
 }
 
-static void
-ts_min (char *num, gsize n, gpointer data)
-{
-  TsMin *m = data;
-  gint64 v = int_part (num, n);
-  if (!m->any || v < m->min)
-    m->min = v;
-  m->any = TRUE;
-}
+typedef struct { gboolean any; gint64 min; GString *out; const char *copied; } TsRebase;
 
 static void
-ts_rebase (char *num, gsize n, gpointer data)
+ts_min (const char *num, gsize n, gpointer data)
 {
-  TsMin *m = data;
-  if (n >= 32)
+  TsRebase *m = data;
+  gint64 v;
+  if (plain_number (num, n) && ts_floor (num, n, &v) && (!m->any || v < m->min))
+    {
+      m->min = v;
+      m->any = TRUE;
+    }
+}
+
+/* Appends the text up to NUM, then NUM minus the smallest "ts" (exact, in
+ * decimal). A number outside gint64, or whose difference is, becomes
+ * +-1e300: the mapping then reports it as out of range. Anything else that
+ * is not a plain number stays as it is (cJSON judges it). */
+static void
+ts_rebase (const char *num, gsize n, gpointer data)
+{
+  TsRebase *m = data;
+  g_string_append_len (m->out, m->copied, num - m->copied);
+  m->copied = num + n;
+  gint64 fl, v;
+  if (!plain_number (num, n))
+    {
+      g_string_append_len (m->out, num, (gssize) n);
+      return;
+    }
+  if (!ts_floor (num, n, &fl) || __builtin_sub_overflow (fl, m->min, &v))
+    {
+      g_string_append (m->out, num[0] == '-' ? "-1e300" : "1e300");
+      return;
+    }
+  g_string_append_printf (m->out, "%" G_GINT64_FORMAT, v);
+  const char *dot = memchr (num, '.', n);
+  if (dot == NULL)
     return;
-  gint64 v = int_part (num, n) - m->min;
-  const char *frac = memchr (num, '.', n);
-  gsize nf = frac ? n - (gsize) (frac - num) : 0;
-  char buf[64];
-  int k = g_snprintf (buf, sizeof buf, "%" G_GINT64_FORMAT "%.*s", v, (int) nf, frac ? frac : "");
-  if ((gsize) k > n)
+  /* The fraction above the floor: as written for x >= 0; 1 - .F for a
+   * negative x with a fraction F that is not all zeros. */
+  gsize at = m->out->len, nf = n - (gsize) (dot - num);
+  g_string_append_len (m->out, dot, (gssize) nf);
+  if (num[0] != '-' || strspn (dot + 1, "0") >= nf - 1)
     return;
-  memcpy (num, buf, (gsize) k);
-  memset (num + k, ' ', n - (gsize) k);
+  char *f = m->out->str + at + 1;
+  gsize k = nf - 1;
+  for (gsize i = 0; i < k; i++)
+    f[i] = (char) ('9' - (f[i] - '0'));
+  for (gsize i = k; i-- > 0;) /* + 1 ulp: F is not zero, so no carry out */
+    {
+      if (f[i] != '9')
+        {
+          f[i]++;
+          break;
+        }
+      f[i] = '0';
+    }
+}
+
+/* TEXT with every "ts" rewritten relative to the smallest one. */
+static GString *
+rebase_ts (const char *text, gsize len)
+{
+  TsRebase m = { FALSE, 0, g_string_sized_new (len + len / 16 + 64), text };
+  for_each_ts (text, len, ts_min, &m);
+  for_each_ts (text, len, ts_rebase, &m);
+  g_string_append_len (m.out, m.copied, text + len - m.copied);
+  return m.out;
 }
 
 /* ---- mapping ---- */
 
+typedef struct { const cJSON *ev; double ts; guint idx; } Gpu;
+
 typedef struct {
   const char *path;
   GArray *outs;
-  GHashTable *rt;          /* correlation -> cJSON runtime event */
+  GStringChunk *chunk;     /* names made valid UTF-8 */
+  GHashTable *rt;          /* correlation -> Gpu (the runtime event) */
   GHashTable *rt_used;     /* correlation -> 1 when its GPU work was emitted */
   GHashTable *sync_by_corr;/* correlation -> cJSON cuda_sync event */
   GHashTable *record_stream; /* event record correlation -> stream + 1 */
   guint32 main_tid;
   double t0;               /* µs, rebased */
+  guint t0_idx;            /* the event at t0 */
 } Kin;
 
 static double
@@ -337,33 +428,17 @@ str (const cJSON *o, const char *key)
   return cJSON_IsString (v) ? v->valuestring : NULL;
 }
 
-static guint64
-to_ns (Kin *k, double ts_us)
-{
-  double d = (ts_us - k->t0) * 1000.0;
-  return d > 0 ? (guint64) llround (d) : 0;
-}
-
-static guint64
-dur_ns (double us)
-{
-  return us > 0 ? (guint64) llround (us * 1000.0) : 0;
-}
-
-static guint32
-tid_of (const cJSON *ev)
-{
-  const cJSON *t = cJSON_GetObjectItemCaseSensitive (ev, "tid");
-  if (cJSON_IsNumber (t))
-    return (guint32) (gint64) t->valuedouble; /* negative tids wrap, as pthread ids printed signed */
-  return 0;
-}
-
+/* D as an integer, saturated: no undefined conversion of huge values. */
 static gint64
-corr_of (const cJSON *ev)
+i64 (double d)
 {
-  const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
-  return (gint64) num (args, "correlation", -1);
+  if (d != d)
+    return 0;
+  if (!(d > -TRACE_LIMIT_D))
+    return G_MININT64;
+  if (!(d < TRACE_LIMIT_D))
+    return G_MAXINT64;
+  return (gint64) d;
 }
 
 static gboolean G_GNUC_PRINTF (4, 5)
@@ -377,6 +452,55 @@ bad (const Kin *k, guint idx, GError **error, const char *fmt, ...)
   return FALSE;
 }
 #define BAD(idx, ...) bad (k, (idx), error, __VA_ARGS__)
+
+/* Event IDX's "ts" (µs, rebased) as ns since t0, at most VS_TRACE_INT_MAX. */
+static gboolean
+ts_ns (Kin *k, guint idx, double ts_us, guint64 *out, GError **error)
+{
+  double d = (ts_us - k->t0) * 1000.0;
+  if (!(d < TRACE_LIMIT_D))
+    return BAD (idx, "'ts' is %g us after the earliest event (traceEvents[%u]): out of range (a trace's times end at "
+                "%" G_GUINT64_FORMAT " ns, about 292 years)", (ts_us - k->t0), k->t0_idx, VS_TRACE_INT_MAX);
+  *out = d > 0 ? (guint64) llround (d) : 0;
+  return TRUE;
+}
+
+/* A duration FIELD of event IDX (µs; negative: 0) in ns, at most VS_TRACE_INT_MAX. */
+static gboolean
+dur_ns (Kin *k, guint idx, const char *field, double us, guint64 *out, GError **error)
+{
+  double d = us * 1000.0;
+  if (!(d < TRACE_LIMIT_D))
+    return BAD (idx, "'%s' %g us is out of range (at most %" G_GUINT64_FORMAT " ns)", field, us, VS_TRACE_INT_MAX);
+  *out = d > 0 ? (guint64) llround (d) : 0;
+  return TRUE;
+}
+
+/* A size or id FIELD of event IDX (>= 0), at most VS_TRACE_INT_MAX. */
+static gboolean
+int_field (Kin *k, guint idx, const char *field, double v, guint64 *out, GError **error)
+{
+  if (!(v < TRACE_LIMIT_D))
+    return BAD (idx, "'%s' %g is out of range (at most %" G_GUINT64_FORMAT ")", field, v, VS_TRACE_INT_MAX);
+  *out = v > 0 ? (guint64) v : 0;
+  return TRUE;
+}
+
+static guint32
+tid_of (const cJSON *ev)
+{
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive (ev, "tid");
+  if (cJSON_IsNumber (t))
+    return (guint32) (guint64) i64 (t->valuedouble); /* negative tids wrap, as pthread ids printed signed */
+  return 0;
+}
+
+static gint64
+corr_of (const cJSON *ev)
+{
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+  return i64 (num (args, "correlation", -1));
+}
 
 static gboolean
 need (Kin *k, const cJSON *ev, guint idx, const char *what, const char *field, double *out, GError **error)
@@ -394,39 +518,43 @@ need (Kin *k, const cJSON *ev, guint idx, const char *what, const char *field, d
   return TRUE;
 }
 
-/* The host side of GPU work: its runtime call, or the GPU start itself. */
-static void
-host_side (Kin *k, const cJSON *gpu, double gpu_ts, guint64 *t, guint32 *tid, guint64 *host_ns, const char **call)
+/* The host side of GPU work G: its runtime call, or the GPU start itself. */
+static gboolean
+host_side (Kin *k, const Gpu *g, guint64 *t, guint32 *tid, guint64 *host_ns, const char **call, GError **error)
 {
-  gint64 c = corr_of (gpu);
-  const cJSON *rt = c >= 0 ? g_hash_table_lookup (k->rt, &c) : NULL;
+  gint64 c = corr_of (g->ev);
+  const Gpu *rt = c >= 0 ? g_hash_table_lookup (k->rt, &c) : NULL;
   *call = NULL;
+  *host_ns = 0;
   if (rt == NULL)
     {
-      *t = to_ns (k, gpu_ts);
       *tid = k->main_tid;
-      *host_ns = 0;
-      return;
+      return ts_ns (k, g->idx, g->ts, t, error);
     }
-  *t = to_ns (k, num (rt, "ts", gpu_ts));
-  *tid = tid_of (rt);
-  *call = str (rt, "name");
+  *tid = tid_of (rt->ev);
+  *call = str (rt->ev, "name");
+  if (!ts_ns (k, rt->idx, rt->ts, t, error))
+    return FALSE;
   /* Graph launches start many kernels: the call's cost goes to the first. */
-  *host_ns = g_hash_table_contains (k->rt_used, &c) ? 0 : dur_ns (num (rt, "dur", 0));
+  if (g_hash_table_contains (k->rt_used, &c))
+    return TRUE;
   g_hash_table_add (k->rt_used, g_memdup2 (&c, sizeof c));
+  return dur_ns (k, rt->idx, "dur", num (rt->ev, "dur", 0), host_ns, error);
 }
 
-static guint64
-stream_of (const cJSON *gpu)
+/* args.stream, else the tid. */
+static gboolean
+stream_of (Kin *k, const Gpu *g, guint64 *out, GError **error)
 {
-  const cJSON *args = cJSON_GetObjectItemCaseSensitive (gpu, "args");
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (g->ev, "args");
   double s = num (args, "stream", -1);
   if (s < 0)
-    s = (double) tid_of (gpu);
-  return (guint64) s;
+    {
+      *out = tid_of (g->ev);
+      return TRUE;
+    }
+  return int_field (k, g->idx, "args.stream", s, out, error);
 }
-
-typedef struct { const cJSON *ev; double ts; guint idx; } Gpu;
 
 static gint
 gpu_cmp (gconstpointer a, gconstpointer b)
@@ -447,13 +575,17 @@ map_gpu (Kin *k, const Gpu *g, GError **error)
     return FALSE;
   if (name == NULL)
     return BAD (g->idx, "%s event without a name", cat);
-  guint64 t, host_ns;
+  guint64 t = 0, host_ns = 0;
   guint32 tid;
   const char *call;
   if (strcmp (cat, "kernel") != 0 && !need (k, ev, g->idx, cat, "bytes", &bytes, error))
     return FALSE;
   if (bytes < 0)
     return BAD (g->idx, "%s event with negative bytes", cat);
+  guint64 nbytes = 0, stream = 0, dur_out = 0;
+  if (!int_field (k, g->idx, "args.bytes", bytes, &nbytes, error) || !stream_of (k, g, &stream, error)
+      || !dur_ns (k, g->idx, "dur", dur, &dur_out, error))
+    return FALSE;
   int dir = -1;
   if (strcmp (cat, "gpu_memcpy") == 0)
     {
@@ -468,26 +600,27 @@ map_gpu (Kin *k, const Gpu *g, GError **error)
       else
         return TRUE; /* HtoH, array copies: not modeled (docs/importers.md) */
     }
-  host_side (k, ev, g->ts, &t, &tid, &host_ns, &call);
+  if (!host_side (k, g, &t, &tid, &host_ns, &call, error))
+    return FALSE;
   gboolean async = call == NULL || strstr (call, "Async") != NULL;
   ImportOut *o;
   if (strcmp (cat, "kernel") == 0)
     {
       o = import_push (k->outs, t, tid, VS_OP_KERNEL);
-      o->ev.name = name;
+      o->ev.name = import_utf8 (k->chunk, name);
     }
   else if (strcmp (cat, "gpu_memset") == 0)
     {
       o = import_push (k->outs, t, tid, VS_OP_MEMSET);
       o->ev.dst = IMPORT_UNTRACKED_ID;
-      o->ev.bytes = (guint64) bytes;
+      o->ev.bytes = nbytes;
       o->ev.async = async;
     }
   else
     {
       o = import_push (k->outs, t, tid, VS_OP_COPY);
       o->ev.dir = (guint8) dir;
-      o->ev.bytes = (guint64) bytes;
+      o->ev.bytes = nbytes;
       o->ev.async = async;
       /* Device sides are untracked device memory; the host side is pageable
        * (id 0) or a pinned staging buffer (import_write). */
@@ -500,24 +633,45 @@ map_gpu (Kin *k, const Gpu *g, GError **error)
         o->ev.src = o->ev.dst = IMPORT_UNTRACKED_ID;
     }
   o->ev.host_ns = host_ns;
-  o->ev.stream = stream_of (ev);
-  o->ev.dur = dur_ns (dur);
+  o->ev.stream = stream;
+  o->ev.dur = dur_out;
+  return TRUE;
+}
+
+/* A stream number of the cuda_sync event SYNC (index IDX): -1 when absent. */
+static gboolean
+sync_stream (Kin *k, const Gpu *sync, const char *field, gint64 *out, GError **error)
+{
+  const cJSON *args = sync ? cJSON_GetObjectItemCaseSensitive (sync->ev, "args") : NULL;
+  double s = num (args, field, -1);
+  guint64 v = 0;
+  *out = -1;
+  if (s < 0)
+    return TRUE;
+  if (!int_field (k, sync->idx, field, s, &v, error))
+    return FALSE;
+  *out = (gint64) v;
   return TRUE;
 }
 
 /* Runtime calls with no GPU work of their own: syncs, event record/wait. */
-static void
-map_runtime (Kin *k, const cJSON *rt)
+static gboolean
+map_runtime (Kin *k, const Gpu *g, GError **error)
 {
+  const cJSON *rt = g->ev;
   const char *name = str (rt, "name");
   if (name == NULL)
-    return;
+    return TRUE;
   gint64 c = corr_of (rt);
   if (g_hash_table_contains (k->rt_used, &c))
-    return;
-  const cJSON *sync = c >= 0 ? g_hash_table_lookup (k->sync_by_corr, &c) : NULL;
-  const cJSON *sargs = sync ? cJSON_GetObjectItemCaseSensitive (sync, "args") : NULL;
-  guint64 t = to_ns (k, num (rt, "ts", 0)), host_ns = dur_ns (num (rt, "dur", 0));
+    return TRUE;
+  const Gpu *sync = c >= 0 ? g_hash_table_lookup (k->sync_by_corr, &c) : NULL;
+  const cJSON *sargs = sync ? cJSON_GetObjectItemCaseSensitive (sync->ev, "args") : NULL;
+  guint64 t = 0, host_ns = 0;
+  gint64 s = -1, ws = -1;
+  if (!ts_ns (k, g->idx, g->ts, &t, error) || !dur_ns (k, g->idx, "dur", num (rt, "dur", 0), &host_ns, error)
+      || !sync_stream (k, sync, "stream", &s, error) || !sync_stream (k, sync, "wait_on_stream", &ws, error))
+    return FALSE;
   guint32 tid = tid_of (rt);
   ImportOut *o = NULL;
   if (g_str_has_prefix (name, "cudaDeviceSynchronize") || g_str_has_prefix (name, "cuCtxSynchronize"))
@@ -528,7 +682,6 @@ map_runtime (Kin *k, const cJSON *rt)
   else if (g_str_has_prefix (name, "cudaStreamSynchronize") || g_str_has_prefix (name, "cuStreamSynchronize"))
     {
       o = import_push (k->outs, t, tid, VS_OP_SYNC);
-      double s = num (sargs, "stream", -1);
       if (s >= 0)
         o->ev.scope = VS_SYNC_STREAM, o->ev.stream = (guint64) s;
       else
@@ -537,8 +690,7 @@ map_runtime (Kin *k, const cJSON *rt)
   else if (g_str_has_prefix (name, "cudaEventSynchronize") || g_str_has_prefix (name, "cuEventSynchronize"))
     {
       o = import_push (k->outs, t, tid, VS_OP_SYNC);
-      gint64 rec = (gint64) num (sargs, "wait_on_cuda_event_record_corr_id", -1);
-      double ws = num (sargs, "wait_on_stream", -1);
+      gint64 rec = i64 (num (sargs, "wait_on_cuda_event_record_corr_id", -1));
       if (rec >= 0 && g_hash_table_contains (k->record_stream, &rec))
         o->ev.scope = VS_SYNC_EVENT, o->ev.event = (guint64) rec;
       else if (ws >= 0)
@@ -548,25 +700,25 @@ map_runtime (Kin *k, const cJSON *rt)
     }
   else if (g_str_has_prefix (name, "cudaEventRecord") || g_str_has_prefix (name, "cuEventRecord"))
     {
-      gpointer s = c >= 0 ? g_hash_table_lookup (k->record_stream, &c) : NULL;
-      if (s == NULL)
-        return;
+      gpointer rs = c >= 0 ? g_hash_table_lookup (k->record_stream, &c) : NULL;
+      if (rs == NULL)
+        return TRUE;
       o = import_push (k->outs, t, tid, VS_OP_EVENT_RECORD);
       o->ev.event = (guint64) c;
-      o->ev.stream = GPOINTER_TO_SIZE (s) - 1;
+      o->ev.stream = GPOINTER_TO_SIZE (rs) - 1;
     }
   else if (g_str_has_prefix (name, "cudaStreamWaitEvent") || g_str_has_prefix (name, "cuStreamWaitEvent"))
     {
-      gint64 rec = (gint64) num (sargs, "wait_on_cuda_event_record_corr_id", -1);
-      double s = num (sargs, "stream", -1);
+      gint64 rec = i64 (num (sargs, "wait_on_cuda_event_record_corr_id", -1));
       if (rec < 0 || s < 0 || !g_hash_table_contains (k->record_stream, &rec))
-        return;
+        return TRUE;
       o = import_push (k->outs, t, tid, VS_OP_STREAM_WAIT);
       o->ev.stream = (guint64) s;
       o->ev.event = (guint64) rec;
     }
   if (o)
     o->ev.host_ns = host_ns;
+  return TRUE;
 }
 
 static gboolean
@@ -587,8 +739,8 @@ mark_name (GStringChunk *chunk, const char *name)
 {
   const char *hash = strrchr (name, '#');
   if (hash && hash > name && hash[1] && strspn (hash + 1, "0123456789") == strlen (hash + 1))
-    return g_string_chunk_insert_len (chunk, name, hash - name);
-  return name;
+    return import_utf8 (chunk, g_string_chunk_insert_len (chunk, name, hash - name));
+  return import_utf8 (chunk, name);
 }
 
 gboolean
@@ -598,9 +750,13 @@ import_kineto (const char *path, const char *out_path, GError **error)
   g_autofree char *text = slurp (path, &len, error);
   if (text == NULL)
     return FALSE;
-  TsMin m = { FALSE, 0 };
-  for_each_ts (text, len, ts_min, &m);
-  for_each_ts (text, len, ts_rebase, &m);
+  {
+    /* Line numbers stay: only numbers change. */
+    GString *r = rebase_ts (text, len);
+    g_free (text);
+    len = r->len;
+    text = g_string_free (r, FALSE);
+  }
   cJSON *root = cJSON_ParseWithLength (text, len);
   if (root == NULL)
     {
@@ -625,19 +781,21 @@ import_kineto (const char *path, const char *out_path, GError **error)
   Kin kk = { 0 }, *k = &kk;
   k->path = path;
   k->outs = g_array_new (FALSE, FALSE, sizeof (ImportOut));
-  k->rt = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  k->rt = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   k->rt_used = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  k->sync_by_corr = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  k->sync_by_corr = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   k->record_stream = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   GStringChunk *chunk = g_string_chunk_new (4096);
+  k->chunk = chunk;
   GArray *gpus = g_array_new (FALSE, FALSE, sizeof (Gpu));
   GArray *mems = g_array_new (FALSE, FALSE, sizeof (Gpu));
-  GPtrArray *runtimes = g_ptr_array_new ();
+  GArray *runtimes = g_array_new (FALSE, FALSE, sizeof (Gpu));
   GHashTable *tid_calls = g_hash_table_new (g_direct_hash, g_direct_equal);
   GHashTable *pid_ops = g_hash_table_new (g_direct_hash, g_direct_equal);
   gboolean ok = FALSE;
   gboolean any = FALSE;
   double t0 = 0;
+  guint t0_idx = 0;
 
   /* Pass 1: index what links to what. */
   guint idx = 0;
@@ -662,7 +820,7 @@ import_kineto (const char *path, const char *out_path, GError **error)
       if (gpu || runtime || memory || annot)
         {
           if (!any || ts < t0)
-            t0 = ts;
+            t0 = ts, t0_idx = idx;
           any = TRUE;
         }
       Gpu g = { ev, ts, idx };
@@ -670,14 +828,14 @@ import_kineto (const char *path, const char *out_path, GError **error)
       if (gpu)
         {
           g_array_append_val (gpus, g);
-          gpointer key = GINT_TO_POINTER ((gint) num (ev, "pid", 0) + 1);
+          gpointer key = GSIZE_TO_POINTER ((gsize) i64 (num (ev, "pid", 0)) + 1);
           g_hash_table_insert (pid_ops, key, GSIZE_TO_POINTER (GPOINTER_TO_SIZE (g_hash_table_lookup (pid_ops, key)) + 1));
         }
       else if (runtime)
         {
           if (c >= 0 && !g_hash_table_contains (k->rt, &c))
-            g_hash_table_insert (k->rt, g_memdup2 (&c, sizeof c), (gpointer) ev);
-          g_ptr_array_add (runtimes, (gpointer) ev);
+            g_hash_table_insert (k->rt, g_memdup2 (&c, sizeof c), g_memdup2 (&g, sizeof g));
+          g_array_append_val (runtimes, g);
           gpointer key = GUINT_TO_POINTER (tid_of (ev) + 1);
           g_hash_table_insert (tid_calls, key, GSIZE_TO_POINTER (GPOINTER_TO_SIZE (g_hash_table_lookup (tid_calls, key)) + 1));
         }
@@ -687,14 +845,16 @@ import_kineto (const char *path, const char *out_path, GError **error)
         {
           const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
           if (c >= 0 && !g_hash_table_contains (k->sync_by_corr, &c))
-            g_hash_table_insert (k->sync_by_corr, g_memdup2 (&c, sizeof c), (gpointer) ev);
-          gint64 rec = (gint64) num (args, "wait_on_cuda_event_record_corr_id", -1);
-          double ws = num (args, "wait_on_stream", -1);
+            g_hash_table_insert (k->sync_by_corr, g_memdup2 (&c, sizeof c), g_memdup2 (&g, sizeof g));
+          gint64 rec = i64 (num (args, "wait_on_cuda_event_record_corr_id", -1)), ws;
+          if (!sync_stream (k, &g, "wait_on_stream", &ws, error))
+            goto out;
           if (rec >= 0 && ws >= 0 && !g_hash_table_contains (k->record_stream, &rec))
             g_hash_table_insert (k->record_stream, g_memdup2 (&rec, sizeof rec), GSIZE_TO_POINTER ((gsize) ws + 1));
         }
     }
   k->t0 = t0;
+  k->t0_idx = t0_idx;
 
   /* The busiest host thread takes GPU work with no runtime call. */
   {
@@ -707,7 +867,7 @@ import_kineto (const char *path, const char *out_path, GError **error)
         best = GPOINTER_TO_SIZE (val), k->main_tid = GPOINTER_TO_UINT (key) - 1;
   }
   /* The traced device: the pid most GPU work runs on. */
-  gint dev = -1;
+  gint64 dev = -1;
   {
     GHashTableIter it;
     gpointer key, val;
@@ -715,18 +875,19 @@ import_kineto (const char *path, const char *out_path, GError **error)
     g_hash_table_iter_init (&it, pid_ops);
     while (g_hash_table_iter_next (&it, &key, &val))
       if (GPOINTER_TO_SIZE (val) > best)
-        best = GPOINTER_TO_SIZE (val), dev = GPOINTER_TO_INT (key) - 1;
+        best = GPOINTER_TO_SIZE (val), dev = (gint64) (GPOINTER_TO_SIZE (key) - 1);
   }
   const char *device = NULL;
   const cJSON *props = cJSON_GetObjectItemCaseSensitive (root, "deviceProperties");
   for (const cJSON *p = cJSON_IsArray (props) ? props->child : NULL; p; p = p->next)
-    if (device == NULL || (gint) num (p, "id", -2) == dev)
+    if (device == NULL || i64 (num (p, "id", -2)) == dev)
       {
         if (str (p, "name"))
           device = str (p, "name");
-        if ((gint) num (p, "id", -2) == dev)
+        if (i64 (num (p, "id", -2)) == dev)
           break;
       }
+  device = import_utf8 (chunk, device);
 
   /* Pass 2: GPU work in GPU order, so ops of one call keep theirs. */
   g_array_sort (gpus, gpu_cmp);
@@ -734,7 +895,8 @@ import_kineto (const char *path, const char *out_path, GError **error)
     if (!map_gpu (k, &g_array_index (gpus, Gpu, i), error))
       goto out;
   for (guint i = 0; i < runtimes->len; i++)
-    map_runtime (k, g_ptr_array_index (runtimes, i));
+    if (!map_runtime (k, &g_array_index (runtimes, Gpu, i), error))
+      goto out;
 
   /* Memory events of the traced CUDA device (Device Type 1), in time order. */
   g_array_sort (mems, gpu_cmp);
@@ -746,8 +908,13 @@ import_kineto (const char *path, const char *out_path, GError **error)
       {
         const Gpu *g = &g_array_index (mems, Gpu, i);
         const cJSON *ev = g->ev;
-        guint64 t = to_ns (k, g->ts);
+        guint64 t = 0;
         guint32 tid = tid_of (ev);
+        if (!ts_ns (k, g->idx, g->ts, &t, error))
+          {
+            g_hash_table_unref (live);
+            goto out;
+          }
         if (g_strcmp0 (str (ev, "cat"), "user_annotation") == 0)
           {
             const char *name = str (ev, "name");
@@ -757,26 +924,37 @@ import_kineto (const char *path, const char *out_path, GError **error)
           }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
         double type = num (args, "Device Type", -1), did = num (args, "Device Id", -1);
-        if (type != 1 || (dev >= 0 && (gint) did != dev))
+        if (type != 1 || (dev >= 0 && i64 (did) != dev))
           continue; /* host memory, or another device: dropped */
         double addr, bytes;
+        guint64 nbytes = 0, nbase = 0;
         if (!need (k, ev, g->idx, "[memory]", "Addr", &addr, error)
-            || !need (k, ev, g->idx, "[memory]", "Bytes", &bytes, error))
+            || !need (k, ev, g->idx, "[memory]", "Bytes", &bytes, error)
+            || !int_field (k, g->idx, "args.Bytes", bytes, &nbytes, error))
           {
             g_hash_table_unref (live);
             goto out;
           }
-        gint64 a = (gint64) addr;
+        /* The address as a key: its bits (no conversion of huge values). */
+        gint64 a;
+        G_STATIC_ASSERT (sizeof a == sizeof addr);
+        addr += 0.0; /* -0 -> +0 */
+        memcpy (&a, &addr, sizeof a);
         if (first)
           {
             first = FALSE;
             double total = num (args, "Total Allocated", -1);
             double base = total - bytes;
+            if (total >= 0 && base > 0 && !int_field (k, g->idx, "args.Total Allocated", base, &nbase, error))
+              {
+                g_hash_table_unref (live);
+                goto out;
+              }
             if (total >= 0 && base > 0)
               {
                 ImportOut *o = import_push (k->outs, 0, tid, VS_OP_ALLOC);
                 o->ev.id = IMPORT_PREEXISTING_ID;
-                o->ev.bytes = (guint64) base;
+                o->ev.bytes = nbase;
                 o->ev.kind = VS_MEM_DEVICE;
                 o->ev.tag = "preexisting";
                 o->seq = -1; /* before everything at t 0 */
@@ -792,7 +970,7 @@ import_kineto (const char *path, const char *out_path, GError **error)
               }
             ImportOut *o = import_push (k->outs, t, tid, VS_OP_ALLOC);
             o->ev.id = next_id;
-            o->ev.bytes = (guint64) bytes;
+            o->ev.bytes = nbytes;
             o->ev.kind = VS_MEM_DEVICE;
             g_hash_table_insert (live, g_memdup2 (&a, sizeof a), g_memdup2 (&next_id, sizeof next_id));
             next_id++;
@@ -822,7 +1000,7 @@ out:
   g_string_chunk_free (chunk);
   g_array_unref (gpus);
   g_array_unref (mems);
-  g_ptr_array_unref (runtimes);
+  g_array_unref (runtimes);
   g_hash_table_unref (tid_calls);
   g_hash_table_unref (pid_ops);
   cJSON_Delete (root);

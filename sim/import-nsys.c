@@ -7,9 +7,11 @@
  * CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); CUDA_GPU_MEMORY_USAGE_EVENTS become
  * allocations and frees; NVTX_EVENTS become marks; TARGET_INFO_GPU names
  * the device. Names come from StringIds. Tables that are absent are
- * skipped. Times are integer ns already. */
+ * skipped. Times are integer ns already. Whatever is written reads back:
+ * names are made valid UTF-8, times and durations stay within 0..2^63-1. */
 #include "import.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -30,7 +32,8 @@ import_nsys_detect (const char *path)
 }
 
 typedef struct {
-  guint64 start, end;
+  gint64 start;
+  guint64 dur;
   guint32 tid;
   const char *name;
   gboolean used;
@@ -43,7 +46,8 @@ typedef struct {
   GHashTable *rt;        /* correlationId -> Rt */
   GArray *outs;
   guint32 main_tid;
-  guint64 t0;
+  gint64 t0;               /* >= 0 */
+  gboolean t0_set;
   GError **error;
   GStringChunk *chunk;     /* mark names */
   GHashTable *sync_stream; /* correlationId -> stream + 1 (0: none) */
@@ -74,6 +78,43 @@ has_table (Ns *n, const char *table)
     }
   sqlite3_finalize (st);
   return yes;
+}
+
+static gboolean G_GNUC_PRINTF (4, 5)
+row_bad (Ns *n, const char *table, guint64 i, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (n->error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: %s row %" G_GUINT64_FORMAT ": %s", n->path,
+               table, i + 1, msg);
+  return FALSE;
+}
+
+/* end - start of row I of TABLE, in *DUR: an error when end is before start
+ * or the difference exceeds the trace's limit (2^63 - 1). */
+static gboolean
+row_dur (Ns *n, const char *table, guint64 i, sqlite3_int64 start, sqlite3_int64 end, guint64 *dur)
+{
+  gint64 d;
+  if (end < start)
+    return row_bad (n, table, i, "end before start");
+  if (__builtin_sub_overflow ((gint64) end, (gint64) start, &d))
+    return row_bad (n, table, i, "end - start (%" G_GINT64_FORMAT " - %" G_GINT64_FORMAT ") is out of range",
+                    (gint64) end, (gint64) start);
+  *dur = (guint64) d;
+  return TRUE;
+}
+
+/* A stream id column: must not be negative (a trace's ids are 0..2^63-1). */
+static gboolean
+row_stream (Ns *n, const char *table, guint64 i, sqlite3_int64 s, guint64 *out)
+{
+  if (s < 0)
+    return row_bad (n, table, i, "negative streamId %" G_GINT64_FORMAT, (gint64) s);
+  *out = (guint64) s;
+  return TRUE;
 }
 
 static gboolean
@@ -121,7 +162,8 @@ row_string (Ns *n, sqlite3_stmt *st, guint64 i)
 {
   sqlite3_int64 id = sqlite3_column_int64 (st, 0);
   const char *v = (const char *) sqlite3_column_text (st, 1);
-  g_hash_table_insert (n->strings, g_memdup2 (&id, sizeof id), g_strdup (v ? v : ""));
+  /* Trace readers take valid UTF-8 only: bad bytes become U+FFFD. */
+  g_hash_table_insert (n->strings, g_memdup2 (&id, sizeof id), g_utf8_make_valid (v ? v : "", -1));
   return TRUE;
 }
 
@@ -129,8 +171,15 @@ static gboolean
 row_runtime (Ns *n, sqlite3_stmt *st, guint64 i)
 {
   Rt *r = g_new0 (Rt, 1);
-  r->start = (guint64) sqlite3_column_int64 (st, 0);
-  r->end = (guint64) sqlite3_column_int64 (st, 1);
+  sqlite3_int64 start = sqlite3_column_int64 (st, 0), end = sqlite3_column_int64 (st, 1);
+  r->start = start;
+  /* A call that ends before it starts costs 0 (as before); one longer than
+   * the trace's range is bad input. */
+  if (end > start && !row_dur (n, "CUPTI_ACTIVITY_KIND_RUNTIME", i, start, end, &r->dur))
+    {
+      g_free (r);
+      return FALSE;
+    }
   r->tid = tid_of_global (sqlite3_column_int64 (st, 2));
   sqlite3_int64 c = sqlite3_column_int64 (st, 3);
   r->name = string_of (n, sqlite3_column_int64 (st, 4));
@@ -143,17 +192,18 @@ row_runtime (Ns *n, sqlite3_stmt *st, guint64 i)
   return TRUE;
 }
 
+/* T in ns since t0 (0 before it): at most 2^63 - 1, as t0 >= 0. */
 static guint64
-rel (Ns *n, guint64 t)
+rel (Ns *n, sqlite3_int64 t)
 {
-  return t > n->t0 ? t - n->t0 : 0;
+  return t > n->t0 ? (guint64) (t - n->t0) : 0;
 }
 
 /* Pushes GPU work of correlation C starting at START on the GPU. */
 static ImportOut *
 push_gpu (Ns *n, VsOp op, sqlite3_stmt *st, int col_start, int col_corr, const char **call)
 {
-  guint64 start = (guint64) sqlite3_column_int64 (st, col_start);
+  sqlite3_int64 start = sqlite3_column_int64 (st, col_start);
   sqlite3_int64 c = sqlite3_column_int64 (st, col_corr);
   Rt *r = sqlite3_column_type (st, col_corr) == SQLITE_NULL ? NULL : g_hash_table_lookup (n->rt, &c);
   ImportOut *o;
@@ -164,35 +214,32 @@ push_gpu (Ns *n, VsOp op, sqlite3_stmt *st, int col_start, int col_corr, const c
     {
       o = import_push (n->outs, rel (n, r->start), r->tid, op);
       if (!r->used)
-        o->ev.host_ns = r->end > r->start ? r->end - r->start : 0;
+        o->ev.host_ns = r->dur;
       r->used = TRUE;
       *call = r->name;
     }
   return o;
 }
 
+/* The duration (columns 0, 1) and stream (column 2) of a GPU op row. */
 static gboolean
-check_times (Ns *n, sqlite3_stmt *st, const char *table, guint64 i)
+check_times (Ns *n, sqlite3_stmt *st, const char *table, guint64 i, guint64 *dur, guint64 *stream)
 {
-  if (sqlite3_column_int64 (st, 1) < sqlite3_column_int64 (st, 0))
-    {
-      g_set_error (n->error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: %s row %" G_GUINT64_FORMAT ": end before start",
-                   n->path, table, i + 1);
-      return FALSE;
-    }
-  return TRUE;
+  return row_dur (n, table, i, sqlite3_column_int64 (st, 0), sqlite3_column_int64 (st, 1), dur)
+         && row_stream (n, table, i, sqlite3_column_int64 (st, 2), stream);
 }
 
 /* start, end, streamId, correlationId, name */
 static gboolean
 row_kernel (Ns *n, sqlite3_stmt *st, guint64 i)
 {
-  if (!check_times (n, st, "CUPTI_ACTIVITY_KIND_KERNEL", i))
+  guint64 dur = 0, stream = 0;
+  if (!check_times (n, st, "CUPTI_ACTIVITY_KIND_KERNEL", i, &dur, &stream))
     return FALSE;
   const char *call;
   ImportOut *o = push_gpu (n, VS_OP_KERNEL, st, 0, 3, &call);
-  o->ev.stream = (guint64) sqlite3_column_int64 (st, 2);
-  o->ev.dur = (guint64) (sqlite3_column_int64 (st, 1) - sqlite3_column_int64 (st, 0));
+  o->ev.stream = stream;
+  o->ev.dur = dur;
   const char *name = string_of (n, sqlite3_column_int64 (st, 4));
   o->ev.name = name ? name : "kernel";
   return TRUE;
@@ -202,7 +249,8 @@ row_kernel (Ns *n, sqlite3_stmt *st, guint64 i)
 static gboolean
 row_memcpy (Ns *n, sqlite3_stmt *st, guint64 i)
 {
-  if (!check_times (n, st, "CUPTI_ACTIVITY_KIND_MEMCPY", i))
+  guint64 dur = 0, stream = 0;
+  if (!check_times (n, st, "CUPTI_ACTIVITY_KIND_MEMCPY", i, &dur, &stream))
     return FALSE;
   int kind = sqlite3_column_int (st, 5);
   int dir;
@@ -216,8 +264,8 @@ row_memcpy (Ns *n, sqlite3_stmt *st, guint64 i)
     }
   const char *call;
   ImportOut *o = push_gpu (n, VS_OP_COPY, st, 0, 3, &call);
-  o->ev.stream = (guint64) sqlite3_column_int64 (st, 2);
-  o->ev.dur = (guint64) (sqlite3_column_int64 (st, 1) - sqlite3_column_int64 (st, 0));
+  o->ev.stream = stream;
+  o->ev.dur = dur;
   o->ev.bytes = (guint64) MAX (0, sqlite3_column_int64 (st, 4));
   o->ev.dir = (guint8) dir;
   o->ev.async = call == NULL || strstr (call, "Async") != NULL;
@@ -235,12 +283,13 @@ row_memcpy (Ns *n, sqlite3_stmt *st, guint64 i)
 static gboolean
 row_memset (Ns *n, sqlite3_stmt *st, guint64 i)
 {
-  if (!check_times (n, st, "CUPTI_ACTIVITY_KIND_MEMSET", i))
+  guint64 dur = 0, stream = 0;
+  if (!check_times (n, st, "CUPTI_ACTIVITY_KIND_MEMSET", i, &dur, &stream))
     return FALSE;
   const char *call;
   ImportOut *o = push_gpu (n, VS_OP_MEMSET, st, 0, 3, &call);
-  o->ev.stream = (guint64) sqlite3_column_int64 (st, 2);
-  o->ev.dur = (guint64) (sqlite3_column_int64 (st, 1) - sqlite3_column_int64 (st, 0));
+  o->ev.stream = stream;
+  o->ev.dur = dur;
   o->ev.bytes = (guint64) MAX (0, sqlite3_column_int64 (st, 4));
   o->ev.dst = IMPORT_UNTRACKED_ID;
   o->ev.async = call == NULL || strstr (call, "Async") != NULL;
@@ -272,8 +321,9 @@ row_nvtx (Ns *n, sqlite3_stmt *st, guint64 i)
   const char *name = text ? text : string_of (n, sqlite3_column_int64 (st, 4));
   if (name == NULL)
     return TRUE;
-  ImportOut *o = import_push (n->outs, rel (n, (guint64) start), tid_of_global (sqlite3_column_int64 (st, 5)), VS_OP_MARK);
-  o->ev.name = g_string_chunk_insert_const (n->chunk, name);
+  ImportOut *o = import_push (n->outs, rel (n, start), tid_of_global (sqlite3_column_int64 (st, 5)), VS_OP_MARK);
+  g_autofree char *valid = g_utf8_make_valid (name, -1);
+  o->ev.name = g_string_chunk_insert_const (n->chunk, valid);
   return TRUE;
 }
 
@@ -284,7 +334,7 @@ row_mem (Ns *n, sqlite3_stmt *st, guint64 i)
   sqlite3_int64 addr = sqlite3_column_int64 (st, 1);
   sqlite3_int64 bytes = sqlite3_column_int64 (st, 2);
   int kind = sqlite3_column_int (st, 3), op = sqlite3_column_int (st, 4);
-  guint64 t = rel (n, (guint64) sqlite3_column_int64 (st, 0));
+  guint64 t = rel (n, sqlite3_column_int64 (st, 0));
   if (op == 0 && bytes > 0)
     {
       VsMemKind k = kind == 1 ? VS_MEM_PINNED : kind == 4 ? VS_MEM_MANAGED : VS_MEM_DEVICE;
@@ -320,9 +370,10 @@ row_min (Ns *n, sqlite3_stmt *st, guint64 i)
 {
   if (sqlite3_column_type (st, 0) != SQLITE_NULL)
     {
-      guint64 t = (guint64) MAX (0, sqlite3_column_int64 (st, 0));
-      if (n->t0 == 0 || t < n->t0)
+      gint64 t = MAX (0, sqlite3_column_int64 (st, 0));
+      if (!n->t0_set || t < n->t0)
         n->t0 = t;
+      n->t0_set = TRUE;
     }
   return TRUE;
 }
@@ -354,7 +405,7 @@ row_gpu (Ns *n, sqlite3_stmt *st, guint64 i)
   if (n->device_name == NULL || n->device_matched)
     {
       g_free (n->device_name);
-      n->device_name = g_strdup (name);
+      n->device_name = g_utf8_make_valid (name, -1);
     }
   return TRUE;
 }
@@ -378,7 +429,7 @@ map_syncs (Ns *n)
       if (!device && !stream)
         continue;
       ImportOut *o = import_push (n->outs, rel (n, r->start), r->tid, VS_OP_SYNC);
-      o->ev.host_ns = r->end > r->start ? r->end - r->start : 0;
+      o->ev.host_ns = r->dur;
       if (device)
         o->ev.scope = VS_SYNC_DEVICE;
       else

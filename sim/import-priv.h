@@ -21,6 +21,9 @@ typedef struct {
 
 /* The preset for a device name ("NVIDIA A100-SXM4-80GB" -> "a100-80g"), or NULL. */
 const char *import_preset_for_device (const char *name);
+/* S as valid UTF-8 (the trace readers reject anything else): S itself, or
+ * a copy in CHUNK with each invalid byte replaced by U+FFFD. NULL for NULL. */
+const char *import_utf8 (GStringChunk *chunk, const char *s);
 /* Appends an event with absent optional fields; returns it (valid until the next push). */
 ImportOut *import_push (GArray *outs, guint64 t, guint32 tid, VsOp op);
 /* Sorts by (t, seq). */

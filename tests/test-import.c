@@ -407,6 +407,269 @@ test_nsys (void)
   g_rmdir (dir);
 }
 
+/* ---- whatever an importer writes reads back ---- */
+
+/* Imports IN (Kineto, or nsys when NSYS) to OUT. On success the trace must
+ * read to its end through trace_open/trace_next: returns TRUE and its
+ * events in *EVS (JSON lines, for exact checks). On failure: a GError
+ * naming IN, no OUT; returns FALSE with the message in *MSG. */
+static gboolean
+import_reads_back (const char *in, const char *out, gboolean nsys, GPtrArray **evs, char **msg)
+{
+  g_autoptr (GError) err = NULL;
+  g_unlink (out);
+  gboolean ok = nsys ? import_nsys (in, out, &err) : import_kineto (in, out, &err);
+  *evs = g_ptr_array_new_with_free_func (g_free);
+  if (!ok)
+    {
+      g_assert_nonnull (err);
+      g_assert_nonnull (strstr (err->message, in));
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+      if (msg)
+        *msg = g_strdup (err->message);
+      return FALSE;
+    }
+  g_assert_no_error (err);
+  g_autoptr (VsTraceReader) r = trace_open (out, &err);
+  g_assert_no_error (err);
+  const VsTraceHeader *h = trace_reader_header (r);
+  g_assert_true (h->device == NULL || g_utf8_validate (h->device, -1, NULL));
+  if (h->device && strstr (h->device, "\xEF\xBF\xBD")) /* the tests' bad device names */
+    g_ptr_array_add (*evs, g_strdup_printf ("device %s", h->device));
+  VsEvent ev;
+  while (trace_next (r, &ev, &err))
+    g_ptr_array_add (*evs, trace_event_to_json_line (&ev));
+  g_assert_no_error (err);
+  if (msg)
+    *msg = NULL;
+  return TRUE;
+}
+
+/* Every fuzzer input for the Kineto importer (tests/fuzz/regress/kineto-N). */
+static void
+test_kineto_regress (void)
+{
+  g_autoptr (GDir) d = g_dir_open ("tests/fuzz/regress", 0, NULL);
+  if (d == NULL)
+    {
+      g_test_skip ("tests/fuzz/regress not found (run from the source tree)");
+      return;
+    }
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, "in.json", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  const char *f;
+  guint n = 0;
+  while ((f = g_dir_read_name (d)) != NULL)
+    {
+      if (!g_str_has_prefix (f, "kineto-"))
+        continue;
+      g_autofree char *src = g_build_filename ("tests/fuzz/regress", f, NULL);
+      g_autofree char *bytes = NULL;
+      gsize len = 0;
+      g_assert_true (g_file_get_contents (src, &bytes, &len, NULL));
+      g_assert_true (g_file_set_contents (in, bytes, (gssize) len, NULL));
+      g_autoptr (GPtrArray) evs = NULL;
+      g_autofree char *msg = NULL;
+      gboolean ok = import_reads_back (in, out, FALSE, &evs, &msg);
+      n++;
+      /* The three defects the fuzzer found, exactly. */
+      if (strcmp (f, "kineto-1") == 0)
+        {
+          /* Bytes 0xCD 0xFD are not UTF-8: each becomes U+FFFD. */
+          g_assert_true (ok);
+          g_assert_cmpuint (evs->len, ==, 1);
+          g_assert_cmpstr (g_ptr_array_index (evs, 0), ==, "{\"t\": 0, \"op\": \"mark\", \"name\": \"P4\xEF\xBF\xBD\xEF\xBF\xBD" "1\"}");
+        }
+      else if (strcmp (f, "kineto-2") == 0)
+        {
+          g_assert_true (ok); /* no event maps; the absurd ts no longer overflows */
+          g_assert_cmpuint (evs->len, ==, 0);
+        }
+      else if (strcmp (f, "kineto-3") == 0)
+        {
+          g_assert_false (ok);
+          g_assert_nonnull (strstr (msg, "traceEvents[1]: 'ts'"));
+          g_assert_nonnull (strstr (msg, "out of range"));
+        }
+      g_unlink (out);
+    }
+  g_assert_cmpuint (n, >=, 3);
+  g_unlink (in);
+  g_rmdir (dir);
+}
+
+/* Kineto JSON: one test input, imported; returns the lines or NULL (*MSG). */
+static GPtrArray *
+kineto_lines (const char *json, char **msg)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, "in.json", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_assert_true (g_file_set_contents (in, json, -1, NULL));
+  GPtrArray *evs = NULL;
+  gboolean ok = import_reads_back (in, out, FALSE, &evs, msg);
+  g_unlink (in);
+  g_unlink (out);
+  g_rmdir (dir);
+  if (!ok)
+    {
+      g_ptr_array_unref (evs);
+      return NULL;
+    }
+  return evs;
+}
+
+#define KERNEL(ts, extra) "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": " ts ", \"dur\": 1" extra "}"
+
+static void
+expect_range_error (const char *json, const char *what)
+{
+  g_autofree char *msg = NULL;
+  GPtrArray *evs = kineto_lines (json, &msg);
+  if (evs)
+    g_error ("imported, expected an error containing \"%s\": %s", what, json);
+  if (strstr (msg, what) == NULL)
+    g_error ("message \"%s\" lacks \"%s\"", msg, what);
+}
+
+static void
+test_kineto_ranges (void)
+{
+  g_autofree char *msg = NULL;
+  /* Invalid UTF-8 in a kernel name and the device name: made valid. */
+  GPtrArray *evs = kineto_lines ("{\"deviceProperties\": [{\"id\": 0, \"name\": \"A100\xff\"}], \"traceEvents\": ["
+                                 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\xc3\", \"ts\": 3, \"dur\": 2, \"pid\": 0}]}",
+                                 &msg);
+  g_assert_nonnull (evs);
+  g_assert_cmpuint (evs->len, ==, 2);
+  g_assert_cmpstr (g_ptr_array_index (evs, 0), ==, "device A100\xEF\xBF\xBD");
+  g_ptr_array_remove_index (evs, 0);
+  g_assert_cmpstr (g_ptr_array_index (evs, 0), ==,
+                   "{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\xEF\xBF\xBD\", \"dur\": 2000}");
+  g_ptr_array_unref (evs);
+
+  /* Rebasing is exact: negative times with fractions keep their order
+   * (-5.5 before -5), and a rebased number may be longer than the original
+   * ("5" - "-1000" = "1005"). */
+  evs = kineto_lines ("{\"traceEvents\": [" KERNEL ("-5", "") ", " KERNEL ("-5.5", "") ", " KERNEL ("5", "") ", "
+                      KERNEL ("-1000", "") ", " KERNEL ("-999.999", "") "]}", &msg);
+  g_assert_nonnull (evs);
+  g_assert_cmpuint (evs->len, ==, 5);
+  const char *want[] = { "{\"t\": 0,", "{\"t\": 1,", "{\"t\": 994500,", "{\"t\": 995000,", "{\"t\": 1005000," };
+  for (guint i = 0; i < 5; i++)
+    g_assert_true (g_str_has_prefix (g_ptr_array_index (evs, i), want[i]));
+  g_ptr_array_unref (evs);
+
+  /* The largest times a trace holds import; beyond them, errors. */
+  evs = kineto_lines ("{\"traceEvents\": [" KERNEL ("0", "") ", " KERNEL ("9000000000000000", "") "]}", &msg);
+  g_assert_nonnull (evs);
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (evs, 1), "{\"t\": 9000000000000000000,"));
+  g_ptr_array_unref (evs);
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("0", "") ", " KERNEL ("9300000000000000", "") "]}",
+                      "traceEvents[1]: 'ts' is 9.3e+15 us after the earliest event (traceEvents[0]): out of range");
+  /* Out of gint64 (kineto-2's overflow) and far apart. */
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("15033333333333333333", "") ", " KERNEL ("-4194304", "") "]}",
+                      "traceEvents[0]: 'ts'");
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("9223372036854775807", "") ", " KERNEL ("-9223372036854775808", "") "]}",
+                      "traceEvents[0]: 'ts'");
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("1", "") ", " KERNEL ("-100000000000000000000000000000000000000", "") "]}",
+                      "traceEvents[0]: 'ts'");
+  /* Durations, sizes, streams. */
+  expect_range_error ("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1e16}]}",
+                      "traceEvents[0]: 'dur' 1e+16 us is out of range");
+  expect_range_error ("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset\", \"ts\": 1, \"dur\": 1,"
+                      " \"args\": {\"bytes\": 1e19}}]}", "traceEvents[0]: 'args.bytes' 1e+19 is out of range");
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("1", ", \"args\": {\"stream\": 1e300}") "]}",
+                      "traceEvents[0]: 'args.stream' 1e+300 is out of range");
+  expect_range_error ("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 1,"
+                      " \"dur\": 1e17, \"args\": {\"correlation\": 7}}, " KERNEL ("2", ", \"args\": {\"correlation\": 7}") "]}",
+                      "traceEvents[0]: 'dur' 1e+17 us is out of range");
+  expect_range_error ("{\"traceEvents\": [{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 1, \"args\": {\"Device Type\": 1,"
+                      " \"Device Id\": 0, \"Addr\": 1e300, \"Bytes\": 1e20}}]}",
+                      "traceEvents[0]: 'args.Bytes' 1e+20 is out of range");
+  /* Huge but harmless numbers (tid, pid, correlation, addresses) import. */
+  evs = kineto_lines ("{\"traceEvents\": [" KERNEL ("1", ", \"tid\": 1e300, \"pid\": -1e300, \"args\": {\"correlation\": 1e300}")
+                      ", {\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 2, \"args\": {\"Device Type\": 1, \"Device Id\": -1e300,"
+                      " \"Addr\": 1e300, \"Bytes\": 512}}]}", &msg);
+  g_assert_nonnull (evs);
+  g_assert_cmpuint (evs->len, ==, 2);
+  g_ptr_array_unref (evs);
+}
+
+/* Nsight Systems: a small export made here, with bad strings and times. */
+static void
+nsys_db (const char *path, const char *sql)
+{
+  g_unlink (path);
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  char *err = NULL;
+  const char *schema =
+    "CREATE TABLE StringIds (id INTEGER, value TEXT);"
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT, correlationId INT, nameId INT);"
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT, correlationId INT,"
+    " demangledName INT);"
+    "CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, textId INT, globalTid INT);"
+    "CREATE TABLE TARGET_INFO_GPU (id INT, name TEXT);";
+  if (sqlite3_exec (db, schema, NULL, NULL, &err) != SQLITE_OK || sqlite3_exec (db, sql, NULL, NULL, &err) != SQLITE_OK)
+    g_error ("sqlite: %s", err);
+  sqlite3_close (db);
+}
+
+static void
+test_nsys_ranges (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, "in.sqlite", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_autoptr (GPtrArray) evs = NULL;
+  g_autofree char *msg = NULL;
+
+  /* Invalid UTF-8 from StringIds, NVTX text and the GPU name: made valid. */
+  nsys_db (in, "INSERT INTO StringIds VALUES (1, CAST(X'6BFF' AS TEXT)), (2, 'cudaLaunchKernel');"
+               "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 110, 5, 9, 2);"
+               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (120, 150, 0, 7, 9, 1);"
+               "INSERT INTO NVTX_EVENTS VALUES (105, 106, 34, CAST(X'6DC3' AS TEXT), NULL, 5);"
+               "INSERT INTO TARGET_INFO_GPU VALUES (0, CAST(X'4831303080' AS TEXT));");
+  g_assert_true (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_cmpuint (evs->len, ==, 3);
+  g_assert_cmpstr (g_ptr_array_index (evs, 0), ==, "device H100\xEF\xBF\xBD");
+  g_ptr_array_remove_index (evs, 0);
+  g_assert_cmpstr (g_ptr_array_index (evs, 0), ==,
+                   "{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\xEF\xBF\xBD\", \"stream\": 7, \"dur\": 30, \"tid\": 5, \"host_ns\": 10}");
+  g_assert_cmpstr (g_ptr_array_index (evs, 1), ==, "{\"t\": 5, \"op\": \"mark\", \"name\": \"m\xEF\xBF\xBD\", \"tid\": 5}");
+  g_clear_pointer (&evs, g_ptr_array_unref);
+
+  /* A time before 0 counts as 0; one far after, within 2^63 - 1, imports. */
+  nsys_db (in, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (-9223372036854775808, -9223372036854775800, 0, 1, NULL, NULL),"
+               " (9223372036854775000, 9223372036854775807, 0, 1, NULL, NULL);");
+  g_assert_true (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_cmpuint (evs->len, ==, 2);
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (evs, 0), "{\"t\": 0, \"op\": \"kernel\""));
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (evs, 1), "{\"t\": 9223372036854775000, \"op\": \"kernel\""));
+  g_clear_pointer (&evs, g_ptr_array_unref);
+
+  /* Durations past 2^63 - 1, negative streams: errors naming the row. */
+  nsys_db (in, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (-9223372036854775808, 9223372036854775807, 0, 1, NULL, NULL);");
+  g_assert_false (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_nonnull (strstr (msg, "CUPTI_ACTIVITY_KIND_KERNEL row 1: end - start"));
+  g_clear_pointer (&evs, g_ptr_array_unref);
+  g_clear_pointer (&msg, g_free);
+  nsys_db (in, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (-9223372036854775808, 9223372036854775807, 5, 9, NULL);");
+  g_assert_false (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_nonnull (strstr (msg, "CUPTI_ACTIVITY_KIND_RUNTIME row 1: end - start"));
+  g_clear_pointer (&evs, g_ptr_array_unref);
+  g_clear_pointer (&msg, g_free);
+  nsys_db (in, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 0, -1, NULL, NULL);");
+  g_assert_false (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_nonnull (strstr (msg, "CUPTI_ACTIVITY_KIND_KERNEL row 1: negative streamId -1"));
+  g_clear_pointer (&evs, g_ptr_array_unref);
+
+  g_unlink (in);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -421,6 +684,9 @@ main (int argc, char **argv)
   g_test_add_func ("/import/kineto/trace-diff", test_kineto_diff);
   g_test_add_func ("/import/kineto/events", test_kineto_events);
   g_test_add_func ("/import/kineto/bad", test_kineto_bad);
+  g_test_add_func ("/import/kineto/regress", test_kineto_regress);
+  g_test_add_func ("/import/kineto/ranges", test_kineto_ranges);
   g_test_add_func ("/import/nsys/rtx3090", test_nsys);
+  g_test_add_func ("/import/nsys/ranges", test_nsys_ranges);
   return g_test_run ();
 }
