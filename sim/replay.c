@@ -155,6 +155,7 @@ struct Op {
   Op *next;
   int deps;
   gboolean retry_pending, started, in_ce_queue;
+  gboolean has_managed;  /* some of acc is managed memory (fault_in has work) */
   int ce;                /* copy-engine pool, -1 none */
   int phase;             /* 0 queued, 1 swap-in, 2 fault-in, 3 running */
   int waiting;
@@ -1245,7 +1246,10 @@ acc_take (Sim *s, Op *op)
   memcpy (op->acc, s->acc_a, n * sizeof (Alloc *));
   memcpy (op->mode, s->acc_mode, n);
   for (guint i = 0; i < n; i++)
-    op->acc[i]->refs++;
+    {
+      op->acc[i]->refs++;
+      op->has_managed |= op->acc[i]->kind == VS_MEM_MANAGED;
+    }
 }
 
 static Alloc *
@@ -1529,7 +1533,7 @@ sat_add (guint64 a, guint64 b)
 static void
 fault_in (Sim *s, Op *op)
 {
-  if (s->cfg->unified)
+  if (s->cfg->unified || !op->has_managed)
     return;
   guint64 total = 0, missing = 0, missing_pages = 0;
   for (guint i = 0; i < op->n_acc; i++)
