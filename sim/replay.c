@@ -125,6 +125,7 @@ struct Job {
   guint n_flows, pending;
   struct { double amount, cap; guint path[VS_FLOW_MAX_PATH]; guint n_path; } flows[2];
   double t_start;
+  Job **pool, *next_free;
 };
 
 typedef struct Stream Stream;
@@ -263,6 +264,7 @@ struct Sim {
   Lru lru_dev, lru_man;   /* device allocations; managed ones with resident groups */
   GHashTable *threads;   /* tid -> Thread* */
   GPtrArray *thread_list;
+  Thread *last_thread;   /* the last thread_get: events come in runs */
   VsU64Map streams;      /* stream id + 1 -> Stream* */
   GPtrArray *stream_list;
   Stream *busy;          /* streams with queued ops: a device sync waits on these */
@@ -299,6 +301,7 @@ struct Sim {
   struct Part *parts;    /* kernel_run's scratch: 2 per location */
   Live live_ops, live_jobs, live_allocs;
   Op *free_ops;
+  Job *free_jobs;
   GPtrArray *jobs_spare;
 };
 
@@ -357,7 +360,8 @@ job_unref (Job *j)
     {
       g_assert (j->c.waiters == NULL && j->c.w0.fn == NULL);
       live_unlink (&j->live);
-      g_free (j);
+      j->next_free = *j->pool;   /* recycled, like ops */
+      *j->pool = j;
     }
 }
 
@@ -571,10 +575,18 @@ lru_touch (Sim *s, Alloc *a)
 static void job_start (Sim *s, Job *j);
 
 static Job *
-job_new_ (Live *live, double delay)
+job_new (Sim *s, double delay)
 {
-  Job *j = g_new0 (Job, 1);
-  live_link (live, &j->live);
+  Job *j = s->free_jobs;
+  if (j != NULL)
+    {
+      s->free_jobs = j->next_free;
+      memset (j, 0, sizeof *j);
+    }
+  else
+    j = g_new0 (Job, 1);
+  j->pool = &s->free_jobs;
+  live_link (&s->live_jobs, &j->live);
   j->c.refs = 1;
   j->delay = delay;
   return j;
@@ -757,7 +769,7 @@ spill_victim (Sim *s, Alloc *v)
         {
           guint p[VS_FLOW_MAX_PATH];
           guint n = move_path (s, target, TRUE, p);
-          j = job_new_ (&s->live_jobs, s->cfg->unified ? 0 : s->cfg->link.latency_ns);
+          j = job_new (s, s->cfg->unified ? 0 : s->cfg->link.latency_ns);
           job_add_flow (j, v->bytes, INFINITY, p, n);
           s->swap_out_bytes += v->bytes;
         }
@@ -864,7 +876,7 @@ evict_managed (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, guint64 *
     return NULL;
   s->writeback_bytes += wb;
   guint p[] = { s->r_dev, s->r_d2h };
-  Job *j = job_new_ (&s->live_jobs, 0);
+  Job *j = job_new (s, 0);
   job_add_flow (j, wb, INFINITY, p, s->cfg->unified ? 1 : 2);
   j->c.refs++;
   job_start (s, j);
@@ -995,6 +1007,8 @@ thread_set_cur (Thread *t, const VsEvent *ev)
 static Thread *
 thread_get (Sim *s, guint32 tid)
 {
+  if (s->last_thread && s->last_thread->tid == tid)
+    return s->last_thread;
   Thread *t = g_hash_table_lookup (s->threads, GUINT_TO_POINTER (tid));
   if (t == NULL)
     {
@@ -1004,6 +1018,7 @@ thread_get (Sim *s, guint32 tid)
       g_hash_table_insert (s->threads, GUINT_TO_POINTER (tid), t);
       g_ptr_array_add (s->thread_list, t);
     }
+  s->last_thread = t;
   return t;
 }
 
@@ -1498,7 +1513,7 @@ swap_in (Sim *s, Op *op)
       int from = a->loc;
       guint p[VS_FLOW_MAX_PATH];
       guint n = move_path (s, from, FALSE, p);
-      Job *j = job_new_ (&s->live_jobs, s->cfg->unified ? 0 : s->cfg->link.latency_ns);
+      Job *j = job_new (s, s->cfg->unified ? 0 : s->cfg->link.latency_ns);
       job_add_flow (j, a->bytes, INFINITY, p, n);
       job_after (j, a->moving);
       for (guint k = 0; k < jobs->len; k++)
@@ -1577,7 +1592,7 @@ fault_in (Sim *s, Op *op)
           man_set_groups (s, a, a->n_groups);
         }
       guint64 batches = (missing_pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
-      j = job_new_ (&s->live_jobs, batches * s->cfg->uvm.fault_latency_ns);
+      j = job_new (s, batches * s->cfg->uvm.fault_latency_ns);
       job_add_flow (j, (double) missing_pages * s->cfg->uvm.page, INFINITY, pin, 2);
       s->faults += missing_pages;
       s->fault_bytes += missing_pages * s->cfg->uvm.page;
@@ -1625,7 +1640,7 @@ fault_in (Sim *s, Op *op)
         }
       g_free (keep);
       guint64 batches = (pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
-      j = job_new_ (&s->live_jobs, batches * s->cfg->uvm.fault_latency_ns);
+      j = job_new (s, batches * s->cfg->uvm.fault_latency_ns);
       job_add_flow (j, (double) pages * s->cfg->uvm.page, INFINITY, pin, 2);
       job_add_flow (j, (double) wb_set, INFINITY, pout, 2);
       s->faults += pages;
@@ -1652,11 +1667,17 @@ part_add (Part *parts, guint *n_parts, const guint *path, guint n, double amount
   if (amount <= 0)
     return;
   for (guint i = 0; i < *n_parts; i++)
-    if (parts[i].n == n && memcmp (parts[i].path, path, n * sizeof (guint)) == 0)
-      {
-        parts[i].amount += amount;
-        return;
-      }
+    {
+      guint k = 0;
+      if (parts[i].n == n)
+        while (k < n && parts[i].path[k] == path[k])
+          k++;
+      if (k == n && parts[i].n == n)
+        {
+          parts[i].amount += amount;
+          return;
+        }
+    }
   Part *p = &parts[(*n_parts)++];
   memcpy (p->path, path, n * sizeof (guint));
   p->n = n;
@@ -1755,12 +1776,12 @@ copy_job (Sim *s, Op *op)
   guint n;
   if (s->cfg->unified && (op->dir == VS_DIR_H2D || op->dir == VS_DIR_D2H))
     {
-      Job *j = job_new_ (&s->live_jobs, 0);
+      Job *j = job_new (s, 0);
       p[0] = s->r_dev;
       job_add_flow (j, 2 * bytes, INFINITY, p, 1);
       return j;
     }
-  Job *j = job_new_ (&s->live_jobs, s->cfg->link.latency_ns);
+  Job *j = job_new (s, s->cfg->link.latency_ns);
   int src_loc = op->src ? alloc_loc (s, op->src) : s->loc_host;
   int dst_loc = op->dst ? alloc_loc (s, op->dst) : s->loc_host;
   switch (op->dir)
@@ -1819,7 +1840,7 @@ prefetch_job (Sim *s, Op *op)
   guint64 eu = s->cfg->uvm.evict_unit;
   guint64 limit = op->bytes == 0 ? a->bytes : MIN (op->bytes, a->bytes);
   guint32 ng = (guint32) ((limit + eu - 1) / eu);
-  Job *j = job_new_ (&s->live_jobs, 0);
+  Job *j = job_new (s, 0);
   guint32 r = a->resident_groups;
   guint64 moved = 0;
   if (op->to == VS_TO_DEVICE)
@@ -1904,7 +1925,7 @@ op_run (Sim *s, Op *op)
         guint p[VS_FLOW_MAX_PATH];
         int loc = op->dst ? alloc_loc (s, op->dst) : LOC_DEVICE;
         guint n = write_path (s, loc, p);
-        j = job_new_ (&s->live_jobs, 0);
+        j = job_new (s, 0);
         job_add_flow (j, (double) op->bytes, INFINITY, p, n);
         break;
       }
@@ -2520,6 +2541,12 @@ sim_teardown (Sim *s)
       Op *op = s->free_ops;
       s->free_ops = op->next;
       g_free (op);
+    }
+  while (s->free_jobs)
+    {
+      Job *j = s->free_jobs;
+      s->free_jobs = j->next_free;
+      g_free (j);
     }
   while (s->live_jobs.next != &s->live_jobs)
     {
