@@ -44,7 +44,8 @@ CAP_TFLAGS   = -std=gnu11 $(WARN) -O1 -g -I$(CUDA_HOME)/include -Itests/stub-cud
 CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
                $(CAP_STUB_DIR)/prog-threads $(CAP_STUB_DIR)/prog-crash \
                $(CAP_STUB_DIR)/bench-launch $(CAP_STUB_DIR)/prog-nvtx \
-               $(CAP_STUB_DIR)/prog-more-linked $(CAP_STUB_DIR)/prog-more-dlopen
+               $(CAP_STUB_DIR)/prog-more-linked $(CAP_STUB_DIR)/prog-more-dlopen \
+               $(CAP_STUB_DIR)/prog-graph-linked $(CAP_STUB_DIR)/prog-graph-dlopen
 CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
 
 $(CAP_STUB): tests/stub-cuda/libcuda-stub.c
@@ -68,6 +69,12 @@ $(CAP_STUB_DIR)/prog-more-linked: tests/stub-cuda/prog-more.c $(CAP_STUB)
 
 $(CAP_STUB_DIR)/prog-more-dlopen: tests/stub-cuda/prog-more.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -DVIA_DLOPEN -o $@ $< -lpthread -ldl
+
+$(CAP_STUB_DIR)/prog-graph-linked: tests/stub-cuda/prog-graph.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -ldl
+
+$(CAP_STUB_DIR)/prog-graph-dlopen: tests/stub-cuda/prog-graph.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -DVIA_DLOPEN -o $@ $< -ldl
 
 $(CAP_STUB_DIR)/prog-nvtx: tests/stub-cuda/prog-nvtx.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -lpthread -ldl

@@ -563,6 +563,9 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
   case CB (cuGraphInstantiate_v2):
     hooks_graph_remember (*P (cuGraphInstantiate_v2)->phGraphExec, P (cuGraphInstantiate_v2)->hGraph);
     break;
+  case CB (cuGraphInstantiate):
+    hooks_graph_remember (*P (cuGraphInstantiate)->phGraphExec, P (cuGraphInstantiate)->hGraph);
+    break;
   case CB (cuGraphInstantiateWithParams):
     hooks_graph_remember (*P (cuGraphInstantiateWithParams)->phGraphExec,
                           P (cuGraphInstantiateWithParams)->hGraph);
@@ -609,7 +612,8 @@ static const CUpti_CallbackId cbids[] = {
   CB (cuMemsetD8Async), CB (cuMemsetD16Async), CB (cuMemsetD32Async),
   CB (cuMemPrefetchAsync_v2),
   CB (cuLaunchKernel), CB (cuLaunchKernelEx), CB (cuLaunchCooperativeKernel),
-  CB (cuGraphInstantiateWithFlags), CB (cuGraphInstantiate_v2), CB (cuGraphInstantiateWithParams),
+  CB (cuGraphInstantiateWithFlags), CB (cuGraphInstantiate_v2), CB (cuGraphInstantiate),
+  CB (cuGraphInstantiateWithParams),
   CB (cuGraphExecDestroy), CB (cuGraphLaunch),
   CB (cuCtxSynchronize), CB (cuStreamSynchronize), CB (cuEventSynchronize), CB (cuEventRecord),
   CB (cuStreamWaitEvent),

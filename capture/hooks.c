@@ -28,6 +28,14 @@
 /* The unversioned names are the old entry points the driver still exports. */
 #undef cuGetProcAddress
 #undef cuMemPrefetchAsync
+/* cuda.h maps cuGraphInstantiate to cuGraphInstantiateWithFlags; the
+ * exported cuGraphInstantiate and cuGraphInstantiate_v2 are the older
+ * five-argument calls (declared only for the driver's own build). */
+#undef cuGraphInstantiate
+CUresult cuGraphInstantiate (CUgraphExec *exec, CUgraph graph, CUgraphNode *err, char *log,
+                             size_t log_size);
+CUresult cuGraphInstantiate_v2 (CUgraphExec *exec, CUgraph graph, CUgraphNode *err, char *log,
+                                size_t log_size);
 
 /* ---- real functions ---- */
 
@@ -57,6 +65,7 @@
   X (cuMemFreeAsync, cuMemFreeAsync_ptsz) X (cuLaunchKernel, cuLaunchKernel_ptsz) \
   X (cuLaunchKernelEx, cuLaunchKernelEx_ptsz) X (cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz) \
   X (cuGraphLaunch, cuGraphLaunch_ptsz) X (cuStreamSynchronize, cuStreamSynchronize_ptsz) \
+  X (cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz) \
   X (cuEventRecord, cuEventRecord_ptsz) X (cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz) \
   X (cuStreamWaitEvent, cuStreamWaitEvent_ptsz)
 #define PT_DECL(base, pt) __typeof__ (base) pt;
@@ -80,7 +89,9 @@ PT_LIST (PT_DECL)
   X (cuMemsetD2D8Async) X (cuMemsetD2D16Async) X (cuMemsetD2D32Async) \
   X (cuMemPrefetchAsync_v2) \
   X (cuLaunchKernel) X (cuLaunchKernelEx) X (cuLaunchCooperativeKernel) \
-  X (cuGraphInstantiateWithFlags) X (cuGraphLaunch) X (cuGraphExecDestroy) \
+  X (cuGraphInstantiate) X (cuGraphInstantiate_v2) X (cuGraphInstantiateWithFlags) \
+  X (cuGraphInstantiateWithParams) X (cuGraphInstantiateWithParams_ptsz) \
+  X (cuGraphLaunch) X (cuGraphExecDestroy) \
   X (cuStreamSynchronize) X (cuCtxSynchronize) X (cuEventSynchronize) \
   X (cuEventRecord) X (cuEventRecordWithFlags) X (cuStreamWaitEvent) \
   X (cuCtxDestroy_v2) X (cuDevicePrimaryCtxRelease_v2) X (cuDevicePrimaryCtxReset_v2) \
@@ -1151,6 +1162,10 @@ uint64_t (*hooks_graph_node_id_cb) (void *node);
 static void
 graph_remember (CUgraphExec exec, CUgraph graph)
 {
+  /* An exec the shim saw destroyed is forgotten then; one destroyed out of
+   * its sight (while CUPTI recorded, say) must not lend its kernels to a
+   * new exec at the same address. */
+  hooks_graph_forget (exec);
   size_t n = 0;
   if (!real_cuGraphGetNodes || real_cuGraphGetNodes (graph, NULL, &n) != CUDA_SUCCESS || n == 0)
     return;
@@ -1195,14 +1210,52 @@ graph_remember (CUgraphExec exec, CUgraph graph)
   pthread_mutex_unlock (&g_exec_lock);
 }
 
+/* Every way to instantiate: the kernel nodes are read from the graph once
+ * the driver has made the exec (the exec keeps the graph as it was then).
+ * The call's arguments and result are the program's, untouched. */
+#define INSTANTIATE(call) \
+  do { \
+    CUresult r = call; \
+    if (r == CUDA_SUCCESS && exec && graph) \
+      graph_remember (*exec, graph); \
+    return r; \
+  } while (0)
+
 CUresult
 cuGraphInstantiateWithFlags (CUgraphExec *exec, CUgraph graph, unsigned long long flags)
 {
   PASS (cuGraphInstantiateWithFlags, exec, graph, flags);
-  CUresult r = real_cuGraphInstantiateWithFlags (exec, graph, flags);
-  if (r == CUDA_SUCCESS)
-    graph_remember (*exec, graph);
-  return r;
+  INSTANTIATE (real_cuGraphInstantiateWithFlags (exec, graph, flags));
+}
+
+CUresult
+cuGraphInstantiateWithParams (CUgraphExec *exec, CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS *ip)
+{
+  PASS (cuGraphInstantiateWithParams, exec, graph, ip);
+  INSTANTIATE (real_cuGraphInstantiateWithParams (exec, graph, ip));
+}
+
+CUresult
+cuGraphInstantiateWithParams_ptsz (CUgraphExec *exec, CUgraph graph,
+                                   CUDA_GRAPH_INSTANTIATE_PARAMS *ip)
+{
+  PASS (cuGraphInstantiateWithParams_ptsz, exec, graph, ip);
+  INSTANTIATE (real_cuGraphInstantiateWithParams_ptsz (exec, graph, ip));
+}
+
+CUresult
+cuGraphInstantiate_v2 (CUgraphExec *exec, CUgraph graph, CUgraphNode *err, char *log,
+                       size_t log_size)
+{
+  PASS (cuGraphInstantiate_v2, exec, graph, err, log, log_size);
+  INSTANTIATE (real_cuGraphInstantiate_v2 (exec, graph, err, log, log_size));
+}
+
+CUresult
+cuGraphInstantiate (CUgraphExec *exec, CUgraph graph, CUgraphNode *err, char *log, size_t log_size)
+{
+  PASS (cuGraphInstantiate, exec, graph, err, log, log_size);
+  INSTANTIATE (real_cuGraphInstantiate (exec, graph, err, log, log_size));
 }
 
 void

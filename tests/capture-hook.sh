@@ -1,7 +1,7 @@
 #!/bin/sh
 # capture-hook.sh — vramcap --mode hook against the stub driver
 # (tests/stub-cuda): exact traces from plain and dlopen+cuGetProcAddress
-# programs, threads, fork, signals, exit codes, launcher usage.
+# programs, threads, fork, signals, exit codes, launcher usage, graphs.
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 BUILD=${TEST_BUILD:-build}
 VRAMCAP=$(dirname "$VRAMSIM")/vramcap
@@ -75,7 +75,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..22"
+echo "1..26"
 cd "$T"
 sed 1d expect-basic > expect-basic.events
 
@@ -265,3 +265,47 @@ for p in linked dlopen; do
     && sed 1d "more-$p.norm" | diff - "$T/expect-more" >&2
   ok $? "prog-more-$p: 2D/3D/peer copies, cooperative and Ex launches, per-thread default streams"
 done
+
+# Graphs: two kernel nodes (axpy 3 blocks on ids 1 and 2; pairk 5 blocks on
+# ids 3 and 1 through a struct) and an empty node, instantiated five ways
+# (cuGraphInstantiate v1 and _v2, WithFlags, WithParams, WithParams_ptsz);
+# six launches (e1 twice, e2, e3, e4 on stream 1; e5 on the per-thread
+# default stream 2), each recorded as its two kernels in node order with the
+# graph's 8000 ns split evenly; a node added after instantiation is in no
+# exec; a failing launch and a kernel-less graph record nothing.
+{
+  printf '%s\n' '{"bytes": 1048576, "id": 1, "kind": "device", "op": "alloc", "tid": 0}' \
+    '{"bytes": 1048576, "id": 2, "kind": "device", "op": "alloc", "tid": 0}' \
+    '{"bytes": 4096, "id": 3, "kind": "device", "op": "alloc", "tid": 0}'
+  for st in 1 1 1 1 1 2; do
+    echo '{"dur": 4000, "name": "axpy", "op": "kernel", "reads": [], "stream": '$st', "tid": 0, "touches": [1, 2], "writes": []}'
+    echo '{"dur": 4000, "name": "pairk", "op": "kernel", "reads": [], "stream": '$st', "tid": 0, "touches": [3, 1], "writes": []}'
+  done
+  printf '%s\n' '{"op": "sync", "scope": "stream", "stream": 1, "tid": 0}' \
+    '{"op": "sync", "scope": "stream", "stream": 2, "tid": 0}' \
+    '{"op": "sync", "scope": "stream", "stream": 1, "tid": 0}' \
+    '{"op": "sync", "scope": "device", "tid": 0}' \
+    '{"id": 1, "op": "free", "tid": 0}' '{"id": 2, "op": "free", "tid": 0}' '{"id": 3, "op": "free", "tid": 0}'
+} > "$T/expect-graph"
+for p in linked dlopen; do
+  "$STUB/prog-graph-$p" > "graph-$p.plain" 2>&1
+  "$VRAMCAP" --mode hook -o "graph-$p.vtrace" -- "$STUB/prog-graph-$p" > "graph-$p.out" 2> "graph-$p.err"
+  rc=$?
+  decode "graph-$p.vtrace" "graph-$p.norm" && [ $rc = 0 ] && [ ! -s "graph-$p.err" ] \
+    && cmp -s "graph-$p.plain" "graph-$p.out" \
+    && grep -qx 'prog-graph: instantiate results 0, log "", bad launch 1' "graph-$p.out" \
+    && sed 1d "graph-$p.norm" | diff - "$T/expect-graph" >&2
+  ok $? "prog-graph-$p: every instantiate variant, kernels per launch (names, streams, touches, split time)"
+done
+"$VRAMCAP" -o graphc.vtrace -- "$STUB/prog-graph-dlopen" > graphc.out 2> graphc.err
+rc=$?
+decode graphc.vtrace graphc.norm && [ $rc = 0 ] && cmp -s graph-dlopen.plain graphc.out \
+  && sed 1d graphc.norm | diff - "$T/expect-graph" >&2
+ok $? "prog-graph in the default (cupti) mode without injection: the same trace"
+"$VRAMSIM" replay --format json graph-linked.vtrace > graph.json && python3 - graph.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+k = {x["name"]: (x["count"], x["captured_ns"]) for x in r["kernels"]["top"]}
+assert r["status"] == "ok" and r["events"] == 22 and k == {"axpy": (6, 24000), "pairk": (6, 24000)}, (r["status"], r["events"], k)
+PY
+ok $? "a graph trace replays: 22 events, 6 launches of each kernel, 24000 ns captured each"

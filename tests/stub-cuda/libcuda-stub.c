@@ -4,7 +4,8 @@
  * It implements the subset the capture tests call, with deterministic fake
  * GPU times: every stream has a clock; a kernel advances it by 1000 ns per
  * block in x, a copy by 1 ns per byte, a memset by 1 ns per 2 bytes; an
- * event takes its stream's clock when recorded. Device pointers come from a
+ * event takes its stream's clock when recorded; a graph launch advances it
+ * by the sum of its kernel nodes' times (as they were at instantiation). Device pointers come from a
  * bump allocator (they are never dereferenced); host and managed memory are
  * real malloc'd memory. Built with -Bsymbolic, like the real driver, so its
  * own references (cuGetProcAddress answers) are never interposed. */
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #undef cuMemPrefetchAsync
+#undef cuGraphInstantiate
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static CUdeviceptr next_dev = 0x100000000000ull;
@@ -331,6 +333,199 @@ cuMemMap (CUdeviceptr p, size_t n, size_t off, CUmemGenericAllocationHandle h, u
 
 CUresult cuMemUnmap (CUdeviceptr p, size_t n) { (void) p; (void) n; return CUDA_SUCCESS; }
 
+/* Graphs: kernel and empty nodes, in creation order. A kernel node keeps a
+ * copy of its parameter values (laid out by the function's StubFunc), as the
+ * real driver does; an exec keeps the kernel times of the graph as it was
+ * when instantiated. Dependencies are accepted and ignored. */
+#define STUB_GRAPH_MAX 16
+struct CUgraphNode_st {
+  CUgraphNodeType type;
+  CUDA_KERNEL_NODE_PARAMS kp;
+  unsigned char args[4][32];
+  void *argp[4];
+};
+struct CUgraph_st { size_t n; struct CUgraphNode_st *nodes[STUB_GRAPH_MAX]; };
+struct CUgraphExec_st { size_t n; uint64_t ns[STUB_GRAPH_MAX]; };
+
+CUresult
+cuGraphCreate (CUgraph *g, unsigned int flags)
+{
+  (void) flags;
+  NEED_INIT ();
+  *g = calloc (1, sizeof **g);
+  return *g ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult
+cuGraphDestroy (CUgraph g)
+{
+  if (!g)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < g->n; i++)
+    free (g->nodes[i]);
+  free (g);
+  return CUDA_SUCCESS;
+}
+
+static CUresult
+graph_add (CUgraphNode *ph, CUgraph g, struct CUgraphNode_st *nd)
+{
+  if (!ph || !g || g->n == STUB_GRAPH_MAX) {
+    free (nd);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  g->nodes[g->n++] = nd;
+  *ph = nd;
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddEmptyNode (CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t ndeps)
+{
+  (void) deps; (void) ndeps;
+  struct CUgraphNode_st *nd = calloc (1, sizeof *nd);
+  if (!nd)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  nd->type = CU_GRAPH_NODE_TYPE_EMPTY;
+  return graph_add (ph, g, nd);
+}
+
+CUresult
+cuGraphAddKernelNode_v2 (CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t ndeps,
+                         const CUDA_KERNEL_NODE_PARAMS *p)
+{
+  (void) deps; (void) ndeps;
+  if (!p || !p->func || !p->kernelParams)     /* the stub takes kernelParams only */
+    return CUDA_ERROR_INVALID_VALUE;
+  StubFunc *sf = (StubFunc *) p->func;
+  struct CUgraphNode_st *nd = calloc (1, sizeof *nd);
+  if (!nd)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  nd->type = CU_GRAPH_NODE_TYPE_KERNEL;
+  nd->kp = *p;
+  for (int i = 0; i < sf->n; i++) {
+    memcpy (nd->args[i], p->kernelParams[i], sf->size[i]);
+    nd->argp[i] = nd->args[i];
+  }
+  nd->kp.kernelParams = nd->argp;
+  nd->kp.extra = NULL;
+  return graph_add (ph, g, nd);
+}
+
+CUresult
+cuGraphGetNodes (CUgraph g, CUgraphNode *nodes, size_t *num)
+{
+  if (!g || !num)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!nodes) {
+    *num = g->n;
+    return CUDA_SUCCESS;
+  }
+  size_t k = 0;
+  for (; k < *num && k < g->n; k++)
+    nodes[k] = g->nodes[k];
+  for (size_t i = k; i < *num; i++)
+    nodes[i] = NULL;
+  *num = k;
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphNodeGetType (CUgraphNode nd, CUgraphNodeType *type)
+{
+  if (!nd || !type)
+    return CUDA_ERROR_INVALID_VALUE;
+  *type = nd->type;
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphKernelNodeGetParams_v2 (CUgraphNode nd, CUDA_KERNEL_NODE_PARAMS *p)
+{
+  if (!nd || !p || nd->type != CU_GRAPH_NODE_TYPE_KERNEL)
+    return CUDA_ERROR_INVALID_VALUE;
+  *p = nd->kp;
+  return CUDA_SUCCESS;
+}
+
+static CUresult
+instantiate (CUgraphExec *exec, CUgraph g)
+{
+  if (!exec || !g)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct CUgraphExec_st *e = calloc (1, sizeof *e);
+  if (!e)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  for (size_t i = 0; i < g->n; i++)
+    if (g->nodes[i]->type == CU_GRAPH_NODE_TYPE_KERNEL)
+      e->ns[e->n++] = 1000ull * g->nodes[i]->kp.gridDimX;
+  *exec = e;
+  return CUDA_SUCCESS;
+}
+
+/* The four ways in: the legacy (v1, v2) five-argument calls, the flags and
+ * the params calls (and its per-thread variant). */
+CUresult cuGraphInstantiate (CUgraphExec *exec, CUgraph g, CUgraphNode *err, char *log, size_t n);
+CUresult cuGraphInstantiate_v2 (CUgraphExec *exec, CUgraph g, CUgraphNode *err, char *log, size_t n);
+__typeof__ (cuGraphInstantiateWithParams) cuGraphInstantiateWithParams_ptsz;
+__typeof__ (cuGraphLaunch) cuGraphLaunch_ptsz;
+
+CUresult
+cuGraphInstantiate (CUgraphExec *exec, CUgraph g, CUgraphNode *err, char *log, size_t n)
+{
+  if (err)
+    *err = NULL;
+  if (log && n)
+    log[0] = 0;
+  return instantiate (exec, g);
+}
+
+CUresult
+cuGraphInstantiate_v2 (CUgraphExec *exec, CUgraph g, CUgraphNode *err, char *log, size_t n)
+{
+  return cuGraphInstantiate (exec, g, err, log, n);
+}
+
+CUresult
+cuGraphInstantiateWithFlags (CUgraphExec *exec, CUgraph g, unsigned long long flags)
+{
+  (void) flags;
+  return instantiate (exec, g);
+}
+
+CUresult
+cuGraphInstantiateWithParams (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+  if (!p)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = instantiate (exec, g);
+  p->hErrNode_out = NULL;
+  p->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+  return r;
+}
+
+CUresult
+cuGraphInstantiateWithParams_ptsz (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+  return cuGraphInstantiateWithParams (exec, g, p);
+}
+
+CUresult
+cuGraphLaunch (CUgraphExec e, CUstream s)
+{
+  NEED_INIT ();
+  if (!e)
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t ns = 0;
+  for (size_t i = 0; i < e->n; i++)
+    ns += e->ns[i];
+  advance (s, ns);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch_ptsz (CUgraphExec e, CUstream s) { return cuGraphLaunch (e, s); }
+CUresult cuGraphExecDestroy (CUgraphExec e) { free (e); return CUDA_SUCCESS; }
+
 /* The static CUDA runtime's way in: every entry point by name. */
 static const struct { const char *name; void *fn; } procs[] = {
 #define P(n, f) { n, (void *) f },
@@ -366,6 +561,13 @@ static const struct { const char *name; void *fn; } procs[] = {
   P ("cuMemcpy2DAsync", cuMemcpy2DAsync_v2) P ("cuMemcpy3D", cuMemcpy3D_v2)
   P ("cuMemcpy3DAsync", cuMemcpy3DAsync_v2) P ("cuMemcpyPeer", cuMemcpyPeer)
   P ("cuMemcpyPeerAsync", cuMemcpyPeerAsync)
+  P ("cuGraphCreate", cuGraphCreate) P ("cuGraphDestroy", cuGraphDestroy)
+  P ("cuGraphAddEmptyNode", cuGraphAddEmptyNode) P ("cuGraphAddKernelNode", cuGraphAddKernelNode_v2)
+  P ("cuGraphGetNodes", cuGraphGetNodes) P ("cuGraphNodeGetType", cuGraphNodeGetType)
+  P ("cuGraphKernelNodeGetParams", cuGraphKernelNodeGetParams_v2)
+  P ("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags)
+  P ("cuGraphInstantiateWithParams", cuGraphInstantiateWithParams)
+  P ("cuGraphLaunch", cuGraphLaunch) P ("cuGraphExecDestroy", cuGraphExecDestroy)
 #undef P
 };
 
@@ -378,6 +580,8 @@ static const struct { const char *name; void *fn; } ptds_procs[] = {
   P ("cuMemcpy2D", cuMemcpy2D_v2_ptds) P ("cuMemcpyPeerAsync", cuMemcpyPeerAsync_ptsz)
   P ("cuMemsetD32Async", cuMemsetD32Async_ptsz) P ("cuStreamSynchronize", cuStreamSynchronize_ptsz)
   P ("cuEventRecord", cuEventRecord_ptsz) P ("cuStreamWaitEvent", cuStreamWaitEvent_ptsz)
+  P ("cuGraphLaunch", cuGraphLaunch_ptsz)
+  P ("cuGraphInstantiateWithParams", cuGraphInstantiateWithParams_ptsz)
 #undef P
 };
 
@@ -385,7 +589,16 @@ CUresult
 cuGetProcAddress_v2 (const char *symbol, void **pfn, int ver, cuuint64_t flags,
                      CUdriverProcAddressQueryResult *status)
 {
-  (void) ver;
+  /* "cuGraphInstantiate" names a different function by the version asked
+   * for, as in the real driver: WithFlags from 12.0, the five-argument _v2
+   * from 11.0, the original before. */
+  if (strcmp (symbol, "cuGraphInstantiate") == 0) {
+    *pfn = ver >= 12000 ? (void *) cuGraphInstantiateWithFlags
+         : ver >= 11000 ? (void *) cuGraphInstantiate_v2 : (void *) cuGraphInstantiate;
+    if (status)
+      *status = CU_GET_PROC_ADDRESS_SUCCESS;
+    return CUDA_SUCCESS;
+  }
   if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
     for (size_t i = 0; i < sizeof ptds_procs / sizeof ptds_procs[0]; i++)
       if (strcmp (ptds_procs[i].name, symbol) == 0) {
