@@ -3,6 +3,7 @@
 # builds and tests everything under AddressSanitizer + UBSan.
 
 VERSION    = 0.1.0
+MAKEFLAGS += --no-print-directory
 PREFIX    ?= /usr/local
 CC        ?= cc
 CFLAGS    ?= -O2 -g
