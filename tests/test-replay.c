@@ -209,6 +209,34 @@ test_copy_unified (void)
   cJSON_Delete (r);
 }
 
+/* D2D moves 2 x bytes over device memory after the link latency:
+ * 10 us + 2e9 / 100e9 = 20.01 ms. P2P goes over link_d2h: 10 us + 0.1 s.
+ * A memset writes bytes over device memory, no latency: 10 ms. */
+static void
+test_copy_d2d_p2p_memset (void)
+{
+  const char *allocs =
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":1000000000,\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":2,\"bytes\":1000000000,\"kind\":\"device\"}\n";
+  g_autofree char *d2d = g_strconcat (allocs,
+    "{\"t\":0,\"op\":\"copy\",\"dir\":\"d2d\",\"src\":1,\"dst\":2,\"bytes\":1000000000}\n", NULL);
+  cJSON *r = replay (NULL, d2d);
+  ASSERT_NS (r, "time.predicted_ns", 20010000);
+  ASSERT_NS (r, "resources.device_mem.bytes", 2e9);
+  cJSON_Delete (r);
+  g_autofree char *p2p = g_strconcat (allocs,
+    "{\"t\":0,\"op\":\"copy\",\"dir\":\"p2p\",\"src\":1,\"dst\":2,\"bytes\":1000000000}\n", NULL);
+  r = replay (NULL, p2p);
+  ASSERT_NS (r, "time.predicted_ns", 100010000);
+  ASSERT_NS (r, "resources.link_d2h.bytes", 1e9);
+  cJSON_Delete (r);
+  g_autofree char *ms = g_strconcat (allocs,
+    "{\"t\":0,\"op\":\"memset\",\"dst\":1,\"bytes\":1000000000,\"stream\":3}\n", NULL);
+  r = replay (NULL, ms);
+  ASSERT_NS (r, "time.predicted_ns", 10000000);
+  cJSON_Delete (r);
+}
+
 /* ---- kernels (5.4) ---- */
 
 /* A 1 ms kernel moving 5e7 bytes: m0 = 5e7 / 100 GB/s = 0.5 ms, c0 =
@@ -364,6 +392,16 @@ test_threads_order (void)
   ASSERT_NS (r, "time.predicted_ns", 4000000);
   ASSERT_NS (r, "kernels.top.b.stall_ns", 0);
   ASSERT_NS (r, "host.threads", 2);
+  cJSON_Delete (r);
+}
+
+/* Launch latency delays the start of a GPU op: 5 us + 1 ms. */
+static void
+test_launch_latency (void)
+{
+  const char *sets[] = { "gpu.launch_latency=5us", NULL };
+  cJSON *r = replay (sets, kernel_body);
+  ASSERT_NS (r, "time.predicted_ns", 1005000);
   cJSON_Delete (r);
 }
 
@@ -620,6 +658,45 @@ test_prefetch (void)
   cJSON_Delete (r);
 }
 
+/* Prefetch to host moves the resident pages back (6.7108864 ms over
+ * link_d2h) and the next kernel faults them in again (6.8308864 ms). */
+static void
+test_prefetch_to_host (void)
+{
+  cJSON *r = replay (NULL,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":67108864,\"kind\":\"managed\"}\n"
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"k\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":0,\"op\":\"prefetch\",\"id\":1,\"bytes\":67108864,\"to\":\"host\",\"stream\":1}\n"
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"k\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":0,\"op\":\"sync\",\"scope\":\"device\"}\n");
+  ASSERT_NS (r, "traffic.faults", 2048);
+  ASSERT_NS (r, "traffic.prefetch_bytes", 67108864);
+  ASSERT_NS (r, "resources.link_d2h.bytes", 67108864);
+  ASSERT_NS (r, "time.predicted_ns", 2 * 6831886.4 + 6710886.4);
+  cJSON_Delete (r);
+}
+
+/* A swapped-in allocation keeps its clean copy below: evicted again
+ * without being written, it moves for free. A (512 MiB, written) is
+ * spilled (53.697 ms), read back by a kernel (53.697 ms), then C's
+ * allocation evicts it again: no new swap-out traffic, no wait. */
+static void
+test_spill_clean_copy (void)
+{
+  const char *sets[] = { "memory.capacity=1GiB", "policy.oversubscription=spill", NULL };
+  g_autofree char *body = g_strconcat (spill_body,
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"k\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":0,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"free\",\"id\":4}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":5,\"bytes\":1073741824,\"kind\":\"device\"}\n", NULL);
+  cJSON *r = replay (sets, body);
+  g_assert_cmpstr (status (r), ==, "ok");
+  ASSERT_NS (r, "traffic.swap_out_bytes", 536870912);
+  ASSERT_NS (r, "traffic.swap_in_bytes", 536870912);
+  ASSERT_NS (r, "time.predicted_ns", 59065800 + 53697091 + 1000);
+  cJSON_Delete (r);
+}
+
 /* Tags: peaks per tag follow allocs and frees. */
 static void
 test_tags (void)
@@ -645,6 +722,7 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/copy/shared", test_copy_shared);
   g_test_add_func ("/replay/copy/engine-queue", test_copy_engine_queue);
   g_test_add_func ("/replay/copy/unified", test_copy_unified);
+  g_test_add_func ("/replay/copy/d2d-p2p-memset", test_copy_d2d_p2p_memset);
   g_test_add_func ("/replay/kernel/identity", test_kernel_identity);
   g_test_add_func ("/replay/kernel/slower-memory", test_kernel_slower_memory);
   g_test_add_func ("/replay/kernel/faster-compute", test_kernel_faster_compute);
@@ -653,6 +731,7 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/stream/event-wait", test_stream_event_wait);
   g_test_add_func ("/replay/stream/order", test_stream_order);
   g_test_add_func ("/replay/host/gap", test_host_gap);
+  g_test_add_func ("/replay/stream/launch-latency", test_launch_latency);
   g_test_add_func ("/replay/host/threads-order", test_threads_order);
   g_test_add_func ("/replay/capacity/oom", test_oom);
   g_test_add_func ("/replay/capacity/granularity-reserved", test_granularity_reserved);
@@ -667,6 +746,8 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/uvm/thrash", test_uvm_thrash);
   g_test_add_func ("/replay/uvm/evict-writeback", test_uvm_evict_writeback);
   g_test_add_func ("/replay/uvm/prefetch", test_prefetch);
+  g_test_add_func ("/replay/uvm/prefetch-to-host", test_prefetch_to_host);
+  g_test_add_func ("/replay/capacity/spill-clean-copy", test_spill_clean_copy);
   g_test_add_func ("/replay/tags", test_tags);
   return g_test_run ();
 }
