@@ -5,14 +5,8 @@
  * cost 5 % of all instructions. */
 #include "u64map.h"
 
-static inline gsize
-u64_hash (guint64 k)
-{
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  return (gsize) k;
-}
+#define u64_hash u64map_hash
+
 
 void
 u64map_init (VsU64Map *m)
@@ -31,19 +25,6 @@ u64map_clear (VsU64Map *m)
   m->len = 0;
 }
 
-guint64 *
-u64map_lookup (const VsU64Map *m, guint64 key)
-{
-  if (key == 0)
-    return NULL;
-  for (gsize i = u64_hash (key) & m->mask;; i = (i + 1) & m->mask)
-    {
-      if (m->keys[i] == key)
-        return &m->vals[i];
-      if (m->keys[i] == 0)
-        return NULL;
-    }
-}
 
 static void
 u64map_grow (VsU64Map *m)
