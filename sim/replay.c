@@ -59,7 +59,6 @@ typedef struct {
 
 typedef struct {
   gboolean done;
-  double t_done;
   Waiter w0;            /* most completions have at most one waiter */
   GArray *waiters;      /* the others (Waiter), created on demand */
   int refs;
@@ -124,7 +123,6 @@ struct Job {
   double delay;          /* ns of pure latency before the flows */
   guint n_flows, pending;
   struct { double amount, cap; guint path[VS_FLOW_MAX_PATH]; guint n_path; } flows[2];
-  double t_start;
   Job **pool, *next_free;
 };
 
@@ -133,7 +131,6 @@ struct Stream {
   guint64 id;
   Op *head, *tail;
   Op *last;              /* last issued op (ref) */
-  guint index;           /* for the timeline */
   guint64 cap_end;       /* estimated end of its last op at capture */
   Stream *busy_prev, *busy_next;  /* on Sim.busy while ops are queued */
 };
@@ -155,7 +152,7 @@ struct Op {
   Stream *st;
   Op *next;
   int deps;
-  gboolean retry_pending, started, in_ce_queue;
+  gboolean retry_pending, started;
   gboolean has_managed;  /* some of acc is managed memory (fault_in has work) */
   int ce;                /* copy-engine pool, -1 none */
   int phase;             /* 0 queued, 1 swap-in, 2 fault-in, 3 running */
@@ -334,7 +331,6 @@ static void
 completion_fire (Sim *s, Completion *c)
 {
   c->done = TRUE;
-  c->t_done = s->now;
   Waiter w0 = c->w0;
   GArray *ws = c->waiters;
   c->w0.fn = NULL;
@@ -661,7 +657,6 @@ job_start (Sim *s, Job *j)
 {
   if (j->deps > 0)
     return;
-  j->t_start = s->now;
   if (j->delay > 0)
     evq_push (s->q, s->now + j->delay, EQ_JOB_DELAY, j, 0);
   else
@@ -1166,7 +1161,6 @@ stream_get (Sim *s, guint64 id)
     {
       st = g_new0 (Stream, 1);
       st->id = id;
-      st->index = s->stream_list->len;
       u64map_insert (&s->streams, id + 1, GPOINTER_TO_SIZE (st));
       g_ptr_array_add (s->stream_list, st);
       if (s->timeline)
@@ -1445,7 +1439,6 @@ op_try_start (Sim *s, Op *op)
   op->ready_t = s->now;
   if (op->ce >= 0 && s->ce_busy[op->ce] >= s->cfg->link.copy_engines)
     {
-      op->in_ce_queue = TRUE;
       g_queue_push_tail (&s->ce_queue[op->ce], op);
       return;
     }
@@ -2050,7 +2043,6 @@ op_complete (Sim *s, Op *op)
       Op *next = g_queue_pop_head (&s->ce_queue[op->ce]);
       if (next)
         {
-          next->in_ce_queue = FALSE;
           next->ce_ns += s->now - next->ready_t;
           s->ce_busy[op->ce]++;
           next->phase = 0;
