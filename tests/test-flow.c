@@ -62,9 +62,11 @@ test_two_flows_share (void)
   Done d = { 0 };
   flow_start (net, 0, 1e9, INFINITY, &r, 1, NULL, 1);
   flow_start (net, 0, 1e9, INFINITY, &r, 1, NULL, 2);
+  g_assert_cmpuint (flow_net_n_active (net), ==, 2);
   g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 2e8, 1e-3);
   flow_start (net, 1e8, 0.5e9, INFINITY, &r, 1, NULL, 3);
   run (net, &d);
+  g_assert_cmpuint (flow_net_n_active (net), ==, 0);
   g_assert_cmpuint (d.n, ==, 3);
   for (guint i = 0; i < 3; i++)
     g_assert_cmpfloat_with_epsilon (d.t[i], 2.5e8, 1e-2);
