@@ -821,7 +821,13 @@ stalls_from_report (const char *path, const char *text, GPtrArray *bars, GError 
   Bar *b = g_new0 (Bar, 1);
   const cJSON *cfg = cJSON_GetObjectItemCaseSensitive (rep, "config");
   g_autofree char *stem = base_stem (path);
-  b->label = cJSON_IsString (cfg) ? g_strdup_printf ("%s (%s)", cfg->valuestring, stem) : g_strdup (stem);
+  const cJSON *pol = cJSON_GetObjectItemCaseSensitive (rep, "policy");
+  /* "a100-80g spill (r2)": runs compared side by side often differ only
+   * in their oversubscription policy. */
+  if (cJSON_IsString (cfg) && cJSON_IsString (pol))
+    b->label = g_strdup_printf ("%s %s (%s)", cfg->valuestring, pol->valuestring, stem);
+  else
+    b->label = cJSON_IsString (cfg) ? g_strdup_printf ("%s (%s)", cfg->valuestring, stem) : g_strdup (stem);
   for (guint k = 0; k < N_STALLS; k++)
     {
       const cJSON *v = cJSON_GetObjectItemCaseSensitive (stalls, stall_keys[k]);
