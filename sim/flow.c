@@ -263,19 +263,21 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       r->residual = r->cap;
       r->n_unfrozen = 0;
     }
+  gboolean all_capped = TRUE;
   for (guint j = 0; j < fl->len; j++)
     {
       VsFlow *f = fl->v[j];
       f->remaining = MAX (0.0, f->remaining - f->rate * (now - f->t_upd) * 1e-9);
       f->t_upd = now;
       f->frozen = FALSE;
+      all_capped &= !isinf (f->cap);
       for (guint p = 0; p < f->n_path; p++)
         RES (net, f->path[p])->n_unfrozen++;
     }
   guint left = fl->len;
   /* Common case: every flow is capped and the caps fit everywhere (no
    * contention): each flow runs at its cap. */
-  gboolean caps_fit = left > 1;
+  gboolean caps_fit = left > 1 && all_capped;
   for (guint j = 0; j < fl->len && caps_fit; j++)
     {
       VsFlow *f = fl->v[j];
@@ -300,7 +302,7 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
         }
       left = 0;
     }
-  else
+  else if (left > 1 && all_capped)
     for (guint k = 0; k < net->comp_res.len; k++)
       {
         Resource *r = RES (net, net->comp_res.v[k]);
