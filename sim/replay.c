@@ -87,7 +87,7 @@ live_unlink (Live *n)
   n->next->prev = n->prev;
 }
 
-enum { EQ_ISSUE, EQ_OP_RETRY, EQ_JOB_DELAY };
+enum { EQ_OP_RETRY, EQ_JOB_DELAY };
 
 /* Where an allocation's bytes are: device, one of the tiers, or the host. */
 #define LOC_DEVICE 0
@@ -262,6 +262,8 @@ struct Sim {
   GHashTable *threads;   /* tid -> Thread* */
   GPtrArray *thread_list;
   Thread *last_thread;   /* the last thread_get: events come in runs */
+  Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
+  double issue_t;
   VsU64Map streams;      /* stream id + 1 -> Stream* */
   GPtrArray *stream_list;
   Stream *busy;          /* streams with queued ops: a device sync waits on these */
@@ -1050,7 +1052,11 @@ thread_schedule (Sim *s, Thread *t)
   double at = (double) t->cur.t;
   if (t->has_prev)
     at = t->f_prev + MAX (0.0, (double) t->cur.t - (double) (t->t_prev + t->h_prev));
-  evq_push (s->q, MAX (at, s->now), EQ_ISSUE, t, 0);
+  /* Calls are issued in trace order, so at most one issue is pending: it
+   * waits in a slot of its own rather than in the event queue. */
+  g_assert (s->issue_thread == NULL);
+  s->issue_thread = t;
+  s->issue_t = MAX (at, s->now);
 }
 
 /* A thread that has no more events: close its open mark. */
@@ -2408,25 +2414,28 @@ sim_loop (Sim *s)
     {
       double te = evq_peek_time (s->q);
       double tf = flow_net_next_end (s->net);
-      if (isinf (te) && isinf (tf))
+      double ti = s->issue_thread ? s->issue_t : INFINITY;
+      if (isinf (te) && isinf (tf) && isinf (ti))
         break;
-      if (tf <= te)
+      if (tf <= te && tf <= ti)
         {
           s->now = MAX (s->now, tf);
           flow_net_finish_due (s->net, s->now, on_flow_done, s);
+          continue;
+        }
+      if (ti < te)
+        {
+          Thread *t = s->issue_thread;
+          s->issue_thread = NULL;
+          s->now = MAX (s->now, ti);
+          thread_issue (s, t);
+          progress (s);
           continue;
         }
       evq_pop (s->q, &it);
       s->now = MAX (s->now, it.t);
       switch (it.kind)
         {
-        case EQ_ISSUE:
-          {
-            Thread *t = it.obj;
-            thread_issue (s, t);
-            progress (s);
-            break;
-          }
         case EQ_OP_RETRY:
           {
             Op *op = it.obj;
