@@ -56,6 +56,8 @@ typedef struct {
   double t_last;
   VsResourceStats st;
   PVec flows;           /* active flows whose path includes it */
+  double cap_sum;       /* sum of the caps of its capped flows */
+  guint n_inf;          /* its flows without a cap */
   guint mark;           /* component search stamp */
   /* filling scratch */
   double residual;
@@ -187,6 +189,13 @@ res_advance (VsFlowNet *net, guint i, double now)
   if (net->observer)
     net->observer (net->observer_user, i, r->t_last, now, r->load);
   r->t_last = now;
+}
+
+/* A resource binds no flow when the caps of all its flows fit in it. */
+static inline gboolean
+res_slack (const Resource *r)
+{
+  return r->n_inf == 0 && r->cap_sum <= r->cap * (1 + 1e-9);
 }
 
 double
@@ -422,6 +431,31 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   f->index = net->active.len;
   f->end_t = INFINITY;
   pvec_push (&net->active, f);
+  gboolean slack = TRUE;
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      Resource *r = RES (net, f->path[p]);
+      if (isinf (cap))
+        r->n_inf++;
+      else
+        r->cap_sum += cap;
+      slack &= res_slack (r);
+    }
+  if (slack)
+    {
+      /* No resource on its path binds, even with it: it runs at its cap
+       * and no other flow's rate changes (no recompute). */
+      for (guint p = 0; p < f->n_path; p++)
+        {
+          res_advance (net, f->path[p], now);
+          RES (net, f->path[p])->load += cap;
+        }
+      f->rate = cap;
+      f->end_t = now + amount / cap * 1e9;
+      if (!net->next_end_dirty)
+        net->next_end = MIN (net->next_end, f->end_t);
+      return;
+    }
   for (guint p = 0; p < f->n_path; p++)
     uvec_push (&net->pending, f->path[p]);
   net->pending_now = now;
@@ -437,6 +471,12 @@ detach (VsFlowNet *net, VsFlow *f)
       guint s = f->slot[p];
       VsFlow *moved = r->flows.v[r->flows.len - 1];
       pvec_remove_fast (&r->flows, s);
+      if (isinf (f->cap))
+        r->n_inf--;
+      else
+        r->cap_sum -= f->cap;
+      if (r->flows.len == 0)
+        r->cap_sum = 0, r->load = 0;   /* no drift left behind */
       if (moved != f)
         for (guint q = 0; q < moved->n_path; q++)
           if (moved->path[q] == f->path[p])
@@ -483,14 +523,20 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
   for (guint i = 0; i < d->len; i++)
     {
       VsFlow *f = d->v[i];
-      /* Bring the resources' accounts up to now while f still loads them. */
+      /* Bring the resources' accounts up to now while f still loads them.
+       * Where no resource on its path binds (f included), its end changes
+       * no other flow's rate: nothing to recompute. */
+      gboolean slack = TRUE;
       for (guint p = 0; p < f->n_path; p++)
         {
           res_advance (net, f->path[p], now);
           Resource *r = RES (net, f->path[p]);
           r->load = MAX (0.0, r->load - f->rate);
-          uvec_push (&net->pending, f->path[p]);
+          slack &= res_slack (r);
         }
+      if (!slack)
+        for (guint p = 0; p < f->n_path; p++)
+          uvec_push (&net->pending, f->path[p]);
       detach (net, f);
     }
   /* What the ended flows' resources still carry is rated at the next
