@@ -129,6 +129,39 @@ test_independent (void)
   g_assert_cmpfloat_with_epsilon (st.saturated_ns, 0, 1e-3);
 }
 
+/* Slack and binding: A (cap 4 GB/s, 0.4 GB) and B (cap 4, 0.8 GB) fit in
+ * 10 GB/s and run at their caps. C (cap 4, 0.4 GB) at 0.05 s makes the
+ * caps exceed the resource: 10/3 GB/s each. A has 0.2 GB left: it ends
+ * at 0.05 + 0.06 = 0.11 s. Then B and C fit again at 4 GB/s: B has
+ * 0.4 GB left (ends 0.21 s), C 0.2 GB (ends 0.16 s). */
+static void
+test_slack_then_binding (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint r = flow_net_add_resource (net, "mem", 10e9);
+  Done d = { 0 };
+  flow_start (net, 0, 0.4e9, 4e9, &r, 1, NULL, 1);
+  flow_start (net, 0, 0.8e9, 4e9, &r, 1, NULL, 2);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, r), 8e9, 1);
+  d.now = flow_net_next_end (net);
+  g_assert_cmpfloat_with_epsilon (d.now, 1e8, 1e-3);
+  flow_start (net, 0.5e8, 0.4e9, 4e9, &r, 1, NULL, 3);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, r), 10e9, 1);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 3);
+  g_assert_cmpuint (d.tag[0], ==, 1);
+  g_assert_cmpfloat_with_epsilon (d.t[0], 1.1e8, 1e-2);
+  g_assert_cmpuint (d.tag[1], ==, 3);
+  g_assert_cmpfloat_with_epsilon (d.t[1], 1.6e8, 1e-2);
+  g_assert_cmpuint (d.tag[2], ==, 2);
+  g_assert_cmpfloat_with_epsilon (d.t[2], 2.1e8, 1e-2);
+  VsResourceStats st;
+  flow_net_settle (net, 2.1e8);
+  flow_net_resource_stats (net, r, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 1.6e9, 10);
+  g_assert_cmpfloat_with_epsilon (st.saturated_ns, 0.6e8, 1e-2);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -138,5 +171,6 @@ main (int argc, char **argv)
   g_test_add_func ("/flow/cap", test_cap);
   g_test_add_func ("/flow/paths", test_paths);
   g_test_add_func ("/flow/independent", test_independent);
+  g_test_add_func ("/flow/slack-then-binding", test_slack_then_binding);
   return g_test_run ();
 }
