@@ -428,6 +428,12 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
       pvec_push (&r->flows, f);
       f->n_path++;
     }
+  /* No flow can go faster than the slowest resource on its path: capping
+   * it there changes no max-min rate, and lets resources that carry only
+   * such flows be seen to have slack. */
+  for (guint p = 0; p < f->n_path; p++)
+    cap = MIN (cap, RES (net, f->path[p])->cap);
+  f->cap = cap;
   f->index = net->active.len;
   f->end_t = INFINITY;
   pvec_push (&net->active, f);
