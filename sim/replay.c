@@ -3,8 +3,9 @@
  * Model assumptions, in order of the spec (docs/model.md has the why and
  * the sources):
  *  - Host threads (5.2): each tid is an actor; CPU gaps between calls are
- *    kept from the capture, waiting is re-simulated. A thread first seen
- *    late in a file starts at max(its t, the simulated now).
+ *    kept from the capture, waiting is re-simulated. Calls are issued in
+ *    the trace's order across threads (one event read ahead: memory stays
+ *    bounded by live state), a thread's first call at max(its t, now).
  *  - Streams (5.3): one op at a time per stream, in issue order. An op
  *    starts at the latest of issue + launch latency, the previous op's end,
  *    its dependencies (stream_wait events, the legacy default stream),
@@ -19,12 +20,13 @@
  *    allocation fails, resident managed memory is evicted (as the driver
  *    does for cudaMalloc). The oversubscription policy is a table of
  *    functions (policies[]).
- *  - Managed memory (5.7): residency per evict_unit group; LRU is kept per
- *    allocation (a kernel touches all of an allocation, so group LRU and
- *    allocation LRU agree), groups of the least recently used allocation
- *    go first, lowest index first. A fault-in is: write back dirty evicted
- *    groups, then ceil(pages / fault_batch) x fault_latency, then the
- *    migration flow — one after the other.
+ *  - Managed memory (5.7): residency counted in evict_unit groups per
+ *    allocation; LRU is kept per allocation (a kernel touches all of an
+ *    allocation, so group LRU and allocation LRU agree, and which of its
+ *    groups are resident need not be tracked, only how many; dirty ones
+ *    leave in proportion). A fault-in is: write back dirty evicted groups,
+ *    then ceil(pages / fault_batch) x fault_latency, then the migration
+ *    flow — one after the other.
  */
 #include "replay.h"
 
