@@ -330,6 +330,31 @@ trace_reader_fail (VsTraceReader *r, GError **error, int code, const char *fmt, 
 
 #define FAIL(...) (trace_reader_fail (r, error, VS_TRACE_ERROR_INVALID, __VA_ARGS__), FALSE)
 
+/* How many allocations may be live at once: a reader and a replay hold
+ * about 300 bytes for each (docs/performance.md, "Resource limits"), so
+ * half of physical memory, rather than leaving a huge trace to the
+ * kernel's out-of-memory killer. VRAMSIM_MAX_LIVE overrides it. */
+static gsize
+trace_max_live (void)
+{
+  static gsize max;
+  if (g_once_init_enter (&max))
+    {
+      gsize m = 0;
+      const char *env = g_getenv ("VRAMSIM_MAX_LIVE");
+      if (env != NULL && *env != '\0')
+        m = (gsize) g_ascii_strtoull (env, NULL, 10);
+      if (m == 0)
+        {
+          long pages = sysconf (_SC_PHYS_PAGES), size = sysconf (_SC_PAGESIZE);
+          guint64 mem = pages > 0 && size > 0 ? (guint64) pages * (guint64) size : (guint64) 1 << 34;
+          m = (gsize) MAX ((guint64) 1 << 20, mem / 2 / 300);
+        }
+      g_once_init_leave (&max, m);
+    }
+  return max;
+}
+
 static gboolean
 check_live (VsTraceReader *r, guint64 id, int field, GError **error)
 {
@@ -429,6 +454,10 @@ trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **e
         return FAIL ("field 'id': an allocation id must be positive");
       if (u64map_lookup (&r->live, ev->id) != NULL)
         return FAIL ("field 'id': allocation %" G_GUINT64_FORMAT " is already live", ev->id);
+      if (G_UNLIKELY (r->live.len >= trace_max_live ()))
+        return FAIL ("%" G_GSIZE_FORMAT " allocations live at once: more than this machine's memory "
+                     "can replay (each live allocation costs about 300 bytes; the limit is half of "
+                     "physical memory, VRAMSIM_MAX_LIVE overrides it)", (gsize) r->live.len + 1);
       u64map_insert (&r->live, ev->id, ev->bytes + 1);
       break;
     case VS_OP_FREE:

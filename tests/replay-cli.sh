@@ -13,7 +13,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err"); }
 has () { case "$1" in *"$2"*) return 0;; esac; return 1; }
 
-echo "1..24"
+echo "1..26"
 T=$here/traces/train-step.jsonl
 
 run "$VRAMSIM" replay "$T"
@@ -117,5 +117,11 @@ ok $? "--capture-config names the capture machine (faster target: slowdown < 1)"
 
 run "$VRAMSIM" replay --help
 ok $(( rc != 0 )) "--help exits 0"
+
+# More live allocations than the machine can hold: a clear error, not the OOM killer.
+{ echo '{"vramsim_trace": 1}'; for i in 1 2 3 4 5; do echo "{\"t\": $i, \"op\": \"alloc\", \"id\": $i, \"bytes\": 1, \"kind\": \"device\"}"; done; } > "$tmp/live.jsonl"
+VRAMSIM_MAX_LIVE=3 run "$VRAMSIM" replay "$tmp/live.jsonl" -c a100-80g
+ok $(( rc != 1 )) "too many live allocations exits 1"
+has "$err" "live.jsonl:5: 4 allocations live at once"; ok $? "message names the line and the count"
 
 [ $fails -eq 0 ]
