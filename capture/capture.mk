@@ -48,6 +48,9 @@ CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
                $(CAP_STUB_DIR)/prog-graph-linked $(CAP_STUB_DIR)/prog-graph-dlopen
 CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
 
+# The programs share check()/CK() and the dlopen + cuGetProcAddress lookup.
+$(CAP_PROGS): tests/stub-cuda/prog-common.h
+
 $(CAP_STUB): tests/stub-cuda/libcuda-stub.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< -lpthread

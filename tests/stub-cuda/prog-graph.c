@@ -11,6 +11,7 @@
  * as the real driver does. */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include "prog-common.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,29 +58,12 @@ static struct {
 #undef FIELD
 } api;
 
-static void
-check (CUresult r, const char *what)
-{
-  if (r != CUDA_SUCCESS) {
-    fprintf (stderr, "%s failed: %d\n", what, (int) r);
-    exit (1);
-  }
-}
-
-#define CK(call) check (call, #call)
 
 static void
 load_api (void)
 {
 #ifdef VIA_DLOPEN
-  void *h = dlopen ("libcuda.so.1", RTLD_NOW);
-  if (!h) {
-    fprintf (stderr, "dlopen: %s\n", dlerror ());
-    exit (1);
-  }
-  __typeof__ (cuGetProcAddress_v2) *gpa = (__typeof__ (cuGetProcAddress_v2) *) dlsym (h, "cuGetProcAddress_v2");
-  if (!gpa)
-    exit (1);
+  GetProcAddressFn *gpa = open_get_proc_address ();
   CUdriverProcAddressQueryResult st;
 #define GET(field, name, sym, ver, pt) \
   CK (gpa (#name, (void **) &api.field, ver, \

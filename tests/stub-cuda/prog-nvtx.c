@@ -4,22 +4,13 @@
  * NVTX returns, which depend on whether a tool is attached. */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include "prog-common.h"
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void
-check (CUresult r, const char *what)
-{
-  if (r != CUDA_SUCCESS) {
-    fprintf (stderr, "%s failed: %d\n", what, (int) r);
-    exit (1);
-  }
-}
-
-#define CK(call) check (call, #call)
 
 static CUfunction axpy;
 static CUdeviceptr x;
