@@ -3,11 +3,6 @@
 
 #include <math.h>
 
-struct _VsEvq {
-  VsEvqItem *heap;
-  guint len, cap;
-  guint64 next_seq;
-};
 
 VsEvq *
 evq_new (void)
@@ -81,11 +76,6 @@ evq_pop (VsEvq *q, VsEvqItem *out)
   return TRUE;
 }
 
-double
-evq_peek_time (const VsEvq *q)
-{
-  return q->len ? q->heap[0].t : INFINITY;
-}
 
 guint
 evq_len (const VsEvq *q)

@@ -14,6 +14,11 @@ typedef struct {
 } VsEvqItem;
 
 typedef struct _VsEvq VsEvq;
+struct _VsEvq {       /* open for the inline peek below; use the functions */
+  VsEvqItem *heap;
+  guint len, cap;
+  guint64 next_seq;
+};
 
 VsEvq *evq_new (void);
 void evq_free (VsEvq *q);
@@ -21,6 +26,10 @@ void evq_push (VsEvq *q, double t, guint kind, gpointer obj, guint64 arg);
 /* Removes the earliest item into *out; FALSE when empty. */
 gboolean evq_pop (VsEvq *q, VsEvqItem *out);
 /* Time of the earliest item, or +infinity when empty. */
-double evq_peek_time (const VsEvq *q);
+static inline double
+evq_peek_time (const VsEvq *q)
+{
+  return q->len ? q->heap[0].t : __builtin_inf ();
+}
 guint evq_len (const VsEvq *q);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsEvq, evq_free)

@@ -31,6 +31,7 @@
 #include "replay.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,26 +167,18 @@ struct Op {
   Alloc **acc;           /* acc_inline, or allocated when longer */
   guint8 *mode;
   guint32 n_acc;
-  Alloc *acc_inline[OP_INLINE_ACC];
-  guint8 mode_inline[OP_INLINE_ACC];
   Op **pool;             /* the free list it returns to */
   Alloc *src, *dst;      /* copy (host side may be NULL = pageable) */
   Alloc *target;         /* prefetch, stream-ordered free */
   Op *wait_for;          /* stream_wait */
+  /* Last: not cleared when an op is recycled (acc_take fills them). */
+  Alloc *acc_inline[OP_INLINE_ACC];
+  guint8 mode_inline[OP_INLINE_ACC];
 };
-
-/* An event held for a host thread, with its own copy of the id lists. */
-typedef struct {
-  VsEvent ev;
-  guint64 ids[];
-} QEvent;
 
 struct Thread {
   guint32 tid;
-  VsEvent cur;           /* the next event of the trace, when it is this thread's */
-  gboolean has_cur;
-  QEvent *own;           /* cur's storage */
-  guint own_cap;
+  gboolean has_cur;      /* the read-ahead event (Sim.ev) is this thread's */
   gboolean idle;         /* its last call has returned */
   gboolean ended;
   guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress */
@@ -239,6 +232,9 @@ struct Sim {
   const VsConfig *cfg, *cap_cfg;
   const VsReplayOptions *opts;
   VsTraceReader *reader;
+  /* The one event read ahead: it stays valid (the reader's buffers with
+   * it) until the next trace_next, which comes only after it is issued. */
+  VsEvent ev;
   GError *error;
   VsEvq *q;
   VsFlowNet *net;
@@ -261,6 +257,7 @@ struct Sim {
 
   VsU64Map allocs;       /* id -> Alloc* (live) */
   Lru lru_dev, lru_man;   /* device allocations; managed ones with resident groups */
+  gboolean dev_lru;      /* lru_dev is kept (only the spill policy evicts device memory) */
   GHashTable *threads;   /* tid -> Thread* */
   GPtrArray *thread_list;
   Thread *last_thread;   /* the last thread_get: events come in runs */
@@ -554,7 +551,7 @@ lru_remove (Sim *s, Alloc *a)
 static void
 lru_touch (Sim *s, Alloc *a)
 {
-  if (a->kind == VS_MEM_PINNED || a->freed)
+  if (a->kind == VS_MEM_PINNED || a->freed || (a->kind == VS_MEM_DEVICE && !s->dev_lru))
     return;
   if (a->kind == VS_MEM_MANAGED && a->resident_groups == 0)
     {
@@ -962,47 +959,6 @@ static const Policy policies[VS_OVERSUB_COUNT] = {
 /* Host threads                                                        */
 
 
-static guint
-qevent_ids (const VsEvent *ev)
-{
-  return ev->n_reads + ev->n_writes + ev->n_touches;
-}
-
-/* Copies EV into Q, which has room for its ids. */
-static void
-qevent_fill (QEvent *q, const VsEvent *ev)
-{
-  q->ev = *ev;
-  guint k = 0;
-  if (ev->n_reads)
-    memcpy (q->ids + k, ev->reads, ev->n_reads * sizeof (guint64));
-  q->ev.reads = q->ids + k;
-  k += ev->n_reads;
-  if (ev->n_writes)
-    memcpy (q->ids + k, ev->writes, ev->n_writes * sizeof (guint64));
-  q->ev.writes = q->ids + k;
-  k += ev->n_writes;
-  if (ev->n_touches)
-    memcpy (q->ids + k, ev->touches, ev->n_touches * sizeof (guint64));
-  q->ev.touches = q->ids + k;
-}
-
-/* Makes EV the thread's current event, in its reusable buffer. */
-static void
-thread_set_cur (Thread *t, const VsEvent *ev)
-{
-  guint n = qevent_ids (ev);
-  if (t->own == NULL || n > t->own_cap)
-    {
-      g_free (t->own);
-      t->own_cap = MAX (n, 16u);
-      t->own = g_malloc (sizeof (QEvent) + t->own_cap * sizeof (guint64));
-    }
-  qevent_fill (t->own, ev);
-  t->cur = t->own->ev;
-  t->has_cur = TRUE;
-}
-
 static Thread *
 thread_get (Sim *s, guint32 tid)
 {
@@ -1051,9 +1007,9 @@ mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
 static void
 thread_schedule (Sim *s, Thread *t)
 {
-  double at = (double) t->cur.t;
+  double at = (double) s->ev.t;
   if (t->has_prev)
-    at = t->f_prev + MAX (0.0, (double) t->cur.t - (double) (t->t_prev + t->h_prev));
+    at = t->f_prev + MAX (0.0, (double) s->ev.t - (double) (t->t_prev + t->h_prev));
   /* Calls are issued in trace order, so at most one issue is pending: it
    * waits in a slot of its own rather than in the event queue. */
   g_assert (s->issue_thread == NULL);
@@ -1076,10 +1032,10 @@ thread_end (Sim *s, Thread *t)
 static void
 reader_advance (Sim *s)
 {
-  VsEvent ev;
+  VsEvent *ev = &s->ev;
   if (s->error != NULL || s->stopped || s->eof)
     return;
-  if (!trace_next (s->reader, &ev, &s->error))
+  if (!trace_next (s->reader, ev, &s->error))
     {
       s->eof = TRUE;
       if (s->error == NULL)
@@ -1092,16 +1048,16 @@ reader_advance (Sim *s)
       return;
     }
   s->n_events++;
-  note_captured (s, &ev);
+  note_captured (s, ev);
   if (!s->have_t0)
     {
-      s->now = s->t0 = s->last_end = (double) ev.t;
+      s->now = s->t0 = s->last_end = (double) ev->t;
       s->have_t0 = TRUE;
       for (guint i = 0; i < s->n_locs; i++)
         s->res_cur_t[i] = s->t0;
     }
-  Thread *t = thread_get (s, ev.tid);
-  thread_set_cur (t, &ev);
+  Thread *t = thread_get (s, ev->tid);
+  t->has_cur = TRUE;
   if (t->idle)
     thread_schedule (s, t);
 }
@@ -1285,7 +1241,7 @@ op_issue (Sim *s, const VsEvent *ev)
   if (op != NULL)
     {
       s->free_ops = op->next;
-      memset (op, 0, sizeof *op);
+      memset (op, 0, offsetof (Op, acc_inline));
     }
   else
     op = g_new0 (Op, 1);
@@ -1685,6 +1641,25 @@ part_add (Part *parts, guint *n_parts, const guint *path, guint n, double amount
   p->amount = amount;
 }
 
+/* Adds AMOUNT to the [R_DEV] part, index DEV (-1: not made yet); returns
+ * its index. */
+static inline gint
+dev_add (Part *parts, guint *n_parts, gint dev, guint r_dev, double amount)
+{
+  if (amount <= 0)
+    return dev;
+  if (dev >= 0)
+    {
+      parts[dev].amount += amount;
+      return dev;
+    }
+  Part *p = &parts[*n_parts];
+  p->path[0] = r_dev;
+  p->n = 1;
+  p->amount = amount;
+  return (gint) (*n_parts)++;
+}
+
 static int
 alloc_loc (Sim *s, const Alloc *a)
 {
@@ -1715,6 +1690,7 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   /* At most one part per (location, direction). */
   Part *parts = s->parts;
   guint n_parts = 0;
+  gint dev_part = -1;
   guint path[VS_FLOW_MAX_PATH];
   if (x > 0)
     {
@@ -1729,6 +1705,17 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
             Alloc *a = op->acc[i];
             double sz = (double) a->bytes;
             int loc = alloc_loc (s, a);
+            if (loc == LOC_DEVICE && !s->cfg->unified)
+              {
+                /* The common case, without path comparisons: reads and
+                 * writes of device memory share the one [device_mem] part
+                 * (summed in the same order as part_add would). */
+                if (op->mode[i] & (ACC_R | 4))
+                  dev_part = dev_add (parts, &n_parts, dev_part, s->r_dev, x * sz / wsum);
+                if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4))
+                  dev_part = dev_add (parts, &n_parts, dev_part, s->r_dev, x * sz / wsum);
+                continue;
+              }
             if (op->mode[i] & (ACC_R | 4))
               {
                 guint n = read_path (s, loc, path);
@@ -1972,7 +1959,10 @@ op_phase (Sim *s, Op *op)
       op->phase_t = s->now;
       op->waiting = 0;
       if (op->phase == 1)
-        swap_in (s, op);
+        {
+          if (s->dev_lru)   /* only the spill policy moves device memory off the device */
+            swap_in (s, op);
+        }
       else if (op->phase == 2)
         fault_in (s, op);
       else
@@ -2263,7 +2253,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
 static void
 thread_issue (Sim *s, Thread *t)
 {
-  const VsEvent *ev = &t->cur;
+  const VsEvent *ev = &s->ev;
   double now = s->now;
   t->s_cur = now;
   t->idle = FALSE;
@@ -2498,6 +2488,7 @@ sim_setup (Sim *s)
     s->loc_cap[LOC_TIER (i)] = c->tiers[i].capacity;
   s->loc_cap[s->loc_host] = c->unified ? 0 : c->host.capacity;
   s->policy = &policies[c->oversubscription];
+  s->dev_lru = c->oversubscription == VS_OVERSUB_SPILL;
 
   u64map_init (&s->allocs);
   s->threads = g_hash_table_new (NULL, NULL);
@@ -2573,7 +2564,6 @@ sim_teardown (Sim *s)
   for (guint i = 0; i < s->thread_list->len; i++)
     {
       Thread *t = s->thread_list->pdata[i];
-      g_free (t->own);
       g_free (t);
     }
   g_ptr_array_free (s->thread_list, TRUE);
