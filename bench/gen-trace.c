@@ -107,6 +107,27 @@ kernel (Gen *g, const char *name, guint64 stream, guint64 dur, const guint64 *re
   emit (g, &ev);
 }
 
+/* An NCCL all-reduce of one gradient bucket, as a capture records it:
+ * its duration and DRAM traffic, no compute time (the model then takes the
+ * rest of its time as compute: SPEC 5.4), so while it runs it shares `sm`
+ * with the compute stream, as in the real traces (docs/validation.md). */
+static void
+allreduce (Gen *g, guint64 stream, guint64 dur, const guint64 *bucket)
+{
+  VsEvent ev;
+  ev_init (&ev, VS_OP_KERNEL);
+  ev.name = "ncclKernel_AllReduce_RING_LL_Sum_float";
+  ev.stream = stream;
+  ev.dur = dur;
+  ev.reads = bucket;
+  ev.n_reads = 1;
+  ev.writes = bucket;
+  ev.n_writes = 1;
+  ev.bytes = dur * 150;   /* 150 GB/s of DRAM traffic */
+  ev.host_ns = 4000;
+  emit (g, &ev);
+}
+
 static void
 copy (Gen *g, VsDir dir, guint64 src, guint64 dst, guint64 bytes, guint64 stream, gboolean async, guint32 tid)
 {
@@ -138,19 +159,19 @@ static const char *const knames[] = {
   "ampere_sgemm_128x64_nn", "ampere_sgemm_128x64_tn", "vectorized_elementwise_kernel",
   "layer_norm_fwd", "layer_norm_bwd", "softmax_warp_forward", "softmax_warp_backward",
   "flash_fwd_kernel", "flash_bwd_dq_dk_dv", "multi_tensor_apply_adam", "reduce_kernel",
-  "nccl_allreduce_ring",
 };
 
 int
 main (int argc, char **argv)
 {
-  gint64 n_events = 1000000, live_extra = 0, n_streams = 4, seed = 1;
+  gint64 n_events = 1000000, live_extra = 0, n_streams = 0, seed = 1;
   g_autofree char *mode = NULL, *out = NULL;
   GOptionEntry entries[] = {
     { "events", 'n', 0, G_OPTION_ARG_INT64, &n_events, "Events to write (about)", "N" },
     { "mode", 0, 0, G_OPTION_ARG_STRING, &mode, "plain (default), uvm or spill", "MODE" },
     { "live", 0, 0, G_OPTION_ARG_INT64, &live_extra, "Extra 4 KiB allocations held live to the end", "N" },
-    { "streams", 0, 0, G_OPTION_ARG_INT64, &n_streams, "Compute streams (default 4)", "N" },
+    { "streams", 0, 0, G_OPTION_ARG_INT64, &n_streams,
+      "Stress layout: kernels round-robin over N compute streams (default: one compute stream and a communication stream)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Random seed", "S" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Output trace (.vtrace binary, else JSONL)", "FILE" },
     { NULL }
@@ -158,12 +179,13 @@ main (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- generate a large benchmark trace");
   g_option_context_add_main_entries (ctx, entries, NULL);
   GError *error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error) || out == NULL || n_events < 100 || n_streams < 1
+  if (!g_option_context_parse (ctx, &argc, &argv, &error) || out == NULL || n_events < 100 || n_streams < 0
       || live_extra < 0)
     {
       fprintf (stderr, "gen-trace: %s\n", error ? error->message : "need -o FILE, -n >= 100, --streams >= 1");
       return 2;
     }
+  gboolean stress = n_streams > 0;
   VsMemKind kind = VS_MEM_DEVICE;
   guint64 total = 48 * GiB;   /* fits an 80 GiB device with room for activations */
   if (mode == NULL || strcmp (mode, "plain") == 0)
@@ -212,16 +234,17 @@ main (int argc, char **argv)
     alloc (&g, next_id++, 4096, VS_MEM_DEVICE, "small", 0);
   guint64 live_last = next_id;
 
-  const guint64 copy_stream = 1000000;   /* apart from the compute streams 1..n_streams */
+  const guint64 copy_stream = 1000000;   /* apart from the compute streams */
   const guint64 ev_batch = 1;
   guint64 act[8];
   guint64 step = 0, step_gpu_ns = 0;
   while (g.count < g.limit)
     {
+      guint64 step_t0 = g.t;
       /* Loader thread: batch h2d on the copy stream, event for the compute streams. */
       copy (&g, VS_DIR_H2D, pinned, batch_dev, 16 * MiB, copy_stream, TRUE, 1);
       simple (&g, VS_OP_EVENT_RECORD, 0, copy_stream, ev_batch, 1);
-      for (guint64 s = 1; s <= (guint64) MIN (n_streams, 4); s++)
+      for (guint64 s = 1; s <= (guint64) (stress ? MIN (n_streams, 4) : 1); s++)
         simple (&g, VS_OP_STREAM_WAIT, 0, s, ev_batch, 0);
       /* Forward: allocate activations, kernels over params. */
       for (guint a = 0; a < G_N_ELEMENTS (act); a++)
@@ -231,7 +254,9 @@ main (int argc, char **argv)
         }
       for (guint k = 0; k < 40 && g.count < g.limit; k++)
         {
-          guint64 stream = 1 + (n_streams > 4 ? rnd (&g, (guint64) n_streams) : k % (guint64) n_streams);
+          guint64 stream = 1;
+          if (stress)
+            stream = 1 + (n_streams > 4 ? rnd (&g, (guint64) n_streams) : k % (guint64) n_streams);
           guint64 reads[3] = { 1 + rnd (&g, NB), batch_dev, act[rnd (&g, G_N_ELEMENTS (act))] };
           guint64 writes[2] = { act[k % G_N_ELEMENTS (act)], 1 + rnd (&g, NB) };
           guint32 nr = 1 + (guint32) rnd (&g, 3), nw = k % 3 == 2 ? 2 : 1;
@@ -240,21 +265,38 @@ main (int argc, char **argv)
           guint64 dur = 20000 + rnd (&g, 200000);
           step_gpu_ns += dur;
           kernel (&g, knames[rnd (&g, G_N_ELEMENTS (knames))], stream, dur, reads, nr, writes, nw);
-          if (n_streams > 4 && k % 8 == 7)
+          if (stress && n_streams > 4 && k % 8 == 7)
             {
               simple (&g, VS_OP_EVENT_RECORD, 0, stream, 100 + stream, 0);
               simple (&g, VS_OP_STREAM_WAIT, 0, 1 + rnd (&g, (guint64) n_streams), 100 + stream, 0);
             }
+          if (!stress && k >= 16 && k % 5 == 0)
+            {
+              /* Backward: a gradient bucket is ready; the communication
+               * stream all-reduces it while the compute stream goes on. */
+              guint64 bucket[1] = { NB / 2 + 1 + rnd (&g, NB / 4) };
+              simple (&g, VS_OP_EVENT_RECORD, 0, 1, 10, 0);
+              simple (&g, VS_OP_STREAM_WAIT, 0, 2, 10, 0);
+              allreduce (&g, 2, 100000 + rnd (&g, 200000), bucket);
+            }
+        }
+      if (!stress)
+        {
+          /* The optimizer waits for the last all-reduce. */
+          simple (&g, VS_OP_EVENT_RECORD, 0, 2, 11, 0);
+          simple (&g, VS_OP_STREAM_WAIT, 0, 1, 11, 0);
         }
       /* Loss to the host, activations freed, one sync per step. */
       copy (&g, VS_DIR_D2H, act[0], 0, 4096, 1, FALSE, 0);
       for (guint a = 0; a < G_N_ELEMENTS (act); a++)
         free_id (&g, act[a], 0);
-      /* The capture's sync waited for the step's kernels (spread over the streams). */
+      /* The capture's sync waited for the step's kernels: those of the one
+       * compute stream, or (stress) spread over the streams. */
       VsEvent sy;
       ev_init (&sy, VS_OP_SYNC);
       sy.scope = VS_SYNC_DEVICE;
-      sy.host_ns = step_gpu_ns / (guint64) MIN (n_streams, 4);
+      guint64 gpu_end = step_t0 + step_gpu_ns / (guint64) (stress ? MIN (n_streams, 4) : 1);
+      sy.host_ns = gpu_end > g.t + 5000 ? gpu_end - g.t - 5000 : 0;
       emit (&g, &sy);
       g.t += sy.host_ns;
       step_gpu_ns = 0;

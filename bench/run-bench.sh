@@ -18,9 +18,11 @@ mkdir -p "$D"
 
 gen () {   # gen NAME EVENTS ARGS...: makes $D/NAME once
   local f=$D/$1 n=$2; shift 2
-  [ -s "$f" ] && [ "$(cat "$f.n" 2>/dev/null)" = "$n $*" ] && return 0
+  # The stamp names the generator's layout version: v2 = one compute
+  # stream and a communication stream (docs/performance.md).
+  [ -s "$f" ] && [ "$(cat "$f.n" 2>/dev/null)" = "v2 $n $*" ] && return 0
   "$GEN" -n "$n" "$@" -o "$f" >/dev/null || { echo "bench: gen-trace failed for $f" >&2; exit 1; }
-  echo "$n $*" > "$f.n"
+  echo "v2 $n $*" > "$f.n"
 }
 # measure CMD...: sets WALL (s), CPU (user+sys s), RSS (MiB); output to $D/last.out
 measure () {
@@ -48,10 +50,11 @@ gen plain-10m.vtrace $M10
 gen uvm-1m.vtrace $M1 --mode uvm
 gen spill-1m.vtrace $M1 --mode spill
 gen plain-100k.vtrace $K100
+gen stress-1m.vtrace $M1 --streams 4
 [ -s "$D/plain-1m.jsonl" ] && [ "$D/plain-1m.jsonl" -nt "$D/plain-1m.vtrace" ] \
   || "$VRAMSIM" convert "$D/plain-1m.vtrace" "$D/plain-1m.jsonl"
 n1=$(events "$D/plain-1m.vtrace"); n10=$(events "$D/plain-10m.vtrace")
-nu=$(events "$D/uvm-1m.vtrace"); ns=$(events "$D/spill-1m.vtrace")
+nu=$(events "$D/uvm-1m.vtrace"); ns=$(events "$D/spill-1m.vtrace"); nst=$(events "$D/stress-1m.vtrace")
 lines=$(wc -l < "$D/plain-1m.jsonl")
 
 row "workload" "wall s" "cpu s" "rate (wall)" "peak RSS" "target" "rate (cpu)"
@@ -81,6 +84,11 @@ row "replay plain $(cnt $n10)" "$WALL" "$CPU" "$(rate "$n10" "$WALL")" "${RSS}M"
 growth=$(echo "($rss10 - $rss1) * 100 / $rss1" | bc -l)
 row "peak RSS $(cnt $n10) vs $(cnt $n1)" "" "" "" "$(printf '%+.1f%%' "$growth")" \
     "within 10% $(verdict "${growth#-}" 10 '<')"
+# Stress shape (no target): kernels round-robin over 4 compute streams, whose
+# compute fractions add up to 3.3 GPUs: every kernel start and end changes
+# the rates of the others.
+measure "$VRAMSIM" replay "$D/stress-1m.vtrace" -c a100-80g --format json
+row "replay stress $(cnt $nst) (4 contending streams)" "$WALL" "$CPU" "$(rate "$nst" "$WALL")" "${RSS}M" "(stress: no target)" "$(crate "$nst")"
 # Oversubscribed: managed memory faulting, and device memory spilling.
 measure "$VRAMSIM" replay "$D/uvm-1m.vtrace" -c a100-80g --format json
 r=$(echo "$nu / $CPU" | bc -l)

@@ -157,6 +157,8 @@ struct Op {
   int deps;
   gboolean retry_pending, started;
   gboolean has_managed;  /* some of acc is managed memory (fault_in has work) */
+  gboolean has_pinned;   /* some of acc is pinned host memory */
+  double wsum;           /* kernels: bytes its reads and writes name (5.4) */
   int ce;                /* copy-engine pool, -1 none */
   int phase;             /* 0 queued, 1 swap-in, 2 fault-in, 3 running */
   int waiting;
@@ -258,6 +260,7 @@ struct Sim {
   VsU64Map allocs;       /* id -> Alloc* (live) */
   Lru lru_dev, lru_man;   /* device allocations; managed ones with resident groups */
   gboolean dev_lru;      /* lru_dev is kept (only the spill policy evicts device memory) */
+  gboolean dev_only;     /* device and managed memory are always reached on the device */
   GHashTable *threads;   /* tid -> Thread* */
   GPtrArray *thread_list;
   Thread *last_thread;   /* the last thread_get: events come in runs */
@@ -1218,11 +1221,19 @@ acc_take (Sim *s, Op *op)
     }
   memcpy (op->acc, s->acc_a, n * sizeof (Alloc *));
   memcpy (op->mode, s->acc_mode, n);
+  double wsum = 0;
   for (guint i = 0; i < n; i++)
     {
-      op->acc[i]->refs++;
-      op->has_managed |= op->acc[i]->kind == VS_MEM_MANAGED;
+      Alloc *a = op->acc[i];
+      a->refs++;
+      op->has_managed |= a->kind == VS_MEM_MANAGED;
+      op->has_pinned |= a->kind == VS_MEM_PINNED;
+      /* An id read and written counts twice, a touched one once (5.4). */
+      double sz = (double) a->bytes;
+      if (op->mode[i] & (ACC_R | 4)) wsum += sz;
+      if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4)) wsum += sz;
     }
+  op->wsum = wsum;
 }
 
 static Alloc *
@@ -1674,13 +1685,7 @@ static void
 kernel_run (Sim *s, Op *op, Job *j_unused)
 {
   double d0 = op->dur == VS_NONE ? 0 : (double) op->dur;
-  double x = 0, wsum = 0;
-  for (guint i = 0; i < op->n_acc; i++)
-    {
-      double sz = (double) op->acc[i]->bytes;
-      if (op->mode[i] & (ACC_R | 4)) wsum += sz;
-      if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4)) wsum += sz;
-    }
+  double x = 0, wsum = op->wsum;
   x = op->bytes != VS_NONE ? (double) op->bytes : wsum;
   x = MIN (x, d0 * 1e-9 * s->b0_dev);
   double m0 = MIN (x / s->b0_dev * 1e9, d0);
@@ -1698,6 +1703,26 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
         {
           path[0] = s->r_dev;
           part_add (parts, &n_parts, path, 1, x);
+        }
+      else if (s->dev_only && !op->has_pinned)
+        {
+          /* All of it is device memory (no spill, no tiers, no pinned
+           * host memory): one [device_mem] part, summed in the same order
+           * as the general case below. */
+          double amount = 0;
+          for (guint i = 0; i < op->n_acc; i++)
+            {
+              double sz = (double) op->acc[i]->bytes;
+              if (op->mode[i] & (ACC_R | 4))
+                amount += x * sz / wsum;
+              if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4))
+                amount += x * sz / wsum;
+            }
+          if (amount > 0)
+            {
+              path[0] = s->r_dev;
+              part_add (parts, &n_parts, path, 1, amount);
+            }
         }
       else
         for (guint i = 0; i < op->n_acc; i++)
@@ -1882,7 +1907,8 @@ op_run (Sim *s, Op *op)
       if (a->kind == VS_MEM_MANAGED && a->running == 0)
         s->man_running_bytes += man_resident (s, a);
       a->running++;
-      lru_touch (s, a);
+      if (a->kind != VS_MEM_DEVICE || s->dev_lru)
+        lru_touch (s, a);
       if (op->mode[i] & ACC_W)
         {
           a->written = TRUE;
@@ -2489,6 +2515,7 @@ sim_setup (Sim *s)
   s->loc_cap[s->loc_host] = c->unified ? 0 : c->host.capacity;
   s->policy = &policies[c->oversubscription];
   s->dev_lru = c->oversubscription == VS_OVERSUB_SPILL;
+  s->dev_only = !c->unified && (c->oversubscription == VS_OVERSUB_OOM || c->oversubscription == VS_OVERSUB_UVM);
 
   u64map_init (&s->allocs);
   s->threads = g_hash_table_new (NULL, NULL);
