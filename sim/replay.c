@@ -269,7 +269,7 @@ struct Sim {
   VsU64Map streams;      /* stream id + 1 -> Stream* */
   GPtrArray *stream_list;
   Stream *busy;          /* streams with queued ops: a device sync waits on these */
-  GHashTable *events;    /* guint64* -> Op* (last recorded) */
+  VsU64Map events;       /* event id + 1 -> Op* (last recorded) */
   GQueue ce_queue[2];
   guint ce_busy[2];
   const Policy *policy;
@@ -1157,7 +1157,14 @@ op_depend (Op *op, Op *on)
   completion_wait (&on->c, op_dep_done, op, 0);
 }
 
-static Alloc *
+static inline Op *
+event_find (Sim *s, guint64 event)
+{
+  guint64 *v = u64map_lookup (&s->events, event + 1);
+  return v ? GSIZE_TO_POINTER (*v) : NULL;
+}
+
+static inline Alloc *
 alloc_lookup (Sim *s, guint64 id)
 {
   if (id == 0)
@@ -1179,7 +1186,7 @@ acc_begin (Sim *s)
   s->acc_gen++;
 }
 
-static void
+static inline void
 acc_add (Sim *s, guint64 id, guint8 mode)
 {
   Alloc *a = alloc_lookup (s, id);
@@ -1300,7 +1307,7 @@ op_issue (Sim *s, const VsEvent *ev)
       break;
     case VS_OP_STREAM_WAIT:
       {
-        Op *rec = g_hash_table_lookup (s->events, &ev->event);
+        Op *rec = event_find (s, ev->event);
         if (rec)
           {
             rec->c.refs++;
@@ -1349,11 +1356,9 @@ op_issue (Sim *s, const VsEvent *ev)
     }
   if (ev->op == VS_OP_EVENT_RECORD)
     {
-      Op *old = g_hash_table_lookup (s->events, &ev->event);
-      guint64 *key = g_new (guint64, 1);
-      *key = ev->event;
+      Op *old = event_find (s, ev->event);
       op->c.refs++;
-      g_hash_table_replace (s->events, key, op);
+      u64map_insert (&s->events, ev->event + 1, GPOINTER_TO_SIZE (op));
       op_unref (old);
     }
   op->c.refs++;          /* the stream's queue */
@@ -2350,7 +2355,7 @@ thread_issue (Sim *s, Thread *t)
         }
       else
         {
-          Op *rec = g_hash_table_lookup (s->events, &ev->event);
+          Op *rec = event_find (s, ev->event);
           if (rec)
             thread_block_on (t, &rec->c);
         }
@@ -2522,7 +2527,7 @@ sim_setup (Sim *s)
   s->thread_list = g_ptr_array_new ();
   u64map_init (&s->streams);
   s->stream_list = g_ptr_array_new ();
-  s->events = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  u64map_init (&s->events);
   s->tags = g_hash_table_new (g_str_hash, g_str_equal);
   s->tag_stats = g_array_new (FALSE, FALSE, sizeof (TagStat));
   s->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
@@ -2583,7 +2588,7 @@ sim_teardown (Sim *s)
       live_unlink (&a->live);
       g_free (a);
     }
-  g_hash_table_destroy (s->events);
+  u64map_clear (&s->events);
   for (guint i = 0; i < s->stream_list->len; i++)
     g_free (s->stream_list->pdata[i]);
   g_ptr_array_free (s->stream_list, TRUE);
