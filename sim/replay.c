@@ -267,6 +267,7 @@ struct Sim {
   Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
   double issue_t;
   VsU64Map streams;      /* stream id + 1 -> Stream* */
+  Stream *last_stream;   /* the last stream_find (streams live to the end) */
   GPtrArray *stream_list;
   Stream *busy;          /* streams with queued ops: a device sync waits on these */
   VsU64Map events;       /* event id + 1 -> Op* (last recorded) */
@@ -1112,12 +1113,18 @@ thread_block_on (Thread *t, Completion *c)
 static void op_try_start (Sim *s, Op *op);
 static void op_complete (Sim *s, Op *op);
 static void op_phase (Sim *s, Op *op);
+static void op_run (Sim *s, Op *op);
 
 static Stream *
 stream_find (Sim *s, guint64 id)
 {
+  if (s->last_stream && s->last_stream->id == id)
+    return s->last_stream;   /* ops come in runs on one stream */
   guint64 *v = u64map_lookup (&s->streams, id + 1);
-  return v ? GSIZE_TO_POINTER (*v) : NULL;
+  Stream *st = v ? GSIZE_TO_POINTER (*v) : NULL;
+  if (st)
+    s->last_stream = st;
+  return st;
 }
 
 static Stream *
@@ -1399,6 +1406,23 @@ op_wait_job (Op *op, Job *j)
   completion_wait (&j->c, op_resume, op, 0);
 }
 
+/* OP may start now: through its phases, or straight to running when no
+ * policy can have moved its memory (no swap-in, no fault-in to do). */
+static void
+op_begin (Sim *s, Op *op)
+{
+  op->waiting = 0;
+  if (!s->dev_lru && (!op->has_managed || s->cfg->unified))
+    {
+      op->phase = 3;
+      op->phase_t = s->now;
+      op_run (s, op);
+      return;
+    }
+  op->phase = 0;
+  op_phase (s, op);
+}
+
 static void
 op_try_start (Sim *s, Op *op)
 {
@@ -1424,8 +1448,7 @@ op_try_start (Sim *s, Op *op)
     }
   if (op->ce >= 0)
     s->ce_busy[op->ce]++;
-  op->phase = 0;
-  op_phase (s, op);
+  op_begin (s, op);
 }
 
 /* ---- residency before an op runs ---- */
@@ -2074,8 +2097,7 @@ op_complete (Sim *s, Op *op)
         {
           next->ce_ns += s->now - next->ready_t;
           s->ce_busy[op->ce]++;
-          next->phase = 0;
-          op_phase (s, next);
+          op_begin (s, next);
         }
     }
   /* Leave the stream, wake waiters, start the next op. */
