@@ -72,6 +72,7 @@ typedef struct {
   double sat_min;       /* load from this on is saturated */
   /* filling scratch */
   double residual;
+  double fit;           /* capacity less its flows' caps */
   guint n_unfrozen;
 } Resource;
 
@@ -284,43 +285,6 @@ ends_done (VsFlowNet *net, const Ends *e)
     net->next_end = e->cmin, net->next_flow = e->cf;
 }
 
-/* Collects into comp_flows/comp_res the component reachable from the
- * resources in SEEDS. */
-static void
-collect_component (VsFlowNet *net, const guint *seeds, guint n_seeds)
-{
-  guint stamp = ++net->stamp;
-  net->comp_flows.len = 0;
-  net->comp_res.len = 0;
-  for (guint i = 0; i < n_seeds; i++)
-    if (RES (net, seeds[i])->mark != stamp)
-      {
-        RES (net, seeds[i])->mark = stamp;
-        uvec_push (&net->comp_res, seeds[i]);
-      }
-  for (guint k = 0; k < net->comp_res.len; k++)
-    {
-      Resource *r = RES (net, net->comp_res.v[k]);
-      for (guint j = 0; j < r->flows.len; j++)
-        {
-          VsFlow *f = r->flows.v[j];
-          if (f->mark == stamp)
-            continue;
-          f->mark = stamp;
-          pvec_push (&net->comp_flows, f);
-          for (guint p = 0; p < f->n_path; p++)
-            {
-              Resource *q = RES (net, f->path[p]);
-              if (q->mark != stamp)
-                {
-                  q->mark = stamp;
-                  uvec_push (&net->comp_res, f->path[p]);
-                }
-            }
-        }
-    }
-}
-
 static void
 freeze (VsFlowNet *net, VsFlow *f, double rate)
 {
@@ -342,47 +306,74 @@ settle (VsFlow *f, double now)
   f->t_upd = now;
 }
 
+/* Starts the filling at NOW on resource R (number I). */
+static inline void
+res_init (VsFlowNet *net, Resource *r, guint i, double now)
+{
+  res_advance (net, r, i, now);
+  r->residual = r->cap;
+  r->fit = r->cap;
+  r->n_unfrozen = 0;
+}
+
 /* Recomputes the rates of the component of SEEDS at NOW (progressive
- * filling). Flows' remaining amounts are settled first. */
+ * filling). The search for the component (the resources reachable from
+ * SEEDS through shared flows) also settles the flows' remaining amounts
+ * and sums their caps per resource. */
 static void
 recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
 {
-  collect_component (net, seeds, n_seeds);
+  guint stamp = ++net->stamp;
   PVec *fl = &net->comp_flows;
-  for (guint k = 0; k < net->comp_res.len; k++)
+  UVec *cr = &net->comp_res;
+  fl->len = 0;
+  cr->len = 0;
+  for (guint i = 0; i < n_seeds; i++)
     {
-      guint i = net->comp_res.v[k];
-      Resource *r = RES (net, i);
-      res_advance (net, r, i, now);
-      r->residual = r->cap;
-      r->n_unfrozen = 0;
+      Resource *r = RES (net, seeds[i]);
+      if (r->mark != stamp)
+        {
+          r->mark = stamp;
+          uvec_push (cr, seeds[i]);
+          res_init (net, r, seeds[i], now);
+        }
     }
   gboolean all_capped = TRUE;
-  for (guint j = 0; j < fl->len; j++)
+  for (guint k = 0; k < cr->len; k++)
     {
-      VsFlow *f = fl->v[j];
-      settle (f, now);
-      f->frozen = FALSE;
-      all_capped &= !isinf (f->cap);
-      for (guint p = 0; p < f->n_path; p++)
-        RES (net, f->path[p])->n_unfrozen++;
+      Resource *r = RES (net, cr->v[k]);
+      for (guint j = 0; j < r->flows.len; j++)
+        {
+          VsFlow *f = r->flows.v[j];
+          if (f->mark == stamp)
+            continue;
+          f->mark = stamp;
+          pvec_push (fl, f);
+          settle (f, now);
+          f->frozen = FALSE;
+          all_capped &= !isinf (f->cap);
+          for (guint p = 0; p < f->n_path; p++)
+            {
+              Resource *q = RES (net, f->path[p]);
+              if (q->mark != stamp)
+                {
+                  q->mark = stamp;
+                  uvec_push (cr, f->path[p]);
+                  res_init (net, q, f->path[p], now);
+                }
+              q->n_unfrozen++;
+              q->fit -= f->cap;
+            }
+        }
     }
   guint left = fl->len;
   /* Common case: every flow is capped and the caps fit everywhere (no
    * contention): each flow runs at its cap. */
   gboolean caps_fit = left > 1 && all_capped;
-  for (guint j = 0; j < fl->len && caps_fit; j++)
+  for (guint k = 0; k < cr->len && caps_fit; k++)
     {
-      VsFlow *f = fl->v[j];
-      if (isinf (f->cap))
-        caps_fit = FALSE;
-      for (guint p = 0; p < f->n_path; p++)
-        RES (net, f->path[p])->residual -= f->cap;
-    }
-  for (guint k = 0; k < net->comp_res.len && caps_fit; k++)
-    {
-      Resource *r = RES (net, net->comp_res.v[k]);
-      if (r->residual < -r->cap * 1e-12)
+      Resource *r = RES (net, cr->v[k]);
+      if (r->fit < -r->cap * 1e-12)
         caps_fit = FALSE;
     }
   if (caps_fit)
@@ -395,12 +386,6 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
         }
       left = 0;
     }
-  else if (left > 1 && all_capped)
-    for (guint k = 0; k < net->comp_res.len; k++)
-      {
-        Resource *r = RES (net, net->comp_res.v[k]);
-        r->residual = r->cap;
-      }
   if (left == 1)
     {
       /* Alone: the slowest resource on the path, or the cap. */
