@@ -704,6 +704,39 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
    * than the slowest resource on its path: capping it there changes no
    * max-min rate, and lets resources that carry only such flows be seen
    * to have slack. */
+  if (n_path == 1)
+    {
+      /* The common case, unrolled: one resource. */
+      guint i = path[0];
+      g_assert (i < net->res->len);
+      Resource *r = RES (net, i);
+      f->path[0] = i;
+      f->slot[0] = r->flows.len;
+      pvec_push (&r->flows, f);
+      f->n_path = 1;
+      cap = MIN (cap, r->cap);
+      f->cap = cap;
+      if (isinf (cap))
+        r->n_inf++;
+      else
+        r->cap_sum += cap;
+      if (res_slack (r))
+        {
+          res_advance (net, r, i, now);
+          r->load += cap;
+          f->rate = cap;
+          double end = now + amount / cap * 1e9;
+          active_push (net, f, end);
+          if (!net->next_end_dirty && end < net->next_end)
+            net->next_end = end, net->next_flow = f;
+          return;
+        }
+      f->rate = 0;
+      active_push (net, f, INFINITY);
+      pend (net, i);
+      net->pending_now = now;
+      return;
+    }
   guint n = 0;
   for (guint i = 0; i < n_path; i++)
     {
