@@ -790,6 +790,20 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   net->pending_now = now;
 }
 
+/* Takes F out of the active flows (the last one takes its place). */
+static inline void
+active_remove (VsFlowNet *net, VsFlow *f)
+{
+  guint last = --net->active.len;
+  VsFlow *lf = net->active.v[last];
+  if (lf != f)
+    {
+      net->active.v[f->index] = lf;
+      net->end[f->index] = net->end[last];
+      lf->index = f->index;
+    }
+}
+
 static void
 detach (VsFlowNet *net, VsFlow *f)
 {
@@ -811,14 +825,7 @@ detach (VsFlowNet *net, VsFlow *f)
           if (moved->path[q] == f->path[p])
             moved->slot[q] = s;
     }
-  guint last = --net->active.len;
-  VsFlow *lf = net->active.v[last];
-  if (lf != f)
-    {
-      net->active.v[f->index] = lf;
-      net->end[f->index] = net->end[last];
-      lf->index = f->index;
-    }
+  active_remove (net, f);
 }
 
 double
@@ -845,6 +852,31 @@ flow_net_next_end (VsFlowNet *net)
 static inline void
 end_flow (VsFlowNet *net, VsFlow *f, double now)
 {
+  if (f->n_path == 1)
+    {
+      /* The common case, unrolled: one resource. */
+      guint i = f->path[0];
+      Resource *r = RES (net, i);
+      res_advance (net, r, i, now);
+      r->load = MAX (0.0, r->load - f->rate);
+      if (!res_slack (r))
+        pend (net, i);
+      guint s = f->slot[0];
+      VsFlow *moved = r->flows.v[--r->flows.len];
+      r->flows.v[s] = moved;
+      if (isinf (f->cap))
+        r->n_inf--;
+      else
+        r->cap_sum -= f->cap;
+      if (r->flows.len == 0)
+        r->cap_sum = 0, r->load = 0;   /* no drift left behind */
+      if (moved != f)
+        for (guint q = 0; q < moved->n_path; q++)
+          if (moved->path[q] == i)
+            moved->slot[q] = s;
+      active_remove (net, f);
+      return;
+    }
   gboolean slack = TRUE;
   for (guint p = 0; p < f->n_path; p++)
     {
