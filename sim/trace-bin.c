@@ -364,8 +364,10 @@ dec_string_def (VsBinDec *d, GError **error)
   return TRUE;
 }
 
-int
-bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
+/* The careful decoder: checks every byte against the end of the buffer,
+ * refills it, and builds the exact message for every kind of bad input. */
+static int
+dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
 {
   guint8 op;
   for (;;)
@@ -524,6 +526,349 @@ bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
   return 1;
 }
 
+/* ---- the fast path ----
+ *
+ * Most records are small and far from the end of the buffer. The fast path
+ * decodes one event from a local cursor without bounds checks (it starts
+ * only with FAST_MARGIN bytes buffered, more than any record's fixed part
+ * can take, and checks each id list's length against what is left) and,
+ * for file readers, validates it in the same pass (trace_validate's rules,
+ * specialised to what a binary record can hold). It takes varints of at
+ * most 9 bytes: every valid integer field is below 2^63, so it fits, and
+ * the range checks of get_int and get_opt hold by construction.
+ *
+ * It changes no state until the whole event is known to be good. Anything
+ * unusual (a longer varint, a value out of range, an undefined string id,
+ * an unknown enum value, an id that is not live, time going back, a list
+ * longer than the buffer holds) makes it give up: the careful decoder
+ * then reads the same record again from its first byte and, with
+ * trace_validate, finds the error and words its message, exactly as it
+ * did before the fast path existed. */
+
+#define FAST_MARGIN 128
+
+/* A varint of three to nine bytes at *PP (the first two have the
+ * continuation bit): unrolled, each byte added in place with its
+ * continuation bit taken out afterwards. FALSE for ten bytes or more
+ * (values from 2^63: the careful decoder judges them). */
+HOT gboolean
+fast_uv_long (const guint8 **pp, guint64 *out)
+{
+  const guint8 *p = *pp;
+  guint64 v = p[0] + ((guint64) p[1] << 7) - 0x80 - (0x80 << 7);
+  guint64 b;
+#define STEP(i)                                                                                                  \
+  b = p[i];                                                                                                      \
+  v += b << (7 * (i));                                                                                           \
+  if (b < 0x80)                                                                                                  \
+    {                                                                                                            \
+      *pp = p + (i) + 1;                                                                                         \
+      *out = v;                                                                                                  \
+      return TRUE;                                                                                               \
+    }                                                                                                            \
+  v -= (guint64) 0x80 << (7 * (i));
+  STEP (2) STEP (3) STEP (4) STEP (5) STEP (6) STEP (7) STEP (8)
+#undef STEP
+  return FALSE;
+}
+
+/* Reads a varint of at most 9 bytes into V, else gives up. */
+#define FUV(v)                                                                                                   \
+  do                                                                                                             \
+    {                                                                                                            \
+      guint64 b0_ = p[0];                                                                                        \
+      if (G_LIKELY (b0_ < 0x80))                                                                                 \
+        {                                                                                                        \
+          (v) = b0_;                                                                                             \
+          p++;                                                                                                   \
+        }                                                                                                        \
+      else                                                                                                       \
+        {                                                                                                        \
+          guint64 b1_ = p[1];                                                                                    \
+          if (G_LIKELY (b1_ < 0x80))                                                                             \
+            {                                                                                                    \
+              (v) = b0_ + (b1_ << 7) - 0x80;                                                                     \
+              p += 2;                                                                                            \
+            }                                                                                                    \
+          else if (G_UNLIKELY (!fast_uv_long (&p, &(v))))                                                        \
+            return FALSE;                                                                                        \
+        }                                                                                                        \
+    }                                                                                                            \
+  while (0)
+
+/* An `opt` field (value + 1, 0 = absent). A 9-byte varint is below 2^63,
+ * so value + 1 - 1 is at most VS_TRACE_INT_MAX. */
+#define FOPT(v)                                                                                                  \
+  do                                                                                                             \
+    {                                                                                                            \
+      guint64 o_;                                                                                                \
+      FUV (o_);                                                                                                  \
+      (v) = o_ - 1; /* 0 - 1 = VS_NONE */                                                                        \
+    }                                                                                                            \
+  while (0)
+
+/* Whether ID is live: u64map_lookup on a copy of the map's fields (the
+ * compiler must otherwise reload them after every store to a guint64). */
+HOT gboolean
+fast_live (const guint64 *keys, gsize mask, guint64 id)
+{
+  /* Empty slots hold 0, so testing for them first also answers FALSE for
+   * id 0 (never live). */
+  for (gsize i = u64map_hash (id) & mask;; i = (i + 1) & mask)
+    {
+      guint64 k = keys[i];
+      if (k == 0)
+        return FALSE;
+      if (k == id)
+        return TRUE;
+    }
+}
+
+/* Lists of up to FAST_LIST ids take the short path (no room check per id);
+ * the ids array always holds three of them. */
+#define FAST_LIST 32
+
+/* A kernel's list of N ids (count already read, at most FAST_LIST) into
+ * IDS. The list and RESERVE more bytes must be buffered. */
+#define FLIST(ids, n, reserve)                                                                                   \
+  do                                                                                                             \
+    {                                                                                                            \
+      if (G_UNLIKELY ((gsize) (end - p) < 9 * (gsize) (n) + (reserve)))                                          \
+        return FALSE;                                                                                            \
+      for (guint32 i_ = 0; i_ < (guint32) (n); i_++)                                                             \
+        {                                                                                                        \
+          guint64 id_;                                                                                           \
+          FUV (id_);                                                                                             \
+          if (validate && G_UNLIKELY (!fast_live (keys, mask, id_)))                                             \
+            return FALSE;                                                                                        \
+          (ids)[i_] = id_;                                                                                       \
+        }                                                                                                        \
+    }                                                                                                            \
+  while (0)
+
+/* Decodes (and if VALIDATE checks) the event whose op byte is at *PP.
+ * TRUE: done, *PP past the record. FALSE: nothing changed, use the careful
+ * decoder. */
+HOT gboolean
+dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
+{
+  const guint8 *p = *pp;
+  const guint8 *end = d->in->end;
+  VsTraceReader *r = d->r;
+  const guint64 *keys = r->live.keys;
+  gsize mask = r->live.mask;
+  const char *const *strings = d->strings;
+  guint64 n_strings = d->n_strings;
+  guint op = *p++;
+  guint64 dt_raw, tid, host_ns, t, u;
+  VsEvent *const e = ev;
+  FUV (dt_raw);
+  FUV (tid);
+  FUV (host_ns);
+  /* dt_raw < 2^63, so |dt| < 2^62: prev_t + dt cannot wrap past 2^64, and
+   * a negative result wraps to above VS_TRACE_INT_MAX. */
+  t = d->prev_t + (guint64) ((gint64) (dt_raw >> 1) ^ -(gint64) (dt_raw & 1));
+  if (G_UNLIKELY (t > VS_TRACE_INT_MAX || tid > G_MAXUINT32))
+    return FALSE;
+  memset (e, 0, sizeof *e);
+  e->t = t;
+  e->host_ns = host_ns;
+  e->tid = (guint32) tid;
+  e->op = (guint8) op;
+  e->dur = e->compute_ns = VS_NONE;
+
+  switch (op)
+    {
+    case VS_OP_ALLOC:
+      FUV (e->id);
+      FUV (e->bytes);
+      e->kind = *p++;
+      FUV (u);
+      if (u != 0)
+        {
+          e->stream = u - 1;
+          e->has_stream = TRUE;
+        }
+      FUV (u);
+      if (u != 0)
+        {
+          if (G_UNLIKELY (u - 1 >= n_strings))
+            return FALSE;
+          e->tag = strings[u - 1];
+        }
+      if (validate
+          && G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || fast_live (keys, mask, e->id)
+                         || r->live.len >= r->max_live))
+        return FALSE;
+      break;
+    case VS_OP_FREE:
+      FUV (e->id);
+      FUV (u);
+      if (u != 0)
+        {
+          e->stream = u - 1;
+          e->has_stream = TRUE;
+        }
+      if (validate && G_UNLIKELY (!fast_live (keys, mask, e->id)))
+        return FALSE;
+      break;
+    case VS_OP_COPY:
+      e->dir = *p++;
+      FUV (e->bytes);
+      FUV (e->src);
+      FUV (e->dst);
+      FUV (e->stream);
+      e->async = *p++ != 0;
+      FOPT (e->dur);
+      if (validate
+          && G_UNLIKELY (e->dir >= VS_DIR_COUNT || (e->src != 0 && !fast_live (keys, mask, e->src))
+                         || (e->dst != 0 && !fast_live (keys, mask, e->dst))))
+        return FALSE;
+      break;
+    case VS_OP_MEMSET:
+      FUV (e->dst);
+      FUV (e->bytes);
+      FUV (e->stream);
+      e->async = *p++ != 0;
+      FOPT (e->dur);
+      if (validate && G_UNLIKELY (!fast_live (keys, mask, e->dst)))
+        return FALSE;
+      break;
+    case VS_OP_KERNEL:
+      {
+        FUV (u);
+        if (G_UNLIKELY (u >= n_strings))
+          return FALSE;
+        e->name = strings[u];
+        FUV (e->stream);
+        FUV (e->dur);
+        FOPT (e->bytes);
+        FOPT (e->compute_ns);
+        guint64 nr, nw, nt;
+        FUV (nr);
+        if (G_UNLIKELY (nr > FAST_LIST))
+          return FALSE;
+        guint64 *ids = d->ids;
+        FLIST (ids, nr, 18);
+        FUV (nw);
+        if (G_UNLIKELY (nw > FAST_LIST))
+          return FALSE;
+        FLIST (ids + nr, nw, 9);
+        FUV (nt);
+        if (G_UNLIKELY (nt > FAST_LIST))
+          return FALSE;
+        FLIST (ids + nr + nw, nt, 0);
+        e->reads = ids;
+        e->writes = ids + nr;
+        e->touches = ids + nr + nw;
+        e->n_reads = (guint32) nr;
+        e->n_writes = (guint32) nw;
+        e->n_touches = (guint32) nt;
+        break;
+      }
+    case VS_OP_SYNC:
+      e->scope = *p++;
+      FUV (u);
+      if (e->scope == VS_SYNC_STREAM)
+        e->stream = u;
+      else if (e->scope == VS_SYNC_EVENT)
+        e->event = u;
+      if (validate && G_UNLIKELY (e->scope >= VS_SYNC_COUNT))
+        return FALSE;
+      break;
+    case VS_OP_EVENT_RECORD:
+      FUV (e->event);
+      FUV (e->stream);
+      break;
+    case VS_OP_STREAM_WAIT:
+      FUV (e->stream);
+      FUV (e->event);
+      break;
+    case VS_OP_PREFETCH:
+      FUV (e->id);
+      FUV (e->bytes);
+      e->to = *p++;
+      FUV (e->stream);
+      if (validate && G_UNLIKELY (e->to >= VS_TO_COUNT || !fast_live (keys, mask, e->id)))
+        return FALSE;
+      break;
+    case VS_OP_MARK:
+      FUV (u);
+      if (G_UNLIKELY (u >= n_strings))
+        return FALSE;
+      e->name = strings[u];
+      break;
+    default:
+      return FALSE;
+    }
+
+  if (validate)
+    {
+      /* Time runs forward within each host thread (as trace_validate). */
+      guint64 *last = NULL;
+      if (G_LIKELY (tid < VS_SMALL_TIDS))
+        {
+          guint64 s = r->small_t[tid];
+          if (G_UNLIKELY (s != 0 && t < s - 1))
+            return FALSE;
+          r->small_t[tid] = t + 1;
+        }
+      else
+        {
+          last = u64map_lookup (&r->last_t, tid + 1);
+          if (G_UNLIKELY (last != NULL && t < *last))
+            return FALSE;
+          if (last != NULL)
+            *last = t;
+          else
+            u64map_insert (&r->last_t, tid + 1, t);
+        }
+      /* Nothing can fail from here: commit. */
+      if (op == VS_OP_ALLOC)
+        u64map_insert (&r->live, e->id, e->bytes + 1);
+      else if (op == VS_OP_FREE)
+        u64map_remove (&r->live, e->id);
+    }
+  d->prev_t = t;
+  *pp = p;
+  return TRUE;
+}
+
+#undef FUV
+#undef FOPT
+
+gboolean
+bin_dec_fast (VsBinDec *d, VsEvent *ev)
+{
+  VsInBuf *in = d->in;
+  const guint8 *p = in->p;
+  if (G_UNLIKELY (in->end - p < FAST_MARGIN || *p >= VS_OP_COUNT || d->ids_cap < 3 * FAST_LIST))
+    return FALSE;
+  gboolean ok = d->r->validate ? dec_event_fast (d, ev, &p, TRUE) : dec_event_fast (d, ev, &p, FALSE);
+  if (G_LIKELY (ok))
+    in->p = p;
+  return ok;
+}
+
+int
+bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
+{
+  VsInBuf *in = d->in;
+  if (G_UNLIKELY (in->end - in->p < FAST_MARGIN) && !in->eof && !inbuf_fill (in, d->r->path, error))
+    return -1;
+  if (G_UNLIKELY (d->ids_cap < 3 * FAST_LIST))
+    {
+      d->ids_cap = MAX (64, 3 * FAST_LIST);
+      d->ids = g_renew (guint64, d->ids, d->ids_cap);
+    }
+  if (bin_dec_fast (d, ev))
+    {
+      *present = VS_F_VALIDATED;
+      return 1;
+    }
+  return dec_event_slow (d, ev, present, error);
+}
+
 void
 bin_dec_clear (VsBinDec *d)
 {
@@ -654,6 +999,7 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
   cJSON_Delete (obj);
   if (r->base.header == NULL)
     goto fail;
+  r->base.fast = &r->dec;
   return &r->base;
 
 fail:

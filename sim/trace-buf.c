@@ -116,5 +116,6 @@ trace_buf_reader (const VsTraceBuf *b)
   r->dec.in = &r->in;
   r->dec.strings = b->strings;
   r->dec.n_strings = b->n_strings;
+  r->base.fast = &r->dec;
   return &r->base;
 }

@@ -17,6 +17,9 @@ enum {
 };
 #define VS_FB(f) (1u << (f))
 #define VS_F_COMMON (VS_FB (VS_F_T) | VS_FB (VS_F_OP) | VS_FB (VS_F_TID) | VS_FB (VS_F_HOST_NS))
+/* Set in *present by a reader that has validated the event itself (the
+ * binary fast path): trace_next() then skips trace_validate(). */
+#define VS_F_VALIDATED (1u << 31)
 
 extern const char *const trace_field_names[VS_F_COUNT];
 /* Fields each op uses besides the common ones, and those it requires. */
@@ -66,6 +69,8 @@ struct _VsTraceReader {
   gboolean validate;      /* FALSE for in-memory buffers, which were validated when loaded */
   gboolean failed;
   gboolean done;
+  struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
+  gsize max_live;         /* most allocations live at once (trace_max_live) */
   VsU64Map live;          /* live allocation ids */
   VsU64Map last_t;        /* tid + 1 -> last t, for tids from VS_SMALL_TIDS up */
   guint64 small_t[VS_SMALL_TIDS]; /* last t + 1 of the first tids (0 = none yet): no hashing */
@@ -119,7 +124,7 @@ void bin_enc_init (VsBinEnc *e, gboolean emit_defs);
 void bin_enc_clear (VsBinEnc *e);
 void bin_enc_event (VsBinEnc *e, const VsEvent *ev);
 
-typedef struct {
+typedef struct _VsBinDec {
   VsTraceReader *r;       /* for messages */
   VsInBuf *in;
   const char *const *strings; /* sid -> string */
@@ -131,6 +136,9 @@ typedef struct {
   gsize ids_cap;
 } VsBinDec;
 
+/* The fast path alone: TRUE with *ev read (and validated when d->r->validate);
+ * FALSE when the careful path (bin_dec_event) must take this record. */
+gboolean bin_dec_fast (VsBinDec *d, VsEvent *ev);
 /* 1 = an event, 0 = the end record (file) or the end of the data (memory), -1 = error. */
 int bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error);
 void bin_dec_clear (VsBinDec *d);

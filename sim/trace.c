@@ -305,12 +305,15 @@ trace_header_to_line (const VsTraceHeader *h)
 
 /* ---- readers ---- */
 
+static gsize trace_max_live (void);
+
 void
 trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char *path)
 {
   r->klass = klass;
   r->path = g_strdup (path);
   r->validate = TRUE;
+  r->max_live = trace_max_live ();
   u64map_init (&r->live);
   u64map_init (&r->last_t);
 }
@@ -454,7 +457,7 @@ trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **e
         return FAIL ("field 'id': an allocation id must be positive");
       if (u64map_lookup (&r->live, ev->id) != NULL)
         return FAIL ("field 'id': allocation %" G_GUINT64_FORMAT " is already live", ev->id);
-      if (G_UNLIKELY (r->live.len >= trace_max_live ()))
+      if (G_UNLIKELY (r->live.len >= r->max_live))
         return FAIL ("%" G_GSIZE_FORMAT " allocations live at once: more than this machine's memory "
                      "can replay (each live allocation costs about 300 bytes; the limit is half of "
                      "physical memory, VRAMSIM_MAX_LIVE overrides it)", (gsize) r->live.len + 1);
@@ -561,10 +564,10 @@ trace_reader_count (VsTraceReader *r)
   return r->count;
 }
 
-gboolean
-trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
+static gboolean
+trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error)
 {
-  g_return_val_if_fail (r != NULL && ev != NULL, FALSE);
+  r->fast = NULL;
   if (r->failed)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: reading stopped at an earlier error", r->path);
@@ -586,13 +589,31 @@ trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
       return FALSE;
     }
   ev->index = r->count;
-  if (r->validate && !trace_validate (r, ev, present, error))
+  if (r->validate && !(present & VS_F_VALIDATED) && !trace_validate (r, ev, present, error))
     {
       r->failed = TRUE;
       return FALSE;
     }
   r->count++;
   return TRUE;
+}
+
+gboolean
+trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
+{
+  g_return_val_if_fail (r != NULL && ev != NULL, FALSE);
+  /* Binary input: most events take the decoder's fast path, which
+   * validates as it decodes; r->fast is cleared at the end or an error. */
+  VsBinDec *fast = r->fast;
+  if (G_LIKELY (fast != NULL) && G_LIKELY (bin_dec_fast (fast, ev)))
+    {
+      ev->index = r->count++;
+      return TRUE;
+    }
+  gboolean ok = trace_next_slow (r, ev, error);
+  if (ok && fast != NULL)
+    r->fast = fast; /* the careful path took one record; go on fast */
+  return ok;
 }
 
 void
