@@ -607,61 +607,34 @@ fast_uv_long (const guint8 **pp, guint64 *out)
     }                                                                                                            \
   while (0)
 
-/* Whether ID is live: u64map_lookup on a copy of the map's fields (the
- * compiler must otherwise reload them after every store to a guint64). */
-HOT gboolean
-fast_live (const guint64 *keys, gsize mask, guint64 id)
+/* Whether ID is live when the cache does not say so: the map (and the
+ * cache refilled, which changes nothing a bail-out would undo). Out of
+ * line, so that the loops around a lookup keep their registers. */
+static __attribute__ ((noinline)) gboolean
+fast_live_map (VsTraceReader *r, guint64 id)
 {
-  /* Empty slots hold 0, so testing for them first also answers FALSE for
-   * id 0 (never live). */
-  for (gsize i = u64map_hash (id) & mask;; i = (i + 1) & mask)
-    {
-      guint64 k = keys[i];
-      if (k == 0)
-        return FALSE;
-      if (k == id)
-        return TRUE;
-    }
+  if (u64map_lookup (&r->live, id) == NULL)
+    return FALSE;
+  r->live_cache[id & (VS_LIVE_CACHE - 1)] = id;
+  return TRUE;
 }
 
-/* Lists of up to FAST_LIST ids take the short path (no room check per id);
- * the ids array always holds three of them. */
-#define FAST_LIST 32
+#define FAST_LIVE(id) (__builtin_expect (cache[(id) & (VS_LIVE_CACHE - 1)] == (id), 1) || fast_live_map (r, (id)))
 
-/* A kernel's list of N ids (count already read, at most FAST_LIST) into
- * IDS. The list and RESERVE more bytes must be buffered. */
-#define FLIST(ids, n, reserve)                                                                                   \
-  do                                                                                                             \
-    {                                                                                                            \
-      if (G_UNLIKELY ((gsize) (end - p) < 9 * (gsize) (n) + (reserve)))                                          \
-        return FALSE;                                                                                            \
-      for (guint32 i_ = 0; i_ < (guint32) (n); i_++)                                                             \
-        {                                                                                                        \
-          guint64 id_;                                                                                           \
-          FUV (id_);                                                                                             \
-          if (validate && G_UNLIKELY (!fast_live (keys, mask, id_)))                                             \
-            return FALSE;                                                                                        \
-          (ids)[i_] = id_;                                                                                       \
-        }                                                                                                        \
-    }                                                                                                            \
-  while (0)
+/* Lists of up to FAST_LIST ids take the fast path; the ids array always
+ * holds three of them (bin_dec_init). */
+#define FAST_LIST 32
 
 /* Decodes (and if VALIDATE checks) the event whose op byte is at *PP.
  * TRUE: done, *PP past the record. FALSE: nothing changed, use the careful
  * decoder. */
 HOT gboolean
-dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
+dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, gboolean validate)
 {
   const guint8 *p = *pp;
-  const guint8 *end = d->in->end;
   VsTraceReader *r = d->r;
-  const guint64 *keys = r->live.keys;
-  gsize mask = r->live.mask;
-  const char *const *strings = d->strings;
-  guint64 n_strings = d->n_strings;
   guint op = *p++;
   guint64 dt_raw, tid, host_ns, t, u;
-  VsEvent *const e = ev;
   FUV (dt_raw);
   FUV (tid);
   FUV (host_ns);
@@ -670,12 +643,45 @@ dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
   t = d->prev_t + (guint64) ((gint64) (dt_raw >> 1) ^ -(gint64) (dt_raw & 1));
   if (G_UNLIKELY (t > VS_TRACE_INT_MAX || tid > G_MAXUINT32))
     return FALSE;
-  memset (e, 0, sizeof *e);
+
+  /* Time runs forward within each host thread (as trace_validate): check
+   * now, store once the event is known to be good. */
+  guint64 *tslot = NULL, tval = 0;
+  if (validate)
+    {
+      if (G_LIKELY (tid < VS_SMALL_TIDS))
+        {
+          tslot = &r->small_t[tid];
+          if (G_UNLIKELY (*tslot != 0 && t < *tslot - 1))
+            return FALSE;
+          tval = t + 1;
+        }
+      else
+        {
+          tslot = u64map_lookup (&r->last_t, tid + 1);
+          if (G_UNLIKELY (tslot != NULL && t < *tslot))
+            return FALSE;
+          tval = t;
+        }
+    }
+
+  /* Copies of what the loops read, so that stores to the event (whose
+   * guint8 fields may alias anything) do not force reloads. */
+  const guint64 *cache = r->live_cache;
+  const char *const *strings = d->strings;
+  guint64 n_strings = d->n_strings;
+
   e->t = t;
   e->host_ns = host_ns;
   e->tid = (guint32) tid;
   e->op = (guint8) op;
+  e->kind = e->dir = e->scope = e->to = 0;
+  e->async = e->has_stream = FALSE;
+  e->id = e->bytes = e->src = e->dst = e->stream = e->event = 0;
   e->dur = e->compute_ns = VS_NONE;
+  e->name = e->tag = NULL;
+  e->reads = e->writes = e->touches = NULL;
+  e->n_reads = e->n_writes = e->n_touches = 0;
 
   switch (op)
     {
@@ -696,10 +702,13 @@ dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
             return FALSE;
           e->tag = strings[u - 1];
         }
-      if (validate
-          && G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || fast_live (keys, mask, e->id)
-                         || r->live.len >= r->max_live))
-        return FALSE;
+      if (validate)
+        {
+          if (G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || FAST_LIVE (e->id)
+                          || r->live.len >= r->max_live))
+            return FALSE;
+          trace_live_add (r, e->id, e->bytes + 1);
+        }
       break;
     case VS_OP_FREE:
       FUV (e->id);
@@ -709,8 +718,12 @@ dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
           e->stream = u - 1;
           e->has_stream = TRUE;
         }
-      if (validate && G_UNLIKELY (!fast_live (keys, mask, e->id)))
-        return FALSE;
+      if (validate)
+        {
+          if (G_UNLIKELY (!FAST_LIVE (e->id)))
+            return FALSE;
+          trace_live_remove (r, e->id);
+        }
       break;
     case VS_OP_COPY:
       e->dir = *p++;
@@ -721,8 +734,8 @@ dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
       e->async = *p++ != 0;
       FOPT (e->dur);
       if (validate
-          && G_UNLIKELY (e->dir >= VS_DIR_COUNT || (e->src != 0 && !fast_live (keys, mask, e->src))
-                         || (e->dst != 0 && !fast_live (keys, mask, e->dst))))
+          && G_UNLIKELY (e->dir >= VS_DIR_COUNT || (e->src != 0 && !FAST_LIVE (e->src))
+                         || (e->dst != 0 && !FAST_LIVE (e->dst))))
         return FALSE;
       break;
     case VS_OP_MEMSET:
@@ -731,7 +744,7 @@ dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
       FUV (e->stream);
       e->async = *p++ != 0;
       FOPT (e->dur);
-      if (validate && G_UNLIKELY (!fast_live (keys, mask, e->dst)))
+      if (validate && G_UNLIKELY (!FAST_LIVE (e->dst)))
         return FALSE;
       break;
     case VS_OP_KERNEL:
@@ -744,26 +757,38 @@ dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
         FUV (e->dur);
         FOPT (e->bytes);
         FOPT (e->compute_ns);
-        guint64 nr, nw, nt;
-        FUV (nr);
-        if (G_UNLIKELY (nr > FAST_LIST))
-          return FALSE;
-        guint64 *ids = d->ids;
-        FLIST (ids, nr, 18);
-        FUV (nw);
-        if (G_UNLIKELY (nw > FAST_LIST))
-          return FALSE;
-        FLIST (ids + nr, nw, 9);
-        FUV (nt);
-        if (G_UNLIKELY (nt > FAST_LIST))
-          return FALSE;
-        FLIST (ids + nr + nw, nt, 0);
-        e->reads = ids;
-        e->writes = ids + nr;
-        e->touches = ids + nr + nw;
-        e->n_reads = (guint32) nr;
-        e->n_writes = (guint32) nw;
-        e->n_touches = (guint32) nt;
+        /* reads, writes, touches: each list and the two counts that may
+         * follow it (9 bytes each at most) must be buffered. The ids are
+         * checked against the live cache as they are read, the few it
+         * does not hold against the map afterwards: a call inside the
+         * loops would make them save and restore every register. */
+        const guint8 *end = d->in->end;
+        guint64 *ids = d->ids, *w = ids;
+        guint64 n, miss = 0;
+#define FAST_IDS(ptr, count)                                                                                     \
+  FUV (n);                                                                                                       \
+  e->ptr = w;                                                                                                    \
+  e->count = (guint32) n;                                                                                        \
+  if (n != 0)                                                                                                    \
+    {                                                                                                            \
+      if (G_UNLIKELY (n > FAST_LIST || (gsize) (end - p) < 9 * n + 18))                                          \
+        return FALSE;                                                                                            \
+      for (guint64 *stop_ = w + n; w < stop_; w++)                                                               \
+        {                                                                                                        \
+          guint64 id_;                                                                                           \
+          FUV (id_);                                                                                             \
+          miss |= cache[id_ & (VS_LIVE_CACHE - 1)] ^ id_;                                                        \
+          *w = id_;                                                                                              \
+        }                                                                                                        \
+    }
+        FAST_IDS (reads, n_reads)
+        FAST_IDS (writes, n_writes)
+        FAST_IDS (touches, n_touches)
+#undef FAST_IDS
+        if (validate && G_UNLIKELY (miss != 0))
+          for (const guint64 *q = ids; q < w; q++)
+            if (!FAST_LIVE (*q))
+              return FALSE;
         break;
       }
     case VS_OP_SYNC:
@@ -789,7 +814,7 @@ dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
       FUV (e->bytes);
       e->to = *p++;
       FUV (e->stream);
-      if (validate && G_UNLIKELY (e->to >= VS_TO_COUNT || !fast_live (keys, mask, e->id)))
+      if (validate && G_UNLIKELY (e->to >= VS_TO_COUNT || !FAST_LIVE (e->id)))
         return FALSE;
       break;
     case VS_OP_MARK:
@@ -802,32 +827,13 @@ dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
       return FALSE;
     }
 
+  /* Good (alloc and free have updated the live ids): commit. */
   if (validate)
     {
-      /* Time runs forward within each host thread (as trace_validate). */
-      guint64 *last = NULL;
-      if (G_LIKELY (tid < VS_SMALL_TIDS))
-        {
-          guint64 s = r->small_t[tid];
-          if (G_UNLIKELY (s != 0 && t < s - 1))
-            return FALSE;
-          r->small_t[tid] = t + 1;
-        }
+      if (G_LIKELY (tslot != NULL))
+        *tslot = tval;
       else
-        {
-          last = u64map_lookup (&r->last_t, tid + 1);
-          if (G_UNLIKELY (last != NULL && t < *last))
-            return FALSE;
-          if (last != NULL)
-            *last = t;
-          else
-            u64map_insert (&r->last_t, tid + 1, t);
-        }
-      /* Nothing can fail from here: commit. */
-      if (op == VS_OP_ALLOC)
-        u64map_insert (&r->live, e->id, e->bytes + 1);
-      else if (op == VS_OP_FREE)
-        u64map_remove (&r->live, e->id);
+        u64map_insert (&r->last_t, tid + 1, t);
     }
   d->prev_t = t;
   *pp = p;
@@ -837,12 +843,23 @@ dec_event_fast (VsBinDec *d, VsEvent *ev, const guint8 **pp, gboolean validate)
 #undef FUV
 #undef FOPT
 
-gboolean
+void
+bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in)
+{
+  d->r = r;
+  d->in = in;
+  d->ids_cap = 3 * FAST_LIST;
+  d->ids = g_new (guint64, d->ids_cap);
+}
+
+/* The fast path on the record at the cursor, if it starts one with the
+ * margin the fast path needs. */
+HOT gboolean
 bin_dec_fast (VsBinDec *d, VsEvent *ev)
 {
   VsInBuf *in = d->in;
   const guint8 *p = in->p;
-  if (G_UNLIKELY (in->end - p < FAST_MARGIN || *p >= VS_OP_COUNT || d->ids_cap < 3 * FAST_LIST))
+  if (G_UNLIKELY (in->end - p < FAST_MARGIN || *p >= VS_OP_COUNT))
     return FALSE;
   gboolean ok = d->r->validate ? dec_event_fast (d, ev, &p, TRUE) : dec_event_fast (d, ev, &p, FALSE);
   if (G_LIKELY (ok))
@@ -856,17 +873,30 @@ bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
   VsInBuf *in = d->in;
   if (G_UNLIKELY (in->end - in->p < FAST_MARGIN) && !in->eof && !inbuf_fill (in, d->r->path, error))
     return -1;
-  if (G_UNLIKELY (d->ids_cap < 3 * FAST_LIST))
-    {
-      d->ids_cap = MAX (64, 3 * FAST_LIST);
-      d->ids = g_renew (guint64, d->ids, d->ids_cap);
-    }
   if (bin_dec_fast (d, ev))
     {
       *present = VS_F_VALIDATED;
       return 1;
     }
   return dec_event_slow (d, ev, present, error);
+}
+
+gboolean
+trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
+{
+  g_return_val_if_fail (r != NULL && ev != NULL, FALSE);
+  /* Binary input: most events take the decoder's fast path, which
+   * validates as it decodes; r->fast is cleared at the end or an error. */
+  VsBinDec *fast = r->fast;
+  if (G_LIKELY (fast != NULL) && G_LIKELY (bin_dec_fast (fast, ev)))
+    {
+      ev->index = r->count++;
+      return TRUE;
+    }
+  gboolean ok = trace_next_slow (r, ev, error);
+  if (ok && fast != NULL)
+    r->fast = fast; /* the careful path took one record; go on fast */
+  return ok;
 }
 
 void
@@ -943,8 +973,7 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
   BinReader *r = g_new0 (BinReader, 1);
   trace_reader_init (&r->base, &bin_class, path);
   r->in = *in;
-  r->dec.r = &r->base;
-  r->dec.in = &r->in;
+  bin_dec_init (&r->dec, &r->base, &r->in);
   r->dec.own_strings = g_ptr_array_new ();
   r->dec.chunk = g_string_chunk_new (4096);
   GError *err = NULL;

@@ -71,14 +71,54 @@ struct _VsTraceReader {
   gboolean done;
   struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
   gsize max_live;         /* most allocations live at once (trace_max_live) */
-  VsU64Map live;          /* live allocation ids */
+  VsU64Map live;          /* live allocation ids (use the trace_live_* functions) */
+  guint64 *live_cache;    /* VS_LIVE_CACHE slots: slot id % VS_LIVE_CACHE holds id if it is live, else anything else */
   VsU64Map last_t;        /* tid + 1 -> last t, for tids from VS_SMALL_TIDS up */
   guint64 small_t[VS_SMALL_TIDS]; /* last t + 1 of the first tids (0 = none yet): no hashing */
 };
 
 void trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char *path);
+
+/* Live allocation ids: the map, with a direct-mapped cache in front that
+ * answers most lookups with one load (ids are mostly allocated in order
+ * and live for a short while, or stay live and are used often). A slot
+ * holds an id that is live or VS_LIVE_EMPTY, which no id is (ids reaching
+ * validation are below 2^63). */
+#define VS_LIVE_CACHE 4096
+#define VS_LIVE_EMPTY G_MAXUINT64
+
+static inline gboolean
+trace_live_has (VsTraceReader *r, guint64 id)
+{
+  guint64 *slot = &r->live_cache[id & (VS_LIVE_CACHE - 1)];
+  if (*slot == id)
+    return TRUE;
+  if (u64map_lookup (&r->live, id) == NULL)
+    return FALSE;
+  *slot = id;
+  return TRUE;
+}
+
+static inline void
+trace_live_add (VsTraceReader *r, guint64 id, guint64 val)
+{
+  u64map_insert (&r->live, id, val);
+  r->live_cache[id & (VS_LIVE_CACHE - 1)] = id;
+}
+
+static inline void
+trace_live_remove (VsTraceReader *r, guint64 id)
+{
+  u64map_remove (&r->live, id);
+  guint64 *slot = &r->live_cache[id & (VS_LIVE_CACHE - 1)];
+  if (*slot == id)
+    *slot = VS_LIVE_EMPTY;
+}
 /* Sets ERROR to "PATH:LINE: MSG" or "PATH: event N: MSG" for the record now being read. */
 void trace_reader_fail (VsTraceReader *r, GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF (4, 5);
+/* trace_next() without the binary fast path (trace_next lives in
+ * trace-bin.c, next to the fast path it inlines). */
+gboolean trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error);
 /* Checks EV against the rules of SPEC section 3 and the live state. */
 gboolean trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **error);
 
@@ -136,9 +176,7 @@ typedef struct _VsBinDec {
   gsize ids_cap;
 } VsBinDec;
 
-/* The fast path alone: TRUE with *ev read (and validated when d->r->validate);
- * FALSE when the careful path (bin_dec_event) must take this record. */
-gboolean bin_dec_fast (VsBinDec *d, VsEvent *ev);
+void bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in);
 /* 1 = an event, 0 = the end record (file) or the end of the data (memory), -1 = error. */
 int bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error);
 void bin_dec_clear (VsBinDec *d);
