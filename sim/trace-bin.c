@@ -545,7 +545,7 @@ dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
  * trace_validate, finds the error and words its message, exactly as it
  * did before the fast path existed. */
 
-#define FAST_MARGIN 128
+#define FAST_MARGIN 1024
 
 /* A varint of three to nine bytes at *PP (the first two have the
  * continuation bit): unrolled, each byte added in place with its
@@ -624,16 +624,19 @@ fast_live_map (VsTraceReader *r, guint64 id)
 /* Lists of up to FAST_LIST ids take the fast path; the ids array always
  * holds three of them (bin_dec_init). */
 #define FAST_LIST 32
+/* The longest record the fast path reads: a kernel (op, 13 varints, three
+ * lists of FAST_LIST ids), 9 bytes a varint. */
+G_STATIC_ASSERT (1 + 13 * 9 + 3 * FAST_LIST * 9 <= FAST_MARGIN);
 
-/* Decodes (and if VALIDATE checks) the event whose op byte is at *PP.
+/* Decodes (and if VALIDATE checks) the event whose op byte (OP, below
+ * VS_OP_COUNT) is at *PP.
  * TRUE: done, *PP past the record. FALSE: nothing changed, use the careful
  * decoder. */
 HOT gboolean
-dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, gboolean validate)
+dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean validate)
 {
-  const guint8 *p = *pp;
+  const guint8 *p = *pp + 1;
   VsTraceReader *r = d->r;
-  guint op = *p++;
   guint64 dt_raw, tid, host_ns, t, u;
   FUV (dt_raw);
   FUV (tid);
@@ -644,24 +647,30 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, gboolean validate)
   if (G_UNLIKELY (t > VS_TRACE_INT_MAX || tid > G_MAXUINT32))
     return FALSE;
 
-  /* Time runs forward within each host thread (as trace_validate): check
-   * now, store once the event is known to be good. */
-  guint64 *tslot = NULL, tval = 0;
+  /* Time runs forward within each host thread (as trace_validate). The
+   * new time is stored at once: should the event turn out bad below, the
+   * careful path finds the same time check passed (t is not earlier than
+   * itself) and stores the same value, as trace_validate would have. */
   if (validate)
     {
       if (G_LIKELY (tid < VS_SMALL_TIDS))
         {
-          tslot = &r->small_t[tid];
-          if (G_UNLIKELY (*tslot != 0 && t < *tslot - 1))
+          /* small_t holds the last t + 1, 0 before the first event: t is
+           * earlier than the last exactly when t + 1 is below the slot. */
+          guint64 *slot = &r->small_t[tid];
+          if (G_UNLIKELY (t + 1 < *slot))
             return FALSE;
-          tval = t + 1;
+          *slot = t + 1;
         }
       else
         {
-          tslot = u64map_lookup (&r->last_t, tid + 1);
-          if (G_UNLIKELY (tslot != NULL && t < *tslot))
+          guint64 *last = u64map_lookup (&r->last_t, tid + 1);
+          if (G_UNLIKELY (last != NULL && t < *last))
             return FALSE;
-          tval = t;
+          if (last != NULL)
+            *last = t;
+          else
+            u64map_insert (&r->last_t, tid + 1, t);
         }
     }
 
@@ -704,10 +713,13 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, gboolean validate)
         }
       if (validate)
         {
-          if (G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || FAST_LIVE (e->id)
-                          || r->live.len >= r->max_live))
+          /* Live already (in the cache, or found by the insertion): the
+           * careful path words the error. */
+          guint64 *slot = &r->live_cache[e->id & (VS_LIVE_CACHE - 1)];
+          if (G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || *slot == e->id || r->live.len >= r->max_live
+                          || !u64map_insert_new (&r->live, e->id, e->bytes + 1)))
             return FALSE;
-          trace_live_add (r, e->id, e->bytes + 1);
+          *slot = e->id;
         }
       break;
     case VS_OP_FREE:
@@ -720,9 +732,11 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, gboolean validate)
         }
       if (validate)
         {
-          if (G_UNLIKELY (!FAST_LIVE (e->id)))
+          if (G_UNLIKELY (!u64map_remove (&r->live, e->id)))
             return FALSE;
-          trace_live_remove (r, e->id);
+          guint64 *slot = &r->live_cache[e->id & (VS_LIVE_CACHE - 1)];
+          if (*slot == e->id)
+            *slot = VS_LIVE_EMPTY;
         }
       break;
     case VS_OP_COPY:
@@ -757,12 +771,12 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, gboolean validate)
         FUV (e->dur);
         FOPT (e->bytes);
         FOPT (e->compute_ns);
-        /* reads, writes, touches: each list and the two counts that may
-         * follow it (9 bytes each at most) must be buffered. The ids are
+        /* reads, writes, touches. FAST_MARGIN holds a kernel record with
+         * three lists of FAST_LIST ids of 9 bytes and its fixed part
+         * (82 bytes), so the lists need no bounds checks. The ids are
          * checked against the live cache as they are read, the few it
          * does not hold against the map afterwards: a call inside the
          * loops would make them save and restore every register. */
-        const guint8 *end = d->in->end;
         guint64 *ids = d->ids, *w = ids;
         guint64 n, miss = 0;
 #define FAST_IDS(ptr, count)                                                                                     \
@@ -771,7 +785,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, gboolean validate)
   e->count = (guint32) n;                                                                                        \
   if (n != 0)                                                                                                    \
     {                                                                                                            \
-      if (G_UNLIKELY (n > FAST_LIST || (gsize) (end - p) < 9 * n + 18))                                          \
+      if (G_UNLIKELY (n > FAST_LIST))                                                                            \
         return FALSE;                                                                                            \
       for (guint64 *stop_ = w + n; w < stop_; w++)                                                               \
         {                                                                                                        \
@@ -824,17 +838,10 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, gboolean validate)
       e->name = strings[u];
       break;
     default:
-      return FALSE;
+      __builtin_unreachable (); /* bin_dec_fast checked op */
     }
 
-  /* Good (alloc and free have updated the live ids): commit. */
-  if (validate)
-    {
-      if (G_LIKELY (tslot != NULL))
-        *tslot = tval;
-      else
-        u64map_insert (&r->last_t, tid + 1, t);
-    }
+  /* Good (alloc and free have updated the live ids): move on. */
   d->prev_t = t;
   *pp = p;
   return TRUE;
@@ -859,9 +866,12 @@ bin_dec_fast (VsBinDec *d, VsEvent *ev)
 {
   VsInBuf *in = d->in;
   const guint8 *p = in->p;
-  if (G_UNLIKELY (in->end - p < FAST_MARGIN || *p >= VS_OP_COUNT))
+  if (G_UNLIKELY (in->end - p < FAST_MARGIN))
     return FALSE;
-  gboolean ok = d->r->validate ? dec_event_fast (d, ev, &p, TRUE) : dec_event_fast (d, ev, &p, FALSE);
+  guint op = *p;
+  if (G_UNLIKELY (op >= VS_OP_COUNT))
+    return FALSE;
+  gboolean ok = d->r->validate ? dec_event_fast (d, ev, &p, op, TRUE) : dec_event_fast (d, ev, &p, op, FALSE);
   if (G_LIKELY (ok))
     in->p = p;
   return ok;
