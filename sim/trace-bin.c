@@ -572,27 +572,28 @@ fast_uv_long (const guint8 **pp, guint64 *out)
   return FALSE;
 }
 
-/* Reads a varint of at most 9 bytes into V, else gives up. */
+/* Reads a varint of at most 9 bytes into V, else gives up. The one-byte
+ * case falls through; the others branch out of line. */
 #define FUV(v)                                                                                                   \
   do                                                                                                             \
     {                                                                                                            \
-      guint64 b0_ = p[0];                                                                                        \
-      if (G_LIKELY (b0_ < 0x80))                                                                                 \
+      guint64 x_ = *p++;                                                                                         \
+      if (G_UNLIKELY (x_ >= 0x80))                                                                               \
         {                                                                                                        \
-          (v) = b0_;                                                                                             \
-          p++;                                                                                                   \
-        }                                                                                                        \
-      else                                                                                                       \
-        {                                                                                                        \
-          guint64 b1_ = p[1];                                                                                    \
-          if (G_LIKELY (b1_ < 0x80))                                                                             \
+          guint64 b1_ = *p;                                                                                      \
+          if (b1_ < 0x80)                                                                                        \
             {                                                                                                    \
-              (v) = b0_ + (b1_ << 7) - 0x80;                                                                     \
-              p += 2;                                                                                            \
+              x_ += (b1_ << 7) - 0x80;                                                                           \
+              p++;                                                                                               \
             }                                                                                                    \
-          else if (G_UNLIKELY (!fast_uv_long (&p, &(v))))                                                        \
-            return FALSE;                                                                                        \
+          else                                                                                                   \
+            {                                                                                                    \
+              p--;                                                                                               \
+              if (G_UNLIKELY (!fast_uv_long (&p, &x_)))                                                          \
+                return FALSE;                                                                                    \
+            }                                                                                                    \
         }                                                                                                        \
+      (v) = x_;                                                                                                  \
     }                                                                                                            \
   while (0)
 
@@ -689,12 +690,19 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
   e->id = e->bytes = e->src = e->dst = e->stream = e->event = 0;
   e->dur = e->compute_ns = VS_NONE;
   e->name = e->tag = NULL;
-  e->reads = e->writes = e->touches = NULL;
-  e->n_reads = e->n_writes = e->n_touches = 0;
 
+  /* Every op but kernel clears the id lists (a kernel sets them). */
+#define NO_LISTS()                                                                                               \
+  do                                                                                                             \
+    {                                                                                                            \
+      e->reads = e->writes = e->touches = NULL;                                                                  \
+      e->n_reads = e->n_writes = e->n_touches = 0;                                                               \
+    }                                                                                                            \
+  while (0)
   switch (op)
     {
     case VS_OP_ALLOC:
+      NO_LISTS ();
       FUV (e->id);
       FUV (e->bytes);
       e->kind = *p++;
@@ -723,6 +731,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         }
       break;
     case VS_OP_FREE:
+      NO_LISTS ();
       FUV (e->id);
       FUV (u);
       if (u != 0)
@@ -740,6 +749,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         }
       break;
     case VS_OP_COPY:
+      NO_LISTS ();
       e->dir = *p++;
       FUV (e->bytes);
       FUV (e->src);
@@ -753,6 +763,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         return FALSE;
       break;
     case VS_OP_MEMSET:
+      NO_LISTS ();
       FUV (e->dst);
       FUV (e->bytes);
       FUV (e->stream);
@@ -787,13 +798,15 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
     {                                                                                                            \
       if (G_UNLIKELY (n > FAST_LIST))                                                                            \
         return FALSE;                                                                                            \
-      for (guint64 *stop_ = w + n; w < stop_; w++)                                                               \
+      guint64 *stop_ = w + n;                                                                                    \
+      do                                                                                                         \
         {                                                                                                        \
           guint64 id_;                                                                                           \
           FUV (id_);                                                                                             \
           miss |= cache[id_ & (VS_LIVE_CACHE - 1)] ^ id_;                                                        \
-          *w = id_;                                                                                              \
+          *w++ = id_;                                                                                            \
         }                                                                                                        \
+      while (w < stop_);                                                                                         \
     }
         FAST_IDS (reads, n_reads)
         FAST_IDS (writes, n_writes)
@@ -806,6 +819,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         break;
       }
     case VS_OP_SYNC:
+      NO_LISTS ();
       e->scope = *p++;
       FUV (u);
       if (e->scope == VS_SYNC_STREAM)
@@ -816,14 +830,17 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         return FALSE;
       break;
     case VS_OP_EVENT_RECORD:
+      NO_LISTS ();
       FUV (e->event);
       FUV (e->stream);
       break;
     case VS_OP_STREAM_WAIT:
+      NO_LISTS ();
       FUV (e->stream);
       FUV (e->event);
       break;
     case VS_OP_PREFETCH:
+      NO_LISTS ();
       FUV (e->id);
       FUV (e->bytes);
       e->to = *p++;
@@ -832,6 +849,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         return FALSE;
       break;
     case VS_OP_MARK:
+      NO_LISTS ();
       FUV (u);
       if (G_UNLIKELY (u >= n_strings))
         return FALSE;
@@ -840,6 +858,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
     default:
       __builtin_unreachable (); /* bin_dec_fast checked op */
     }
+#undef NO_LISTS
 
   /* Good (alloc and free have updated the live ids): move on. */
   d->prev_t = t;
