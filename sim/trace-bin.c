@@ -902,7 +902,7 @@ bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
   VsInBuf *in = d->in;
   if (G_UNLIKELY (in->end - in->p < FAST_MARGIN) && !in->eof && !inbuf_fill (in, d->r->path, error))
     return -1;
-  if (bin_dec_fast (d, ev))
+  if (!d->careful_only && bin_dec_fast (d, ev))
     {
       *present = VS_F_VALIDATED;
       return 1;

@@ -174,6 +174,7 @@ typedef struct _VsBinDec {
   guint64 prev_t;
   guint64 *ids;           /* reads, writes, touches of the current kernel */
   gsize ids_cap;
+  gboolean careful_only;  /* tests: never take the fast path */
 } VsBinDec;
 
 void bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in);

@@ -656,6 +656,70 @@ test_fast_path_roundtrip (void)
     }
 }
 
+/* Reads PATH with the fast path (CAREFUL false) or the careful decoder
+ * alone: the events as JSONL lines, or "error: MESSAGE". */
+static char *
+dump_either (const char *path, gboolean careful)
+{
+  GError *error = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (path, &error);
+  if (r == NULL)
+    {
+      char *m = g_strconcat ("error: ", error->message, NULL);
+      g_error_free (error);
+      return m;
+    }
+  if (careful && r->fast != NULL)
+    {
+      r->fast->careful_only = TRUE;
+      r->fast = NULL;
+    }
+  char *d = dump_reader (r, &error);
+  if (d != NULL)
+    return d;
+  char *m = g_strconcat ("error: ", error->message, NULL);
+  g_error_free (error);
+  return m;
+}
+
+/* Differential test: random corruptions of a valid trace read the same,
+ * events and error messages, with and without the fast path. */
+static void
+test_fast_path_mutations (void)
+{
+  g_autofree char *good = tmp_path ("fast.vtrace");
+  if (!g_file_test (good, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("needs /trace/fast-path-roundtrip first");
+      return;
+    }
+  gsize len;
+  g_autofree guint8 *orig = (guint8 *) read_file (good, &len);
+  GRand *rand = g_rand_new_with_seed (5);
+  g_autofree guint8 *data = g_malloc (len);
+  int n_errors = 0;
+  for (int round = 0; round < 300; round++)
+    {
+      memcpy (data, orig, len);
+      int n = g_rand_int_range (rand, 1, 5);
+      for (int k = 0; k < n; k++)
+        {
+          /* Past the header; mostly small bytes, sometimes any byte. */
+          gsize at = (gsize) g_rand_int_range (rand, 40, (gint32) len);
+          data[at] = (guint8) (g_rand_boolean (rand) ? g_rand_int_range (rand, 0, 256) : data[at] ^ 1);
+        }
+      g_autofree char *p = write_file ("mut.vtrace", data, len);
+      g_autofree char *fast = dump_either (p, FALSE);
+      g_autofree char *careful = dump_either (p, TRUE);
+      if (strcmp (fast, careful) != 0)
+        g_error ("round %d: fast and careful readers differ", round);
+      n_errors += g_str_has_prefix (fast, "error: ");
+    }
+  g_rand_free (rand);
+  /* Most corruptions are caught (some only change a value). */
+  g_assert_cmpint (n_errors, >, 150);
+}
+
 /* Every proper prefix of a valid binary trace is an error, never a crash
  * and never a trace that reads as complete. */
 static void
@@ -925,6 +989,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trace/errors-binary", test_errors_binary);
   g_test_add_func ("/trace/fast-path-errors", test_fast_path_errors);
   g_test_add_func ("/trace/fast-path-roundtrip", test_fast_path_roundtrip);
+  g_test_add_func ("/trace/fast-path-mutations", test_fast_path_mutations);
   g_test_add_func ("/trace/truncated-binary", test_truncated_binary);
   g_test_add_func ("/trace/writer-abort", test_writer_abort);
   g_test_add_func ("/trace/buf-threads", test_buf_threads);
