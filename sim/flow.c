@@ -14,7 +14,17 @@
  * instant, and those ended with them, are rated together. Measured on the
  * benchmark traces (docs/performance.md): the slack test saves 9 % of all
  * instructions, capping flows at their path's slowest resource another
- * 12-16 % where copies and swaps run. */
+ * 12-16 % where copies and swaps run.
+ *
+ * Hot path (callgrind, plain-100k: 1,181 -> 684 instructions per event in
+ * this file): resources whose flows all have one-resource paths (the
+ * contended `sm`) are rated without a component search, in one pass that
+ * settles the flows and tests their caps; the earliest end is kept up to
+ * date as flows start, end and change rate (a scan only when the flow
+ * that had it now ends later), end times sit in an array parallel to the
+ * active flows, and one-resource paths are unrolled. Every shortcut does
+ * the general code's arithmetic in the same order: the rates, end times,
+ * statistics and observer calls are the same to the last bit. */
 #include "flow.h"
 
 #include <math.h>
@@ -63,19 +73,26 @@ typedef struct {
   PVec flows;           /* active flows whose path includes it */
   double cap_sum;       /* sum of the caps of its capped flows */
   guint n_inf;          /* its flows without a cap */
+  guint n_multi;        /* its flows whose path has other resources too */
   guint mark;           /* component search stamp */
+  gboolean pending;     /* in net->pending */
+  /* derived from cap once */
+  double slack_max;     /* cap_sum up to this leaves slack */
+  double busy_min;      /* load above this is busy */
+  double sat_min;       /* load from this on is saturated */
   /* filling scratch */
   double residual;
+  double fit;           /* capacity less its flows' caps */
   guint n_unfrozen;
 } Resource;
 
 struct _VsFlow {
   double remaining;     /* at t_upd */
-  double cap, rate, t_upd, end_t;
+  double cap, rate, t_upd;
   guint path[VS_FLOW_MAX_PATH];
   guint slot[VS_FLOW_MAX_PATH];  /* index in each resource's flows array */
   guint n_path;
-  guint index;          /* in net->active */
+  guint index;          /* in net->active (and net->end) */
   guint mark;
   gboolean frozen;
   guint64 order;        /* start order */
@@ -87,9 +104,15 @@ struct _VsFlowNet {
   GArray *res;          /* Resource */
   Resource *rv;         /* res->data, for the hot path */
   PVec active;          /* VsFlow* */
+  double *end;          /* end time of active.v[i] (same length), scanned
+                         * without touching the flows */
   guint stamp;
   guint64 next_order;
+  /* The earliest end and a flow that has it, kept up to date as flows
+   * start, end and change rate; a full scan only when that flow's end
+   * moves later (next_end_dirty). */
   double next_end;
+  VsFlow *next_flow;
   gboolean next_end_dirty;
   VsLoadObserver observer;
   gpointer observer_user;
@@ -97,8 +120,9 @@ struct _VsFlowNet {
   PVec comp_flows;
   UVec comp_res;
   PVec done, done_spare;
-  /* Flows started at one instant are rated together: their paths wait in
-   * pending until something needs rates (deferred recompute). */
+  /* Flows started at one instant are rated together: their resources
+   * (each once) wait in pending until something needs rates (deferred
+   * recompute). */
   UVec pending;
   double pending_now;
   VsFlow *free_flows;   /* recycled, linked through owner */
@@ -106,7 +130,14 @@ struct _VsFlowNet {
 
 #define RES(net, i) (&(net)->rv[i])
 
-static void flush (VsFlowNet *net);
+static void flush_pending (VsFlowNet *net);
+
+static inline void
+flush (VsFlowNet *net)
+{
+  if (G_UNLIKELY (net->pending.len > 0))
+    flush_pending (net);
+}
 
 VsFlowNet *
 flow_net_new (void)
@@ -131,6 +162,7 @@ flow_net_free (VsFlowNet *net)
   for (guint i = 0; i < net->active.len; i++)
     g_free (net->active.v[i]);
   g_free (net->active.v);
+  g_free (net->end);
   g_free (net->comp_flows.v);
   g_free (net->comp_res.v);
   g_free (net->done.v);
@@ -152,6 +184,9 @@ flow_net_add_resource (VsFlowNet *net, const char *name, double capacity)
   Resource r = { 0 };
   r.name = g_strdup (name);
   r.cap = capacity;
+  r.slack_max = capacity * (1 + 1e-9);
+  r.busy_min = capacity * 1e-9;
+  r.sat_min = capacity * 0.95 * (1 - 1e-9);
   g_array_append_val (net->res, r);
   net->rv = (Resource *) net->res->data;
   return net->res->len - 1;
@@ -175,23 +210,22 @@ flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user)
   net->observer_user = user;
 }
 
-/* Accounts the resource's current load up to NOW. */
-static void
-res_advance (VsFlowNet *net, guint i, double now)
+/* Accounts resource R (number I)'s current load up to NOW. */
+static inline void
+res_advance (VsFlowNet *net, Resource *r, guint i, double now)
 {
-  Resource *r = RES (net, i);
   double dt = now - r->t_last;
   if (dt <= 0)
     return;
   if (r->load > 0)
     {
       r->st.bytes += r->load * dt * 1e-9;
-      if (r->load > r->cap * 1e-9)
+      if (r->load > r->busy_min)
         r->st.busy_ns += dt;
-      if (r->load >= r->cap * 0.95 * (1 - 1e-9))
+      if (r->load >= r->sat_min)
         r->st.saturated_ns += dt;
     }
-  if (net->observer)
+  if (G_UNLIKELY (net->observer != NULL))
     net->observer (net->observer_user, i, r->t_last, now, r->load);
   r->t_last = now;
 }
@@ -200,7 +234,7 @@ res_advance (VsFlowNet *net, guint i, double now)
 static inline gboolean
 res_slack (const Resource *r)
 {
-  return r->n_inf == 0 && r->cap_sum <= r->cap * (1 + 1e-9);
+  return r->n_inf == 0 && r->cap_sum <= r->slack_max;
 }
 
 double
@@ -212,41 +246,53 @@ flow_net_alone_rate (const VsFlowNet *net, const guint *path, guint n_path, doub
   return rate;
 }
 
-/* Collects into comp_flows/comp_res the component reachable from the
- * resources in SEEDS. */
-static void
-collect_component (VsFlowNet *net, const guint *seeds, guint n_seeds)
+/* Appends the active flow F ending at END. */
+static inline void
+active_push (VsFlowNet *net, VsFlow *f, double end)
 {
-  guint stamp = ++net->stamp;
-  net->comp_flows.len = 0;
-  net->comp_res.len = 0;
-  for (guint i = 0; i < n_seeds; i++)
-    if (RES (net, seeds[i])->mark != stamp)
-      {
-        RES (net, seeds[i])->mark = stamp;
-        uvec_push (&net->comp_res, seeds[i]);
-      }
-  for (guint k = 0; k < net->comp_res.len; k++)
+  PVec *a = &net->active;
+  if (G_UNLIKELY (a->len == a->cap))
     {
-      Resource *r = RES (net, net->comp_res.v[k]);
-      for (guint j = 0; j < r->flows.len; j++)
-        {
-          VsFlow *f = r->flows.v[j];
-          if (f->mark == stamp)
-            continue;
-          f->mark = stamp;
-          pvec_push (&net->comp_flows, f);
-          for (guint p = 0; p < f->n_path; p++)
-            {
-              Resource *q = RES (net, f->path[p]);
-              if (q->mark != stamp)
-                {
-                  q->mark = stamp;
-                  uvec_push (&net->comp_res, f->path[p]);
-                }
-            }
-        }
+      a->cap = a->cap ? 2 * a->cap : 8;
+      a->v = g_renew (gpointer, a->v, a->cap);
+      net->end = g_renew (double, net->end, a->cap);
     }
+  f->index = a->len;
+  net->end[a->len] = end;
+  a->v[a->len++] = f;
+}
+
+/* Recomputed ends of a component: the earliest (CMIN, of flow CF) and
+ * whether the flow that had the earliest end of all now ends later. */
+typedef struct {
+  double cmin;
+  VsFlow *cf;
+  gboolean later;
+} Ends;
+
+static inline void
+ends_add (VsFlowNet *net, Ends *e, VsFlow *f, double end)
+{
+  net->end[f->index] = end;
+  if (end < e->cmin)
+    e->cmin = end, e->cf = f;
+  if (f == net->next_flow && end > net->next_end)
+    e->later = TRUE;
+}
+
+/* Keeps the earliest end of all exact: the flows outside the component
+ * end no earlier than the old earliest end; only when the flow that had
+ * it now ends later and no flow of the component ends as early does the
+ * next flow_net_next_end scan. */
+static inline void
+ends_done (VsFlowNet *net, const Ends *e)
+{
+  if (net->next_end_dirty)
+    return;
+  if (e->later && e->cmin > net->next_end)
+    net->next_end_dirty = TRUE;
+  else if (e->later || e->cmin < net->next_end)
+    net->next_end = e->cmin, net->next_flow = e->cf;
 }
 
 static void
@@ -262,48 +308,82 @@ freeze (VsFlowNet *net, VsFlow *f, double rate)
     }
 }
 
+/* Brings F's remaining amount to NOW at its old rate. */
+static inline void
+settle (VsFlow *f, double now)
+{
+  f->remaining = MAX (0.0, f->remaining - f->rate * (now - f->t_upd) * 1e-9);
+  f->t_upd = now;
+}
+
+/* Starts the filling at NOW on resource R (number I). */
+static inline void
+res_init (VsFlowNet *net, Resource *r, guint i, double now)
+{
+  res_advance (net, r, i, now);
+  r->residual = r->cap;
+  r->fit = r->cap;
+  r->n_unfrozen = 0;
+}
+
 /* Recomputes the rates of the component of SEEDS at NOW (progressive
- * filling). Flows' remaining amounts are settled first. */
+ * filling). The search for the component (the resources reachable from
+ * SEEDS through shared flows) also settles the flows' remaining amounts
+ * and sums their caps per resource. */
 static void
 recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
 {
-  collect_component (net, seeds, n_seeds);
+  guint stamp = ++net->stamp;
   PVec *fl = &net->comp_flows;
-  for (guint k = 0; k < net->comp_res.len; k++)
+  UVec *cr = &net->comp_res;
+  fl->len = 0;
+  cr->len = 0;
+  for (guint i = 0; i < n_seeds; i++)
     {
-      guint i = net->comp_res.v[k];
-      res_advance (net, i, now);
-      Resource *r = RES (net, i);
-      r->residual = r->cap;
-      r->n_unfrozen = 0;
+      Resource *r = RES (net, seeds[i]);
+      if (r->mark != stamp)
+        {
+          r->mark = stamp;
+          uvec_push (cr, seeds[i]);
+          res_init (net, r, seeds[i], now);
+        }
     }
   gboolean all_capped = TRUE;
-  for (guint j = 0; j < fl->len; j++)
+  for (guint k = 0; k < cr->len; k++)
     {
-      VsFlow *f = fl->v[j];
-      f->remaining = MAX (0.0, f->remaining - f->rate * (now - f->t_upd) * 1e-9);
-      f->t_upd = now;
-      f->frozen = FALSE;
-      all_capped &= !isinf (f->cap);
-      for (guint p = 0; p < f->n_path; p++)
-        RES (net, f->path[p])->n_unfrozen++;
+      Resource *r = RES (net, cr->v[k]);
+      for (guint j = 0; j < r->flows.len; j++)
+        {
+          VsFlow *f = r->flows.v[j];
+          if (f->mark == stamp)
+            continue;
+          f->mark = stamp;
+          pvec_push (fl, f);
+          settle (f, now);
+          f->frozen = FALSE;
+          all_capped &= !isinf (f->cap);
+          for (guint p = 0; p < f->n_path; p++)
+            {
+              Resource *q = RES (net, f->path[p]);
+              if (q->mark != stamp)
+                {
+                  q->mark = stamp;
+                  uvec_push (cr, f->path[p]);
+                  res_init (net, q, f->path[p], now);
+                }
+              q->n_unfrozen++;
+              q->fit -= f->cap;
+            }
+        }
     }
   guint left = fl->len;
   /* Common case: every flow is capped and the caps fit everywhere (no
    * contention): each flow runs at its cap. */
   gboolean caps_fit = left > 1 && all_capped;
-  for (guint j = 0; j < fl->len && caps_fit; j++)
+  for (guint k = 0; k < cr->len && caps_fit; k++)
     {
-      VsFlow *f = fl->v[j];
-      if (isinf (f->cap))
-        caps_fit = FALSE;
-      for (guint p = 0; p < f->n_path; p++)
-        RES (net, f->path[p])->residual -= f->cap;
-    }
-  for (guint k = 0; k < net->comp_res.len && caps_fit; k++)
-    {
-      Resource *r = RES (net, net->comp_res.v[k]);
-      if (r->residual < -r->cap * 1e-12)
+      Resource *r = RES (net, cr->v[k]);
+      if (r->fit < -r->cap * 1e-12)
         caps_fit = FALSE;
     }
   if (caps_fit)
@@ -316,12 +396,6 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
         }
       left = 0;
     }
-  else if (left > 1 && all_capped)
-    for (guint k = 0; k < net->comp_res.len; k++)
-      {
-        Resource *r = RES (net, net->comp_res.v[k]);
-        r->residual = r->cap;
-      }
   if (left == 1)
     {
       /* Alone: the slowest resource on the path, or the cap. */
@@ -376,25 +450,246 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
     }
   for (guint k = 0; k < net->comp_res.len; k++)
     RES (net, net->comp_res.v[k])->load = 0;
+  Ends e = { INFINITY, NULL, FALSE };
   for (guint j = 0; j < fl->len; j++)
     {
       VsFlow *f = fl->v[j];
       g_assert (f->rate > 0);
       for (guint p = 0; p < f->n_path; p++)
         RES (net, f->path[p])->load += f->rate;
-      f->end_t = now + f->remaining / f->rate * 1e9;
+      ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
     }
-  net->next_end_dirty = TRUE;
+  ends_done (net, &e);
+}
+
+/* recompute() for seeds none of whose flows has another resource on its
+ * path: each seed is its own component, the flows are the seeds' lists
+ * (no search), and one pass settles them and tests whether their caps
+ * fit. The arithmetic is recompute()'s, in the same order (the same
+ * rates to the last bit): the flows in the order the search would find
+ * them, the same filling rounds over all seeds together. */
+static void
+recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
+{
+  gboolean all_capped = TRUE, caps_fit = TRUE;
+  guint left = 0;
+  for (guint k = 0; k < n_seeds; k++)
+    {
+      Resource *r = RES (net, seeds[k]);
+      res_advance (net, r, seeds[k], now);
+      double fit = r->cap;
+      VsFlow **fv = (VsFlow **) r->flows.v;
+      for (guint j = 0; j < r->flows.len; j++)
+        {
+          VsFlow *f = fv[j];
+          settle (f, now);
+          f->frozen = FALSE;
+          all_capped &= !isinf (f->cap);
+          fit -= f->cap;
+        }
+      caps_fit &= !(fit < -r->cap * 1e-12);
+      r->residual = r->cap;
+      r->n_unfrozen = r->flows.len;
+      left += r->flows.len;
+    }
+  if (left > 1 && all_capped && caps_fit)
+    {
+      for (guint k = 0; k < n_seeds; k++)
+        {
+          Resource *r = RES (net, seeds[k]);
+          for (guint j = 0; j < r->flows.len; j++)
+            {
+              VsFlow *f = r->flows.v[j];
+              f->rate = f->cap;
+            }
+        }
+      left = 0;
+    }
+  else if (left == 1)
+    {
+      for (guint k = 0; k < n_seeds; k++)
+        {
+          Resource *r = RES (net, seeds[k]);
+          if (r->flows.len == 1)
+            {
+              VsFlow *f = r->flows.v[0];
+              f->rate = MIN (f->cap, r->cap);
+            }
+        }
+      left = 0;
+    }
+  while (left > 0)
+    {
+      double level = INFINITY;
+      Resource *b = NULL;
+      for (guint k = 0; k < n_seeds; k++)
+        {
+          Resource *r = RES (net, seeds[k]);
+          if (r->n_unfrozen == 0)
+            continue;
+          double share = r->residual / r->n_unfrozen;
+          if (share < level)
+            level = share, b = r;
+        }
+      /* Every flow capped below the lowest fair share runs at its cap. */
+      gboolean capped = FALSE;
+      for (guint k = 0; k < n_seeds; k++)
+        {
+          Resource *r = RES (net, seeds[k]);
+          if (r->n_unfrozen == 0)
+            continue;
+          VsFlow **fv = (VsFlow **) r->flows.v;
+          for (guint j = 0; j < r->flows.len; j++)
+            {
+              VsFlow *f = fv[j];
+              if (!f->frozen && f->cap < level)
+                {
+                  f->frozen = TRUE;
+                  f->rate = f->cap;
+                  r->residual = MAX (0.0, r->residual - f->cap);
+                  r->n_unfrozen--;
+                  left--;
+                  capped = TRUE;
+                }
+            }
+        }
+      if (capped)
+        continue;
+      g_assert (b != NULL);
+      VsFlow **fv = (VsFlow **) b->flows.v;
+      for (guint j = 0; j < b->flows.len; j++)
+        {
+          VsFlow *f = fv[j];
+          if (!f->frozen)
+            {
+              f->frozen = TRUE;
+              f->rate = level;
+              left--;
+            }
+        }
+      b->n_unfrozen = 0;
+    }
+  Ends e = { INFINITY, NULL, FALSE };
+  for (guint k = 0; k < n_seeds; k++)
+    {
+      Resource *r = RES (net, seeds[k]);
+      double load = 0;
+      VsFlow **fv = (VsFlow **) r->flows.v;
+      for (guint j = 0; j < r->flows.len; j++)
+        {
+          VsFlow *f = fv[j];
+          g_assert (f->rate > 0);
+          load += f->rate;
+          ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
+        }
+      r->load = load;
+    }
+  ends_done (net, &e);
+}
+
+/* recompute_simple() for one seed, the common case (one contended
+ * resource): the filling keeps its residual and count in registers. */
+static void
+recompute_one (VsFlowNet *net, double now, guint i)
+{
+  Resource *r = RES (net, i);
+  res_advance (net, r, i, now);
+  VsFlow **fv = (VsFlow **) r->flows.v;
+  guint n = r->flows.len;
+  double fit = r->cap;
+  gboolean all_capped = TRUE;
+  for (guint j = 0; j < n; j++)
+    {
+      VsFlow *f = fv[j];
+      settle (f, now);
+      f->frozen = FALSE;
+      all_capped &= !isinf (f->cap);
+      fit -= f->cap;
+    }
+  if (n > 1 && all_capped && !(fit < -r->cap * 1e-12))
+    for (guint j = 0; j < n; j++)
+      fv[j]->rate = fv[j]->cap;
+  else if (n == 1)
+    fv[0]->rate = MIN (fv[0]->cap, r->cap);
+  else if (n > 1)
+    {
+      double residual = r->cap;
+      guint left = n;
+      for (;;)
+        {
+          double level = residual / left;
+          gboolean capped = FALSE;
+          for (guint j = 0; j < n; j++)
+            {
+              VsFlow *f = fv[j];
+              if (!f->frozen && f->cap < level)
+                {
+                  f->frozen = TRUE;
+                  f->rate = f->cap;
+                  residual = MAX (0.0, residual - f->cap);
+                  left--;
+                  capped = TRUE;
+                }
+            }
+          if (left == 0)
+            break;
+          if (!capped)
+            {
+              for (guint j = 0; j < n; j++)
+                if (!fv[j]->frozen)
+                  fv[j]->rate = level;
+              break;
+            }
+        }
+    }
+  Ends e = { INFINITY, NULL, FALSE };
+  double load = 0;
+  for (guint j = 0; j < n; j++)
+    {
+      VsFlow *f = fv[j];
+      g_assert (f->rate > 0);
+      load += f->rate;
+      ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
+    }
+  r->load = load;
+  ends_done (net, &e);
 }
 
 /* Rates the flows started since the last flush. */
-static void
-flush (VsFlowNet *net)
+static void G_GNUC_NO_INLINE
+flush_pending (VsFlowNet *net)
 {
-  if (net->pending.len == 0)
-    return;
-  recompute (net, net->pending_now, net->pending.v, net->pending.len);
+  if (net->pending.len == 1 && RES (net, net->pending.v[0])->n_multi == 0)
+    {
+      RES (net, net->pending.v[0])->pending = FALSE;
+      recompute_one (net, net->pending_now, net->pending.v[0]);
+      net->pending.len = 0;
+      return;
+    }
+  gboolean simple = TRUE;
+  for (guint k = 0; k < net->pending.len; k++)
+    {
+      Resource *r = RES (net, net->pending.v[k]);
+      r->pending = FALSE;
+      simple &= r->n_multi == 0;
+    }
+  if (simple)
+    recompute_simple (net, net->pending_now, net->pending.v, net->pending.len);
+  else
+    recompute (net, net->pending_now, net->pending.v, net->pending.len);
   net->pending.len = 0;
+}
+
+/* Resource I's flows need new rates at the next flush. */
+static inline void
+pend (VsFlowNet *net, guint i)
+{
+  Resource *r = RES (net, i);
+  if (!r->pending)
+    {
+      r->pending = TRUE;
+      uvec_push (&net->pending, i);
+    }
 }
 
 void
@@ -403,74 +698,120 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
 {
   g_return_if_fail (amount > 0 && cap > 0 && n_path >= 1 && n_path <= VS_FLOW_MAX_PATH);
   if (net->pending.len > 0 && net->pending_now != now)
-    flush (net);
+    flush_pending (net);
   VsFlow *f = net->free_flows;
   if (f != NULL)
-    {
-      net->free_flows = f->owner;
-      memset (f, 0, sizeof *f);
-    }
+    net->free_flows = f->owner;
   else
-    f = g_new0 (VsFlow, 1);
+    f = g_new (VsFlow, 1);
   f->remaining = amount;
-  f->cap = cap;
   f->t_upd = now;
+  f->mark = 0;
   f->owner = owner;
   f->tag = tag;
   f->order = net->next_order++;
-  /* A resource named twice in a path is used once. */
+  /* A resource named twice in a path is used once. No flow can go faster
+   * than the slowest resource on its path: capping it there changes no
+   * max-min rate, and lets resources that carry only such flows be seen
+   * to have slack. */
+  if (n_path == 1)
+    {
+      /* The common case, unrolled: one resource. */
+      guint i = path[0];
+      g_assert (i < net->res->len);
+      Resource *r = RES (net, i);
+      f->path[0] = i;
+      f->slot[0] = r->flows.len;
+      pvec_push (&r->flows, f);
+      f->n_path = 1;
+      cap = MIN (cap, r->cap);
+      f->cap = cap;
+      if (isinf (cap))
+        r->n_inf++;
+      else
+        r->cap_sum += cap;
+      if (res_slack (r))
+        {
+          res_advance (net, r, i, now);
+          r->load += cap;
+          f->rate = cap;
+          double end = now + amount / cap * 1e9;
+          active_push (net, f, end);
+          if (!net->next_end_dirty && end < net->next_end)
+            net->next_end = end, net->next_flow = f;
+          return;
+        }
+      f->rate = 0;
+      active_push (net, f, INFINITY);
+      pend (net, i);
+      net->pending_now = now;
+      return;
+    }
+  guint n = 0;
   for (guint i = 0; i < n_path; i++)
     {
       gboolean dup = FALSE;
-      for (guint j = 0; j < f->n_path; j++)
+      for (guint j = 0; j < n; j++)
         dup |= f->path[j] == path[i];
       if (dup)
         continue;
       g_assert (path[i] < net->res->len);
       Resource *r = RES (net, path[i]);
-      f->path[f->n_path] = path[i];
-      f->slot[f->n_path] = r->flows.len;
+      f->path[n] = path[i];
+      f->slot[n] = r->flows.len;
       pvec_push (&r->flows, f);
-      f->n_path++;
+      cap = MIN (cap, r->cap);
+      n++;
     }
-  /* No flow can go faster than the slowest resource on its path: capping
-   * it there changes no max-min rate, and lets resources that carry only
-   * such flows be seen to have slack. */
-  for (guint p = 0; p < f->n_path; p++)
-    cap = MIN (cap, RES (net, f->path[p])->cap);
+  f->n_path = n;
   f->cap = cap;
-  f->index = net->active.len;
-  f->end_t = INFINITY;
-  pvec_push (&net->active, f);
   gboolean slack = TRUE;
-  for (guint p = 0; p < f->n_path; p++)
+  for (guint p = 0; p < n; p++)
     {
       Resource *r = RES (net, f->path[p]);
       if (isinf (cap))
         r->n_inf++;
       else
         r->cap_sum += cap;
+      r->n_multi += n > 1;
       slack &= res_slack (r);
     }
   if (slack)
     {
       /* No resource on its path binds, even with it: it runs at its cap
        * and no other flow's rate changes (no recompute). */
-      for (guint p = 0; p < f->n_path; p++)
+      for (guint p = 0; p < n; p++)
         {
-          res_advance (net, f->path[p], now);
-          RES (net, f->path[p])->load += cap;
+          Resource *r = RES (net, f->path[p]);
+          res_advance (net, r, f->path[p], now);
+          r->load += cap;
         }
       f->rate = cap;
-      f->end_t = now + amount / cap * 1e9;
-      if (!net->next_end_dirty)
-        net->next_end = MIN (net->next_end, f->end_t);
+      double end = now + amount / cap * 1e9;
+      active_push (net, f, end);
+      if (!net->next_end_dirty && end < net->next_end)
+        net->next_end = end, net->next_flow = f;
       return;
     }
-  for (guint p = 0; p < f->n_path; p++)
-    uvec_push (&net->pending, f->path[p]);
+  f->rate = 0;
+  active_push (net, f, INFINITY);
+  for (guint p = 0; p < n; p++)
+    pend (net, f->path[p]);
   net->pending_now = now;
-  net->next_end_dirty = TRUE;
+}
+
+/* Takes F out of the active flows (the last one takes its place). */
+static inline void
+active_remove (VsFlowNet *net, VsFlow *f)
+{
+  guint last = --net->active.len;
+  VsFlow *lf = net->active.v[last];
+  if (lf != f)
+    {
+      net->active.v[f->index] = lf;
+      net->end[f->index] = net->end[last];
+      lf->index = f->index;
+    }
 }
 
 static void
@@ -486,6 +827,7 @@ detach (VsFlowNet *net, VsFlow *f)
         r->n_inf--;
       else
         r->cap_sum -= f->cap;
+      r->n_multi -= f->n_path > 1;
       if (r->flows.len == 0)
         r->cap_sum = 0, r->load = 0;   /* no drift left behind */
       if (moved != f)
@@ -493,10 +835,7 @@ detach (VsFlowNet *net, VsFlow *f)
           if (moved->path[q] == f->path[p])
             moved->slot[q] = s;
     }
-  VsFlow *last = net->active.v[net->active.len - 1];
-  pvec_remove_fast (&net->active, f->index);
-  if (last != f)
-    last->index = f->index;
+  active_remove (net, f);
 }
 
 double
@@ -506,55 +845,112 @@ flow_net_next_end (VsFlowNet *net)
   if (net->next_end_dirty)
     {
       double t = INFINITY;
+      VsFlow *first = NULL;
       for (guint i = 0; i < net->active.len; i++)
-        t = MIN (t, ((VsFlow *) net->active.v[i])->end_t);
+        if (net->end[i] < t)
+          t = net->end[i], first = net->active.v[i];
       net->next_end = t;
+      net->next_flow = first;
       net->next_end_dirty = FALSE;
     }
   return net->next_end;
 }
 
+/* F ends at NOW: brings its resources' accounts up to now while it still
+ * loads them and takes it out. Where no resource on its path binds (f
+ * included), its end changes no other flow's rate: nothing to recompute. */
+static inline void
+end_flow (VsFlowNet *net, VsFlow *f, double now)
+{
+  if (f->n_path == 1)
+    {
+      /* The common case, unrolled: one resource. */
+      guint i = f->path[0];
+      Resource *r = RES (net, i);
+      res_advance (net, r, i, now);
+      r->load = MAX (0.0, r->load - f->rate);
+      if (!res_slack (r))
+        pend (net, i);
+      guint s = f->slot[0];
+      VsFlow *moved = r->flows.v[--r->flows.len];
+      r->flows.v[s] = moved;
+      if (isinf (f->cap))
+        r->n_inf--;
+      else
+        r->cap_sum -= f->cap;
+      if (r->flows.len == 0)
+        r->cap_sum = 0, r->load = 0;   /* no drift left behind */
+      if (moved != f)
+        for (guint q = 0; q < moved->n_path; q++)
+          if (moved->path[q] == i)
+            moved->slot[q] = s;
+      active_remove (net, f);
+      return;
+    }
+  gboolean slack = TRUE;
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      Resource *r = RES (net, f->path[p]);
+      res_advance (net, r, f->path[p], now);
+      r->load = MAX (0.0, r->load - f->rate);
+      slack &= res_slack (r);
+    }
+  if (!slack)
+    for (guint p = 0; p < f->n_path; p++)
+      pend (net, f->path[p]);
+  detach (net, f);
+}
 
 void
 flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
 {
   flush (net);
   /* A flow is due if it ends within rounding of NOW. */
-  double eps = 1e-6 + fabs (now) * 1e-12;
-  PVec *d = &net->done;
-  d->len = 0;
-  for (guint i = 0; i < net->active.len; i++)
-    {
-      VsFlow *f = net->active.v[i];
-      if (f->end_t <= now + eps)
-        pvec_push (d, f);
-    }
-  if (d->len == 0)
+  double lim = now + (1e-6 + fabs (now) * 1e-12);
+  if (!net->next_end_dirty && !(net->next_end <= lim))
     return;
-  for (guint i = 0; i < d->len; i++)
+  /* One pass finds the due flows and the earliest end of the others
+   * (their ends do not change until the next flush). */
+  const double *end = net->end;
+  guint n = net->active.len, first_due = 0, n_due = 0, next = G_MAXUINT;
+  double t = INFINITY;
+  for (guint i = 0; i < n; i++)
     {
-      VsFlow *f = d->v[i];
-      /* Bring the resources' accounts up to now while f still loads them.
-       * Where no resource on its path binds (f included), its end changes
-       * no other flow's rate: nothing to recompute. */
-      gboolean slack = TRUE;
-      for (guint p = 0; p < f->n_path; p++)
+      double e = end[i];
+      if (e <= lim)
         {
-          res_advance (net, f->path[p], now);
-          Resource *r = RES (net, f->path[p]);
-          r->load = MAX (0.0, r->load - f->rate);
-          slack &= res_slack (r);
+          if (n_due++ == 0)
+            first_due = i;
         }
-      if (!slack)
-        for (guint p = 0; p < f->n_path; p++)
-          uvec_push (&net->pending, f->path[p]);
-      detach (net, f);
+      else if (e < t)
+        t = e, next = i;
     }
+  net->next_end = t;
+  net->next_flow = next == G_MAXUINT ? NULL : net->active.v[next];
+  net->next_end_dirty = FALSE;
+  if (n_due == 0)
+    return;
   /* What the ended flows' resources still carry is rated at the next
    * flush, together with the flows the callbacks start at this instant
    * (one recompute instead of two when a stream starts its next op). */
   net->pending_now = now;
-  net->next_end_dirty = TRUE;
+  if (G_LIKELY (n_due == 1))
+    {
+      VsFlow *f = net->active.v[first_due];
+      end_flow (net, f, now);
+      gpointer owner = f->owner;
+      f->owner = net->free_flows;
+      net->free_flows = f;
+      done (user, owner, f->tag);
+      return;
+    }
+  PVec *d = &net->done;
+  d->len = 0;
+  for (guint i = first_due; i < n; i++)
+    if (end[i] <= lim)
+      pvec_push (d, net->active.v[i]);
+  for (guint i = 0; i < d->len; i++)
+    end_flow (net, d->v[i], now);
   /* Callbacks in start order (usually one or two flows: insertion sort). */
   for (guint i = 1; i < d->len; i++)
     {
@@ -590,7 +986,7 @@ flow_net_settle (VsFlowNet *net, double now)
 {
   flush (net);
   for (guint i = 0; i < net->res->len; i++)
-    res_advance (net, i, now);
+    res_advance (net, RES (net, i), i, now);
 }
 
 void

@@ -364,8 +364,10 @@ dec_string_def (VsBinDec *d, GError **error)
   return TRUE;
 }
 
-int
-bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
+/* The careful decoder: checks every byte against the end of the buffer,
+ * refills it, and builds the exact message for every kind of bad input. */
+static int
+dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
 {
   guint8 op;
   for (;;)
@@ -524,6 +526,408 @@ bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
   return 1;
 }
 
+/* ---- the fast path ----
+ *
+ * Most records are small and far from the end of the buffer. The fast path
+ * decodes one event from a local cursor without bounds checks (it starts
+ * only with FAST_MARGIN bytes buffered, more than any record's fixed part
+ * can take, and checks each id list's length against what is left) and,
+ * for file readers, validates it in the same pass (trace_validate's rules,
+ * specialised to what a binary record can hold). It takes varints of at
+ * most 9 bytes: every valid integer field is below 2^63, so it fits, and
+ * the range checks of get_int and get_opt hold by construction.
+ *
+ * It changes no state until the whole event is known to be good. Anything
+ * unusual (a longer varint, a value out of range, an undefined string id,
+ * an unknown enum value, an id that is not live, time going back, a list
+ * longer than the buffer holds) makes it give up: the careful decoder
+ * then reads the same record again from its first byte and, with
+ * trace_validate, finds the error and words its message, exactly as it
+ * did before the fast path existed. */
+
+#define FAST_MARGIN 1024
+
+/* A varint of three to nine bytes at *PP (the first two have the
+ * continuation bit): unrolled, each byte added in place with its
+ * continuation bit taken out afterwards. FALSE for ten bytes or more
+ * (values from 2^63: the careful decoder judges them). */
+HOT gboolean
+fast_uv_long (const guint8 **pp, guint64 *out)
+{
+  const guint8 *p = *pp;
+  guint64 v = p[0] + ((guint64) p[1] << 7) - 0x80 - (0x80 << 7);
+  guint64 b;
+#define STEP(i)                                                                                                  \
+  b = p[i];                                                                                                      \
+  v += b << (7 * (i));                                                                                           \
+  if (b < 0x80)                                                                                                  \
+    {                                                                                                            \
+      *pp = p + (i) + 1;                                                                                         \
+      *out = v;                                                                                                  \
+      return TRUE;                                                                                               \
+    }                                                                                                            \
+  v -= (guint64) 0x80 << (7 * (i));
+  STEP (2) STEP (3) STEP (4) STEP (5) STEP (6) STEP (7) STEP (8)
+#undef STEP
+  return FALSE;
+}
+
+/* Reads a varint of at most 9 bytes into V, else gives up. The one-byte
+ * case falls through; the others branch out of line. */
+#define FUV(v)                                                                                                   \
+  do                                                                                                             \
+    {                                                                                                            \
+      guint64 x_ = *p++;                                                                                         \
+      if (G_UNLIKELY (x_ >= 0x80))                                                                               \
+        {                                                                                                        \
+          guint64 b1_ = *p;                                                                                      \
+          if (b1_ < 0x80)                                                                                        \
+            {                                                                                                    \
+              x_ += (b1_ << 7) - 0x80;                                                                           \
+              p++;                                                                                               \
+            }                                                                                                    \
+          else                                                                                                   \
+            {                                                                                                    \
+              p--;                                                                                               \
+              if (G_UNLIKELY (!fast_uv_long (&p, &x_)))                                                          \
+                return FALSE;                                                                                    \
+            }                                                                                                    \
+        }                                                                                                        \
+      (v) = x_;                                                                                                  \
+    }                                                                                                            \
+  while (0)
+
+/* An `opt` field (value + 1, 0 = absent). A 9-byte varint is below 2^63,
+ * so value + 1 - 1 is at most VS_TRACE_INT_MAX. */
+#define FOPT(v)                                                                                                  \
+  do                                                                                                             \
+    {                                                                                                            \
+      guint64 o_;                                                                                                \
+      FUV (o_);                                                                                                  \
+      (v) = o_ - 1; /* 0 - 1 = VS_NONE */                                                                        \
+    }                                                                                                            \
+  while (0)
+
+/* Whether ID is live when the cache does not say so: the map (and the
+ * cache refilled, which changes nothing a bail-out would undo). Out of
+ * line, so that the loops around a lookup keep their registers. */
+static __attribute__ ((noinline)) gboolean
+fast_live_map (VsTraceReader *r, guint64 id)
+{
+  if (u64map_lookup (&r->live, id) == NULL)
+    return FALSE;
+  r->live_cache[id & (VS_LIVE_CACHE - 1)] = id;
+  return TRUE;
+}
+
+#define FAST_LIVE(id) (__builtin_expect (cache[(id) & (VS_LIVE_CACHE - 1)] == (id), 1) || fast_live_map (r, (id)))
+
+/* Lists of up to FAST_LIST ids take the fast path; the ids array always
+ * holds three of them (bin_dec_init). */
+#define FAST_LIST 32
+/* The longest record the fast path reads: a kernel (op, 13 varints, three
+ * lists of FAST_LIST ids), 9 bytes a varint. */
+G_STATIC_ASSERT (1 + 13 * 9 + 3 * FAST_LIST * 9 <= FAST_MARGIN);
+
+/* Decodes (and if VALIDATE checks) the event whose op byte (OP, below
+ * VS_OP_COUNT) is at *PP.
+ * TRUE: done, *PP past the record. FALSE: nothing changed, use the careful
+ * decoder. */
+HOT gboolean
+dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean validate)
+{
+  const guint8 *p = *pp + 1;
+  VsTraceReader *r = d->r;
+  guint64 dt_raw, tid, host_ns, t, u;
+  FUV (dt_raw);
+  FUV (tid);
+  FUV (host_ns);
+  /* dt_raw < 2^63, so |dt| < 2^62: prev_t + dt cannot wrap past 2^64, and
+   * a negative result wraps to above VS_TRACE_INT_MAX. */
+  t = d->prev_t + (guint64) ((gint64) (dt_raw >> 1) ^ -(gint64) (dt_raw & 1));
+  if (G_UNLIKELY (t > VS_TRACE_INT_MAX || tid > G_MAXUINT32))
+    return FALSE;
+
+  /* Time runs forward within each host thread (as trace_validate). The
+   * new time is stored at once: should the event turn out bad below, the
+   * careful path finds the same time check passed (t is not earlier than
+   * itself) and stores the same value, as trace_validate would have. */
+  if (validate)
+    {
+      if (G_LIKELY (tid < VS_SMALL_TIDS))
+        {
+          /* small_t holds the last t + 1, 0 before the first event: t is
+           * earlier than the last exactly when t + 1 is below the slot. */
+          guint64 *slot = &r->small_t[tid];
+          if (G_UNLIKELY (t + 1 < *slot))
+            return FALSE;
+          *slot = t + 1;
+        }
+      else
+        {
+          guint64 *last = u64map_lookup (&r->last_t, tid + 1);
+          if (G_UNLIKELY (last != NULL && t < *last))
+            return FALSE;
+          if (last != NULL)
+            *last = t;
+          else
+            u64map_insert (&r->last_t, tid + 1, t);
+        }
+    }
+
+  /* Copies of what the loops read, so that stores to the event (whose
+   * guint8 fields may alias anything) do not force reloads. */
+  const guint64 *cache = r->live_cache;
+  const char *const *strings = d->strings;
+  guint64 n_strings = d->n_strings;
+
+  e->t = t;
+  e->host_ns = host_ns;
+  e->tid = (guint32) tid;
+  e->op = (guint8) op;
+  e->kind = e->dir = e->scope = e->to = 0;
+  e->async = e->has_stream = FALSE;
+  e->id = e->bytes = e->src = e->dst = e->stream = e->event = 0;
+  e->dur = e->compute_ns = VS_NONE;
+  e->name = e->tag = NULL;
+
+  /* Every op but kernel clears the id lists (a kernel sets them). */
+#define NO_LISTS()                                                                                               \
+  do                                                                                                             \
+    {                                                                                                            \
+      e->reads = e->writes = e->touches = NULL;                                                                  \
+      e->n_reads = e->n_writes = e->n_touches = 0;                                                               \
+    }                                                                                                            \
+  while (0)
+  switch (op)
+    {
+    case VS_OP_ALLOC:
+      NO_LISTS ();
+      FUV (e->id);
+      FUV (e->bytes);
+      e->kind = *p++;
+      FUV (u);
+      if (u != 0)
+        {
+          e->stream = u - 1;
+          e->has_stream = TRUE;
+        }
+      FUV (u);
+      if (u != 0)
+        {
+          if (G_UNLIKELY (u - 1 >= n_strings))
+            return FALSE;
+          e->tag = strings[u - 1];
+        }
+      if (validate)
+        {
+          /* Live already (in the cache, or found by the insertion): the
+           * careful path words the error. */
+          guint64 *slot = &r->live_cache[e->id & (VS_LIVE_CACHE - 1)];
+          if (G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || *slot == e->id || r->live.len >= r->max_live
+                          || !u64map_insert_new (&r->live, e->id, e->bytes + 1)))
+            return FALSE;
+          *slot = e->id;
+        }
+      break;
+    case VS_OP_FREE:
+      NO_LISTS ();
+      FUV (e->id);
+      FUV (u);
+      if (u != 0)
+        {
+          e->stream = u - 1;
+          e->has_stream = TRUE;
+        }
+      if (validate)
+        {
+          if (G_UNLIKELY (!u64map_remove (&r->live, e->id)))
+            return FALSE;
+          guint64 *slot = &r->live_cache[e->id & (VS_LIVE_CACHE - 1)];
+          if (*slot == e->id)
+            *slot = VS_LIVE_EMPTY;
+        }
+      break;
+    case VS_OP_COPY:
+      NO_LISTS ();
+      e->dir = *p++;
+      FUV (e->bytes);
+      FUV (e->src);
+      FUV (e->dst);
+      FUV (e->stream);
+      e->async = *p++ != 0;
+      FOPT (e->dur);
+      if (validate
+          && G_UNLIKELY (e->dir >= VS_DIR_COUNT || (e->src != 0 && !FAST_LIVE (e->src))
+                         || (e->dst != 0 && !FAST_LIVE (e->dst))))
+        return FALSE;
+      break;
+    case VS_OP_MEMSET:
+      NO_LISTS ();
+      FUV (e->dst);
+      FUV (e->bytes);
+      FUV (e->stream);
+      e->async = *p++ != 0;
+      FOPT (e->dur);
+      if (validate && G_UNLIKELY (!FAST_LIVE (e->dst)))
+        return FALSE;
+      break;
+    case VS_OP_KERNEL:
+      {
+        FUV (u);
+        if (G_UNLIKELY (u >= n_strings))
+          return FALSE;
+        e->name = strings[u];
+        FUV (e->stream);
+        FUV (e->dur);
+        FOPT (e->bytes);
+        FOPT (e->compute_ns);
+        /* reads, writes, touches. FAST_MARGIN holds a kernel record with
+         * three lists of FAST_LIST ids of 9 bytes and its fixed part
+         * (82 bytes), so the lists need no bounds checks. The ids are
+         * checked against the live cache as they are read, the few it
+         * does not hold against the map afterwards: a call inside the
+         * loops would make them save and restore every register. */
+        guint64 *ids = d->ids, *w = ids;
+        guint64 n, miss = 0;
+#define FAST_IDS(ptr, count)                                                                                     \
+  FUV (n);                                                                                                       \
+  e->ptr = w;                                                                                                    \
+  e->count = (guint32) n;                                                                                        \
+  if (n != 0)                                                                                                    \
+    {                                                                                                            \
+      if (G_UNLIKELY (n > FAST_LIST))                                                                            \
+        return FALSE;                                                                                            \
+      guint64 *stop_ = w + n;                                                                                    \
+      do                                                                                                         \
+        {                                                                                                        \
+          guint64 id_;                                                                                           \
+          FUV (id_);                                                                                             \
+          miss |= cache[id_ & (VS_LIVE_CACHE - 1)] ^ id_;                                                        \
+          *w++ = id_;                                                                                            \
+        }                                                                                                        \
+      while (w < stop_);                                                                                         \
+    }
+        FAST_IDS (reads, n_reads)
+        FAST_IDS (writes, n_writes)
+        FAST_IDS (touches, n_touches)
+#undef FAST_IDS
+        if (validate && G_UNLIKELY (miss != 0))
+          for (const guint64 *q = ids; q < w; q++)
+            if (!FAST_LIVE (*q))
+              return FALSE;
+        break;
+      }
+    case VS_OP_SYNC:
+      NO_LISTS ();
+      e->scope = *p++;
+      FUV (u);
+      if (e->scope == VS_SYNC_STREAM)
+        e->stream = u;
+      else if (e->scope == VS_SYNC_EVENT)
+        e->event = u;
+      if (validate && G_UNLIKELY (e->scope >= VS_SYNC_COUNT))
+        return FALSE;
+      break;
+    case VS_OP_EVENT_RECORD:
+      NO_LISTS ();
+      FUV (e->event);
+      FUV (e->stream);
+      break;
+    case VS_OP_STREAM_WAIT:
+      NO_LISTS ();
+      FUV (e->stream);
+      FUV (e->event);
+      break;
+    case VS_OP_PREFETCH:
+      NO_LISTS ();
+      FUV (e->id);
+      FUV (e->bytes);
+      e->to = *p++;
+      FUV (e->stream);
+      if (validate && G_UNLIKELY (e->to >= VS_TO_COUNT || !FAST_LIVE (e->id)))
+        return FALSE;
+      break;
+    case VS_OP_MARK:
+      NO_LISTS ();
+      FUV (u);
+      if (G_UNLIKELY (u >= n_strings))
+        return FALSE;
+      e->name = strings[u];
+      break;
+    default:
+      __builtin_unreachable (); /* bin_dec_fast checked op */
+    }
+#undef NO_LISTS
+
+  /* Good (alloc and free have updated the live ids): move on. */
+  d->prev_t = t;
+  *pp = p;
+  return TRUE;
+}
+
+#undef FUV
+#undef FOPT
+
+void
+bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in)
+{
+  d->r = r;
+  d->in = in;
+  d->ids_cap = 3 * FAST_LIST;
+  d->ids = g_new (guint64, d->ids_cap);
+}
+
+/* The fast path on the record at the cursor, if it starts one with the
+ * margin the fast path needs. */
+HOT gboolean
+bin_dec_fast (VsBinDec *d, VsEvent *ev)
+{
+  VsInBuf *in = d->in;
+  const guint8 *p = in->p;
+  if (G_UNLIKELY (in->end - p < FAST_MARGIN))
+    return FALSE;
+  guint op = *p;
+  if (G_UNLIKELY (op >= VS_OP_COUNT))
+    return FALSE;
+  gboolean ok = d->r->validate ? dec_event_fast (d, ev, &p, op, TRUE) : dec_event_fast (d, ev, &p, op, FALSE);
+  if (G_LIKELY (ok))
+    in->p = p;
+  return ok;
+}
+
+int
+bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
+{
+  VsInBuf *in = d->in;
+  if (G_UNLIKELY (in->end - in->p < FAST_MARGIN) && !in->eof && !inbuf_fill (in, d->r->path, error))
+    return -1;
+  if (!d->careful_only && bin_dec_fast (d, ev))
+    {
+      *present = VS_F_VALIDATED;
+      return 1;
+    }
+  return dec_event_slow (d, ev, present, error);
+}
+
+gboolean
+trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
+{
+  g_return_val_if_fail (r != NULL && ev != NULL, FALSE);
+  /* Binary input: most events take the decoder's fast path, which
+   * validates as it decodes; r->fast is cleared at the end or an error. */
+  VsBinDec *fast = r->fast;
+  if (G_LIKELY (fast != NULL) && G_LIKELY (bin_dec_fast (fast, ev)))
+    {
+      ev->index = r->count++;
+      return TRUE;
+    }
+  gboolean ok = trace_next_slow (r, ev, error);
+  if (ok && fast != NULL)
+    r->fast = fast; /* the careful path took one record; go on fast */
+  return ok;
+}
+
 void
 bin_dec_clear (VsBinDec *d)
 {
@@ -598,8 +1002,7 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
   BinReader *r = g_new0 (BinReader, 1);
   trace_reader_init (&r->base, &bin_class, path);
   r->in = *in;
-  r->dec.r = &r->base;
-  r->dec.in = &r->in;
+  bin_dec_init (&r->dec, &r->base, &r->in);
   r->dec.own_strings = g_ptr_array_new ();
   r->dec.chunk = g_string_chunk_new (4096);
   GError *err = NULL;
@@ -654,6 +1057,7 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
   cJSON_Delete (obj);
   if (r->base.header == NULL)
     goto fail;
+  r->base.fast = &r->dec;
   return &r->base;
 
 fail:

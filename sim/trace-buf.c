@@ -112,9 +112,9 @@ trace_buf_reader (const VsTraceBuf *b)
   r->in.p = b->data;
   r->in.end = b->data + b->len;
   r->in.eof = TRUE;
-  r->dec.r = &r->base;
-  r->dec.in = &r->in;
+  bin_dec_init (&r->dec, &r->base, &r->in);
   r->dec.strings = b->strings;
   r->dec.n_strings = b->n_strings;
+  r->base.fast = &r->dec;
   return &r->base;
 }

@@ -17,6 +17,9 @@ enum {
 };
 #define VS_FB(f) (1u << (f))
 #define VS_F_COMMON (VS_FB (VS_F_T) | VS_FB (VS_F_OP) | VS_FB (VS_F_TID) | VS_FB (VS_F_HOST_NS))
+/* Set in *present by a reader that has validated the event itself (the
+ * binary fast path): trace_next() then skips trace_validate(). */
+#define VS_F_VALIDATED (1u << 31)
 
 extern const char *const trace_field_names[VS_F_COUNT];
 /* Fields each op uses besides the common ones, and those it requires. */
@@ -66,14 +69,56 @@ struct _VsTraceReader {
   gboolean validate;      /* FALSE for in-memory buffers, which were validated when loaded */
   gboolean failed;
   gboolean done;
-  VsU64Map live;          /* live allocation ids */
+  struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
+  gsize max_live;         /* most allocations live at once (trace_max_live) */
+  VsU64Map live;          /* live allocation ids (use the trace_live_* functions) */
+  guint64 *live_cache;    /* VS_LIVE_CACHE slots: slot id % VS_LIVE_CACHE holds id if it is live, else anything else */
   VsU64Map last_t;        /* tid + 1 -> last t, for tids from VS_SMALL_TIDS up */
   guint64 small_t[VS_SMALL_TIDS]; /* last t + 1 of the first tids (0 = none yet): no hashing */
 };
 
 void trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char *path);
+
+/* Live allocation ids: the map, with a direct-mapped cache in front that
+ * answers most lookups with one load (ids are mostly allocated in order
+ * and live for a short while, or stay live and are used often). A slot
+ * holds an id that is live or VS_LIVE_EMPTY, which no id is (ids reaching
+ * validation are below 2^63). */
+#define VS_LIVE_CACHE 4096
+#define VS_LIVE_EMPTY G_MAXUINT64
+
+static inline gboolean
+trace_live_has (VsTraceReader *r, guint64 id)
+{
+  guint64 *slot = &r->live_cache[id & (VS_LIVE_CACHE - 1)];
+  if (*slot == id)
+    return TRUE;
+  if (u64map_lookup (&r->live, id) == NULL)
+    return FALSE;
+  *slot = id;
+  return TRUE;
+}
+
+static inline void
+trace_live_add (VsTraceReader *r, guint64 id, guint64 val)
+{
+  u64map_insert (&r->live, id, val);
+  r->live_cache[id & (VS_LIVE_CACHE - 1)] = id;
+}
+
+static inline void
+trace_live_remove (VsTraceReader *r, guint64 id)
+{
+  u64map_remove (&r->live, id);
+  guint64 *slot = &r->live_cache[id & (VS_LIVE_CACHE - 1)];
+  if (*slot == id)
+    *slot = VS_LIVE_EMPTY;
+}
 /* Sets ERROR to "PATH:LINE: MSG" or "PATH: event N: MSG" for the record now being read. */
 void trace_reader_fail (VsTraceReader *r, GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF (4, 5);
+/* trace_next() without the binary fast path (trace_next lives in
+ * trace-bin.c, next to the fast path it inlines). */
+gboolean trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error);
 /* Checks EV against the rules of SPEC section 3 and the live state. */
 gboolean trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **error);
 
@@ -119,7 +164,7 @@ void bin_enc_init (VsBinEnc *e, gboolean emit_defs);
 void bin_enc_clear (VsBinEnc *e);
 void bin_enc_event (VsBinEnc *e, const VsEvent *ev);
 
-typedef struct {
+typedef struct _VsBinDec {
   VsTraceReader *r;       /* for messages */
   VsInBuf *in;
   const char *const *strings; /* sid -> string */
@@ -129,8 +174,10 @@ typedef struct {
   guint64 prev_t;
   guint64 *ids;           /* reads, writes, touches of the current kernel */
   gsize ids_cap;
+  gboolean careful_only;  /* tests: never take the fast path */
 } VsBinDec;
 
+void bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in);
 /* 1 = an event, 0 = the end record (file) or the end of the data (memory), -1 = error. */
 int bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error);
 void bin_dec_clear (VsBinDec *d);

@@ -305,13 +305,19 @@ trace_header_to_line (const VsTraceHeader *h)
 
 /* ---- readers ---- */
 
+static gsize trace_max_live (void);
+
 void
 trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char *path)
 {
   r->klass = klass;
   r->path = g_strdup (path);
   r->validate = TRUE;
+  r->max_live = trace_max_live ();
   u64map_init (&r->live);
+  r->live_cache = g_new (guint64, VS_LIVE_CACHE);
+  for (gsize i = 0; i < VS_LIVE_CACHE; i++)
+    r->live_cache[i] = VS_LIVE_EMPTY;
   u64map_init (&r->last_t);
 }
 
@@ -358,7 +364,7 @@ trace_max_live (void)
 static gboolean
 check_live (VsTraceReader *r, guint64 id, int field, GError **error)
 {
-  if (u64map_lookup (&r->live, id) == NULL)
+  if (!trace_live_has (r, id))
     return FAIL ("field '%s': allocation %" G_GUINT64_FORMAT " is not live", trace_field_names[field], id);
   return TRUE;
 }
@@ -452,18 +458,18 @@ trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **e
     case VS_OP_ALLOC:
       if (ev->id == 0)
         return FAIL ("field 'id': an allocation id must be positive");
-      if (u64map_lookup (&r->live, ev->id) != NULL)
+      if (trace_live_has (r, ev->id))
         return FAIL ("field 'id': allocation %" G_GUINT64_FORMAT " is already live", ev->id);
-      if (G_UNLIKELY (r->live.len >= trace_max_live ()))
+      if (G_UNLIKELY (r->live.len >= r->max_live))
         return FAIL ("%" G_GSIZE_FORMAT " allocations live at once: more than this machine's memory "
                      "can replay (each live allocation costs about 300 bytes; the limit is half of "
                      "physical memory, VRAMSIM_MAX_LIVE overrides it)", (gsize) r->live.len + 1);
-      u64map_insert (&r->live, ev->id, ev->bytes + 1);
+      trace_live_add (r, ev->id, ev->bytes + 1);
       break;
     case VS_OP_FREE:
       if (!check_live (r, ev->id, VS_F_ID, error))
         return FALSE;
-      u64map_remove (&r->live, ev->id);
+      trace_live_remove (r, ev->id);
       break;
     case VS_OP_COPY:
       if (ev->src != 0 && !check_live (r, ev->src, VS_F_SRC, error))
@@ -562,9 +568,9 @@ trace_reader_count (VsTraceReader *r)
 }
 
 gboolean
-trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
+trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error)
 {
-  g_return_val_if_fail (r != NULL && ev != NULL, FALSE);
+  r->fast = NULL;
   if (r->failed)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: reading stopped at an earlier error", r->path);
@@ -586,7 +592,7 @@ trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
       return FALSE;
     }
   ev->index = r->count;
-  if (r->validate && !trace_validate (r, ev, present, error))
+  if (r->validate && !(present & VS_F_VALIDATED) && !trace_validate (r, ev, present, error))
     {
       r->failed = TRUE;
       return FALSE;
@@ -603,6 +609,7 @@ trace_close (VsTraceReader *r)
   g_free (r->path);
   trace_header_free (r->header);
   u64map_clear (&r->live);
+  g_clear_pointer (&r->live_cache, g_free);
   u64map_clear (&r->last_t);
   r->klass->close (r);
 }

@@ -63,6 +63,25 @@ u64map_insert (VsU64Map *m, guint64 key, guint64 val)
 }
 
 gboolean
+u64map_insert_new (VsU64Map *m, guint64 key, guint64 val)
+{
+  g_return_val_if_fail (key != 0, FALSE);
+  if ((m->len + 1) * 2 > m->mask + 1)
+    u64map_grow (m);
+  gsize i = u64_hash (key) & m->mask;
+  while (m->keys[i] != 0)
+    {
+      if (m->keys[i] == key)
+        return FALSE;
+      i = (i + 1) & m->mask;
+    }
+  m->len++;
+  m->keys[i] = key;
+  m->vals[i] = val;
+  return TRUE;
+}
+
+gboolean
 u64map_remove (VsU64Map *m, guint64 key)
 {
   if (key == 0)

@@ -38,5 +38,8 @@ u64map_lookup (const VsU64Map *m, guint64 key)
 }
 /* Inserts or replaces; KEY must not be 0. */
 void u64map_insert (VsU64Map *m, guint64 key, guint64 val);
+/* Inserts KEY unless it is there; FALSE (and the map unchanged) if it was.
+ * One probe where lookup + insert take two. KEY must not be 0. */
+gboolean u64map_insert_new (VsU64Map *m, guint64 key, guint64 val);
 /* Removes KEY; FALSE if it was absent. */
 gboolean u64map_remove (VsU64Map *m, guint64 key);

@@ -162,6 +162,146 @@ test_slack_then_binding (void)
   g_assert_cmpfloat_with_epsilon (st.saturated_ns, 0.6e8, 1e-2);
 }
 
+typedef struct {
+  guint n;
+  guint res[8];
+  double t0[8], t1[8], load[8];
+} Obs;
+
+static void
+on_load (gpointer user, guint res, double t0, double t1, double load)
+{
+  Obs *o = user;
+  g_assert_cmpuint (o->n, <, 8);
+  o->res[o->n] = res;
+  o->t0[o->n] = t0;
+  o->t1[o->n] = t1;
+  o->load[o->n++] = load;
+}
+
+/* Three capped flows on one 10 GB/s resource (the one-resource filling):
+ * caps 2, 5 and 6 GB/s sum above it. Fair share 10/3: A's cap (2) binds,
+ * B and C share the other 8 (4 each, under their caps). A (1 GB) and B
+ * (2 GB) both end at 0.5 s; C (4 GB) has 2 GB left and alone runs at its
+ * cap, 6 GB/s: ends at 0.5 + 1/3 s. The observer sees the load change
+ * once at 0.5 s (10 GB/s before) and the end (6 GB/s). */
+static void
+test_one_resource_cap_binds (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint r = flow_net_add_resource (net, "mem", 10e9);
+  Obs o = { 0 };
+  flow_net_set_observer (net, on_load, &o);
+  Done d = { 0 };
+  flow_start (net, 0, 1e9, 2e9, &r, 1, NULL, 1);
+  flow_start (net, 0, 2e9, 5e9, &r, 1, NULL, 2);
+  flow_start (net, 0, 4e9, 6e9, &r, 1, NULL, 3);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, r), 10e9, 1);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 5e8, 1e-3);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 3);
+  g_assert_cmpuint (d.tag[0], ==, 1);
+  g_assert_cmpuint (d.tag[1], ==, 2);
+  g_assert_cmpfloat_with_epsilon (d.t[0], 5e8, 1e-3);
+  g_assert_cmpfloat_with_epsilon (d.t[1], 5e8, 1e-3);
+  g_assert_cmpuint (d.tag[2], ==, 3);
+  g_assert_cmpfloat_with_epsilon (d.t[2], 5e8 + 1e9 / 3, 1e-2);
+  g_assert_cmpuint (o.n, ==, 2);
+  g_assert_cmpfloat (o.t0[0], ==, 0);
+  g_assert_cmpfloat_with_epsilon (o.t1[0], 5e8, 1e-3);
+  g_assert_cmpfloat_with_epsilon (o.load[0], 10e9, 1);
+  g_assert_cmpfloat_with_epsilon (o.t0[1], 5e8, 1e-3);
+  g_assert_cmpfloat_with_epsilon (o.t1[1], 5e8 + 1e9 / 3, 1e-2);
+  g_assert_cmpfloat_with_epsilon (o.load[1], 6e9, 1);
+  VsResourceStats st;
+  flow_net_resource_stats (net, r, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 7e9, 10);
+  g_assert_cmpfloat_with_epsilon (st.saturated_ns, 5e8, 1e-2);
+  g_assert_cmpfloat_with_epsilon (st.busy_ns, 5e8 + 1e9 / 3, 1e-2);
+}
+
+/* A component mixing a two-resource flow and single-resource ones: X over
+ * [link 4, mem 10] (capped at the link's 4), Y (cap 2) and Z (cap 5) on
+ * mem. Mem's fair share 10/3: Y's cap binds (2); then link and mem both
+ * leave 4 per flow: X 4, Z 4 (mem carries 10). Y (1 GB) ends at 0.5 s;
+ * X and Z then fit (4 + 5 <= 10): Z (4 GB, 2 left) at 5 ends at 0.9 s, X
+ * (4 GB, 2 left) at 4 ends at 1.0 s. */
+static void
+test_mixed_component (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint link = flow_net_add_resource (net, "link", 4e9);
+  guint mem = flow_net_add_resource (net, "mem", 10e9);
+  guint px[] = { link, mem };
+  Done d = { 0 };
+  flow_start (net, 0, 4e9, INFINITY, px, 2, NULL, 1);
+  flow_start (net, 0, 1e9, 2e9, &mem, 1, NULL, 2);
+  flow_start (net, 0, 4e9, 5e9, &mem, 1, NULL, 3);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, mem), 10e9, 1);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, link), 4e9, 1);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 3);
+  g_assert_cmpuint (d.tag[0], ==, 2);
+  g_assert_cmpfloat_with_epsilon (d.t[0], 5e8, 1e-3);
+  g_assert_cmpuint (d.tag[1], ==, 3);
+  g_assert_cmpfloat_with_epsilon (d.t[1], 9e8, 1e-2);
+  g_assert_cmpuint (d.tag[2], ==, 1);
+  g_assert_cmpfloat_with_epsilon (d.t[2], 1e9, 1e-2);
+  VsResourceStats st;
+  flow_net_resource_stats (net, mem, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 9e9, 10);
+}
+
+/* Two contended resources rated together (two one-resource components in
+ * one recompute): on each, two flows capped at 6 share 10 (5 each). a1
+ * and b1 (1 GB) end together at 0.2 s; a2 (2 GB, 1 left) then runs at 6:
+ * ends at 0.2 + 1/6 s; b2 (3 GB, 2 left) at 0.2 + 1/3 s. The earliest end
+ * moves later after each end. */
+static void
+test_two_components (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint a = flow_net_add_resource (net, "a", 10e9);
+  guint b = flow_net_add_resource (net, "b", 10e9);
+  Done d = { 0 };
+  flow_start (net, 0, 1e9, 6e9, &a, 1, NULL, 1);
+  flow_start (net, 0, 1e9, 6e9, &b, 1, NULL, 2);
+  flow_start (net, 0, 2e9, 6e9, &a, 1, NULL, 3);
+  flow_start (net, 0, 3e9, 6e9, &b, 1, NULL, 4);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 2e8, 1e-3);
+  d.now = 2e8;
+  flow_net_finish_due (net, 2e8, on_done, &d);
+  g_assert_cmpuint (d.n, ==, 2);
+  g_assert_cmpuint (d.tag[0], ==, 1);
+  g_assert_cmpuint (d.tag[1], ==, 2);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 2e8 + 1e9 / 6, 1e-2);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, b), 6e9, 1);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 4);
+  g_assert_cmpuint (d.tag[2], ==, 3);
+  g_assert_cmpfloat_with_epsilon (d.t[2], 2e8 + 1e9 / 6, 1e-2);
+  g_assert_cmpuint (d.tag[3], ==, 4);
+  g_assert_cmpfloat_with_epsilon (d.t[3], 2e8 + 1e9 / 3, 1e-2);
+}
+
+/* A flow started at an instant where nothing is due yet: finish_due at an
+ * earlier time ends nothing and changes nothing. */
+static void
+test_nothing_due (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint r = flow_net_add_resource (net, "mem", 10e9);
+  Done d = { 0 };
+  flow_start (net, 0, 1e9, INFINITY, &r, 1, NULL, 1);
+  flow_net_finish_due (net, 5e7, on_done, &d);
+  g_assert_cmpuint (d.n, ==, 0);
+  g_assert_cmpuint (flow_net_n_active (net), ==, 1);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 1e8, 1e-3);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 1);
+  g_assert_cmpfloat_with_epsilon (d.t[0], 1e8, 1e-3);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -172,5 +312,9 @@ main (int argc, char **argv)
   g_test_add_func ("/flow/paths", test_paths);
   g_test_add_func ("/flow/independent", test_independent);
   g_test_add_func ("/flow/slack-then-binding", test_slack_then_binding);
+  g_test_add_func ("/flow/one-resource-cap-binds", test_one_resource_cap_binds);
+  g_test_add_func ("/flow/mixed-component", test_mixed_component);
+  g_test_add_func ("/flow/two-components", test_two_components);
+  g_test_add_func ("/flow/nothing-due", test_nothing_due);
   return g_test_run ();
 }

@@ -474,6 +474,252 @@ test_errors_binary (void)
   expect_bin_error (b, ": event 0: field 't' is out of range");
 }
 
+/* ---- the binary fast path ----
+ *
+ * The decoder takes a fast path for records with FAST_MARGIN (1 KiB) or
+ * more after them and falls back to the careful decoder for anything
+ * unusual. The tests above use tiny files, which the careful decoder reads
+ * alone; these put the record under test in front of 1,200 bytes of
+ * padding (200 device syncs), where the fast path meets it first. */
+
+static const char padding_sync[] = "05 00 00 00 00 00 ";
+
+/* Header, then the records HEX, then (if PAD) 200 device syncs, then an end
+ * record counting N events (N + 200 with padding). */
+static GByteArray *
+bin_trace (const char *hex, gboolean pad, guint n)
+{
+  GByteArray *b = bin_start (1, "{\"vramsim_trace\": 1}");
+  bytes (b, hex);
+  if (pad)
+    for (int i = 0; i < 200; i++)
+      bytes (b, padding_sync);
+  guint8 end[12] = { 0xfe };
+  guint count = n + (pad ? 200 : 0), len = 1;
+  do
+    {
+      end[len++] = (guint8) ((count & 0x7f) | (count >= 0x80 ? 0x80 : 0));
+      count >>= 7;
+    }
+  while (count != 0);
+  g_byte_array_append (b, end, len);
+  g_byte_array_append (b, (const guint8 *) "VEND", 4);
+  return b;
+}
+
+static void
+test_fast_path_errors (void)
+{
+  /* String 0 is "k". */
+  static const struct {
+    const char *hex;
+    const char *what;
+  } cases[] = {
+    { "00 00 00 00 01 10 00 00 00  00 00 00 00 01 10 00 00 00", ": event 1: field 'id': allocation 1 is already live" },
+    { "00 00 00 00 00 10 00 00 00", ": event 0: field 'id': an allocation id must be positive" },
+    { "00 00 00 00 01 10 03 00 00", ": event 0: field 'kind': unknown kind 3" },
+    { "00 00 00 00 01 10 00 00 02", ": event 0: field 'tag': string id 1 is not defined" },
+    { "01 00 00 00 07 00", ": event 0: field 'id': allocation 7 is not live" },
+    { "00 00 00 00 01 10 00 00 00  01 00 00 00 01 00  01 00 00 00 01 00",
+      ": event 2: field 'id': allocation 1 is not live" },
+    { "02 00 00 00 00 10 05 00 00 00 00", ": event 0: field 'src': allocation 5 is not live" },
+    { "02 00 00 00 00 10 00 06 00 00 00", ": event 0: field 'dst': allocation 6 is not live" },
+    { "02 00 00 00 04 10 00 00 00 00 00", ": event 0: field 'dir': unknown direction 4" },
+    { "03 00 00 00 00 10 00 00 00", ": event 0: field 'dst': allocation 0 is not live" },
+    { "f0 00 01 6b  04 00 00 00 00 00 05 00 00 01 09 00 00", ": event 0: field 'reads': allocation 9 is not live" },
+    { "f0 00 01 6b  00 00 00 00 01 10 00 00 00  04 00 00 00 00 00 05 00 00 01 01 01 08 00",
+      ": event 1: field 'writes': allocation 8 is not live" },
+    { "f0 00 01 6b  00 00 00 00 01 10 00 00 00  04 00 00 00 00 00 05 00 00 01 01 01 01 02 01 00",
+      ": event 1: field 'touches': allocation 0 is not live" },
+    { "04 00 00 00 01 00 05 00 00 00 00 00", ": event 0: field 'name': string id 1 is not defined" },
+    { "09 00 00 00 00", ": event 0: field 'name': string id 0 is not defined" },
+    { "05 00 00 00 03 00", ": event 0: field 'scope': unknown scope 3" },
+    { "08 00 00 00 01 10 00 00", ": event 0: field 'id': allocation 1 is not live" },
+    { "00 00 00 00 01 10 00 00 00  08 00 00 00 01 10 02 00", ": event 1: field 'to': unknown destination 2" },
+    { "05 00 8080808010 00 00 00", ": event 0: field 'tid' is out of range (4294967296)" },
+    { "05 00 00 80808080808080808001 00 00", ": event 0: field 'host_ns' is out of range (9223372036854775808)" },
+    { "00 00 00 00 80808080808080808001 10 00 00 00", ": event 0: field 'id' is out of range" },
+    { "00 00 00 00 01 10 00 81808080808080808001 00", ": event 0: field 'stream' is out of range" },
+    { "05 00 00 00 00 ffffffffffffffffffff01", ": event 0: varint longer than 10 bytes" },
+    { "05 00 00 00 00 ffffffffffffffffff02", ": event 0: varint overflows 64 bits" },
+    { "05 04 00 00 00 00  05 01 00 00 00 00", ": event 1: field 't': 1 is earlier than the previous event of thread 0 (t 2)" },
+    { "05 04 40 00 00 00  05 00 41 00 00 00  05 01 40 00 00 00",
+      ": event 2: field 't': 1 is earlier than the previous event of thread 64 (t 2)" },
+    { "05 01 00 00 00 00", ": event 0: field 't' is out of range (time delta -1 from 0)" },
+    { "05 feffffffffffffffff01 00 00 00 00  05 02 00 00 00 00", ": event 1: field 't' is out of range" },
+    { "42", ": event 0: unknown record type 0x42" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    for (int pad = 0; pad < 2; pad++)
+      {
+        GByteArray *b = bin_trace (cases[i].hex, pad, 0);
+        expect_bin_error (b, cases[i].what);
+      }
+}
+
+/* Events the fast path hands over to the careful decoder midway (long id
+ * lists, 9-byte varints, large tids, undefined-looking corners) read the
+ * same as their JSONL form, from a file and from an in-memory buffer. */
+static void
+test_fast_path_roundtrip (void)
+{
+  GString *s = g_string_new ("{\"vramsim_trace\": 1, \"time_unit\": \"ns\"}\n");
+  guint64 t = 0;
+  GRand *rand = g_rand_new_with_seed (11);
+  const char *kinds[] = { "device", "managed", "pinned" };
+  for (int i = 0; i < 3000; i++)
+    {
+      guint64 id = (guint64) i + 1;
+      guint64 big = G_GUINT64_CONSTANT (1) << (i % 63);
+      guint tid = (guint) (i % 7 == 0 ? 64 + i % 3 : i % 3);
+      t += (guint64) g_rand_int_range (rand, 0, 1 << (i % 20));
+      g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"alloc\", \"id\": %" G_GUINT64_FORMAT
+                              ", \"bytes\": %" G_GUINT64_FORMAT ", \"kind\": \"%s\"%s%s",
+                              t, id, big, kinds[i % 3], i % 5 == 0 ? ", \"stream\": 0" : "",
+                              i % 4 == 0 ? ", \"tag\": \"tag\"" : "");
+      if (tid != 0)
+        g_string_append_printf (s, ", \"tid\": %u", tid);
+      g_string_append (s, "}\n");
+      /* A kernel reading up to 40 live ids (lists over 32 take the careful path). */
+      guint nr = (guint) (i % 41), nw = (guint) (i % 3), nt = (guint) (i % 37 == 0 ? 35 : i % 2);
+      g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"kernel\", \"name\": \"k%d\", "
+                              "\"stream\": %" G_GUINT64_FORMAT ", \"dur\": %" G_GUINT64_FORMAT,
+                              t, i % 5, (guint64) i % 4, big);
+      if (i % 3 == 0)
+        g_string_append_printf (s, ", \"bytes\": %" G_GUINT64_FORMAT, big - 1);
+      if (i % 6 == 0)
+        g_string_append_printf (s, ", \"compute_ns\": %d", i);
+      const char *lists[] = { "reads", "writes", "touches" };
+      guint ns[] = { nr, nw, nt };
+      for (int l = 0; l < 3; l++)
+        if (ns[l] > 0)
+          {
+            g_string_append_printf (s, ", \"%s\": [", lists[l]);
+            for (guint j = 0; j < ns[l]; j++)
+              g_string_append_printf (s, "%s%" G_GUINT64_FORMAT, j ? ", " : "", id - MIN (id - 1, (guint64) j * 7 % 20));
+            g_string_append (s, "]");
+          }
+      if (tid != 0)
+        g_string_append_printf (s, ", \"tid\": %u", tid);
+      g_string_append (s, "}\n");
+      if (i % 9 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"copy\", \"dir\": \"h2d\", \"src\": %"
+                                G_GUINT64_FORMAT ", \"bytes\": %" G_GUINT64_FORMAT ", \"async\": true, \"dur\": %d}\n",
+                                t, id, big, i);
+      if (i % 11 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"memset\", \"dst\": %" G_GUINT64_FORMAT
+                                ", \"bytes\": 1, \"stream\": 9223372036854775807}\n", t, id);
+      if (i % 13 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"prefetch\", \"id\": %" G_GUINT64_FORMAT
+                                ", \"bytes\": 2, \"to\": \"host\", \"stream\": 1}\n", t, id);
+      if (i % 17 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"sync\", \"scope\": \"%s\"%s}\n", t,
+                                i % 2 ? "stream" : "event", i % 2 ? ", \"stream\": 3" : ", \"event\": 4");
+      if (i % 19 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"event_record\", \"event\": %d, "
+                                "\"stream\": 2}\n{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"stream_wait\", "
+                                "\"stream\": 5, \"event\": %d}\n{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"mark\", "
+                                "\"name\": \"m\", \"host_ns\": 4611686018427387904}\n", t, i, t, i, t);
+      if (i % 2 == 1 && i > 30)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"free\", \"id\": %" G_GUINT64_FORMAT
+                                "%s}\n", t, id - 25, i % 3 ? "" : ", \"stream\": 6");
+    }
+  g_rand_free (rand);
+  g_autofree char *p = write_file ("fast.jsonl", s->str, s->len);
+  g_string_free (s, TRUE);
+  /* The JSONL reader (which shares no decoding with the binary one) is
+   * the reference. */
+  g_autofree char *bin = tmp_path ("fast.vtrace");
+  convert (p, bin);
+  GError *error = NULL;
+  g_autofree char *d1 = dump_path (p, &error);
+  g_assert_no_error (error);
+  g_autofree char *d2 = dump_path (bin, &error);
+  g_assert_no_error (error);
+  g_autoptr (VsTraceBuf) buf = trace_buf_load (bin, &error);
+  g_assert_no_error (error);
+  g_autoptr (VsTraceReader) br = trace_buf_reader (buf);
+  g_autofree char *d3 = dump_reader (br, &error);
+  g_assert_no_error (error);
+  g_auto (GStrv) l1 = g_strsplit (d1, "\n", -1);
+  g_auto (GStrv) l2 = g_strsplit (d2, "\n", -1);
+  g_auto (GStrv) l3 = g_strsplit (d3, "\n", -1);
+  /* 3000 allocs and kernels, 334 copies, 273 memsets, 231 prefetches, 177
+   * syncs, 3 x 158 event ops and marks, 1485 frees; and "" after the last \n. */
+  g_assert_cmpuint (g_strv_length (l1), ==, 8974 + 1);
+  g_assert_cmpuint (g_strv_length (l1), ==, g_strv_length (l2));
+  g_assert_cmpuint (g_strv_length (l1), ==, g_strv_length (l3));
+  for (guint i = 0; l1[i] != NULL; i++)
+    {
+      g_assert_cmpstr (l1[i], ==, l2[i]);
+      g_assert_cmpstr (l1[i], ==, l3[i]);
+    }
+}
+
+/* Reads PATH with the fast path (CAREFUL false) or the careful decoder
+ * alone: the events as JSONL lines, or "error: MESSAGE". */
+static char *
+dump_either (const char *path, gboolean careful)
+{
+  GError *error = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (path, &error);
+  if (r == NULL)
+    {
+      char *m = g_strconcat ("error: ", error->message, NULL);
+      g_error_free (error);
+      return m;
+    }
+  if (careful && r->fast != NULL)
+    {
+      r->fast->careful_only = TRUE;
+      r->fast = NULL;
+    }
+  char *d = dump_reader (r, &error);
+  if (d != NULL)
+    return d;
+  char *m = g_strconcat ("error: ", error->message, NULL);
+  g_error_free (error);
+  return m;
+}
+
+/* Differential test: random corruptions of a valid trace read the same,
+ * events and error messages, with and without the fast path. */
+static void
+test_fast_path_mutations (void)
+{
+  g_autofree char *good = tmp_path ("fast.vtrace");
+  if (!g_file_test (good, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("needs /trace/fast-path-roundtrip first");
+      return;
+    }
+  gsize len;
+  g_autofree guint8 *orig = (guint8 *) read_file (good, &len);
+  GRand *rand = g_rand_new_with_seed (5);
+  g_autofree guint8 *data = g_malloc (len);
+  int n_errors = 0;
+  for (int round = 0; round < 300; round++)
+    {
+      memcpy (data, orig, len);
+      int n = g_rand_int_range (rand, 1, 5);
+      for (int k = 0; k < n; k++)
+        {
+          /* Past the header; mostly small bytes, sometimes any byte. */
+          gsize at = (gsize) g_rand_int_range (rand, 40, (gint32) len);
+          data[at] = (guint8) (g_rand_boolean (rand) ? g_rand_int_range (rand, 0, 256) : data[at] ^ 1);
+        }
+      g_autofree char *p = write_file ("mut.vtrace", data, len);
+      g_autofree char *fast = dump_either (p, FALSE);
+      g_autofree char *careful = dump_either (p, TRUE);
+      if (strcmp (fast, careful) != 0)
+        g_error ("round %d: fast and careful readers differ", round);
+      n_errors += g_str_has_prefix (fast, "error: ");
+    }
+  g_rand_free (rand);
+  /* Most corruptions are caught (some only change a value). */
+  g_assert_cmpint (n_errors, >, 150);
+}
+
 /* Every proper prefix of a valid binary trace is an error, never a crash
  * and never a trace that reads as complete. */
 static void
@@ -608,9 +854,17 @@ test_u64map (void)
   for (int step = 0; step < 200000; step++)
     {
       guint64 *k = &keys[g_rand_int_range (rand, 0, 4096)];
-      if (g_rand_boolean (rand))
+      int what = g_rand_int_range (rand, 0, 4);
+      if (what == 0)
         {
           u64map_insert (&m, *k, *k * 3);
+          g_hash_table_add (ref, k);
+        }
+      else if (what == 1)
+        {
+          /* Inserts only what is absent; an existing value stays. */
+          guint64 *old = u64map_lookup (&m, *k);
+          g_assert_cmpint (u64map_insert_new (&m, *k, old ? 1 : *k * 3), ==, old == NULL);
           g_hash_table_add (ref, k);
         }
       else
@@ -733,6 +987,9 @@ main (int argc, char **argv)
   g_test_add_func ("/trace/errors-jsonl", test_errors_jsonl);
   g_test_add_func ("/trace/errors-header", test_errors_header);
   g_test_add_func ("/trace/errors-binary", test_errors_binary);
+  g_test_add_func ("/trace/fast-path-errors", test_fast_path_errors);
+  g_test_add_func ("/trace/fast-path-roundtrip", test_fast_path_roundtrip);
+  g_test_add_func ("/trace/fast-path-mutations", test_fast_path_mutations);
   g_test_add_func ("/trace/truncated-binary", test_truncated_binary);
   g_test_add_func ("/trace/writer-abort", test_writer_abort);
   g_test_add_func ("/trace/buf-threads", test_buf_threads);
