@@ -168,12 +168,12 @@ struct Op {
   const char *name;
   Alloc **acc;           /* acc_inline, or allocated when longer */
   guint8 *mode;
-  guint32 n_acc;
+  guint32 n_acc, acc_cap;
   Op **pool;             /* the free list it returns to */
   Alloc *src, *dst;      /* copy (host side may be NULL = pageable) */
   Alloc *target;         /* prefetch, stream-ordered free */
   Op *wait_for;          /* stream_wait */
-  /* Last: not cleared when an op is recycled (acc_take fills them). */
+  /* Last: not cleared when an op is recycled (acc_add fills them). */
   Alloc *acc_inline[OP_INLINE_ACC];
   guint8 mode_inline[OP_INLINE_ACC];
 };
@@ -296,9 +296,6 @@ struct Sim {
   FILE *timeline;
   char *timeline_tmp;
   gboolean timeline_first;
-  Alloc **acc_a;         /* acc_begin/acc_add/acc_take scratch */
-  guint8 *acc_mode;
-  guint acc_n, acc_cap;
   guint64 acc_gen;
   struct Part *parts;    /* kernel_run's scratch: 2 per location */
   Live live_ops, live_jobs, live_allocs;
@@ -1187,56 +1184,50 @@ alloc_lookup (Sim *s, guint64 id)
  * Sim's scratch arrays, deduplicated in O(1) by a stamp on the allocation
  * (a kernel may name thousands of ids). */
 static void
-acc_begin (Sim *s)
+acc_begin (Sim *s, Op *op)
 {
-  s->acc_n = 0;
   s->acc_gen++;
+  op->acc = op->acc_inline;
+  op->mode = op->mode_inline;
+  op->acc_cap = OP_INLINE_ACC;
 }
 
 static inline void
-acc_add (Sim *s, guint64 id, guint8 mode)
+acc_add (Sim *s, Op *op, guint64 id, guint8 mode)
 {
   Alloc *a = alloc_lookup (s, id);
   if (a == NULL)
     return;
   if (a->acc_gen == s->acc_gen)
     {
-      s->acc_mode[a->acc_idx] |= mode;
+      op->mode[a->acc_idx] |= mode;
       return;
     }
-  if (s->acc_n == s->acc_cap)
+  if (G_UNLIKELY (op->n_acc == op->acc_cap))
     {
-      s->acc_cap = s->acc_cap ? 2 * s->acc_cap : 64;
-      s->acc_a = g_renew (Alloc *, s->acc_a, s->acc_cap);
-      s->acc_mode = g_renew (guint8, s->acc_mode, s->acc_cap);
+      /* Longer than the inline arrays: move to the heap, then double. */
+      guint cap = 2 * op->acc_cap;
+      if (op->acc == op->acc_inline)
+        {
+          op->acc = g_memdup2 (op->acc_inline, OP_INLINE_ACC * sizeof (Alloc *));
+          op->mode = g_memdup2 (op->mode_inline, OP_INLINE_ACC);
+        }
+      op->acc = g_renew (Alloc *, op->acc, cap);
+      op->mode = g_renew (guint8, op->mode, cap);
+      op->acc_cap = cap;
     }
   a->acc_gen = s->acc_gen;
-  a->acc_idx = s->acc_n;
-  s->acc_a[s->acc_n] = a;
-  s->acc_mode[s->acc_n++] = mode;
+  a->acc_idx = op->n_acc;
+  op->acc[op->n_acc] = a;
+  op->mode[op->n_acc++] = mode;
 }
 
+/* Takes references on the op's allocations and sums what 5.4 needs. */
 static void
-acc_take (Sim *s, Op *op)
+acc_end (Op *op)
 {
-  guint n = s->acc_n;
-  op->n_acc = n;
-  if (n == 0)
-    return;
-  if (n <= OP_INLINE_ACC)
-    {
-      op->acc = op->acc_inline;
-      op->mode = op->mode_inline;
-    }
-  else
-    {
-      op->acc = g_new (Alloc *, n);
-      op->mode = g_new (guint8, n);
-    }
-  memcpy (op->acc, s->acc_a, n * sizeof (Alloc *));
-  memcpy (op->mode, s->acc_mode, n);
   double wsum = 0;
-  for (guint i = 0; i < n; i++)
+  for (guint i = 0; i < op->n_acc; i++)
     {
       Alloc *a = op->acc[i];
       a->refs++;
@@ -1284,29 +1275,29 @@ op_issue (Sim *s, const VsEvent *ev)
   op->name = ev->name;
   op->ce = -1;
   op->issue_t = s->now;
-  acc_begin (s);
+  acc_begin (s, op);
   switch (ev->op)
     {
     case VS_OP_KERNEL:
-      for (guint i = 0; i < ev->n_reads; i++) acc_add (s, ev->reads[i], ACC_R);
-      for (guint i = 0; i < ev->n_writes; i++) acc_add (s, ev->writes[i], ACC_W);
-      for (guint i = 0; i < ev->n_touches; i++) acc_add (s, ev->touches[i], ACC_R | ACC_W | 4);
+      for (guint i = 0; i < ev->n_reads; i++) acc_add (s, op, ev->reads[i], ACC_R);
+      for (guint i = 0; i < ev->n_writes; i++) acc_add (s, op, ev->writes[i], ACC_W);
+      for (guint i = 0; i < ev->n_touches; i++) acc_add (s, op, ev->touches[i], ACC_R | ACC_W | 4);
       break;
     case VS_OP_COPY:
       op->src = ref (alloc_lookup (s, ev->src));
       op->dst = ref (alloc_lookup (s, ev->dst));
       /* The device side must be resident; pinned and pageable host sides are not. */
       if (op->src && op->src->kind != VS_MEM_PINNED && ev->dir != VS_DIR_H2D)
-        acc_add (s, ev->src, ACC_R);
+        acc_add (s, op, ev->src, ACC_R);
       if (op->dst && op->dst->kind != VS_MEM_PINNED && ev->dir != VS_DIR_D2H && ev->dir != VS_DIR_P2P)
-        acc_add (s, ev->dst, ACC_W);
+        acc_add (s, op, ev->dst, ACC_W);
       if (!s->cfg->unified)
         op->ce = ev->dir == VS_DIR_H2D ? 0 : (ev->dir == VS_DIR_D2D ? -1 : 1);
       break;
     case VS_OP_MEMSET:
       op->dst = ref (alloc_lookup (s, ev->dst));
       if (op->dst && op->dst->kind != VS_MEM_PINNED)
-        acc_add (s, ev->dst, ACC_W);
+        acc_add (s, op, ev->dst, ACC_W);
       break;
     case VS_OP_PREFETCH:
     case VS_OP_FREE:
@@ -1325,7 +1316,7 @@ op_issue (Sim *s, const VsEvent *ev)
     default:
       break;
     }
-  acc_take (s, op);
+  acc_end (op);
 
   Stream *st = stream_get (s, ev->stream);
   op->st = st;
@@ -1735,22 +1726,10 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
       else if (s->dev_only && !op->has_pinned)
         {
           /* All of it is device memory (no spill, no tiers, no pinned
-           * host memory): one [device_mem] part, summed in the same order
-           * as the general case below. */
-          double amount = 0;
-          for (guint i = 0; i < op->n_acc; i++)
-            {
-              double sz = (double) op->acc[i]->bytes;
-              if (op->mode[i] & (ACC_R | 4))
-                amount += x * sz / wsum;
-              if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4))
-                amount += x * sz / wsum;
-            }
-          if (amount > 0)
-            {
-              path[0] = s->r_dev;
-              part_add (parts, &n_parts, path, 1, amount);
-            }
+           * host memory): the whole of x is one [device_mem] part (the
+           * shares x * size / wsum add up to x). */
+          path[0] = s->r_dev;
+          part_add (parts, &n_parts, path, 1, x);
         }
       else
         for (guint i = 0; i < op->n_acc; i++)
@@ -1783,7 +1762,8 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
     }
   double d1 = c1;
   for (guint i = 0; i < n_parts; i++)
-    d1 += parts[i].amount / flow_net_alone_rate (s->net, parts[i].path, parts[i].n, INFINITY) * 1e9;
+    d1 += parts[i].amount / (parts[i].n == 1 && parts[i].path[0] == s->r_dev ? s->b_dev
+                             : flow_net_alone_rate (s->net, parts[i].path, parts[i].n, INFINITY)) * 1e9;
   op->alone_ns = d1;
   op->waiting = 0;
   if (d1 <= 0)
@@ -2632,8 +2612,6 @@ sim_teardown (Sim *s)
   GList *ms = g_hash_table_get_values (s->marks);
   g_list_free_full (ms, mark_free);
   g_hash_table_destroy (s->marks);
-  g_free (s->acc_a);
-  g_free (s->acc_mode);
   g_queue_clear (&s->ce_queue[0]);
   g_queue_clear (&s->ce_queue[1]);
   evq_free (s->q);
