@@ -349,7 +349,8 @@ completion_fire (Sim *s, Completion *c)
   g_array_free (ws, TRUE);
 }
 
-static void op_unref (Op *op);
+static void op_release (Op *op);
+static inline void op_unref (Op *op);
 
 static void
 job_unref (Job *j)
@@ -375,10 +376,8 @@ alloc_unref (Alloc *a)
 }
 
 static void
-op_unref (Op *op)
+op_release (Op *op)
 {
-  if (op == NULL || --op->c.refs > 0)
-    return;
   g_assert (op->c.waiters == NULL && op->c.w0.fn == NULL);
   live_unlink (&op->live);
   for (guint i = 0; i < op->n_acc; i++)
@@ -395,6 +394,13 @@ op_unref (Op *op)
   /* Ops are recycled: one is made and freed per GPU event. */
   op->next = *op->pool;
   *op->pool = op;
+}
+
+static inline void
+op_unref (Op *op)
+{
+  if (op != NULL && --op->c.refs == 0)
+    op_release (op);
 }
 
 /* ------------------------------------------------------------------ */
