@@ -69,7 +69,9 @@ typedef struct {
 
 /* Every op, job and allocation is on a live list (a circular list with a
  * sentinel in Sim), so that a replay stopped early (OOM) frees everything
- * whatever references are still held. Live is each one's first member. */
+ * whatever references are still held. Live is the first member of ops and
+ * jobs; an allocation's hot fields come first (its `live` is found with
+ * offsetof). */
 typedef struct Live {
   struct Live *prev, *next;
 } Live;
@@ -97,23 +99,26 @@ enum { EQ_OP_RETRY, EQ_JOB_DELAY };
 #define LOC_TIER(k) ((k) + 1)
 
 struct Alloc {
-  Live live;
-  guint64 id;            /* key in Sim.allocs */
-  guint64 bytes, charge;
-  guint8 kind;           /* effective VsMemKind */
-  gboolean freed;
-  gboolean fixed;        /* placed by `direct`: never moves */
-  int tag;
-  int loc;               /* LOC_DEVICE, LOC_TIER(k), or s->loc_host */
-  int below;             /* loc of a clean copy kept below, or -1 */
-  gboolean written, dirty;
-  guint running;         /* running ops using it */
-  Alloc *lru_prev, *lru_next;
-  gboolean in_lru;
+  /* Hot: what every op that uses it reads or writes (one cache line). */
+  guint64 bytes;
   guint64 acc_gen;       /* acc_add's deduplication stamp */
   guint acc_idx;
-  Job *moving;           /* an eviction in flight */
+  guint running;         /* running ops using it */
+  guint8 kind;           /* effective VsMemKind */
+  gboolean written, dirty;
+  gboolean freed;
+  int loc;               /* LOC_DEVICE, LOC_TIER(k), or s->loc_host */
+  int below;             /* loc of a clean copy kept below, or -1 */
   int refs;
+  gboolean fixed;        /* placed by `direct`: never moves */
+  /* Colder. */
+  Live live;
+  guint64 id;            /* key in Sim.allocs */
+  guint64 charge;
+  int tag;
+  Alloc *lru_prev, *lru_next;
+  gboolean in_lru;
+  Job *moving;           /* an eviction in flight */
   /* managed: residency in evict units, kept as counts (the first
    * resident_groups groups are on the device; see man_bytes) */
   guint32 n_groups, resident_groups, dirty_groups;
@@ -246,6 +251,7 @@ struct Sim {
   /* resources */
   guint r_sm, r_dev, r_h2d, r_d2h, r_host, r_tier0;
   double b_dev, b0_dev;  /* target and capture effective device bandwidth */
+  double ns_per_byte, ns_per_byte0;  /* their inverses, in ns per byte */
   double tflops_scale;   /* capture tflops / target tflops */
   double pageable_cap;
   int loc_host;          /* index of the host location */
@@ -1713,7 +1719,7 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   double x = 0, wsum = op->wsum;
   x = op->bytes != VS_NONE ? (double) op->bytes : wsum;
   x = MIN (x, d0 * 1e-9 * s->b0_dev);
-  double m0 = MIN (x / s->b0_dev * 1e9, d0);
+  double m0 = MIN (x * s->ns_per_byte0, d0);
   double c0 = op->compute_ns != VS_NONE ? (double) op->compute_ns : d0 - m0;
   double c1 = c0 * s->tflops_scale;
 
@@ -1768,22 +1774,23 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
     }
   double d1 = c1;
   for (guint i = 0; i < n_parts; i++)
-    d1 += parts[i].amount / (parts[i].n == 1 && parts[i].path[0] == s->r_dev ? s->b_dev
-                             : flow_net_alone_rate (s->net, parts[i].path, parts[i].n, INFINITY)) * 1e9;
+    d1 += parts[i].n == 1 && parts[i].path[0] == s->r_dev ? parts[i].amount * s->ns_per_byte
+      : parts[i].amount / flow_net_alone_rate (s->net, parts[i].path, parts[i].n, INFINITY) * 1e9;
   op->alone_ns = d1;
   op->waiting = 0;
   if (d1 <= 0)
     return;
   /* Each flow is capped to end at d1 when alone (5.4). */
+  double per_ns = 1 / d1;
   if (c1 > 0)
     {
       op->waiting++;
-      flow_start (s->net, s->now, c1 * 1e-9, c1 / d1, &s->r_sm, 1, op, 0);
+      flow_start (s->net, s->now, c1 * 1e-9, c1 * per_ns, &s->r_sm, 1, op, 0);
     }
   for (guint i = 0; i < n_parts; i++)
     {
       op->waiting++;
-      flow_start (s->net, s->now, parts[i].amount, parts[i].amount / d1 * 1e9,
+      flow_start (s->net, s->now, parts[i].amount, parts[i].amount * per_ns * 1e9,
                   parts[i].path, parts[i].n, op, 0);
     }
 }
@@ -2498,6 +2505,8 @@ sim_setup (Sim *s)
   s->net = flow_net_new ();
   s->b_dev = c->memory.bandwidth * c->memory.efficiency;
   s->b0_dev = s->cap_cfg->memory.bandwidth * s->cap_cfg->memory.efficiency;
+  s->ns_per_byte0 = 1e9 / s->b0_dev;
+  s->ns_per_byte = 1e9 / s->b_dev;
   s->tflops_scale = s->cap_cfg->tflops / c->tflops;
   s->pageable_cap = c->link.bandwidth * c->link.pageable_efficiency;
   s->r_sm = flow_net_add_resource (s->net, "sm", 1.0);
@@ -2592,7 +2601,7 @@ sim_teardown (Sim *s)
     }
   while (s->live_allocs.next != &s->live_allocs)
     {
-      Alloc *a = (Alloc *) s->live_allocs.next;
+      Alloc *a = (Alloc *) (gpointer) ((char *) s->live_allocs.next - offsetof (Alloc, live));
       live_unlink (&a->live);
       g_free (a);
     }
