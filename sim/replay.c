@@ -100,6 +100,7 @@ enum { EQ_OP_RETRY, EQ_JOB_DELAY };
 
 struct Alloc {
   /* Hot: what every op that uses it reads or writes (one cache line). */
+  guint64 id;            /* key in Sim.allocs */
   guint64 bytes;
   guint64 acc_gen;       /* acc_add's deduplication stamp */
   guint acc_idx;
@@ -113,7 +114,6 @@ struct Alloc {
   gboolean fixed;        /* placed by `direct`: never moves */
   /* Colder. */
   Live live;
-  guint64 id;            /* key in Sim.allocs */
   guint64 charge;
   int tag;
   Alloc *lru_prev, *lru_next;
@@ -264,6 +264,8 @@ struct Sim {
   guint64 overflow_peak;
 
   VsU64Map allocs;       /* id -> Alloc* (live) */
+#define ACACHE 1024
+  Alloc *acache[ACACHE]; /* id & (ACACHE - 1) -> a live Alloc* or NULL */
   Lru lru_dev, lru_man;   /* device allocations; managed ones with resident groups */
   gboolean dev_lru;      /* lru_dev is kept (only the spill policy evicts device memory) */
   gboolean dev_only;     /* device and managed memory are always reached on the device */
@@ -1180,16 +1182,30 @@ event_find (Sim *s, guint64 event)
   return v ? GSIZE_TO_POINTER (*v) : NULL;
 }
 
+static __attribute__ ((noinline)) Alloc *
+alloc_lookup_slow (Sim *s, guint64 id)
+{
+  guint64 *v = u64map_lookup (&s->allocs, id);
+  Alloc *a = v ? GSIZE_TO_POINTER (*v) : NULL;
+  if (a == NULL)
+    s->unknown_refs++;
+  else
+    s->acache[id & (ACACHE - 1)] = a;
+  return a;
+}
+
+/* The live allocation ID, or NULL (0 names none). A direct-mapped cache in
+ * front of the map: a slot holds only a live allocation (alloc_release
+ * clears it), so a hit needs no hashing. */
 static inline Alloc *
 alloc_lookup (Sim *s, guint64 id)
 {
   if (id == 0)
     return NULL;
-  guint64 *v = u64map_lookup (&s->allocs, id);
-  Alloc *a = v ? GSIZE_TO_POINTER (*v) : NULL;
-  if (a == NULL)
-    s->unknown_refs++;
-  return a;
+  Alloc *a = s->acache[id & (ACACHE - 1)];
+  if (G_LIKELY (a != NULL && a->id == id))
+    return a;
+  return alloc_lookup_slow (s, id);
 }
 
 /* The allocations an op uses, each once with its access modes: built in
@@ -2156,6 +2172,8 @@ alloc_release (Sim *s, Alloc *a)
       a->below = -1;
     }
   u64map_remove (&s->allocs, a->id);
+  if (s->acache[a->id & (ACACHE - 1)] == a)
+    s->acache[a->id & (ACACHE - 1)] = NULL;
   alloc_unref (a);       /* the table's */
 }
 
