@@ -1285,7 +1285,20 @@ op_issue (Sim *s, const VsEvent *ev)
   if (op != NULL)
     {
       s->free_ops = op->next;
-      memset (op, 0, offsetof (Op, acc_inline));
+      /* Every field is set below or here: field by field is several
+       * times cheaper than a memset of the struct (measured: its `rep
+       * stos` was 5 % of replay time). */
+      op->c = (Completion) { 0 };
+      op->next = NULL;
+      op->deps = 0;
+      op->retry_pending = op->started = op->has_managed = op->has_pinned = FALSE;
+      op->wsum = 0;
+      op->phase = op->waiting = 0;
+      op->ready_t = op->phase_t = op->run_t = op->alone_ns = 0;
+      op->swap_ns = op->fault_ns = op->ce_ns = 0;
+      op->n_acc = 0;
+      op->src = op->dst = op->target = NULL;
+      op->wait_for = NULL;
     }
   else
     op = g_new0 (Op, 1);
