@@ -315,6 +315,15 @@ struct Sim {
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
 
+/* A trace integer as a double: trace integers are below 2^63 (the
+ * readers check), so the signed conversion, one instruction, is exact
+ * wherever the unsigned one is. */
+static inline double
+i2d (guint64 v)
+{
+  return (double) (gint64) v;
+}
+
 static inline guint64
 round_up (guint64 v, guint64 g)
 {
@@ -1022,9 +1031,9 @@ mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
 static void
 thread_schedule (Sim *s, Thread *t)
 {
-  double at = (double) s->ev.t;
+  double at = i2d (s->ev.t);
   if (t->has_prev)
-    at = t->f_prev + MAX (0.0, (double) s->ev.t - (double) (t->t_prev + t->h_prev));
+    at = t->f_prev + MAX (0.0, i2d (s->ev.t) - (double) (t->t_prev + t->h_prev));
   /* Calls are issued in trace order, so at most one issue is pending: it
    * waits in a slot of its own rather than in the event queue. */
   g_assert (s->issue_thread == NULL);
@@ -1262,7 +1271,7 @@ acc_end (Op *op)
       op->has_managed |= a->kind == VS_MEM_MANAGED;
       op->has_pinned |= a->kind == VS_MEM_PINNED;
       /* An id read and written counts twice, a touched one once (5.4). */
-      double sz = (double) a->bytes;
+      double sz = i2d (a->bytes);
       if (op->mode[i] & (ACC_R | 4)) wsum += sz;
       if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4)) wsum += sz;
     }
@@ -1744,12 +1753,12 @@ alloc_loc (Sim *s, const Alloc *a)
 static void
 kernel_run (Sim *s, Op *op, Job *j_unused)
 {
-  double d0 = op->dur == VS_NONE ? 0 : (double) op->dur;
+  double d0 = op->dur == VS_NONE ? 0 : i2d (op->dur);
   double x = 0, wsum = op->wsum;
-  x = op->bytes != VS_NONE ? (double) op->bytes : wsum;
+  x = op->bytes != VS_NONE ? i2d (op->bytes) : wsum;
   x = MIN (x, d0 * 1e-9 * s->b0_dev);
   double m0 = MIN (x * s->ns_per_byte0, d0);
-  double c0 = op->compute_ns != VS_NONE ? (double) op->compute_ns : d0 - m0;
+  double c0 = op->compute_ns != VS_NONE ? i2d (op->compute_ns) : d0 - m0;
   double c1 = c0 * s->tflops_scale;
 
   /* At most one part per (location, direction). */
@@ -2338,7 +2347,7 @@ thread_issue (Sim *s, Thread *t)
   t->issued_t = ev->t;
   t->issued_h = ev->host_ns;
   t->issued_op = ev->op;
-  double f = now + (double) ev->host_ns;
+  double f = now + i2d (ev->host_ns);
   t->waits = 0;
   switch (ev->op)
     {
