@@ -155,29 +155,29 @@ struct Op {
   Completion c;
   guint8 type;           /* VsOp */
   guint8 dir, to;
-  gboolean async;
+  guint8 async;
+  guint8 retry_pending, started;
+  guint8 has_managed;    /* some of acc is managed memory (fault_in has work) */
+  guint8 has_pinned;     /* some of acc is pinned host memory */
+  gint8 ce;              /* copy-engine pool, -1 none */
+  guint8 phase;          /* 0 queued, 1 swap-in, 2 fault-in, 3 running */
+  int deps;
+  int waiting;
+  guint32 n_acc, acc_cap;
   guint64 index;
   Stream *st;
   Op *next;
-  int deps;
-  gboolean retry_pending, started;
-  gboolean has_managed;  /* some of acc is managed memory (fault_in has work) */
-  gboolean has_pinned;   /* some of acc is pinned host memory */
   double wsum;           /* kernels: bytes its reads and writes name (5.4) */
-  int ce;                /* copy-engine pool, -1 none */
-  int phase;             /* 0 queued, 1 swap-in, 2 fault-in, 3 running */
-  int waiting;
   double issue_t, ready_t, phase_t, run_t, alone_ns;
   double swap_ns, fault_ns, ce_ns;
   guint64 bytes, dur, compute_ns;
   const char *name;
   Alloc **acc;           /* acc_inline, or allocated when longer */
   guint8 *mode;
-  guint32 n_acc, acc_cap;
-  Op **pool;             /* the free list it returns to */
   Alloc *src, *dst;      /* copy (host side may be NULL = pageable) */
   Alloc *target;         /* prefetch, stream-ordered free */
   Op *wait_for;          /* stream_wait */
+  Op **pool;             /* the free list it returns to */
   /* Last: not cleared when an op is recycled (acc_add fills them). */
   Alloc *acc_inline[OP_INLINE_ACC];
   guint8 mode_inline[OP_INLINE_ACC];
