@@ -119,6 +119,7 @@ struct Alloc {
   Alloc *lru_prev, *lru_next;
   gboolean in_lru;
   Job *moving;           /* an eviction in flight */
+  Alloc **pool;          /* the free list it returns to */
   /* managed: residency in evict units, kept as counts (the first
    * resident_groups groups are on the device; see man_bytes) */
   guint32 n_groups, resident_groups, dirty_groups;
@@ -292,6 +293,8 @@ struct Sim {
   guint64 h2d_bytes, d2h_bytes, swap_out_bytes, swap_in_bytes, fault_bytes,
           faults, writeback_bytes, prefetch_bytes, unknown_refs;
   GHashTable *tags;      /* name -> index into tag_stats */
+  const char *last_tag;  /* the last tag_index, by address */
+  int last_tag_index;
   GArray *tag_stats;
   GHashTable *kernels;   /* name -> KernelStat* */
   VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
@@ -308,6 +311,7 @@ struct Sim {
   struct Part *parts;    /* kernel_run's scratch: 2 per location */
   Live live_ops, live_jobs, live_allocs;
   Op *free_ops;
+  Alloc *free_allocs;    /* recycled, linked through lru_next */
   Job *free_jobs;
   GPtrArray *jobs_spare;
 };
@@ -388,7 +392,9 @@ alloc_unref (Alloc *a)
     {
       live_unlink (&a->live);
       job_unref (a->moving);
-      g_free (a);
+      /* Recycled (one is made per alloc event), linked through lru_next. */
+      a->lru_next = *a->pool;
+      *a->pool = a;
     }
 }
 
@@ -2157,9 +2163,15 @@ tag_index (Sim *s, const char *tag)
 {
   if (tag == NULL)
     tag = "untagged";
+  if (tag == s->last_tag)
+    return s->last_tag_index;   /* readers intern strings: same text, same address */
   gpointer v;
   if (g_hash_table_lookup_extended (s->tags, tag, NULL, &v))
-    return GPOINTER_TO_INT (v);
+    {
+      s->last_tag = tag;
+      s->last_tag_index = GPOINTER_TO_INT (v);
+      return GPOINTER_TO_INT (v);
+    }
   TagStat t = { g_strdup (tag), 0, 0 };
   g_array_append_val (s->tag_stats, t);
   int i = (int) s->tag_stats->len - 1;
@@ -2223,7 +2235,15 @@ report_oom (Sim *s, const VsEvent *ev, int loc)
 static gboolean
 do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
 {
-  Alloc *a = g_new0 (Alloc, 1);
+  Alloc *a = s->free_allocs;
+  if (a != NULL)
+    {
+      s->free_allocs = a->lru_next;
+      memset (a, 0, sizeof *a);
+    }
+  else
+    a = g_new0 (Alloc, 1);
+  a->pool = &s->free_allocs;
   live_link (&s->live_allocs, &a->live);
   a->refs = 1;
   a->id = ev->id;
@@ -2624,6 +2644,12 @@ sim_teardown (Sim *s)
       Op *op = s->free_ops;
       s->free_ops = op->next;
       g_free (op);
+    }
+  while (s->free_allocs)
+    {
+      Alloc *a = s->free_allocs;
+      s->free_allocs = a->lru_next;
+      g_free (a);
     }
   while (s->free_jobs)
     {
