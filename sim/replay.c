@@ -1007,7 +1007,7 @@ thread_get (Sim *s, guint32 tid)
   return t;
 }
 
-static void
+static inline __attribute__ ((always_inline)) void
 note_captured (Sim *s, const VsEvent *ev)
 {
   guint64 end = ev->t + ev->host_ns;
@@ -1034,7 +1034,7 @@ mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
 /* T is idle and holds the next event of the trace: issue it at
  * s_i = f_{i-1} + max(0, t_i - (t_{i-1} + h_{i-1})) (SPEC 5.2), the first
  * event of a thread at its t, and never before now. */
-static void
+static inline __attribute__ ((always_inline)) void
 thread_schedule (Sim *s, Thread *t)
 {
   double at = i2d (s->ev.t);
@@ -1093,7 +1093,7 @@ reader_advance (Sim *s)
 }
 
 /* The current call of T ended at F. */
-static void
+static inline __attribute__ ((always_inline)) void
 thread_finish (Sim *s, Thread *t, double f)
 {
   t->has_prev = TRUE;
