@@ -33,6 +33,7 @@ typedef struct {
   GHashTable *tag_index;    /* name -> index + 1 */
   GHashTable *allocs;       /* id -> Live* */
   GHashTable *streams, *threads;
+  gsize last_tid, last_stream;  /* the last added, + 1 (0: none) */
   guint64 kernel_dur;
   guint64 copy_bytes[VS_DIR_COUNT];
 } Info;
@@ -59,14 +60,17 @@ info_event (Info *in, const VsEvent *ev)
   in->t_end = MAX (in->t_end, ev->t + MAX (ev->host_ns, dur));
   in->events++;
   in->ops[ev->op]++;
-  g_hash_table_add (in->threads, GSIZE_TO_POINTER ((gsize) ev->tid + 1));
+  /* Events come in runs of one thread and one stream: the hash tables
+   * are asked only when those change. */
+  if ((gsize) ev->tid + 1 != in->last_tid)
+    g_hash_table_add (in->threads, GSIZE_TO_POINTER (in->last_tid = (gsize) ev->tid + 1));
   gboolean has_stream = ev->op != VS_OP_MARK && ev->op != VS_OP_SYNC;
   if (ev->op == VS_OP_ALLOC || ev->op == VS_OP_FREE)
     has_stream = ev->has_stream;
   if (ev->op == VS_OP_SYNC)
     has_stream = ev->scope == VS_SYNC_STREAM;
-  if (has_stream)
-    g_hash_table_add (in->streams, GSIZE_TO_POINTER ((gsize) ev->stream + 1));
+  if (has_stream && (gsize) ev->stream + 1 != in->last_stream)
+    g_hash_table_add (in->streams, GSIZE_TO_POINTER (in->last_stream = (gsize) ev->stream + 1));
   switch (ev->op)
     {
     case VS_OP_ALLOC:
