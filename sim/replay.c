@@ -1039,7 +1039,11 @@ thread_schedule (Sim *s, Thread *t)
 {
   double at = i2d (s->ev.t);
   if (t->has_prev)
-    at = t->f_prev + MAX (0.0, i2d (s->ev.t) - (double) (t->t_prev + t->h_prev));
+    {
+      /* The gap in integer ns (exact), one conversion. */
+      guint64 end = t->t_prev + t->h_prev;
+      at = t->f_prev + (s->ev.t > end ? i2d (s->ev.t - end) : 0.0);
+    }
   /* Calls are issued in trace order, so at most one issue is pending: it
    * waits in a slot of its own rather than in the event queue. */
   g_assert (s->issue_thread == NULL);
