@@ -2243,7 +2243,16 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   if (a != NULL)
     {
       s->free_allocs = a->lru_next;
-      memset (a, 0, sizeof *a);
+      /* Field by field (a memset's `rep stos` costs more); the fields
+       * set below are left out. */
+      a->acc_gen = 0;
+      a->acc_idx = a->running = 0;
+      a->written = a->dirty = a->freed = a->fixed = FALSE;
+      a->loc = 0;
+      a->lru_prev = a->lru_next = NULL;
+      a->in_lru = FALSE;
+      a->moving = NULL;
+      a->n_groups = a->resident_groups = a->dirty_groups = 0;
     }
   else
     a = g_new0 (Alloc, 1);
