@@ -1970,7 +1970,11 @@ static void
 op_run (Sim *s, Op *op)
 {
   op->run_t = s->now;
-  for (guint i = 0; i < op->n_acc; i++)
+  /* Running counts, LRU order and written/dirty state matter only to the
+   * spill policy and to managed memory: skipped for ops that touch
+   * neither (op_complete skips the same). */
+  guint n_track = op->has_managed || s->dev_lru ? op->n_acc : 0;
+  for (guint i = 0; i < n_track; i++)
     {
       Alloc *a = op->acc[i];
       if (a->kind == VS_MEM_MANAGED && a->running == 0)
@@ -2086,7 +2090,8 @@ op_complete (Sim *s, Op *op)
   s->fault_ns += op->fault_ns;
   s->ce_ns += op->ce_ns;
   s->last_end = MAX (s->last_end, end);
-  for (guint i = 0; i < op->n_acc; i++)
+  guint n_track = op->has_managed || s->dev_lru ? op->n_acc : 0;   /* as op_run */
+  for (guint i = 0; i < n_track; i++)
     {
       Alloc *a = op->acc[i];
       if (--a->running == 0 && a->kind == VS_MEM_MANAGED)
