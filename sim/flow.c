@@ -65,21 +65,21 @@ pvec_remove_fast (PVec *a, guint i)
 }
 
 typedef struct {
-  char *name;
   double cap;
   double load;
-  double t_last;
-  VsResourceStats st;
   PVec flows;           /* active flows whose path includes it */
   double cap_sum;       /* sum of the caps of its capped flows */
   guint n_inf;          /* its flows without a cap */
   guint n_multi;        /* its flows whose path has other resources too */
-  guint mark;           /* component search stamp */
-  gboolean pending;     /* in net->pending */
   /* derived from cap once */
   double slack_max;     /* cap_sum up to this leaves slack */
   double busy_min;      /* load above this is busy */
   double sat_min;       /* load from this on is saturated */
+  double t_last;        /* load accounted up to here */
+  VsResourceStats st;   /* bytes counted as the flows move them */
+  guint mark;           /* component search stamp */
+  gboolean pending;     /* in net->pending */
+  char *name;
   /* filling scratch */
   double residual;
   double fit;           /* capacity less its flows' caps */
@@ -103,6 +103,7 @@ struct _VsFlow {
 struct _VsFlowNet {
   GArray *res;          /* Resource */
   Resource *rv;         /* res->data, for the hot path */
+  guint n_res;          /* res->len */
   PVec active;          /* VsFlow* */
   double *end;          /* end time of active.v[i] (same length), scanned
                          * without touching the flows */
@@ -119,7 +120,6 @@ struct _VsFlowNet {
   /* scratch */
   PVec comp_flows;
   UVec comp_res;
-  PVec done, done_spare;
   /* Flows started at one instant are rated together: their resources
    * (each once) wait in pending until something needs rates (deferred
    * recompute). */
@@ -165,8 +165,6 @@ flow_net_free (VsFlowNet *net)
   g_free (net->end);
   g_free (net->comp_flows.v);
   g_free (net->comp_res.v);
-  g_free (net->done.v);
-  g_free (net->done_spare.v);
   g_free (net->pending.v);
   while (net->free_flows)
     {
@@ -189,6 +187,7 @@ flow_net_add_resource (VsFlowNet *net, const char *name, double capacity)
   r.sat_min = capacity * 0.95 * (1 - 1e-9);
   g_array_append_val (net->res, r);
   net->rv = (Resource *) net->res->data;
+  net->n_res = net->res->len;
   return net->res->len - 1;
 }
 
@@ -210,24 +209,31 @@ flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user)
   net->observer_user = user;
 }
 
-/* Accounts resource R (number I)'s current load up to NOW. */
+/* Accounts resource R (number I)'s current load up to NOW (busy and
+ * saturated time, the observer), before the load changes. Bytes are
+ * counted as the flows move them (settle(), end_flow()). */
+static inline double
+res_account (Resource *r, double now)
+{
+  double dt = MAX (now - r->t_last, 0.0);
+  r->st.busy_ns += r->load > r->busy_min ? dt : 0.0;
+  r->st.saturated_ns += r->load >= r->sat_min ? dt : 0.0;
+  return dt;
+}
+
 static inline void
 res_advance (VsFlowNet *net, Resource *r, guint i, double now)
 {
-  double dt = now - r->t_last;
-  if (dt <= 0)
-    return;
-  if (r->load > 0)
-    {
-      r->st.bytes += r->load * dt * 1e-9;
-      if (r->load > r->busy_min)
-        r->st.busy_ns += dt;
-      if (r->load >= r->sat_min)
-        r->st.saturated_ns += dt;
-    }
-  if (G_UNLIKELY (net->observer != NULL))
+  double dt = res_account (r, now);
+  if (G_UNLIKELY (net->observer != NULL) && dt > 0)
     net->observer (net->observer_user, i, r->t_last, now, r->load);
   r->t_last = now;
+}
+
+/* R's load changed at NOW (nothing to do: res_advance() accounts it). */
+static inline void
+res_state (Resource *r, double now)
+{
 }
 
 /* A resource binds no flow when the caps of all its flows fit in it. */
@@ -308,12 +314,25 @@ freeze (VsFlowNet *net, VsFlow *f, double rate)
     }
 }
 
-/* Brings F's remaining amount to NOW at its old rate. */
-static inline void
+/* Brings F's remaining amount to NOW at its old rate; returns the amount
+ * it moved since the last time. */
+static inline double
 settle (VsFlow *f, double now)
 {
-  f->remaining = MAX (0.0, f->remaining - f->rate * (now - f->t_upd) * 1e-9);
+  double left = MAX (0.0, f->remaining - f->rate * (now - f->t_upd) * 1e-9);
+  double moved = f->remaining - left;
+  f->remaining = left;
   f->t_upd = now;
+  return moved;
+}
+
+/* settle() and the amount counted on every resource of F's path. */
+static inline void
+settle_path (VsFlowNet *net, VsFlow *f, double now)
+{
+  double moved = settle (f, now);
+  for (guint p = 0; p < f->n_path; p++)
+    RES (net, f->path[p])->st.bytes += moved;
 }
 
 /* Starts the filling at NOW on resource R (number I). */
@@ -359,7 +378,7 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
             continue;
           f->mark = stamp;
           pvec_push (fl, f);
-          settle (f, now);
+          settle_path (net, f, now);
           f->frozen = FALSE;
           all_capped &= !isinf (f->cap);
           for (guint p = 0; p < f->n_path; p++)
@@ -459,6 +478,8 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
         RES (net, f->path[p])->load += f->rate;
       ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
     }
+  for (guint k = 0; k < net->comp_res.len; k++)
+    res_state (RES (net, net->comp_res.v[k]), now);
   ends_done (net, &e);
 }
 
@@ -482,7 +503,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       for (guint j = 0; j < r->flows.len; j++)
         {
           VsFlow *f = fv[j];
-          settle (f, now);
+          r->st.bytes += settle (f, now);
           f->frozen = FALSE;
           all_capped &= !isinf (f->cap);
           fit -= f->cap;
@@ -583,6 +604,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
           ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
         }
       r->load = load;
+      res_state (r, now);
     }
   ends_done (net, &e);
 }
@@ -601,7 +623,7 @@ recompute_one (VsFlowNet *net, double now, guint i)
   for (guint j = 0; j < n; j++)
     {
       VsFlow *f = fv[j];
-      settle (f, now);
+      r->st.bytes += settle (f, now);
       f->frozen = FALSE;
       all_capped &= !isinf (f->cap);
       fit -= f->cap;
@@ -652,6 +674,7 @@ recompute_one (VsFlowNet *net, double now, guint i)
       ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
     }
   r->load = load;
+  res_state (r, now);
   ends_done (net, &e);
 }
 
@@ -692,9 +715,10 @@ pend (VsFlowNet *net, guint i)
     }
 }
 
-void
-flow_start (VsFlowNet *net, double now, double amount, double cap,
-            const guint *path, guint n_path, gpointer owner, guint64 tag)
+/* flow_start() in general. */
+static void G_GNUC_NO_INLINE
+flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
+                 const guint *path, guint n_path, gpointer owner, guint64 tag)
 {
   g_return_if_fail (amount > 0 && cap > 0 && n_path >= 1 && n_path <= VS_FLOW_MAX_PATH);
   if (net->pending.len > 0 && net->pending_now != now)
@@ -703,10 +727,9 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   if (f != NULL)
     net->free_flows = f->owner;
   else
-    f = g_new (VsFlow, 1);
+    f = g_new0 (VsFlow, 1);
   f->remaining = amount;
   f->t_upd = now;
-  f->mark = 0;
   f->owner = owner;
   f->tag = tag;
   f->order = net->next_order++;
@@ -734,6 +757,7 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
         {
           res_advance (net, r, i, now);
           r->load += cap;
+          res_state (r, now);
           f->rate = cap;
           double end = now + amount / cap * 1e9;
           active_push (net, f, end);
@@ -785,6 +809,7 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
           Resource *r = RES (net, f->path[p]);
           res_advance (net, r, f->path[p], now);
           r->load += cap;
+          res_state (r, now);
         }
       f->rate = cap;
       double end = now + amount / cap * 1e9;
@@ -800,6 +825,56 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   net->pending_now = now;
 }
 
+/* The common case straight-line: one resource that has slack with the
+ * new flow, nothing pending from another instant, no observer, room in
+ * the arrays and a recycled flow; anything else goes the general way.
+ * (A recycled flow's mark is below any stamp to come.) */
+void
+flow_start (VsFlowNet *net, double now, double amount, double cap,
+            const guint *path, guint n_path, gpointer owner, guint64 tag)
+{
+  VsFlow *f = net->free_flows;
+  guint i = path[0];
+  if (G_UNLIKELY (n_path != 1 || f == NULL || net->observer != NULL || i >= net->n_res
+                  || !(amount > 0 && cap > 0)
+                  || (net->pending.len > 0 && net->pending_now != now)
+                  || net->active.len == net->active.cap))
+    goto slow;
+  Resource *r = RES (net, i);
+  cap = MIN (cap, r->cap);
+  double cap_sum = r->cap_sum + cap;
+  guint slot = r->flows.len;
+  if (G_UNLIKELY (r->n_inf > 0 || !(cap_sum <= r->slack_max) || slot == r->flows.cap))
+    goto slow;
+  net->free_flows = f->owner;
+  r->cap_sum = cap_sum;
+  r->flows.v[slot] = f;
+  r->flows.len = slot + 1;
+  res_account (r, now);
+  r->t_last = now;
+  r->load += cap;
+  f->remaining = amount;
+  f->cap = cap;
+  f->rate = cap;
+  f->t_upd = now;
+  f->path[0] = i;
+  f->slot[0] = slot;
+  f->n_path = 1;
+  f->order = net->next_order++;
+  f->owner = owner;
+  f->tag = tag;
+  double end = now + amount / cap * 1e9;
+  guint k = net->active.len++;
+  f->index = k;
+  net->end[k] = end;
+  net->active.v[k] = f;
+  if (!net->next_end_dirty && end < net->next_end)
+    net->next_end = end, net->next_flow = f;
+  return;
+slow:
+  flow_start_slow (net, now, amount, cap, path, n_path, owner, tag);
+}
+
 /* Takes F out of the active flows (the last one takes its place). */
 static inline void
 active_remove (VsFlowNet *net, VsFlow *f)
@@ -812,30 +887,6 @@ active_remove (VsFlowNet *net, VsFlow *f)
       net->end[f->index] = net->end[last];
       lf->index = f->index;
     }
-}
-
-static void
-detach (VsFlowNet *net, VsFlow *f)
-{
-  for (guint p = 0; p < f->n_path; p++)
-    {
-      Resource *r = RES (net, f->path[p]);
-      guint s = f->slot[p];
-      VsFlow *moved = r->flows.v[r->flows.len - 1];
-      pvec_remove_fast (&r->flows, s);
-      if (isinf (f->cap))
-        r->n_inf--;
-      else
-        r->cap_sum -= f->cap;
-      r->n_multi -= f->n_path > 1;
-      if (r->flows.len == 0)
-        r->cap_sum = 0, r->load = 0;   /* no drift left behind */
-      if (moved != f)
-        for (guint q = 0; q < moved->n_path; q++)
-          if (moved->path[q] == f->path[p])
-            moved->slot[q] = s;
-    }
-  active_remove (net, f);
 }
 
 double
@@ -856,49 +907,100 @@ flow_net_next_end (VsFlowNet *net)
   return net->next_end;
 }
 
-/* F ends at NOW: brings its resources' accounts up to now while it still
- * loads them and takes it out. Where no resource on its path binds (f
- * included), its end changes no other flow's rate: nothing to recompute. */
-static inline void
-end_flow (VsFlowNet *net, VsFlow *f, double now)
+/* end_flow() for paths of several resources. */
+static void G_GNUC_NO_INLINE
+end_flow_multi (VsFlowNet *net, VsFlow *f, double now)
 {
-  if (f->n_path == 1)
-    {
-      /* The common case, unrolled: one resource. */
-      guint i = f->path[0];
-      Resource *r = RES (net, i);
-      res_advance (net, r, i, now);
-      r->load = MAX (0.0, r->load - f->rate);
-      if (!res_slack (r))
-        pend (net, i);
-      guint s = f->slot[0];
-      VsFlow *moved = r->flows.v[--r->flows.len];
-      r->flows.v[s] = moved;
-      if (isinf (f->cap))
-        r->n_inf--;
-      else
-        r->cap_sum -= f->cap;
-      if (r->flows.len == 0)
-        r->cap_sum = 0, r->load = 0;   /* no drift left behind */
-      if (moved != f)
-        for (guint q = 0; q < moved->n_path; q++)
-          if (moved->path[q] == i)
-            moved->slot[q] = s;
-      active_remove (net, f);
-      return;
-    }
   gboolean slack = TRUE;
   for (guint p = 0; p < f->n_path; p++)
     {
       Resource *r = RES (net, f->path[p]);
       res_advance (net, r, f->path[p], now);
+      r->st.bytes += f->remaining;
       r->load = MAX (0.0, r->load - f->rate);
       slack &= res_slack (r);
     }
   if (!slack)
     for (guint p = 0; p < f->n_path; p++)
       pend (net, f->path[p]);
-  detach (net, f);
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      Resource *r = RES (net, f->path[p]);
+      guint s = f->slot[p];
+      VsFlow *moved = r->flows.v[r->flows.len - 1];
+      pvec_remove_fast (&r->flows, s);
+      if (isinf (f->cap))
+        r->n_inf--;
+      else
+        r->cap_sum -= f->cap;
+      r->n_multi--;
+      if (r->flows.len == 0)
+        r->cap_sum = 0, r->load = 0;   /* no drift left behind */
+      res_state (r, now);
+      if (moved != f)
+        for (guint q = 0; q < moved->n_path; q++)
+          if (moved->path[q] == f->path[p])
+            moved->slot[q] = s;
+    }
+  active_remove (net, f);
+}
+
+/* F ends at NOW: it moved what it had left, its resources lose its load,
+ * and it is taken out. Where no resource on its path binds (f included),
+ * its end changes no other flow's rate: nothing to recompute. */
+static inline G_GNUC_UNUSED __attribute__ ((always_inline)) void
+end_flow (VsFlowNet *net, VsFlow *f, double now)
+{
+  if (G_UNLIKELY (f->n_path != 1))
+    {
+      end_flow_multi (net, f, now);
+      return;
+    }
+  /* The common case, unrolled: one resource. */
+  guint i = f->path[0];
+  Resource *r = RES (net, i);
+  res_advance (net, r, i, now);
+  r->st.bytes += f->remaining;
+  /* The resource binds with f: its other flows need new rates. */
+  gboolean bind = !res_slack (r);
+  guint s = f->slot[0];
+  guint n = --r->flows.len;
+  VsFlow *moved = r->flows.v[n];
+  r->flows.v[s] = moved;
+  if (isinf (f->cap))
+    r->n_inf--;
+  else
+    r->cap_sum -= f->cap;
+  if (n == 0)
+    r->cap_sum = 0, r->load = 0;   /* no drift left behind */
+  else
+    {
+      r->load = MAX (0.0, r->load - f->rate);
+      if (bind)
+        pend (net, i);
+    }
+  res_state (r, now);
+  if (moved != f)
+    {
+      if (G_LIKELY (moved->n_path == 1))
+        moved->slot[0] = s;
+      else
+        for (guint q = 0; q < moved->n_path; q++)
+          if (moved->path[q] == i)
+            moved->slot[q] = s;
+    }
+  active_remove (net, f);
+}
+
+/* Hands F back to the free list and calls DONE for it. */
+static inline void
+flow_done (VsFlowNet *net, VsFlow *f, VsFlowDone done, gpointer user)
+{
+  gpointer owner = f->owner;
+  guint64 tag = f->tag;
+  f->owner = net->free_flows;
+  net->free_flows = f;
+  done (user, owner, tag);
 }
 
 void
@@ -911,22 +1013,29 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
     return;
   /* One pass finds the due flows and the earliest end of the others
    * (their ends do not change until the next flush). */
+  VsFlow *stack[8];
+  VsFlow **d = stack;
   const double *end = net->end;
-  guint n = net->active.len, first_due = 0, n_due = 0, next = G_MAXUINT;
+  VsFlow **av = (VsFlow **) net->active.v;
+  guint n = net->active.len, n_due = 0, next = G_MAXUINT;
   double t = INFINITY;
   for (guint i = 0; i < n; i++)
     {
       double e = end[i];
       if (e <= lim)
         {
-          if (n_due++ == 0)
-            first_due = i;
+          if (G_UNLIKELY (n_due == G_N_ELEMENTS (stack)))
+            {
+              d = g_new (VsFlow *, n);
+              memcpy (d, stack, sizeof stack);
+            }
+          d[n_due++] = av[i];
         }
       else if (e < t)
         t = e, next = i;
     }
   net->next_end = t;
-  net->next_flow = next == G_MAXUINT ? NULL : net->active.v[next];
+  net->next_flow = next == G_MAXUINT ? NULL : av[next];
   net->next_end_dirty = FALSE;
   if (n_due == 0)
     return;
@@ -936,57 +1045,39 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
   net->pending_now = now;
   if (G_LIKELY (n_due == 1))
     {
-      VsFlow *f = net->active.v[first_due];
-      end_flow (net, f, now);
-      gpointer owner = f->owner;
-      f->owner = net->free_flows;
-      net->free_flows = f;
-      done (user, owner, f->tag);
+      end_flow (net, d[0], now);
+      flow_done (net, d[0], done, user);
       return;
     }
-  PVec *d = &net->done;
-  d->len = 0;
-  for (guint i = first_due; i < n; i++)
-    if (end[i] <= lim)
-      pvec_push (d, net->active.v[i]);
-  for (guint i = 0; i < d->len; i++)
-    end_flow (net, d->v[i], now);
-  /* Callbacks in start order (usually one or two flows: insertion sort). */
-  for (guint i = 1; i < d->len; i++)
+  for (guint i = 0; i < n_due; i++)
+    end_flow (net, d[i], now);
+  /* Callbacks in start order (usually two flows: insertion sort). The
+   * list is local: callbacks may start and end flows. */
+  for (guint i = 1; i < n_due; i++)
     {
-      VsFlow *f = d->v[i];
+      VsFlow *f = d[i];
       guint j = i;
-      for (; j > 0 && ((VsFlow *) d->v[j - 1])->order > f->order; j--)
-        d->v[j] = d->v[j - 1];
-      d->v[j] = f;
+      for (; j > 0 && d[j - 1]->order > f->order; j--)
+        d[j] = d[j - 1];
+      d[j] = f;
     }
-  /* Callbacks may start and end flows, which reuses net->done: take the
-   * list and leave the spare in its place while calling them. */
-  PVec list = *d;
-  *d = net->done_spare;
-  net->done_spare = (PVec) { 0 };
-  for (guint i = 0; i < list.len; i++)
-    {
-      VsFlow *f = list.v[i];
-      gpointer owner = f->owner;
-      guint64 tag = f->tag;
-      f->owner = net->free_flows;
-      net->free_flows = f;
-      done (user, owner, tag);
-    }
-  list.len = 0;
-  if (net->done_spare.v == NULL)
-    net->done_spare = list;
-  else
-    g_free (list.v);
+  for (guint i = 0; i < n_due; i++)
+    flow_done (net, d[i], done, user);
+  if (d != stack)
+    g_free (d);
 }
 
 void
 flow_net_settle (VsFlowNet *net, double now)
 {
   flush (net);
+  for (guint i = 0; i < net->active.len; i++)
+    settle_path (net, net->active.v[i], now);
   for (guint i = 0; i < net->res->len; i++)
-    res_advance (net, RES (net, i), i, now);
+    {
+      Resource *r = RES (net, i);
+      res_advance (net, r, i, now);
+    }
 }
 
 void
