@@ -101,6 +101,7 @@ struct _VsFlow {
 };
 
 struct _VsFlowNet {
+  VsFlowNetHot hot;     /* first: read by flow_net_next_end() in flow.h */
   GArray *res;          /* Resource */
   Resource *rv;         /* res->data, for the hot path */
   guint n_res;          /* res->len */
@@ -112,7 +113,6 @@ struct _VsFlowNet {
   /* The earliest end and a flow that has it, kept up to date as flows
    * start, end and change rate; a full scan only when that flow's end
    * moves later (next_end_dirty). */
-  double next_end;
   VsFlow *next_flow;
   gboolean next_end_dirty;
   VsLoadObserver observer;
@@ -144,7 +144,7 @@ flow_net_new (void)
 {
   VsFlowNet *net = g_new0 (VsFlowNet, 1);
   net->res = g_array_new (FALSE, TRUE, sizeof (Resource));
-  net->next_end = INFINITY;
+  net->hot.next_end = INFINITY;
   return net;
 }
 
@@ -215,7 +215,7 @@ flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user)
 static inline double
 res_account (Resource *r, double now)
 {
-  double dt = MAX (now - r->t_last, 0.0);
+  double dt = now - r->t_last;    /* >= 0: time never goes back */
   r->st.busy_ns += r->load > r->busy_min ? dt : 0.0;
   r->st.saturated_ns += r->load >= r->sat_min ? dt : 0.0;
   return dt;
@@ -282,7 +282,7 @@ ends_add (VsFlowNet *net, Ends *e, VsFlow *f, double end)
   net->end[f->index] = end;
   if (end < e->cmin)
     e->cmin = end, e->cf = f;
-  if (f == net->next_flow && end > net->next_end)
+  if (f == net->next_flow && end > net->hot.next_end)
     e->later = TRUE;
 }
 
@@ -295,10 +295,10 @@ ends_done (VsFlowNet *net, const Ends *e)
 {
   if (net->next_end_dirty)
     return;
-  if (e->later && e->cmin > net->next_end)
-    net->next_end_dirty = TRUE;
-  else if (e->later || e->cmin < net->next_end)
-    net->next_end = e->cmin, net->next_flow = e->cf;
+  if (e->later && e->cmin > net->hot.next_end)
+    net->next_end_dirty = TRUE, net->hot.slow = TRUE;
+  else if (e->later || e->cmin < net->hot.next_end)
+    net->hot.next_end = e->cmin, net->next_flow = e->cf;
 }
 
 static void
@@ -687,6 +687,7 @@ flush_pending (VsFlowNet *net)
       RES (net, net->pending.v[0])->pending = FALSE;
       recompute_one (net, net->pending_now, net->pending.v[0]);
       net->pending.len = 0;
+      net->hot.slow = net->next_end_dirty;
       return;
     }
   gboolean simple = TRUE;
@@ -701,6 +702,7 @@ flush_pending (VsFlowNet *net)
   else
     recompute (net, net->pending_now, net->pending.v, net->pending.len);
   net->pending.len = 0;
+  net->hot.slow = net->next_end_dirty;
 }
 
 /* Resource I's flows need new rates at the next flush. */
@@ -712,6 +714,7 @@ pend (VsFlowNet *net, guint i)
     {
       r->pending = TRUE;
       uvec_push (&net->pending, i);
+      net->hot.slow = TRUE;
     }
 }
 
@@ -761,8 +764,8 @@ flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
           f->rate = cap;
           double end = now + amount / cap * 1e9;
           active_push (net, f, end);
-          if (!net->next_end_dirty && end < net->next_end)
-            net->next_end = end, net->next_flow = f;
+          if (!net->next_end_dirty && end < net->hot.next_end)
+            net->hot.next_end = end, net->next_flow = f;
           return;
         }
       f->rate = 0;
@@ -814,8 +817,8 @@ flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
       f->rate = cap;
       double end = now + amount / cap * 1e9;
       active_push (net, f, end);
-      if (!net->next_end_dirty && end < net->next_end)
-        net->next_end = end, net->next_flow = f;
+      if (!net->next_end_dirty && end < net->hot.next_end)
+        net->hot.next_end = end, net->next_flow = f;
       return;
     }
   f->rate = 0;
@@ -868,8 +871,8 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   f->index = k;
   net->end[k] = end;
   net->active.v[k] = f;
-  if (!net->next_end_dirty && end < net->next_end)
-    net->next_end = end, net->next_flow = f;
+  if (!net->next_end_dirty && end < net->hot.next_end)
+    net->hot.next_end = end, net->next_flow = f;
   return;
 slow:
   flow_start_slow (net, now, amount, cap, path, n_path, owner, tag);
@@ -890,7 +893,7 @@ active_remove (VsFlowNet *net, VsFlow *f)
 }
 
 double
-flow_net_next_end (VsFlowNet *net)
+flow_net_next_end_slow (VsFlowNet *net)
 {
   flush (net);
   if (net->next_end_dirty)
@@ -900,11 +903,12 @@ flow_net_next_end (VsFlowNet *net)
       for (guint i = 0; i < net->active.len; i++)
         if (net->end[i] < t)
           t = net->end[i], first = net->active.v[i];
-      net->next_end = t;
+      net->hot.next_end = t;
       net->next_flow = first;
       net->next_end_dirty = FALSE;
     }
-  return net->next_end;
+  net->hot.slow = FALSE;
+  return net->hot.next_end;
 }
 
 /* end_flow() for paths of several resources. */
@@ -1003,56 +1007,22 @@ flow_done (VsFlowNet *net, VsFlow *f, VsFlowDone done, gpointer user)
   done (user, owner, tag);
 }
 
-void
-flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
+/* flow_net_finish_due() for more than two due flows, the first at index
+ * FIRST of the active flows. */
+static void G_GNUC_NO_INLINE
+finish_many (VsFlowNet *net, double now, double lim, guint first, guint n_due,
+             VsFlowDone done, gpointer user)
 {
-  flush (net);
-  /* A flow is due if it ends within rounding of NOW. */
-  double lim = now + (1e-6 + fabs (now) * 1e-12);
-  if (!net->next_end_dirty && !(net->next_end <= lim))
-    return;
-  /* One pass finds the due flows and the earliest end of the others
-   * (their ends do not change until the next flush). */
-  VsFlow *stack[8];
-  VsFlow **d = stack;
-  const double *end = net->end;
-  VsFlow **av = (VsFlow **) net->active.v;
-  guint n = net->active.len, n_due = 0, next = G_MAXUINT;
-  double t = INFINITY;
-  for (guint i = 0; i < n; i++)
-    {
-      double e = end[i];
-      if (e <= lim)
-        {
-          if (G_UNLIKELY (n_due == G_N_ELEMENTS (stack)))
-            {
-              d = g_new (VsFlow *, n);
-              memcpy (d, stack, sizeof stack);
-            }
-          d[n_due++] = av[i];
-        }
-      else if (e < t)
-        t = e, next = i;
-    }
-  net->next_end = t;
-  net->next_flow = next == G_MAXUINT ? NULL : av[next];
-  net->next_end_dirty = FALSE;
-  if (n_due == 0)
-    return;
-  /* What the ended flows' resources still carry is rated at the next
-   * flush, together with the flows the callbacks start at this instant
-   * (one recompute instead of two when a stream starts its next op). */
-  net->pending_now = now;
-  if (G_LIKELY (n_due == 1))
-    {
-      end_flow (net, d[0], now);
-      flow_done (net, d[0], done, user);
-      return;
-    }
+  VsFlow **d = g_new (VsFlow *, n_due);
+  guint k = 0;
+  for (guint i = first; i < net->active.len; i++)
+    if (net->end[i] <= lim)
+      d[k++] = net->active.v[i];
+  g_assert (k == n_due);
   for (guint i = 0; i < n_due; i++)
     end_flow (net, d[i], now);
-  /* Callbacks in start order (usually two flows: insertion sort). The
-   * list is local: callbacks may start and end flows. */
+  /* Callbacks in start order (insertion sort: usually few). The list is
+   * local: callbacks may start and end flows. */
   for (guint i = 1; i < n_due; i++)
     {
       VsFlow *f = d[i];
@@ -1063,8 +1033,71 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
     }
   for (guint i = 0; i < n_due; i++)
     flow_done (net, d[i], done, user);
-  if (d != stack)
-    g_free (d);
+  g_free (d);
+}
+
+void
+flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
+{
+  flush (net);
+  /* A flow is due if it ends within rounding of NOW. */
+  double lim = now + (1e-6 + fabs (now) * 1e-12);
+  if (!net->next_end_dirty && !(net->hot.next_end <= lim))
+    return;
+  /* One pass finds the due flows (usually one or two: a kernel's compute
+   * and memory flows end together) and the earliest end of the others
+   * (their ends do not change until the next flush). */
+  const double *end = net->end;
+  VsFlow **av = (VsFlow **) net->active.v;
+  guint n = net->active.len, n_due = 0, i0 = 0, i1 = 0, next = G_MAXUINT;
+  double t = INFINITY;
+  for (guint i = 0; i < n; i++)
+    {
+      double e = end[i];
+      if (e <= lim)
+        {
+          if (n_due == 0)
+            i0 = i;
+          else if (n_due == 1)
+            i1 = i;
+          n_due++;
+        }
+      else if (e < t)
+        t = e, next = i;
+    }
+  net->hot.next_end = t;
+  net->next_flow = next == G_MAXUINT ? NULL : av[next];
+  net->next_end_dirty = FALSE;
+  net->hot.slow = FALSE;        /* flushed above */
+  if (n_due == 0)
+    return;
+  /* What the ended flows' resources still carry is rated at the next
+   * flush, together with the flows the callbacks start at this instant
+   * (one recompute instead of two when a stream starts its next op). */
+  net->pending_now = now;
+  if (G_UNLIKELY (n_due > 2))
+    {
+      finish_many (net, now, lim, i0, n_due, done, user);
+      return;
+    }
+  VsFlow *a = av[i0];
+  if (n_due == 1)
+    {
+      end_flow (net, a, now);
+      flow_done (net, a, done, user);
+      return;
+    }
+  VsFlow *b = av[i1];
+  end_flow (net, a, now);
+  end_flow (net, b, now);
+  /* Callbacks in start order. */
+  if (a->order > b->order)
+    {
+      VsFlow *x = a;
+      a = b, b = x;
+    }
+  flow_done (net, a, done, user);
+  flow_done (net, b, done, user);
 }
 
 void
