@@ -29,6 +29,42 @@
 
 #include <math.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* MAX (0, X) without a branch (the compiler keeps one for MAX, whose
+ * outcome the hot paths cannot predict). */
+static inline double
+pos (double x)
+{
+#ifdef __SSE2__
+  return _mm_cvtsd_f64 (_mm_max_sd (_mm_setzero_pd (), _mm_set_sd (x)));
+#else
+  return MAX (0.0, x);
+#endif
+}
+
+/* Selections without branches, for conditions whose outcome varies from
+ * flow to flow (a mispredicted branch costs more than the arithmetic;
+ * the compiler keeps branches for ?: on doubles). */
+static inline gpointer
+sel_p (gboolean c, gpointer a, gpointer b)
+{
+  guintptr m = -(guintptr) (c != 0);
+  return (gpointer) (((guintptr) a & m) | ((guintptr) b & ~m));
+}
+
+/* A < B ? A : B. */
+static inline double
+min_d (double a, double b)
+{
+#ifdef __SSE2__
+  return _mm_cvtsd_f64 (_mm_min_sd (_mm_set_sd (a), _mm_set_sd (b)));
+#else
+  return a < b ? a : b;
+#endif
+}
 
 /* Small growable arrays: the hot path must not pay for GArray's
  * generality (measured: 9 % of replay instructions went to it). */
@@ -89,6 +125,7 @@ typedef struct {
 struct _VsFlow {
   double remaining;     /* at t_upd */
   double cap, rate, t_upd;
+  double nrate;         /* filling result, compared with rate */
   guint path[VS_FLOW_MAX_PATH];
   guint slot[VS_FLOW_MAX_PATH];  /* index in each resource's flows array */
   guint n_path;
@@ -305,7 +342,7 @@ static void
 freeze (VsFlowNet *net, VsFlow *f, double rate)
 {
   f->frozen = TRUE;
-  f->rate = rate;
+  f->nrate = rate;
   for (guint p = 0; p < f->n_path; p++)
     {
       Resource *r = RES (net, f->path[p]);
@@ -378,7 +415,6 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
             continue;
           f->mark = stamp;
           pvec_push (fl, f);
-          settle_path (net, f, now);
           f->frozen = FALSE;
           all_capped &= !isinf (f->cap);
           for (guint p = 0; p < f->n_path; p++)
@@ -410,7 +446,7 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       for (guint j = 0; j < fl->len; j++)
         {
           VsFlow *f = fl->v[j];
-          f->rate = f->cap;
+          f->nrate = f->cap;
           f->frozen = TRUE;
         }
       left = 0;
@@ -422,7 +458,7 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       double rate = f->cap;
       for (guint p = 0; p < f->n_path; p++)
         rate = MIN (rate, RES (net, f->path[p])->cap);
-      f->rate = rate;
+      f->nrate = rate;
       f->frozen = TRUE;
       left = 0;
     }
@@ -473,10 +509,18 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
   for (guint j = 0; j < fl->len; j++)
     {
       VsFlow *f = fl->v[j];
-      g_assert (f->rate > 0);
+      double rate = f->nrate;
+      g_assert (rate > 0);
       for (guint p = 0; p < f->n_path; p++)
-        RES (net, f->path[p])->load += f->rate;
-      ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
+        RES (net, f->path[p])->load += rate;
+      if (rate != f->rate)
+        {
+          settle_path (net, f, now);
+          f->rate = rate;
+          ends_add (net, &e, f, now + f->remaining / rate * 1e9);
+        }
+      else
+        ends_add (net, &e, f, net->end[f->index]);
     }
   for (guint k = 0; k < net->comp_res.len; k++)
     res_state (RES (net, net->comp_res.v[k]), now);
@@ -503,7 +547,6 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       for (guint j = 0; j < r->flows.len; j++)
         {
           VsFlow *f = fv[j];
-          r->st.bytes += settle (f, now);
           f->frozen = FALSE;
           all_capped &= !isinf (f->cap);
           fit -= f->cap;
@@ -521,7 +564,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
           for (guint j = 0; j < r->flows.len; j++)
             {
               VsFlow *f = r->flows.v[j];
-              f->rate = f->cap;
+              f->nrate = f->cap;
             }
         }
       left = 0;
@@ -534,7 +577,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
           if (r->flows.len == 1)
             {
               VsFlow *f = r->flows.v[0];
-              f->rate = MIN (f->cap, r->cap);
+              f->nrate = MIN (f->cap, r->cap);
             }
         }
       left = 0;
@@ -566,7 +609,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
               if (!f->frozen && f->cap < level)
                 {
                   f->frozen = TRUE;
-                  f->rate = f->cap;
+                  f->nrate = f->cap;
                   r->residual = MAX (0.0, r->residual - f->cap);
                   r->n_unfrozen--;
                   left--;
@@ -584,7 +627,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
           if (!f->frozen)
             {
               f->frozen = TRUE;
-              f->rate = level;
+              f->nrate = level;
               left--;
             }
         }
@@ -599,9 +642,17 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       for (guint j = 0; j < r->flows.len; j++)
         {
           VsFlow *f = fv[j];
-          g_assert (f->rate > 0);
-          load += f->rate;
-          ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
+          double rate = f->nrate;
+          g_assert (rate > 0);
+          load += rate;
+          if (rate != f->rate)
+            {
+              r->st.bytes += settle (f, now);
+              f->rate = rate;
+              ends_add (net, &e, f, now + f->remaining / rate * 1e9);
+            }
+          else
+            ends_add (net, &e, f, net->end[f->index]);
         }
       r->load = load;
       res_state (r, now);
@@ -623,16 +674,15 @@ recompute_one (VsFlowNet *net, double now, guint i)
   for (guint j = 0; j < n; j++)
     {
       VsFlow *f = fv[j];
-      r->st.bytes += settle (f, now);
       f->frozen = FALSE;
       all_capped &= !isinf (f->cap);
       fit -= f->cap;
     }
   if (n > 1 && all_capped && !(fit < -r->cap * 1e-12))
     for (guint j = 0; j < n; j++)
-      fv[j]->rate = fv[j]->cap;
+      fv[j]->nrate = fv[j]->cap;
   else if (n == 1)
-    fv[0]->rate = MIN (fv[0]->cap, r->cap);
+    fv[0]->nrate = MIN (fv[0]->cap, r->cap);
   else if (n > 1)
     {
       double residual = r->cap;
@@ -647,7 +697,7 @@ recompute_one (VsFlowNet *net, double now, guint i)
               if (!f->frozen && f->cap < level)
                 {
                   f->frozen = TRUE;
-                  f->rate = f->cap;
+                  f->nrate = f->cap;
                   residual = MAX (0.0, residual - f->cap);
                   left--;
                   capped = TRUE;
@@ -659,7 +709,7 @@ recompute_one (VsFlowNet *net, double now, guint i)
             {
               for (guint j = 0; j < n; j++)
                 if (!fv[j]->frozen)
-                  fv[j]->rate = level;
+                  fv[j]->nrate = level;
               break;
             }
         }
@@ -669,9 +719,18 @@ recompute_one (VsFlowNet *net, double now, guint i)
   for (guint j = 0; j < n; j++)
     {
       VsFlow *f = fv[j];
-      g_assert (f->rate > 0);
-      load += f->rate;
-      ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
+      double rate = f->nrate;
+      g_assert (rate > 0);
+      load += rate;
+      /* A flow whose rate stays keeps its end: no settling, no division. */
+      if (rate != f->rate)
+        {
+          r->st.bytes += settle (f, now);
+          f->rate = rate;
+          ends_add (net, &e, f, now + f->remaining / rate * 1e9);
+        }
+      else
+        ends_add (net, &e, f, net->end[f->index]);
     }
   r->load = load;
   res_state (r, now);
@@ -871,8 +930,12 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   f->index = k;
   net->end[k] = end;
   net->active.v[k] = f;
-  if (!net->next_end_dirty && end < net->hot.next_end)
-    net->hot.next_end = end, net->next_flow = f;
+  /* The earliest end, without a branch (harmless when dirty: the scan
+   * to come replaces it). */
+  double ne = net->hot.next_end;
+  gboolean earlier = end < ne;
+  net->hot.next_end = min_d (end, ne);
+  net->next_flow = sel_p (earlier, f, net->next_flow);
   return;
 slow:
   flow_start_slow (net, now, amount, cap, path, n_path, owner, tag);
@@ -960,7 +1023,8 @@ end_flow (VsFlowNet *net, VsFlow *f, double now)
       end_flow_multi (net, f, now);
       return;
     }
-  /* The common case, unrolled: one resource. */
+  /* The common case, unrolled: one resource, and without branches
+   * whose outcome varies from flow to flow. */
   guint i = f->path[0];
   Resource *r = RES (net, i);
   res_advance (net, r, i, now);
@@ -971,29 +1035,29 @@ end_flow (VsFlowNet *net, VsFlow *f, double now)
   guint n = --r->flows.len;
   VsFlow *moved = r->flows.v[n];
   r->flows.v[s] = moved;
-  if (isinf (f->cap))
+  if (G_UNLIKELY (isinf (f->cap)))
     r->n_inf--;
   else
     r->cap_sum -= f->cap;
-  if (n == 0)
-    r->cap_sum = 0, r->load = 0;   /* no drift left behind */
+  /* An empty resource leaves no drift behind. */
+  double keep = (double) (n != 0);
+  r->cap_sum *= keep;
+  r->load = pos (r->load - f->rate) * keep;
+  if (G_UNLIKELY (bind) && n > 0)
+    pend (net, i);
+  /* MOVED may be f itself: then this writes to the ended flow. */
+  if (G_LIKELY (moved->n_path == 1))
+    moved->slot[0] = s;
   else
-    {
-      r->load = MAX (0.0, r->load - f->rate);
-      if (bind)
-        pend (net, i);
-    }
-  res_state (r, now);
-  if (moved != f)
-    {
-      if (G_LIKELY (moved->n_path == 1))
-        moved->slot[0] = s;
-      else
-        for (guint q = 0; q < moved->n_path; q++)
-          if (moved->path[q] == i)
-            moved->slot[q] = s;
-    }
-  active_remove (net, f);
+    for (guint q = 0; q < moved->n_path; q++)
+      if (moved->path[q] == i)
+        moved->slot[q] = s;
+  /* Out of the active flows: the last takes its place (or is f). */
+  guint last = --net->active.len, k = f->index;
+  VsFlow *lf = net->active.v[last];
+  net->active.v[k] = lf;
+  net->end[k] = net->end[last];
+  lf->index = k;
 }
 
 /* Hands F back to the free list and calls DONE for it. */
