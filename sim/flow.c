@@ -141,7 +141,7 @@ struct _VsFlowNet {
   VsFlowNetHot hot;     /* first: read by flow_net_next_end() in flow.h */
   GArray *res;          /* Resource */
   Resource *rv;         /* res->data, for the hot path */
-  guint n_res;          /* res->len */
+  guint n_fast;         /* res->len, or 0 with an observer (no fast start) */
   PVec active;          /* VsFlow* */
   double *end;          /* end time of active.v[i] (same length), scanned
                          * without touching the flows */
@@ -224,7 +224,7 @@ flow_net_add_resource (VsFlowNet *net, const char *name, double capacity)
   r.sat_min = capacity * 0.95 * (1 - 1e-9);
   g_array_append_val (net->res, r);
   net->rv = (Resource *) net->res->data;
-  net->n_res = net->res->len;
+  net->n_fast = net->observer != NULL ? 0 : net->res->len;
   return net->res->len - 1;
 }
 
@@ -244,6 +244,7 @@ flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user)
 {
   net->observer = fn;
   net->observer_user = user;
+  net->n_fast = fn != NULL ? 0 : net->res->len;
 }
 
 /* Accounts resource R (number I)'s current load up to NOW (busy and
@@ -887,37 +888,44 @@ flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
   net->pending_now = now;
 }
 
-/* The common case straight-line: one resource that has slack with the
- * new flow, nothing pending from another instant, no observer, room in
- * the arrays and a recycled flow; anything else goes the general way.
- * (A recycled flow's mark is below any stamp to come.) */
+/* Flow F makes resource I bind: rated at the next
+ * flush, with the others started at NOW. */
+static void G_GNUC_NO_INLINE
+start_binding (VsFlowNet *net, VsFlow *f, guint i, double now)
+{
+  f->rate = 0;
+  net->end[f->index] = INFINITY;
+  pend (net, i);
+  net->pending_now = now;
+}
+
+/* The common case straight-line: one resource, nothing pending from
+ * another instant, no observer (n_fast is 0 then), room in the arrays
+ * and a recycled flow; anything else goes the general way. (A recycled
+ * flow's mark is below any stamp to come.) */
 void
 flow_start (VsFlowNet *net, double now, double amount, double cap,
             const guint *path, guint n_path, gpointer owner, guint64 tag)
 {
   VsFlow *f = net->free_flows;
   guint i = path[0];
-  if (G_UNLIKELY (n_path != 1 || f == NULL || net->observer != NULL || i >= net->n_res
+  if (G_UNLIKELY (n_path != 1 || f == NULL || i >= net->n_fast
                   || !(amount > 0 && cap > 0)
                   || (net->pending.len > 0 && net->pending_now != now)
                   || net->active.len == net->active.cap))
     goto slow;
   Resource *r = RES (net, i);
   cap = MIN (cap, r->cap);
-  double cap_sum = r->cap_sum + cap;
   guint slot = r->flows.len;
-  if (G_UNLIKELY (r->n_inf > 0 || !(cap_sum <= r->slack_max) || slot == r->flows.cap))
+  if (G_UNLIKELY (slot == r->flows.cap || isinf (cap)))
     goto slow;
+  double cap_sum = r->cap_sum + cap;
   net->free_flows = f->owner;
   r->cap_sum = cap_sum;
   r->flows.v[slot] = f;
   r->flows.len = slot + 1;
-  res_account (r, now);
-  r->t_last = now;
-  r->load += cap;
   f->remaining = amount;
   f->cap = cap;
-  f->rate = cap;
   f->t_upd = now;
   f->path[0] = i;
   f->slot[0] = slot;
@@ -925,11 +933,21 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   f->order = net->next_order++;
   f->owner = owner;
   f->tag = tag;
-  double end = now + amount / cap * 1e9;
   guint k = net->active.len++;
   f->index = k;
-  net->end[k] = end;
   net->active.v[k] = f;
+  if (G_UNLIKELY (r->n_inf > 0 || !(cap_sum <= r->slack_max)))
+    {
+      start_binding (net, f, i, now);
+      return;
+    }
+  /* Slack: it runs at its cap and no other flow's rate changes. */
+  res_account (r, now);
+  r->t_last = now;
+  r->load += cap;
+  f->rate = cap;
+  double end = now + amount / cap * 1e9;
+  net->end[k] = end;
   /* The earliest end, without a branch (harmless when dirty: the scan
    * to come replaces it). */
   double ne = net->hot.next_end;
