@@ -17,18 +17,63 @@
  * 12-16 % where copies and swaps run.
  *
  * Hot path (callgrind, plain-100k: 1,181 -> 684 instructions per event in
- * this file): resources whose flows all have one-resource paths (the
- * contended `sm`) are rated without a component search, in one pass that
- * settles the flows and tests their caps; the earliest end is kept up to
- * date as flows start, end and change rate (a scan only when the flow
- * that had it now ends later), end times sit in an array parallel to the
- * active flows, and one-resource paths are unrolled. Every shortcut does
- * the general code's arithmetic in the same order: the rates, end times,
- * statistics and observer calls are the same to the last bit. */
+ * this file in a first pass, bit-identical; then 433 -> 347 in the replay
+ * benchmark's r100k trace, within rounding): resources whose flows all
+ * have one-resource paths (the contended `sm`) are rated without a
+ * component search, in one pass that tests their caps; the earliest end
+ * is kept up to date as flows start, end and change rate (a scan only
+ * when the flow that had it now ends later) and read inline from flow.h;
+ * end times sit in an array parallel to the active flows. A start on one
+ * resource without an observer is straight-line code (slack: at its cap;
+ * binding: pending), a flow's end on one resource is inlined into
+ * flow_net_finish_due, which handles one or two due flows (a kernel's
+ * compute and memory flows end together) in registers. Conditions whose
+ * outcome varies from flow to flow are computed without branches where
+ * that is cheap. A recompute leaves flows whose rate stays alone (same
+ * end, no division). Statistics: busy and saturated time as the load
+ * changes; bytes as the flows move them (their amounts, exactly, instead
+ * of load x time: the old sum carried the rounding of the end times, up
+ * to 3e-10 relative on lightly used links). */
 #include "flow.h"
 
 #include <math.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* MAX (0, X) without a branch (the compiler keeps one for MAX, whose
+ * outcome the hot paths cannot predict). */
+static inline double
+pos (double x)
+{
+#ifdef __SSE2__
+  return _mm_cvtsd_f64 (_mm_max_sd (_mm_setzero_pd (), _mm_set_sd (x)));
+#else
+  return MAX (0.0, x);
+#endif
+}
+
+/* Selections without branches, for conditions whose outcome varies from
+ * flow to flow (a mispredicted branch costs more than the arithmetic;
+ * the compiler keeps branches for ?: on doubles). */
+static inline gpointer
+sel_p (gboolean c, gpointer a, gpointer b)
+{
+  guintptr m = -(guintptr) (c != 0);
+  return (gpointer) (((guintptr) a & m) | ((guintptr) b & ~m));
+}
+
+/* A < B ? A : B. */
+static inline double
+min_d (double a, double b)
+{
+#ifdef __SSE2__
+  return _mm_cvtsd_f64 (_mm_min_sd (_mm_set_sd (a), _mm_set_sd (b)));
+#else
+  return a < b ? a : b;
+#endif
+}
 
 /* Small growable arrays: the hot path must not pay for GArray's
  * generality (measured: 9 % of replay instructions went to it). */
@@ -65,21 +110,21 @@ pvec_remove_fast (PVec *a, guint i)
 }
 
 typedef struct {
-  char *name;
   double cap;
   double load;
-  double t_last;
-  VsResourceStats st;
   PVec flows;           /* active flows whose path includes it */
   double cap_sum;       /* sum of the caps of its capped flows */
   guint n_inf;          /* its flows without a cap */
   guint n_multi;        /* its flows whose path has other resources too */
-  guint mark;           /* component search stamp */
-  gboolean pending;     /* in net->pending */
   /* derived from cap once */
   double slack_max;     /* cap_sum up to this leaves slack */
   double busy_min;      /* load above this is busy */
   double sat_min;       /* load from this on is saturated */
+  double t_last;        /* load accounted up to here */
+  VsResourceStats st;   /* bytes counted as the flows move them */
+  guint mark;           /* component search stamp */
+  gboolean pending;     /* in net->pending */
+  char *name;
   /* filling scratch */
   double residual;
   double fit;           /* capacity less its flows' caps */
@@ -89,6 +134,7 @@ typedef struct {
 struct _VsFlow {
   double remaining;     /* at t_upd */
   double cap, rate, t_upd;
+  double nrate;         /* filling result, compared with rate */
   guint path[VS_FLOW_MAX_PATH];
   guint slot[VS_FLOW_MAX_PATH];  /* index in each resource's flows array */
   guint n_path;
@@ -101,8 +147,10 @@ struct _VsFlow {
 };
 
 struct _VsFlowNet {
+  VsFlowNetHot hot;     /* first: read by flow_net_next_end() in flow.h */
   GArray *res;          /* Resource */
   Resource *rv;         /* res->data, for the hot path */
+  guint n_fast;         /* res->len, or 0 with an observer (no fast start) */
   PVec active;          /* VsFlow* */
   double *end;          /* end time of active.v[i] (same length), scanned
                          * without touching the flows */
@@ -111,7 +159,6 @@ struct _VsFlowNet {
   /* The earliest end and a flow that has it, kept up to date as flows
    * start, end and change rate; a full scan only when that flow's end
    * moves later (next_end_dirty). */
-  double next_end;
   VsFlow *next_flow;
   gboolean next_end_dirty;
   VsLoadObserver observer;
@@ -119,7 +166,6 @@ struct _VsFlowNet {
   /* scratch */
   PVec comp_flows;
   UVec comp_res;
-  PVec done, done_spare;
   /* Flows started at one instant are rated together: their resources
    * (each once) wait in pending until something needs rates (deferred
    * recompute). */
@@ -144,7 +190,7 @@ flow_net_new (void)
 {
   VsFlowNet *net = g_new0 (VsFlowNet, 1);
   net->res = g_array_new (FALSE, TRUE, sizeof (Resource));
-  net->next_end = INFINITY;
+  net->hot.next_end = INFINITY;
   return net;
 }
 
@@ -165,8 +211,6 @@ flow_net_free (VsFlowNet *net)
   g_free (net->end);
   g_free (net->comp_flows.v);
   g_free (net->comp_res.v);
-  g_free (net->done.v);
-  g_free (net->done_spare.v);
   g_free (net->pending.v);
   while (net->free_flows)
     {
@@ -189,6 +233,7 @@ flow_net_add_resource (VsFlowNet *net, const char *name, double capacity)
   r.sat_min = capacity * 0.95 * (1 - 1e-9);
   g_array_append_val (net->res, r);
   net->rv = (Resource *) net->res->data;
+  net->n_fast = net->observer != NULL ? 0 : net->res->len;
   return net->res->len - 1;
 }
 
@@ -208,24 +253,26 @@ flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user)
 {
   net->observer = fn;
   net->observer_user = user;
+  net->n_fast = fn != NULL ? 0 : net->res->len;
 }
 
-/* Accounts resource R (number I)'s current load up to NOW. */
+/* Accounts resource R (number I)'s current load up to NOW (busy and
+ * saturated time, the observer), before the load changes. Bytes are
+ * counted as the flows move them (settle(), end_flow()). */
+static inline double
+res_account (Resource *r, double now)
+{
+  double dt = now - r->t_last;    /* >= 0: time never goes back */
+  r->st.busy_ns += r->load > r->busy_min ? dt : 0.0;
+  r->st.saturated_ns += r->load >= r->sat_min ? dt : 0.0;
+  return dt;
+}
+
 static inline void
 res_advance (VsFlowNet *net, Resource *r, guint i, double now)
 {
-  double dt = now - r->t_last;
-  if (dt <= 0)
-    return;
-  if (r->load > 0)
-    {
-      r->st.bytes += r->load * dt * 1e-9;
-      if (r->load > r->busy_min)
-        r->st.busy_ns += dt;
-      if (r->load >= r->sat_min)
-        r->st.saturated_ns += dt;
-    }
-  if (G_UNLIKELY (net->observer != NULL))
+  double dt = res_account (r, now);
+  if (G_UNLIKELY (net->observer != NULL) && dt > 0)
     net->observer (net->observer_user, i, r->t_last, now, r->load);
   r->t_last = now;
 }
@@ -276,7 +323,7 @@ ends_add (VsFlowNet *net, Ends *e, VsFlow *f, double end)
   net->end[f->index] = end;
   if (end < e->cmin)
     e->cmin = end, e->cf = f;
-  if (f == net->next_flow && end > net->next_end)
+  if (f == net->next_flow && end > net->hot.next_end)
     e->later = TRUE;
 }
 
@@ -289,17 +336,17 @@ ends_done (VsFlowNet *net, const Ends *e)
 {
   if (net->next_end_dirty)
     return;
-  if (e->later && e->cmin > net->next_end)
-    net->next_end_dirty = TRUE;
-  else if (e->later || e->cmin < net->next_end)
-    net->next_end = e->cmin, net->next_flow = e->cf;
+  if (e->later && e->cmin > net->hot.next_end)
+    net->next_end_dirty = TRUE, net->hot.slow = TRUE;
+  else if (e->later || e->cmin < net->hot.next_end)
+    net->hot.next_end = e->cmin, net->next_flow = e->cf;
 }
 
 static void
 freeze (VsFlowNet *net, VsFlow *f, double rate)
 {
   f->frozen = TRUE;
-  f->rate = rate;
+  f->nrate = rate;
   for (guint p = 0; p < f->n_path; p++)
     {
       Resource *r = RES (net, f->path[p]);
@@ -308,12 +355,25 @@ freeze (VsFlowNet *net, VsFlow *f, double rate)
     }
 }
 
-/* Brings F's remaining amount to NOW at its old rate. */
-static inline void
+/* Brings F's remaining amount to NOW at its old rate; returns the amount
+ * it moved since the last time. */
+static inline double
 settle (VsFlow *f, double now)
 {
-  f->remaining = MAX (0.0, f->remaining - f->rate * (now - f->t_upd) * 1e-9);
+  double left = MAX (0.0, f->remaining - f->rate * (now - f->t_upd) * 1e-9);
+  double moved = f->remaining - left;
+  f->remaining = left;
   f->t_upd = now;
+  return moved;
+}
+
+/* settle() and the amount counted on every resource of F's path. */
+static inline void
+settle_path (VsFlowNet *net, VsFlow *f, double now)
+{
+  double moved = settle (f, now);
+  for (guint p = 0; p < f->n_path; p++)
+    RES (net, f->path[p])->st.bytes += moved;
 }
 
 /* Starts the filling at NOW on resource R (number I). */
@@ -359,7 +419,6 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
             continue;
           f->mark = stamp;
           pvec_push (fl, f);
-          settle (f, now);
           f->frozen = FALSE;
           all_capped &= !isinf (f->cap);
           for (guint p = 0; p < f->n_path; p++)
@@ -391,7 +450,7 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       for (guint j = 0; j < fl->len; j++)
         {
           VsFlow *f = fl->v[j];
-          f->rate = f->cap;
+          f->nrate = f->cap;
           f->frozen = TRUE;
         }
       left = 0;
@@ -403,7 +462,7 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       double rate = f->cap;
       for (guint p = 0; p < f->n_path; p++)
         rate = MIN (rate, RES (net, f->path[p])->cap);
-      f->rate = rate;
+      f->nrate = rate;
       f->frozen = TRUE;
       left = 0;
     }
@@ -454,10 +513,18 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
   for (guint j = 0; j < fl->len; j++)
     {
       VsFlow *f = fl->v[j];
-      g_assert (f->rate > 0);
+      double rate = f->nrate;
+      g_assert (rate > 0);
       for (guint p = 0; p < f->n_path; p++)
-        RES (net, f->path[p])->load += f->rate;
-      ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
+        RES (net, f->path[p])->load += rate;
+      if (rate != f->rate)
+        {
+          settle_path (net, f, now);
+          f->rate = rate;
+          ends_add (net, &e, f, now + f->remaining / rate * 1e9);
+        }
+      else
+        ends_add (net, &e, f, net->end[f->index]);
     }
   ends_done (net, &e);
 }
@@ -482,7 +549,6 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       for (guint j = 0; j < r->flows.len; j++)
         {
           VsFlow *f = fv[j];
-          settle (f, now);
           f->frozen = FALSE;
           all_capped &= !isinf (f->cap);
           fit -= f->cap;
@@ -500,7 +566,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
           for (guint j = 0; j < r->flows.len; j++)
             {
               VsFlow *f = r->flows.v[j];
-              f->rate = f->cap;
+              f->nrate = f->cap;
             }
         }
       left = 0;
@@ -513,7 +579,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
           if (r->flows.len == 1)
             {
               VsFlow *f = r->flows.v[0];
-              f->rate = MIN (f->cap, r->cap);
+              f->nrate = MIN (f->cap, r->cap);
             }
         }
       left = 0;
@@ -545,7 +611,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
               if (!f->frozen && f->cap < level)
                 {
                   f->frozen = TRUE;
-                  f->rate = f->cap;
+                  f->nrate = f->cap;
                   r->residual = MAX (0.0, r->residual - f->cap);
                   r->n_unfrozen--;
                   left--;
@@ -563,7 +629,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
           if (!f->frozen)
             {
               f->frozen = TRUE;
-              f->rate = level;
+              f->nrate = level;
               left--;
             }
         }
@@ -578,9 +644,17 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
       for (guint j = 0; j < r->flows.len; j++)
         {
           VsFlow *f = fv[j];
-          g_assert (f->rate > 0);
-          load += f->rate;
-          ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
+          double rate = f->nrate;
+          g_assert (rate > 0);
+          load += rate;
+          if (rate != f->rate)
+            {
+              r->st.bytes += settle (f, now);
+              f->rate = rate;
+              ends_add (net, &e, f, now + f->remaining / rate * 1e9);
+            }
+          else
+            ends_add (net, &e, f, net->end[f->index]);
         }
       r->load = load;
     }
@@ -601,16 +675,15 @@ recompute_one (VsFlowNet *net, double now, guint i)
   for (guint j = 0; j < n; j++)
     {
       VsFlow *f = fv[j];
-      settle (f, now);
       f->frozen = FALSE;
       all_capped &= !isinf (f->cap);
       fit -= f->cap;
     }
   if (n > 1 && all_capped && !(fit < -r->cap * 1e-12))
     for (guint j = 0; j < n; j++)
-      fv[j]->rate = fv[j]->cap;
+      fv[j]->nrate = fv[j]->cap;
   else if (n == 1)
-    fv[0]->rate = MIN (fv[0]->cap, r->cap);
+    fv[0]->nrate = MIN (fv[0]->cap, r->cap);
   else if (n > 1)
     {
       double residual = r->cap;
@@ -625,7 +698,7 @@ recompute_one (VsFlowNet *net, double now, guint i)
               if (!f->frozen && f->cap < level)
                 {
                   f->frozen = TRUE;
-                  f->rate = f->cap;
+                  f->nrate = f->cap;
                   residual = MAX (0.0, residual - f->cap);
                   left--;
                   capped = TRUE;
@@ -637,7 +710,7 @@ recompute_one (VsFlowNet *net, double now, guint i)
             {
               for (guint j = 0; j < n; j++)
                 if (!fv[j]->frozen)
-                  fv[j]->rate = level;
+                  fv[j]->nrate = level;
               break;
             }
         }
@@ -647,9 +720,18 @@ recompute_one (VsFlowNet *net, double now, guint i)
   for (guint j = 0; j < n; j++)
     {
       VsFlow *f = fv[j];
-      g_assert (f->rate > 0);
-      load += f->rate;
-      ends_add (net, &e, f, now + f->remaining / f->rate * 1e9);
+      double rate = f->nrate;
+      g_assert (rate > 0);
+      load += rate;
+      /* A flow whose rate stays keeps its end: no settling, no division. */
+      if (rate != f->rate)
+        {
+          r->st.bytes += settle (f, now);
+          f->rate = rate;
+          ends_add (net, &e, f, now + f->remaining / rate * 1e9);
+        }
+      else
+        ends_add (net, &e, f, net->end[f->index]);
     }
   r->load = load;
   ends_done (net, &e);
@@ -664,6 +746,7 @@ flush_pending (VsFlowNet *net)
       RES (net, net->pending.v[0])->pending = FALSE;
       recompute_one (net, net->pending_now, net->pending.v[0]);
       net->pending.len = 0;
+      net->hot.slow = net->next_end_dirty;
       return;
     }
   gboolean simple = TRUE;
@@ -678,6 +761,7 @@ flush_pending (VsFlowNet *net)
   else
     recompute (net, net->pending_now, net->pending.v, net->pending.len);
   net->pending.len = 0;
+  net->hot.slow = net->next_end_dirty;
 }
 
 /* Resource I's flows need new rates at the next flush. */
@@ -689,12 +773,14 @@ pend (VsFlowNet *net, guint i)
     {
       r->pending = TRUE;
       uvec_push (&net->pending, i);
+      net->hot.slow = TRUE;
     }
 }
 
-void
-flow_start (VsFlowNet *net, double now, double amount, double cap,
-            const guint *path, guint n_path, gpointer owner, guint64 tag)
+/* flow_start() in general. */
+static void G_GNUC_NO_INLINE
+flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
+                 const guint *path, guint n_path, gpointer owner, guint64 tag)
 {
   g_return_if_fail (amount > 0 && cap > 0 && n_path >= 1 && n_path <= VS_FLOW_MAX_PATH);
   if (net->pending.len > 0 && net->pending_now != now)
@@ -703,10 +789,9 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   if (f != NULL)
     net->free_flows = f->owner;
   else
-    f = g_new (VsFlow, 1);
+    f = g_new0 (VsFlow, 1);
   f->remaining = amount;
   f->t_upd = now;
-  f->mark = 0;
   f->owner = owner;
   f->tag = tag;
   f->order = net->next_order++;
@@ -737,8 +822,8 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
           f->rate = cap;
           double end = now + amount / cap * 1e9;
           active_push (net, f, end);
-          if (!net->next_end_dirty && end < net->next_end)
-            net->next_end = end, net->next_flow = f;
+          if (!net->next_end_dirty && end < net->hot.next_end)
+            net->hot.next_end = end, net->next_flow = f;
           return;
         }
       f->rate = 0;
@@ -789,8 +874,8 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
       f->rate = cap;
       double end = now + amount / cap * 1e9;
       active_push (net, f, end);
-      if (!net->next_end_dirty && end < net->next_end)
-        net->next_end = end, net->next_flow = f;
+      if (!net->next_end_dirty && end < net->hot.next_end)
+        net->hot.next_end = end, net->next_flow = f;
       return;
     }
   f->rate = 0;
@@ -798,6 +883,77 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   for (guint p = 0; p < n; p++)
     pend (net, f->path[p]);
   net->pending_now = now;
+}
+
+/* Flow F makes resource I bind: rated at the next
+ * flush, with the others started at NOW. */
+static void G_GNUC_NO_INLINE
+start_binding (VsFlowNet *net, VsFlow *f, guint i, double now)
+{
+  f->rate = 0;
+  net->end[f->index] = INFINITY;
+  pend (net, i);
+  net->pending_now = now;
+}
+
+/* The common case straight-line: one resource, nothing pending from
+ * another instant, no observer (n_fast is 0 then), room in the arrays
+ * and a recycled flow; anything else goes the general way. (A recycled
+ * flow's mark is below any stamp to come.) */
+void
+flow_start (VsFlowNet *net, double now, double amount, double cap,
+            const guint *path, guint n_path, gpointer owner, guint64 tag)
+{
+  VsFlow *f = net->free_flows;
+  guint i = path[0];
+  if (G_UNLIKELY (n_path != 1 || f == NULL || i >= net->n_fast
+                  || !(amount > 0 && cap > 0)
+                  || (net->pending.len > 0 && net->pending_now != now)
+                  || net->active.len == net->active.cap))
+    goto slow;
+  Resource *r = RES (net, i);
+  cap = MIN (cap, r->cap);
+  guint slot = r->flows.len;
+  if (G_UNLIKELY (slot == r->flows.cap || isinf (cap)))
+    goto slow;
+  double cap_sum = r->cap_sum + cap;
+  net->free_flows = f->owner;
+  r->cap_sum = cap_sum;
+  r->flows.v[slot] = f;
+  r->flows.len = slot + 1;
+  f->remaining = amount;
+  f->cap = cap;
+  f->t_upd = now;
+  f->path[0] = i;
+  f->slot[0] = slot;
+  f->n_path = 1;
+  f->order = net->next_order++;
+  f->owner = owner;
+  f->tag = tag;
+  guint k = net->active.len++;
+  f->index = k;
+  net->active.v[k] = f;
+  if (G_UNLIKELY (r->n_inf > 0 || !(cap_sum <= r->slack_max)))
+    {
+      start_binding (net, f, i, now);
+      return;
+    }
+  /* Slack: it runs at its cap and no other flow's rate changes. */
+  res_account (r, now);
+  r->t_last = now;
+  r->load += cap;
+  f->rate = cap;
+  double end = now + amount / cap * 1e9;
+  net->end[k] = end;
+  /* The earliest end, without a branch (harmless when dirty: the scan
+   * to come replaces it). */
+  double ne = net->hot.next_end;
+  gboolean earlier = end < ne;
+  net->hot.next_end = min_d (end, ne);
+  net->next_flow = sel_p (earlier, f, net->next_flow);
+  return;
+slow:
+  flow_start_slow (net, now, amount, cap, path, n_path, owner, tag);
 }
 
 /* Takes F out of the active flows (the last one takes its place). */
@@ -814,9 +970,41 @@ active_remove (VsFlowNet *net, VsFlow *f)
     }
 }
 
-static void
-detach (VsFlowNet *net, VsFlow *f)
+double
+flow_net_next_end_slow (VsFlowNet *net)
 {
+  flush (net);
+  if (net->next_end_dirty)
+    {
+      double t = INFINITY;
+      VsFlow *first = NULL;
+      for (guint i = 0; i < net->active.len; i++)
+        if (net->end[i] < t)
+          t = net->end[i], first = net->active.v[i];
+      net->hot.next_end = t;
+      net->next_flow = first;
+      net->next_end_dirty = FALSE;
+    }
+  net->hot.slow = FALSE;
+  return net->hot.next_end;
+}
+
+/* end_flow() for paths of several resources. */
+static void G_GNUC_NO_INLINE
+end_flow_multi (VsFlowNet *net, VsFlow *f, double now)
+{
+  gboolean slack = TRUE;
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      Resource *r = RES (net, f->path[p]);
+      res_advance (net, r, f->path[p], now);
+      r->st.bytes += f->remaining;
+      r->load = MAX (0.0, r->load - f->rate);
+      slack &= res_slack (r);
+    }
+  if (!slack)
+    for (guint p = 0; p < f->n_path; p++)
+      pend (net, f->path[p]);
   for (guint p = 0; p < f->n_path; p++)
     {
       Resource *r = RES (net, f->path[p]);
@@ -827,7 +1015,7 @@ detach (VsFlowNet *net, VsFlow *f)
         r->n_inf--;
       else
         r->cap_sum -= f->cap;
-      r->n_multi -= f->n_path > 1;
+      r->n_multi--;
       if (r->flows.len == 0)
         r->cap_sum = 0, r->load = 0;   /* no drift left behind */
       if (moved != f)
@@ -838,67 +1026,92 @@ detach (VsFlowNet *net, VsFlow *f)
   active_remove (net, f);
 }
 
-double
-flow_net_next_end (VsFlowNet *net)
-{
-  flush (net);
-  if (net->next_end_dirty)
-    {
-      double t = INFINITY;
-      VsFlow *first = NULL;
-      for (guint i = 0; i < net->active.len; i++)
-        if (net->end[i] < t)
-          t = net->end[i], first = net->active.v[i];
-      net->next_end = t;
-      net->next_flow = first;
-      net->next_end_dirty = FALSE;
-    }
-  return net->next_end;
-}
-
-/* F ends at NOW: brings its resources' accounts up to now while it still
- * loads them and takes it out. Where no resource on its path binds (f
- * included), its end changes no other flow's rate: nothing to recompute. */
-static inline void
+/* F ends at NOW: it moved what it had left, its resources lose its load,
+ * and it is taken out. Where no resource on its path binds (f included),
+ * its end changes no other flow's rate: nothing to recompute. */
+static inline G_GNUC_UNUSED __attribute__ ((always_inline)) void
 end_flow (VsFlowNet *net, VsFlow *f, double now)
 {
-  if (f->n_path == 1)
+  if (G_UNLIKELY (f->n_path != 1))
     {
-      /* The common case, unrolled: one resource. */
-      guint i = f->path[0];
-      Resource *r = RES (net, i);
-      res_advance (net, r, i, now);
-      r->load = MAX (0.0, r->load - f->rate);
-      if (!res_slack (r))
-        pend (net, i);
-      guint s = f->slot[0];
-      VsFlow *moved = r->flows.v[--r->flows.len];
-      r->flows.v[s] = moved;
-      if (isinf (f->cap))
-        r->n_inf--;
-      else
-        r->cap_sum -= f->cap;
-      if (r->flows.len == 0)
-        r->cap_sum = 0, r->load = 0;   /* no drift left behind */
-      if (moved != f)
-        for (guint q = 0; q < moved->n_path; q++)
-          if (moved->path[q] == i)
-            moved->slot[q] = s;
-      active_remove (net, f);
+      end_flow_multi (net, f, now);
       return;
     }
-  gboolean slack = TRUE;
-  for (guint p = 0; p < f->n_path; p++)
+  /* The common case, unrolled: one resource, and without branches
+   * whose outcome varies from flow to flow. */
+  guint i = f->path[0];
+  Resource *r = RES (net, i);
+  res_advance (net, r, i, now);
+  r->st.bytes += f->remaining;
+  /* The resource binds with f: its other flows need new rates. */
+  gboolean bind = !res_slack (r);
+  guint s = f->slot[0];
+  guint n = --r->flows.len;
+  VsFlow *moved = r->flows.v[n];
+  r->flows.v[s] = moved;
+  if (G_UNLIKELY (isinf (f->cap)))
+    r->n_inf--;
+  else
+    r->cap_sum -= f->cap;
+  /* An empty resource leaves no drift behind. */
+  double keep = (double) (n != 0);
+  r->cap_sum *= keep;
+  r->load = pos (r->load - f->rate) * keep;
+  if (G_UNLIKELY (bind) && n > 0)
+    pend (net, i);
+  /* MOVED may be f itself: then this writes to the ended flow. */
+  if (G_LIKELY (moved->n_path == 1))
+    moved->slot[0] = s;
+  else
+    for (guint q = 0; q < moved->n_path; q++)
+      if (moved->path[q] == i)
+        moved->slot[q] = s;
+  /* Out of the active flows: the last takes its place (or is f). */
+  guint last = --net->active.len, k = f->index;
+  VsFlow *lf = net->active.v[last];
+  net->active.v[k] = lf;
+  net->end[k] = net->end[last];
+  lf->index = k;
+}
+
+/* Hands F back to the free list and calls DONE for it. */
+static inline void
+flow_done (VsFlowNet *net, VsFlow *f, VsFlowDone done, gpointer user)
+{
+  gpointer owner = f->owner;
+  guint64 tag = f->tag;
+  f->owner = net->free_flows;
+  net->free_flows = f;
+  done (user, owner, tag);
+}
+
+/* flow_net_finish_due() for more than two due flows, the first at index
+ * FIRST of the active flows. */
+static void G_GNUC_NO_INLINE
+finish_many (VsFlowNet *net, double now, double lim, guint first, guint n_due,
+             VsFlowDone done, gpointer user)
+{
+  VsFlow **d = g_new (VsFlow *, n_due);
+  guint k = 0;
+  for (guint i = first; i < net->active.len; i++)
+    if (net->end[i] <= lim)
+      d[k++] = net->active.v[i];
+  g_assert (k == n_due);
+  for (guint i = 0; i < n_due; i++)
+    end_flow (net, d[i], now);
+  /* Callbacks in start order (insertion sort: usually few). The list is
+   * local: callbacks may start and end flows. */
+  for (guint i = 1; i < n_due; i++)
     {
-      Resource *r = RES (net, f->path[p]);
-      res_advance (net, r, f->path[p], now);
-      r->load = MAX (0.0, r->load - f->rate);
-      slack &= res_slack (r);
+      VsFlow *f = d[i];
+      guint j = i;
+      for (; j > 0 && d[j - 1]->order > f->order; j--)
+        d[j] = d[j - 1];
+      d[j] = f;
     }
-  if (!slack)
-    for (guint p = 0; p < f->n_path; p++)
-      pend (net, f->path[p]);
-  detach (net, f);
+  for (guint i = 0; i < n_due; i++)
+    flow_done (net, d[i], done, user);
+  g_free (d);
 }
 
 void
@@ -907,86 +1120,75 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
   flush (net);
   /* A flow is due if it ends within rounding of NOW. */
   double lim = now + (1e-6 + fabs (now) * 1e-12);
-  if (!net->next_end_dirty && !(net->next_end <= lim))
+  if (!net->next_end_dirty && !(net->hot.next_end <= lim))
     return;
-  /* One pass finds the due flows and the earliest end of the others
+  /* One pass finds the due flows (usually one or two: a kernel's compute
+   * and memory flows end together) and the earliest end of the others
    * (their ends do not change until the next flush). */
   const double *end = net->end;
-  guint n = net->active.len, first_due = 0, n_due = 0, next = G_MAXUINT;
+  VsFlow **av = (VsFlow **) net->active.v;
+  guint n = net->active.len, n_due = 0, i0 = 0, i1 = 0, next = G_MAXUINT;
   double t = INFINITY;
   for (guint i = 0; i < n; i++)
     {
       double e = end[i];
       if (e <= lim)
         {
-          if (n_due++ == 0)
-            first_due = i;
+          if (n_due == 0)
+            i0 = i;
+          else if (n_due == 1)
+            i1 = i;
+          n_due++;
         }
       else if (e < t)
         t = e, next = i;
     }
-  net->next_end = t;
-  net->next_flow = next == G_MAXUINT ? NULL : net->active.v[next];
+  net->hot.next_end = t;
+  net->next_flow = next == G_MAXUINT ? NULL : av[next];
   net->next_end_dirty = FALSE;
+  net->hot.slow = FALSE;        /* flushed above */
   if (n_due == 0)
     return;
   /* What the ended flows' resources still carry is rated at the next
    * flush, together with the flows the callbacks start at this instant
    * (one recompute instead of two when a stream starts its next op). */
   net->pending_now = now;
-  if (G_LIKELY (n_due == 1))
+  if (G_UNLIKELY (n_due > 2))
     {
-      VsFlow *f = net->active.v[first_due];
-      end_flow (net, f, now);
-      gpointer owner = f->owner;
-      f->owner = net->free_flows;
-      net->free_flows = f;
-      done (user, owner, f->tag);
+      finish_many (net, now, lim, i0, n_due, done, user);
       return;
     }
-  PVec *d = &net->done;
-  d->len = 0;
-  for (guint i = first_due; i < n; i++)
-    if (end[i] <= lim)
-      pvec_push (d, net->active.v[i]);
-  for (guint i = 0; i < d->len; i++)
-    end_flow (net, d->v[i], now);
-  /* Callbacks in start order (usually one or two flows: insertion sort). */
-  for (guint i = 1; i < d->len; i++)
+  VsFlow *a = av[i0];
+  if (n_due == 1)
     {
-      VsFlow *f = d->v[i];
-      guint j = i;
-      for (; j > 0 && ((VsFlow *) d->v[j - 1])->order > f->order; j--)
-        d->v[j] = d->v[j - 1];
-      d->v[j] = f;
+      end_flow (net, a, now);
+      flow_done (net, a, done, user);
+      return;
     }
-  /* Callbacks may start and end flows, which reuses net->done: take the
-   * list and leave the spare in its place while calling them. */
-  PVec list = *d;
-  *d = net->done_spare;
-  net->done_spare = (PVec) { 0 };
-  for (guint i = 0; i < list.len; i++)
+  VsFlow *b = av[i1];
+  end_flow (net, a, now);
+  end_flow (net, b, now);
+  /* Callbacks in start order. */
+  if (a->order > b->order)
     {
-      VsFlow *f = list.v[i];
-      gpointer owner = f->owner;
-      guint64 tag = f->tag;
-      f->owner = net->free_flows;
-      net->free_flows = f;
-      done (user, owner, tag);
+      VsFlow *x = a;
+      a = b, b = x;
     }
-  list.len = 0;
-  if (net->done_spare.v == NULL)
-    net->done_spare = list;
-  else
-    g_free (list.v);
+  flow_done (net, a, done, user);
+  flow_done (net, b, done, user);
 }
 
 void
 flow_net_settle (VsFlowNet *net, double now)
 {
   flush (net);
+  for (guint i = 0; i < net->active.len; i++)
+    settle_path (net, net->active.v[i], now);
   for (guint i = 0; i < net->res->len; i++)
-    res_advance (net, RES (net, i), i, now);
+    {
+      Resource *r = RES (net, i);
+      res_advance (net, r, i, now);
+    }
 }
 
 void

@@ -45,8 +45,22 @@ void flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user);
  * for no cap). OWNER and TAG come back to DONE when it ends. */
 void flow_start (VsFlowNet *net, double now, double amount, double cap,
                  const guint *path, guint n_path, gpointer owner, guint64 tag);
-/* The time the earliest active flow ends, or +infinity. */
-double flow_net_next_end (VsFlowNet *net);
+/* The time the earliest active flow ends, or +infinity. Inline: the
+ * event loop asks about twice per event, and the answer is usually kept
+ * (a VsFlowNet starts with this; nothing else may read it). */
+typedef struct {
+  double next_end;      /* valid unless slow */
+  gboolean slow;        /* rates to compute or the earliest end to find */
+} VsFlowNetHot;
+double flow_net_next_end_slow (VsFlowNet *net);
+static inline double
+flow_net_next_end (VsFlowNet *net)
+{
+  const VsFlowNetHot *h = (const VsFlowNetHot *) net;
+  if (G_LIKELY (!h->slow))
+    return h->next_end;
+  return flow_net_next_end_slow (net);
+}
 /* Ends every flow due at NOW (<= NOW within rounding), recomputes rates,
  * then calls DONE for each, in the order they were started. */
 void flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user);

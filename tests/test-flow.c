@@ -302,6 +302,133 @@ test_nothing_due (void)
   g_assert_cmpfloat_with_epsilon (d.t[0], 1e8, 1e-3);
 }
 
+/* Due flows are handed back in start order, not in the order they sit in
+ * the network: A (0.5 GB), B and C (1 GB each) on three 10 GB/s
+ * resources, capped at the capacity (the straight-line start). A ends at
+ * 0.05 s; B and C together at 0.1 s, B first. */
+static void
+test_due_in_start_order (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint r[3];
+  for (guint i = 0; i < 3; i++)
+    r[i] = flow_net_add_resource (net, "link", 10e9);
+  Done d = { 0 };
+  flow_start (net, 0, 0.5e9, 10e9, &r[0], 1, NULL, 1);
+  flow_start (net, 0, 1e9, 10e9, &r[1], 1, NULL, 2);
+  flow_start (net, 0, 1e9, 10e9, &r[2], 1, NULL, 3);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 5e7, 1e-3);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 3);
+  g_assert_cmpuint (d.tag[0], ==, 1);
+  g_assert_cmpuint (d.tag[1], ==, 2);
+  g_assert_cmpuint (d.tag[2], ==, 3);
+  g_assert_cmpfloat_with_epsilon (d.t[0], 5e7, 1e-3);
+  g_assert_cmpfloat_with_epsilon (d.t[1], 1e8, 1e-3);
+  g_assert_cmpfloat_with_epsilon (d.t[2], 1e8, 1e-3);
+  g_assert_cmpuint (flow_net_n_active (net), ==, 0);
+}
+
+/* More than two flows due at once (the general list): five 1 GB flows
+ * capped at 1.8 GB/s and one at 1 GB/s fit in 10 GB/s; the five end
+ * together at 1/1.8 s, in start order; the first, at 1 GB/s, at 1 s. */
+static void
+test_many_due (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint r = flow_net_add_resource (net, "mem", 10e9);
+  Done d = { 0 };
+  flow_start (net, 0, 1e9, 1e9, &r, 1, NULL, 9);
+  for (guint i = 1; i <= 5; i++)
+    flow_start (net, 0, 1e9, 1.8e9, &r, 1, NULL, i);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 6);
+  for (guint i = 0; i < 5; i++)
+    {
+      g_assert_cmpuint (d.tag[i], ==, i + 1);
+      g_assert_cmpfloat_with_epsilon (d.t[i], 1e9 / 1.8, 1e-3);
+    }
+  g_assert_cmpuint (d.tag[5], ==, 9);
+  g_assert_cmpfloat_with_epsilon (d.t[5], 1e9, 1e-3);
+}
+
+/* Bytes are the amounts the flows moved, exactly: three flows of 1/3 GB,
+ * 1/7 GB and 0.25 GB one after another sum to their amounts to the last
+ * bit. Settling mid-flow counts the part moved so far (1 GB at 10 GB/s,
+ * settled at 0.05 s: 0.5 GB, busy 5e7 ns), and the rest at its end. */
+static void
+test_stats_bytes (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint r = flow_net_add_resource (net, "mem", 10e9);
+  Done d = { 0 };
+  double a[3] = { 1e9 / 3, 1e9 / 7, 0.25e9 };
+  double t = 0;
+  for (guint i = 0; i < 3; i++)
+    {
+      flow_start (net, t, a[i], 10e9, &r, 1, NULL, i);
+      run (net, &d);
+      t = d.t[i];
+    }
+  VsResourceStats st;
+  flow_net_settle (net, t);
+  flow_net_resource_stats (net, r, &st);
+  g_assert_true (st.bytes == a[0] + a[1] + a[2]);
+  g_assert_cmpfloat_with_epsilon (st.busy_ns, (a[0] + a[1] + a[2]) / 10, 1e-3);
+  g_assert_cmpfloat_with_epsilon (st.saturated_ns, st.busy_ns, 1e-6);
+
+  g_autoptr (VsFlowNet) net2 = flow_net_new ();
+  guint r2 = flow_net_add_resource (net2, "mem", 10e9);
+  Done d2 = { 0 };
+  flow_start (net2, 0, 1e9, INFINITY, &r2, 1, NULL, 1);
+  flow_net_settle (net2, 5e7);
+  flow_net_resource_stats (net2, r2, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 0.5e9, 1e-3);
+  g_assert_cmpfloat_with_epsilon (st.busy_ns, 5e7, 1e-3);
+  run (net2, &d2);
+  g_assert_cmpfloat_with_epsilon (d2.t[0], 1e8, 1e-3);
+  flow_net_settle (net2, 1e8);
+  flow_net_resource_stats (net2, r2, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 1e9, 1e-3);
+  g_assert_cmpfloat_with_epsilon (st.busy_ns, 1e8, 1e-3);
+  g_assert_cmpfloat_with_epsilon (st.saturated_ns, 1e8, 1e-3);
+}
+
+/* A flow whose rate does not change when another ends keeps its end: A
+ * (1 GB, cap 2 GB/s) and B (1 GB, uncapped) share 10 GB/s: A 2, B 8 GB/s.
+ * B ends at 0.125 s, A still runs at 2 GB/s and ends at 0.5 s. Then C
+ * (0.4 GB, uncapped) alone at 0.5 s ends at 0.54 s. */
+static void
+test_rate_unchanged (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint r = flow_net_add_resource (net, "mem", 10e9);
+  Done d = { 0 };
+  flow_start (net, 0, 1e9, 2e9, &r, 1, NULL, 1);
+  flow_start (net, 0, 1e9, INFINITY, &r, 1, NULL, 2);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, r), 10e9, 1);
+  d.now = flow_net_next_end (net);
+  g_assert_cmpfloat_with_epsilon (d.now, 1.25e8, 1e-3);
+  flow_net_finish_due (net, d.now, on_done, &d);
+  g_assert_cmpuint (d.tag[0], ==, 2);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, r), 2e9, 1);
+  d.now = flow_net_next_end (net);
+  g_assert_cmpfloat_with_epsilon (d.now, 5e8, 1e-3);
+  flow_net_finish_due (net, d.now, on_done, &d);
+  g_assert_cmpuint (d.tag[1], ==, 1);
+  flow_start (net, d.now, 0.4e9, INFINITY, &r, 1, NULL, 3);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 3);
+  g_assert_cmpfloat_with_epsilon (d.t[2], 5.4e8, 1e-3);
+  VsResourceStats st;
+  flow_net_settle (net, d.t[2]);
+  flow_net_resource_stats (net, r, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 2.4e9, 1e-3);
+  g_assert_cmpfloat_with_epsilon (st.busy_ns, 5.4e8, 1e-3);
+  /* saturated: 10 GB/s until 0.125 s, 10 GB/s again from 0.5 s */
+  g_assert_cmpfloat_with_epsilon (st.saturated_ns, 1.65e8, 1e-3);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -316,5 +443,9 @@ main (int argc, char **argv)
   g_test_add_func ("/flow/mixed-component", test_mixed_component);
   g_test_add_func ("/flow/two-components", test_two_components);
   g_test_add_func ("/flow/nothing-due", test_nothing_due);
+  g_test_add_func ("/flow/due-in-start-order", test_due_in_start_order);
+  g_test_add_func ("/flow/many-due", test_many_due);
+  g_test_add_func ("/flow/stats-bytes", test_stats_bytes);
+  g_test_add_func ("/flow/rate-unchanged", test_rate_unchanged);
   return g_test_run ();
 }
