@@ -2531,38 +2531,39 @@ sim_loop (Sim *s)
       double te = evq_peek_time (s->q);
       double tf = flow_net_next_end (s->net);
       double ti = s->issue_thread ? s->issue_t : INFINITY;
-      if (isinf (te) && isinf (tf) && isinf (ti))
-        break;
       if (tf <= te && tf <= ti)
         {
+          if (G_UNLIKELY (isinf (tf)))
+            break;   /* all three are: nothing left to do */
           s->now = MAX (s->now, tf);
           flow_net_finish_due (s->net, s->now, on_flow_done, s);
-          continue;
         }
-      if (ti < te)
+      else if (ti < te)
         {
           Thread *t = s->issue_thread;
           s->issue_thread = NULL;
           s->now = MAX (s->now, ti);
           thread_issue (s, t);
           progress (s);
-          continue;
         }
-      evq_pop (s->q, &it);
-      s->now = MAX (s->now, it.t);
-      switch (it.kind)
+      else
         {
-        case EQ_OP_RETRY:
-          {
-            Op *op = it.obj;
-            op->retry_pending = FALSE;
-            op_try_start (s, op);
-            op_unref (op);
-            break;
-          }
-        case EQ_JOB_DELAY:
-          job_run_flows (s, it.obj);
-          break;
+          evq_pop (s->q, &it);
+          s->now = MAX (s->now, it.t);
+          switch (it.kind)
+            {
+            case EQ_OP_RETRY:
+              {
+                Op *op = it.obj;
+                op->retry_pending = FALSE;
+                op_try_start (s, op);
+                op_unref (op);
+                break;
+              }
+            case EQ_JOB_DELAY:
+              job_run_flows (s, it.obj);
+              break;
+            }
         }
     }
   if (s->opts->progress && s->last_progress)
