@@ -1269,22 +1269,64 @@ acc_add (Sim *s, Op *op, guint64 id, guint8 mode)
   op->mode[op->n_acc++] = mode;
 }
 
+/* acc_add for a kernel whose ids fit the op's inline arrays (the common
+ * case), with the count and arrays in locals: the mode bytes it stores
+ * may alias anything, which would make the compiler reload the op's
+ * fields after every store. */
+static inline void
+acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m)
+{
+  Alloc *a = alloc_lookup (s, id);
+  if (a == NULL)
+    return;
+  if (a->acc_gen == gen)
+    {
+      mode[a->acc_idx] |= m;
+      return;
+    }
+  a->acc_gen = gen;
+  a->acc_idx = *n;
+  acc[*n] = a;
+  mode[(*n)++] = m;
+}
+
+static void
+acc_add_few (Sim *s, Op *op, const VsEvent *ev)
+{
+  Alloc **acc = op->acc_inline;
+  guint8 *mode = op->mode_inline;
+  guint n = 0;
+  guint64 gen = s->acc_gen;
+  for (guint i = 0; i < ev->n_reads; i++)
+    acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R);
+  for (guint i = 0; i < ev->n_writes; i++)
+    acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W);
+  for (guint i = 0; i < ev->n_touches; i++)
+    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4);
+  op->n_acc = n;
+}
+
 /* Takes references on the op's allocations and sums what 5.4 needs. */
 static void
 acc_end (Op *op)
 {
   double wsum = 0;
-  for (guint i = 0; i < op->n_acc; i++)
+  gboolean managed = FALSE, pinned = FALSE;
+  Alloc *const *acc = op->acc;
+  const guint8 *mode = op->mode;
+  for (guint i = 0, n = op->n_acc; i < n; i++)
     {
-      Alloc *a = op->acc[i];
+      Alloc *a = acc[i];
       a->refs++;
-      op->has_managed |= a->kind == VS_MEM_MANAGED;
-      op->has_pinned |= a->kind == VS_MEM_PINNED;
+      managed |= a->kind == VS_MEM_MANAGED;
+      pinned |= a->kind == VS_MEM_PINNED;
       /* An id read and written counts twice, a touched one once (5.4). */
       double sz = i2d (a->bytes);
-      if (op->mode[i] & (ACC_R | 4)) wsum += sz;
-      if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4)) wsum += sz;
+      if (mode[i] & (ACC_R | 4)) wsum += sz;
+      if ((mode[i] & ACC_W) && !(mode[i] & 4)) wsum += sz;
     }
+  op->has_managed = managed;
+  op->has_pinned = pinned;
   op->wsum = wsum;
 }
 
@@ -1339,9 +1381,14 @@ op_issue (Sim *s, const VsEvent *ev)
   switch (ev->op)
     {
     case VS_OP_KERNEL:
-      for (guint i = 0; i < ev->n_reads; i++) acc_add (s, op, ev->reads[i], ACC_R);
-      for (guint i = 0; i < ev->n_writes; i++) acc_add (s, op, ev->writes[i], ACC_W);
-      for (guint i = 0; i < ev->n_touches; i++) acc_add (s, op, ev->touches[i], ACC_R | ACC_W | 4);
+      if (ev->n_reads + ev->n_writes + ev->n_touches <= OP_INLINE_ACC)
+        acc_add_few (s, op, ev);
+      else
+        {
+          for (guint i = 0; i < ev->n_reads; i++) acc_add (s, op, ev->reads[i], ACC_R);
+          for (guint i = 0; i < ev->n_writes; i++) acc_add (s, op, ev->writes[i], ACC_W);
+          for (guint i = 0; i < ev->n_touches; i++) acc_add (s, op, ev->touches[i], ACC_R | ACC_W | 4);
+        }
       break;
     case VS_OP_COPY:
       op->src = ref (alloc_lookup (s, ev->src));
