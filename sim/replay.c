@@ -351,9 +351,8 @@ completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg)
 }
 
 static void
-completion_fire (Sim *s, Completion *c)
+completion_fire_slow (Sim *s, Completion *c)
 {
-  c->done = TRUE;
   Waiter w0 = c->w0;
   GArray *ws = c->waiters;
   c->w0.fn = NULL;
@@ -368,6 +367,15 @@ completion_fire (Sim *s, Completion *c)
       w->fn (s, w->obj, w->arg);
     }
   g_array_free (ws, TRUE);
+}
+
+/* Marks C done and wakes its waiters (most completions have none). */
+static inline void
+completion_fire (Sim *s, Completion *c)
+{
+  c->done = TRUE;
+  if (c->w0.fn != NULL || c->waiters != NULL)
+    completion_fire_slow (s, c);
 }
 
 static void op_release (Op *op);
@@ -2434,6 +2442,14 @@ thread_issue (Sim *s, Thread *t)
   t->issued_op = ev->op;
   double f = now + i2d (ev->host_ns);
   t->waits = 0;
+  if (G_LIKELY (ev->op == VS_OP_KERNEL))
+    {
+      /* The common call, straight: a kernel launch never blocks. */
+      op_unref (op_issue (s, ev));
+      thread_finish (s, t, f);
+      reader_advance (s);
+      return;
+    }
   switch (ev->op)
     {
     case VS_OP_ALLOC:
