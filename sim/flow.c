@@ -535,6 +535,31 @@ recompute (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
  * fit. The arithmetic is recompute()'s, in the same order (the same
  * rates to the last bit): the flows in the order the search would find
  * them, the same filling rounds over all seeds together. */
+/* Gives the N flows FV of one-resource resource R their new rates
+ * (nrate) at NOW, and R its load. A flow whose rate stays keeps its end:
+ * no settling, no division. */
+static inline void
+apply_rates (VsFlowNet *net, Resource *r, VsFlow **fv, guint n, Ends *e, double now)
+{
+  double load = 0;
+  for (guint j = 0; j < n; j++)
+    {
+      VsFlow *f = fv[j];
+      double rate = f->nrate;
+      g_assert (rate > 0);
+      load += rate;
+      if (rate != f->rate)
+        {
+          r->st.bytes += settle (f, now);
+          f->rate = rate;
+          ends_add (net, e, f, now + f->remaining / rate * 1e9);
+        }
+      else
+        ends_add (net, e, f, net->end[f->index]);
+    }
+  r->load = load;
+}
+
 static void
 recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
 {
@@ -639,24 +664,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
   for (guint k = 0; k < n_seeds; k++)
     {
       Resource *r = RES (net, seeds[k]);
-      double load = 0;
-      VsFlow **fv = (VsFlow **) r->flows.v;
-      for (guint j = 0; j < r->flows.len; j++)
-        {
-          VsFlow *f = fv[j];
-          double rate = f->nrate;
-          g_assert (rate > 0);
-          load += rate;
-          if (rate != f->rate)
-            {
-              r->st.bytes += settle (f, now);
-              f->rate = rate;
-              ends_add (net, &e, f, now + f->remaining / rate * 1e9);
-            }
-          else
-            ends_add (net, &e, f, net->end[f->index]);
-        }
-      r->load = load;
+      apply_rates (net, r, (VsFlow **) r->flows.v, r->flows.len, &e, now);
     }
   ends_done (net, &e);
 }
@@ -716,24 +724,7 @@ recompute_one (VsFlowNet *net, double now, guint i)
         }
     }
   Ends e = { INFINITY, NULL, FALSE };
-  double load = 0;
-  for (guint j = 0; j < n; j++)
-    {
-      VsFlow *f = fv[j];
-      double rate = f->nrate;
-      g_assert (rate > 0);
-      load += rate;
-      /* A flow whose rate stays keeps its end: no settling, no division. */
-      if (rate != f->rate)
-        {
-          r->st.bytes += settle (f, now);
-          f->rate = rate;
-          ends_add (net, &e, f, now + f->remaining / rate * 1e9);
-        }
-      else
-        ends_add (net, &e, f, net->end[f->index]);
-    }
-  r->load = load;
+  apply_rates (net, r, fv, n, &e, now);
   ends_done (net, &e);
 }
 
