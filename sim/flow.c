@@ -769,6 +769,29 @@ pend (VsFlowNet *net, guint i)
 }
 
 /* flow_start() in general. */
+/* A new flow F with slack everywhere on its path runs at its cap. */
+static inline void
+run_at_cap (VsFlowNet *net, VsFlow *f, double amount, double now)
+{
+  f->rate = f->cap;
+  double end = now + amount / f->cap * 1e9;
+  active_push (net, f, end);
+  if (!net->next_end_dirty && end < net->hot.next_end)
+    net->hot.next_end = end, net->next_flow = f;
+}
+
+/* A new flow F binds one of its N resources PATH: it waits for its rate
+ * until the next flush, with the others started at NOW. */
+static inline void
+wait_for_rate (VsFlowNet *net, VsFlow *f, const guint *path, guint n, double now)
+{
+  f->rate = 0;
+  active_push (net, f, INFINITY);
+  for (guint p = 0; p < n; p++)
+    pend (net, path[p]);
+  net->pending_now = now;
+}
+
 static void G_GNUC_NO_INLINE
 flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
                  const guint *path, guint n_path, gpointer owner, guint64 tag)
@@ -810,17 +833,10 @@ flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
         {
           res_advance (net, r, i, now);
           r->load += cap;
-          f->rate = cap;
-          double end = now + amount / cap * 1e9;
-          active_push (net, f, end);
-          if (!net->next_end_dirty && end < net->hot.next_end)
-            net->hot.next_end = end, net->next_flow = f;
+          run_at_cap (net, f, amount, now);
           return;
         }
-      f->rate = 0;
-      active_push (net, f, INFINITY);
-      pend (net, i);
-      net->pending_now = now;
+      wait_for_rate (net, f, &i, 1, now);
       return;
     }
   guint n = 0;
@@ -862,18 +878,10 @@ flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
           res_advance (net, r, f->path[p], now);
           r->load += cap;
         }
-      f->rate = cap;
-      double end = now + amount / cap * 1e9;
-      active_push (net, f, end);
-      if (!net->next_end_dirty && end < net->hot.next_end)
-        net->hot.next_end = end, net->next_flow = f;
+      run_at_cap (net, f, amount, now);
       return;
     }
-  f->rate = 0;
-  active_push (net, f, INFINITY);
-  for (guint p = 0; p < n; p++)
-    pend (net, f->path[p]);
-  net->pending_now = now;
+  wait_for_rate (net, f, f->path, n, now);
 }
 
 /* Flow F makes resource I bind: rated at the next
