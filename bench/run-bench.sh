@@ -1,7 +1,7 @@
 #!/bin/bash
 # run-bench.sh — vramsim's benchmark (`make bench`; docs/performance.md).
 # Generates traces under build/bench/ (not committed), runs each workload
-# once and prints a table: wall seconds, events (or lines) per second, peak
+# three times (RUNS=N), keeps the run with the least CPU time and prints a table: wall seconds, events (or lines) per second, peak
 # RSS, and the target of issue 6 with PASS/MISS. Run it on an idle machine:
 # wall time is what is measured.
 #
@@ -25,12 +25,22 @@ gen () {   # gen NAME EVENTS ARGS...: makes $D/NAME once
   echo "v2 $n $*" > "$f.n"
 }
 # measure CMD...: sets WALL (s), CPU (user+sys s), RSS (MiB); output to $D/last.out
+# Each workload runs RUNS times (default 3) and the run with the least CPU
+# time counts: on a shared VM the others measure the neighbours.
+RUNS=${RUNS:-3}
 measure () {
-  /usr/bin/time -f '%e %U %S %M' -o "$D/time.txt" "$@" > "$D/last.out" 2> "$D/last.err"
-  local rc=$?
-  if [ $rc -ne 0 ]; then echo "bench: failed ($rc): $*" >&2; sed 's/^/  /' "$D/last.err" >&2; fi
-  read -r WALL U S RSS_KB < <(tail -n 1 "$D/time.txt")
-  CPU=$(echo "$U + $S" | bc -l)
+  local best="" i
+  for i in $(seq 1 "$RUNS"); do
+    /usr/bin/time -f '%e %U %S %M' -o "$D/time.txt" "$@" > "$D/last.out" 2> "$D/last.err"
+    local rc=$?
+    if [ $rc -ne 0 ]; then echo "bench: failed ($rc): $*" >&2; sed 's/^/  /' "$D/last.err" >&2; fi
+    local w u sy m c
+    read -r w u sy m < <(tail -n 1 "$D/time.txt")
+    c=$(echo "$u + $sy" | bc -l)
+    if [ -z "$best" ] || [ "$(echo "$c < $best" | bc -l)" = 1 ]; then
+      best=$c WALL=$w CPU=$c RSS_KB=$m
+    fi
+  done
   RSS=$(echo "scale=1; $RSS_KB / 1024" | bc -l)
 }
 events () { "$VRAMSIM" info "$1" --format json | sed -n 's/^[[:space:]]*"events":[[:space:]]*\([0-9]*\).*/\1/p' | head -n 1; }
