@@ -1,19 +1,22 @@
 /* gen-trace.c — generates large, realistic vramsim traces for `make bench`
  * (bench/run-bench.sh, docs/performance.md). Not part of vramsim.
  *
- * A trace is a training-like loop on one main host thread plus a data-loader
+ * A trace is a training loop on one main host thread plus a data-loader
  * thread: per step the loader copies a batch into pinned memory and h2d on
- * a copy stream, records an event, the compute streams wait for it, run
- * kernels that read and write a few of the live buffers (forward, backward,
- * optimizer), allocate and free activation buffers, copy a result d2h,
- * sync the device and mark the step. Modes:
+ * a copy stream and records an event; the compute stream waits for it and
+ * runs 40 kernels that read and write a few of the live buffers and the
+ * step's activations (allocated and freed every step); during the backward
+ * half a communication stream all-reduces gradient buckets (NCCL kernels)
+ * beside it, as captured data-parallel training does; then a d2h copy, a
+ * device sync and a mark. Modes:
  *   plain   device memory, fits the target (a100-80g: 80 GiB) — no oversubscription
  *   uvm     the buffers are managed memory totalling 1.5x the device: kernels fault
  *   spill   device buffers totalling 1.5x the device: replay with
  *           policy.oversubscription=spill evicts and swaps back
- * plus resource-limit shapes: --live N (N more live allocations, 4 KiB
- * each, all held to the end) and --streams N (kernels spread over N
- * streams, each with its own event).
+ * plus stress and resource-limit shapes: --streams N (the first layout:
+ * kernels round-robin over N compute streams, for N > 4 with events
+ * between them) and --live N (N more live allocations, 4 KiB each, all
+ * held to the end).
  *
  * Usage: gen-trace -n EVENTS [--mode plain|uvm|spill] [--live N]
  *                  [--streams N] [--seed S] -o OUT(.vtrace|.jsonl) */
