@@ -1833,16 +1833,12 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   guint path[VS_FLOW_MAX_PATH];
   if (x > 0)
     {
-      if (wsum <= 0)
+      if (wsum <= 0 || (s->dev_only && !op->has_pinned))
         {
-          path[0] = s->r_dev;
-          part_add (parts, &n_parts, path, 1, x);
-        }
-      else if (s->dev_only && !op->has_pinned)
-        {
-          /* All of it is device memory (no spill, no tiers, no pinned
-           * host memory): the whole of x is one [device_mem] part (the
-           * shares x * size / wsum add up to x). */
+          /* Traffic without allocations to split it over, or only device
+           * memory to reach (no spill, no tiers, no pinned host memory):
+           * the whole of x is one [device_mem] part (the shares
+           * x * size / wsum add up to x). */
           path[0] = s->r_dev;
           part_add (parts, &n_parts, path, 1, x);
         }
