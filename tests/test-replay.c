@@ -291,6 +291,32 @@ test_kernel_traffic_from_ids (void)
   cJSON_Delete (r);
 }
 
+/* An id freed and allocated again while a queued kernel still names the
+ * first allocation: kernel a (reads 1, writes 2: 2e7 + 3e7 bytes) runs
+ * 0-1 ms; b (reads 1: 2e7) waits behind it; then id 1 is freed and
+ * allocated again with 6e7 bytes, and c reads the new one. Each kernel is
+ * 1 ms (captured on this machine), one after the other: 3 ms; device
+ * memory moves 5e7 + 2e7 + 6e7 = 1.3e8 bytes (b names the first
+ * allocation, live when b was issued: were id 1 looked up again when b
+ * starts, b would move 6e7 and the total would be 1.7e8). */
+static void
+test_kernel_id_reused_while_queued (void)
+{
+  cJSON *r = replay (NULL,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":20000000,\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":2,\"bytes\":30000000,\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"a\",\"stream\":1,\"dur\":1000000,\"reads\":[1],\"writes\":[2]}\n"
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"b\",\"stream\":1,\"dur\":1000000,\"reads\":[1]}\n"
+    "{\"t\":0,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":60000000,\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"c\",\"stream\":1,\"dur\":1000000,\"reads\":[1]}\n"
+    "{\"t\":0,\"op\":\"sync\",\"scope\":\"device\"}\n");
+  ASSERT_NS (r, "time.predicted_ns", 3000000);
+  ASSERT_NS (r, "resources.device_mem.bytes", 1.3e8);
+  ASSERT_NS (r, "kernels.top.b.predicted_ns", 1000000);
+  cJSON_Delete (r);
+}
+
 /* Two memory-bound kernels (1 ms, 1e8 bytes = all of 100 GB/s for 1 ms)
  * on two streams share device memory: 50 GB/s each, both end at 2 ms;
  * contention 2 x 1 ms. */
@@ -749,5 +775,6 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/uvm/prefetch-to-host", test_prefetch_to_host);
   g_test_add_func ("/replay/capacity/spill-clean-copy", test_spill_clean_copy);
   g_test_add_func ("/replay/tags", test_tags);
+  g_test_add_func ("/replay/kernel/id-reused-while-queued", test_kernel_id_reused_while_queued);
   return g_test_run ();
 }
