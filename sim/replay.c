@@ -268,7 +268,7 @@ struct Sim {
 #define ACACHE 1024
   Alloc *acache[ACACHE]; /* id & (ACACHE - 1) -> a live Alloc* or NULL */
   Lru lru_dev, lru_man;   /* device allocations; managed ones with resident groups */
-  gboolean dev_lru;      /* lru_dev is kept (only the spill policy evicts device memory) */
+  gboolean spill;        /* the spill policy: device memory can leave the device (swap-in, lru_dev) */
   gboolean dev_only;     /* device and managed memory are always reached on the device */
   GHashTable *threads;   /* tid -> Thread* */
   GPtrArray *thread_list;
@@ -589,7 +589,7 @@ lru_remove (Sim *s, Alloc *a)
 static void
 lru_touch (Sim *s, Alloc *a)
 {
-  if (a->kind == VS_MEM_PINNED || a->freed || (a->kind == VS_MEM_DEVICE && !s->dev_lru))
+  if (a->kind == VS_MEM_PINNED || a->freed || (a->kind == VS_MEM_DEVICE && !s->spill))
     return;
   if (a->kind == VS_MEM_MANAGED && a->resident_groups == 0)
     {
@@ -1247,17 +1247,14 @@ acc_begin (Sim *s, Op *op)
   op->acc_cap = OP_INLINE_ACC;
 }
 
+static inline void acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id,
+                                guint8 m);
+
+/* Adds allocation ID with MODE to the op (once per allocation: modes
+ * merge), growing its arrays past the inline ones when needed. */
 static inline void
 acc_add (Sim *s, Op *op, guint64 id, guint8 mode)
 {
-  Alloc *a = alloc_lookup (s, id);
-  if (a == NULL)
-    return;
-  if (a->acc_gen == s->acc_gen)
-    {
-      op->mode[a->acc_idx] |= mode;
-      return;
-    }
   if (G_UNLIKELY (op->n_acc == op->acc_cap))
     {
       /* Longer than the inline arrays: move to the heap, then double. */
@@ -1271,16 +1268,15 @@ acc_add (Sim *s, Op *op, guint64 id, guint8 mode)
       op->mode = g_renew (guint8, op->mode, cap);
       op->acc_cap = cap;
     }
-  a->acc_gen = s->acc_gen;
-  a->acc_idx = op->n_acc;
-  op->acc[op->n_acc] = a;
-  op->mode[op->n_acc++] = mode;
+  guint n = op->n_acc;
+  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode);
+  op->n_acc = n;
 }
 
-/* acc_add for a kernel whose ids fit the op's inline arrays (the common
- * case), with the count and arrays in locals: the mode bytes it stores
- * may alias anything, which would make the compiler reload the op's
- * fields after every store. */
+/* Adds allocation ID with mode M to ACC/MODE (N entries, room for one
+ * more), or merges M into its entry. Arrays and count are passed as
+ * locals: the mode bytes it stores may alias anything, which would make
+ * the compiler reload an op's fields after every store. */
 static inline void
 acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m)
 {
@@ -1298,6 +1294,8 @@ acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 i
   mode[(*n)++] = m;
 }
 
+/* acc_add for a kernel whose ids fit the op's inline arrays (the common
+ * case). */
 static void
 acc_add_few (Sim *s, Op *op, const VsEvent *ev)
 {
@@ -1518,7 +1516,7 @@ static void
 op_begin (Sim *s, Op *op)
 {
   op->waiting = 0;
-  if (!s->dev_lru && (!op->has_managed || s->cfg->unified))
+  if (!s->spill && (!op->has_managed || s->cfg->unified))
     {
       op->phase = 3;
       op->phase_t = s->now;
@@ -1786,25 +1784,6 @@ part_add (Part *parts, guint *n_parts, const guint *path, guint n, double amount
   p->amount = amount;
 }
 
-/* Adds AMOUNT to the [R_DEV] part, index DEV (-1: not made yet); returns
- * its index. */
-static inline gint
-dev_add (Part *parts, guint *n_parts, gint dev, guint r_dev, double amount)
-{
-  if (amount <= 0)
-    return dev;
-  if (dev >= 0)
-    {
-      parts[dev].amount += amount;
-      return dev;
-    }
-  Part *p = &parts[*n_parts];
-  p->path[0] = r_dev;
-  p->n = 1;
-  p->amount = amount;
-  return (gint) (*n_parts)++;
-}
-
 static int
 alloc_loc (Sim *s, const Alloc *a)
 {
@@ -1829,7 +1808,6 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   /* At most one part per (location, direction). */
   Part *parts = s->parts;
   guint n_parts = 0;
-  gint dev_part = -1;
   guint path[VS_FLOW_MAX_PATH];
   if (x > 0)
     {
@@ -1848,17 +1826,6 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
             Alloc *a = op->acc[i];
             double sz = (double) a->bytes;
             int loc = alloc_loc (s, a);
-            if (loc == LOC_DEVICE && !s->cfg->unified)
-              {
-                /* The common case, without path comparisons: reads and
-                 * writes of device memory share the one [device_mem] part
-                 * (summed in the same order as part_add would). */
-                if (op->mode[i] & (ACC_R | 4))
-                  dev_part = dev_add (parts, &n_parts, dev_part, s->r_dev, x * sz / wsum);
-                if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4))
-                  dev_part = dev_add (parts, &n_parts, dev_part, s->r_dev, x * sz / wsum);
-                continue;
-              }
             if (op->mode[i] & (ACC_R | 4))
               {
                 guint n = read_path (s, loc, path);
@@ -2017,22 +1984,27 @@ prefetch_job (Sim *s, Op *op)
 
 static void alloc_release (Sim *s, Alloc *a);
 
+/* How many of OP's allocations keep running counts, LRU order and
+ * written/dirty state: all of them, or none when neither the spill policy
+ * nor managed memory is involved (nothing reads that state then).
+ * op_run counts them in, op_complete out. */
+static inline guint
+op_tracked (const Sim *s, const Op *op)
+{
+  return op->has_managed || s->spill ? op->n_acc : 0;
+}
+
 static void
 op_run (Sim *s, Op *op)
 {
   op->run_t = s->now;
-  /* Running counts, LRU order and written/dirty state matter only to the
-   * spill policy and to managed memory: skipped for ops that touch
-   * neither (op_complete skips the same). */
-  guint n_track = op->has_managed || s->dev_lru ? op->n_acc : 0;
-  for (guint i = 0; i < n_track; i++)
+  for (guint i = 0, n = op_tracked (s, op); i < n; i++)
     {
       Alloc *a = op->acc[i];
       if (a->kind == VS_MEM_MANAGED && a->running == 0)
         s->man_running_bytes += man_resident (s, a);
       a->running++;
-      if (a->kind != VS_MEM_DEVICE || s->dev_lru)
-        lru_touch (s, a);
+      lru_touch (s, a);
       if (op->mode[i] & ACC_W)
         {
           a->written = TRUE;
@@ -2110,7 +2082,7 @@ op_phase (Sim *s, Op *op)
       op->waiting = 0;
       if (op->phase == 1)
         {
-          if (s->dev_lru)   /* only the spill policy moves device memory off the device */
+          if (s->spill)
             swap_in (s, op);
         }
       else if (op->phase == 2)
@@ -2141,8 +2113,7 @@ op_complete (Sim *s, Op *op)
   s->fault_ns += op->fault_ns;
   s->ce_ns += op->ce_ns;
   s->last_end = MAX (s->last_end, end);
-  guint n_track = op->has_managed || s->dev_lru ? op->n_acc : 0;   /* as op_run */
-  for (guint i = 0; i < n_track; i++)
+  for (guint i = 0, n = op_tracked (s, op); i < n; i++)
     {
       Alloc *a = op->acc[i];
       if (--a->running == 0 && a->kind == VS_MEM_MANAGED)
@@ -2674,7 +2645,7 @@ sim_setup (Sim *s)
     s->loc_cap[LOC_TIER (i)] = c->tiers[i].capacity;
   s->loc_cap[s->loc_host] = c->unified ? 0 : c->host.capacity;
   s->policy = &policies[c->oversubscription];
-  s->dev_lru = c->oversubscription == VS_OVERSUB_SPILL;
+  s->spill = c->oversubscription == VS_OVERSUB_SPILL;
   s->dev_only = !c->unified && (c->oversubscription == VS_OVERSUB_OOM || c->oversubscription == VS_OVERSUB_UVM);
 
   u64map_init (&s->allocs);
