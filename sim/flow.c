@@ -813,32 +813,6 @@ flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
    * than the slowest resource on its path: capping it there changes no
    * max-min rate, and lets resources that carry only such flows be seen
    * to have slack. */
-  if (n_path == 1)
-    {
-      /* The common case, unrolled: one resource. */
-      guint i = path[0];
-      g_assert (i < net->res->len);
-      Resource *r = RES (net, i);
-      f->path[0] = i;
-      f->slot[0] = r->flows.len;
-      pvec_push (&r->flows, f);
-      f->n_path = 1;
-      cap = MIN (cap, r->cap);
-      f->cap = cap;
-      if (isinf (cap))
-        r->n_inf++;
-      else
-        r->cap_sum += cap;
-      if (res_slack (r))
-        {
-          res_advance (net, r, i, now);
-          r->load += cap;
-          run_at_cap (net, f, amount, now);
-          return;
-        }
-      wait_for_rate (net, f, &i, 1, now);
-      return;
-    }
   guint n = 0;
   for (guint i = 0; i < n_path; i++)
     {
