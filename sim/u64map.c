@@ -47,15 +47,24 @@ u64map_grow (VsU64Map *m)
   g_free (ov);
 }
 
-void
-u64map_insert (VsU64Map *m, guint64 key, guint64 val)
+/* The slot of KEY, or the empty slot where it would go, after making room
+ * for one more key. */
+static inline gsize
+slot_for_insert (VsU64Map *m, guint64 key)
 {
-  g_return_if_fail (key != 0);
   if ((m->len + 1) * 2 > m->mask + 1)
     u64map_grow (m);
   gsize i = u64_hash (key) & m->mask;
   while (m->keys[i] != 0 && m->keys[i] != key)
     i = (i + 1) & m->mask;
+  return i;
+}
+
+void
+u64map_insert (VsU64Map *m, guint64 key, guint64 val)
+{
+  g_return_if_fail (key != 0);
+  gsize i = slot_for_insert (m, key);
   if (m->keys[i] == 0)
     m->len++;
   m->keys[i] = key;
@@ -66,15 +75,9 @@ gboolean
 u64map_insert_new (VsU64Map *m, guint64 key, guint64 val)
 {
   g_return_val_if_fail (key != 0, FALSE);
-  if ((m->len + 1) * 2 > m->mask + 1)
-    u64map_grow (m);
-  gsize i = u64_hash (key) & m->mask;
-  while (m->keys[i] != 0)
-    {
-      if (m->keys[i] == key)
-        return FALSE;
-      i = (i + 1) & m->mask;
-    }
+  gsize i = slot_for_insert (m, key);
+  if (m->keys[i] == key)
+    return FALSE;
   m->len++;
   m->keys[i] = key;
   m->vals[i] = val;
