@@ -547,11 +547,12 @@ cap_sync (uint64_t t0, uint64_t t1, int scope, uintptr_t handle)
   cap_unlock ();
 }
 
-void
-cap_event_record (uint64_t t0, uint64_t t1, uintptr_t event, uintptr_t stream)
+/* event_record and stream_wait: an op of TYPE naming an event and a stream. */
+static void
+event_op (uint64_t t0, uint64_t t1, int type, uintptr_t event, uintptr_t stream)
 {
   cap_lock ();
-  VtEvent *e = push_locked (t0, t1, VTW_EVENT_RECORD, NULL);
+  VtEvent *e = push_locked (t0, t1, type, NULL);
   if (e) {
     e->value = idtab_get (&g_events, event);
     e->stream = cap_stream_id_locked (stream);
@@ -561,16 +562,15 @@ cap_event_record (uint64_t t0, uint64_t t1, uintptr_t event, uintptr_t stream)
 }
 
 void
+cap_event_record (uint64_t t0, uint64_t t1, uintptr_t event, uintptr_t stream)
+{
+  event_op (t0, t1, VTW_EVENT_RECORD, event, stream);
+}
+
+void
 cap_stream_wait (uint64_t t0, uint64_t t1, uintptr_t stream, uintptr_t event)
 {
-  cap_lock ();
-  VtEvent *e = push_locked (t0, t1, VTW_STREAM_WAIT, NULL);
-  if (e) {
-    e->value = idtab_get (&g_events, event);
-    e->stream = cap_stream_id_locked (stream);
-    after_push_locked ();
-  }
-  cap_unlock ();
+  event_op (t0, t1, VTW_STREAM_WAIT, event, stream);
 }
 
 void
