@@ -199,13 +199,15 @@ rel (Ns *n, sqlite3_int64 t)
   return t > n->t0 ? (guint64) (t - n->t0) : 0;
 }
 
-/* Pushes GPU work of correlation C starting at START on the GPU. */
+/* Pushes the GPU op of a row (start, end, streamId, correlationId, ...)
+ * that lasted DUR on STREAM: issued by the runtime call of its
+ * correlation (*CALL names it), else on the main thread at its start. */
 static ImportOut *
-push_gpu (Ns *n, VsOp op, sqlite3_stmt *st, int col_start, int col_corr, const char **call)
+push_gpu (Ns *n, VsOp op, sqlite3_stmt *st, guint64 dur, guint64 stream, const char **call)
 {
-  sqlite3_int64 start = sqlite3_column_int64 (st, col_start);
-  sqlite3_int64 c = sqlite3_column_int64 (st, col_corr);
-  Rt *r = sqlite3_column_type (st, col_corr) == SQLITE_NULL ? NULL : g_hash_table_lookup (n->rt, &c);
+  sqlite3_int64 start = sqlite3_column_int64 (st, 0);
+  sqlite3_int64 c = sqlite3_column_int64 (st, 3);
+  Rt *r = sqlite3_column_type (st, 3) == SQLITE_NULL ? NULL : g_hash_table_lookup (n->rt, &c);
   ImportOut *o;
   *call = NULL;
   if (r == NULL)
@@ -218,6 +220,8 @@ push_gpu (Ns *n, VsOp op, sqlite3_stmt *st, int col_start, int col_corr, const c
       r->used = TRUE;
       *call = r->name;
     }
+  o->ev.stream = stream;
+  o->ev.dur = dur;
   return o;
 }
 
@@ -237,9 +241,7 @@ row_kernel (Ns *n, sqlite3_stmt *st, guint64 i)
   if (!check_times (n, st, "CUPTI_ACTIVITY_KIND_KERNEL", i, &dur, &stream))
     return FALSE;
   const char *call;
-  ImportOut *o = push_gpu (n, VS_OP_KERNEL, st, 0, 3, &call);
-  o->ev.stream = stream;
-  o->ev.dur = dur;
+  ImportOut *o = push_gpu (n, VS_OP_KERNEL, st, dur, stream, &call);
   const char *name = string_of (n, sqlite3_column_int64 (st, 4));
   o->ev.name = name ? name : "kernel";
   return TRUE;
@@ -263,9 +265,7 @@ row_memcpy (Ns *n, sqlite3_stmt *st, guint64 i)
     default: return TRUE;                                      /* HtoH, unknown: dropped */
     }
   const char *call;
-  ImportOut *o = push_gpu (n, VS_OP_COPY, st, 0, 3, &call);
-  o->ev.stream = stream;
-  o->ev.dur = dur;
+  ImportOut *o = push_gpu (n, VS_OP_COPY, st, dur, stream, &call);
   o->ev.bytes = (guint64) MAX (0, sqlite3_column_int64 (st, 4));
   o->ev.dir = (guint8) dir;
   o->ev.async = call == NULL || strstr (call, "Async") != NULL;
@@ -287,9 +287,7 @@ row_memset (Ns *n, sqlite3_stmt *st, guint64 i)
   if (!check_times (n, st, "CUPTI_ACTIVITY_KIND_MEMSET", i, &dur, &stream))
     return FALSE;
   const char *call;
-  ImportOut *o = push_gpu (n, VS_OP_MEMSET, st, 0, 3, &call);
-  o->ev.stream = stream;
-  o->ev.dur = dur;
+  ImportOut *o = push_gpu (n, VS_OP_MEMSET, st, dur, stream, &call);
   o->ev.bytes = (guint64) MAX (0, sqlite3_column_int64 (st, 4));
   o->ev.dst = IMPORT_UNTRACKED_ID;
   o->ev.async = call == NULL || strstr (call, "Async") != NULL;
