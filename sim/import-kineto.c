@@ -743,6 +743,21 @@ mark_name (GStringChunk *chunk, const char *name)
   return import_utf8 (chunk, name);
 }
 
+/* The key (an id + 1) with the largest count in COUNTS (key -> count), the
+ * first met of equal ones; 0 when COUNTS is empty. */
+static gsize
+most_counted (GHashTable *counts)
+{
+  GHashTableIter it;
+  gpointer key, val;
+  gsize best = 0, best_key = 0;
+  g_hash_table_iter_init (&it, counts);
+  while (g_hash_table_iter_next (&it, &key, &val))
+    if (GPOINTER_TO_SIZE (val) > best)
+      best = GPOINTER_TO_SIZE (val), best_key = GPOINTER_TO_SIZE (key);
+  return best_key;
+}
+
 gboolean
 import_kineto (const char *path, const char *out_path, GError **error)
 {
@@ -857,26 +872,12 @@ import_kineto (const char *path, const char *out_path, GError **error)
   k->t0_idx = t0_idx;
 
   /* The busiest host thread takes GPU work with no runtime call. */
-  {
-    GHashTableIter it;
-    gpointer key, val;
-    gsize best = 0;
-    g_hash_table_iter_init (&it, tid_calls);
-    while (g_hash_table_iter_next (&it, &key, &val))
-      if (GPOINTER_TO_SIZE (val) > best)
-        best = GPOINTER_TO_SIZE (val), k->main_tid = GPOINTER_TO_UINT (key) - 1;
-  }
+  gsize busiest = most_counted (tid_calls);
+  if (busiest != 0)
+    k->main_tid = (guint32) (busiest - 1);
   /* The traced device: the pid most GPU work runs on. */
-  gint64 dev = -1;
-  {
-    GHashTableIter it;
-    gpointer key, val;
-    gsize best = 0;
-    g_hash_table_iter_init (&it, pid_ops);
-    while (g_hash_table_iter_next (&it, &key, &val))
-      if (GPOINTER_TO_SIZE (val) > best)
-        best = GPOINTER_TO_SIZE (val), dev = (gint64) (GPOINTER_TO_SIZE (key) - 1);
-  }
+  gsize most = most_counted (pid_ops);
+  gint64 dev = most != 0 ? (gint64) (most - 1) : -1;
   const char *device = NULL;
   const cJSON *props = cJSON_GetObjectItemCaseSensitive (root, "deviceProperties");
   for (const cJSON *p = cJSON_IsArray (props) ? props->child : NULL; p; p = p->next)
