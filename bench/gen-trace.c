@@ -59,21 +59,12 @@ emit (Gen *g, VsEvent *ev)
   g->count++;
 }
 
-static void
-ev_init (VsEvent *ev, VsOp op)
-{
-  memset (ev, 0, sizeof *ev);
-  ev->op = op;
-  ev->bytes = 0;
-  ev->dur = VS_NONE;
-  ev->compute_ns = VS_NONE;
-}
 
 static void
 alloc (Gen *g, guint64 id, guint64 bytes, VsMemKind kind, const char *tag, guint32 tid)
 {
   VsEvent ev;
-  ev_init (&ev, VS_OP_ALLOC);
+  event_init (&ev, VS_OP_ALLOC);
   ev.id = id;
   ev.bytes = bytes;
   ev.kind = kind;
@@ -86,7 +77,7 @@ static void
 free_id (Gen *g, guint64 id, guint32 tid)
 {
   VsEvent ev;
-  ev_init (&ev, VS_OP_FREE);
+  event_init (&ev, VS_OP_FREE);
   ev.id = id;
   ev.tid = tid;
   emit (g, &ev);
@@ -97,7 +88,7 @@ kernel (Gen *g, const char *name, guint64 stream, guint64 dur, const guint64 *re
         const guint64 *writes, guint32 nw)
 {
   VsEvent ev;
-  ev_init (&ev, VS_OP_KERNEL);
+  event_init (&ev, VS_OP_KERNEL);
   ev.name = name;
   ev.stream = stream;
   ev.dur = dur;
@@ -118,7 +109,7 @@ static void
 allreduce (Gen *g, guint64 stream, guint64 dur, const guint64 *bucket)
 {
   VsEvent ev;
-  ev_init (&ev, VS_OP_KERNEL);
+  event_init (&ev, VS_OP_KERNEL);
   ev.name = "ncclKernel_AllReduce_RING_LL_Sum_float";
   ev.stream = stream;
   ev.dur = dur;
@@ -135,7 +126,7 @@ static void
 copy (Gen *g, VsDir dir, guint64 src, guint64 dst, guint64 bytes, guint64 stream, gboolean async, guint32 tid)
 {
   VsEvent ev;
-  ev_init (&ev, VS_OP_COPY);
+  event_init (&ev, VS_OP_COPY);
   ev.dir = dir;
   ev.src = src;
   ev.dst = dst;
@@ -150,7 +141,7 @@ static void
 simple (Gen *g, VsOp op, guint8 scope, guint64 stream, guint64 event, guint32 tid)
 {
   VsEvent ev;
-  ev_init (&ev, op);
+  event_init (&ev, op);
   ev.scope = scope;
   ev.stream = stream;
   ev.event = event;
@@ -296,7 +287,7 @@ main (int argc, char **argv)
       /* The capture's sync waited for the step's kernels: those of the one
        * compute stream, or (stress) spread over the streams. */
       VsEvent sy;
-      ev_init (&sy, VS_OP_SYNC);
+      event_init (&sy, VS_OP_SYNC);
       sy.scope = VS_SYNC_DEVICE;
       guint64 gpu_end = step_t0 + step_gpu_ns / (guint64) (stress ? MIN (n_streams, 4) : 1);
       sy.host_ns = gpu_end > g.t + 5000 ? gpu_end - g.t - 5000 : 0;
@@ -304,7 +295,7 @@ main (int argc, char **argv)
       g.t += sy.host_ns;
       step_gpu_ns = 0;
       VsEvent m;
-      ev_init (&m, VS_OP_MARK);
+      event_init (&m, VS_OP_MARK);
       m.name = "step";
       emit (&g, &m);
       step++;

@@ -55,6 +55,13 @@ typedef struct {
   guint32 n_reads, n_writes, n_touches;
 } VsEvent;
 
+/* Clears EV to an event of OP: every field 0, dur and compute_ns absent. */
+static inline void
+event_init (VsEvent *ev, VsOp op)
+{
+  *ev = (VsEvent) { .op = (guint8) op, .dur = VS_NONE, .compute_ns = VS_NONE };
+}
+
 /* Names as they appear in traces ("alloc", "h2d", ...); NULL when out of range. */
 const char *event_op_name (guint op);
 const char *event_kind_name (guint kind);

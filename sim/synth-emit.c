@@ -123,8 +123,8 @@ synth_compute_ns (SynthEmit *e, double flops)
 guint64
 synth_alloc (SynthEmit *e, guint64 bytes, VsMemKind kind, const char *tag)
 {
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_ALLOC;
+  VsEvent ev;
+  event_init (&ev, VS_OP_ALLOC);
   ev.id = e->next_id++;
   ev.bytes = bytes;
   ev.kind = kind;
@@ -145,8 +145,8 @@ void
 synth_free (SynthEmit *e, guint64 id)
 {
   g_return_if_fail (g_hash_table_contains (e->sizes, &id));
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_FREE;
+  VsEvent ev;
+  event_init (&ev, VS_OP_FREE);
   ev.id = id;
   g_hash_table_remove (e->sizes, &id);
   g_hash_table_remove (e->kinds, &id);
@@ -174,8 +174,8 @@ synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
       }
   if (bytes == VS_NONE)
     bytes = sum;
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_KERNEL;
+  VsEvent ev;
+  event_init (&ev, VS_OP_KERNEL);
   ev.name = name;
   ev.stream = stream;
   ev.compute_ns = synth_compute_ns (e, flops);
@@ -210,8 +210,8 @@ synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes, gu
       double bps = c->link.bandwidth * (is_pinned (e, host) ? c->link.efficiency : c->link.pageable_efficiency);
       dur += ns_for ((double) bytes, bps);
     }
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_COPY;
+  VsEvent ev;
+  event_init (&ev, VS_OP_COPY);
   ev.dir = dir;
   ev.src = src;
   ev.dst = dst;
@@ -219,7 +219,6 @@ synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes, gu
   ev.stream = stream;
   ev.async = async;
   ev.dur = dur;
-  ev.compute_ns = VS_NONE;
   guint64 end = gpu_run (e, stream, dur);
   emit (e, &ev, async ? SYNTH_LAUNCH_NS : MAX (SYNTH_LAUNCH_NS, end > e->t ? end - e->t : 0));
   return dur;
@@ -228,14 +227,13 @@ synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes, gu
 void
 synth_memset (SynthEmit *e, guint64 dst, guint64 stream)
 {
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_MEMSET;
+  VsEvent ev;
+  event_init (&ev, VS_OP_MEMSET);
   ev.dst = dst;
   ev.bytes = synth_size (e, dst);
   ev.stream = stream;
   ev.async = TRUE;
   ev.dur = ns_for ((double) ev.bytes, e->mem_bps);
-  ev.compute_ns = VS_NONE;
   gpu_run (e, stream, ev.dur);
   emit (e, &ev, SYNTH_LAUNCH_NS);
 }
@@ -244,14 +242,12 @@ void
 synth_prefetch (SynthEmit *e, guint64 id, VsPrefetchTo to, guint64 stream)
 {
   const VsConfig *c = e->cfg;
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_PREFETCH;
+  VsEvent ev;
+  event_init (&ev, VS_OP_PREFETCH);
   ev.id = id;
   ev.bytes = synth_size (e, id);
   ev.to = to;
   ev.stream = stream;
-  ev.dur = VS_NONE;
-  ev.compute_ns = VS_NONE;
   gpu_run (e, stream, ns_for ((double) ev.bytes, c->link.bandwidth * c->link.efficiency));
   emit (e, &ev, SYNTH_LAUNCH_NS);
 }
@@ -259,12 +255,10 @@ synth_prefetch (SynthEmit *e, guint64 id, VsPrefetchTo to, guint64 stream)
 guint64
 synth_event_record (SynthEmit *e, guint64 stream)
 {
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_EVENT_RECORD;
+  VsEvent ev;
+  event_init (&ev, VS_OP_EVENT_RECORD);
   ev.stream = stream;
   ev.event = e->next_event++;
-  ev.dur = VS_NONE;
-  ev.compute_ns = VS_NONE;
   store_u64 (e->event_time, ev.event, MAX (e->t, lookup_u64 (e->stream_end, stream)));
   emit (e, &ev, SYNTH_LAUNCH_NS / 2);
   return ev.event;
@@ -273,12 +267,10 @@ synth_event_record (SynthEmit *e, guint64 stream)
 void
 synth_stream_wait (SynthEmit *e, guint64 stream, guint64 event)
 {
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_STREAM_WAIT;
+  VsEvent ev;
+  event_init (&ev, VS_OP_STREAM_WAIT);
   ev.stream = stream;
   ev.event = event;
-  ev.dur = VS_NONE;
-  ev.compute_ns = VS_NONE;
   guint64 at = lookup_u64 (e->event_time, event);
   if (at > lookup_u64 (e->stream_end, stream))
     store_u64 (e->stream_end, stream, at);
@@ -307,34 +299,28 @@ sync_until (SynthEmit *e, VsEvent *ev, guint64 end)
 void
 synth_sync_device (SynthEmit *e)
 {
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_SYNC;
+  VsEvent ev;
+  event_init (&ev, VS_OP_SYNC);
   ev.scope = VS_SYNC_DEVICE;
-  ev.dur = VS_NONE;
-  ev.compute_ns = VS_NONE;
   sync_until (e, &ev, all_streams_end (e));
 }
 
 void
 synth_sync_stream (SynthEmit *e, guint64 stream)
 {
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_SYNC;
+  VsEvent ev;
+  event_init (&ev, VS_OP_SYNC);
   ev.scope = VS_SYNC_STREAM;
   ev.stream = stream;
-  ev.dur = VS_NONE;
-  ev.compute_ns = VS_NONE;
   sync_until (e, &ev, lookup_u64 (e->stream_end, stream));
 }
 
 void
 synth_mark (SynthEmit *e, const char *name)
 {
-  VsEvent ev = { 0 };
-  ev.op = VS_OP_MARK;
+  VsEvent ev;
+  event_init (&ev, VS_OP_MARK);
   ev.name = name;
-  ev.dur = VS_NONE;
-  ev.compute_ns = VS_NONE;
   emit (e, &ev, 0);
 }
 
