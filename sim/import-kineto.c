@@ -92,11 +92,9 @@ ImportOut *
 import_push (GArray *outs, guint64 t, guint32 tid, VsOp op)
 {
   ImportOut o = { 0 };
+  event_init (&o.ev, op);
   o.ev.t = t;
   o.ev.tid = tid;
-  o.ev.op = op;
-  o.ev.dur = VS_NONE;
-  o.ev.compute_ns = VS_NONE;
   o.ev.bytes = op == VS_OP_KERNEL ? VS_NONE : 0;
   o.seq = outs->len;
   g_array_append_val (outs, o);
@@ -131,14 +129,13 @@ import_write (GArray *outs, const char *out_path, const char *device, const char
                                 || ev->op == VS_OP_MEMSET;
       if (uses_untracked && !untracked)
         {
-          VsEvent a = { 0 };
-          a.op = VS_OP_ALLOC;
+          VsEvent a;
+          event_init (&a, VS_OP_ALLOC);
           a.t = ev->t;
           a.tid = ev->tid;
           a.id = IMPORT_UNTRACKED_ID;
           a.kind = VS_MEM_DEVICE;
           a.tag = "untracked";
-          a.dur = VS_NONE;
           if (!trace_writer_write (w, &a, error))
             return FALSE;
           untracked = TRUE;
@@ -149,15 +146,14 @@ import_write (GArray *outs, const char *out_path, const char *device, const char
           guint64 *id = g_hash_table_lookup (pinned, &key);
           if (id == NULL)
             {
-              VsEvent a = { 0 };
-              a.op = VS_OP_ALLOC;
+              VsEvent a;
+              event_init (&a, VS_OP_ALLOC);
               a.t = ev->t;
               a.tid = ev->tid;
               a.id = next_pinned++;
               a.bytes = ev->bytes;
               a.kind = VS_MEM_PINNED;
               a.tag = "pinned_staging";
-              a.dur = VS_NONE;
               if (!trace_writer_write (w, &a, error))
                 return FALSE;
               g_array_append_val (pinned_allocs, a);
@@ -184,12 +180,11 @@ import_write (GArray *outs, const char *out_path, const char *device, const char
     }
   for (guint i = 0; i < pinned_allocs->len; i++)
     {
-      VsEvent f = { 0 };
-      f.op = VS_OP_FREE;
+      VsEvent f;
+      event_init (&f, VS_OP_FREE);
       f.t = t_end;
       f.tid = g_array_index (pinned_allocs, VsEvent, i).tid;
       f.id = g_array_index (pinned_allocs, VsEvent, i).id;
-      f.dur = VS_NONE;
       if (!trace_writer_write (w, &f, error))
         return FALSE;
     }
