@@ -2409,14 +2409,6 @@ thread_issue (Sim *s, Thread *t)
   t->issued_op = ev->op;
   double f = now + i2d (ev->host_ns);
   t->waits = 0;
-  if (G_LIKELY (ev->op == VS_OP_KERNEL))
-    {
-      /* The common call, straight: a kernel launch never blocks. */
-      op_unref (op_issue (s, ev));
-      thread_finish (s, t, f);
-      reader_advance (s);
-      return;
-    }
   switch (ev->op)
     {
     case VS_OP_ALLOC:
