@@ -209,6 +209,8 @@ graph_launch_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CUgraph
                  uintptr_t stream)
 {
   uint64_t first, *ids = NULL;
+  if (hooks_stream_capturing (stream))  /* a child graph of the one being captured */
+    return;
   uint32_t n = hooks_graph_kernels (exec, stream, t0, t1, 1, cb->correlationId, &first, &ids);
   if (n == 0) {
     free (ids);
@@ -312,12 +314,21 @@ cupti_fork_child (void)
  * per-thread default stream. A _ptds call runs on that stream (PTDS0). */
 #define STREAM(s) ((uintptr_t) ((pt && !(s)) ? CU_STREAM_PER_THREAD : (s)))
 #define PTDS0 ((uintptr_t) (pt ? CU_STREAM_PER_THREAD : NULL))
+/* Work issued into a stream being captured into a graph does not run: it
+ * is recorded when the graph is launched (hook mode skips it the same way). */
+#define CAPTURED(s) hooks_stream_capturing ((uintptr_t) (s))
 #define COPY_EV(dir, dst, src, n, s, async) \
-  pending (cap_copy (t0, t1, dir, (uintptr_t) (dst), (uintptr_t) (src), n, (uintptr_t) (s), \
-                     async, 1, cb->correlationId), cb->correlationId)
+  do { \
+    if (!CAPTURED (s)) \
+      pending (cap_copy (t0, t1, dir, (uintptr_t) (dst), (uintptr_t) (src), n, (uintptr_t) (s), \
+                         async, 1, cb->correlationId), cb->correlationId); \
+  } while (0)
 #define MEMSET_EV(dst, n, s, async) \
-  pending (cap_memset (t0, t1, (uintptr_t) (dst), n, (uintptr_t) (s), async, 1, cb->correlationId), \
-           cb->correlationId)
+  do { \
+    if (!CAPTURED (s)) \
+      pending (cap_memset (t0, t1, (uintptr_t) (dst), n, (uintptr_t) (s), async, 1, \
+                           cb->correlationId), cb->correlationId); \
+  } while (0)
 
 static void
 kernel_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CUfunction f, uintptr_t s,
@@ -325,6 +336,8 @@ kernel_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CUfunction f,
 {
   static __thread uint64_t words[HOOKS_MAX_WORDS];
   size_t nw = 0;
+  if (CAPTURED (s))
+    return;
   uint32_t sid = hooks_kernel_words (f, params, extra, words, &nw);
   pending (cap_kernel (t0, t1, sid, s, words, nw, 1, cb->correlationId), cb->correlationId);
 }
@@ -432,10 +445,14 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
                CAP_MEM_PINNED, 0, 0);
     break;
   case CB (cuMemAllocAsync):
+    if (CAPTURED (STREAM (P (cuMemAllocAsync)->hStream)))
+      break;                    /* a graph's allocation node */
     cap_alloc (t0, t1, *P (cuMemAllocAsync)->dptr, P (cuMemAllocAsync)->bytesize, CAP_MEM_DEVICE,
                1, STREAM (P (cuMemAllocAsync)->hStream));
     break;
   case CB (cuMemAllocFromPoolAsync):
+    if (CAPTURED (STREAM (P (cuMemAllocFromPoolAsync)->hStream)))
+      break;
     cap_alloc (t0, t1, *P (cuMemAllocFromPoolAsync)->dptr, P (cuMemAllocFromPoolAsync)->bytesize,
                CAP_MEM_DEVICE, 1, STREAM (P (cuMemAllocFromPoolAsync)->hStream));
     break;
@@ -452,6 +469,8 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
     cap_free (t0, t1, (uintptr_t) P (cuMemHostUnregister)->p, 0, 0);
     break;
   case CB (cuMemFreeAsync):
+    if (CAPTURED (STREAM (P (cuMemFreeAsync)->hStream)))
+      break;
     cap_free (t0, t1, P (cuMemFreeAsync)->dptr, 1, STREAM (P (cuMemFreeAsync)->hStream));
     break;
   case CB (cuMemUnmap):
@@ -536,6 +555,8 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
     break;
   case CB (cuMemPrefetchAsync_v2): {
     const cuMemPrefetchAsync_v2_params *p = P (cuMemPrefetchAsync_v2);
+    if (CAPTURED (STREAM (p->hStream)))
+      break;
     cap_prefetch (t0, t1, p->devPtr, p->count, p->location.type != CU_MEM_LOCATION_TYPE_DEVICE,
                   STREAM (p->hStream));
     break;
@@ -577,6 +598,9 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
     graph_launch_ev (cb, t0, t1, P (cuGraphLaunch)->hGraph, STREAM (P (cuGraphLaunch)->hStream));
     break;
   case CB (cuCtxSynchronize):
+#if CUDA_VERSION >= 13000
+  case CB (cuCtxSynchronize_v2):
+#endif
     sync_point (t0, t1, CAP_SYNC_DEVICE, 0);
     break;
   case CB (cuStreamSynchronize):
@@ -586,10 +610,14 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
     sync_point (t0, t1, CAP_SYNC_EVENT, (uintptr_t) P (cuEventSynchronize)->hEvent);
     break;
   case CB (cuEventRecord):
+    if (CAPTURED (STREAM (P (cuEventRecord)->hStream)))
+      break;
     cap_event_record (t0, t1, (uintptr_t) P (cuEventRecord)->hEvent,
                       STREAM (P (cuEventRecord)->hStream));
     break;
   case CB (cuStreamWaitEvent):
+    if (CAPTURED (STREAM (P (cuStreamWaitEvent)->hStream)))
+      break;
     cap_stream_wait (t0, t1, STREAM (P (cuStreamWaitEvent)->hStream),
                      (uintptr_t) P (cuStreamWaitEvent)->hEvent);
     break;
@@ -617,6 +645,9 @@ static const CUpti_CallbackId cbids[] = {
   CB (cuGraphExecDestroy), CB (cuGraphLaunch),
   CB (cuCtxSynchronize), CB (cuStreamSynchronize), CB (cuEventSynchronize), CB (cuEventRecord),
   CB (cuStreamWaitEvent),
+#if CUDA_VERSION >= 13000
+  CB (cuCtxSynchronize_v2),
+#endif
 };
 
 static int

@@ -1,22 +1,35 @@
 #!/bin/sh
 # gpu-check.sh — capture accuracy check on a machine with a GPU (not run in
-# CI). Builds small CUDA programs with nvcc (copies and kernels on several
-# streams; managed memory within and beyond capacity; a graph launch) and a
-# small PyTorch training step, captures each with vramcap in both modes,
-# replays each trace on the preset that matches the GPU, and prints
-# captured vs predicted time. Meant to finish in well under 8 minutes.
-# Usage: capture/gpu-check.sh   (from the repository root, after `make`)
+# CI). Small CUDA programs (copies and kernels on four streams, linked with
+# static and with shared cudart; managed memory first touched by the GPU,
+# first touched by the host, and prefetched; a graph launch; a program that
+# exits with work in flight) and a small PyTorch training
+# step are run plain, then captured with vramcap in both modes; each trace
+# is replayed on the preset that the capture named for the GPU, and the
+# script prints wall time, captured time and predicted time per run.
+#
+# Usage (from the repository root, after `make`):
+#   capture/gpu-check.sh [KEEP_DIR]     build the programs with nvcc, run
+#                                       everything; copy the traces and
+#                                       stderr logs to KEEP_DIR if given
+#   capture/gpu-check.sh --build DIR    only build the programs into DIR
+#                                       (on a machine with nvcc, no GPU)
+# GPU_CHECK_PROGS=DIR uses programs built earlier with --build.
+# VRAMSIM / VRAMCAP override the binaries (a wrapper that sets
+# LD_LIBRARY_PATH, say). Managed memory stays well below the card's free
+# memory: asking for more than the card has can hang the GPU, so the
+# oversubscription case is left to the replay model (docs/validation.md).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-VRAMSIM=$ROOT/bin/vramsim
-VRAMCAP=$ROOT/bin/vramcap
+VRAMSIM=${VRAMSIM:-$ROOT/bin/vramsim}
+VRAMCAP=${VRAMCAP:-$ROOT/bin/vramcap}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+NVCCFLAGS=${NVCCFLAGS:--O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=[sm_80,compute_80]}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-[ -x "$VRAMCAP" ] && [ -x "$VRAMSIM" ] || { echo "gpu-check: run make first" >&2; exit 1; }
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null
 
-cat > "$W/streams.cu" <<'CU'
+write_sources () { # DIR
+cat > "$1/streams.cu" <<'CU'
 #include <cstdio>
 __global__ void axpy(float a, const float *x, float *y, size_t n)
 { size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }
@@ -33,24 +46,38 @@ int main() {
     }
   cudaDeviceSynchronize();
   for (int k = 0; k < S; k++) { cudaFree(x[k]); cudaFree(y[k]); }
+  cudaFreeHost(h);
   printf("streams ok\n"); return 0;
 }
 CU
-cat > "$W/managed.cu" <<'CU'
+cat > "$1/managed.cu" <<'CU'
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 __global__ void touch(char *p, size_t n) { for (size_t i = (blockIdx.x * (size_t) blockDim.x + threadIdx.x) * 4096; i < n; i += (size_t) gridDim.x * blockDim.x * 4096) p[i]++; }
 int main(int argc, char **argv) {
   size_t free_b, total; cudaMemGetInfo(&free_b, &total);
-  double frac = argc > 1 ? atof(argv[1]) : 0.5;
+  double frac = argc > 1 ? atof(argv[1]) : 0.02;
+  int host_first = argc > 2 && !strcmp(argv[2], "host");
   size_t n = (size_t) (total * frac);
+  if (n > free_b / 2) { printf("managed: %.2f of the card is more than half its free memory\n", frac); return 2; }
+  int prefetch = argc > 3 && !strcmp(argv[3], "prefetch");
   char *p; if (cudaMallocManaged(&p, n) != cudaSuccess) return 1;
+  if (host_first) memset(p, 1, n);
+  if (prefetch) {
+#if CUDART_VERSION >= 13000
+    cudaMemLocation loc = { cudaMemLocationTypeDevice, 0 };
+    cudaMemPrefetchAsync(p, n, loc, 0, 0);
+#else
+    cudaMemPrefetchAsync(p, n, 0, 0);
+#endif
+  }
   for (int it = 0; it < 3; it++) touch<<<1024, 256>>>(p, n);
   cudaDeviceSynchronize(); cudaFree(p);
-  printf("managed %.2f ok\n", frac); return 0;
+  printf("managed %.2f %s%s ok\n", frac, host_first ? "host-first" : "gpu-first", prefetch ? " prefetched" : ""); return 0;
 }
 CU
-cat > "$W/graph.cu" <<'CU'
+cat > "$1/graph.cu" <<'CU'
 #include <cstdio>
 __global__ void scale(float *x, size_t n) { size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; if (i < n) x[i] *= 1.0001f; }
 int main() {
@@ -63,7 +90,16 @@ int main() {
   cudaStreamSynchronize(s); cudaFree(x); printf("graph ok\n"); return 0;
 }
 CU
-cat > "$W/train.py" <<'PY'
+cat > "$1/nosync.cu" <<'CU'
+#include <cstdio>
+__global__ void fill(float *x, size_t n) { size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; if (i < n) x[i] = i; }
+int main() {  /* exits with work in flight: no sync, no free */
+  const size_t n = 64 << 20; float *x; cudaMalloc(&x, n * 4);
+  for (int j = 0; j < 10; j++) fill<<<(n + 255) / 256, 256>>>(x, n);
+  printf("nosync ok\n"); return 0;
+}
+CU
+cat > "$1/train.py" <<'PY'
 import torch
 m = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096)).cuda()
 opt = torch.optim.AdamW(m.parameters())
@@ -72,37 +108,77 @@ for _ in range(10):
     opt.zero_grad(); m(x).square().mean().backward(); opt.step()
 torch.cuda.synchronize(); print("torch ok")
 PY
+}
 
-for p in streams managed graph; do
-  "$NVCC" -O2 -o "$W/$p" "$W/$p.cu" || { echo "gpu-check: nvcc failed for $p" >&2; exit 1; }
-done
+build () { # DIR
+  mkdir -p "$1" && write_sources "$1" || return 1
+  for p in streams managed graph nosync; do
+    "$NVCC" $NVCCFLAGS -o "$1/$p" "$1/$p.cu" || { echo "gpu-check: nvcc failed for $p" >&2; return 1; }
+  done
+  "$NVCC" $NVCCFLAGS -cudart shared -o "$1/streams-shared" "$1/streams.cu" ||
+    { echo "gpu-check: nvcc failed for streams-shared" >&2; return 1; }
+}
 
-row() { # NAME TRACE
-  "$VRAMSIM" replay "$2" --format json -o "$W/r.json" 2>"$W/r.err" || { echo "$1: replay failed: $(head -1 "$W/r.err")"; return; }
+if [ "${1:-}" = "--build" ]; then
+  [ $# -eq 2 ] || { echo "usage: $0 --build DIR" >&2; exit 1; }
+  build "$2" && echo "gpu-check: programs in $2"
+  exit
+fi
+KEEP=${1:-}
+[ -n "$KEEP" ] && mkdir -p "$KEEP"
+
+"$VRAMSIM" --help > /dev/null 2>&1 && "$VRAMCAP" --help > /dev/null 2>&1 ||
+  { echo "gpu-check: $VRAMSIM or $VRAMCAP does not run (run make first)" >&2; exit 1; }
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>/dev/null
+
+P=${GPU_CHECK_PROGS:-}
+if [ -z "$P" ]; then
+  P=$W/progs
+  build "$P" || exit 1
+fi
+
+now_ms () { echo $(( $(date +%s%N) / 1000000 )); }
+
+row () { # NAME TRACE
+  "$VRAMSIM" replay "$2" --format json -o "$W/r.json" 2>"$W/r.err" ||
+    "$VRAMSIM" replay "$2" -c "${GPU_CHECK_PRESET:-h200}" --format json -o "$W/r.json" 2>"$W/r.err" ||
+    { echo "  $1: replay failed: $(head -1 "$W/r.err")"; return; }
   python3 - "$1" "$W/r.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[2]))
 t = r["time"]
-print("%-22s %-10s %12.3f ms captured %12.3f ms predicted  x%.3f  %s" % (
+print("  %-28s %-9s captured %10.3f ms  predicted %10.3f ms  x%.3f  %s" % (
     sys.argv[1], r.get("config"), t["captured_ns"] / 1e6, t["predicted_ns"] / 1e6,
     t["slowdown"], r["status"]))
 PY
 }
 
-for mode in cupti hook; do
-  for p in streams "managed 0.5" "managed 1.5" graph; do
-    set -- $p
-    name="$1${2:+-$2}-$mode"
-    start=$(date +%s%N)
-    timeout 120 "$VRAMCAP" --mode $mode -o "$W/$name.vtrace" -- "$W/$@" > /dev/null 2> "$W/$name.err"
+run_one () { # NAME ARGV...
+  name=$1; shift
+  t0=$(now_ms)
+  timeout 120 "$@" > "$W/$name-plain.out" 2>&1
+  echo "# $name: plain exit $?, wall $(( $(now_ms) - t0 )) ms"
+  for mode in cupti hook; do
+    t0=$(now_ms)
+    timeout 180 "$VRAMCAP" --mode $mode -o "$W/$name-$mode.vtrace" -- "$@" > "$W/$name-$mode.out" 2> "$W/$name-$mode.err"
     rc=$?
-    echo "# $name: exit $rc, wall $(( ($(date +%s%N) - start) / 1000000 )) ms $(grep -m1 vramcap: "$W/$name.err")"
-    row "$name" "$W/$name.vtrace"
+    echo "# $name-$mode: exit $rc, wall $(( $(now_ms) - t0 )) ms"
+    grep -m3 vramcap: "$W/$name-$mode.err"
+    row "$name-$mode" "$W/$name-$mode.vtrace"
+    "$VRAMSIM" info "$W/$name-$mode.vtrace" 2>&1 | grep -E '^(events|kernels|copies) ' | sed 's/^/    /'
+    [ -n "$KEEP" ] && cp "$W/$name-$mode.vtrace" "$W/$name-$mode.err" "$KEEP/" 2>/dev/null
   done
-  if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-    timeout 180 "$VRAMCAP" --mode $mode -o "$W/torch-$mode.vtrace" -- python3 "$W/train.py" > /dev/null 2> "$W/torch.err"
-    echo "# torch-$mode: exit $? $(grep -m1 vramcap: "$W/torch.err")"
-    row "torch-$mode" "$W/torch-$mode.vtrace"
-    "$VRAMSIM" info "$W/torch-$mode.vtrace" 2>&1 | head -12
-  fi
-done
+}
+
+run_one streams "$P/streams"
+run_one streams-shared "$P/streams-shared"
+run_one managed-0.02-gpu "$P/managed" 0.02
+run_one managed-0.05-host "$P/managed" 0.05 host
+run_one managed-0.05-host-prefetch "$P/managed" 0.05 host prefetch
+run_one graph "$P/graph"
+run_one nosync "$P/nosync"
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  run_one torch python3 "$P/train.py"
+else
+  echo "# torch: python3 has no CUDA-enabled torch, skipped"
+fi

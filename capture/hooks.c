@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hooks.h"
 #include "recorder.h"
@@ -107,7 +108,15 @@ PT_LIST (PT_DECL)
   X (cuMemAllocFromPoolAsync_ptsz) X (cuMemFreeAsync_ptsz) X (cuLaunchKernel_ptsz) \
   X (cuLaunchKernelEx_ptsz) X (cuLaunchCooperativeKernel_ptsz) X (cuGraphLaunch_ptsz) \
   X (cuStreamSynchronize_ptsz) X (cuEventRecord_ptsz) X (cuEventRecordWithFlags_ptsz) \
-  X (cuStreamWaitEvent_ptsz)
+  X (cuStreamWaitEvent_ptsz) WRAP_LIST_13 (X)
+/* CUDA 13's cudart asks cuGetProcAddress for cuCtxSynchronize at version
+ * 13000 and gets cuCtxSynchronize_v2 (CUcontext): cudaDeviceSynchronize
+ * goes there. */
+#if CUDA_VERSION >= 13000
+#define WRAP_LIST_13(X) X (cuCtxSynchronize_v2)
+#else
+#define WRAP_LIST_13(X)
+#endif
 #define CALL_LIST(X) \
   X (cuDeviceGet) X (cuDeviceGetName) X (cuDeviceTotalMem_v2) X (cuDeviceGetAttribute) \
   X (cuDriverGetVersion) X (cuCtxGetCurrent) \
@@ -128,6 +137,7 @@ static PrefetchV1 real_cuMemPrefetchAsync, real_cuMemPrefetchAsync_ptsz;
 
 static void *(*real_dlsym) (void *, const char *);
 static void *g_libcuda;
+static pid_t g_init_pid;        /* the process that registered drain_at_exit */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* Wrappers defined below, named as the driver exports them. */
@@ -376,6 +386,13 @@ capturing (CUstream s)
   if (!real_cuStreamIsCapturing || real_cuStreamIsCapturing (s, &st) != CUDA_SUCCESS)
     return 0;
   return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+int
+hooks_stream_capturing (uintptr_t s)
+{
+  resolve ();
+  return capturing ((CUstream) s);
 }
 
 static void
@@ -631,6 +648,17 @@ hooks_kernel_words (void *f, void **params, void **extra, uint64_t *words, size_
       return real_##fn (__VA_ARGS__); \
   } while (0)
 
+/* At exit, before the driver's own teardown: libcuda registers its exit
+ * handler inside cuInit, so this one, registered after the first cuInit
+ * returns, runs before it and can still read back pending GPU times (the
+ * recorder's own handler, registered at load, runs after the driver's). */
+static void
+drain_at_exit (void)
+{
+  if (cap_mode == CAP_MODE_HOOK && getpid () == g_init_pid)
+    drain_before_ctx_teardown ();
+}
+
 CUresult
 cuInit (unsigned int flags)
 {
@@ -646,8 +674,13 @@ cuInit (unsigned int flags)
         cap_warn ("CUPTI injection did not start; recording in hook mode");
       hooks_start ();
     }
-    if (cap_mode == CAP_MODE_HOOK)
+    if (cap_mode == CAP_MODE_HOOK) {
       hooks_query_device ();
+      if (g_init_pid != getpid ()) {
+        g_init_pid = getpid ();
+        atexit (drain_at_exit);
+      }
+    }
   }
   return r;
 }
@@ -1385,6 +1418,19 @@ cuCtxSynchronize (void)
   poll_after_sync ();
   return r;
 }
+
+#if CUDA_VERSION >= 13000
+CUresult
+cuCtxSynchronize_v2 (CUcontext ctx)
+{
+  PASS (cuCtxSynchronize_v2, ctx);
+  uint64_t t0 = cap_now ();
+  CUresult r = real_cuCtxSynchronize_v2 (ctx);
+  cap_sync (t0, cap_now (), CAP_SYNC_DEVICE, 0);
+  poll_after_sync ();
+  return r;
+}
+#endif
 
 CUresult
 cuStreamSynchronize (CUstream s)

@@ -15,6 +15,11 @@ void hooks_query_device (void);
  * parameters (WORDS holds HOOKS_MAX_WORDS), for CUPTI mode too. */
 uint32_t hooks_kernel_words (void *f, void **params, void **extra, uint64_t *words, size_t *nw);
 
+/* Whether stream S (a handle; CU_STREAM_PER_THREAD and NULL included) is
+ * being captured into a graph: work issued there does not run then, and is
+ * recorded when the graph is launched. */
+int hooks_stream_capturing (uintptr_t s);
+
 /* Graphs (both modes): the kernel nodes of an instantiated graph are kept
  * by exec, with their names, parameter words and, when NODE_ID_CB is set
  * (CUPTI mode: cuptiGetGraphNodeId), their node ids. */

@@ -655,10 +655,17 @@ cap_preset_for (const char *name, uint64_t memory_bytes)
   return NULL;
 }
 
+/* The kernel module's version from /proc/driver/nvidia/version (or the
+ * file $VRAMCAP_DRIVER_VERSION_FILE names, for tests): the first token of
+ * the first line made of digits and dots with at least one dot, so that
+ * both "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..." and
+ * "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  ..."
+ * give the number. */
 static void
 read_driver_version (void)
 {
-  int fd = open ("/proc/driver/nvidia/version", O_RDONLY | O_CLOEXEC);
+  const char *path = getenv ("VRAMCAP_DRIVER_VERSION_FILE");
+  int fd = open (path && *path ? path : "/proc/driver/nvidia/version", O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return;
   char buf[512];
@@ -667,18 +674,24 @@ read_driver_version (void)
   if (n <= 0)
     return;
   buf[n] = 0;
-  /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..." */
-  char *p = strstr (buf, "Kernel Module");
-  if (!p)
-    return;
-  p += strlen ("Kernel Module");
-  while (*p == ' ')
-    p++;
-  size_t k = 0;
-  while (p[k] && p[k] != ' ' && p[k] != '\n' && k < sizeof g_driver - 1)
-    k++;
-  memcpy (g_driver, p, k);
-  g_driver[k] = 0;
+  for (char *p = buf; *p && *p != '\n';) {
+    while (*p == ' ' || *p == '\t')
+      p++;
+    size_t k = 0, dots = 0, other = 0;
+    while (p[k] && p[k] != ' ' && p[k] != '\t' && p[k] != '\n') {
+      if (p[k] == '.')
+        dots++;
+      else if (p[k] < '0' || p[k] > '9')
+        other++;
+      k++;
+    }
+    if (k > 0 && dots > 0 && !other && p[0] != '.' && k < sizeof g_driver) {
+      memcpy (g_driver, p, k);
+      g_driver[k] = 0;
+      return;
+    }
+    p += k;
+  }
 }
 
 static size_t

@@ -75,7 +75,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..26"
+echo "1..27"
 cd "$T"
 sed 1d expect-basic > expect-basic.events
 
@@ -272,7 +272,9 @@ done
 # six launches (e1 twice, e2, e3, e4 on stream 1; e5 on the per-thread
 # default stream 2), each recorded as its two kernels in node order with the
 # graph's 8000 ns split evenly; a node added after instantiation is in no
-# exec; a failing launch and a kernel-less graph record nothing.
+# exec; a failing launch and a kernel-less graph record nothing. The
+# context sync is made twice: the second through cuCtxSynchronize_v2, what
+# cuGetProcAddress answers at version 13000 (CUDA 13's cudaDeviceSynchronize).
 {
   printf '%s\n' '{"bytes": 1048576, "id": 1, "kind": "device", "op": "alloc", "tid": 0}' \
     '{"bytes": 1048576, "id": 2, "kind": "device", "op": "alloc", "tid": 0}' \
@@ -284,7 +286,7 @@ done
   printf '%s\n' '{"op": "sync", "scope": "stream", "stream": 1, "tid": 0}' \
     '{"op": "sync", "scope": "stream", "stream": 2, "tid": 0}' \
     '{"op": "sync", "scope": "stream", "stream": 1, "tid": 0}' \
-    '{"op": "sync", "scope": "device", "tid": 0}' \
+    '{"op": "sync", "scope": "device", "tid": 0}' '{"op": "sync", "scope": "device", "tid": 0}' \
     '{"id": 1, "op": "free", "tid": 0}' '{"id": 2, "op": "free", "tid": 0}' '{"id": 3, "op": "free", "tid": 0}'
 } > "$T/expect-graph"
 for p in linked dlopen; do
@@ -306,6 +308,20 @@ ok $? "prog-graph in the default (cupti) mode without injection: the same trace"
 import json, sys
 r = json.load(open(sys.argv[1]))
 k = {x["name"]: (x["count"], x["captured_ns"]) for x in r["kernels"]["top"]}
-assert r["status"] == "ok" and r["events"] == 22 and k == {"axpy": (6, 24000), "pairk": (6, 24000)}, (r["status"], r["events"], k)
+assert r["status"] == "ok" and r["events"] == 23 and k == {"axpy": (6, 24000), "pairk": (6, 24000)}, (r["status"], r["events"], k)
 PY
-ok $? "a graph trace replays: 22 events, 6 launches of each kernel, 24000 ns captured each"
+ok $? "a graph trace replays: 23 events, 6 launches of each kernel, 24000 ns captured each"
+
+# The driver version in the header, from both layouts of
+# /proc/driver/nvidia/version (the open kernel module adds "for").
+printf 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U16)\nGCC version:  gcc version 12.2.0\n' > nvrm-open
+printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n' > nvrm-prop
+VRAMCAP_DRIVER_VERSION_FILE=nvrm-open "$VRAMCAP" --mode hook -o drv-open.vtrace -- "$STUB/prog-linked" > /dev/null 2>&1 &&
+  VRAMCAP_DRIVER_VERSION_FILE=nvrm-prop "$VRAMCAP" --mode hook -o drv-prop.vtrace -- "$STUB/prog-linked" > /dev/null 2>&1 &&
+  "$VRAMSIM" convert drv-open.vtrace drv-open.jsonl && "$VRAMSIM" convert drv-prop.vtrace drv-prop.jsonl &&
+  python3 - drv-open.jsonl drv-prop.jsonl <<'PY'
+import json, sys
+got = [json.loads(open(f).readline())["capture"].get("driver_version") for f in sys.argv[1:]]
+assert got == ["580.159.04", "550.54.15"], got
+PY
+ok $? "driver_version read from the open and the proprietary kernel module's version line"

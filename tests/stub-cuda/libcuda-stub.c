@@ -102,6 +102,9 @@ CUresult cuDevicePrimaryCtxRelease_v2 (CUdevice d) { (void) d; return CUDA_SUCCE
 CUresult cuCtxSetCurrent (CUcontext c) { cur_ctx = c; return CUDA_SUCCESS; }
 CUresult cuCtxGetCurrent (CUcontext *c) { *c = cur_ctx; return CUDA_SUCCESS; }
 CUresult cuCtxSynchronize (void) { return CUDA_SUCCESS; }
+#if CUDA_VERSION >= 13000
+CUresult cuCtxSynchronize_v2 (CUcontext ctx) { (void) ctx; return CUDA_SUCCESS; }
+#endif
 
 CUresult cuModuleLoadData (CUmodule *m, const void *img) { (void) img; static struct CUmod_st mod; *m = &mod; return CUDA_SUCCESS; }
 
@@ -599,6 +602,15 @@ cuGetProcAddress_v2 (const char *symbol, void **pfn, int ver, cuuint64_t flags,
       *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;
   }
+#if CUDA_VERSION >= 13000
+  /* cuCtxSynchronize takes the context from 13.0: what cudart 13 calls. */
+  if (strcmp (symbol, "cuCtxSynchronize") == 0 && ver >= 13000) {
+    *pfn = (void *) cuCtxSynchronize_v2;
+    if (status)
+      *status = CU_GET_PROC_ADDRESS_SUCCESS;
+    return CUDA_SUCCESS;
+  }
+#endif
   if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
     for (size_t i = 0; i < sizeof ptds_procs / sizeof ptds_procs[0]; i++)
       if (strcmp (ptds_procs[i].name, symbol) == 0) {

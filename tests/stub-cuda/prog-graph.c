@@ -27,12 +27,19 @@ __typeof__ (cuGraphInstantiateWithParams) cuGraphInstantiateWithParams_ptsz;
 __typeof__ (cuGraphLaunch) cuGraphLaunch_ptsz;
 __typeof__ (cuStreamSynchronize) cuStreamSynchronize_ptsz;
 
+/* What CUDA 13's cudart gets for cuCtxSynchronize (cudaDeviceSynchronize). */
+#if CUDA_VERSION >= 13000
+#define CTXSYNC13(F) F (ctxsync13, cuCtxSynchronize, cuCtxSynchronize_v2, 13000, 0)
+#else
+#define CTXSYNC13(F)
+#endif
+
 /* F(field, name for cuGetProcAddress, linked symbol, version, per-thread flag) */
 #define FUNCS(F) \
   F (init, cuInit, cuInit, 12000, 0) F (devget, cuDeviceGet, cuDeviceGet, 12000, 0) \
   F (retain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 12000, 0) \
   F (setcur, cuCtxSetCurrent, cuCtxSetCurrent, 12000, 0) \
-  F (ctxsync, cuCtxSynchronize, cuCtxSynchronize, 12000, 0) \
+  F (ctxsync, cuCtxSynchronize, cuCtxSynchronize, 12000, 0) CTXSYNC13 (F) \
   F (alloc, cuMemAlloc, cuMemAlloc_v2, 12000, 0) F (free_, cuMemFree, cuMemFree_v2, 12000, 0) \
   F (screate, cuStreamCreate, cuStreamCreate, 12000, 0) \
   F (ssync, cuStreamSynchronize, cuStreamSynchronize, 12000, 0) \
@@ -177,6 +184,11 @@ main (void)
   CK (api.gdestroy (g));
 
   CK (api.ctxsync ());
+#if CUDA_VERSION >= 13000
+  CK (api.ctxsync13 (ctx));
+#else
+  CK (api.ctxsync ());
+#endif
   CK (api.free_ (a));
   CK (api.free_ (b));
   CK (api.free_ (c));
