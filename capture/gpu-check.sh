@@ -3,7 +3,8 @@
 # CI). Small CUDA programs (copies and kernels on four streams, linked with
 # static and with shared cudart; managed memory first touched by the GPU,
 # first touched by the host, and prefetched; a graph launch; a program that
-# exits with work in flight) and a small PyTorch training
+# exits with work in flight; copies and memory-bound kernels alone and side
+# by side) and a small PyTorch training
 # step are run plain, then captured with vramcap in both modes; each trace
 # is replayed on the preset that the capture named for the GPU, and the
 # script prints wall time, captured time and predicted time per run.
@@ -14,7 +15,9 @@
 #                                       stderr logs to KEEP_DIR if given
 #   capture/gpu-check.sh --build DIR    only build the programs into DIR
 #                                       (on a machine with nvcc, no GPU)
-# GPU_CHECK_PROGS=DIR uses programs built earlier with --build.
+# GPU_CHECK_PROGS=DIR uses programs built earlier with --build;
+# GPU_CHECK_ONLY="NAME..." runs only those (streams, managed-0.02-gpu,
+# graph, nosync, contend, torch, ...).
 # VRAMSIM / VRAMCAP override the binaries (a wrapper that sets
 # LD_LIBRARY_PATH, say). Managed memory stays well below the card's free
 # memory: asking for more than the card has can hang the GPU, so the
@@ -99,6 +102,45 @@ int main() {  /* exits with work in flight: no sync, no free */
   printf("nosync ok\n"); return 0;
 }
 CU
+cat > "$1/contend.cu" <<'CU'
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+/* Phases, each three times, separated by device syncs: pageable h2d; pinned
+ * h2d; h2d beside d2h; a d2d copy; three memory-bound kernels; the d2d copy
+ * beside the kernels; two streams of kernels at once. */
+__global__ void axpy(float a, const float *x, float *y, size_t n)
+{ for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x) y[i] = a * x[i] + y[i]; }
+int main() {
+  const size_t B = 256 << 20, N = 256 << 20;  /* host copies: 256 MiB; kernel arrays: 1 GiB */
+  char *pageable = (char *) malloc(B), *pin, *pin2, *d1, *d2, *c1, *c2;
+  float *x, *y, *x2, *y2; cudaStream_t s1, s2;
+  memset(pageable, 1, B);
+  if (cudaMallocHost(&pin, B) != cudaSuccess || cudaMallocHost(&pin2, B) != cudaSuccess) return 1;
+  memset(pin, 1, B); memset(pin2, 1, B);
+  cudaMalloc(&d1, B); cudaMalloc(&d2, B); cudaMalloc(&c1, N * 4); cudaMalloc(&c2, N * 4);
+  cudaMalloc(&x, N * 4); cudaMalloc(&y, N * 4); cudaMalloc(&x2, N * 4); cudaMalloc(&y2, N * 4);
+  cudaStreamCreate(&s1); cudaStreamCreate(&s2);
+  cudaMemset(x, 0, N * 4); cudaMemset(y, 0, N * 4); cudaMemset(x2, 0, N * 4); cudaMemset(y2, 0, N * 4);
+  cudaMemset(c1, 0, N * 4); cudaMemset(d2, 0, B); cudaDeviceSynchronize();
+  const int G = 132 * 16, T = 256;
+  for (int r = 0; r < 3; r++) {
+    cudaMemcpyAsync(d1, pageable, B, cudaMemcpyHostToDevice, s1); cudaDeviceSynchronize();
+    cudaMemcpyAsync(d1, pin, B, cudaMemcpyHostToDevice, s1); cudaDeviceSynchronize();
+    cudaMemcpyAsync(d1, pin, B, cudaMemcpyHostToDevice, s1);
+    cudaMemcpyAsync(pin2, d2, B, cudaMemcpyDeviceToHost, s2); cudaDeviceSynchronize();
+    cudaMemcpyAsync(c2, c1, N * 4, cudaMemcpyDeviceToDevice, s1); cudaDeviceSynchronize();
+    for (int k = 0; k < 3; k++) axpy<<<G, T, 0, s1>>>(2.f, x, y, N);
+    cudaDeviceSynchronize();
+    cudaMemcpyAsync(c2, c1, N * 4, cudaMemcpyDeviceToDevice, s2);
+    for (int k = 0; k < 3; k++) axpy<<<G, T, 0, s1>>>(2.f, x, y, N);
+    cudaDeviceSynchronize();
+    for (int k = 0; k < 3; k++) { axpy<<<G, T, 0, s1>>>(2.f, x, y, N); axpy<<<G, T, 0, s2>>>(2.f, x2, y2, N); }
+    cudaDeviceSynchronize();
+  }
+  printf("contend ok\n"); return 0;
+}
+CU
 cat > "$1/train.py" <<'PY'
 import torch
 m = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096)).cuda()
@@ -112,7 +154,7 @@ PY
 
 build () { # DIR
   mkdir -p "$1" && write_sources "$1" || return 1
-  for p in streams managed graph nosync; do
+  for p in streams managed graph nosync contend; do
     "$NVCC" $NVCCFLAGS -o "$1/$p" "$1/$p.cu" || { echo "gpu-check: nvcc failed for $p" >&2; return 1; }
   done
   "$NVCC" $NVCCFLAGS -cudart shared -o "$1/streams-shared" "$1/streams.cu" ||
@@ -155,6 +197,7 @@ PY
 
 run_one () { # NAME ARGV...
   name=$1; shift
+  case " ${GPU_CHECK_ONLY:-$name} " in *" $name "*) ;; *) return ;; esac
   t0=$(now_ms)
   timeout 120 "$@" > "$W/$name-plain.out" 2>&1
   echo "# $name: plain exit $?, wall $(( $(now_ms) - t0 )) ms"
@@ -177,7 +220,10 @@ run_one managed-0.05-host "$P/managed" 0.05 host
 run_one managed-0.05-host-prefetch "$P/managed" 0.05 host prefetch
 run_one graph "$P/graph"
 run_one nosync "$P/nosync"
-if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+run_one contend "$P/contend"
+if [ -n "${GPU_CHECK_ONLY:-}" ] && ! echo " $GPU_CHECK_ONLY " | grep -q " torch "; then
+  :
+elif python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   run_one torch python3 "$P/train.py"
 else
   echo "# torch: python3 has no CUDA-enabled torch, skipped"
