@@ -454,6 +454,15 @@ cap_copy (uint64_t t0, uint64_t t1, int dir, uintptr_t dst, uintptr_t src, uint6
     dir = dd && sd ? CAP_DIR_D2D : dd ? CAP_DIR_H2D : sd ? CAP_DIR_D2H : CAP_DIR_H2D;
     /* host to host: the driver still moves it; call it h2d (rare) */
   }
+  /* A copy to or from pageable host memory (no tracked allocation on the
+   * host side) blocks the calling thread whatever the API: the driver
+   * stages it through pinned buffers and returns when the copy is done
+   * (d2h) or staged (h2d). On an H200 a 256 MiB cudaMemcpyAsync from
+   * malloc'd memory returned after 32.3 ms of its 32.9 ms. Recorded as
+   * such, the replay re-times the wait on the target's link instead of
+   * keeping the capture's call time. */
+  if ((dir == CAP_DIR_H2D && !s) || (dir == CAP_DIR_D2H && !d))
+    async = 0;
   VtEvent *e = push_locked (t0, t1, VTW_COPY, &seq);
   if (e) {
     e->sub = (uint8_t) dir;

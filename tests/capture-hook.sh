@@ -53,6 +53,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"bytes": 2097152, "id": 2, "kind": "device", "op": "alloc", "tid": 0}
 {"bytes": 4096, "id": 3, "kind": "pinned", "op": "alloc", "tid": 0}
 {"async": true, "bytes": 4096, "dir": "h2d", "dst": 1, "dur": 4096, "op": "copy", "src": 3, "stream": 1, "tid": 0}
+{"async": false, "bytes": 512, "dir": "h2d", "dst": 1, "dur": 512, "op": "copy", "src": 0, "stream": 1, "tid": 0}
 {"dur": 3000, "name": "axpy", "op": "kernel", "reads": [], "stream": 1, "tid": 0, "touches": [1, 2], "writes": []}
 {"dur": 2000, "name": "pairk", "op": "kernel", "reads": [], "stream": 1, "tid": 0, "touches": [2], "writes": []}
 {"op": "sync", "scope": "stream", "stream": 1, "tid": 0}

@@ -58,6 +58,8 @@ main (void)
   CK (api.cuMemHostAlloc (&h, 4096, 0));                   /* id 3, pinned */
   CK (api.cuStreamCreate (&s, 0));                         /* stream 1 */
   CK (api.cuMemcpyHtoDAsync (x, h, 4096, s));
+  static char pageable[512];                               /* no allocation: blocks */
+  CK (api.cuMemcpyHtoDAsync (x, pageable, sizeof pageable, s));
 
   CUmodule mod;
   CUfunction axpy, pairk, noargs;
