@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "import.h"
+#include "kernel-bytes.h"
 #include "trace.h"
 
 /* A native trace begins with the binary magic or a header line naming
@@ -32,7 +33,8 @@ looks_native (const char *path)
 }
 
 static gboolean
-convert_native (const char *in, const char *out, VsTraceFormat format, guint64 *count, GError **error)
+convert_native (const char *in, const char *out, VsTraceFormat format, VsKernelBytes *kb,
+                guint64 *count, GError **error)
 {
   g_autoptr (VsTraceReader) r = trace_open (in, error);
   if (r == NULL)
@@ -43,8 +45,12 @@ convert_native (const char *in, const char *out, VsTraceFormat format, guint64 *
   VsEvent ev;
   GError *err = NULL;
   while (trace_next (r, &ev, &err))
-    if (!trace_writer_write (w, &ev, error))
-      return FALSE;
+    {
+      if (kb != NULL)
+        kernel_bytes_apply (kb, &ev);
+      if (!trace_writer_write (w, &ev, error))
+        return FALSE;
+    }
   if (err != NULL)
     {
       g_propagate_error (error, err);
@@ -57,10 +63,12 @@ convert_native (const char *in, const char *out, VsTraceFormat format, guint64 *
 int
 cmd_convert (int argc, char **argv)
 {
-  g_autofree char *format = NULL;
+  g_autofree char *format = NULL, *kernel_bytes = NULL;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
       "Encoding of OUT: jsonl or binary (default: binary when OUT ends in .vtrace, else jsonl)", "jsonl|binary" },
+    { "kernel-bytes", 0, 0, G_OPTION_ARG_FILENAME, &kernel_bytes,
+      "Give kernels without bytes their DRAM traffic from FILE: an Nsight Compute CSV (dram__bytes.sum) or NAME,BYTES lines", "FILE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("IN OUT - convert a trace between encodings, or import one");
@@ -73,10 +81,17 @@ cmd_convert (int argc, char **argv)
       "IN may be - for standard input, OUT - for standard output (JSONL only).\n"
       "OUT is written to a temporary file and renamed, so a failed conversion\n"
       "leaves nothing behind. Formats: docs/trace-format.md.\n\n"
+      "--kernel-bytes fills in the traffic of captured kernels (which carry\n"
+      "none: the replay then counts each touched allocation once) from\n"
+      "  ncu --csv --metrics dram__bytes.sum ./program > bytes.csv\n"
+      "or from lines NAME,BYTES (\"axpy(float, float const*, float*)\",3GiB),\n"
+      "matched by exact name, else by function name; it reads vramsim traces\n"
+      "(convert an imported trace first).\n\n"
       "Examples:\n"
       "  vramsim convert traces/train-step.jsonl /tmp/train-step.vtrace\n"
       "  vramsim convert /tmp/train-step.vtrace - | head\n"
-      "  vramsim convert profile.pt.trace.json step.vtrace\n");
+      "  vramsim convert profile.pt.trace.json step.vtrace\n"
+      "  vramsim convert run.vtrace run-bytes.vtrace --kernel-bytes bytes.csv\n");
   GError *error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
@@ -107,14 +122,32 @@ cmd_convert (int argc, char **argv)
       cmd_error ("convert: the binary format cannot be written to standard output");
       return 2;
     }
+  g_autoptr (VsKernelBytes) kb = NULL;
+  if (kernel_bytes != NULL)
+    {
+      if (!looks_native (in))
+        {
+          cmd_error ("convert: --kernel-bytes reads vramsim traces; import %s first, then convert the result", in);
+          return 1;
+        }
+      kb = kernel_bytes_load (kernel_bytes, &error);
+      if (kb == NULL)
+        {
+          cmd_error ("%s", error->message);
+          g_clear_error (&error);
+          return 1;
+        }
+    }
   gboolean ok;
   guint64 count = 0;
-  if (!looks_native (in) && import_kineto_detect (in))
+  if (kb != NULL)
+    ok = convert_native (in, out, fmt, kb, &count, &error);
+  else if (!looks_native (in) && import_kineto_detect (in))
     ok = import_kineto (in, out, &error);
   else if (!looks_native (in) && import_nsys_detect (in))
     ok = import_nsys (in, out, &error);
   else
-    ok = convert_native (in, out, fmt, &count, &error);
+    ok = convert_native (in, out, fmt, NULL, &count, &error);
   if (!ok)
     {
       cmd_error ("%s", error ? error->message : "conversion failed");
@@ -123,5 +156,13 @@ cmd_convert (int argc, char **argv)
     }
   if (isatty (2) && strcmp (out, "-") != 0)
     fprintf (stderr, "vramsim: wrote %s (%" G_GUINT64_FORMAT " events)\n", out, count);
+  if (kb != NULL)
+    {
+      guint64 kernels, set;
+      kernel_bytes_counts (kb, &kernels, &set);
+      if (set == 0 || isatty (2))
+        fprintf (stderr, "vramsim: --kernel-bytes gave %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                 " kernels their bytes%s\n", set, kernels, set == 0 ? " (no name matched)" : "");
+    }
   return 0;
 }

@@ -151,6 +151,14 @@ row "--set: unknown key" ':' "--set 'memory.capcity=24GiB': memory.capcity: unkn
 row "--set: efficiency 1.5" ':' "link.efficiency: must be in (0, 1]" replay "$T" --set link.efficiency=1.5 -o out.json
 row "--set: zero bandwidth" ':' "memory.bandwidth: must be greater than 0" replay "$T" --set memory.bandwidth=0 -o out.json
 row "sweep: bad --vary value" ':' "memory.capacity" sweep "$T" -c a100-80g --vary memory.capacity=8GiB,8QB -o out.csv
+# ---- convert --kernel-bytes tables ----
+row "kernel-bytes: bad size" "printf 'axpy,1GiB\\nother,lots\\n' > kb.csv" "kb.csv:2: " \
+    convert "$T" out.jsonl --kernel-bytes kb.csv
+row "kernel-bytes: ncu CSV, unknown unit" "printf '%s\\n' '\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"' '\"k\",\"dram__bytes.sum\",\"furlong\",\"3\"' > kb.csv" \
+    "kb.csv:2: unknown unit 'furlong'" convert "$T" out.jsonl --kernel-bytes kb.csv
+row "kernel-bytes: unterminated quote" "printf '\"axpy(float,1GiB\\n' > kb.csv" "kb.csv:1: unterminated quote" \
+    convert "$T" out.jsonl --kernel-bytes kb.csv
+row "kernel-bytes: missing file" ':' "nope.csv" convert "$T" out.jsonl --kernel-bytes nope.csv
 # ---- outputs ----
 row "unwritable report (-o)" ':' "nodir/out.json" replay "$T" -o nodir/out.json
 row "unwritable --series" ':' "nodir/out.csv" replay "$T" --series nodir/out.csv

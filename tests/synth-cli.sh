@@ -15,31 +15,33 @@ fails=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
 check () { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+# result DESCRIPTION: ok if the command just before succeeded
+result () { if [ $? -eq 0 ]; then ok "$1"; else not_ok "$1"; fi; }
 run () { "$@" >"$tmp/_stdout" 2>"$tmp/_stderr"; rc=$?; out=$(cat "$tmp/_stdout"); err=$(cat "$tmp/_stderr"); }
 # json FILE EXPR: evaluates a Python expression over the JSON document d
 json () { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # ---- usage ----
 run "$VRAMSIM" synth --help
-check "synth --help exits 0 and lists workloads" [ $rc -eq 0 ] && [[ $out == *transformer-train* ]]
+{ [ $rc -eq 0 ] && [[ $out == *transformer-train* ]]; }; result "synth --help exits 0 and lists workloads"
 run "$VRAMSIM" synth transformer-train --help
-check "transformer-train --help exits 0" [ $rc -eq 0 ] && [[ $out == *--zero* ]]
+{ [ $rc -eq 0 ] && [[ $out == *--zero* ]]; }; result "transformer-train --help exits 0"
 run "$VRAMSIM" synth
-check "synth without a workload exits 2" [ $rc -eq 2 ]
+{ [ $rc -eq 2 ]; }; result "synth without a workload exits 2"
 run "$VRAMSIM" synth nope -o "$tmp/x.jsonl"
-check "unknown workload exits 2" [ $rc -eq 2 ] && [ ! -e "$tmp/x.jsonl" ]
+{ [ $rc -eq 2 ] && [ ! -e "$tmp/x.jsonl" ]; }; result "unknown workload exits 2"
 run "$VRAMSIM" synth stream
-check "missing -o exits 2" [ $rc -eq 2 ] && [[ $err == *"-o TRACE"* ]]
+{ [ $rc -eq 2 ] && [[ $err == *"-o TRACE"* ]]; }; result "missing -o exits 2"
 run "$VRAMSIM" synth transformer-train --zero 4 -o "$tmp/x.jsonl"
-check "--zero 4 exits 2" [ $rc -eq 2 ] && [ ! -e "$tmp/x.jsonl" ]
+{ [ $rc -eq 2 ] && [ ! -e "$tmp/x.jsonl" ]; }; result "--zero 4 exits 2"
 run "$VRAMSIM" synth transformer-train --checkpoint every=0 -o "$tmp/x.jsonl"
-check "--checkpoint every=0 exits 2" [ $rc -eq 2 ]
+{ [ $rc -eq 2 ]; }; result "--checkpoint every=0 exits 2"
 run "$VRAMSIM" synth llm-infer --kv-precision fp12 -o "$tmp/x.jsonl"
-check "--kv-precision fp12 exits 2" [ $rc -eq 2 ]
+{ [ $rc -eq 2 ]; }; result "--kv-precision fp12 exits 2"
 run "$VRAMSIM" synth stream --size 12parsecs -o "$tmp/x.jsonl"
-check "--size with a bad unit exits 2" [ $rc -eq 2 ]
+{ [ $rc -eq 2 ]; }; result "--size with a bad unit exits 2"
 run "$VRAMSIM" synth stream -c no-such-preset -o "$tmp/x.jsonl"
-check "unknown preset exits 1, names it, writes nothing" [ $rc -eq 1 ] && [[ $err == *no-such-preset* ]] && [ ! -e "$tmp/x.jsonl" ]
+{ [ $rc -eq 1 ] && [[ $err == *no-such-preset* ]] && [ ! -e "$tmp/x.jsonl" ]; }; result "unknown preset exits 1, names it, writes nothing"
 
 # ---- ZeRO-3 over 64 ranks: 16Ψ/N = 1.875 GB of model states per GPU ----
 run "$VRAMSIM" synth transformer-train --params 7.5e9 --layers 32 --hidden 4096 --heads 32 --seq 64 --batch 1 \
@@ -47,7 +49,7 @@ run "$VRAMSIM" synth transformer-train --params 7.5e9 --layers 32 --hidden 4096 
 "$VRAMSIM" info "$tmp/z3.jsonl" --format json > "$tmp/z3.json"
 states=$(json "$tmp/z3.json" "sum(d['peak_bytes_by_tag'][k] for k in ('params','grads','optimizer'))")
 # (each of the 32 layers' shards rounds up to whole bytes: at most 3 × 32 bytes over)
-check "ZeRO-3 model states are 1.875e9 bytes ($states)" [ "$states" -ge 1875000000 ] && [ "$states" -le 1875000096 ]
+{ [ "$states" -ge 1875000000 ] && [ "$states" -le 1875000096 ]; }; result "ZeRO-3 model states are 1.875e9 bytes ($states)"
 
 # ---- generated traces replay on their preset with slowdown 1 ----
 slowdown_is_one () {
@@ -56,27 +58,27 @@ slowdown_is_one () {
 }
 run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 256 --batch 2 --steps 2 \
   --checkpoint selective --grad-accum 2 -o "$tmp/t.jsonl"
-check "transformer-train trace written" [ $rc -eq 0 ] && [ -s "$tmp/t.jsonl" ]
-check "transformer-train replays with slowdown 1" slowdown_is_one "$tmp/t.jsonl"
+{ [ $rc -eq 0 ] && [ -s "$tmp/t.jsonl" ]; }; result "transformer-train trace written"
+{ slowdown_is_one "$tmp/t.jsonl"; }; result "transformer-train replays with slowdown 1"
 run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 256 --batch 2 --offload optimizer \
   -c v100-sxm2-32g -o "$tmp/o.vtrace"
-check "offload trace (binary) on v100 replays with slowdown 1" slowdown_is_one "$tmp/o.vtrace"
+{ slowdown_is_one "$tmp/o.vtrace"; }; result "offload trace (binary) on v100 replays with slowdown 1"
 run "$VRAMSIM" synth llm-infer --layers 2 --hidden 512 --heads 8 --kv-heads 2 --batch 2 --prompt 64 --gen 16 \
   --kv-block 0 -o "$tmp/i.jsonl"
-check "llm-infer (realloc KV) replays with slowdown 1" slowdown_is_one "$tmp/i.jsonl"
+{ slowdown_is_one "$tmp/i.jsonl"; }; result "llm-infer (realloc KV) replays with slowdown 1"
 run "$VRAMSIM" synth stream --size 16MiB --iters 2 -o "$tmp/s.jsonl"
-check "stream replays with slowdown 1" slowdown_is_one "$tmp/s.jsonl"
+{ slowdown_is_one "$tmp/s.jsonl"; }; result "stream replays with slowdown 1"
 
 # ---- a real Kineto trace through convert ----
 real=${VRAMSIM_REAL_TRACES:-../shared/real-traces}/kineto/alexnet-a100.json.gz
 if [ -e "$real" ]; then
   run "$VRAMSIM" convert "$real" "$tmp/alex.jsonl"
-  check "convert imports a Kineto trace" [ $rc -eq 0 ] && [ -s "$tmp/alex.jsonl" ]
+  { [ $rc -eq 0 ] && [ -s "$tmp/alex.jsonl" ]; }; result "convert imports a Kineto trace"
   "$VRAMSIM" info "$tmp/alex.jsonl" --format json > "$tmp/alex.json"
-  check "79 kernels, 16 copies, 3 memsets" [ "$(json "$tmp/alex.json" "d['ops']['kernel'], d['ops']['copy'], d['ops']['memset']")" = "79 16 3" ]
+  { [ "$(json "$tmp/alex.json" "d['ops']['kernel'], d['ops']['copy'], d['ops']['memset']")" = "79 16 3" ]; }; result "79 kernels, 16 copies, 3 memsets"
   head -c 20000 "$real" > "$tmp/cut.json.gz"
   run "$VRAMSIM" convert "$tmp/cut.json.gz" "$tmp/cut.jsonl"
-  check "a truncated .json.gz exits 1, named, no output" [ $rc -eq 1 ] && [[ $err == *cut.json.gz* ]] && [ ! -e "$tmp/cut.jsonl" ]
+  { [ $rc -eq 1 ] && [[ $err == *cut.json.gz* ]] && [ ! -e "$tmp/cut.jsonl" ]; }; result "a truncated .json.gz exits 1, named, no output"
 else
   ok "# SKIP real traces not found"; ok "# SKIP"; ok "# SKIP"
 fi

@@ -12,59 +12,63 @@ fails=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
 check () { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+# result DESCRIPTION: ok if the command just before succeeded
+result () { if [ $? -eq 0 ]; then ok "$1"; else not_ok "$1"; fi; }
 # status CMD... : runs CMD, sets $rc, $out, $err
 run () { "$@" >"$tmp/_stdout" 2>"$tmp/_stderr"; rc=$?; out=$(cat "$tmp/_stdout"); err=$(cat "$tmp/_stderr"); }
 
 
 # ---- usage ----
 run "$VRAMSIM" convert --help
-check "convert --help exits 0 and explains" [ $rc -eq 0 ] && [[ $out == *"IN OUT"* ]]
+{ [ $rc -eq 0 ] && [[ $out == *"IN OUT"* ]]; }; result "convert --help exits 0 and explains"
 run "$VRAMSIM" convert onlyone
-check "convert with one argument exits 2" [ $rc -eq 2 ]
+{ [ $rc -eq 2 ]; }; result "convert with one argument exits 2"
 run "$VRAMSIM" convert traces/overlap.jsonl "$tmp/x" --format xml
-check "convert --format xml exits 2" [ $rc -eq 2 ] && [ ! -e "$tmp/x" ]
+{ [ $rc -eq 2 ] && [ ! -e "$tmp/x" ]; }; result "convert --format xml exits 2"
 run "$VRAMSIM" convert traces/overlap.jsonl - --format binary
-check "binary to stdout exits 2" [ $rc -eq 2 ]
+{ [ $rc -eq 2 ]; }; result "binary to stdout exits 2"
 run "$VRAMSIM" info
-check "info without a trace exits 2" [ $rc -eq 2 ]
+{ [ $rc -eq 2 ]; }; result "info without a trace exits 2"
 run "$VRAMSIM" info --help
-check "info --help exits 0" [ $rc -eq 0 ] && [[ $out == *"--format"* ]]
+{ [ $rc -eq 0 ] && [[ $out == *"--format"* ]]; }; result "info --help exits 0"
 run "$VRAMSIM" info traces/overlap.jsonl --format yaml
-check "info --format yaml exits 2" [ $rc -eq 2 ]
+{ [ $rc -eq 2 ]; }; result "info --format yaml exits 2"
 
 # ---- round trips of the samples ----
 for s in train-step uvm-oversub overlap; do
   "$VRAMSIM" convert "traces/$s.jsonl" "$tmp/$s.vtrace" &&
     "$VRAMSIM" convert "$tmp/$s.vtrace" "$tmp/$s.jsonl"
-  check "$s: jsonl -> vtrace -> jsonl is byte-identical" cmp -s "traces/$s.jsonl" "$tmp/$s.jsonl"
+  { cmp -s "traces/$s.jsonl" "$tmp/$s.jsonl"; }; result "$s: jsonl -> vtrace -> jsonl is byte-identical"
 done
 head -c 8 "$tmp/overlap.vtrace" > "$tmp/magic"
-check ".vtrace output starts with the magic" [ "$(od -An -c "$tmp/magic" | tr -d ' ')" = 'VRAMTRC032' ]
+{ [ "$(od -An -c "$tmp/magic" | tr -d ' ')" = 'VRAMTRC032' ]; }; result ".vtrace output starts with the magic"
 "$VRAMSIM" convert traces/overlap.jsonl "$tmp/forced.bin" --format binary
-check "--format binary overrides the extension" cmp -s "$tmp/forced.bin" "$tmp/overlap.vtrace"
+{ cmp -s "$tmp/forced.bin" "$tmp/overlap.vtrace"; }; result "--format binary overrides the extension"
 "$VRAMSIM" convert - "$tmp/stdin.jsonl" < traces/overlap.jsonl
-check "convert reads standard input" cmp -s traces/overlap.jsonl "$tmp/stdin.jsonl"
+{ cmp -s traces/overlap.jsonl "$tmp/stdin.jsonl"; }; result "convert reads standard input"
 run "$VRAMSIM" convert "$tmp/overlap.vtrace" -
-check "convert writes JSONL to standard output" [ $rc -eq 0 ] && [ "$out" = "$(cat traces/overlap.jsonl)" ]
+{ [ $rc -eq 0 ] && [ "$out" = "$(cat traces/overlap.jsonl)" ]; }; result "convert writes JSONL to standard output"
 
 # ---- bad input: exit 1, one message naming file and line, no output ----
 cp traces/overlap.jsonl "$tmp/bad.jsonl"
 echo '{"t": 99999999999, "op": "free", "id": 77}' >> "$tmp/bad.jsonl"
 run "$VRAMSIM" convert "$tmp/bad.jsonl" "$tmp/out.vtrace"
-check "bad trace: convert exits 1" [ $rc -eq 1 ]
-check "bad trace: one message naming file, line and field" \
-  [ "$err" = "vramsim: $tmp/bad.jsonl:30: field 'id': allocation 77 is not live" ]
-check "bad trace: no output file and no temporary left" [ -z "$(ls "$tmp" | grep '^out')" ]
+{ [ $rc -eq 1 ]; }; result "bad trace: convert exits 1"
+{ [ "$err" = "vramsim: $tmp/bad.jsonl:30: field 'id': allocation 77 is not live" ]; }; result "bad trace: one message naming file, line and field"
+{ [ -z "$(ls "$tmp" | grep '^out')" ]; }; result "bad trace: no output file and no temporary left"
 echo "existing" > "$tmp/keep.jsonl"
 run "$VRAMSIM" convert "$tmp/bad.jsonl" "$tmp/keep.jsonl"
-check "bad trace: an existing output is left as it was" [ $rc -eq 1 ] && [ "$(cat "$tmp/keep.jsonl")" = existing ]
-head -c 300 "$tmp/overlap.vtrace" > "$tmp/cut.vtrace"
+{ [ $rc -eq 1 ] && [ "$(cat "$tmp/keep.jsonl")" = existing ]; }; result "bad trace: an existing output is left as it was"
+head -c 300 "$tmp/overlap.vtrace" > "$tmp/cut-header.vtrace"
+run "$VRAMSIM" convert "$tmp/cut-header.vtrace" "$tmp/cut-header.jsonl"
+{ [ $rc -eq 1 ] && [[ $err == *"cut-header.vtrace: header: truncated"* ]] && [ ! -e "$tmp/cut-header.jsonl" ]; }; result "binary cut in its header: exit 1, named, no output"
+head -c $(( $(stat -c %s "$tmp/overlap.vtrace") - 5 )) "$tmp/overlap.vtrace" > "$tmp/cut.vtrace"
 run "$VRAMSIM" convert "$tmp/cut.vtrace" "$tmp/cut.jsonl"
-check "truncated binary: exit 1, named, no output" [ $rc -eq 1 ] && [[ $err == *"cut.vtrace: event "*"truncated"* ]] && [ ! -e "$tmp/cut.jsonl" ]
+{ [ $rc -eq 1 ] && [[ $err == *"cut.vtrace: event "*"truncated"* ]] && [ ! -e "$tmp/cut.jsonl" ]; }; result "binary cut inside its last record: exit 1, event named, no output"
 run "$VRAMSIM" convert "$tmp/missing.jsonl" "$tmp/m.jsonl"
-check "missing input: exit 1" [ $rc -eq 1 ] && [[ $err == *"missing.jsonl: cannot open"* ]]
+{ [ $rc -eq 1 ] && [[ $err == *"missing.jsonl: cannot open"* ]]; }; result "missing input: exit 1"
 run "$VRAMSIM" info "$tmp/bad.jsonl"
-check "info on a bad trace exits 1 naming the line" [ $rc -eq 1 ] && [[ $err == *"bad.jsonl:30: "* ]] && [ -z "$out" ]
+{ [ $rc -eq 1 ] && [[ $err == *"bad.jsonl:30: "* ]] && [ -z "$out" ]; }; result "info on a bad trace exits 1 naming the line"
 
 # ---- info numbers, by hand ----
 cat > "$tmp/small.jsonl" <<'EOF'
@@ -89,20 +93,56 @@ run "$VRAMSIM" info "$tmp/small.vtrace" --format json
 has () { grep -qF -- "$1" "$tmp/_stdout"; }
 # 14 events; ends: kernel 450+1000=1450, sync 950+600=1550 (the last), copy 800+max(250,200)=1050;
 # duration = 1550 - 100 (first t) = 1450.
-check "info json: events and ops" has '"events": 14,' && has '"ops": {"alloc": 4, "free": 4, "copy": 2, "memset": 0, "kernel": 2, "sync": 1, "event_record": 0, "stream_wait": 0, "prefetch": 0, "mark": 1},'
-check "info json: duration = max end - first t = 1550 - 100" has '"duration_ns": 1450,'
+{ has '"events": 14,' && has '"ops": {"alloc": 4, "free": 4, "copy": 2, "memset": 0, "kernel": 2, "sync": 1, "event_record": 0, "stream_wait": 0, "prefetch": 0, "mark": 1},'; }; result "info json: events and ops"
+{ has '"duration_ns": 1450,'; }; result "info json: duration = max end - first t = 1550 - 100"
 # live: 1000, 1500, 3500 (peak), free 3 -> 1500, +1500 -> 3000, ...
-check "info json: peak live bytes" has '"peak_live_bytes": 3500,'
+{ has '"peak_live_bytes": 3500,'; }; result "info json: peak live bytes"
 # device: 1000 then 1000+1500 = 2500; managed 2000; pinned 500.
-check "info json: peak by kind" has '"peak_bytes_by_kind": {"device": 2500, "managed": 2000, "pinned": 500},'
+{ has '"peak_bytes_by_kind": {"device": 2500, "managed": 2000, "pinned": 500},'; }; result "info json: peak by kind"
 # activations: 2000, freed, then 1500: peak 2000, not 3500.
-check "info json: peak by tag, each tag on its own" has '"peak_bytes_by_tag": {"params": 1000, "untagged": 500, "activations": 2000},'
+{ has '"peak_bytes_by_tag": {"params": 1000, "untagged": 500, "activations": 2000},'; }; result "info json: peak by tag, each tag on its own"
 # streams 0 (second kernel, d2h copy), 1, 2, 3; threads 0 and 1.
-check "info json: streams and threads" has '"streams": 4,' && has '"threads": 2,'
-check "info json: kernels and copies" has '"kernels": {"count": 2, "dur_ns": 1300},' && has '"copy_bytes": {"h2d": 500, "d2h": 1500, "d2d": 0, "p2p": 0},'
-check "info json: capture" has '"capture": {"device": "Test GPU", "config": "a100-80g", "tool": null}'
+{ has '"streams": 4,' && has '"threads": 2,'; }; result "info json: streams and threads"
+{ has '"kernels": {"count": 2, "dur_ns": 1300},' && has '"copy_bytes": {"h2d": 500, "d2h": 1500, "d2d": 0, "p2p": 0},'; }; result "info json: kernels and copies"
+{ has '"capture": {"device": "Test GPU", "config": "a100-80g", "tool": null}'; }; result "info json: capture"
 run "$VRAMSIM" info "$tmp/small.jsonl"
-check "info text: a summary for people" [ $rc -eq 0 ] && [[ $out == *"events     14 (alloc 4, free 4, copy 2, kernel 2, sync 1, mark 1)"* ]] && [[ $out == *"1.450 us"* ]]
+{ [ $rc -eq 0 ] && [[ $out == *"events     14 (alloc 4, free 4, copy 2, kernel 2, sync 1, mark 1)"* ]] && [[ $out == *"1.450 us"* ]]; }; result "info text: a summary for people"
+
+# ---- --kernel-bytes: traffic from a NAME,BYTES table and from an ncu CSV ----
+cat > "$tmp/kb.jsonl" <<'EOF'
+{"vramsim_trace": 1, "time_unit": "ns"}
+{"t": 0, "op": "alloc", "id": 1, "bytes": 1073741824, "kind": "device"}
+{"t": 10, "op": "kernel", "name": "axpy(float, float const*, float*, unsigned long)", "dur": 1000000, "touches": [1]}
+{"t": 20, "op": "kernel", "name": "void at::k<4, float>(int, float*)", "dur": 1000, "touches": [1]}
+{"t": 30, "op": "kernel", "name": "other", "dur": 1000, "touches": [1], "bytes": 77}
+{"t": 40, "op": "kernel", "name": "unknown_k", "dur": 1000}
+EOF
+printf '%s\n' '# name,bytes' '"axpy(float, float const*, float*, unsigned long)",3GiB' 'at::k<4, float>,1000' 'other,5' > "$tmp/kb.csv"
+kb_bytes () { python3 -c 'import json,sys; print(" ".join(str(e.get("bytes", "-")) for e in map(json.loads, open(sys.argv[1])) if e.get("op") == "kernel"))' "$1"; }
+run "$VRAMSIM" convert "$tmp/kb.jsonl" "$tmp/kb-out.jsonl" --kernel-bytes "$tmp/kb.csv"
+{ [ $rc -eq 0 ] && [ "$(kb_bytes "$tmp/kb-out.jsonl")" = "3221225472 1000 77 -" ]; }; result "--kernel-bytes NAME,BYTES: exact name 3GiB, base name 1000, given bytes kept, unknown left"
+{
+  echo '==PROF== Connected to process 4242'
+  echo '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+  echo '"0","4242","p","h","axpy(float, const float *, float *, unsigned long)","1","7","(256, 1, 1)","(2112, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes.sum","Gbyte","3.22"'
+  echo '"0","4242","p","h","axpy(float, const float *, float *, unsigned long)","1","7","(256, 1, 1)","(2112, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","888.00"'
+  echo '"1","4242","p","h","axpy(float, const float *, float *, unsigned long)","1","7","(256, 1, 1)","(2112, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes.sum","Gbyte","3.24"'
+  echo '"2","4242","p","h","at::k<4, float>","1","7","(256, 1, 1)","(1, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes.sum","Kbyte","1,500.50"'
+} > "$tmp/kb-ncu.csv"
+run "$VRAMSIM" convert "$tmp/kb.jsonl" "$tmp/kb-ncu.vtrace" --kernel-bytes "$tmp/kb-ncu.csv"
+"$VRAMSIM" convert "$tmp/kb-ncu.vtrace" "$tmp/kb-ncu.jsonl" 2>/dev/null
+{ [ $rc -eq 0 ] && [ "$(kb_bytes "$tmp/kb-ncu.jsonl")" = "3230000000 1500500 77 -" ]; }; result "--kernel-bytes ncu CSV: mean of dram__bytes.sum per kernel (3.23e9), Kbyte with separators (1500500)"
+printf '%s\n' 'axpy,1GiB' 'other,lots' > "$tmp/kb-bad.csv"
+run "$VRAMSIM" convert "$tmp/kb.jsonl" "$tmp/kb-bad.jsonl" --kernel-bytes "$tmp/kb-bad.csv"
+{ [ $rc -eq 1 ] && [[ $err == *"kb-bad.csv:2:"* ]] && [ ! -e "$tmp/kb-bad.jsonl" ]; }; result "--kernel-bytes with a bad size: exit 1, file and line named, no output"
+sed 's/"Gbyte","3.22"/"furlong","3.22"/' "$tmp/kb-ncu.csv" > "$tmp/kb-unit.csv"
+run "$VRAMSIM" convert "$tmp/kb.jsonl" "$tmp/kb-unit.jsonl" --kernel-bytes "$tmp/kb-unit.csv"
+{ [ $rc -eq 1 ] && [[ $err == *"kb-unit.csv:3:"*"furlong"* ]] && [ ! -e "$tmp/kb-unit.jsonl" ]; }; result "--kernel-bytes ncu CSV with an unknown unit: exit 1, line 3 and the unit named"
+run "$VRAMSIM" convert "$tmp/kb.jsonl" "$tmp/kb-none.jsonl" --kernel-bytes "$tmp/nonexistent.csv"
+{ [ $rc -eq 1 ] && [[ $err == *nonexistent.csv* ]] && [ ! -e "$tmp/kb-none.jsonl" ]; }; result "--kernel-bytes with a missing file: exit 1, no output"
+printf 'nothing_here,1KiB\n' > "$tmp/kb-miss.csv"
+run "$VRAMSIM" convert "$tmp/kb.jsonl" "$tmp/kb-miss.jsonl" --kernel-bytes "$tmp/kb-miss.csv"
+{ [ $rc -eq 0 ] && [[ $err == *"0 of 4 kernels"* ]]; }; result "--kernel-bytes matching no kernel: converts, says 0 of 4 on stderr"
 
 echo "1..$n"
 [ $fails -eq 0 ]
