@@ -168,7 +168,7 @@ struct Op {
   guint64 index;
   Stream *st;
   Op *next;
-  double wsum;           /* kernels: bytes its reads and writes name (5.4) */
+  guint kinds;           /* 1 << kind of each allocation in acc */
   double issue_t, ready_t, phase_t, run_t, alone_ns;
   double swap_ns, fault_ns, ce_ns;
   guint64 bytes, dur, compute_ns;
@@ -1245,10 +1245,11 @@ acc_begin (Sim *s, Op *op)
   op->acc = op->acc_inline;
   op->mode = op->mode_inline;
   op->acc_cap = OP_INLINE_ACC;
+  op->kinds = 0;
 }
 
 static inline void acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id,
-                                guint8 m);
+                                guint8 m, guint *kinds);
 
 /* Adds allocation ID with MODE to the op (once per allocation: modes
  * merge), growing its arrays past the inline ones when needed. */
@@ -1268,17 +1269,19 @@ acc_add (Sim *s, Op *op, guint64 id, guint8 mode)
       op->mode = g_renew (guint8, op->mode, cap);
       op->acc_cap = cap;
     }
-  guint n = op->n_acc;
-  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode);
+  guint n = op->n_acc, kinds = op->kinds;
+  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode, &kinds);
   op->n_acc = n;
+  op->kinds = kinds;
 }
 
 /* Adds allocation ID with mode M to ACC/MODE (N entries, room for one
- * more), or merges M into its entry. Arrays and count are passed as
- * locals: the mode bytes it stores may alias anything, which would make
- * the compiler reload an op's fields after every store. */
+ * more), or merges M into its entry. A new entry takes a reference on the
+ * allocation and adds 1 << its kind to KINDS. Arrays and count are passed
+ * as locals: the mode bytes it stores may alias anything, which would
+ * make the compiler reload an op's fields after every store. */
 static inline void
-acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m)
+acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m, guint *kinds)
 {
   Alloc *a = alloc_lookup (s, id);
   if (a == NULL)
@@ -1290,6 +1293,8 @@ acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 i
     }
   a->acc_gen = gen;
   a->acc_idx = *n;
+  a->refs++;
+  *kinds |= 1u << a->kind;
   acc[*n] = a;
   mode[(*n)++] = m;
 }
@@ -1301,39 +1306,45 @@ acc_add_few (Sim *s, Op *op, const VsEvent *ev)
 {
   Alloc **acc = op->acc_inline;
   guint8 *mode = op->mode_inline;
-  guint n = 0;
+  guint n = 0, kinds = 0;
   guint64 gen = s->acc_gen;
   for (guint i = 0; i < ev->n_reads; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R);
+    acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R, &kinds);
   for (guint i = 0; i < ev->n_writes; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W);
+    acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W, &kinds);
   for (guint i = 0; i < ev->n_touches; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4);
+    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4, &kinds);
   op->n_acc = n;
+  op->kinds = kinds;
 }
 
-/* Takes references on the op's allocations and sums what 5.4 needs. */
-static void
+/* What the op's accesses tell: whether it uses managed memory (fault_in
+ * has work) and pinned host memory. */
+static inline void
 acc_end (Op *op)
 {
+  op->has_managed = (op->kinds >> VS_MEM_MANAGED) & 1;
+  op->has_pinned = (op->kinds >> VS_MEM_PINNED) & 1;
+}
+
+/* The bytes a kernel's reads and writes name (5.4): an id read and
+ * written counts twice, a touched one once. Summed in the order of the
+ * accesses (the rounding of large sizes depends on it). Only kernel_run
+ * needs it, and only when the kernel's traffic is not given or must be
+ * split over locations. */
+static double
+op_wsum (const Op *op)
+{
   double wsum = 0;
-  gboolean managed = FALSE, pinned = FALSE;
   Alloc *const *acc = op->acc;
   const guint8 *mode = op->mode;
   for (guint i = 0, n = op->n_acc; i < n; i++)
     {
-      Alloc *a = acc[i];
-      a->refs++;
-      managed |= a->kind == VS_MEM_MANAGED;
-      pinned |= a->kind == VS_MEM_PINNED;
-      /* An id read and written counts twice, a touched one once (5.4). */
-      double sz = i2d (a->bytes);
+      double sz = i2d (acc[i]->bytes);
       if (mode[i] & (ACC_R | 4)) wsum += sz;
       if ((mode[i] & ACC_W) && !(mode[i] & 4)) wsum += sz;
     }
-  op->has_managed = managed;
-  op->has_pinned = pinned;
-  op->wsum = wsum;
+  return wsum;
 }
 
 static Alloc *
@@ -1358,8 +1369,7 @@ op_issue (Sim *s, const VsEvent *ev)
       op->c = (Completion) { 0 };
       op->next = NULL;
       op->deps = 0;
-      op->retry_pending = op->started = op->has_managed = op->has_pinned = FALSE;
-      op->wsum = 0;
+      op->retry_pending = op->started = FALSE;
       op->phase = op->waiting = 0;
       op->ready_t = op->phase_t = op->run_t = op->alone_ns = 0;
       op->swap_ns = op->fault_ns = op->ce_ns = 0;
@@ -1798,8 +1808,11 @@ static void
 kernel_run (Sim *s, Op *op, Job *j_unused)
 {
   double d0 = op->dur == VS_NONE ? 0 : i2d (op->dur);
-  double x = 0, wsum = op->wsum;
-  x = op->bytes != VS_NONE ? i2d (op->bytes) : wsum;
+  double x, wsum = -1;  /* -1: not summed yet */
+  if (op->bytes != VS_NONE)
+    x = i2d (op->bytes);
+  else
+    x = wsum = op_wsum (op);
   x = MIN (x, d0 * 1e-9 * s->b0_dev);
   double m0 = MIN (x * s->ns_per_byte0, d0);
   double c0 = op->compute_ns != VS_NONE ? i2d (op->compute_ns) : d0 - m0;
@@ -1811,7 +1824,7 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   guint path[VS_FLOW_MAX_PATH];
   if (x > 0)
     {
-      if (wsum <= 0 || (s->dev_only && !op->has_pinned))
+      if ((s->dev_only && !op->has_pinned) || (wsum < 0 ? (wsum = op_wsum (op)) : wsum) <= 0)
         {
           /* Traffic without allocations to split it over, or only device
            * memory to reach (no spill, no tiers, no pinned host memory):
