@@ -274,7 +274,7 @@ struct Sim {
   GPtrArray *thread_list;
   Thread *last_thread;   /* the last thread_get: events come in runs */
   Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
-  double issue_t;
+  double issue_t;        /* INFINITY while issue_thread is NULL */
   VsU64Map streams;      /* stream id + 1 -> Stream* */
   Stream *last_stream;   /* the last stream_find (streams live to the end) */
   GPtrArray *stream_list;
@@ -301,6 +301,7 @@ struct Sim {
   GHashTable *marks;     /* name -> MarkStat* */
   cJSON *oom_obj;
   guint64 last_progress;
+  guint64 next_progress; /* n_events of the next progress line (never without --progress) */
 
   Series *series;
   double *res_cur_t;     /* per loc: time of the last residency change */
@@ -2464,11 +2465,15 @@ thread_issue (Sim *s, Thread *t)
       {
         Op *op = op_issue (s, ev);
         if ((ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && !ev->async)
-          thread_block_on (t, &op->c);
+          {
+            thread_block_on (t, &op->c);
+            f = now;   /* returns when the work is done (below) */
+          }
         op_unref (op);
         break;
       }
     case VS_OP_SYNC:
+      f = now;
       if (ev->scope == VS_SYNC_DEVICE)
         {
           /* A stream with nothing queued has finished its last op. */
@@ -2516,13 +2521,10 @@ thread_issue (Sim *s, Thread *t)
       break;
     }
   /* A blocking call returns at f = max(s, the awaited work's end) (5.2),
-   * in thread_wait_done; one whose work is already done returns now. */
+   * in thread_wait_done; one whose work is already done returns now (f
+   * was set to now above). */
   if (t->waits == 0)
-    {
-      if (ev->op == VS_OP_SYNC || ((ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && !ev->async))
-        f = now;
-      thread_finish (s, t, f);
-    }
+    thread_finish (s, t, f);
   /* Done with ev: the next event of the trace may now be read into it. */
   reader_advance (s);
 }
@@ -2548,12 +2550,13 @@ on_flow_done (gpointer user, gpointer owner, guint64 tag)
     }
 }
 
-static void
+static inline void
 progress (Sim *s)
 {
-  if (!s->opts->progress || s->n_events - s->last_progress < 1000000)
+  if (G_LIKELY (s->n_events < s->next_progress))
     return;
   s->last_progress = s->n_events;
+  s->next_progress = s->n_events + 1000000;
   fprintf (stderr, "\rvramsim: replayed %" G_GUINT64_FORMAT " events", s->n_events);
 }
 
@@ -2565,7 +2568,7 @@ sim_loop (Sim *s)
     {
       double te = evq_peek_time (s->q);
       double tf = flow_net_next_end (s->net);
-      double ti = s->issue_thread ? s->issue_t : INFINITY;
+      double ti = s->issue_t;
       if (tf <= te && tf <= ti)
         {
           if (G_UNLIKELY (isinf (tf)))
@@ -2577,6 +2580,7 @@ sim_loop (Sim *s)
         {
           Thread *t = s->issue_thread;
           s->issue_thread = NULL;
+          s->issue_t = INFINITY;
           s->now = MAX (s->now, ti);
           thread_issue (s, t);
           progress (s);
@@ -2616,6 +2620,8 @@ sim_setup (Sim *s)
   s->live_jobs.next = s->live_jobs.prev = &s->live_jobs;
   s->live_allocs.next = s->live_allocs.prev = &s->live_allocs;
   s->q = evq_new ();
+  s->issue_t = INFINITY;
+  s->next_progress = s->opts->progress ? 1000000 : G_MAXUINT64;
   s->net = flow_net_new ();
   s->b_dev = c->memory.bandwidth * c->memory.efficiency;
   s->b0_dev = s->cap_cfg->memory.bandwidth * s->cap_cfg->memory.efficiency;
