@@ -298,6 +298,10 @@ struct Sim {
   GArray *tag_stats;
   GHashTable *kernels;   /* name -> KernelStat* */
   VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
+#define KCACHE 64
+  /* A direct-mapped cache in front of kernel_by_ptr (a trace has few
+   * kernel names): slot (address >> 4) & (KCACHE - 1). */
+  struct { const char *name; KernelStat *k; } kcache[KCACHE];
   GHashTable *marks;     /* name -> MarkStat* */
   cJSON *oom_obj;
   guint64 last_progress;
@@ -2136,9 +2140,15 @@ op_complete (Sim *s, Op *op)
   if (op->type == VS_OP_KERNEL)
     {
       const char *name = op->name ? op->name : "(unnamed)";
-      /* Readers intern names: look up by address first, by text after. */
-      guint64 *kp = u64map_lookup (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name));
-      KernelStat *k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
+      /* Readers intern names: look up by address first (a small cache,
+       * then the map), by text after. */
+      guint ks = (GPOINTER_TO_SIZE (name) >> 4) & (KCACHE - 1);
+      KernelStat *k = s->kcache[ks].k;
+      if (G_UNLIKELY (s->kcache[ks].name != name))
+        {
+          guint64 *kp = u64map_lookup (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name));
+          k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
+        }
       if (k == NULL)
         {
           k = g_hash_table_lookup (s->kernels, name);
@@ -2150,8 +2160,10 @@ op_complete (Sim *s, Op *op)
             }
           u64map_insert (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
         }
+      s->kcache[ks].name = name;
+      s->kcache[ks].k = k;
       k->count++;
-      k->captured_ns += op->dur == VS_NONE ? 0 : (double) op->dur;
+      k->captured_ns += op->dur == VS_NONE ? 0 : i2d (op->dur);
       k->predicted_ns += end - op->ready_t;
       k->stall_ns += MAX (0.0, end - op->ready_t - op->alone_ns);
     }
