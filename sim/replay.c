@@ -398,17 +398,22 @@ job_unref (Job *j)
     }
 }
 
+/* A's last reference is gone. */
+static void
+alloc_unref_last (Alloc *a)
+{
+  live_unlink (&a->live);
+  job_unref (a->moving);
+  /* Recycled (one is made per alloc event), linked through lru_next. */
+  a->lru_next = *a->pool;
+  *a->pool = a;
+}
+
 static void
 alloc_unref (Alloc *a)
 {
   if (a != NULL && --a->refs == 0)
-    {
-      live_unlink (&a->live);
-      job_unref (a->moving);
-      /* Recycled (one is made per alloc event), linked through lru_next. */
-      a->lru_next = *a->pool;
-      *a->pool = a;
-    }
+    alloc_unref_last (a);
 }
 
 static void
@@ -417,16 +422,24 @@ op_release (Op *op)
   g_assert (op->c.waiters == NULL && op->c.w0.fn == NULL);
   live_unlink (&op->live);
   for (guint i = 0; i < op->n_acc; i++)
-    alloc_unref (op->acc[i]);
+    {
+      Alloc *a = op->acc[i];   /* never NULL */
+      if (--a->refs == 0)
+        alloc_unref_last (a);
+    }
   if (op->acc != op->acc_inline)
     {
       g_free (op->acc);
       g_free (op->mode);
     }
-  alloc_unref (op->src);
-  alloc_unref (op->dst);
-  alloc_unref (op->target);
-  op_unref (op->wait_for);
+  /* Only the other ops hold these (a kernel has its acc alone). */
+  if (op->type != VS_OP_KERNEL)
+    {
+      alloc_unref (op->src);
+      alloc_unref (op->dst);
+      alloc_unref (op->target);
+      op_unref (op->wait_for);
+    }
   /* Ops are recycled: one is made and freed per GPU event. */
   op->next = *op->pool;
   *op->pool = op;
@@ -1158,16 +1171,23 @@ static void op_complete (Sim *s, Op *op);
 static void op_phase (Sim *s, Op *op);
 static void op_run (Sim *s, Op *op);
 
-static Stream *
-stream_find (Sim *s, guint64 id)
+static __attribute__ ((noinline)) Stream *
+stream_find_slow (Sim *s, guint64 id)
 {
-  if (s->last_stream && s->last_stream->id == id)
-    return s->last_stream;   /* ops come in runs on one stream */
   guint64 *v = u64map_lookup (&s->streams, id + 1);
   Stream *st = v ? GSIZE_TO_POINTER (*v) : NULL;
   if (st)
     s->last_stream = st;
   return st;
+}
+
+static inline Stream *
+stream_find (Sim *s, guint64 id)
+{
+  Stream *st = s->last_stream;
+  if (G_LIKELY (st != NULL && st->id == id))
+    return st;   /* ops come in runs on one stream */
+  return stream_find_slow (s, id);
 }
 
 static Stream *
