@@ -283,6 +283,7 @@ struct Sim {
   GQueue ce_queue[2];
   guint ce_busy[2];
   const Policy *policy;
+  gboolean issue_extra;  /* a timeline or the legacy default stream: op_issue's rare work */
 
   /* statistics */
   guint64 n_events;
@@ -1380,6 +1381,44 @@ ref (Alloc *a)
   return a;
 }
 
+/* op_issue's work for a timeline (the captured op beside the predicted
+ * one) and the legacy default stream (its implicit dependencies). */
+static __attribute__ ((noinline)) void
+op_issue_extra (Sim *s, Op *op, const VsEvent *ev)
+{
+  Stream *st = op->st;
+  if (s->timeline && ev->dur != VS_NONE && ev->op != VS_OP_FREE)
+    {
+      /* The captured timeline beside the predicted one: a trace has each
+       * op's GPU duration but not its GPU start, estimated as the later of
+       * its host call and the end of the stream's previous op. */
+      guint64 start = MAX (ev->t, st->cap_end);
+      st->cap_end = start + ev->dur;
+      char *nm = ev->op == VS_OP_KERNEL ? json_str (ev->name ? ev->name : "kernel")
+        : ev->op == VS_OP_COPY ? g_strdup_printf ("\"copy %s\"", event_dir_name (ev->dir))
+        : g_strdup_printf ("\"%s\"", event_op_name (ev->op));
+      tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":3,\"tid\":%" G_GUINT64_FORMAT
+                ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT "}}",
+                nm, st->id, ((double) start - s->t0) / 1e3, ev->dur / 1e3, ev->index);
+      g_free (nm);
+    }
+  if (s->cfg->gpu.legacy_default_stream)
+    {
+      if (st->id == 0)
+        {
+          for (Stream *o = s->busy; o; o = o->busy_next)
+            if (o != st)
+              op_depend (op, o->last);
+        }
+      else
+        {
+          Stream *z = stream_find (s, 0);
+          if (z)
+            op_depend (op, z->last);
+        }
+    }
+}
+
 /* Creates the op for event EV of thread T and queues it on its stream. */
 static Op *
 op_issue (Sim *s, const VsEvent *ev)
@@ -1458,7 +1497,16 @@ op_issue (Sim *s, const VsEvent *ev)
           {
             rec->c.refs++;
             op->wait_for = rec;
+            op_depend (op, rec);
           }
+      }
+      break;
+    case VS_OP_EVENT_RECORD:
+      {
+        Op *old = event_find (s, ev->event);
+        op->c.refs++;
+        u64map_insert (&s->events, ev->event + 1, GPOINTER_TO_SIZE (op));
+        op_unref (old);
       }
       break;
     default:
@@ -1468,45 +1516,8 @@ op_issue (Sim *s, const VsEvent *ev)
 
   Stream *st = stream_get (s, ev->stream);
   op->st = st;
-  if (s->timeline && ev->dur != VS_NONE && ev->op != VS_OP_FREE)
-    {
-      /* The captured timeline beside the predicted one: a trace has each
-       * op's GPU duration but not its GPU start, estimated as the later of
-       * its host call and the end of the stream's previous op. */
-      guint64 start = MAX (ev->t, st->cap_end);
-      st->cap_end = start + ev->dur;
-      char *nm = ev->op == VS_OP_KERNEL ? json_str (ev->name ? ev->name : "kernel")
-        : ev->op == VS_OP_COPY ? g_strdup_printf ("\"copy %s\"", event_dir_name (ev->dir))
-        : g_strdup_printf ("\"%s\"", event_op_name (ev->op));
-      tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":3,\"tid\":%" G_GUINT64_FORMAT
-                ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT "}}",
-                nm, st->id, ((double) start - s->t0) / 1e3, ev->dur / 1e3, ev->index);
-      g_free (nm);
-    }
-  if (op->wait_for)
-    op_depend (op, op->wait_for);
-  if (s->cfg->gpu.legacy_default_stream)
-    {
-      if (st->id == 0)
-        {
-          for (Stream *o = s->busy; o; o = o->busy_next)
-            if (o != st)
-              op_depend (op, o->last);
-        }
-      else
-        {
-          Stream *z = stream_find (s, 0);
-          if (z)
-            op_depend (op, z->last);
-        }
-    }
-  if (ev->op == VS_OP_EVENT_RECORD)
-    {
-      Op *old = event_find (s, ev->event);
-      op->c.refs++;
-      u64map_insert (&s->events, ev->event + 1, GPOINTER_TO_SIZE (op));
-      op_unref (old);
-    }
+  if (G_UNLIKELY (s->issue_extra))
+    op_issue_extra (s, op, ev);
   op->c.refs++;          /* the stream's queue */
   if (st->tail)
     st->tail->next = op;
@@ -3072,6 +3083,7 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
       sim_teardown (s);
       return NULL;
     }
+  s->issue_extra = s->timeline != NULL || s->cfg->gpu.legacy_default_stream;
 
   reader_advance (s);
   sim_loop (s);
