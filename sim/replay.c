@@ -1016,11 +1016,9 @@ static const Policy policies[VS_OVERSUB_COUNT] = {
 /* Host threads                                                        */
 
 
-static Thread *
-thread_get (Sim *s, guint32 tid)
+static __attribute__ ((noinline)) Thread *
+thread_get_slow (Sim *s, guint32 tid)
 {
-  if (s->last_thread && s->last_thread->tid == tid)
-    return s->last_thread;
   Thread *t = g_hash_table_lookup (s->threads, GUINT_TO_POINTER (tid));
   if (t == NULL)
     {
@@ -1032,6 +1030,15 @@ thread_get (Sim *s, guint32 tid)
     }
   s->last_thread = t;
   return t;
+}
+
+static inline Thread *
+thread_get (Sim *s, guint32 tid)
+{
+  Thread *t = s->last_thread;
+  if (G_LIKELY (t != NULL && t->tid == tid))
+    return t;
+  return thread_get_slow (s, tid);
 }
 
 static inline __attribute__ ((always_inline)) void
@@ -1090,7 +1097,7 @@ thread_end (Sim *s, Thread *t)
  * issues it when it is idle. Threads issue their calls in the order of
  * the file (the captured order across threads: docs/model.md 2), so only
  * one event is ever read ahead. */
-static void
+static inline __attribute__ ((always_inline)) void
 reader_advance (Sim *s)
 {
   VsEvent *ev = &s->ev;
