@@ -1861,6 +1861,27 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   double c0 = op->compute_ns != VS_NONE ? i2d (op->compute_ns) : d0 - m0;
   double c1 = c0 * s->tflops_scale;
 
+  if (x > 0 && s->dev_only && !op->has_pinned)
+    {
+      /* The common case without the parts: only device memory to reach,
+       * the whole of x is one [device_mem] flow (as below, with the same
+       * arithmetic). */
+      double d1 = c1 + x * s->ns_per_byte;
+      op->alone_ns = d1;
+      op->waiting = 0;
+      if (d1 <= 0)
+        return;
+      double per_ns = 1 / d1;
+      if (c1 > 0)
+        {
+          op->waiting++;
+          flow_start (s->net, s->now, c1 * 1e-9, c1 * per_ns, &s->r_sm, 1, op, 0);
+        }
+      op->waiting++;
+      flow_start (s->net, s->now, x, x * per_ns * 1e9, &s->r_dev, 1, op, 0);
+      return;
+    }
+
   /* At most one part per (location, direction). */
   Part *parts = s->parts;
   guint n_parts = 0;
