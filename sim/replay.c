@@ -1442,7 +1442,8 @@ op_issue (Sim *s, const VsEvent *ev)
       op->deps = 0;
       op->retry_pending = op->started = FALSE;
       op->phase = op->waiting = 0;
-      op->ready_t = op->phase_t = op->run_t = op->alone_ns = 0;
+      /* ready_t, phase_t, run_t and alone_ns are set before they are
+       * read (op_try_start, op_begin, op_run, kernel_run). */
       op->swap_ns = op->fault_ns = op->ce_ns = 0;
       op->n_acc = 0;
       op->src = op->dst = op->target = NULL;
@@ -1452,6 +1453,8 @@ op_issue (Sim *s, const VsEvent *ev)
     op = g_new0 (Op, 1);
   op->pool = &s->free_ops;
   live_link (&s->live_ops, &op->live);
+  /* The stream's `last` (taken below): it keeps the op alive while its
+   * caller uses it, until the stream's next op is issued. */
   op->c.refs = 1;
   op->type = ev->op;
   op->index = ev->index;
@@ -1538,9 +1541,8 @@ op_issue (Sim *s, const VsEvent *ev)
       s->busy = st;
     }
   st->tail = op;
-  op->c.refs++;
   op_unref (st->last);
-  st->last = op;
+  st->last = op;         /* the reference taken at the start */
   if (st->head == op)
     op_try_start (s, op);
   return op;
@@ -2517,8 +2519,7 @@ thread_issue (Sim *s, Thread *t)
     case VS_OP_FREE:
       if (ev->has_stream)
         {
-          Op *op = op_issue (s, ev);
-          op_unref (op);
+          op_issue (s, ev);
         }
       else
         {
@@ -2540,7 +2541,6 @@ thread_issue (Sim *s, Thread *t)
             thread_block_on (t, &op->c);
             f = now;   /* returns when the work is done (below) */
           }
-        op_unref (op);
         break;
       }
     case VS_OP_SYNC:
