@@ -63,7 +63,8 @@ typedef struct {
 typedef struct {
   gboolean done;
   Waiter w0;            /* most completions have at most one waiter */
-  GArray *waiters;      /* the others (Waiter), created on demand */
+  GArray *waiters;      /* the others (Waiter), created on demand: only
+                         * when w0 is taken, cleared with it */
   int refs;
 } Completion;
 
@@ -248,6 +249,7 @@ struct Sim {
   VsFlowNet *net;
   double now, t0;
   gboolean stopped, oom, have_t0, eof;
+  gboolean halt;         /* stopped, or error set: the main loop ends */
 
   /* resources */
   guint r_sm, r_dev, r_h2d, r_d2h, r_host, r_tier0;
@@ -380,7 +382,7 @@ static inline void
 completion_fire (Sim *s, Completion *c)
 {
   c->done = TRUE;
-  if (c->w0.fn != NULL || c->waiters != NULL)
+  if (c->w0.fn != NULL)   /* waiters only with w0 */
     completion_fire_slow (s, c);
 }
 
@@ -392,7 +394,7 @@ job_unref (Job *j)
 {
   if (j != NULL && --j->c.refs == 0)
     {
-      g_assert (j->c.waiters == NULL && j->c.w0.fn == NULL);
+      g_assert (j->c.w0.fn == NULL);   /* no waiters */
       live_unlink (&j->live);
       j->next_free = *j->pool;   /* recycled, like ops */
       *j->pool = j;
@@ -420,7 +422,7 @@ alloc_unref (Alloc *a)
 static void
 op_release (Op *op)
 {
-  g_assert (op->c.waiters == NULL && op->c.w0.fn == NULL);
+  g_assert (op->c.w0.fn == NULL);   /* no waiters */
   live_unlink (&op->live);
   for (guint i = 0; i < op->n_acc; i++)
     {
@@ -1101,11 +1103,12 @@ static inline __attribute__ ((always_inline)) void
 reader_advance (Sim *s)
 {
   VsEvent *ev = &s->ev;
-  if (s->error != NULL || s->stopped || s->eof)
+  if (s->halt || s->eof)
     return;
   if (!trace_next (s->reader, ev, &s->error))
     {
       s->eof = TRUE;
+      s->halt = s->error != NULL;
       if (s->error == NULL)
         for (guint i = 0; i < s->thread_list->len; i++)
           {
@@ -2465,6 +2468,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
     {
       report_oom (s, ev, oom_loc);
       s->stopped = TRUE;
+      s->halt = TRUE;
       alloc_unref (a);
       return FALSE;
     }
@@ -2635,7 +2639,7 @@ static void
 sim_loop (Sim *s)
 {
   VsEvqItem it;
-  while (!s->stopped && s->error == NULL)
+  while (!s->halt)
     {
       double te = evq_peek_time (s->q);
       double tf = flow_net_next_end (s->net);
