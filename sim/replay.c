@@ -190,10 +190,10 @@ struct Thread {
   gboolean has_cur;      /* the read-ahead event (Sim.ev) is this thread's */
   gboolean idle;         /* its last call has returned */
   gboolean ended;
-  guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress */
+  guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress,
+                                * or of the last call once it returned (idle) */
   guint8 issued_op;
   gboolean has_prev;
-  guint64 t_prev, h_prev;
   double f_prev, s_cur;
   int waits;
   const char *mark_name;
@@ -1077,7 +1077,7 @@ thread_schedule (Sim *s, Thread *t)
   if (t->has_prev)
     {
       /* The gap in integer ns (exact), one conversion. */
-      guint64 end = t->t_prev + t->h_prev;
+      guint64 end = t->issued_t + t->issued_h;   /* of the previous call */
       at = t->f_prev + (s->ev.t > end ? i2d (s->ev.t - end) : 0.0);
     }
   /* Calls are issued in trace order, so at most one issue is pending: it
@@ -1092,7 +1092,7 @@ static void
 thread_end (Sim *s, Thread *t)
 {
   t->ended = TRUE;
-  mark_close (s, t, t->f_prev, t->t_prev + t->h_prev);
+  mark_close (s, t, t->f_prev, t->issued_t + t->issued_h);
 }
 
 /* Reads the next event of the trace and hands it to its thread, which
@@ -1138,8 +1138,6 @@ static inline __attribute__ ((always_inline)) void
 thread_finish (Sim *s, Thread *t, double f)
 {
   t->has_prev = TRUE;
-  t->t_prev = t->issued_t;
-  t->h_prev = t->issued_h;
   t->f_prev = f;
   t->idle = TRUE;
   s->last_end = MAX (s->last_end, f);
