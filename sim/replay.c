@@ -63,7 +63,8 @@ typedef struct {
 typedef struct {
   gboolean done;
   Waiter w0;            /* most completions have at most one waiter */
-  GArray *waiters;      /* the others (Waiter), created on demand */
+  GArray *waiters;      /* the others (Waiter), created on demand: only
+                         * when w0 is taken, cleared with it */
   int refs;
 } Completion;
 
@@ -168,7 +169,7 @@ struct Op {
   guint64 index;
   Stream *st;
   Op *next;
-  double wsum;           /* kernels: bytes its reads and writes name (5.4) */
+  guint kinds;           /* 1 << kind of each allocation in acc */
   double issue_t, ready_t, phase_t, run_t, alone_ns;
   double swap_ns, fault_ns, ce_ns;
   guint64 bytes, dur, compute_ns;
@@ -189,10 +190,10 @@ struct Thread {
   gboolean has_cur;      /* the read-ahead event (Sim.ev) is this thread's */
   gboolean idle;         /* its last call has returned */
   gboolean ended;
-  guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress */
+  guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress,
+                                * or of the last call once it returned (idle) */
   guint8 issued_op;
   gboolean has_prev;
-  guint64 t_prev, h_prev;
   double f_prev, s_cur;
   int waits;
   const char *mark_name;
@@ -248,6 +249,7 @@ struct Sim {
   VsFlowNet *net;
   double now, t0;
   gboolean stopped, oom, have_t0, eof;
+  gboolean halt;         /* stopped, or error set: the main loop ends */
 
   /* resources */
   guint r_sm, r_dev, r_h2d, r_d2h, r_host, r_tier0;
@@ -274,7 +276,7 @@ struct Sim {
   GPtrArray *thread_list;
   Thread *last_thread;   /* the last thread_get: events come in runs */
   Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
-  double issue_t;
+  double issue_t;        /* INFINITY while issue_thread is NULL */
   VsU64Map streams;      /* stream id + 1 -> Stream* */
   Stream *last_stream;   /* the last stream_find (streams live to the end) */
   GPtrArray *stream_list;
@@ -283,6 +285,7 @@ struct Sim {
   GQueue ce_queue[2];
   guint ce_busy[2];
   const Policy *policy;
+  gboolean issue_extra;  /* a timeline or the legacy default stream: op_issue's rare work */
 
   /* statistics */
   guint64 n_events;
@@ -298,9 +301,14 @@ struct Sim {
   GArray *tag_stats;
   GHashTable *kernels;   /* name -> KernelStat* */
   VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
+#define KCACHE 64
+  /* A direct-mapped cache in front of kernel_by_ptr (a trace has few
+   * kernel names): slot (address >> 4) & (KCACHE - 1). */
+  struct { const char *name; KernelStat *k; } kcache[KCACHE];
   GHashTable *marks;     /* name -> MarkStat* */
   cJSON *oom_obj;
   guint64 last_progress;
+  guint64 next_progress; /* n_events of the next progress line (never without --progress) */
 
   Series *series;
   double *res_cur_t;     /* per loc: time of the last residency change */
@@ -374,7 +382,7 @@ static inline void
 completion_fire (Sim *s, Completion *c)
 {
   c->done = TRUE;
-  if (c->w0.fn != NULL || c->waiters != NULL)
+  if (c->w0.fn != NULL)   /* waiters only with w0 */
     completion_fire_slow (s, c);
 }
 
@@ -386,42 +394,55 @@ job_unref (Job *j)
 {
   if (j != NULL && --j->c.refs == 0)
     {
-      g_assert (j->c.waiters == NULL && j->c.w0.fn == NULL);
+      g_assert (j->c.w0.fn == NULL);   /* no waiters */
       live_unlink (&j->live);
       j->next_free = *j->pool;   /* recycled, like ops */
       *j->pool = j;
     }
 }
 
+/* A's last reference is gone. */
+static void
+alloc_unref_last (Alloc *a)
+{
+  live_unlink (&a->live);
+  job_unref (a->moving);
+  /* Recycled (one is made per alloc event), linked through lru_next. */
+  a->lru_next = *a->pool;
+  *a->pool = a;
+}
+
 static void
 alloc_unref (Alloc *a)
 {
   if (a != NULL && --a->refs == 0)
-    {
-      live_unlink (&a->live);
-      job_unref (a->moving);
-      /* Recycled (one is made per alloc event), linked through lru_next. */
-      a->lru_next = *a->pool;
-      *a->pool = a;
-    }
+    alloc_unref_last (a);
 }
 
 static void
 op_release (Op *op)
 {
-  g_assert (op->c.waiters == NULL && op->c.w0.fn == NULL);
+  g_assert (op->c.w0.fn == NULL);   /* no waiters */
   live_unlink (&op->live);
   for (guint i = 0; i < op->n_acc; i++)
-    alloc_unref (op->acc[i]);
+    {
+      Alloc *a = op->acc[i];   /* never NULL */
+      if (--a->refs == 0)
+        alloc_unref_last (a);
+    }
   if (op->acc != op->acc_inline)
     {
       g_free (op->acc);
       g_free (op->mode);
     }
-  alloc_unref (op->src);
-  alloc_unref (op->dst);
-  alloc_unref (op->target);
-  op_unref (op->wait_for);
+  /* Only the other ops hold these (a kernel has its acc alone). */
+  if (op->type != VS_OP_KERNEL)
+    {
+      alloc_unref (op->src);
+      alloc_unref (op->dst);
+      alloc_unref (op->target);
+      op_unref (op->wait_for);
+    }
   /* Ops are recycled: one is made and freed per GPU event. */
   op->next = *op->pool;
   *op->pool = op;
@@ -997,11 +1018,9 @@ static const Policy policies[VS_OVERSUB_COUNT] = {
 /* Host threads                                                        */
 
 
-static Thread *
-thread_get (Sim *s, guint32 tid)
+static __attribute__ ((noinline)) Thread *
+thread_get_slow (Sim *s, guint32 tid)
 {
-  if (s->last_thread && s->last_thread->tid == tid)
-    return s->last_thread;
   Thread *t = g_hash_table_lookup (s->threads, GUINT_TO_POINTER (tid));
   if (t == NULL)
     {
@@ -1013,6 +1032,15 @@ thread_get (Sim *s, guint32 tid)
     }
   s->last_thread = t;
   return t;
+}
+
+static inline Thread *
+thread_get (Sim *s, guint32 tid)
+{
+  Thread *t = s->last_thread;
+  if (G_LIKELY (t != NULL && t->tid == tid))
+    return t;
+  return thread_get_slow (s, tid);
 }
 
 static inline __attribute__ ((always_inline)) void
@@ -1049,7 +1077,7 @@ thread_schedule (Sim *s, Thread *t)
   if (t->has_prev)
     {
       /* The gap in integer ns (exact), one conversion. */
-      guint64 end = t->t_prev + t->h_prev;
+      guint64 end = t->issued_t + t->issued_h;   /* of the previous call */
       at = t->f_prev + (s->ev.t > end ? i2d (s->ev.t - end) : 0.0);
     }
   /* Calls are issued in trace order, so at most one issue is pending: it
@@ -1064,22 +1092,23 @@ static void
 thread_end (Sim *s, Thread *t)
 {
   t->ended = TRUE;
-  mark_close (s, t, t->f_prev, t->t_prev + t->h_prev);
+  mark_close (s, t, t->f_prev, t->issued_t + t->issued_h);
 }
 
 /* Reads the next event of the trace and hands it to its thread, which
  * issues it when it is idle. Threads issue their calls in the order of
  * the file (the captured order across threads: docs/model.md 2), so only
  * one event is ever read ahead. */
-static void
+static inline __attribute__ ((always_inline)) void
 reader_advance (Sim *s)
 {
   VsEvent *ev = &s->ev;
-  if (s->error != NULL || s->stopped || s->eof)
+  if (s->halt || s->eof)
     return;
   if (!trace_next (s->reader, ev, &s->error))
     {
       s->eof = TRUE;
+      s->halt = s->error != NULL;
       if (s->error == NULL)
         for (guint i = 0; i < s->thread_list->len; i++)
           {
@@ -1109,8 +1138,6 @@ static inline __attribute__ ((always_inline)) void
 thread_finish (Sim *s, Thread *t, double f)
 {
   t->has_prev = TRUE;
-  t->t_prev = t->issued_t;
-  t->h_prev = t->issued_h;
   t->f_prev = f;
   t->idle = TRUE;
   s->last_end = MAX (s->last_end, f);
@@ -1153,16 +1180,23 @@ static void op_complete (Sim *s, Op *op);
 static void op_phase (Sim *s, Op *op);
 static void op_run (Sim *s, Op *op);
 
-static Stream *
-stream_find (Sim *s, guint64 id)
+static __attribute__ ((noinline)) Stream *
+stream_find_slow (Sim *s, guint64 id)
 {
-  if (s->last_stream && s->last_stream->id == id)
-    return s->last_stream;   /* ops come in runs on one stream */
   guint64 *v = u64map_lookup (&s->streams, id + 1);
   Stream *st = v ? GSIZE_TO_POINTER (*v) : NULL;
   if (st)
     s->last_stream = st;
   return st;
+}
+
+static inline Stream *
+stream_find (Sim *s, guint64 id)
+{
+  Stream *st = s->last_stream;
+  if (G_LIKELY (st != NULL && st->id == id))
+    return st;   /* ops come in runs on one stream */
+  return stream_find_slow (s, id);
 }
 
 static Stream *
@@ -1245,10 +1279,11 @@ acc_begin (Sim *s, Op *op)
   op->acc = op->acc_inline;
   op->mode = op->mode_inline;
   op->acc_cap = OP_INLINE_ACC;
+  op->kinds = 0;
 }
 
 static inline void acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id,
-                                guint8 m);
+                                guint8 m, guint *kinds);
 
 /* Adds allocation ID with MODE to the op (once per allocation: modes
  * merge), growing its arrays past the inline ones when needed. */
@@ -1268,17 +1303,19 @@ acc_add (Sim *s, Op *op, guint64 id, guint8 mode)
       op->mode = g_renew (guint8, op->mode, cap);
       op->acc_cap = cap;
     }
-  guint n = op->n_acc;
-  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode);
+  guint n = op->n_acc, kinds = op->kinds;
+  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode, &kinds);
   op->n_acc = n;
+  op->kinds = kinds;
 }
 
 /* Adds allocation ID with mode M to ACC/MODE (N entries, room for one
- * more), or merges M into its entry. Arrays and count are passed as
- * locals: the mode bytes it stores may alias anything, which would make
- * the compiler reload an op's fields after every store. */
+ * more), or merges M into its entry. A new entry takes a reference on the
+ * allocation and adds 1 << its kind to KINDS. Arrays and count are passed
+ * as locals: the mode bytes it stores may alias anything, which would
+ * make the compiler reload an op's fields after every store. */
 static inline void
-acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m)
+acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m, guint *kinds)
 {
   Alloc *a = alloc_lookup (s, id);
   if (a == NULL)
@@ -1290,6 +1327,8 @@ acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 i
     }
   a->acc_gen = gen;
   a->acc_idx = *n;
+  a->refs++;
+  *kinds |= 1u << a->kind;
   acc[*n] = a;
   mode[(*n)++] = m;
 }
@@ -1301,39 +1340,45 @@ acc_add_few (Sim *s, Op *op, const VsEvent *ev)
 {
   Alloc **acc = op->acc_inline;
   guint8 *mode = op->mode_inline;
-  guint n = 0;
+  guint n = 0, kinds = 0;
   guint64 gen = s->acc_gen;
   for (guint i = 0; i < ev->n_reads; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R);
+    acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R, &kinds);
   for (guint i = 0; i < ev->n_writes; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W);
+    acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W, &kinds);
   for (guint i = 0; i < ev->n_touches; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4);
+    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4, &kinds);
   op->n_acc = n;
+  op->kinds = kinds;
 }
 
-/* Takes references on the op's allocations and sums what 5.4 needs. */
-static void
+/* What the op's accesses tell: whether it uses managed memory (fault_in
+ * has work) and pinned host memory. */
+static inline void
 acc_end (Op *op)
 {
+  op->has_managed = (op->kinds >> VS_MEM_MANAGED) & 1;
+  op->has_pinned = (op->kinds >> VS_MEM_PINNED) & 1;
+}
+
+/* The bytes a kernel's reads and writes name (5.4): an id read and
+ * written counts twice, a touched one once. Summed in the order of the
+ * accesses (the rounding of large sizes depends on it). Only kernel_run
+ * needs it, and only when the kernel's traffic is not given or must be
+ * split over locations. */
+static double
+op_wsum (const Op *op)
+{
   double wsum = 0;
-  gboolean managed = FALSE, pinned = FALSE;
   Alloc *const *acc = op->acc;
   const guint8 *mode = op->mode;
   for (guint i = 0, n = op->n_acc; i < n; i++)
     {
-      Alloc *a = acc[i];
-      a->refs++;
-      managed |= a->kind == VS_MEM_MANAGED;
-      pinned |= a->kind == VS_MEM_PINNED;
-      /* An id read and written counts twice, a touched one once (5.4). */
-      double sz = i2d (a->bytes);
+      double sz = i2d (acc[i]->bytes);
       if (mode[i] & (ACC_R | 4)) wsum += sz;
       if ((mode[i] & ACC_W) && !(mode[i] & 4)) wsum += sz;
     }
-  op->has_managed = managed;
-  op->has_pinned = pinned;
-  op->wsum = wsum;
+  return wsum;
 }
 
 static Alloc *
@@ -1342,6 +1387,44 @@ ref (Alloc *a)
   if (a)
     a->refs++;
   return a;
+}
+
+/* op_issue's work for a timeline (the captured op beside the predicted
+ * one) and the legacy default stream (its implicit dependencies). */
+static __attribute__ ((noinline)) void
+op_issue_extra (Sim *s, Op *op, const VsEvent *ev)
+{
+  Stream *st = op->st;
+  if (s->timeline && ev->dur != VS_NONE && ev->op != VS_OP_FREE)
+    {
+      /* The captured timeline beside the predicted one: a trace has each
+       * op's GPU duration but not its GPU start, estimated as the later of
+       * its host call and the end of the stream's previous op. */
+      guint64 start = MAX (ev->t, st->cap_end);
+      st->cap_end = start + ev->dur;
+      char *nm = ev->op == VS_OP_KERNEL ? json_str (ev->name ? ev->name : "kernel")
+        : ev->op == VS_OP_COPY ? g_strdup_printf ("\"copy %s\"", event_dir_name (ev->dir))
+        : g_strdup_printf ("\"%s\"", event_op_name (ev->op));
+      tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":3,\"tid\":%" G_GUINT64_FORMAT
+                ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT "}}",
+                nm, st->id, ((double) start - s->t0) / 1e3, ev->dur / 1e3, ev->index);
+      g_free (nm);
+    }
+  if (s->cfg->gpu.legacy_default_stream)
+    {
+      if (st->id == 0)
+        {
+          for (Stream *o = s->busy; o; o = o->busy_next)
+            if (o != st)
+              op_depend (op, o->last);
+        }
+      else
+        {
+          Stream *z = stream_find (s, 0);
+          if (z)
+            op_depend (op, z->last);
+        }
+    }
 }
 
 /* Creates the op for event EV of thread T and queues it on its stream. */
@@ -1358,10 +1441,10 @@ op_issue (Sim *s, const VsEvent *ev)
       op->c = (Completion) { 0 };
       op->next = NULL;
       op->deps = 0;
-      op->retry_pending = op->started = op->has_managed = op->has_pinned = FALSE;
-      op->wsum = 0;
+      op->retry_pending = op->started = FALSE;
       op->phase = op->waiting = 0;
-      op->ready_t = op->phase_t = op->run_t = op->alone_ns = 0;
+      /* ready_t, phase_t, run_t and alone_ns are set before they are
+       * read (op_try_start, op_begin, op_run, kernel_run). */
       op->swap_ns = op->fault_ns = op->ce_ns = 0;
       op->n_acc = 0;
       op->src = op->dst = op->target = NULL;
@@ -1371,6 +1454,8 @@ op_issue (Sim *s, const VsEvent *ev)
     op = g_new0 (Op, 1);
   op->pool = &s->free_ops;
   live_link (&s->live_ops, &op->live);
+  /* The stream's `last` (taken below): it keeps the op alive while its
+   * caller uses it, until the stream's next op is issued. */
   op->c.refs = 1;
   op->type = ev->op;
   op->index = ev->index;
@@ -1423,7 +1508,16 @@ op_issue (Sim *s, const VsEvent *ev)
           {
             rec->c.refs++;
             op->wait_for = rec;
+            op_depend (op, rec);
           }
+      }
+      break;
+    case VS_OP_EVENT_RECORD:
+      {
+        Op *old = event_find (s, ev->event);
+        op->c.refs++;
+        u64map_insert (&s->events, ev->event + 1, GPOINTER_TO_SIZE (op));
+        op_unref (old);
       }
       break;
     default:
@@ -1433,45 +1527,8 @@ op_issue (Sim *s, const VsEvent *ev)
 
   Stream *st = stream_get (s, ev->stream);
   op->st = st;
-  if (s->timeline && ev->dur != VS_NONE && ev->op != VS_OP_FREE)
-    {
-      /* The captured timeline beside the predicted one: a trace has each
-       * op's GPU duration but not its GPU start, estimated as the later of
-       * its host call and the end of the stream's previous op. */
-      guint64 start = MAX (ev->t, st->cap_end);
-      st->cap_end = start + ev->dur;
-      char *nm = ev->op == VS_OP_KERNEL ? json_str (ev->name ? ev->name : "kernel")
-        : ev->op == VS_OP_COPY ? g_strdup_printf ("\"copy %s\"", event_dir_name (ev->dir))
-        : g_strdup_printf ("\"%s\"", event_op_name (ev->op));
-      tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":3,\"tid\":%" G_GUINT64_FORMAT
-                ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT "}}",
-                nm, st->id, ((double) start - s->t0) / 1e3, ev->dur / 1e3, ev->index);
-      g_free (nm);
-    }
-  if (op->wait_for)
-    op_depend (op, op->wait_for);
-  if (s->cfg->gpu.legacy_default_stream)
-    {
-      if (st->id == 0)
-        {
-          for (Stream *o = s->busy; o; o = o->busy_next)
-            if (o != st)
-              op_depend (op, o->last);
-        }
-      else
-        {
-          Stream *z = stream_find (s, 0);
-          if (z)
-            op_depend (op, z->last);
-        }
-    }
-  if (ev->op == VS_OP_EVENT_RECORD)
-    {
-      Op *old = event_find (s, ev->event);
-      op->c.refs++;
-      u64map_insert (&s->events, ev->event + 1, GPOINTER_TO_SIZE (op));
-      op_unref (old);
-    }
+  if (G_UNLIKELY (s->issue_extra))
+    op_issue_extra (s, op, ev);
   op->c.refs++;          /* the stream's queue */
   if (st->tail)
     st->tail->next = op;
@@ -1485,9 +1542,8 @@ op_issue (Sim *s, const VsEvent *ev)
       s->busy = st;
     }
   st->tail = op;
-  op->c.refs++;
   op_unref (st->last);
-  st->last = op;
+  st->last = op;         /* the reference taken at the start */
   if (st->head == op)
     op_try_start (s, op);
   return op;
@@ -1798,12 +1854,36 @@ static void
 kernel_run (Sim *s, Op *op, Job *j_unused)
 {
   double d0 = op->dur == VS_NONE ? 0 : i2d (op->dur);
-  double x = 0, wsum = op->wsum;
-  x = op->bytes != VS_NONE ? i2d (op->bytes) : wsum;
+  double x, wsum = -1;  /* -1: not summed yet */
+  if (op->bytes != VS_NONE)
+    x = i2d (op->bytes);
+  else
+    x = wsum = op_wsum (op);
   x = MIN (x, d0 * 1e-9 * s->b0_dev);
   double m0 = MIN (x * s->ns_per_byte0, d0);
   double c0 = op->compute_ns != VS_NONE ? i2d (op->compute_ns) : d0 - m0;
   double c1 = c0 * s->tflops_scale;
+
+  if (x > 0 && s->dev_only && !op->has_pinned)
+    {
+      /* The common case without the parts: only device memory to reach,
+       * the whole of x is one [device_mem] flow (as below, with the same
+       * arithmetic). */
+      double d1 = c1 + x * s->ns_per_byte;
+      op->alone_ns = d1;
+      op->waiting = 0;
+      if (d1 <= 0)
+        return;
+      double per_ns = 1 / d1;
+      if (c1 > 0)
+        {
+          op->waiting++;
+          flow_start (s->net, s->now, c1 * 1e-9, c1 * per_ns, &s->r_sm, 1, op, 0);
+        }
+      op->waiting++;
+      flow_start (s->net, s->now, x, x * per_ns * 1e9, &s->r_dev, 1, op, 0);
+      return;
+    }
 
   /* At most one part per (location, direction). */
   Part *parts = s->parts;
@@ -1811,7 +1891,7 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   guint path[VS_FLOW_MAX_PATH];
   if (x > 0)
     {
-      if (wsum <= 0 || (s->dev_only && !op->has_pinned))
+      if ((s->dev_only && !op->has_pinned) || (wsum < 0 ? (wsum = op_wsum (op)) : wsum) <= 0)
         {
           /* Traffic without allocations to split it over, or only device
            * memory to reach (no spill, no tiers, no pinned host memory):
@@ -2122,9 +2202,15 @@ op_complete (Sim *s, Op *op)
   if (op->type == VS_OP_KERNEL)
     {
       const char *name = op->name ? op->name : "(unnamed)";
-      /* Readers intern names: look up by address first, by text after. */
-      guint64 *kp = u64map_lookup (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name));
-      KernelStat *k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
+      /* Readers intern names: look up by address first (a small cache,
+       * then the map), by text after. */
+      guint ks = (GPOINTER_TO_SIZE (name) >> 4) & (KCACHE - 1);
+      KernelStat *k = s->kcache[ks].k;
+      if (G_UNLIKELY (s->kcache[ks].name != name))
+        {
+          guint64 *kp = u64map_lookup (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name));
+          k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
+        }
       if (k == NULL)
         {
           k = g_hash_table_lookup (s->kernels, name);
@@ -2136,8 +2222,10 @@ op_complete (Sim *s, Op *op)
             }
           u64map_insert (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
         }
+      s->kcache[ks].name = name;
+      s->kcache[ks].k = k;
       k->count++;
-      k->captured_ns += op->dur == VS_NONE ? 0 : (double) op->dur;
+      k->captured_ns += op->dur == VS_NONE ? 0 : i2d (op->dur);
       k->predicted_ns += end - op->ready_t;
       k->stall_ns += MAX (0.0, end - op->ready_t - op->alone_ns);
     }
@@ -2378,6 +2466,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
     {
       report_oom (s, ev, oom_loc);
       s->stopped = TRUE;
+      s->halt = TRUE;
       alloc_unref (a);
       return FALSE;
     }
@@ -2432,8 +2521,7 @@ thread_issue (Sim *s, Thread *t)
     case VS_OP_FREE:
       if (ev->has_stream)
         {
-          Op *op = op_issue (s, ev);
-          op_unref (op);
+          op_issue (s, ev);
         }
       else
         {
@@ -2451,11 +2539,14 @@ thread_issue (Sim *s, Thread *t)
       {
         Op *op = op_issue (s, ev);
         if ((ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && !ev->async)
-          thread_block_on (t, &op->c);
-        op_unref (op);
+          {
+            thread_block_on (t, &op->c);
+            f = now;   /* returns when the work is done (below) */
+          }
         break;
       }
     case VS_OP_SYNC:
+      f = now;
       if (ev->scope == VS_SYNC_DEVICE)
         {
           /* A stream with nothing queued has finished its last op. */
@@ -2503,13 +2594,10 @@ thread_issue (Sim *s, Thread *t)
       break;
     }
   /* A blocking call returns at f = max(s, the awaited work's end) (5.2),
-   * in thread_wait_done; one whose work is already done returns now. */
+   * in thread_wait_done; one whose work is already done returns now (f
+   * was set to now above). */
   if (t->waits == 0)
-    {
-      if (ev->op == VS_OP_SYNC || ((ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && !ev->async))
-        f = now;
-      thread_finish (s, t, f);
-    }
+    thread_finish (s, t, f);
   /* Done with ev: the next event of the trace may now be read into it. */
   reader_advance (s);
 }
@@ -2535,12 +2623,13 @@ on_flow_done (gpointer user, gpointer owner, guint64 tag)
     }
 }
 
-static void
+static inline void
 progress (Sim *s)
 {
-  if (!s->opts->progress || s->n_events - s->last_progress < 1000000)
+  if (G_LIKELY (s->n_events < s->next_progress))
     return;
   s->last_progress = s->n_events;
+  s->next_progress = s->n_events + 1000000;
   fprintf (stderr, "\rvramsim: replayed %" G_GUINT64_FORMAT " events", s->n_events);
 }
 
@@ -2548,11 +2637,11 @@ static void
 sim_loop (Sim *s)
 {
   VsEvqItem it;
-  while (!s->stopped && s->error == NULL)
+  while (!s->halt)
     {
       double te = evq_peek_time (s->q);
       double tf = flow_net_next_end (s->net);
-      double ti = s->issue_thread ? s->issue_t : INFINITY;
+      double ti = s->issue_t;
       if (tf <= te && tf <= ti)
         {
           if (G_UNLIKELY (isinf (tf)))
@@ -2564,6 +2653,7 @@ sim_loop (Sim *s)
         {
           Thread *t = s->issue_thread;
           s->issue_thread = NULL;
+          s->issue_t = INFINITY;
           s->now = MAX (s->now, ti);
           thread_issue (s, t);
           progress (s);
@@ -2603,6 +2693,8 @@ sim_setup (Sim *s)
   s->live_jobs.next = s->live_jobs.prev = &s->live_jobs;
   s->live_allocs.next = s->live_allocs.prev = &s->live_allocs;
   s->q = evq_new ();
+  s->issue_t = INFINITY;
+  s->next_progress = s->opts->progress ? 1000000 : G_MAXUINT64;
   s->net = flow_net_new ();
   s->b_dev = c->memory.bandwidth * c->memory.efficiency;
   s->b0_dev = s->cap_cfg->memory.bandwidth * s->cap_cfg->memory.efficiency;
@@ -3021,6 +3113,7 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
       sim_teardown (s);
       return NULL;
     }
+  s->issue_extra = s->timeline != NULL || s->cfg->gpu.legacy_default_stream;
 
   reader_advance (s);
   sim_loop (s);
