@@ -1850,6 +1850,24 @@ alloc_loc (Sim *s, const Alloc *a)
   return a->loc;
 }
 
+/* Sets OP's alone time D1 (5.4) and starts its compute flow, C1 ns on
+ * `sm` capped to end at D1 when alone (every flow of the kernel is). FALSE
+ * when the kernel takes no time: then nothing starts. */
+static inline gboolean
+kernel_start_compute (Sim *s, Op *op, double c1, double d1)
+{
+  op->alone_ns = d1;
+  op->waiting = 0;
+  if (d1 <= 0)
+    return FALSE;
+  if (c1 > 0)
+    {
+      op->waiting++;
+      flow_start (s->net, s->now, c1 * 1e-9, c1 * (1 / d1), &s->r_sm, 1, op, 0);
+    }
+  return TRUE;
+}
+
 static void
 kernel_run (Sim *s, Op *op, Job *j_unused)
 {
@@ -1870,18 +1888,10 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
        * the whole of x is one [device_mem] flow (as below, with the same
        * arithmetic). */
       double d1 = c1 + x * s->ns_per_byte;
-      op->alone_ns = d1;
-      op->waiting = 0;
-      if (d1 <= 0)
+      if (!kernel_start_compute (s, op, c1, d1))
         return;
-      double per_ns = 1 / d1;
-      if (c1 > 0)
-        {
-          op->waiting++;
-          flow_start (s->net, s->now, c1 * 1e-9, c1 * per_ns, &s->r_sm, 1, op, 0);
-        }
       op->waiting++;
-      flow_start (s->net, s->now, x, x * per_ns * 1e9, &s->r_dev, 1, op, 0);
+      flow_start (s->net, s->now, x, x * (1 / d1) * 1e9, &s->r_dev, 1, op, 0);
       return;
     }
 
@@ -1891,12 +1901,11 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   guint path[VS_FLOW_MAX_PATH];
   if (x > 0)
     {
-      if ((s->dev_only && !op->has_pinned) || (wsum < 0 ? (wsum = op_wsum (op)) : wsum) <= 0)
+      if ((wsum < 0 ? (wsum = op_wsum (op)) : wsum) <= 0)
         {
-          /* Traffic without allocations to split it over, or only device
-           * memory to reach (no spill, no tiers, no pinned host memory):
-           * the whole of x is one [device_mem] part (the shares
-           * x * size / wsum add up to x). */
+          /* Traffic without allocations to split it over: the whole of x
+           * is one [device_mem] part. (Only device memory to reach took
+           * the path above.) */
           path[0] = s->r_dev;
           part_add (parts, &n_parts, path, 1, x);
         }
@@ -1922,17 +1931,9 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
   for (guint i = 0; i < n_parts; i++)
     d1 += parts[i].n == 1 && parts[i].path[0] == s->r_dev ? parts[i].amount * s->ns_per_byte
       : parts[i].amount / flow_net_alone_rate (s->net, parts[i].path, parts[i].n, INFINITY) * 1e9;
-  op->alone_ns = d1;
-  op->waiting = 0;
-  if (d1 <= 0)
+  if (!kernel_start_compute (s, op, c1, d1))
     return;
-  /* Each flow is capped to end at d1 when alone (5.4). */
   double per_ns = 1 / d1;
-  if (c1 > 0)
-    {
-      op->waiting++;
-      flow_start (s->net, s->now, c1 * 1e-9, c1 * per_ns, &s->r_sm, 1, op, 0);
-    }
   for (guint i = 0; i < n_parts; i++)
     {
       op->waiting++;
