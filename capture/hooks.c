@@ -1408,15 +1408,22 @@ cuGraphLaunch (CUgraphExec exec, CUstream s)
 
 /* ---- synchronization, events ---- */
 
+/* A sync call that began at T0 returned R: record it, read back what has
+ * finished. */
+static CUresult
+sync_done (CUresult r, uint64_t t0, int scope, uintptr_t h)
+{
+  cap_sync (t0, cap_now (), scope, h);
+  poll_after_sync ();
+  return r;
+}
+
 CUresult
 cuCtxSynchronize (void)
 {
   PASS (cuCtxSynchronize);
   uint64_t t0 = cap_now ();
-  CUresult r = real_cuCtxSynchronize ();
-  cap_sync (t0, cap_now (), CAP_SYNC_DEVICE, 0);
-  poll_after_sync ();
-  return r;
+  return sync_done (real_cuCtxSynchronize (), t0, CAP_SYNC_DEVICE, 0);
 }
 
 #if CUDA_VERSION >= 13000
@@ -1425,10 +1432,7 @@ cuCtxSynchronize_v2 (CUcontext ctx)
 {
   PASS (cuCtxSynchronize_v2, ctx);
   uint64_t t0 = cap_now ();
-  CUresult r = real_cuCtxSynchronize_v2 (ctx);
-  cap_sync (t0, cap_now (), CAP_SYNC_DEVICE, 0);
-  poll_after_sync ();
-  return r;
+  return sync_done (real_cuCtxSynchronize_v2 (ctx), t0, CAP_SYNC_DEVICE, 0);
 }
 #endif
 
@@ -1437,10 +1441,7 @@ cuStreamSynchronize (CUstream s)
 {
   PASS (cuStreamSynchronize, s);
   uint64_t t0 = cap_now ();
-  CUresult r = real_cuStreamSynchronize (s);
-  cap_sync (t0, cap_now (), CAP_SYNC_STREAM, (uintptr_t) s);
-  poll_after_sync ();
-  return r;
+  return sync_done (real_cuStreamSynchronize (s), t0, CAP_SYNC_STREAM, (uintptr_t) s);
 }
 
 CUresult
@@ -1448,10 +1449,7 @@ cuEventSynchronize (CUevent e)
 {
   PASS (cuEventSynchronize, e);
   uint64_t t0 = cap_now ();
-  CUresult r = real_cuEventSynchronize (e);
-  cap_sync (t0, cap_now (), CAP_SYNC_EVENT, (uintptr_t) e);
-  poll_after_sync ();
-  return r;
+  return sync_done (real_cuEventSynchronize (e), t0, CAP_SYNC_EVENT, (uintptr_t) e);
 }
 
 CUresult
@@ -1809,10 +1807,7 @@ cuStreamSynchronize_ptsz (CUstream s)
 {
   PASS (cuStreamSynchronize_ptsz, s);
   uint64_t t0 = cap_now ();
-  CUresult r = real_cuStreamSynchronize_ptsz (s);
-  cap_sync (t0, cap_now (), CAP_SYNC_STREAM, (uintptr_t) PT (s));
-  poll_after_sync ();
-  return r;
+  return sync_done (real_cuStreamSynchronize_ptsz (s), t0, CAP_SYNC_STREAM, (uintptr_t) PT (s));
 }
 
 CUresult
