@@ -24,6 +24,7 @@
 
 #include "hooks.h"
 #include "recorder.h"
+#include "spans.h"
 
 #ifndef VRAMCAP_CUPTI_DIR
 #define VRAMCAP_CUPTI_DIR "/usr/local/cuda/lib64"
@@ -40,85 +41,112 @@ CUPTI_FUNCS (DECL)
 #undef DECL
 
 static CUpti_SubscriberHandle g_sub;
-static __typeof__ (cuptiGetGraphNodeId) *p_cuptiGetGraphNodeId;   /* optional */
+/* Optional: */
+static __typeof__ (cuptiGetGraphNodeId) *p_cuptiGetGraphNodeId;
+static __typeof__ (cuptiActivityConfigureUnifiedMemoryCounter) *p_cuptiActivityConfigureUnifiedMemoryCounter;
 static void *g_cupti;
 
 /* ---- correlation id -> event sequence number (under the recorder's lock) ---- */
 
 typedef struct { uint32_t corr; uint64_t seq; } Corr;
-static Corr *g_corr;
-static size_t g_corr_cap, g_corr_n;
+/* Open addressing, linear probing; corr 0 marks an empty slot. */
+typedef struct { Corr *t; size_t cap, n; } CorrMap;
+
+/* Events waiting for their activity record, and the allocation calls
+ * recorded (matched against CUPTI's memory records). */
+static CorrMap g_corr, g_alloc_corr;
+/* Events waiting: g_corr's and graph kernels' (a sync point flushes the
+ * activity buffers when there are many). */
 static volatile size_t g_waiting;
+static size_t g_graph_waiting;
 
 static size_t
-corr_slot (uint32_t corr)
+corr_slot (const CorrMap *m, uint32_t corr)
 {
-  return (corr * 2654435761u) & (g_corr_cap - 1);
+  return (corr * 2654435761u) & (m->cap - 1);
 }
 
 static void
-corr_put_locked (uint32_t corr, uint64_t seq)
+corr_put_locked (CorrMap *m, uint32_t corr, uint64_t seq)
 {
-  if ((g_corr_n + 1) * 2 >= g_corr_cap) {
-    size_t oc = g_corr_cap;
-    Corr *old = g_corr;
+  if ((m->n + 1) * 2 >= m->cap) {
+    size_t oc = m->cap;
+    Corr *old = m->t;
     size_t nc = oc ? oc * 2 : 4096;
     Corr *nt = calloc (nc, sizeof *nt);
     if (!nt)
       return;
-    g_corr = nt;
-    g_corr_cap = nc;
+    m->t = nt;
+    m->cap = nc;
     for (size_t i = 0; i < oc; i++)
       if (old[i].corr) {
-        size_t j = corr_slot (old[i].corr);
-        while (g_corr[j].corr)
+        size_t j = corr_slot (m, old[i].corr);
+        while (m->t[j].corr)
           j = (j + 1) & (nc - 1);
-        g_corr[j] = old[i];
+        m->t[j] = old[i];
       }
     free (old);
   }
-  size_t j = corr_slot (corr);
-  while (g_corr[j].corr && g_corr[j].corr != corr)
-    j = (j + 1) & (g_corr_cap - 1);
-  if (!g_corr[j].corr)
-    g_corr_n++;
-  g_corr[j] = (Corr) { corr, seq };
-  g_waiting = g_corr_n;
+  size_t j = corr_slot (m, corr);
+  while (m->t[j].corr && m->t[j].corr != corr)
+    j = (j + 1) & (m->cap - 1);
+  if (!m->t[j].corr)
+    m->n++;
+  m->t[j] = (Corr) { corr, seq };
 }
 
 /* Removes CORR; returns its seq or UINT64_MAX. */
 static uint64_t
-corr_take_locked (uint32_t corr)
+corr_take_locked (CorrMap *m, uint32_t corr)
 {
-  if (!g_corr_cap || !corr)
+  if (!m->cap || !corr)
     return UINT64_MAX;
-  size_t j = corr_slot (corr);
-  while (g_corr[j].corr && g_corr[j].corr != corr)
-    j = (j + 1) & (g_corr_cap - 1);
-  if (!g_corr[j].corr)
+  size_t j = corr_slot (m, corr);
+  while (m->t[j].corr && m->t[j].corr != corr)
+    j = (j + 1) & (m->cap - 1);
+  if (!m->t[j].corr)
     return UINT64_MAX;
-  uint64_t seq = g_corr[j].seq;
+  uint64_t seq = m->t[j].seq;
   /* backward-shift deletion keeps probe chains intact */
   size_t i = j;
   for (;;) {
-    g_corr[i].corr = 0;
+    m->t[i].corr = 0;
     size_t k = i;
     for (;;) {
-      k = (k + 1) & (g_corr_cap - 1);
-      if (!g_corr[k].corr)
+      k = (k + 1) & (m->cap - 1);
+      if (!m->t[k].corr)
         goto done;
-      size_t h = corr_slot (g_corr[k].corr);
+      size_t h = corr_slot (m, m->t[k].corr);
       if (i <= k ? (h <= i || h > k) : (h <= i && h > k))
         break;
     }
-    g_corr[i] = g_corr[k];
+    m->t[i] = m->t[k];
     i = k;
   }
 done:
-  g_corr_n--;
-  g_waiting = g_corr_n;
+  m->n--;
   return seq;
 }
+
+static void
+corr_clear (CorrMap *m)
+{
+  if (m->t)
+    memset (m->t, 0, m->cap * sizeof *m->t);
+  m->n = 0;
+}
+
+static void
+update_waiting_locked (void)
+{
+  g_waiting = g_corr.n + g_graph_waiting;
+}
+
+/* Kernels on managed memory were launched (sync points then flush the
+ * activity buffers and settle their fault time, below). */
+static int g_managed_seen;
+/* Memory records (CUPTI_ACTIVITY_KIND_MEMORY2) are enabled. */
+static int g_memory_records;
 
 static void
 pending (uint64_t seq, uint32_t corr)
@@ -126,7 +154,22 @@ pending (uint64_t seq, uint32_t corr)
   if (seq == UINT64_MAX)
     return;
   cap_lock ();
-  corr_put_locked (corr, seq);
+  corr_put_locked (&g_corr, corr, seq);
+  update_waiting_locked ();
+  const VtEvent *e = cap_get_locked (seq);
+  if (e && e->managed)
+    g_managed_seen = 1;
+  cap_unlock ();
+}
+
+/* An allocation call was recorded: its memory record is expected. */
+static void
+alloc_seen (uint32_t corr)
+{
+  if (!g_memory_records || !corr)
+    return;
+  cap_lock ();
+  corr_put_locked (&g_alloc_corr, corr, 0);
   cap_unlock ();
 }
 
@@ -161,7 +204,8 @@ graph_wait_locked (uint32_t corr, uint64_t first, uint32_t n, uint64_t *ids)
     return;
   }
   g_gw[g_gw_n++] = (GraphWait) { corr, n, n, first, ids, done };
-  g_waiting += n;
+  g_graph_waiting += n;
+  update_waiting_locked ();
 }
 
 /* A kernel record that is not a plain launch's: one of a graph's? */
@@ -184,8 +228,9 @@ graph_time_locked (uint32_t corr, uint64_t node_id, uint64_t dur)
       return;
     w->done[i] = 1;
     cap_resolve_locked (w->first + i, dur);
-    if (g_waiting)
-      g_waiting--;
+    if (g_graph_waiting)
+      g_graph_waiting--;
+    update_waiting_locked ();
     if (--w->left == 0) {
       free (w->ids);
       free (w->done);
@@ -221,6 +266,195 @@ graph_launch_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CUgraph
   cap_unlock ();
 }
 
+/* ---- unified memory: fault handling taken out of kernel durations ----
+ * A kernel that faults on managed memory runs longer by the time the
+ * driver spends handling its faults, and replay adds the fault stall of its
+ * own model (SPEC 5.7) on top: counted twice. CUPTI's unified-memory
+ * counters report each GPU page-fault group and each migration with its
+ * start and end; the union of those intervals inside a kernel on managed
+ * memory is taken out of its duration. Those kernels wait (pending) for
+ * the next sync point, which flushes the activity buffers first, so the
+ * counter records of their faults have arrived. Without the counters (not
+ * supported: MPS, some virtual GPUs, WSL) durations stay as measured and
+ * the shim says so once. */
+
+static int g_um_on;                /* counters configured and enabled */
+static CUptiResult g_um_err;       /* why not, if not */
+static void enable_um_counters (void);
+static int g_um_warned;
+static Span *g_um;                 /* fault-handling intervals */
+static size_t g_um_n, g_um_cap, g_um_merged;
+typedef struct { uint64_t seq, start, end; } Held;
+static Held *g_held;               /* kernels on managed memory, waiting */
+static size_t g_held_n, g_held_cap;
+static uint64_t g_um_groups, g_um_htod, g_um_dtoh, g_um_cpu_faults, g_um_taken, g_um_kernels;
+/* Intervals kept at most (merged first, then the oldest half dropped). */
+#define UM_MAX_SPANS (1u << 20)
+
+static void
+um_span_locked (uint64_t start, uint64_t end)
+{
+  if (g_um_n == g_um_cap) {
+    g_um_n = spans_merge (g_um, g_um_n);
+    g_um_merged = g_um_n;
+    if (g_um_n >= UM_MAX_SPANS / 2) {
+      memmove (g_um, g_um + g_um_n / 2, (g_um_n - g_um_n / 2) * sizeof *g_um);
+      g_um_n -= g_um_n / 2;
+      g_um_merged = g_um_n;
+    }
+    if (g_um_n == g_um_cap) {
+      size_t nc = g_um_cap ? g_um_cap * 2 : 1024;
+      Span *ns = realloc (g_um, nc * sizeof *ns);
+      if (!ns)
+        return;
+      g_um = ns;
+      g_um_cap = nc;
+    }
+  }
+  g_um[g_um_n++] = (Span) { start, end };
+}
+
+static void
+um_hold_locked (uint64_t seq, uint64_t start, uint64_t end)
+{
+  if (g_held_n == g_held_cap) {
+    size_t nc = g_held_cap ? g_held_cap * 2 : 256;
+    Held *nh = realloc (g_held, nc * sizeof *nh);
+    if (!nh) {                       /* cannot wait: keep the measured time */
+      cap_resolve_locked (seq, end > start ? end - start : 0);
+      return;
+    }
+    g_held = nh;
+    g_held_cap = nc;
+  }
+  g_held[g_held_n++] = (Held) { seq, start, end };
+}
+
+/* Settles the held kernels against the intervals received so far; DROP:
+ * nothing runs any more (device sync, exit), so the intervals can go. */
+static void
+um_settle_locked (int drop)
+{
+  if (g_held_n) {
+    if (g_um_merged != g_um_n)
+      g_um_n = g_um_merged = spans_merge (g_um, g_um_n);
+    for (size_t i = 0; i < g_held_n; i++) {
+      const Held *h = &g_held[i];
+      uint64_t dur = h->end > h->start ? h->end - h->start : 0;
+      uint64_t cut = spans_overlap (g_um, g_um_n, h->start, h->end);
+      g_um_taken += cut;
+      g_um_kernels++;
+      cap_resolve_locked (h->seq, dur - cut);
+    }
+    g_held_n = 0;
+  }
+  if (drop)
+    g_um_n = g_um_merged = 0;
+}
+
+/* ---- memory records: what the trace lacks ----
+ * CUPTI reports every allocation with the correlation id of its call. One
+ * whose call the shim did not record (an API it does not intercept) is
+ * counted; static __device__/__managed__ variables (module globals, never
+ * an API call) are counted apart; stream-ordered pools' reserved size is
+ * tracked against their live allocations. The counts are printed at exit:
+ * replay sees none of that memory. */
+
+static uint64_t g_unrec_n, g_unrec_bytes, g_static_bytes;
+#define MAX_POOLS 64
+typedef struct { uint64_t address, size, used; } Pool;
+static Pool g_pools[MAX_POOLS];
+static size_t g_pools_n;
+static uint64_t g_pool_peak, g_pool_used_peak;
+
+static void
+pool_update_locked (uint64_t address, uint64_t size, uint64_t used, int destroyed)
+{
+  size_t i = 0;
+  while (i < g_pools_n && g_pools[i].address != address)
+    i++;
+  if (destroyed) {
+    if (i < g_pools_n)
+      g_pools[i] = g_pools[--g_pools_n];
+    return;
+  }
+  if (i == g_pools_n) {
+    if (g_pools_n == MAX_POOLS)
+      return;
+    g_pools_n++;
+  }
+  g_pools[i] = (Pool) { address, size, used };
+  uint64_t sum = 0, sum_used = 0;
+  for (size_t k = 0; k < g_pools_n; k++) {
+    sum += g_pools[k].size;
+    sum_used += g_pools[k].used;
+  }
+  if (sum > g_pool_peak)
+    g_pool_peak = sum;
+  if (sum_used > g_pool_used_peak)
+    g_pool_used_peak = sum_used;
+}
+
+static void
+memory_record_locked (const CUpti_ActivityMemory4 *m)
+{
+  if (m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL)
+    pool_update_locked (m->memoryPoolConfig.address, m->memoryPoolConfig.pool.size,
+                        m->memoryPoolConfig.utilizedSize, 0);
+  if (m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
+    return;
+  if (m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC
+      || m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC) {
+    g_static_bytes += m->bytes;
+  } else if (corr_take_locked (&g_alloc_corr, m->correlationId) == UINT64_MAX) {
+    g_unrec_n++;
+    g_unrec_bytes += m->bytes;
+  }
+}
+
+/* "8.0 MiB" */
+static const char *
+fmt_bytes (char *buf, size_t len, uint64_t b)
+{
+  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+  if (b < 1024) {
+    snprintf (buf, len, "%llu B", (unsigned long long) b);
+    return buf;
+  }
+  double v = (double) b / 1024;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+    v /= 1024;
+    u++;
+  }
+  snprintf (buf, len, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+/* At exit: what the memory and unified-memory records showed. */
+static void
+report_locked (void)
+{
+  char a[32], b[32];
+  if (g_unrec_n)
+    cap_warn ("CUPTI saw %llu allocation%s of %s that the trace lacks (made by calls vramcap "
+              "does not record)", (unsigned long long) g_unrec_n, g_unrec_n == 1 ? "" : "s",
+              fmt_bytes (a, sizeof a, g_unrec_bytes));
+  if (g_static_bytes)
+    cap_warn ("not in the trace: %s of static __device__/__managed__ variables (module globals)",
+              fmt_bytes (a, sizeof a, g_static_bytes));
+  if (g_pool_peak > g_pool_used_peak)
+    cap_warn ("stream-ordered memory pools reserved up to %s while their allocations peaked at "
+              "%s; replay counts live allocations only", fmt_bytes (a, sizeof a, g_pool_peak),
+              fmt_bytes (b, sizeof b, g_pool_used_peak));
+  if (g_um_groups || g_um_htod || g_um_dtoh || g_um_cpu_faults)
+    cap_warn ("unified memory: %llu GPU page-fault groups, %s migrated h2d, %s d2h, %llu CPU "
+              "page faults; %.3f ms of fault handling taken out of %llu kernel%s on managed memory",
+              (unsigned long long) g_um_groups, fmt_bytes (a, sizeof a, g_um_htod),
+              fmt_bytes (b, sizeof b, g_um_dtoh), (unsigned long long) g_um_cpu_faults,
+              g_um_taken / 1e6, (unsigned long long) g_um_kernels, g_um_kernels == 1 ? "" : "s");
+}
+
 /* ---- activity buffers ---- */
 
 #define BUF_SIZE (4u << 20)
@@ -236,7 +470,8 @@ buffer_requested (uint8_t **buf, size_t *size, size_t *max_records)
 static void
 gpu_time (uint32_t corr, uint64_t start, uint64_t end)
 {
-  uint64_t seq = corr_take_locked (corr);
+  uint64_t seq = corr_take_locked (&g_corr, corr);
+  update_waiting_locked ();
   if (seq != UINT64_MAX)
     cap_resolve_locked (seq, end > start ? end - start : 0);
 }
@@ -245,12 +480,58 @@ static void
 gpu_time_kernel (uint32_t corr, uint64_t node_id, uint64_t start, uint64_t end)
 {
   uint64_t dur = end > start ? end - start : 0;
-  uint64_t seq = corr_take_locked (corr);
-  if (seq != UINT64_MAX)
-    cap_resolve_locked (seq, dur);
-  else if (g_gw_n)
-    graph_time_locked (corr, node_id, dur);
+  uint64_t seq = corr_take_locked (&g_corr, corr);
+  update_waiting_locked ();
+  if (seq == UINT64_MAX) {
+    if (g_gw_n)
+      graph_time_locked (corr, node_id, dur);
+    return;
+  }
+  const VtEvent *e = cap_get_locked (seq);
+  if (e && e->managed) {
+    if (g_um_on) {
+      um_hold_locked (seq, start, end);
+      return;
+    }
+    if (!g_um_warned) {
+      const char *msg = NULL;
+      p_cuptiGetResultString (g_um_err, &msg);
+      cap_warn ("unified-memory counters unavailable (%s): kernels on managed memory keep their "
+                "page-fault time, which replay adds again", msg ? msg : "?");
+      g_um_warned = 1;
+    }
+  }
+  cap_resolve_locked (seq, dur);
 }
+
+static void
+um_record_locked (const CUpti_ActivityUnifiedMemoryCounter3 *u)
+{
+  switch (u->counterKind) {
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+    g_um_groups++;
+    um_span_locked (u->start, u->end);
+    break;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+    g_um_htod += u->value;
+    um_span_locked (u->start, u->end);
+    break;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+    g_um_dtoh += u->value;
+    um_span_locked (u->start, u->end);
+    break;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT:
+    g_um_cpu_faults++;
+    break;
+  default:
+    break;
+  }
+}
+
+/* Records received, by kind (VRAMCAP_VERBOSE=1 prints them at exit). */
+#define N_KINDS 64
+static uint64_t g_kind_n[N_KINDS];
+static int g_verbose;
 
 static void CUPTIAPI
 buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
@@ -259,6 +540,7 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, siz
   CUpti_Activity *rec = NULL;
   cap_lock ();
   while (p_cuptiActivityGetNextRecord (buf, valid, &rec) == CUPTI_SUCCESS) {
+    g_kind_n[rec->kind < N_KINDS ? rec->kind : 0]++;
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -276,6 +558,18 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, siz
       gpu_time (m->correlationId, m->start, m->end);
       break;
     }
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+      memory_record_locked ((const CUpti_ActivityMemory4 *) rec);
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
+      const CUpti_ActivityMemoryPool3 *m = (const CUpti_ActivityMemoryPool3 *) rec;
+      pool_update_locked (m->address, m->size, m->utilizedSize,
+                          m->memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+      um_record_locked ((const CUpti_ActivityUnifiedMemoryCounter3 *) rec);
+      break;
     default:
       break;
     }
@@ -284,27 +578,53 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, siz
   free (buf);
 }
 
-/* Called by the recorder with its lock held. */
+/* Called by the recorder with its lock held: at exit (blocking 1), flush
+ * the activity buffers, settle the kernels on managed memory and say what
+ * the records showed; dying (2), settle with what has arrived. */
 static void
 cupti_resolve (int blocking)
 {
-  if (blocking != 1 || !p_cuptiActivityFlushAll)
+  if (blocking == 0)
     return;
-  cap_unlock ();
-  p_cuptiActivityFlushAll (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  cap_lock ();
+  if (blocking == 1 && p_cuptiActivityFlushAll) {
+    cap_unlock ();
+    p_cuptiActivityFlushAll (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cap_lock ();
+  }
+  um_settle_locked (1);
+  if (blocking != 1)
+    return;
+  report_locked ();
+  if (g_verbose) {
+    char line[512];
+    size_t n = 0;
+    for (int k = 1; k < N_KINDS && n < sizeof line - 32; k++)
+      if (g_kind_n[k])
+        n += (size_t) snprintf (line + n, sizeof line - n, " %d:%llu", k, (unsigned long long) g_kind_n[k]);
+    cap_warn ("CUPTI records by kind (CUpti_ActivityKind: count):%s; memory records %s, "
+              "unified-memory counters %s (%d)", n ? line : " none",
+              g_memory_records ? "on" : "off", g_um_on ? "on" : "off", (int) g_um_err);
+  }
 }
 
 static void
 cupti_fork_child (void)
 {
-  memset (g_corr, 0, g_corr_cap * sizeof *g_corr);
-  g_corr_n = 0;
+  corr_clear (&g_corr);
+  corr_clear (&g_alloc_corr);
   for (size_t k = 0; k < g_gw_n; k++) {
     free (g_gw[k].ids);
     free (g_gw[k].done);
   }
   g_gw_n = 0;
+  g_graph_waiting = 0;
+  update_waiting_locked ();
+  /* The parent's kernels and counts are the parent's. */
+  g_held_n = g_um_n = g_um_merged = 0;
+  g_um_groups = g_um_htod = g_um_dtoh = g_um_cpu_faults = g_um_taken = g_um_kernels = 0;
+  g_unrec_n = g_unrec_bytes = g_static_bytes = 0;
+  g_pools_n = 0;
+  g_pool_peak = g_pool_used_peak = 0;
 }
 
 /* ---- driver API callbacks ---- */
@@ -355,12 +675,24 @@ copy_desc_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, const void
   COPY_EV (dir, dst, src, bytes, s, async);
 }
 
+/* After a sync the program made: flush the activity buffers when many
+ * events wait for their times, or when kernels on managed memory were
+ * launched (a forced flush, so that their counter records have arrived;
+ * then they are settled). */
 static void
 sync_point (uint64_t t0, uint64_t t1, int scope, uintptr_t h)
 {
   cap_sync (t0, t1, scope, h);
-  if (g_waiting > 4096 && p_cuptiActivityFlushAll)
+  if (!p_cuptiActivityFlushAll)
+    return;
+  if (g_managed_seen && g_um_on) {
+    p_cuptiActivityFlushAll (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cap_lock ();
+    um_settle_locked (scope == CAP_SYNC_DEVICE);
+    cap_unlock ();
+  } else if (g_waiting > 4096) {
     p_cuptiActivityFlushAll (0);
+  }
 }
 
 #define CB(name) CUPTI_DRIVER_TRACE_CBID_##name
@@ -422,39 +754,51 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
   switch (cbid) {
   case CB (cuMemAlloc_v2):
     cap_alloc (t0, t1, *P (cuMemAlloc_v2)->dptr, P (cuMemAlloc_v2)->bytesize, CAP_MEM_DEVICE, 0, 0);
+    alloc_seen (cb->correlationId);
     break;
   case CB (cuMemAllocPitch_v2):
     cap_alloc (t0, t1, *P (cuMemAllocPitch_v2)->dptr,
                (uint64_t) *P (cuMemAllocPitch_v2)->pPitch * P (cuMemAllocPitch_v2)->Height,
                CAP_MEM_DEVICE, 0, 0);
+    alloc_seen (cb->correlationId);
     break;
   case CB (cuMemAllocManaged):
+    enable_um_counters ();
     cap_alloc (t0, t1, *P (cuMemAllocManaged)->dptr, P (cuMemAllocManaged)->bytesize,
                CAP_MEM_MANAGED, 0, 0);
+    alloc_seen (cb->correlationId);
     break;
   case CB (cuMemHostAlloc):
     cap_alloc (t0, t1, (uintptr_t) *P (cuMemHostAlloc)->pp, P (cuMemHostAlloc)->bytesize,
                CAP_MEM_PINNED, 0, 0);
+    alloc_seen (cb->correlationId);
     break;
   case CB (cuMemAllocHost_v2):
     cap_alloc (t0, t1, (uintptr_t) *P (cuMemAllocHost_v2)->pp, P (cuMemAllocHost_v2)->bytesize,
                CAP_MEM_PINNED, 0, 0);
+    alloc_seen (cb->correlationId);
     break;
   case CB (cuMemHostRegister_v2):
     cap_alloc (t0, t1, (uintptr_t) P (cuMemHostRegister_v2)->p, P (cuMemHostRegister_v2)->bytesize,
                CAP_MEM_PINNED, 0, 0);
+    alloc_seen (cb->correlationId);
     break;
   case CB (cuMemAllocAsync):
     if (CAPTURED (STREAM (P (cuMemAllocAsync)->hStream)))
       break;                    /* a graph's allocation node */
     cap_alloc (t0, t1, *P (cuMemAllocAsync)->dptr, P (cuMemAllocAsync)->bytesize, CAP_MEM_DEVICE,
                1, STREAM (P (cuMemAllocAsync)->hStream));
+    alloc_seen (cb->correlationId);
     break;
   case CB (cuMemAllocFromPoolAsync):
     if (CAPTURED (STREAM (P (cuMemAllocFromPoolAsync)->hStream)))
       break;
     cap_alloc (t0, t1, *P (cuMemAllocFromPoolAsync)->dptr, P (cuMemAllocFromPoolAsync)->bytesize,
                CAP_MEM_DEVICE, 1, STREAM (P (cuMemAllocFromPoolAsync)->hStream));
+    alloc_seen (cb->correlationId);
+    break;
+  case CB (cuMemCreate):         /* the physical memory of cuMemMap's allocations */
+    alloc_seen (cb->correlationId);
     break;
   case CB (cuMemMap):
     cap_alloc (t0, t1, P (cuMemMap)->ptr, P (cuMemMap)->size, CAP_MEM_DEVICE, 0, 0);
@@ -629,7 +973,7 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
 static const CUpti_CallbackId cbids[] = {
   CB (cuMemAlloc_v2), CB (cuMemAllocPitch_v2), CB (cuMemAllocManaged), CB (cuMemHostAlloc),
   CB (cuMemAllocHost_v2), CB (cuMemHostRegister_v2), CB (cuMemAllocAsync),
-  CB (cuMemAllocFromPoolAsync), CB (cuMemMap), CB (cuMemFree_v2), CB (cuMemFreeHost),
+  CB (cuMemAllocFromPoolAsync), CB (cuMemCreate), CB (cuMemMap), CB (cuMemFree_v2), CB (cuMemFreeHost),
   CB (cuMemHostUnregister), CB (cuMemFreeAsync), CB (cuMemUnmap),
   CB (cuMemcpy), CB (cuMemcpyAsync), CB (cuMemcpyHtoD_v2), CB (cuMemcpyDtoH_v2),
   CB (cuMemcpyDtoD_v2), CB (cuMemcpyHtoDAsync_v2), CB (cuMemcpyDtoHAsync_v2),
@@ -668,6 +1012,43 @@ load_cupti (void)
   CUPTI_FUNCS (LOAD)
 #undef LOAD
   return 1;
+}
+
+/* Unified-memory counters: the fault groups and migrations, with their
+ * times, on every device (the old per-device scope is ignored since CUDA
+ * 7.0). Not every setup has them; g_um_err keeps why for the note. During
+ * cuInit (InitializeInjection) CUPTI answers CUPTI_ERROR_NOT_READY: the
+ * next try is at the program's first managed allocation, before any kernel
+ * can fault on it. */
+static void
+enable_um_counters (void)
+{
+  if (g_um_on || (g_um_err != CUPTI_SUCCESS && g_um_err != CUPTI_ERROR_NOT_READY))
+    return;
+  static const CUpti_ActivityUnifiedMemoryCounterKind kinds[] = {
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+  };
+  CUpti_ActivityUnifiedMemoryCounterConfig cfg[sizeof kinds / sizeof kinds[0]];
+  p_cuptiActivityConfigureUnifiedMemoryCounter = (__typeof__ (cuptiActivityConfigureUnifiedMemoryCounter) *)
+    dlsym (g_cupti, "cuptiActivityConfigureUnifiedMemoryCounter");
+  if (!p_cuptiActivityConfigureUnifiedMemoryCounter) {
+    g_um_err = CUPTI_ERROR_NOT_SUPPORTED;
+    return;
+  }
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    cfg[i] = (CUpti_ActivityUnifiedMemoryCounterConfig) {
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES, kinds[i], 0, 1 };
+  /* CPU fault counts are the ones some setups lack: without them, the three
+   * that matter for kernel durations. */
+  g_um_err = p_cuptiActivityConfigureUnifiedMemoryCounter (cfg, 4);
+  if (g_um_err != CUPTI_SUCCESS)
+    g_um_err = p_cuptiActivityConfigureUnifiedMemoryCounter (cfg, 3);
+  if (g_um_err == CUPTI_SUCCESS)
+    g_um_err = p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  g_um_on = g_um_err == CUPTI_SUCCESS;
 }
 
 static void
@@ -709,10 +1090,15 @@ InitializeInjection (void)
     p_cuptiEnableCallback (1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, pt_map[i].pt);
   p_cuptiGetGraphNodeId = (__typeof__ (cuptiGetGraphNodeId) *) dlsym (g_cupti, "cuptiGetGraphNodeId");
   hooks_graph_node_id_cb = graph_node_id;
+  const char *v = getenv ("VRAMCAP_VERBOSE");
+  g_verbose = v && *v && strcmp (v, "0") != 0;
   p_cuptiActivityRegisterCallbacks (buffer_requested, buffer_completed);
   p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_MEMCPY);
   p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_MEMSET);
+  g_memory_records = p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_MEMORY2) == CUPTI_SUCCESS;
+  p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+  enable_um_counters ();
   cap_resolve_cb = cupti_resolve;
   cap_fork_child_cb = cupti_fork_child;
   cap_mode = CAP_MODE_CUPTI;

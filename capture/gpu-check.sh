@@ -2,9 +2,10 @@
 # gpu-check.sh — capture accuracy check on a machine with a GPU (not run in
 # CI). Small CUDA programs (copies and kernels on four streams, linked with
 # static and with shared cudart; managed memory first touched by the GPU,
-# first touched by the host, and prefetched; a graph launch; a program that
-# exits with work in flight; copies and memory-bound kernels alone and side
-# by side) and a small PyTorch training
+# first touched by the host, prefetched, and 4 GiB beyond the card's
+# memory; stream-ordered allocations from a pool that keeps its memory; a
+# graph launch; a program that exits with work in flight; copies and
+# memory-bound kernels alone and side by side) and a small PyTorch training
 # step are run plain, then captured with vramcap in both modes; each trace
 # is replayed on the preset that the capture named for the GPU, and the
 # script prints wall time, captured time and predicted time per run.
@@ -17,11 +18,11 @@
 #                                       (on a machine with nvcc, no GPU)
 # GPU_CHECK_PROGS=DIR uses programs built earlier with --build;
 # GPU_CHECK_ONLY="NAME..." runs only those (streams, managed-0.02-gpu,
-# graph, nosync, contend, torch, ...).
+# pool, managed-over, graph, nosync, contend, torch, ...).
+# GPU_CHECK_TIMEOUT=S: seconds a plain run may take (120; captures 60 more).
 # VRAMSIM / VRAMCAP override the binaries (a wrapper that sets
-# LD_LIBRARY_PATH, say). Managed memory stays well below the card's free
-# memory: asking for more than the card has can hang the GPU, so the
-# oversubscription case is left to the replay model (docs/validation.md).
+# LD_LIBRARY_PATH, say). The oversubscribed run (managed-over) needs 24 GiB
+# of available host memory for what the driver evicts, else it is skipped.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VRAMSIM=${VRAMSIM:-$ROOT/bin/vramsim}
@@ -58,13 +59,18 @@ cat > "$1/managed.cu" <<'CU'
 #include <cstdlib>
 #include <cstring>
 __global__ void touch(char *p, size_t n) { for (size_t i = (blockIdx.x * (size_t) blockDim.x + threadIdx.x) * 4096; i < n; i += (size_t) gridDim.x * blockDim.x * 4096) p[i]++; }
+/* managed FRAC [gpu|host] [prefetch|-] [PASSES]: FRAC of the card's memory,
+ * first touched by the GPU or the host, touched PASSES times (3) by a
+ * kernel. FRAC above 1 oversubscribes the card (the driver evicts to the
+ * host); the script checks the host has room first. */
 int main(int argc, char **argv) {
   size_t free_b, total; cudaMemGetInfo(&free_b, &total);
   double frac = argc > 1 ? atof(argv[1]) : 0.02;
   int host_first = argc > 2 && !strcmp(argv[2], "host");
-  size_t n = (size_t) (total * frac);
-  if (n > free_b / 2) { printf("managed: %.2f of the card is more than half its free memory\n", frac); return 2; }
   int prefetch = argc > 3 && !strcmp(argv[3], "prefetch");
+  int passes = argc > 4 ? atoi(argv[4]) : 3;
+  size_t n = (size_t) (total * frac);
+  if (frac <= 1 && n > free_b / 2) { printf("managed: %.2f of the card is more than half its free memory\n", frac); return 2; }
   char *p; if (cudaMallocManaged(&p, n) != cudaSuccess) return 1;
   if (host_first) memset(p, 1, n);
   if (prefetch) {
@@ -75,9 +81,34 @@ int main(int argc, char **argv) {
     cudaMemPrefetchAsync(p, n, 0, 0);
 #endif
   }
-  for (int it = 0; it < 3; it++) touch<<<1024, 256>>>(p, n);
-  cudaDeviceSynchronize(); cudaFree(p);
-  printf("managed %.2f %s%s ok\n", frac, host_first ? "host-first" : "gpu-first", prefetch ? " prefetched" : ""); return 0;
+  for (int it = 0; it < passes; it++) touch<<<1024, 256>>>(p, n);
+  if (cudaDeviceSynchronize() != cudaSuccess) return 1;
+  cudaFree(p);
+  printf("managed %.2f %s%s x%d ok\n", frac, host_first ? "host-first" : "gpu-first", prefetch ? " prefetched" : "", passes); return 0;
+}
+CU
+cat > "$1/pool.cu" <<'CU'
+#include <cstdio>
+#include <cstdint>
+/* Stream-ordered allocations from the default pool, kept reserved across
+ * syncs (release threshold: all): 20 rounds of 1 to 4 buffers of 64 to
+ * 256 MiB, each written by a kernel and freed on the stream. */
+__global__ void fill(float *x, size_t n) { for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x) x[i] = 1; }
+int main() {
+  cudaStream_t s; cudaStreamCreate(&s);
+  cudaMemPool_t pool; cudaDeviceGetDefaultMemPool(&pool, 0);
+  uint64_t keep = UINT64_MAX; cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  for (int r = 0; r < 20; r++) {
+    float *b[4]; int k = 1 + r % 4;
+    for (int j = 0; j < k; j++) {
+      size_t n = (size_t) (16 << 20) * (1 + (r + j) % 4);
+      if (cudaMallocAsync(&b[j], n * 4, s) != cudaSuccess) return 1;
+      fill<<<264, 256, 0, s>>>(b[j], n);
+    }
+    for (int j = 0; j < k; j++) cudaFreeAsync(b[j], s);
+    cudaStreamSynchronize(s);
+  }
+  printf("pool ok\n"); return 0;
 }
 CU
 cat > "$1/graph.cu" <<'CU'
@@ -154,7 +185,7 @@ PY
 
 build () { # DIR
   mkdir -p "$1" && write_sources "$1" || return 1
-  for p in streams managed graph nosync contend; do
+  for p in streams managed pool graph nosync contend; do
     "$NVCC" $NVCCFLAGS -o "$1/$p" "$1/$p.cu" || { echo "gpu-check: nvcc failed for $p" >&2; return 1; }
   done
   "$NVCC" $NVCCFLAGS -cudart shared -o "$1/streams-shared" "$1/streams.cu" ||
@@ -199,14 +230,14 @@ run_one () { # NAME ARGV...
   name=$1; shift
   case " ${GPU_CHECK_ONLY:-$name} " in *" $name "*) ;; *) return ;; esac
   t0=$(now_ms)
-  timeout 120 "$@" > "$W/$name-plain.out" 2>&1
+  timeout "${GPU_CHECK_TIMEOUT:-120}" "$@" > "$W/$name-plain.out" 2>&1
   echo "# $name: plain exit $?, wall $(( $(now_ms) - t0 )) ms"
   for mode in cupti hook; do
     t0=$(now_ms)
-    timeout 180 "$VRAMCAP" --mode $mode -o "$W/$name-$mode.vtrace" -- "$@" > "$W/$name-$mode.out" 2> "$W/$name-$mode.err"
+    timeout $(( ${GPU_CHECK_TIMEOUT:-120} + 60 )) "$VRAMCAP" --mode $mode -o "$W/$name-$mode.vtrace" -- "$@" > "$W/$name-$mode.out" 2> "$W/$name-$mode.err"
     rc=$?
     echo "# $name-$mode: exit $rc, wall $(( $(now_ms) - t0 )) ms"
-    grep -m3 vramcap: "$W/$name-$mode.err"
+    grep -m8 vramcap: "$W/$name-$mode.err"
     row "$name-$mode" "$W/$name-$mode.vtrace"
     "$VRAMSIM" info "$W/$name-$mode.vtrace" 2>&1 | grep -E '^(events|kernels|copies) ' | sed 's/^/    /'
     [ -n "$KEEP" ] && cp "$W/$name-$mode.vtrace" "$W/$name-$mode.err" "$KEEP/" 2>/dev/null
@@ -218,6 +249,25 @@ run_one streams-shared "$P/streams-shared"
 run_one managed-0.02-gpu "$P/managed" 0.02
 run_one managed-0.05-host "$P/managed" 0.05 host
 run_one managed-0.05-host-prefetch "$P/managed" 0.05 host prefetch
+run_one pool "$P/pool"
+# Oversubscribed: managed memory 4 GiB more than the card has, touched
+# twice (the second pass faults everything back in). Only when the host
+# can hold what the driver evicts, with room to spare.
+over_ok () {
+  avail=$(awk '/^MemAvailable:/ { print int($2 / 1048576) }' /proc/meminfo)
+  [ "${avail:-0}" -ge 24 ]
+}
+case " ${GPU_CHECK_ONLY:-managed-over} " in
+  *" managed-over "*)
+    if over_ok; then
+      tot=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n 1)
+      frac=$(awk -v t="${tot:-0}" 'BEGIN { if (t > 0) printf "%.4f", (t + 4096) / t; else print 0 }')
+      if [ "$frac" = 0 ]; then echo "# managed-over: no memory size from nvidia-smi, skipped"
+      else run_one managed-over "$P/managed" "$frac" gpu - 2; fi
+    else
+      echo "# managed-over: the host has under 24 GiB available, skipped"
+    fi ;;
+esac
 run_one graph "$P/graph"
 run_one nosync "$P/nosync"
 run_one contend "$P/contend"

@@ -511,10 +511,12 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
     n_words = 0, ids = local;
   cap_lock ();
   size_t n = 0;
+  int managed = 0;
   for (size_t i = 0; i < n_words; i++) {
     const Range *r = map_find ((uintptr_t) words[i]);
     if (!r)
       continue;
+    managed |= r->kind == CAP_MEM_MANAGED;
     size_t k = 0;
     while (k < n && ids[k] != r->id)
       k++;
@@ -525,6 +527,7 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
   if (e) {
     e->name_sid = name_sid;
     e->stream = cap_stream_id_locked (stream);
+    e->managed = (uint8_t) managed;
     e->pending = (uint8_t) pending;
     e->corr = corr;
     if (n) {

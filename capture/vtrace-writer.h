@@ -34,6 +34,7 @@ typedef struct {
   uint64_t corr;          /* CUPTI correlation id, 0 if none */
   uint32_t tid, name_sid, n_touches;
   uint8_t op, sub, async, pending;
+  uint8_t managed;        /* kernel: touches managed memory (not written) */
 } VtEvent;
 
 typedef struct VtWriter VtWriter;
