@@ -40,7 +40,7 @@ $(CAP_BIN): capture/vramcap.c
 # ---- test-only stub driver and programs (tests/capture-*.sh) ----
 CAP_STUB_DIR = $(B)/tests/stub-cuda
 CAP_STUB     = $(CAP_STUB_DIR)/libcuda.so.1
-CAP_TFLAGS   = -std=gnu11 $(WARN) -O1 -g -I$(CUDA_HOME)/include -Itests/stub-cuda
+CAP_TFLAGS   = -std=gnu11 $(WARN) -O1 -g -I$(CUDA_HOME)/include -I$(CAP_CUPTI_INC) -Itests/stub-cuda
 CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
                $(CAP_STUB_DIR)/prog-threads $(CAP_STUB_DIR)/prog-crash \
                $(CAP_STUB_DIR)/bench-launch $(CAP_STUB_DIR)/prog-nvtx \
@@ -51,9 +51,9 @@ CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
 # The programs share check()/CK() and the dlopen + cuGetProcAddress lookup.
 $(CAP_PROGS): tests/stub-cuda/prog-common.h
 
-$(CAP_STUB): tests/stub-cuda/libcuda-stub.c
+$(CAP_STUB): tests/stub-cuda/libcuda-stub.c tests/stub-cuda/stub-trace.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< -lpthread
+	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< -ldl -lpthread
 
 $(CAP_STUB_DIR)/prog-linked: tests/stub-cuda/prog-basic.c tests/stub-cuda/prog-funcs.h tests/stub-cuda/prog-linked.h $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB)
