@@ -1,5 +1,6 @@
 # capture.mk — builds the capture shim (lib/libvramcap.so), the vramcap
-# launcher and, for `make tests`, the stub driver and test programs.
+# launcher and, for `make tests`, the stub driver, the stub libcupti and
+# test programs.
 # Included by the top Makefile. Capture artefacts are never built with the
 # sanitizers: the shim is injected into programs that are not.
 
@@ -40,20 +41,33 @@ $(CAP_BIN): capture/vramcap.c
 # ---- test-only stub driver and programs (tests/capture-*.sh) ----
 CAP_STUB_DIR = $(B)/tests/stub-cuda
 CAP_STUB     = $(CAP_STUB_DIR)/libcuda.so.1
-CAP_TFLAGS   = -std=gnu11 $(WARN) -O1 -g -I$(CUDA_HOME)/include -Itests/stub-cuda
+CAP_CUPTI_STUB = $(CAP_STUB_DIR)/libcupti.so
+CAP_TFLAGS   = -std=gnu11 $(WARN) -O1 -g -I$(CUDA_HOME)/include -I$(CAP_CUPTI_INC) -Itests/stub-cuda
 CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
                $(CAP_STUB_DIR)/prog-threads $(CAP_STUB_DIR)/prog-crash \
                $(CAP_STUB_DIR)/bench-launch $(CAP_STUB_DIR)/prog-nvtx \
                $(CAP_STUB_DIR)/prog-more-linked $(CAP_STUB_DIR)/prog-more-dlopen \
-               $(CAP_STUB_DIR)/prog-graph-linked $(CAP_STUB_DIR)/prog-graph-dlopen
+               $(CAP_STUB_DIR)/prog-graph-linked $(CAP_STUB_DIR)/prog-graph-dlopen \
+               $(CAP_STUB_DIR)/prog-managed
 CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
 
 # The programs share check()/CK() and the dlopen + cuGetProcAddress lookup.
 $(CAP_PROGS): tests/stub-cuda/prog-common.h
 
-$(CAP_STUB): tests/stub-cuda/libcuda-stub.c
+$(CAP_STUB): tests/stub-cuda/libcuda-stub.c tests/stub-cuda/stub-trace.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< -lpthread
+	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< -ldl -lpthread
+
+# The stub libcupti (tests/capture-cupti.sh): finds the stub driver at run time.
+$(CAP_CUPTI_STUB): tests/stub-cuda/libcupti-stub.c tests/stub-cuda/stub-trace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-soname,libcupti.so -Wl,-z,defs -o $@ $< -ldl -lpthread
+
+# A CUPTI client that logs what the stubs report (checks the stubs themselves).
+CAP_CUPTI_PROBE = $(CAP_STUB_DIR)/libcupti-probe.so
+$(CAP_CUPTI_PROBE): tests/stub-cuda/cupti-probe.c $(CAP_CUPTI_STUB)
+	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-z,defs -o $@ $< -L$(CAP_STUB_DIR) -l:libcupti.so \
+	  -Wl,-rpath,'$$ORIGIN'
 
 $(CAP_STUB_DIR)/prog-linked: tests/stub-cuda/prog-basic.c tests/stub-cuda/prog-funcs.h tests/stub-cuda/prog-linked.h $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB)
@@ -82,9 +96,12 @@ $(CAP_STUB_DIR)/prog-graph-dlopen: tests/stub-cuda/prog-graph.c $(CAP_STUB)
 $(CAP_STUB_DIR)/prog-nvtx: tests/stub-cuda/prog-nvtx.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -lpthread -ldl
 
+$(CAP_STUB_DIR)/prog-managed: tests/stub-cuda/prog-managed.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB)
+
 $(CAP_STUB_DIR)/bench-launch: tests/stub-cuda/bench-launch.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -O2 -o $@ $< $(CAP_LINK_STUB)
 
-tests: capture $(CAP_STUB) $(CAP_PROGS)
+tests: capture $(CAP_STUB) $(CAP_CUPTI_STUB) $(CAP_CUPTI_PROBE) $(CAP_PROGS)
 
 endif

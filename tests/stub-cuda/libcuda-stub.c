@@ -2,33 +2,60 @@
  * for running the capture shim where there is no GPU.
  *
  * It implements the subset the capture tests call, with deterministic fake
- * GPU times: every stream has a clock; a kernel advances it by 1000 ns per
- * block in x, a copy by 1 ns per byte, a memset by 1 ns per 2 bytes; an
- * event takes its stream's clock when recorded; a graph launch advances it
- * by the sum of its kernel nodes' times (as they were at instantiation). Device pointers come from a
- * bump allocator (they are never dereferenced); host and managed memory are
- * real malloc'd memory. Built with -Bsymbolic, like the real driver, so its
- * own references (cuGetProcAddress answers) are never interposed. */
+ * GPU times: every stream has a clock (starting at 1,000,000 ns); a kernel
+ * advances it by 1000 ns per block in x, a copy by 1 ns per byte, a memset
+ * by 1 ns per 2 bytes; an event takes its stream's clock when recorded; a
+ * graph launch advances it by the sum of its kernel nodes' times (as they
+ * were at instantiation). Device pointers come from a bump allocator (they
+ * are never dereferenced); host and managed memory are real malloc'd
+ * memory. Built with -Bsymbolic, like the real driver, so its own
+ * references (cuGetProcAddress answers) are never interposed.
+ *
+ * CUPTI: with STUB_CUDA_INJECT=1 and CUDA_INJECTION64_PATH set, cuInit
+ * loads that library and calls its InitializeInjection once, as the real
+ * driver does. The stub libcupti (libcupti-stub.c) registers itself with
+ * stub_cuda_set_cupti (stub-trace.h); from then on every traced call (the
+ * TRACED wrappers below) reports its enter and exit sites with its
+ * *_params struct and a fresh correlation id, and its GPU work as activity
+ * records in the real CUPTI layouts: kernel, memcpy, memset (start and end
+ * from the stream clocks), memory (MEMORY2: an ALLOCATION per allocation
+ * call, a RELEASE per free; stream-ordered ones with the default pool's
+ * state), the pool's CREATED record at its first allocation, and unified
+ * memory counters (a kernel whose parameters point into a managed
+ * allocation no earlier kernel touched: a GPU page fault over
+ * [S, S + D/4] and a host-to-device transfer of the allocation over
+ * [S + D/8, S + D/2], S and D the kernel's start and duration). At
+ * injection: STUB_CUPTI_STATIC=N adds a DEVICE_STATIC allocation of N
+ * bytes (correlation id 0), STUB_CUPTI_UNRECORDED=1 a 4096-byte DEVICE
+ * allocation under a correlation id no call had. */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "stub-trace.h"
 
 #undef cuMemPrefetchAsync
 #undef cuGraphInstantiate
+
+#define CLOCK_BASE 1000000ull
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static CUdeviceptr next_dev = 0x100000000000ull;
 static int inited;
 
-struct CUstream_st { uint64_t clock; };
+struct CUstream_st { uint64_t clock; uint32_t id; };
 struct CUevent_st { uint64_t time; int recorded; };
 struct CUctx_st { int dummy; };
 struct CUmod_st { int dummy; };
 
-static struct CUstream_st legacy;
+static struct CUstream_st legacy = { CLOCK_BASE, 7 };
+static uint32_t next_stream_id = 13;
 static struct CUctx_st the_ctx;
 static __thread CUcontext cur_ctx;
 
@@ -45,12 +72,24 @@ S (CUstream s)
   return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ? &legacy : s;
 }
 
-static void
+/* Advances S's clock by NS; returns the clock before. */
+static uint64_t
 advance (CUstream s, uint64_t ns)
 {
   pthread_mutex_lock (&lock);
+  uint64_t t = S (s)->clock;
   S (s)->clock += ns;
   pthread_mutex_unlock (&lock);
+  return t;
+}
+
+static uint64_t
+stream_clock (CUstream s)
+{
+  pthread_mutex_lock (&lock);
+  uint64_t t = S (s)->clock;
+  pthread_mutex_unlock (&lock);
+  return t;
 }
 
 static CUdeviceptr
@@ -65,9 +104,305 @@ bump (size_t n)
   return p;
 }
 
+/* ---- CUPTI: callbacks and activity records ---- */
+
+static const StubCuptiHooks *volatile tracer;
+static uint32_t next_corr;
+static __thread uint32_t cur_corr;      /* the traced call this thread is in */
+
+void
+stub_cuda_set_cupti (const StubCuptiHooks *hooks)
+{
+  tracer = hooks;
+}
+
+typedef struct { CUpti_CallbackId cbid; const char *name; const void *params; uint32_t corr, outer; uint64_t data; } Call;
+
+static void
+call_enter (Call *c, CUpti_CallbackId cbid, const char *name, const void *params)
+{
+  *c = (Call) { cbid, name, params, __atomic_add_fetch (&next_corr, 1, __ATOMIC_RELAXED), cur_corr, 0 };
+  cur_corr = c->corr;
+  const StubCuptiHooks *t = tracer;
+  if (t) {
+    CUresult r = CUDA_SUCCESS;
+    t->api (CUPTI_API_ENTER, cbid, name, params, &r, c->corr, &c->data);
+  }
+}
+
+static CUresult
+call_exit (Call *c, CUresult r)
+{
+  cur_corr = c->outer;
+  const StubCuptiHooks *t = tracer;
+  if (t)
+    t->api (CUPTI_API_EXIT, c->cbid, c->name, c->params, &r, c->corr, &c->data);
+  return r;
+}
+
+/* The body of a traced entry point NAME: its *_params struct from the
+ * arguments (in order), the enter callback, IMPL (the work), the exit
+ * callback. */
+#define TRACED(name, impl, ...) \
+  do { \
+    name##_params prm_ = { __VA_ARGS__ }; \
+    Call c_; \
+    call_enter (&c_, CUPTI_DRIVER_TRACE_CBID_##name, #name, &prm_); \
+    return call_exit (&c_, impl); \
+  } while (0)
+#define TRACED0(name, impl) \
+  do { \
+    Call c_; \
+    call_enter (&c_, CUPTI_DRIVER_TRACE_CBID_##name, #name, NULL); \
+    return call_exit (&c_, impl); \
+  } while (0)
+
+static void
+emit (const void *rec, size_t size)
+{
+  const StubCuptiHooks *t = tracer;
+  if (t)
+    t->record ((const CUpti_Activity *) rec, size);
+}
+
+/* Allocations the driver made (for release records, managed ranges, the
+ * kinds of copy ends), under the lock. */
+typedef struct { uintptr_t p; uint64_t bytes; uint8_t kind, async, touched; } Alloc;
+static Alloc *allocs;
+static size_t n_allocs, cap_allocs;
+/* The default memory pool: live stream-ordered bytes, their peak, its base. */
+static uint64_t pool_live, pool_peak, pool_base;
+#define POOL_GRAIN (32ull << 20)
+
+static void
+alloc_add (uintptr_t p, uint64_t bytes, uint8_t kind, uint8_t async)
+{
+  pthread_mutex_lock (&lock);
+  if (n_allocs == cap_allocs) {
+    size_t nc = cap_allocs ? 2 * cap_allocs : 64;
+    Alloc *na = realloc (allocs, nc * sizeof *na);
+    if (!na) {
+      pthread_mutex_unlock (&lock);
+      return;
+    }
+    allocs = na;
+    cap_allocs = nc;
+  }
+  allocs[n_allocs++] = (Alloc) { p, bytes, kind, async, 0 };
+  pthread_mutex_unlock (&lock);
+}
+
+/* Removes the allocation at P into *OUT; 0 when there is none. */
+static int
+alloc_take (uintptr_t p, Alloc *out)
+{
+  int found = 0;
+  pthread_mutex_lock (&lock);
+  for (size_t i = 0; i < n_allocs; i++)
+    if (allocs[i].p == p) {
+      *out = allocs[i];
+      allocs[i] = allocs[--n_allocs];
+      found = 1;
+      break;
+    }
+  pthread_mutex_unlock (&lock);
+  return found;
+}
+
+static uint8_t
+mem_kind (uintptr_t p, uint8_t dflt)
+{
+  uint8_t k = dflt;
+  pthread_mutex_lock (&lock);
+  for (size_t i = 0; i < n_allocs; i++)
+    if (p >= allocs[i].p && p - allocs[i].p < (allocs[i].bytes ? allocs[i].bytes : 1)) {
+      k = allocs[i].kind;
+      break;
+    }
+  pthread_mutex_unlock (&lock);
+  return k;
+}
+
+static void
+rec_memory (CUpti_ActivityMemoryOperationType op, CUpti_ActivityMemoryKind kind, uintptr_t p,
+            uint64_t bytes, uint32_t corr, int async, CUstream s)
+{
+  if (!tracer)
+    return;
+  CUpti_ActivityMemory4 r;
+  memset (&r, 0, sizeof r);
+  r.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  r.memoryOperationType = op;
+  r.memoryKind = kind;
+  r.correlationId = corr;
+  r.address = p;
+  r.bytes = bytes;
+  r.timestamp = stream_clock (s);
+  r.processId = (uint32_t) getpid ();
+  r.contextId = 1;
+  r.streamId = S (s)->id;
+  r.isAsync = (uint32_t) async;
+  if (async) {
+    pthread_mutex_lock (&lock);
+    r.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    r.memoryPoolConfig.address = pool_base;
+    r.memoryPoolConfig.pool.size = (pool_peak + POOL_GRAIN - 1) / POOL_GRAIN * POOL_GRAIN;
+    r.memoryPoolConfig.utilizedSize = pool_live;
+    pthread_mutex_unlock (&lock);
+  }
+  emit (&r, sizeof r);
+}
+
+static void
+rec_kernel (const char *name, CUstream s, uint64_t start, uint64_t end, unsigned gx, unsigned gy,
+            unsigned gz, unsigned bx, unsigned by, unsigned bz, uint64_t node_id)
+{
+  if (!tracer)
+    return;
+  CUpti_ActivityKernel10 r;
+  memset (&r, 0, sizeof r);
+  r.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  r.start = start;
+  r.end = end;
+  r.completed = end;
+  r.contextId = 1;
+  r.streamId = S (s)->id;
+  r.gridX = (int32_t) gx; r.gridY = (int32_t) gy; r.gridZ = (int32_t) gz;
+  r.blockX = (int32_t) bx; r.blockY = (int32_t) by; r.blockZ = (int32_t) bz;
+  r.correlationId = cur_corr;
+  r.name = name;
+  r.graphNodeId = node_id;
+  emit (&r, sizeof r);
+}
+
+static void
+rec_copy (uint8_t kind, uintptr_t dst, uintptr_t src, uint64_t bytes, CUstream s, uint64_t start)
+{
+  if (!tracer)
+    return;
+  CUpti_ActivityMemcpy6 r;
+  memset (&r, 0, sizeof r);
+  r.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  r.srcKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? mem_kind (src, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE)
+            : mem_kind (src, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+  r.dstKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? mem_kind (dst, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE)
+            : mem_kind (dst, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+  r.copyKind = kind;
+  r.bytes = bytes;
+  r.start = start;
+  r.end = start + bytes;
+  r.contextId = 1;
+  r.streamId = S (s)->id;
+  r.correlationId = cur_corr;
+  emit (&r, sizeof r);
+}
+
+static void
+rec_memset (uint64_t bytes, uint32_t value, CUstream s, uint64_t start, uint64_t ns)
+{
+  if (!tracer)
+    return;
+  CUpti_ActivityMemset4 r;
+  memset (&r, 0, sizeof r);
+  r.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  r.value = value;
+  r.bytes = bytes;
+  r.start = start;
+  r.end = start + ns;
+  r.contextId = 1;
+  r.streamId = S (s)->id;
+  r.correlationId = cur_corr;
+  r.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  emit (&r, sizeof r);
+}
+
+static void
+rec_um (CUpti_ActivityUnifiedMemoryCounterKind kind, uint64_t value, uint64_t start, uint64_t end,
+        uintptr_t p, CUstream s)
+{
+  CUpti_ActivityUnifiedMemoryCounter3 r;
+  memset (&r, 0, sizeof r);
+  r.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+  r.counterKind = kind;
+  r.value = value;
+  r.start = start;
+  r.end = end;
+  r.address = p;
+  r.streamId = S (s)->id;
+  r.processId = (uint32_t) getpid ();
+  emit (&r, sizeof r);
+}
+
+/* A kernel of function F with parameters PARAMS ran over [start, start+dur]
+ * on S: the unified-memory counters of the managed allocations its
+ * parameters point into that no earlier kernel touched. */
+static void
+um_faults (CUfunction f, void **params, CUstream s, uint64_t start, uint64_t dur)
+{
+  const StubFunc *sf = (const StubFunc *) f;
+  if (!tracer || !params)
+    return;
+  for (int i = 0; i < sf->n; i++)
+    for (size_t o = 0; o + 8 <= sf->size[i]; o += 8) {
+      uint64_t w;
+      memcpy (&w, (const char *) params[i] + o, 8);
+      uintptr_t p = 0;
+      uint64_t bytes = 0;
+      pthread_mutex_lock (&lock);
+      for (size_t k = 0; k < n_allocs; k++)
+        if (allocs[k].kind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED && !allocs[k].touched
+            && w >= allocs[k].p && w - allocs[k].p < allocs[k].bytes) {
+          allocs[k].touched = 1;
+          p = allocs[k].p;
+          bytes = allocs[k].bytes;
+          break;
+        }
+      pthread_mutex_unlock (&lock);
+      if (!p)
+        continue;
+      rec_um (CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT, 1, start, start + dur / 4, p, s);
+      rec_um (CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, bytes, start + dur / 8,
+              start + dur / 2, p, s);
+    }
+}
+
+/* After InitializeInjection: the allocations made before any call. */
+static void
+injection_records (void)
+{
+  const char *st = getenv ("STUB_CUPTI_STATIC");
+  if (st && *st)
+    rec_memory (CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC,
+                0x0f0000000000ull, strtoull (st, NULL, 0), 0, 0, NULL);
+  const char *un = getenv ("STUB_CUPTI_UNRECORDED");
+  if (un && strcmp (un, "1") == 0)
+    rec_memory (CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                0x0f0000100000ull, 4096, 0x7fffffff, 0, NULL);
+}
+
 #define NEED_INIT() do { if (!inited) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 
-CUresult cuInit (unsigned int flags) { (void) flags; inited = 1; return CUDA_SUCCESS; }
+/* The real driver loads CUDA_INJECTION64_PATH in cuInit and calls its
+ * InitializeInjection once; the stub only when STUB_CUDA_INJECT=1 too (the
+ * hook tests run with CUDA_INJECTION64_PATH set and no injection). */
+static void
+inject (void)
+{
+  static int done;
+  const char *path = getenv ("CUDA_INJECTION64_PATH"), *on = getenv ("STUB_CUDA_INJECT");
+  if (!path || !*path || !on || strcmp (on, "1") != 0 || __atomic_exchange_n (&done, 1, __ATOMIC_ACQ_REL))
+    return;
+  void *h = dlopen (path, RTLD_NOW | RTLD_GLOBAL);
+  int (*init) (void) = h ? (int (*) (void)) dlsym (h, "InitializeInjection") : NULL;
+  if (!init) {
+    fprintf (stderr, "stub libcuda: cannot load injection library %s\n", path);
+    return;
+  }
+  init ();
+  injection_records ();
+}
+
+CUresult cuInit (unsigned int flags) { (void) flags; inited = 1; inject (); return CUDA_SUCCESS; }
 CUresult cuDriverGetVersion (int *v) { *v = 12040; return CUDA_SUCCESS; }
 CUresult cuDeviceGetCount (int *n) { NEED_INIT (); *n = 1; return CUDA_SUCCESS; }
 CUresult cuDeviceGet (CUdevice *d, int i) { NEED_INIT (); if (i != 0) return CUDA_ERROR_INVALID_DEVICE; *d = 0; return CUDA_SUCCESS; }
@@ -101,10 +436,6 @@ CUresult cuDevicePrimaryCtxRetain (CUcontext *c, CUdevice d) { (void) d; NEED_IN
 CUresult cuDevicePrimaryCtxRelease_v2 (CUdevice d) { (void) d; return CUDA_SUCCESS; }
 CUresult cuCtxSetCurrent (CUcontext c) { cur_ctx = c; return CUDA_SUCCESS; }
 CUresult cuCtxGetCurrent (CUcontext *c) { *c = cur_ctx; return CUDA_SUCCESS; }
-CUresult cuCtxSynchronize (void) { return CUDA_SUCCESS; }
-#if CUDA_VERSION >= 13000
-CUresult cuCtxSynchronize_v2 (CUcontext ctx) { (void) ctx; return CUDA_SUCCESS; }
-#endif
 
 CUresult cuModuleLoadData (CUmodule *m, const void *img) { (void) img; static struct CUmod_st mod; *m = &mod; return CUDA_SUCCESS; }
 
@@ -133,47 +464,161 @@ cuFuncGetParamInfo (CUfunction f, size_t i, size_t *off, size_t *size)
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemAlloc_v2 (CUdeviceptr *p, size_t n) { NEED_INIT (); *p = bump (n); return CUDA_SUCCESS; }
-CUresult cuMemFree_v2 (CUdeviceptr p) { (void) p; return CUDA_SUCCESS; }
-CUresult cuMemAllocAsync (CUdeviceptr *p, size_t n, CUstream s) { (void) s; *p = bump (n); return CUDA_SUCCESS; }
-CUresult cuMemFreeAsync (CUdeviceptr p, CUstream s) { (void) p; (void) s; return CUDA_SUCCESS; }
+/* Every entry point below that the capture shim takes a CUPTI callback
+ * for is traced (TRACED: a *_params struct, the enter and exit sites, one
+ * correlation id); its work is a static do_* or impl_* function, so one
+ * entry point calling another's work (a _ptsz variant, the cooperative
+ * launch) reports one call, as the real driver does. */
+
+static CUresult
+do_alloc (CUdeviceptr *p, size_t n, CUstream s, int async)
+{
+  NEED_INIT ();
+  *p = bump (n);
+  if (async) {
+    int created = 0;
+    pthread_mutex_lock (&lock);
+    if (!pool_base) {
+      pool_base = *p;
+      created = 1;
+    }
+    pool_live += n;
+    if (pool_live > pool_peak)
+      pool_peak = pool_live;
+    uint64_t reserve = (pool_peak + POOL_GRAIN - 1) / POOL_GRAIN * POOL_GRAIN, live = pool_live;
+    pthread_mutex_unlock (&lock);
+    if (created && tracer) {
+      CUpti_ActivityMemoryPool3 r;
+      memset (&r, 0, sizeof r);
+      r.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+      r.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED;
+      r.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+      r.correlationId = cur_corr;
+      r.processId = (uint32_t) getpid ();
+      r.address = pool_base;
+      r.size = reserve;
+      r.timestamp = stream_clock (s);
+      r.utilizedSize = live;
+      emit (&r, sizeof r);
+    }
+  }
+  alloc_add (*p, n, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, (uint8_t) async);
+  rec_memory (CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, *p, n,
+              cur_corr, async, s);
+  return CUDA_SUCCESS;
+}
+
+static CUresult
+do_free (uintptr_t p, CUstream s, int async)
+{
+  Alloc a;
+  if (!alloc_take (p, &a))
+    return CUDA_SUCCESS;        /* the stub never checks pointers */
+  if (async && a.async) {
+    pthread_mutex_lock (&lock);
+    pool_live -= a.bytes;
+    pthread_mutex_unlock (&lock);
+  }
+  rec_memory (CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, a.kind, p, a.bytes, cur_corr, async && a.async, s);
+  if (a.kind != CUPTI_ACTIVITY_MEMORY_KIND_DEVICE)
+    free ((void *) p);          /* managed and pinned memory are malloc'd */
+  return CUDA_SUCCESS;
+}
+
+static CUresult
+do_host_alloc (void **p, size_t n, uint8_t kind)
+{
+  *p = calloc (1, n ? n : 1);
+  if (!*p)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  alloc_add ((uintptr_t) *p, n, kind, 0);
+  rec_memory (CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, kind, (uintptr_t) *p, n, cur_corr, 0, NULL);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2 (CUdeviceptr *p, size_t n) { TRACED (cuMemAlloc_v2, do_alloc (p, n, NULL, 0), p, n); }
+CUresult cuMemFree_v2 (CUdeviceptr p) { TRACED (cuMemFree_v2, do_free (p, NULL, 0), p); }
+CUresult cuMemAllocAsync (CUdeviceptr *p, size_t n, CUstream s) { TRACED (cuMemAllocAsync, do_alloc (p, n, s, 1), p, n, s); }
+CUresult cuMemFreeAsync (CUdeviceptr p, CUstream s) { TRACED (cuMemFreeAsync, do_free (p, s, 1), p, s); }
 
 CUresult
 cuMemAllocManaged (CUdeviceptr *p, size_t n, unsigned int flags)
 {
-  (void) flags;
-  void *m = calloc (1, n ? n : 1);
-  if (!m)
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  *p = (CUdeviceptr) (uintptr_t) m;
-  return CUDA_SUCCESS;
+  TRACED (cuMemAllocManaged, do_host_alloc ((void **) p, n, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED), p, n, flags);
 }
 
 CUresult
 cuMemHostAlloc (void **p, size_t n, unsigned int flags)
 {
-  (void) flags;
-  *p = calloc (1, n ? n : 1);
-  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  TRACED (cuMemHostAlloc, do_host_alloc (p, n, CUPTI_ACTIVITY_MEMORY_KIND_PINNED), p, n, flags);
 }
 
-CUresult cuMemFreeHost (void *p) { free (p); return CUDA_SUCCESS; }
+CUresult cuMemAllocHost_v2 (void **p, size_t n) { TRACED (cuMemAllocHost_v2, do_host_alloc (p, n, CUPTI_ACTIVITY_MEMORY_KIND_PINNED), p, n); }
+CUresult cuMemFreeHost (void *p) { TRACED (cuMemFreeHost, do_free ((uintptr_t) p, NULL, 0), p); }
 
-CUresult cuMemcpyHtoD_v2 (CUdeviceptr d, const void *s, size_t n) { (void) d; (void) s; advance (NULL, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyDtoH_v2 (void *d, CUdeviceptr s, size_t n) { (void) d; (void) s; advance (NULL, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyDtoD_v2 (CUdeviceptr d, CUdeviceptr s, size_t n) { (void) d; (void) s; advance (NULL, n); return CUDA_SUCCESS; }
-CUresult cuMemcpy (CUdeviceptr d, CUdeviceptr s, size_t n) { (void) d; (void) s; advance (NULL, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyHtoDAsync_v2 (CUdeviceptr d, const void *s, size_t n, CUstream st) { (void) d; (void) s; advance (st, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyDtoHAsync_v2 (void *d, CUdeviceptr s, size_t n, CUstream st) { (void) d; (void) s; advance (st, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyAsync (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { (void) d; (void) s; advance (st, n); return CUDA_SUCCESS; }
-CUresult cuMemsetD8_v2 (CUdeviceptr d, unsigned char v, size_t n) { (void) d; (void) v; advance (NULL, n / 2); return CUDA_SUCCESS; }
-CUresult cuMemsetD32Async (CUdeviceptr d, unsigned int v, size_t n, CUstream s) { (void) d; (void) v; advance (s, 4 * n / 2); return CUDA_SUCCESS; }
+#define HTOD CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+#define DTOH CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+#define DTOD CUPTI_ACTIVITY_MEMCPY_KIND_DTOD
+#define PTOP CUPTI_ACTIVITY_MEMCPY_KIND_PTOP
+
+/* A copy of N bytes on S: N ns on its clock, one memcpy record. */
+static CUresult
+do_copy (uint8_t kind, uintptr_t d, uintptr_t s, uint64_t n, CUstream st)
+{
+  uint64_t t = advance (st, n);
+  rec_copy (kind, d, s, n, st, t);
+  return CUDA_SUCCESS;
+}
+
+/* cuMemcpy[Async]: the direction from what the two pointers are. */
+static uint8_t
+copy_kind (uintptr_t d, uintptr_t s)
+{
+  int dd = mem_kind (d, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  int sd = mem_kind (s, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  return dd && sd ? DTOD : dd ? HTOD : sd ? DTOH : CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
+}
+
+static CUresult
+do_memset (CUdeviceptr d, uint32_t v, uint64_t bytes, CUstream s)
+{
+  uint64_t t = advance (s, bytes / 2);
+  rec_memset (bytes, v, s, t, bytes / 2);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2 (CUdeviceptr d, const void *s, size_t n) { TRACED (cuMemcpyHtoD_v2, do_copy (HTOD, d, (uintptr_t) s, n, NULL), d, s, n); }
+CUresult cuMemcpyDtoH_v2 (void *d, CUdeviceptr s, size_t n) { TRACED (cuMemcpyDtoH_v2, do_copy (DTOH, (uintptr_t) d, s, n, NULL), d, s, n); }
+CUresult cuMemcpyDtoD_v2 (CUdeviceptr d, CUdeviceptr s, size_t n) { TRACED (cuMemcpyDtoD_v2, do_copy (DTOD, d, s, n, NULL), d, s, n); }
+CUresult cuMemcpy (CUdeviceptr d, CUdeviceptr s, size_t n) { TRACED (cuMemcpy, do_copy (copy_kind (d, s), d, s, n, NULL), d, s, n); }
+CUresult cuMemcpyHtoDAsync_v2 (CUdeviceptr d, const void *s, size_t n, CUstream st) { TRACED (cuMemcpyHtoDAsync_v2, do_copy (HTOD, d, (uintptr_t) s, n, st), d, s, n, st); }
+CUresult cuMemcpyDtoHAsync_v2 (void *d, CUdeviceptr s, size_t n, CUstream st) { TRACED (cuMemcpyDtoHAsync_v2, do_copy (DTOH, (uintptr_t) d, s, n, st), d, s, n, st); }
+CUresult cuMemcpyAsync (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { TRACED (cuMemcpyAsync, do_copy (copy_kind (d, s), d, s, n, st), d, s, n, st); }
+CUresult cuMemsetD8_v2 (CUdeviceptr d, unsigned char v, size_t n) { TRACED (cuMemsetD8_v2, do_memset (d, v, n, NULL), d, v, n); }
+CUresult cuMemsetD8Async (CUdeviceptr d, unsigned char v, size_t n, CUstream s) { TRACED (cuMemsetD8Async, do_memset (d, v, n, s), d, v, n, s); }
+CUresult cuMemsetD32Async (CUdeviceptr d, unsigned int v, size_t n, CUstream s) { TRACED (cuMemsetD32Async, do_memset (d, v, 4 * (uint64_t) n, s), d, v, n, s); }
+
+static CUresult
+do_prefetch (size_t n, CUstream s)
+{
+  advance (s, n);
+  return CUDA_SUCCESS;
+}
 
 CUresult
 cuMemPrefetchAsync_v2 (CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int flags, CUstream s)
 {
-  (void) p; (void) loc; (void) flags;
-  advance (s, n);
+  TRACED (cuMemPrefetchAsync_v2, do_prefetch (n, s), p, n, loc, flags, s);
+}
+
+static CUresult
+impl_launch (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+             unsigned int bx, unsigned int by, unsigned int bz, CUstream s, void **params)
+{
+  NEED_INIT ();
+  uint64_t dur = 1000ull * gx, t = advance (s, dur);
+  rec_kernel (((StubFunc *) f)->name, s, t, t + dur, gx, gy, gz, bx, by, bz, 0);
+  um_faults (f, params, s, t, dur);
   return CUDA_SUCCESS;
 }
 
@@ -182,11 +627,8 @@ cuLaunchKernel (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                 unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                 CUstream s, void **params, void **extra)
 {
-  (void) f; (void) gy; (void) gz; (void) bx; (void) by; (void) bz; (void) shmem;
-  (void) params; (void) extra;
-  NEED_INIT ();
-  advance (s, 1000ull * gx);
-  return CUDA_SUCCESS;
+  TRACED (cuLaunchKernel, impl_launch (f, gx, gy, gz, bx, by, bz, s, params),
+          f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
 CUresult
@@ -194,39 +636,79 @@ cuLaunchCooperativeKernel (CUfunction f, unsigned int gx, unsigned int gy, unsig
                            unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                            CUstream s, void **params)
 {
-  return cuLaunchKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+  TRACED (cuLaunchCooperativeKernel, impl_launch (f, gx, gy, gz, bx, by, bz, s, params),
+          f, gx, gy, gz, bx, by, bz, shmem, s, params);
+}
+
+static CUresult
+impl_launch_ex (const CUlaunchConfig *c, CUfunction f, void **params)
+{
+  return impl_launch (f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                      c->blockDimZ, c->hStream, params);
 }
 
 CUresult
 cuLaunchKernelEx (const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
-  (void) f; (void) params; (void) extra;
-  NEED_INIT ();
-  advance (c->hStream, 1000ull * c->gridDimX);
-  return CUDA_SUCCESS;
+  TRACED (cuLaunchKernelEx, impl_launch_ex (c, f, params), c, f, params, extra);
 }
 
 /* 2D/3D copies take Width x Height (x Depth) ns; peer copies 1 ns a byte. */
-CUresult cuMemcpy2D_v2 (const CUDA_MEMCPY2D *c) { advance (NULL, (uint64_t) c->WidthInBytes * c->Height); return CUDA_SUCCESS; }
-CUresult cuMemcpy2DUnaligned_v2 (const CUDA_MEMCPY2D *c) { return cuMemcpy2D_v2 (c); }
-CUresult cuMemcpy2DAsync_v2 (const CUDA_MEMCPY2D *c, CUstream s) { advance (s, (uint64_t) c->WidthInBytes * c->Height); return CUDA_SUCCESS; }
-CUresult cuMemcpy3D_v2 (const CUDA_MEMCPY3D *c) { advance (NULL, (uint64_t) c->WidthInBytes * c->Height * c->Depth); return CUDA_SUCCESS; }
-CUresult cuMemcpy3DAsync_v2 (const CUDA_MEMCPY3D *c, CUstream s) { advance (s, (uint64_t) c->WidthInBytes * c->Height * c->Depth); return CUDA_SUCCESS; }
-CUresult cuMemcpyPeer (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) { (void) d; (void) dc; (void) s; (void) sc; advance (NULL, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyPeerAsync (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) { (void) d; (void) dc; (void) s; (void) sc; advance (st, n); return CUDA_SUCCESS; }
+static uint8_t
+desc_kind (CUmemorytype dst, CUmemorytype src)
+{
+  int dd = dst == CU_MEMORYTYPE_DEVICE || dst == CU_MEMORYTYPE_ARRAY;
+  int sd = src == CU_MEMORYTYPE_DEVICE || src == CU_MEMORYTYPE_ARRAY;
+  return dd && sd ? DTOD : dd ? HTOD : sd ? DTOH : CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
+}
+
+static CUresult
+do_copy2d (const CUDA_MEMCPY2D *c, CUstream s)
+{
+  return do_copy (desc_kind (c->dstMemoryType, c->srcMemoryType), c->dstDevice, c->srcDevice,
+                  (uint64_t) c->WidthInBytes * c->Height, s);
+}
+
+static CUresult
+do_copy3d (const CUDA_MEMCPY3D *c, CUstream s)
+{
+  return do_copy (desc_kind (c->dstMemoryType, c->srcMemoryType), c->dstDevice, c->srcDevice,
+                  (uint64_t) c->WidthInBytes * c->Height * c->Depth, s);
+}
+
+CUresult cuMemcpy2D_v2 (const CUDA_MEMCPY2D *c) { TRACED (cuMemcpy2D_v2, do_copy2d (c, NULL), c); }
+CUresult cuMemcpy2DUnaligned_v2 (const CUDA_MEMCPY2D *c) { TRACED (cuMemcpy2DUnaligned_v2, do_copy2d (c, NULL), c); }
+CUresult cuMemcpy2DAsync_v2 (const CUDA_MEMCPY2D *c, CUstream s) { TRACED (cuMemcpy2DAsync_v2, do_copy2d (c, s), c, s); }
+CUresult cuMemcpy3D_v2 (const CUDA_MEMCPY3D *c) { TRACED (cuMemcpy3D_v2, do_copy3d (c, NULL), c); }
+CUresult cuMemcpy3DAsync_v2 (const CUDA_MEMCPY3D *c, CUstream s) { TRACED (cuMemcpy3DAsync_v2, do_copy3d (c, s), c, s); }
+CUresult cuMemcpyPeer (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) { TRACED (cuMemcpyPeer, do_copy (PTOP, d, s, n, NULL), d, dc, s, sc, n); }
+CUresult cuMemcpyPeerAsync (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) { TRACED (cuMemcpyPeerAsync, do_copy (PTOP, d, s, n, st), d, dc, s, sc, n, st); }
 
 CUresult
 cuStreamCreate (CUstream *s, unsigned int flags)
 {
   (void) flags;
   *s = calloc (1, sizeof **s);
-  return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  if (!*s)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  (*s)->clock = CLOCK_BASE;
+  (*s)->id = __atomic_fetch_add (&next_stream_id, 1, __ATOMIC_RELAXED);
+  return CUDA_SUCCESS;
 }
 
 CUresult cuStreamDestroy_v2 (CUstream s) { free (s); return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize (CUstream s) { (void) s; return CUDA_SUCCESS; }
 CUresult cuStreamIsCapturing (CUstream s, CUstreamCaptureStatus *st) { (void) s; *st = CU_STREAM_CAPTURE_STATUS_NONE; return CUDA_SUCCESS; }
-CUresult cuStreamWaitEvent (CUstream s, CUevent e, unsigned int f) { (void) s; (void) e; (void) f; return CUDA_SUCCESS; }
+
+/* Syncs and stream waits do nothing (the stub's GPU is done at once). */
+static CUresult nothing (void) { return CUDA_SUCCESS; }
+
+CUresult cuCtxSynchronize (void) { TRACED0 (cuCtxSynchronize, nothing ()); }
+#if CUDA_VERSION >= 13000
+CUresult cuCtxSynchronize_v2 (CUcontext ctx) { TRACED (cuCtxSynchronize_v2, nothing (), ctx); }
+#endif
+CUresult cuStreamSynchronize (CUstream s) { TRACED (cuStreamSynchronize, nothing (), s); }
+CUresult cuStreamWaitEvent (CUstream s, CUevent e, unsigned int f) { TRACED (cuStreamWaitEvent, nothing (), s, e, f); }
+CUresult cuEventSynchronize (CUevent e) { TRACED (cuEventSynchronize, nothing (), e); }
 
 CUresult
 cuEventCreate (CUevent *e, unsigned int flags)
@@ -240,8 +722,8 @@ cuEventCreate (CUevent *e, unsigned int flags)
 
 CUresult cuEventDestroy_v2 (CUevent e) { free (e); return CUDA_SUCCESS; }
 
-CUresult
-cuEventRecord (CUevent e, CUstream s)
+static CUresult
+impl_event_record (CUevent e, CUstream s)
 {
   pthread_mutex_lock (&lock);
   e->time = S (s)->clock;
@@ -250,8 +732,8 @@ cuEventRecord (CUevent e, CUstream s)
   return CUDA_SUCCESS;
 }
 
+CUresult cuEventRecord (CUevent e, CUstream s) { TRACED (cuEventRecord, impl_event_record (e, s), e, s); }
 CUresult cuEventQuery (CUevent e) { (void) e; return CUDA_SUCCESS; }
-CUresult cuEventSynchronize (CUevent e) { (void) e; return CUDA_SUCCESS; }
 
 CUresult
 cuEventElapsedTime (float *ms, CUevent a, CUevent b)
@@ -265,7 +747,7 @@ cuEventElapsedTime (float *ms, CUevent a, CUevent b)
 /* Per-thread default stream variants (what -default-stream per-thread code
  * and cuGetProcAddress with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
  * reach). The stub keeps one clock for the NULL, legacy and per-thread
- * streams, so they only need to forward. */
+ * streams, so they only need the base call's work. */
 __typeof__ (cuLaunchKernel) cuLaunchKernel_ptsz;
 __typeof__ (cuLaunchKernelEx) cuLaunchKernelEx_ptsz;
 __typeof__ (cuLaunchCooperativeKernel) cuLaunchCooperativeKernel_ptsz;
@@ -283,27 +765,29 @@ cuLaunchKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, unsigned in
                      unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                      CUstream s, void **params, void **extra)
 {
-  return cuLaunchKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+  TRACED (cuLaunchKernel_ptsz, impl_launch (f, gx, gy, gz, bx, by, bz, s, params),
+          f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
-CUresult cuLaunchKernelEx_ptsz (const CUlaunchConfig *c, CUfunction f, void **p, void **e) { return cuLaunchKernelEx (c, f, p, e); }
+CUresult cuLaunchKernelEx_ptsz (const CUlaunchConfig *c, CUfunction f, void **p, void **e) { TRACED (cuLaunchKernelEx_ptsz, impl_launch_ex (c, f, p), c, f, p, e); }
 
 CUresult
 cuLaunchCooperativeKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                 unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                                 CUstream s, void **params)
 {
-  return cuLaunchKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+  TRACED (cuLaunchCooperativeKernel_ptsz, impl_launch (f, gx, gy, gz, bx, by, bz, s, params),
+          f, gx, gy, gz, bx, by, bz, shmem, s, params);
 }
 
-CUresult cuMemcpyHtoDAsync_v2_ptsz (CUdeviceptr d, const void *s, size_t n, CUstream st) { return cuMemcpyHtoDAsync_v2 (d, s, n, st); }
-CUresult cuMemcpyDtoH_v2_ptds (void *d, CUdeviceptr s, size_t n) { return cuMemcpyDtoH_v2 (d, s, n); }
-CUresult cuMemcpy2D_v2_ptds (const CUDA_MEMCPY2D *c) { return cuMemcpy2D_v2 (c); }
-CUresult cuMemcpyPeerAsync_ptsz (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) { return cuMemcpyPeerAsync (d, dc, s, sc, n, st); }
-CUresult cuMemsetD32Async_ptsz (CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return cuMemsetD32Async (d, v, n, s); }
-CUresult cuStreamSynchronize_ptsz (CUstream s) { return cuStreamSynchronize (s); }
-CUresult cuEventRecord_ptsz (CUevent e, CUstream s) { return cuEventRecord (e, s); }
-CUresult cuStreamWaitEvent_ptsz (CUstream s, CUevent e, unsigned int f) { return cuStreamWaitEvent (s, e, f); }
+CUresult cuMemcpyHtoDAsync_v2_ptsz (CUdeviceptr d, const void *s, size_t n, CUstream st) { TRACED (cuMemcpyHtoDAsync_v2_ptsz, do_copy (HTOD, d, (uintptr_t) s, n, st), d, s, n, st); }
+CUresult cuMemcpyDtoH_v2_ptds (void *d, CUdeviceptr s, size_t n) { TRACED (cuMemcpyDtoH_v2_ptds, do_copy (DTOH, (uintptr_t) d, s, n, NULL), d, s, n); }
+CUresult cuMemcpy2D_v2_ptds (const CUDA_MEMCPY2D *c) { TRACED (cuMemcpy2D_v2_ptds, do_copy2d (c, NULL), c); }
+CUresult cuMemcpyPeerAsync_ptsz (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) { TRACED (cuMemcpyPeerAsync_ptsz, do_copy (PTOP, d, s, n, st), d, dc, s, sc, n, st); }
+CUresult cuMemsetD32Async_ptsz (CUdeviceptr d, unsigned int v, size_t n, CUstream s) { TRACED (cuMemsetD32Async_ptsz, do_memset (d, v, 4 * (uint64_t) n, s), d, v, n, s); }
+CUresult cuStreamSynchronize_ptsz (CUstream s) { TRACED (cuStreamSynchronize_ptsz, nothing (), s); }
+CUresult cuEventRecord_ptsz (CUevent e, CUstream s) { TRACED (cuEventRecord_ptsz, impl_event_record (e, s), e, s); }
+CUresult cuStreamWaitEvent_ptsz (CUstream s, CUevent e, unsigned int f) { TRACED (cuStreamWaitEvent_ptsz, nothing (), s, e, f); }
 
 /* Virtual memory management: reserve, create, map. */
 CUresult
@@ -327,14 +811,14 @@ cuMemCreate (CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationPro
 
 CUresult cuMemRelease (CUmemGenericAllocationHandle h) { (void) h; return CUDA_SUCCESS; }
 
+/* Mapping is traced (the shim records it) but makes no memory record. */
 CUresult
 cuMemMap (CUdeviceptr p, size_t n, size_t off, CUmemGenericAllocationHandle h, unsigned long long f)
 {
-  (void) p; (void) n; (void) off; (void) h; (void) f;
-  return CUDA_SUCCESS;
+  TRACED (cuMemMap, nothing (), p, n, off, h, f);
 }
 
-CUresult cuMemUnmap (CUdeviceptr p, size_t n) { (void) p; (void) n; return CUDA_SUCCESS; }
+CUresult cuMemUnmap (CUdeviceptr p, size_t n) { TRACED (cuMemUnmap, nothing (), p, n); }
 
 /* Graphs: kernel and empty nodes, in creation order. A kernel node keeps a
  * copy of its parameter values (laid out by the function's StubFunc), as the
@@ -348,7 +832,12 @@ struct CUgraphNode_st {
   void *argp[4];
 };
 struct CUgraph_st { size_t n; struct CUgraphNode_st *nodes[STUB_GRAPH_MAX]; };
-struct CUgraphExec_st { size_t n; uint64_t ns[STUB_GRAPH_MAX]; };
+struct CUgraphExec_st {
+  size_t n;
+  uint64_t ns[STUB_GRAPH_MAX];
+  CUDA_KERNEL_NODE_PARAMS kp[STUB_GRAPH_MAX];      /* for the kernel records: name, dims */
+  uint64_t node_id[STUB_GRAPH_MAX];                /* the node's pointer (cuptiGetGraphNodeId) */
+};
 
 CUresult
 cuGraphCreate (CUgraph *g, unsigned int flags)
@@ -461,7 +950,11 @@ instantiate (CUgraphExec *exec, CUgraph g)
     return CUDA_ERROR_OUT_OF_MEMORY;
   for (size_t i = 0; i < g->n; i++)
     if (g->nodes[i]->type == CU_GRAPH_NODE_TYPE_KERNEL)
+    {
+      e->kp[e->n] = g->nodes[i]->kp;
+      e->node_id[e->n] = (uint64_t) (uintptr_t) g->nodes[i];
       e->ns[e->n++] = 1000ull * g->nodes[i]->kp.gridDimX;
+    }
   *exec = e;
   return CUDA_SUCCESS;
 }
@@ -473,8 +966,8 @@ CUresult cuGraphInstantiate_v2 (CUgraphExec *exec, CUgraph g, CUgraphNode *err, 
 __typeof__ (cuGraphInstantiateWithParams) cuGraphInstantiateWithParams_ptsz;
 __typeof__ (cuGraphLaunch) cuGraphLaunch_ptsz;
 
-CUresult
-cuGraphInstantiate (CUgraphExec *exec, CUgraph g, CUgraphNode *err, char *log, size_t n)
+static CUresult
+instantiate_log (CUgraphExec *exec, CUgraph g, CUgraphNode *err, char *log, size_t n)
 {
   if (err)
     *err = NULL;
@@ -484,20 +977,25 @@ cuGraphInstantiate (CUgraphExec *exec, CUgraph g, CUgraphNode *err, char *log, s
 }
 
 CUresult
+cuGraphInstantiate (CUgraphExec *exec, CUgraph g, CUgraphNode *err, char *log, size_t n)
+{
+  TRACED (cuGraphInstantiate, instantiate_log (exec, g, err, log, n), exec, g, err, log, n);
+}
+
+CUresult
 cuGraphInstantiate_v2 (CUgraphExec *exec, CUgraph g, CUgraphNode *err, char *log, size_t n)
 {
-  return cuGraphInstantiate (exec, g, err, log, n);
+  TRACED (cuGraphInstantiate_v2, instantiate_log (exec, g, err, log, n), exec, g, err, log, n);
 }
 
 CUresult
 cuGraphInstantiateWithFlags (CUgraphExec *exec, CUgraph g, unsigned long long flags)
 {
-  (void) flags;
-  return instantiate (exec, g);
+  TRACED (cuGraphInstantiateWithFlags, instantiate (exec, g), exec, g, flags);
 }
 
-CUresult
-cuGraphInstantiateWithParams (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+static CUresult
+instantiate_params (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
 {
   if (!p)
     return CUDA_ERROR_INVALID_VALUE;
@@ -508,13 +1006,24 @@ cuGraphInstantiateWithParams (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIA
 }
 
 CUresult
-cuGraphInstantiateWithParams_ptsz (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+cuGraphInstantiateWithParams (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
 {
-  return cuGraphInstantiateWithParams (exec, g, p);
+  TRACED (cuGraphInstantiateWithParams, instantiate_params (exec, g, p), exec, g, p);
 }
 
 CUresult
-cuGraphLaunch (CUgraphExec e, CUstream s)
+cuGraphInstantiateWithParams_ptsz (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+  TRACED (cuGraphInstantiateWithParams_ptsz, instantiate_params (exec, g, p), exec, g, p);
+}
+
+/* One kernel record per kernel node, each with the launch's correlation
+ * id and its node's id; the nodes run back to back on the stream in node
+ * order, but their records come last node first (the nodes are
+ * independent, and CUPTI's order need not be the graph's: the tool must
+ * match records to nodes by graphNodeId). */
+static CUresult
+graph_launch (CUgraphExec e, CUstream s)
 {
   NEED_INIT ();
   if (!e)
@@ -522,12 +1031,26 @@ cuGraphLaunch (CUgraphExec e, CUstream s)
   uint64_t ns = 0;
   for (size_t i = 0; i < e->n; i++)
     ns += e->ns[i];
-  advance (s, ns);
+  uint64_t end = advance (s, ns) + ns;
+  for (size_t i = e->n; i-- > 0;) {
+    const CUDA_KERNEL_NODE_PARAMS *kp = &e->kp[i];
+    rec_kernel (((StubFunc *) kp->func)->name, s, end - e->ns[i], end, kp->gridDimX, kp->gridDimY,
+                kp->gridDimZ, kp->blockDimX, kp->blockDimY, kp->blockDimZ, e->node_id[i]);
+    end -= e->ns[i];
+  }
   return CUDA_SUCCESS;
 }
 
-CUresult cuGraphLaunch_ptsz (CUgraphExec e, CUstream s) { return cuGraphLaunch (e, s); }
-CUresult cuGraphExecDestroy (CUgraphExec e) { free (e); return CUDA_SUCCESS; }
+static CUresult
+exec_destroy (CUgraphExec e)
+{
+  free (e);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch (CUgraphExec e, CUstream s) { TRACED (cuGraphLaunch, graph_launch (e, s), e, s); }
+CUresult cuGraphLaunch_ptsz (CUgraphExec e, CUstream s) { TRACED (cuGraphLaunch_ptsz, graph_launch (e, s), e, s); }
+CUresult cuGraphExecDestroy (CUgraphExec e) { TRACED (cuGraphExecDestroy, exec_destroy (e), e); }
 
 /* The static CUDA runtime's way in: every entry point by name. */
 static const struct { const char *name; void *fn; } procs[] = {
@@ -545,6 +1068,7 @@ static const struct { const char *name; void *fn; } procs[] = {
   P ("cuMemFree", cuMemFree_v2) P ("cuMemAllocAsync", cuMemAllocAsync)
   P ("cuMemFreeAsync", cuMemFreeAsync) P ("cuMemAllocManaged", cuMemAllocManaged)
   P ("cuMemHostAlloc", cuMemHostAlloc) P ("cuMemFreeHost", cuMemFreeHost)
+  P ("cuMemAllocHost", cuMemAllocHost_v2) P ("cuMemsetD8Async", cuMemsetD8Async)
   P ("cuMemcpyHtoD", cuMemcpyHtoD_v2) P ("cuMemcpyDtoH", cuMemcpyDtoH_v2)
   P ("cuMemcpyDtoD", cuMemcpyDtoD_v2) P ("cuMemcpy", cuMemcpy)
   P ("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2) P ("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2)
