@@ -44,6 +44,7 @@ static CUpti_SubscriberHandle g_sub;
 /* Optional: */
 static __typeof__ (cuptiGetGraphNodeId) *p_cuptiGetGraphNodeId;
 static __typeof__ (cuptiActivityConfigureUnifiedMemoryCounter) *p_cuptiActivityConfigureUnifiedMemoryCounter;
+static __typeof__ (cuptiActivityGetNumDroppedRecords) *p_cuptiActivityGetNumDroppedRecords;
 static void *g_cupti;
 
 /* ---- correlation id -> event sequence number (under the recorder's lock) ---- */
@@ -531,12 +532,15 @@ um_record_locked (const CUpti_ActivityUnifiedMemoryCounter3 *u)
 /* Records received, by kind (VRAMCAP_VERBOSE=1 prints them at exit). */
 #define N_KINDS 64
 static uint64_t g_kind_n[N_KINDS];
+/* Records CUPTI could not store (its buffers were full): their ops have no
+ * dur. */
+static uint64_t g_dropped;
 static int g_verbose;
 
 static void CUPTIAPI
 buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
 {
-  (void) ctx; (void) stream; (void) size;
+  (void) size;
   CUpti_Activity *rec = NULL;
   cap_lock ();
   while (p_cuptiActivityGetNextRecord (buf, valid, &rec) == CUPTI_SUCCESS) {
@@ -574,6 +578,10 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, siz
       break;
     }
   }
+  size_t dropped = 0;
+  if (p_cuptiActivityGetNumDroppedRecords
+      && p_cuptiActivityGetNumDroppedRecords (ctx, stream, &dropped) == CUPTI_SUCCESS)
+    g_dropped += dropped;
   cap_unlock ();
   free (buf);
 }
@@ -595,6 +603,9 @@ cupti_resolve (int blocking)
   if (blocking != 1)
     return;
   report_locked ();
+  if (g_dropped)
+    cap_warn ("CUPTI dropped %llu activity records: their ops have no GPU time in the trace",
+              (unsigned long long) g_dropped);
   if (g_verbose) {
     char line[512];
     size_t n = 0;
@@ -1052,6 +1063,15 @@ enable_um_counters (void)
 }
 
 static void
+no_times (const char *what, CUptiResult r)
+{
+  const char *msg = NULL;
+  p_cuptiGetResultString (r, &msg);
+  cap_warn ("CUPTI: %s failed (%s): GPU times will be missing from the trace", what,
+            msg ? msg : "?");
+}
+
+static void
 fall_back (const char *why)
 {
   cap_warn ("%s; recording in hook mode instead", why);
@@ -1092,10 +1112,21 @@ InitializeInjection (void)
   hooks_graph_node_id_cb = graph_node_id;
   const char *v = getenv ("VRAMCAP_VERBOSE");
   g_verbose = v && *v && strcmp (v, "0") != 0;
-  p_cuptiActivityRegisterCallbacks (buffer_requested, buffer_completed);
-  p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_MEMCPY);
-  p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_MEMSET);
+  p_cuptiActivityGetNumDroppedRecords = (__typeof__ (cuptiActivityGetNumDroppedRecords) *)
+    dlsym (g_cupti, "cuptiActivityGetNumDroppedRecords");
+  /* Without these, ops are recorded but have no GPU time: say so. */
+  static const struct { CUpti_ActivityKind kind; const char *name; } timing[] = {
+    { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL" },
+    { CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY" }, { CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET" },
+  };
+  r = p_cuptiActivityRegisterCallbacks (buffer_requested, buffer_completed);
+  if (r != CUPTI_SUCCESS)
+    no_times ("cuptiActivityRegisterCallbacks", r);
+  for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof timing / sizeof timing[0]; i++) {
+    CUptiResult e = p_cuptiActivityEnable (timing[i].kind);
+    if (e != CUPTI_SUCCESS)
+      no_times (timing[i].name, e);
+  }
   g_memory_records = p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_MEMORY2) == CUPTI_SUCCESS;
   p_cuptiActivityEnable (CUPTI_ACTIVITY_KIND_MEMORY_POOL);
   enable_um_counters ();

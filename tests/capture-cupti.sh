@@ -25,14 +25,6 @@ trap 'rm -rf "$T"' EXIT
 export LD_LIBRARY_PATH="$STUB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-# The assertions marked "needs the UM change in cupti.c" check what the shim
-# does with unified-memory counters and MEMORY2 records. A shim that never
-# asks for UM counters (no cuptiActivityConfigureUnifiedMemoryCounter in
-# it) predates that change: they are TAP TODO there, enforced once it is in.
-LIBVRAMCAP=$(dirname "$VRAMCAP")/../lib/libvramcap.so
-UM=""
-grep -q cuptiActivityConfigureUnifiedMemoryCounter "$LIBVRAMCAP" 2>/dev/null \
-  || UM=" # TODO needs the UM change in cupti.c"
 
 # capture NAME PROG [ENV=VALUE...]: the default (cupti) mode with injection
 # and the stub libcupti; NAME.out, NAME.err, NAME.rc, NAME.norm.
@@ -128,7 +120,7 @@ for l in open(sys.argv[1]):
 PY
 }
 
-echo "1..22"
+echo "1..25"
 cd "$T"
 
 # The stubs themselves, seen by a plain CUPTI client (cupti-probe.c, small
@@ -254,35 +246,48 @@ capture man prog-managed
 [ "$(cat man.rc)" = 0 ] && cmp -s plain-managed.out man.out && no_fallback man.err \
   && strip_dur1 man.norm | diff "$T/expect-managed.nodur" - >&2
 ok $? "prog-managed: allocations (device, managed, stream-ordered), touches, later kernels 4000 ns"
-# needs the UM change in cupti.c: the first kernel's dur is 4000 without it.
+# The first kernel loses the union of its fault group and migration.
 diff "$T/expect-managed" man.norm >&2
-ok $? "prog-managed: first kernel on managed memory 2000 ns (4000 less 2000 of fault handling)$UM"
-# needs the UM change in cupti.c: the exit summary line.
+ok $? "prog-managed: first kernel on managed memory 2000 ns (4000 less 2000 of fault handling)"
+# The summary of what the counters showed, once, at exit.
 [ "$(grep -c '^vramcap: unified memory: ' man.err)" = 1 ]
-ok $? "prog-managed: one 'vramcap: unified memory: ' line on stderr at exit$UM"
+ok $? "prog-managed: one 'vramcap: unified memory: ' line on stderr at exit"
 
 # d. No unified-memory counters: kernels keep their whole time.
 capture noum prog-managed STUB_CUPTI_NO_UM=1
 [ "$(cat noum.rc)" = 0 ] && no_fallback noum.err && diff "$T/expect-managed.full" noum.norm >&2
 ok $? "STUB_CUPTI_NO_UM=1: the first kernel keeps its 4000 ns, still cupti mode"
-# needs the UM change in cupti.c: the note that UM counters are unavailable.
+# The note that UM counters are unavailable.
 [ "$(grep -c 'unified-memory counters unavailable' noum.err)" = 1 ]
-ok $? "STUB_CUPTI_NO_UM=1: one note 'unified-memory counters unavailable'$UM"
+ok $? "STUB_CUPTI_NO_UM=1: one note 'unified-memory counters unavailable'"
 
 # e. Memory the trace does not have: a static allocation, an allocation
 # under a correlation id no recorded call had. The events do not change.
 capture static prog-managed STUB_CUPTI_STATIC=8388608
 strip_dur1 static.norm | diff "$T/expect-managed.nodur" - >&2 && [ "$(cat static.rc)" = 0 ]
 ok $? "STUB_CUPTI_STATIC: the same events"
-# needs the UM change in cupti.c: the static-memory note.
+# The static-memory note.
 grep "static" static.err | grep -q "8\.0 MiB"
-ok $? "STUB_CUPTI_STATIC=8388608: a stderr line with 'static' and '8.0 MiB'$UM"
+ok $? "STUB_CUPTI_STATIC=8388608: a stderr line with 'static' and '8.0 MiB'"
 capture unrec prog-managed STUB_CUPTI_UNRECORDED=1
 strip_dur1 unrec.norm | diff "$T/expect-managed.nodur" - >&2 && [ "$(cat unrec.rc)" = 0 ]
 ok $? "STUB_CUPTI_UNRECORDED: the same events"
-# needs the UM change in cupti.c: the unrecorded-allocation note.
-grep -q "that the trace lacks" unrec.err
-ok $? "STUB_CUPTI_UNRECORDED=1: a stderr line 'that the trace lacks'$UM"
+# The unrecorded-allocation note: one allocation of 4096 bytes.
+grep -q "^vramcap: CUPTI saw 1 allocation of 4.0 KiB that the trace lacks" unrec.err
+ok $? "STUB_CUPTI_UNRECORDED=1: 'CUPTI saw 1 allocation of 4.0 KiB that the trace lacks'"
+# The stub's pool reserves 32 MiB for prog-managed's one 1 MiB
+# stream-ordered allocation.
+grep -q "^vramcap: stream-ordered memory pools reserved up to 32.0 MiB while their allocations peaked at 1.0 MiB" man.err
+ok $? "pool records: 'reserved up to 32.0 MiB while their allocations peaked at 1.0 MiB'"
+# Records CUPTI dropped, and a timing kind it refuses: said, not hidden.
+capture dropped prog-managed STUB_CUPTI_DROPPED=5
+[ "$(cat dropped.rc)" = 0 ] && grep -q "^vramcap: CUPTI dropped 5 activity records" dropped.err
+ok $? "STUB_CUPTI_DROPPED=5: 'CUPTI dropped 5 activity records'"
+capture nokern prog-managed STUB_CUPTI_NO_KERNELS=1
+[ "$(cat nokern.rc)" = 0 ] && no_fallback nokern.err \
+  && grep -q "^vramcap: CUPTI: CONCURRENT_KERNEL failed (CUPTI_ERROR_NOT_SUPPORTED): GPU times will be missing" nokern.err \
+  && [ "$(grep -c '"op": "kernel"' nokern.norm)" = 3 ] && ! grep '"op": "kernel"' nokern.norm | grep -qv '"dur": 0'
+ok $? "STUB_CUPTI_NO_KERNELS=1: one note, the kernels recorded with dur 0"
 
 # f. Exit status and replay.
 [ "$(cat man.rc)" = "$(cat plain-managed.rc)" ] && [ "$(cat linked.rc)" = "$(cat plain-linked.rc)" ] \

@@ -220,6 +220,8 @@ cuptiActivityEnable (CUpti_ActivityKind kind)
     return CUPTI_ERROR_INVALID_KIND;
   if (kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER && env_is ("STUB_CUPTI_NO_UM"))
     return CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED;
+  if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && env_is ("STUB_CUPTI_NO_KERNELS"))
+    return CUPTI_ERROR_NOT_SUPPORTED;
   pthread_mutex_lock (&mu);
   kind_on[kind] = 1;
   pthread_mutex_unlock (&mu);
@@ -299,6 +301,22 @@ cuptiActivityGetNextRecord (uint8_t *buffer, size_t valid, CUpti_Activity **reco
   return CUPTI_SUCCESS;
 }
 
+/* STUB_CUPTI_DROPPED=N: N records were dropped, said once. */
+CUptiResult CUPTIAPI
+cuptiActivityGetNumDroppedRecords (CUcontext context, uint32_t streamId, size_t *dropped)
+{
+  (void) context; (void) streamId;
+  static int said;
+  if (!dropped)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  const char *v = getenv ("STUB_CUPTI_DROPPED");
+  pthread_mutex_lock (&mu);
+  *dropped = v && !said ? strtoull (v, NULL, 10) : 0;
+  said = 1;
+  pthread_mutex_unlock (&mu);
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI
 cuptiGetGraphNodeId (CUgraphNode node, uint64_t *id)
 {
@@ -317,6 +335,7 @@ cuptiGetResultString (CUptiResult result, const char **str)
   case CUPTI_SUCCESS: *str = "CUPTI_SUCCESS"; break;
   case CUPTI_ERROR_INVALID_PARAMETER: *str = "CUPTI_ERROR_INVALID_PARAMETER"; break;
   case CUPTI_ERROR_INVALID_KIND: *str = "CUPTI_ERROR_INVALID_KIND"; break;
+  case CUPTI_ERROR_NOT_SUPPORTED: *str = "CUPTI_ERROR_NOT_SUPPORTED"; break;
   case CUPTI_ERROR_MAX_LIMIT_REACHED: *str = "CUPTI_ERROR_MAX_LIMIT_REACHED"; break;
   case CUPTI_ERROR_NOT_INITIALIZED: *str = "CUPTI_ERROR_NOT_INITIALIZED"; break;
   case CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED: *str = "CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED"; break;
