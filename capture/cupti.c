@@ -26,6 +26,11 @@
 #include "recorder.h"
 #include "spans.h"
 
+/* CUDA 13 maps these names to the _v2 calls; here they name the CUDA 12.8
+ * calls (and their callback ids and *_params), as in CUPTI's headers. */
+#undef cuMemcpyBatchAsync
+#undef cuMemcpy3DBatchAsync
+
 #ifndef VRAMCAP_CUPTI_DIR
 #define VRAMCAP_CUPTI_DIR "/usr/local/cuda/lib64"
 #endif
@@ -59,7 +64,7 @@ static CorrMap g_corr, g_alloc_corr;
 /* Events waiting: g_corr's and graph kernels' (a sync point flushes the
  * activity buffers when there are many). */
 static volatile size_t g_waiting;
-static size_t g_graph_waiting;
+static size_t g_graph_waiting, g_batch_waiting;
 
 static size_t
 corr_slot (const CorrMap *m, uint32_t corr)
@@ -140,7 +145,7 @@ corr_clear (CorrMap *m)
 static void
 update_waiting_locked (void)
 {
-  g_waiting = g_corr.n + g_graph_waiting;
+  g_waiting = g_corr.n + g_graph_waiting + g_batch_waiting;
 }
 
 /* Kernels on managed memory were launched (sync points then flush the
@@ -265,6 +270,105 @@ graph_launch_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CUgraph
   cap_lock ();
   graph_wait_locked (cb->correlationId, first, n, ids);
   cap_unlock ();
+}
+
+/* ---- batched copies (under the recorder's lock) ----
+ * cuMemcpyBatchAsync and cuMemcpy3DBatchAsync record one copy event per
+ * entry; CUPTI reports the batch as memcpy records with the call's
+ * correlation id, each covering copyCount entries (the driver may merge
+ * copies of a batch). Records are matched to the entries in order: when
+ * they cover exactly the batch's entries and each record's bytes are those
+ * of the entries it covers, each record's time is split over its entries
+ * by bytes (one record per entry: each entry gets its own time).
+ * Otherwise (more copies reported than entries, bytes that do not match,
+ * or fewer records by the next device sync or exit) the sum of the
+ * records' times is split over all the entries by bytes; a batch without
+ * any record has no dur. */
+
+typedef struct { uint64_t dur, bytes, count; } BatchRec;
+typedef struct { uint32_t corr, n, nrec, covered; uint64_t first, sum; BatchRec *rec; int bad; } BatchWait;
+static BatchWait *g_bw;
+static size_t g_bw_n, g_bw_cap;
+
+static void
+batch_wait_locked (uint32_t corr, uint64_t first, uint32_t n)
+{
+  BatchRec *rec = calloc (n, sizeof *rec);
+  if (g_bw_n == g_bw_cap) {
+    size_t nc = g_bw_cap ? g_bw_cap * 2 : 16;
+    BatchWait *nb = realloc (g_bw, nc * sizeof *nb);
+    if (nb) {
+      g_bw = nb;
+      g_bw_cap = nc;
+    }
+  }
+  if (!rec || g_bw_n == g_bw_cap) {
+    cap_resolve_split_locked (first, n, VTW_NONE);     /* cannot wait: dur unknown */
+    free (rec);
+    return;
+  }
+  g_bw[g_bw_n++] = (BatchWait) { corr, n, 0, 0, first, 0, rec, 0 };
+  g_batch_waiting += n;
+  update_waiting_locked ();
+}
+
+/* Resolves batch K from the records it has, and forgets it. */
+static void
+batch_settle_locked (size_t k)
+{
+  BatchWait *w = &g_bw[k];
+  int exact = !w->bad && w->covered == w->n;
+  for (uint32_t r = 0, pos = 0; exact && r < w->nrec; pos += (uint32_t) w->rec[r++].count) {
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < w->rec[r].count; i++) {
+      const VtEvent *e = cap_get_locked (w->first + pos + i);
+      b += e ? e->bytes : 0;
+    }
+    exact = b == w->rec[r].bytes;
+  }
+  if (exact) {
+    for (uint32_t r = 0, pos = 0; r < w->nrec; pos += (uint32_t) w->rec[r++].count)
+      cap_resolve_split_locked (w->first + pos, (uint32_t) w->rec[r].count, w->rec[r].dur);
+  } else {
+    cap_resolve_split_locked (w->first, w->n, w->nrec ? w->sum : VTW_NONE);
+  }
+  g_batch_waiting -= g_batch_waiting >= w->n ? w->n : g_batch_waiting;
+  update_waiting_locked ();
+  free (w->rec);
+  g_bw[k] = g_bw[--g_bw_n];
+}
+
+/* A memcpy record that is no plain copy's: one of a batch's? */
+static void
+batch_time_locked (uint32_t corr, uint64_t bytes, uint64_t count, uint64_t dur)
+{
+  for (size_t k = 0; k < g_bw_n; k++) {
+    BatchWait *w = &g_bw[k];
+    if (w->corr != corr)
+      continue;
+    if (!count)
+      count = 1;
+    w->sum += dur;
+    if (w->bad || count > w->n - w->covered) {
+      w->bad = 1;                    /* more copies than entries */
+      w->covered = w->n;
+    } else {
+      w->rec[w->nrec++] = (BatchRec) { dur, bytes, count };
+      w->covered += (uint32_t) count;
+    }
+    if (w->covered == w->n)
+      batch_settle_locked (k);
+    return;
+  }
+}
+
+/* Device sync (after a forced flush) or exit: whatever has not all its
+ * records now will not get them. */
+static void
+batch_settle_all_locked (void)
+{
+  while (g_bw_n)
+    batch_settle_locked (g_bw_n - 1);
 }
 
 /* ---- unified memory: fault handling taken out of kernel durations ----
@@ -468,13 +572,16 @@ buffer_requested (uint8_t **buf, size_t *size, size_t *max_records)
   *max_records = 0;
 }
 
-static void
+/* The record of a recorded op: its dur. 0 if no op waits for CORR. */
+static int
 gpu_time (uint32_t corr, uint64_t start, uint64_t end)
 {
   uint64_t seq = corr_take_locked (&g_corr, corr);
   update_waiting_locked ();
-  if (seq != UINT64_MAX)
-    cap_resolve_locked (seq, end > start ? end - start : 0);
+  if (seq == UINT64_MAX)
+    return 0;
+  cap_resolve_locked (seq, end > start ? end - start : 0);
+  return 1;
 }
 
 static void
@@ -554,7 +661,9 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, siz
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       CUpti_ActivityMemcpy6 *m = (CUpti_ActivityMemcpy6 *) rec;
-      gpu_time (m->correlationId, m->start, m->end);
+      if (!gpu_time (m->correlationId, m->start, m->end) && g_bw_n)
+        batch_time_locked (m->correlationId, m->bytes, m->copyCount,
+                           m->end > m->start ? m->end - m->start : 0);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -600,6 +709,7 @@ cupti_resolve (int blocking)
     cap_lock ();
   }
   um_settle_locked (1);
+  batch_settle_all_locked ();
   if (blocking != 1)
     return;
   report_locked ();
@@ -629,6 +739,10 @@ cupti_fork_child (void)
   }
   g_gw_n = 0;
   g_graph_waiting = 0;
+  for (size_t k = 0; k < g_bw_n; k++)
+    free (g_bw[k].rec);
+  g_bw_n = 0;
+  g_batch_waiting = 0;
   update_waiting_locked ();
   /* The parent's kernels and counts are the parent's. */
   g_held_n = g_um_n = g_um_merged = 0;
@@ -686,6 +800,41 @@ copy_desc_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, const void
   COPY_EV (dir, dst, src, bytes, s, async);
 }
 
+/* A batch of N copies (OPS, malloc'd; freed here) on S: its entries wait
+ * for the batch's memcpy records. */
+static void
+batch_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CapCopyOp *ops, size_t n,
+          uintptr_t s)
+{
+  uint32_t cnt = 0;
+  uint64_t first = UINT64_MAX;
+  if (ops && n && n <= UINT32_MAX && !CAPTURED (s))
+    first = cap_copies (t0, t1, ops, (uint32_t) n, s, 1, 1, cb->correlationId, &cnt);
+  free (ops);
+  if (!cnt)
+    return;
+  cap_lock ();
+  batch_wait_locked (cb->correlationId, first, cnt);
+  cap_unlock ();
+}
+
+#define BATCH_EV(type, dsts, srcs, sizes, count, stream) \
+  do { \
+    const type##_params *p_ = P (type); \
+    CapCopyOp *ops_ = p_->count ? malloc (p_->count * sizeof *ops_) : NULL; \
+    if (ops_) \
+      hooks_batch_ops (p_->dsts, p_->srcs, p_->sizes, p_->count, ops_); \
+    batch_ev (cb, t0, t1, ops_, p_->count, STREAM (p_->stream)); \
+  } while (0)
+#define BATCH3D_EV(type) \
+  do { \
+    const type##_params *p_ = P (type); \
+    CapCopyOp *ops_ = p_->numOps && p_->opList ? malloc (p_->numOps * sizeof *ops_) : NULL; \
+    if (ops_) \
+      hooks_batch3d_ops (p_->opList, p_->numOps, ops_); \
+    batch_ev (cb, t0, t1, ops_, p_->numOps, STREAM (p_->hStream)); \
+  } while (0)
+
 /* After a sync the program made: flush the activity buffers when many
  * events wait for their times, or when kernels on managed memory were
  * launched (a forced flush, so that their counter records have arrived;
@@ -696,10 +845,12 @@ sync_point (uint64_t t0, uint64_t t1, int scope, uintptr_t h)
   cap_sync (t0, t1, scope, h);
   if (!p_cuptiActivityFlushAll)
     return;
-  if (g_managed_seen && g_um_on) {
+  if ((g_managed_seen && g_um_on) || (scope == CAP_SYNC_DEVICE && g_bw_n)) {
     p_cuptiActivityFlushAll (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     cap_lock ();
     um_settle_locked (scope == CAP_SYNC_DEVICE);
+    if (scope == CAP_SYNC_DEVICE)
+      batch_settle_all_locked ();
     cap_unlock ();
   } else if (g_waiting > 4096) {
     p_cuptiActivityFlushAll (0);
@@ -736,6 +887,20 @@ static const struct { CUpti_CallbackId pt, base; } pt_map[] = {
   { CB (cuGraphLaunch_ptsz), CB (cuGraphLaunch) },
   { CB (cuStreamSynchronize_ptsz), CB (cuStreamSynchronize) },
   { CB (cuEventRecord_ptsz), CB (cuEventRecord) }, { CB (cuStreamWaitEvent_ptsz), CB (cuStreamWaitEvent) },
+  { CB (cuMemcpyHtoA_v2_ptds), CB (cuMemcpyHtoA_v2) }, { CB (cuMemcpyAtoH_v2_ptds), CB (cuMemcpyAtoH_v2) },
+  { CB (cuMemcpyAtoD_v2_ptds), CB (cuMemcpyAtoD_v2) }, { CB (cuMemcpyDtoA_v2_ptds), CB (cuMemcpyDtoA_v2) },
+  { CB (cuMemcpyAtoA_v2_ptds), CB (cuMemcpyAtoA_v2) },
+  { CB (cuMemcpyHtoAAsync_v2_ptsz), CB (cuMemcpyHtoAAsync_v2) },
+  { CB (cuMemcpyAtoHAsync_v2_ptsz), CB (cuMemcpyAtoHAsync_v2) },
+  { CB (cuMemcpy3DPeer_ptds), CB (cuMemcpy3DPeer) }, { CB (cuMemcpy3DPeerAsync_ptsz), CB (cuMemcpy3DPeerAsync) },
+#if CUDA_VERSION >= 12080
+  { CB (cuMemcpyBatchAsync_ptsz), CB (cuMemcpyBatchAsync) },
+  { CB (cuMemcpy3DBatchAsync_ptsz), CB (cuMemcpy3DBatchAsync) },
+#endif
+#if CUDA_VERSION >= 13000
+  { CB (cuMemcpyBatchAsync_v2_ptsz), CB (cuMemcpyBatchAsync_v2) },
+  { CB (cuMemcpy3DBatchAsync_v2_ptsz), CB (cuMemcpy3DBatchAsync_v2) },
+#endif
 };
 #define N_PT (sizeof pt_map / sizeof pt_map[0])
 
@@ -887,6 +1052,57 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
     copy_desc_ev (cb, t0, t1, P (cuMemcpy3DAsync_v2)->pCopy, 1,
                   STREAM (P (cuMemcpy3DAsync_v2)->hStream), 1);
     break;
+  case CB (cuMemcpy3DPeer):
+    copy_desc_ev (cb, t0, t1, P (cuMemcpy3DPeer)->pCopy, 2, PTDS0, 0);
+    break;
+  case CB (cuMemcpy3DPeerAsync):
+    copy_desc_ev (cb, t0, t1, P (cuMemcpy3DPeerAsync)->pCopy, 2,
+                  STREAM (P (cuMemcpy3DPeerAsync)->hStream), 1);
+    break;
+  /* Array copies: the array side is the synthetic "cuda_arrays" allocation. */
+  case CB (cuMemcpyHtoA_v2):
+    COPY_EV (CAP_DIR_H2D, CAP_ARRAY, P (cuMemcpyHtoA_v2)->srcHost, P (cuMemcpyHtoA_v2)->ByteCount,
+             PTDS0, 0);
+    break;
+  case CB (cuMemcpyAtoH_v2):
+    COPY_EV (CAP_DIR_D2H, P (cuMemcpyAtoH_v2)->dstHost, CAP_ARRAY, P (cuMemcpyAtoH_v2)->ByteCount,
+             PTDS0, 0);
+    break;
+  case CB (cuMemcpyAtoD_v2):
+    COPY_EV (CAP_DIR_D2D, P (cuMemcpyAtoD_v2)->dstDevice, CAP_ARRAY, P (cuMemcpyAtoD_v2)->ByteCount,
+             PTDS0, 0);
+    break;
+  case CB (cuMemcpyDtoA_v2):
+    COPY_EV (CAP_DIR_D2D, CAP_ARRAY, P (cuMemcpyDtoA_v2)->srcDevice, P (cuMemcpyDtoA_v2)->ByteCount,
+             PTDS0, 0);
+    break;
+  case CB (cuMemcpyAtoA_v2):
+    COPY_EV (CAP_DIR_D2D, CAP_ARRAY, CAP_ARRAY, P (cuMemcpyAtoA_v2)->ByteCount, PTDS0, 0);
+    break;
+  case CB (cuMemcpyHtoAAsync_v2):
+    COPY_EV (CAP_DIR_H2D, CAP_ARRAY, P (cuMemcpyHtoAAsync_v2)->srcHost,
+             P (cuMemcpyHtoAAsync_v2)->ByteCount, STREAM (P (cuMemcpyHtoAAsync_v2)->hStream), 1);
+    break;
+  case CB (cuMemcpyAtoHAsync_v2):
+    COPY_EV (CAP_DIR_D2H, P (cuMemcpyAtoHAsync_v2)->dstHost, CAP_ARRAY,
+             P (cuMemcpyAtoHAsync_v2)->ByteCount, STREAM (P (cuMemcpyAtoHAsync_v2)->hStream), 1);
+    break;
+#if CUDA_VERSION >= 12080
+  case CB (cuMemcpyBatchAsync):
+    BATCH_EV (cuMemcpyBatchAsync, dsts, srcs, sizes, count, hStream);
+    break;
+  case CB (cuMemcpy3DBatchAsync):
+    BATCH3D_EV (cuMemcpy3DBatchAsync);
+    break;
+#endif
+#if CUDA_VERSION >= 13000
+  case CB (cuMemcpyBatchAsync_v2):
+    BATCH_EV (cuMemcpyBatchAsync_v2, dsts, srcs, sizes, count, hStream);
+    break;
+  case CB (cuMemcpy3DBatchAsync_v2):
+    BATCH3D_EV (cuMemcpy3DBatchAsync_v2);
+    break;
+#endif
   case CB (cuMemsetD8_v2):
     MEMSET_EV (P (cuMemsetD8_v2)->dstDevice, P (cuMemsetD8_v2)->N, PTDS0, 0);
     break;
@@ -990,7 +1206,15 @@ static const CUpti_CallbackId cbids[] = {
   CB (cuMemcpyDtoD_v2), CB (cuMemcpyHtoDAsync_v2), CB (cuMemcpyDtoHAsync_v2),
   CB (cuMemcpyDtoDAsync_v2), CB (cuMemcpyPeer), CB (cuMemcpyPeerAsync),
   CB (cuMemcpy2D_v2), CB (cuMemcpy2DUnaligned_v2), CB (cuMemcpy2DAsync_v2),
-  CB (cuMemcpy3D_v2), CB (cuMemcpy3DAsync_v2),
+  CB (cuMemcpy3D_v2), CB (cuMemcpy3DAsync_v2), CB (cuMemcpy3DPeer), CB (cuMemcpy3DPeerAsync),
+  CB (cuMemcpyHtoA_v2), CB (cuMemcpyAtoH_v2), CB (cuMemcpyAtoD_v2), CB (cuMemcpyDtoA_v2),
+  CB (cuMemcpyAtoA_v2), CB (cuMemcpyHtoAAsync_v2), CB (cuMemcpyAtoHAsync_v2),
+#if CUDA_VERSION >= 12080
+  CB (cuMemcpyBatchAsync), CB (cuMemcpy3DBatchAsync),
+#endif
+#if CUDA_VERSION >= 13000
+  CB (cuMemcpyBatchAsync_v2), CB (cuMemcpy3DBatchAsync_v2),
+#endif
   CB (cuMemsetD8_v2), CB (cuMemsetD16_v2), CB (cuMemsetD32_v2),
   CB (cuMemsetD8Async), CB (cuMemsetD16Async), CB (cuMemsetD32Async),
   CB (cuMemPrefetchAsync_v2),

@@ -38,6 +38,22 @@ CUresult cuGraphInstantiate (CUgraphExec *exec, CUgraph graph, CUgraphNode *err,
 CUresult cuGraphInstantiate_v2 (CUgraphExec *exec, CUgraph graph, CUgraphNode *err, char *log,
                                 size_t log_size);
 
+/* Batched copies (CUDA 12.8): the exported cuMemcpyBatchAsync and
+ * cuMemcpy3DBatchAsync (and their _ptsz variants) take a failIdx; CUDA 13
+ * headers map the names to the _v2 calls without it and declare the old
+ * ones only for the driver's own build. */
+#if CUDA_VERSION >= 12080
+#undef cuMemcpyBatchAsync
+#undef cuMemcpy3DBatchAsync
+typedef CUresult BatchV1Fn (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                            CUmemcpyAttributes *attrs, size_t *attrs_idxs, size_t n_attrs,
+                            size_t *fail_idx, CUstream s);
+typedef CUresult Batch3DV1Fn (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx,
+                              unsigned long long flags, CUstream s);
+BatchV1Fn cuMemcpyBatchAsync, cuMemcpyBatchAsync_ptsz;
+Batch3DV1Fn cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_ptsz;
+#endif
+
 /* ---- real functions ---- */
 
 /* Per-thread-default-stream variants: what code built with
@@ -68,7 +84,19 @@ CUresult cuGraphInstantiate_v2 (CUgraphExec *exec, CUgraph graph, CUgraphNode *e
   X (cuGraphLaunch, cuGraphLaunch_ptsz) X (cuStreamSynchronize, cuStreamSynchronize_ptsz) \
   X (cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz) \
   X (cuEventRecord, cuEventRecord_ptsz) X (cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz) \
-  X (cuStreamWaitEvent, cuStreamWaitEvent_ptsz)
+  X (cuStreamWaitEvent, cuStreamWaitEvent_ptsz) \
+  X (cuMemcpyHtoA_v2, cuMemcpyHtoA_v2_ptds) X (cuMemcpyAtoH_v2, cuMemcpyAtoH_v2_ptds) \
+  X (cuMemcpyAtoD_v2, cuMemcpyAtoD_v2_ptds) X (cuMemcpyDtoA_v2, cuMemcpyDtoA_v2_ptds) \
+  X (cuMemcpyAtoA_v2, cuMemcpyAtoA_v2_ptds) X (cuMemcpyHtoAAsync_v2, cuMemcpyHtoAAsync_v2_ptsz) \
+  X (cuMemcpyAtoHAsync_v2, cuMemcpyAtoHAsync_v2_ptsz) X (cuMemcpy3DPeer, cuMemcpy3DPeer_ptds) \
+  X (cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync_ptsz) PT_LIST_13 (X)
+#if CUDA_VERSION >= 13000
+#define PT_LIST_13(X) \
+  X (cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync_v2_ptsz) \
+  X (cuMemcpy3DBatchAsync_v2, cuMemcpy3DBatchAsync_v2_ptsz)
+#else
+#define PT_LIST_13(X)
+#endif
 #define PT_DECL(base, pt) __typeof__ (base) pt;
 PT_LIST (PT_DECL)
 #undef PT_DECL
@@ -108,12 +136,29 @@ PT_LIST (PT_DECL)
   X (cuMemAllocFromPoolAsync_ptsz) X (cuMemFreeAsync_ptsz) X (cuLaunchKernel_ptsz) \
   X (cuLaunchKernelEx_ptsz) X (cuLaunchCooperativeKernel_ptsz) X (cuGraphLaunch_ptsz) \
   X (cuStreamSynchronize_ptsz) X (cuEventRecord_ptsz) X (cuEventRecordWithFlags_ptsz) \
-  X (cuStreamWaitEvent_ptsz) WRAP_LIST_13 (X)
+  X (cuStreamWaitEvent_ptsz) \
+  X (cuMemcpyHtoA_v2) X (cuMemcpyAtoH_v2) X (cuMemcpyAtoD_v2) X (cuMemcpyDtoA_v2) \
+  X (cuMemcpyAtoA_v2) X (cuMemcpyHtoAAsync_v2) X (cuMemcpyAtoHAsync_v2) \
+  X (cuMemcpyHtoA_v2_ptds) X (cuMemcpyAtoH_v2_ptds) X (cuMemcpyAtoD_v2_ptds) \
+  X (cuMemcpyDtoA_v2_ptds) X (cuMemcpyAtoA_v2_ptds) X (cuMemcpyHtoAAsync_v2_ptsz) \
+  X (cuMemcpyAtoHAsync_v2_ptsz) \
+  X (cuMemcpy3DPeer) X (cuMemcpy3DPeerAsync) X (cuMemcpy3DPeer_ptds) X (cuMemcpy3DPeerAsync_ptsz) \
+  WRAP_LIST_128 (X) WRAP_LIST_13 (X)
+/* Batched copies: the CUDA 12.8 calls (with failIdx), and CUDA 13's _v2. */
+#if CUDA_VERSION >= 12080
+#define WRAP_LIST_128(X) \
+  X (cuMemcpyBatchAsync) X (cuMemcpyBatchAsync_ptsz) X (cuMemcpy3DBatchAsync) \
+  X (cuMemcpy3DBatchAsync_ptsz)
+#else
+#define WRAP_LIST_128(X)
+#endif
 /* CUDA 13's cudart asks cuGetProcAddress for cuCtxSynchronize at version
  * 13000 and gets cuCtxSynchronize_v2 (CUcontext): cudaDeviceSynchronize
  * goes there. */
 #if CUDA_VERSION >= 13000
-#define WRAP_LIST_13(X) X (cuCtxSynchronize_v2)
+#define WRAP_LIST_13(X) X (cuCtxSynchronize_v2) \
+  X (cuMemcpyBatchAsync_v2) X (cuMemcpyBatchAsync_v2_ptsz) X (cuMemcpy3DBatchAsync_v2) \
+  X (cuMemcpy3DBatchAsync_v2_ptsz)
 #else
 #define WRAP_LIST_13(X)
 #endif
@@ -122,7 +167,8 @@ PT_LIST (PT_DECL)
   X (cuDriverGetVersion) X (cuCtxGetCurrent) \
   X (cuGraphGetNodes) X (cuGraphNodeGetType) X (cuGraphKernelNodeGetParams_v2) \
   X (cuStreamIsCapturing) X (cuEventCreate) X (cuEventQuery) X (cuEventElapsedTime) \
-  X (cuFuncGetName) X (cuFuncGetParamInfo) X (cuKernelGetName) X (cuKernelGetParamInfo)
+  X (cuFuncGetName) X (cuFuncGetParamInfo) X (cuKernelGetName) X (cuKernelGetParamInfo) \
+  X (cuArray3DGetDescriptor_v2)
 #define REAL_LIST(X) WRAP_LIST (X) CALL_LIST (X)
 
 #define DECL_REAL(fn) static __typeof__ (fn) *real_##fn;
@@ -293,7 +339,9 @@ hooks_query_device (void)
 /* ---- timing: event pairs (all under the recorder's lock) ---- */
 
 typedef struct { CUevent a, b; CUcontext ctx; } EvPair;
-typedef struct { uint64_t seq; uint32_t count; EvPair p; } Pending;
+/* COUNT events from SEQ share the pair's time: evenly (graph launches) or,
+ * BY_BYTES, in proportion to their bytes (batched copies). */
+typedef struct { uint64_t seq; uint32_t count; uint8_t by_bytes; EvPair p; } Pending;
 
 static EvPair *g_pool;
 static size_t g_pool_n, g_pool_cap;
@@ -335,8 +383,12 @@ pair_put_locked (const EvPair *p)
 }
 
 static void
-resolve_span_locked (uint64_t seq, uint32_t count, uint64_t dur)
+resolve_span_locked (uint64_t seq, uint32_t count, int by_bytes, uint64_t dur)
 {
+  if (by_bytes) {
+    cap_resolve_split_locked (seq, count, dur);
+    return;
+  }
   for (uint32_t i = 0; i < count; i++)
     cap_resolve_locked (seq + i, dur == VTW_NONE ? VTW_NONE : dur / count);
 }
@@ -361,10 +413,10 @@ hooks_resolve (int blocking)
     float ms = 0;
     if (r == CUDA_SUCCESS && real_cuEventElapsedTime (&ms, pe->p.a, pe->p.b) == CUDA_SUCCESS
         && ms >= 0) {
-      resolve_span_locked (pe->seq, pe->count, (uint64_t) ((double) ms * 1e6 + 0.5));
+      resolve_span_locked (pe->seq, pe->count, pe->by_bytes, (uint64_t) ((double) ms * 1e6 + 0.5));
       pair_put_locked (&pe->p);
     } else {
-      resolve_span_locked (pe->seq, pe->count, VTW_NONE);
+      resolve_span_locked (pe->seq, pe->count, pe->by_bytes, VTW_NONE);
     }
   }
   g_pend_n = keep;
@@ -412,9 +464,10 @@ timer_stop (Timer *tm, CUstream s)
     tm->ok = 0;
 }
 
-/* Hands the pair to the pending list for events SEQ..SEQ+COUNT-1. */
+/* Hands the pair to the pending list for events SEQ..SEQ+COUNT-1 (their
+ * time split evenly, or BY_BYTES). */
 static void
-timer_commit (Timer *tm, uint64_t seq, uint32_t count)
+timer_commit_split (Timer *tm, uint64_t seq, uint32_t count, int by_bytes)
 {
   cap_lock ();
   if (tm->ok && seq != UINT64_MAX) {
@@ -427,15 +480,21 @@ timer_commit (Timer *tm, uint64_t seq, uint32_t count)
       }
     }
     if (g_pend_n < g_pend_cap)
-      g_pend[g_pend_n++] = (Pending) { seq, count, tm->p };
+      g_pend[g_pend_n++] = (Pending) { seq, count, (uint8_t) by_bytes, tm->p };
     else
-      resolve_span_locked (seq, count, VTW_NONE);
+      resolve_span_locked (seq, count, by_bytes, VTW_NONE);
   } else if (tm->ok) {
     pair_put_locked (&tm->p);
   } else if (seq != UINT64_MAX) {
-    resolve_span_locked (seq, count, VTW_NONE);
+    resolve_span_locked (seq, count, by_bytes, VTW_NONE);
   }
   cap_unlock ();
+}
+
+static void
+timer_commit (Timer *tm, uint64_t seq, uint32_t count)
+{
+  timer_commit_split (tm, seq, count, 0);
 }
 
 static void
@@ -839,6 +898,11 @@ cuMemUnmap (CUdeviceptr p, size_t size)
 
 /* ---- copies and memsets ---- */
 
+/* The stream of a per-thread variant (below): in a _ptsz call NULL is the
+ * calling thread's default stream; a _ptds call runs on it. */
+#define PT(s) ((s) ? (s) : (CUstream) CU_STREAM_PER_THREAD)
+#define PTDS ((CUstream) CU_STREAM_PER_THREAD)
+
 #define TIMED_OP(call, s, record) \
   do { \
     if (capturing (s)) \
@@ -952,17 +1016,35 @@ dir_of (CUmemorytype dt, CUmemorytype st)
   return d && s ? CAP_DIR_D2D : d ? CAP_DIR_H2D : s ? CAP_DIR_D2H : CAP_DIR_AUTO;
 }
 
+/* A CUDA array side is the trace's synthetic "cuda_arrays" allocation. */
 static uintptr_t
 ptr_of (CUmemorytype t, const void *host, CUdeviceptr dev)
 {
-  return t == CU_MEMORYTYPE_HOST ? (uintptr_t) host : t == CU_MEMORYTYPE_ARRAY ? 0 : (uintptr_t) dev;
+  return t == CU_MEMORYTYPE_HOST ? (uintptr_t) host : t == CU_MEMORYTYPE_ARRAY ? CAP_ARRAY : (uintptr_t) dev;
+}
+
+/* cuMemcpy3DPeer[Async]: a peer copy when neither side is host memory and
+ * the two contexts differ; otherwise as cuMemcpy3D, by the memory types. */
+static int
+peer_dir_of (const CUDA_MEMCPY3D_PEER *c)
+{
+  if (c->srcContext && c->dstContext && c->srcContext != c->dstContext
+      && c->srcMemoryType != CU_MEMORYTYPE_HOST && c->dstMemoryType != CU_MEMORYTYPE_HOST)
+    return CAP_DIR_P2P;
+  return dir_of (c->dstMemoryType, c->srcMemoryType);
 }
 
 void
 hooks_copy_desc (const void *desc, int is3d, int *dir, uintptr_t *dst, uintptr_t *src,
                  uint64_t *bytes)
 {
-  if (is3d) {
+  if (is3d == 2) {
+    const CUDA_MEMCPY3D_PEER *c = desc;
+    *dir = peer_dir_of (c);
+    *dst = ptr_of (c->dstMemoryType, c->dstHost, c->dstDevice);
+    *src = ptr_of (c->srcMemoryType, c->srcHost, c->srcDevice);
+    *bytes = (uint64_t) c->WidthInBytes * c->Height * (c->Depth ? c->Depth : 1);
+  } else if (is3d) {
     const CUDA_MEMCPY3D *c = desc;
     *dir = dir_of (c->dstMemoryType, c->srcMemoryType);
     *dst = ptr_of (c->dstMemoryType, c->dstHost, c->dstDevice);
@@ -1022,6 +1104,235 @@ cuMemcpy3DAsync_v2 (const CUDA_MEMCPY3D *c, CUstream s)
   PASS (cuMemcpy3DAsync_v2, c, s);
   COPY3D (real_cuMemcpy3DAsync_v2 (c, s), c, s, 1);
 }
+
+#define COPY3DPEER(call, c, s, async) \
+  COPY (call, s, peer_dir_of (c), ptr_of ((c)->dstMemoryType, (c)->dstHost, (c)->dstDevice), \
+        ptr_of ((c)->srcMemoryType, (c)->srcHost, (c)->srcDevice), \
+        (uint64_t) (c)->WidthInBytes * (c)->Height * ((c)->Depth ? (c)->Depth : 1), async)
+
+CUresult
+cuMemcpy3DPeer (const CUDA_MEMCPY3D_PEER *c)
+{
+  PASS (cuMemcpy3DPeer, c);
+  COPY3DPEER (real_cuMemcpy3DPeer (c), c, (CUstream) NULL, 0);
+}
+
+CUresult
+cuMemcpy3DPeerAsync (const CUDA_MEMCPY3D_PEER *c, CUstream s)
+{
+  PASS (cuMemcpy3DPeerAsync, c, s);
+  COPY3DPEER (real_cuMemcpy3DPeerAsync (c, s), c, s, 1);
+}
+
+/* Array copies: the array side is CAP_ARRAY (device memory). */
+CUresult
+cuMemcpyHtoA_v2 (CUarray dst, size_t off, const void *src, size_t n)
+{
+  PASS (cuMemcpyHtoA_v2, dst, off, src, n);
+  COPY (real_cuMemcpyHtoA_v2 (dst, off, src, n), (CUstream) NULL, CAP_DIR_H2D, CAP_ARRAY, src, n, 0);
+}
+
+CUresult
+cuMemcpyAtoH_v2 (void *dst, CUarray src, size_t off, size_t n)
+{
+  PASS (cuMemcpyAtoH_v2, dst, src, off, n);
+  COPY (real_cuMemcpyAtoH_v2 (dst, src, off, n), (CUstream) NULL, CAP_DIR_D2H, dst, CAP_ARRAY, n, 0);
+}
+
+CUresult
+cuMemcpyAtoD_v2 (CUdeviceptr dst, CUarray src, size_t off, size_t n)
+{
+  PASS (cuMemcpyAtoD_v2, dst, src, off, n);
+  COPY (real_cuMemcpyAtoD_v2 (dst, src, off, n), (CUstream) NULL, CAP_DIR_D2D, dst, CAP_ARRAY, n, 0);
+}
+
+CUresult
+cuMemcpyDtoA_v2 (CUarray dst, size_t off, CUdeviceptr src, size_t n)
+{
+  PASS (cuMemcpyDtoA_v2, dst, off, src, n);
+  COPY (real_cuMemcpyDtoA_v2 (dst, off, src, n), (CUstream) NULL, CAP_DIR_D2D, CAP_ARRAY, src, n, 0);
+}
+
+CUresult
+cuMemcpyAtoA_v2 (CUarray dst, size_t doff, CUarray src, size_t soff, size_t n)
+{
+  PASS (cuMemcpyAtoA_v2, dst, doff, src, soff, n);
+  COPY (real_cuMemcpyAtoA_v2 (dst, doff, src, soff, n), (CUstream) NULL, CAP_DIR_D2D, CAP_ARRAY,
+        CAP_ARRAY, n, 0);
+}
+
+CUresult
+cuMemcpyHtoAAsync_v2 (CUarray dst, size_t off, const void *src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyHtoAAsync_v2, dst, off, src, n, s);
+  COPY (real_cuMemcpyHtoAAsync_v2 (dst, off, src, n, s), s, CAP_DIR_H2D, CAP_ARRAY, src, n, 1);
+}
+
+CUresult
+cuMemcpyAtoHAsync_v2 (void *dst, CUarray src, size_t off, size_t n, CUstream s)
+{
+  PASS (cuMemcpyAtoHAsync_v2, dst, src, off, n, s);
+  COPY (real_cuMemcpyAtoHAsync_v2 (dst, src, off, n, s), s, CAP_DIR_D2H, dst, CAP_ARRAY, n, 1);
+}
+
+/* ---- batched copies: one copy event per entry, on the call's stream ----
+ * The event pair brackets the whole batch; its time is split over the
+ * entries in proportion to their bytes. */
+
+void
+hooks_batch_ops (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t n, CapCopyOp *out)
+{
+  for (size_t i = 0; i < n; i++)
+    out[i] = (CapCopyOp) { CAP_DIR_AUTO, (uintptr_t) dsts[i], (uintptr_t) srcs[i], sizes[i] };
+}
+
+/* Bytes per element of a CUDA array (its format times its channels); 1
+ * when the driver cannot say or the format is not a plain one. */
+static uint64_t
+array_elem_bytes (CUarray a)
+{
+  CUDA_ARRAY3D_DESCRIPTOR d;
+  if (!real_cuArray3DGetDescriptor_v2 || real_cuArray3DGetDescriptor_v2 (&d, a) != CUDA_SUCCESS)
+    return 1;
+  uint64_t ch = d.NumChannels ? d.NumChannels : 1;
+  switch (d.Format) {
+  case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: return ch;
+  case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: return 2 * ch;
+  case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT: return 4 * ch;
+#if CUDA_VERSION >= 11050
+  case CU_AD_FORMAT_UNORM_INT8X1: case CU_AD_FORMAT_SNORM_INT8X1: return 1;
+  case CU_AD_FORMAT_UNORM_INT8X2: case CU_AD_FORMAT_SNORM_INT8X2:
+  case CU_AD_FORMAT_UNORM_INT16X1: case CU_AD_FORMAT_SNORM_INT16X1: return 2;
+  case CU_AD_FORMAT_UNORM_INT8X4: case CU_AD_FORMAT_SNORM_INT8X4:
+  case CU_AD_FORMAT_UNORM_INT16X2: case CU_AD_FORMAT_SNORM_INT16X2: return 4;
+  case CU_AD_FORMAT_UNORM_INT16X4: case CU_AD_FORMAT_SNORM_INT16X4: return 8;
+#endif
+  default: return 1;
+  }
+}
+
+#if CUDA_VERSION >= 12080
+/* One CUDA_MEMCPY3D_BATCH_OP: its extent is in elements (1 byte for
+ * pointer-to-pointer copies, the array's element size when an operand is
+ * an array); the direction from what the two operands are. */
+void
+hooks_batch3d_ops (const void *ops, size_t n, CapCopyOp *out)
+{
+  resolve ();
+  const CUDA_MEMCPY3D_BATCH_OP *op = ops;
+  for (size_t i = 0; i < n; i++, op++) {
+    int sa = op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY, da = op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY;
+    uint64_t esz = sa ? array_elem_bytes (op->src.op.array.array)
+                 : da ? array_elem_bytes (op->dst.op.array.array) : 1;
+    out[i] = (CapCopyOp) { CAP_DIR_AUTO, da ? CAP_ARRAY : (uintptr_t) op->dst.op.ptr.ptr,
+                           sa ? CAP_ARRAY : (uintptr_t) op->src.op.ptr.ptr,
+                           esz * op->extent.width * op->extent.height * op->extent.depth };
+  }
+}
+
+/* Records N copies (OPS, malloc'd by the caller) made by CALL on S. */
+#define BATCH(call, s, n, fill) \
+  do { \
+    if (capturing (s) || (n) == 0 || (n) > UINT32_MAX) \
+      return call; \
+    CapCopyOp *ops_ = malloc ((n) * sizeof *ops_); \
+    if (!ops_) \
+      return call; \
+    fill; \
+    Timer tm; \
+    uint64_t t0 = cap_now (); \
+    timer_begin (&tm, s); \
+    CUresult r_ = call; \
+    timer_stop (&tm, s); \
+    uint64_t t1 = cap_now (); \
+    if (r_ != CUDA_SUCCESS) { \
+      free (ops_); \
+      timer_cancel (&tm); \
+      return r_; \
+    } \
+    uint32_t cnt_; \
+    uint64_t first_ = cap_copies (t0, t1, ops_, (uint32_t) (n), (uintptr_t) (s), 1, tm.ok, 0, &cnt_); \
+    free (ops_); \
+    timer_commit_split (&tm, first_, cnt_, 1); \
+    return r_; \
+  } while (0)
+
+CUresult
+cuMemcpyBatchAsync (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                    CUmemcpyAttributes *attrs, size_t *attrs_idxs, size_t n_attrs, size_t *fail_idx,
+                    CUstream s)
+{
+  PASS (cuMemcpyBatchAsync, dsts, srcs, sizes, count, attrs, attrs_idxs, n_attrs, fail_idx, s);
+  BATCH (real_cuMemcpyBatchAsync (dsts, srcs, sizes, count, attrs, attrs_idxs, n_attrs, fail_idx, s),
+         s, count, hooks_batch_ops (dsts, srcs, sizes, count, ops_));
+}
+
+CUresult
+cuMemcpyBatchAsync_ptsz (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                         CUmemcpyAttributes *attrs, size_t *attrs_idxs, size_t n_attrs,
+                         size_t *fail_idx, CUstream s)
+{
+  PASS (cuMemcpyBatchAsync_ptsz, dsts, srcs, sizes, count, attrs, attrs_idxs, n_attrs, fail_idx, s);
+  BATCH (real_cuMemcpyBatchAsync_ptsz (dsts, srcs, sizes, count, attrs, attrs_idxs, n_attrs,
+                                       fail_idx, s),
+         PT (s), count, hooks_batch_ops (dsts, srcs, sizes, count, ops_));
+}
+
+CUresult
+cuMemcpy3DBatchAsync (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx,
+                      unsigned long long flags, CUstream s)
+{
+  PASS (cuMemcpy3DBatchAsync, n, ops, fail_idx, flags, s);
+  BATCH (real_cuMemcpy3DBatchAsync (n, ops, fail_idx, flags, s), s, n,
+         hooks_batch3d_ops (ops, n, ops_));
+}
+
+CUresult
+cuMemcpy3DBatchAsync_ptsz (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx,
+                           unsigned long long flags, CUstream s)
+{
+  PASS (cuMemcpy3DBatchAsync_ptsz, n, ops, fail_idx, flags, s);
+  BATCH (real_cuMemcpy3DBatchAsync_ptsz (n, ops, fail_idx, flags, s), PT (s), n,
+         hooks_batch3d_ops (ops, n, ops_));
+}
+#endif
+
+#if CUDA_VERSION >= 13000
+CUresult
+cuMemcpyBatchAsync_v2 (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                       CUmemcpyAttributes *attrs, size_t *attrs_idxs, size_t n_attrs, CUstream s)
+{
+  PASS (cuMemcpyBatchAsync_v2, dsts, srcs, sizes, count, attrs, attrs_idxs, n_attrs, s);
+  BATCH (real_cuMemcpyBatchAsync_v2 (dsts, srcs, sizes, count, attrs, attrs_idxs, n_attrs, s), s,
+         count, hooks_batch_ops (dsts, srcs, sizes, count, ops_));
+}
+
+CUresult
+cuMemcpyBatchAsync_v2_ptsz (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                            CUmemcpyAttributes *attrs, size_t *attrs_idxs, size_t n_attrs,
+                            CUstream s)
+{
+  PASS (cuMemcpyBatchAsync_v2_ptsz, dsts, srcs, sizes, count, attrs, attrs_idxs, n_attrs, s);
+  BATCH (real_cuMemcpyBatchAsync_v2_ptsz (dsts, srcs, sizes, count, attrs, attrs_idxs, n_attrs, s),
+         PT (s), count, hooks_batch_ops (dsts, srcs, sizes, count, ops_));
+}
+
+CUresult
+cuMemcpy3DBatchAsync_v2 (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+  PASS (cuMemcpy3DBatchAsync_v2, n, ops, flags, s);
+  BATCH (real_cuMemcpy3DBatchAsync_v2 (n, ops, flags, s), s, n, hooks_batch3d_ops (ops, n, ops_));
+}
+
+CUresult
+cuMemcpy3DBatchAsync_v2_ptsz (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
+                              CUstream s)
+{
+  PASS (cuMemcpy3DBatchAsync_v2_ptsz, n, ops, flags, s);
+  BATCH (real_cuMemcpy3DBatchAsync_v2_ptsz (n, ops, flags, s), PT (s), n,
+         hooks_batch3d_ops (ops, n, ops_));
+}
+#endif
 
 CUresult
 cuMemsetD8_v2 (CUdeviceptr p, unsigned char v, size_t n)
@@ -1515,8 +1826,6 @@ cuDevicePrimaryCtxReset_v2 (CUdevice d)
  * CU_STREAM_PER_THREAD names in any call (the timing events are recorded on
  * it too); a _ptds call runs on that stream. */
 
-#define PT(s) ((s) ? (s) : (CUstream) CU_STREAM_PER_THREAD)
-#define PTDS ((CUstream) CU_STREAM_PER_THREAD)
 
 CUresult
 cuMemcpy_ptds (CUdeviceptr dst, CUdeviceptr src, size_t n)
@@ -1664,6 +1973,72 @@ cuMemcpy3DAsync_v2_ptsz (const CUDA_MEMCPY3D *c, CUstream s)
 {
   PASS (cuMemcpy3DAsync_v2_ptsz, c, s);
   COPY3D (real_cuMemcpy3DAsync_v2_ptsz (c, s), c, PT (s), 1);
+}
+
+CUresult
+cuMemcpy3DPeer_ptds (const CUDA_MEMCPY3D_PEER *c)
+{
+  PASS (cuMemcpy3DPeer_ptds, c);
+  COPY3DPEER (real_cuMemcpy3DPeer_ptds (c), c, PTDS, 0);
+}
+
+CUresult
+cuMemcpy3DPeerAsync_ptsz (const CUDA_MEMCPY3D_PEER *c, CUstream s)
+{
+  PASS (cuMemcpy3DPeerAsync_ptsz, c, s);
+  COPY3DPEER (real_cuMemcpy3DPeerAsync_ptsz (c, s), c, PT (s), 1);
+}
+
+CUresult
+cuMemcpyHtoA_v2_ptds (CUarray dst, size_t off, const void *src, size_t n)
+{
+  PASS (cuMemcpyHtoA_v2_ptds, dst, off, src, n);
+  COPY (real_cuMemcpyHtoA_v2_ptds (dst, off, src, n), PTDS, CAP_DIR_H2D, CAP_ARRAY, src, n, 0);
+}
+
+CUresult
+cuMemcpyAtoH_v2_ptds (void *dst, CUarray src, size_t off, size_t n)
+{
+  PASS (cuMemcpyAtoH_v2_ptds, dst, src, off, n);
+  COPY (real_cuMemcpyAtoH_v2_ptds (dst, src, off, n), PTDS, CAP_DIR_D2H, dst, CAP_ARRAY, n, 0);
+}
+
+CUresult
+cuMemcpyAtoD_v2_ptds (CUdeviceptr dst, CUarray src, size_t off, size_t n)
+{
+  PASS (cuMemcpyAtoD_v2_ptds, dst, src, off, n);
+  COPY (real_cuMemcpyAtoD_v2_ptds (dst, src, off, n), PTDS, CAP_DIR_D2D, dst, CAP_ARRAY, n, 0);
+}
+
+CUresult
+cuMemcpyDtoA_v2_ptds (CUarray dst, size_t off, CUdeviceptr src, size_t n)
+{
+  PASS (cuMemcpyDtoA_v2_ptds, dst, off, src, n);
+  COPY (real_cuMemcpyDtoA_v2_ptds (dst, off, src, n), PTDS, CAP_DIR_D2D, CAP_ARRAY, src, n, 0);
+}
+
+CUresult
+cuMemcpyAtoA_v2_ptds (CUarray dst, size_t doff, CUarray src, size_t soff, size_t n)
+{
+  PASS (cuMemcpyAtoA_v2_ptds, dst, doff, src, soff, n);
+  COPY (real_cuMemcpyAtoA_v2_ptds (dst, doff, src, soff, n), PTDS, CAP_DIR_D2D, CAP_ARRAY,
+        CAP_ARRAY, n, 0);
+}
+
+CUresult
+cuMemcpyHtoAAsync_v2_ptsz (CUarray dst, size_t off, const void *src, size_t n, CUstream s)
+{
+  PASS (cuMemcpyHtoAAsync_v2_ptsz, dst, off, src, n, s);
+  COPY (real_cuMemcpyHtoAAsync_v2_ptsz (dst, off, src, n, s), PT (s), CAP_DIR_H2D, CAP_ARRAY, src,
+        n, 1);
+}
+
+CUresult
+cuMemcpyAtoHAsync_v2_ptsz (void *dst, CUarray src, size_t off, size_t n, CUstream s)
+{
+  PASS (cuMemcpyAtoHAsync_v2_ptsz, dst, src, off, n, s);
+  COPY (real_cuMemcpyAtoHAsync_v2_ptsz (dst, src, off, n, s), PT (s), CAP_DIR_D2H, dst, CAP_ARRAY,
+        n, 1);
 }
 
 CUresult

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "recorder.h"
+
 /* Most parameter words looked at per kernel launch. */
 #define HOOKS_MAX_WORDS 4096
 
@@ -32,7 +34,15 @@ void hooks_graph_forget (void *exec);
  * NODE_IDS, a malloc'd array of the nodes' ids (the caller frees it). */
 uint32_t hooks_graph_kernels (void *exec, uintptr_t stream, uint64_t t0, uint64_t t1, int pending,
                               uint64_t corr, uint64_t *first, uint64_t **node_ids);
-/* Direction, destination, source and size of a CUDA_MEMCPY2D (IS3D 0) or
- * CUDA_MEMCPY3D copy, as hook mode records it. */
+/* Direction, destination, source and size of a CUDA_MEMCPY2D (IS3D 0),
+ * CUDA_MEMCPY3D (1) or CUDA_MEMCPY3D_PEER (2) copy, as hook mode records
+ * it (a CUDA array side is CAP_ARRAY). */
 void hooks_copy_desc (const void *desc, int is3d, int *dir, uintptr_t *dst, uintptr_t *src,
                       uint64_t *bytes);
+/* The copies of a cuMemcpyBatchAsync (DSTS, SRCS, SIZES; direction
+ * inferred) and of a cuMemcpy3DBatchAsync (N CUDA_MEMCPY3D_BATCH_OPs at
+ * OPS: extent in elements, an array operand's element size looked up), as
+ * hook mode records them, into OUT (N entries). */
+void hooks_batch_ops (unsigned long long *dsts, unsigned long long *srcs, size_t *sizes, size_t n,
+                      CapCopyOp *out);
+void hooks_batch3d_ops (const void *ops, size_t n, CapCopyOp *out);

@@ -442,13 +442,38 @@ is_device_side (const Range *r)
   return r && r->kind != CAP_MEM_PINNED;
 }
 
-uint64_t
-cap_copy (uint64_t t0, uint64_t t1, int dir, uintptr_t dst, uintptr_t src, uint64_t bytes,
-          uintptr_t stream, int async, int pending, uint64_t corr)
+/* CUDA arrays (CAP_ARRAY): one synthetic allocation stands for all of
+ * them, made (0 bytes, device, tag "cuda_arrays") just before the first
+ * copy that names one, so that the replay moves their bytes in device
+ * memory (an id-0 side would be pageable host memory). Never freed. */
+static Range g_arrays;
+
+static const Range *
+side_locked (uintptr_t p, uint64_t t)
+{
+  if (p != CAP_ARRAY)
+    return map_find (p);
+  if (!g_arrays.id) {
+    uint32_t sid = intern_locked ("cuda_arrays");
+    VtEvent *e = push_locked (t, t, VTW_ALLOC, NULL);
+    if (!e)
+      return NULL;
+    g_arrays = (Range) { 0, 0, g_next_id++, CAP_MEM_DEVICE };
+    e->id = g_arrays.id;
+    e->bytes = 0;
+    e->sub = CAP_MEM_DEVICE;
+    e->stream = VTW_NONE;
+    e->value = (uint64_t) sid + 1;
+  }
+  return &g_arrays;
+}
+
+static uint64_t
+copy_locked (uint64_t t0, uint64_t t1, int dir, uintptr_t dst, uintptr_t src, uint64_t bytes,
+             uintptr_t stream, int async, int pending, uint64_t corr)
 {
   uint64_t seq = UINT64_MAX;
-  cap_lock ();
-  const Range *d = map_find (dst), *s = map_find (src);
+  const Range *d = side_locked (dst, t0), *s = side_locked (src, t0);
   if (dir == CAP_DIR_AUTO) {
     int dd = is_device_side (d), sd = is_device_side (s);
     dir = dd && sd ? CAP_DIR_D2D : dd ? CAP_DIR_H2D : sd ? CAP_DIR_D2H : CAP_DIR_H2D;
@@ -473,10 +498,70 @@ cap_copy (uint64_t t0, uint64_t t1, int dir, uintptr_t dst, uintptr_t src, uint6
     e->async = (uint8_t) async;
     e->pending = (uint8_t) pending;
     e->corr = corr;
-    after_push_locked ();
   }
+  return seq;
+}
+
+uint64_t
+cap_copy (uint64_t t0, uint64_t t1, int dir, uintptr_t dst, uintptr_t src, uint64_t bytes,
+          uintptr_t stream, int async, int pending, uint64_t corr)
+{
+  cap_lock ();
+  uint64_t seq = copy_locked (t0, t1, dir, dst, src, bytes, stream, async, pending, corr);
+  if (seq != UINT64_MAX)
+    after_push_locked ();
   cap_unlock ();
   return seq;
+}
+
+uint64_t
+cap_copies (uint64_t t0, uint64_t t1, const CapCopyOp *ops, uint32_t n, uintptr_t stream,
+            int async, int pending, uint64_t corr, uint32_t *count)
+{
+  uint64_t first = UINT64_MAX;
+  uint32_t k = 0;
+  cap_lock ();
+  for (; k < n; k++) {
+    uint64_t seq = copy_locked (t0, k + 1 == n ? t1 : t0, ops[k].dir, ops[k].dst, ops[k].src,
+                                ops[k].bytes, stream, async, pending, corr);
+    if (seq == UINT64_MAX)
+      break;
+    if (first == UINT64_MAX)
+      first = seq;
+  }
+  /* Written only after the whole batch is in (a flush in between would
+   * not matter, but polling could resolve a half-made batch). */
+  if (k)
+    after_push_locked ();
+  cap_unlock ();
+  *count = k;
+  return first;
+}
+
+void
+cap_resolve_split_locked (uint64_t first, uint32_t n, uint64_t dur)
+{
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const VtEvent *e = cap_get_locked (first + i);
+    total += e ? e->bytes : 0;
+  }
+  /* Cumulative shares rounded down: the parts add up to DUR exactly. */
+  uint64_t cum = 0, done = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    VtEvent *e = cap_get_locked (first + i);
+    if (!e)
+      continue;
+    if (dur == VTW_NONE) {
+      cap_resolve_locked (first + i, VTW_NONE);
+      continue;
+    }
+    cum += total ? e->bytes : 1;
+    __extension__ unsigned __int128 x = (unsigned __int128) dur * cum;
+    uint64_t upto = (uint64_t) (x / (total ? total : n));
+    cap_resolve_locked (first + i, upto - done);
+    done = upto;
+  }
 }
 
 uint64_t
@@ -788,8 +873,10 @@ write_prefix_locked (int all)
   }
   for (size_t i = 0; i < k; i++) {
     VtEvent *e = &g_ev[i];
-    if (e->op == VTW_KERNEL || e->op == VTW_MARK)
-      while (g_defined <= e->name_sid && g_defined < g_str_n) {
+    uint64_t sid = e->op == VTW_KERNEL || e->op == VTW_MARK ? e->name_sid
+                 : e->op == VTW_ALLOC && e->value ? e->value - 1 : UINT64_MAX;
+    if (sid != UINT64_MAX)
+      while (g_defined <= sid && g_defined < g_str_n) {
         vtw_string (g_w, g_defined, g_str[g_defined]);
         g_defined++;
       }
@@ -936,6 +1023,7 @@ atfork_child (void)
   g_recorded = 0;
   g_map_n = 0;
   g_next_id = 1;
+  g_arrays.id = 0;
   idtab_clear (&g_streams);
   idtab_clear (&g_events);
   g_defined = 0;

@@ -66,6 +66,17 @@ void cap_free_range (uint64_t t0, uint64_t t1, uintptr_t lo, uintptr_t hi);
  * means its dur comes later. */
 uint64_t cap_copy (uint64_t t0, uint64_t t1, int dir, uintptr_t dst, uintptr_t src,
                    uint64_t bytes, uintptr_t stream, int async, int pending, uint64_t corr);
+/* A copy side that is a CUDA array (cuArrayCreate is not recorded): the
+ * trace's one synthetic allocation "cuda_arrays" (0 bytes, device), made
+ * just before the first copy that names an array. */
+#define CAP_ARRAY UINTPTR_MAX
+/* A batch of copies on one stream (cuMemcpyBatchAsync, cuMemcpy3DBatchAsync):
+ * N copy events pushed under one lock, so their sequence numbers are
+ * consecutive; returns the first (UINT64_MAX if none) and how many went
+ * in (COUNT). The call's host time goes to the last. */
+typedef struct { int dir; uintptr_t dst, src; uint64_t bytes; } CapCopyOp;
+uint64_t cap_copies (uint64_t t0, uint64_t t1, const CapCopyOp *ops, uint32_t n, uintptr_t stream,
+                     int async, int pending, uint64_t corr, uint32_t *count);
 uint64_t cap_memset (uint64_t t0, uint64_t t1, uintptr_t dst, uint64_t bytes,
                      uintptr_t stream, int async, int pending, uint64_t corr);
 /* WORDS are the pointer-sized words of the kernel's parameters; the ones
@@ -86,6 +97,10 @@ uint32_t cap_intern (const char *s);
 VtEvent *cap_get_locked (uint64_t seq);
 /* Sets its dur (VTW_NONE: unknown) and clears pending. */
 void cap_resolve_locked (uint64_t seq, uint64_t dur);
+/* Splits DUR (VTW_NONE: unknown) over events FIRST..FIRST+N-1 in
+ * proportion to their bytes (evenly if they have none), rounded so that
+ * the parts add up to DUR. */
+void cap_resolve_split_locked (uint64_t first, uint32_t n, uint64_t dur);
 /* 0 for NULL and CU_STREAM_LEGACY; CU_STREAM_PER_THREAD (0x2) is the
  * calling thread's own per-thread default stream. */
 uint64_t cap_stream_id_locked (uintptr_t stream);

@@ -155,7 +155,7 @@ vtw_event (VtWriter *w, const VtEvent *e)
     put_uv (w, e->bytes);
     put_u8 (w, e->sub);
     put_opt (w, e->stream);
-    put_opt (w, VTW_NONE);      /* tag: the shim cannot tell */
+    put_opt (w, e->value ? e->value - 1 : VTW_NONE);  /* tag sid + 1; 0: none */
     break;
   case VTW_FREE:
     put_uv (w, e->id);

@@ -18,7 +18,8 @@ enum { VTW_ALLOC, VTW_FREE, VTW_COPY, VTW_MEMSET, VTW_KERNEL, VTW_SYNC,
 
 /* One event as the shim keeps it until it is written. Which fields matter
  * depends on op (SPEC section 3):
- *   alloc: id, bytes, sub = kind (0 device, 1 managed, 2 pinned), stream (opt)
+ *   alloc: id, bytes, sub = kind (0 device, 1 managed, 2 pinned), stream (opt),
+ *          value = tag string id + 1 (0: untagged)
  *   free: id, stream (opt)
  *   copy: sub = dir (0 h2d, 1 d2h, 2 d2d, 3 p2p), bytes, src, dst, stream, async, dur (opt)
  *   memset: dst, bytes, stream, async, dur (opt)
