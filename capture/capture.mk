@@ -48,7 +48,8 @@ CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
                $(CAP_STUB_DIR)/bench-launch $(CAP_STUB_DIR)/prog-nvtx \
                $(CAP_STUB_DIR)/prog-more-linked $(CAP_STUB_DIR)/prog-more-dlopen \
                $(CAP_STUB_DIR)/prog-graph-linked $(CAP_STUB_DIR)/prog-graph-dlopen \
-               $(CAP_STUB_DIR)/prog-managed
+               $(CAP_STUB_DIR)/prog-managed \
+               $(CAP_STUB_DIR)/prog-copies-linked $(CAP_STUB_DIR)/prog-copies-dlopen
 CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
 
 # The programs share check()/CK() and the dlopen + cuGetProcAddress lookup.
@@ -86,6 +87,12 @@ $(CAP_STUB_DIR)/prog-more-linked: tests/stub-cuda/prog-more.c $(CAP_STUB)
 
 $(CAP_STUB_DIR)/prog-more-dlopen: tests/stub-cuda/prog-more.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -DVIA_DLOPEN -o $@ $< -lpthread -ldl
+
+$(CAP_STUB_DIR)/prog-copies-linked: tests/stub-cuda/prog-copies.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -ldl
+
+$(CAP_STUB_DIR)/prog-copies-dlopen: tests/stub-cuda/prog-copies.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -DVIA_DLOPEN -o $@ $< -ldl
 
 $(CAP_STUB_DIR)/prog-graph-linked: tests/stub-cuda/prog-graph.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -ldl

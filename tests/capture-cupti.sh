@@ -77,6 +77,31 @@ hook_expect() {
 }
 hook_expect expect-basic | sed '1s/"mode": "hook"/"mode": "cupti"/' > "$T/expect-basic"
 hook_expect expect-more > "$T/expect-more"
+hook_expect expect-copies > "$T/expect-copies"
+# with_durs "LINE:DUR ...": expect-copies with those events' dur changed
+# (LINE counts the events from 0).
+with_durs() {
+  python3 - "$T/expect-copies" "$1" <<'PY'
+import json, sys
+durs = dict(map(int, x.split(":")) for x in sys.argv[2].split())
+for i, l in enumerate(open(sys.argv[1])):
+    e = json.loads(l)
+    if i in durs: e["dur"] = durs[i]
+    print(json.dumps(e, sort_keys=True))
+PY
+}
+# Batch entries of prog-copies, by event line: 14-17 (1000, 3000, 2000,
+# 500 bytes), 18-19 (700, 300), 20-22 (the 3D batch: 128, 256, 120), 23
+# (100), 28-29 (40, 60), 30 (10), 31 (20).
+# STUB_CUPTI_BATCH=pairs: a record per two entries, 1000 ns more than their
+# bytes, split over its two entries by bytes (5000: 1250 + 3750; 1384 over
+# 128 + 256: 461 + 923; a lone entry keeps its record's 1000 + bytes).
+with_durs "14:1250 15:3750 16:2800 17:700 18:1400 19:600 20:461 21:923 22:1120 23:1100 28:440 29:660 30:1010 31:1020" \
+  > "$T/expect-copies.pairs"
+# STUB_CUPTI_BATCH=first: only the first entry's record came; at the
+# device sync the sum (the first entry's bytes) is split over all the
+# entries by bytes (1000 over 6500 bytes: 153, 462, 308, 77).
+with_durs "14:153 15:462 16:308 17:77 18:490 19:210 20:32 21:65 22:31 28:16 29:24" > "$T/expect-copies.first"
 sed 1d "$T/expect-basic" > "$T/expect-basic.events"
 
 # prog-managed: A (id 1, device), M (id 2, managed), P (id 3, stream-ordered
@@ -120,7 +145,7 @@ for l in open(sys.argv[1]):
 PY
 }
 
-echo "1..25"
+echo "1..30"
 cd "$T"
 
 # The stubs themselves, seen by a plain CUPTI client (cupti-probe.c, small
@@ -203,6 +228,25 @@ capture more prog-more-linked
 [ "$(cat more.rc)" = 0 ] && no_fallback more.err && [ -s "$T/expect-more" ] \
   && sed 1d more.norm | diff "$T/expect-more" - >&2
 ok $? "prog-more in cupti mode: capture-hook.sh's exact trace (per-thread default streams, 2D/3D/peer, Ex launches)"
+
+# prog-copies: array copies, 3D peer copies, batches (cupti.c's batch
+# matching: one record per entry by default), the per-thread callbacks.
+for p in linked dlopen; do
+  capture "copies-$p" "prog-copies-$p"
+  [ "$(cat "copies-$p.rc")" = 0 ] && no_fallback "copies-$p.err" && [ -s "$T/expect-copies" ] \
+    && head -1 "copies-$p.norm" | grep -q '"mode": "cupti"' && sed 1d "copies-$p.norm" | diff "$T/expect-copies" - >&2
+  ok $? "prog-copies-$p in cupti mode: capture-hook.sh's exact trace (arrays, 3D peer, batches, per-thread variants)"
+done
+# A batch reported as one record (copyCount = the entries): the same trace.
+capture copies-merged prog-copies-linked STUB_CUPTI_BATCH=merged
+[ "$(cat copies-merged.rc)" = 0 ] && sed 1d copies-merged.norm | diff "$T/expect-copies" - >&2
+ok $? "STUB_CUPTI_BATCH=merged: one record per batch (copyCount), split over the entries by bytes"
+capture copies-pairs prog-copies-linked STUB_CUPTI_BATCH=pairs
+[ "$(cat copies-pairs.rc)" = 0 ] && sed 1d copies-pairs.norm | diff "$T/expect-copies.pairs" - >&2
+ok $? "STUB_CUPTI_BATCH=pairs: records of two entries each, matched in order, each split over its own entries"
+capture copies-first prog-copies-linked STUB_CUPTI_BATCH=first
+[ "$(cat copies-first.rc)" = 0 ] && sed 1d copies-first.norm | diff "$T/expect-copies.first" - >&2
+ok $? "STUB_CUPTI_BATCH=first: fewer records than entries, their sum split by bytes at the device sync"
 
 # Graphs: CUPTI reports each kernel node's own time (axpy 3 blocks, pairk
 # 5), where hook mode only knows a launch's total and splits it evenly

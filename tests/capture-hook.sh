@@ -1,7 +1,8 @@
 #!/bin/sh
 # capture-hook.sh — vramcap --mode hook against the stub driver
 # (tests/stub-cuda): exact traces from plain and dlopen+cuGetProcAddress
-# programs, threads, fork, signals, exit codes, launcher usage, graphs.
+# programs, threads, fork, signals, exit codes, launcher usage, graphs,
+# array copies, 3D peer copies and batched copies.
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 BUILD=${TEST_BUILD:-build}
 VRAMCAP=$(dirname "$VRAMSIM")/vramcap
@@ -76,7 +77,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..27"
+echo "1..30"
 cd "$T"
 sed 1d expect-basic > expect-basic.events
 
@@ -312,6 +313,74 @@ k = {x["name"]: (x["count"], x["captured_ns"]) for x in r["kernels"]["top"]}
 assert r["status"] == "ok" and r["events"] == 23 and k == {"axpy": (6, 24000), "pairk": (6, 24000)}, (r["status"], r["events"], k)
 PY
 ok $? "a graph trace replays: 23 events, 6 launches of each kernel, 24000 ns captured each"
+
+# Array copies, 3D peer copies and batches (prog-copies, both ways in). A
+# CUDA array side is one synthetic allocation, id 4: 0 bytes, device, tag
+# cuda_arrays, made just before the first array copy (an id-0 side would
+# replay as pageable host memory). cuMemcpy3DPeer: d2d within a context,
+# p2p across two, h2d from host to an array. Batches on stream 1 (CUDA 13's
+# cuMemcpyBatchAsync_v2 of 1000/3000/2000/500 bytes, the last to pageable
+# memory hence blocking; the 12.8 call of 700/300; cuMemcpy3DBatchAsync_v2
+# of 64x2x1 bytes, 16x4x1 floats from an array, 10x3x1 4-byte elements
+# into one; the 12.8 3D call of 100): one copy event per entry, direction
+# per entry, the batch's measured time split by bytes (1 ns a byte on the
+# stub: each entry's own bytes). Then the per-thread variants on stream 2:
+# HtoA_v2_ptds, AtoHAsync_v2_ptsz, 3DPeer_ptds, BatchAsync_v2_ptsz,
+# BatchAsync_ptsz (12.8), 3DBatchAsync_v2_ptsz.
+cat > "$T/expect-copies" <<'EOF2'
+{"bytes": 1048576, "id": 1, "kind": "device", "op": "alloc", "tid": 0}
+{"bytes": 1048576, "id": 2, "kind": "device", "op": "alloc", "tid": 0}
+{"bytes": 65536, "id": 3, "kind": "pinned", "op": "alloc", "tid": 0}
+{"bytes": 0, "id": 4, "kind": "device", "op": "alloc", "tag": "cuda_arrays", "tid": 0}
+{"async": false, "bytes": 4096, "dir": "h2d", "dst": 4, "dur": 4096, "op": "copy", "src": 3, "stream": 0, "tid": 0}
+{"async": false, "bytes": 2048, "dir": "d2h", "dst": 0, "dur": 2048, "op": "copy", "src": 4, "stream": 0, "tid": 0}
+{"async": false, "bytes": 1024, "dir": "d2d", "dst": 1, "dur": 1024, "op": "copy", "src": 4, "stream": 0, "tid": 0}
+{"async": false, "bytes": 512, "dir": "d2d", "dst": 4, "dur": 512, "op": "copy", "src": 2, "stream": 0, "tid": 0}
+{"async": false, "bytes": 256, "dir": "d2d", "dst": 4, "dur": 256, "op": "copy", "src": 4, "stream": 0, "tid": 0}
+{"async": true, "bytes": 300, "dir": "h2d", "dst": 4, "dur": 300, "op": "copy", "src": 3, "stream": 1, "tid": 0}
+{"async": true, "bytes": 200, "dir": "d2h", "dst": 3, "dur": 200, "op": "copy", "src": 4, "stream": 1, "tid": 0}
+{"async": false, "bytes": 512, "dir": "d2d", "dst": 2, "dur": 512, "op": "copy", "src": 1, "stream": 0, "tid": 0}
+{"async": true, "bytes": 192, "dir": "p2p", "dst": 1, "dur": 192, "op": "copy", "src": 2, "stream": 1, "tid": 0}
+{"async": false, "bytes": 32, "dir": "h2d", "dst": 4, "dur": 32, "op": "copy", "src": 3, "stream": 0, "tid": 0}
+{"async": true, "bytes": 1000, "dir": "h2d", "dst": 1, "dur": 1000, "op": "copy", "src": 3, "stream": 1, "tid": 0}
+{"async": true, "bytes": 3000, "dir": "d2h", "dst": 3, "dur": 3000, "op": "copy", "src": 2, "stream": 1, "tid": 0}
+{"async": true, "bytes": 2000, "dir": "d2d", "dst": 2, "dur": 2000, "op": "copy", "src": 1, "stream": 1, "tid": 0}
+{"async": false, "bytes": 500, "dir": "d2h", "dst": 0, "dur": 500, "op": "copy", "src": 1, "stream": 1, "tid": 0}
+{"async": true, "bytes": 700, "dir": "d2d", "dst": 2, "dur": 700, "op": "copy", "src": 1, "stream": 1, "tid": 0}
+{"async": true, "bytes": 300, "dir": "d2d", "dst": 1, "dur": 300, "op": "copy", "src": 2, "stream": 1, "tid": 0}
+{"async": true, "bytes": 128, "dir": "d2d", "dst": 2, "dur": 128, "op": "copy", "src": 1, "stream": 1, "tid": 0}
+{"async": true, "bytes": 256, "dir": "d2h", "dst": 3, "dur": 256, "op": "copy", "src": 4, "stream": 1, "tid": 0}
+{"async": true, "bytes": 120, "dir": "h2d", "dst": 4, "dur": 120, "op": "copy", "src": 3, "stream": 1, "tid": 0}
+{"async": true, "bytes": 100, "dir": "d2d", "dst": 2, "dur": 100, "op": "copy", "src": 1, "stream": 1, "tid": 0}
+{"op": "sync", "scope": "stream", "stream": 1, "tid": 0}
+{"async": false, "bytes": 64, "dir": "h2d", "dst": 4, "dur": 64, "op": "copy", "src": 3, "stream": 2, "tid": 0}
+{"async": true, "bytes": 32, "dir": "d2h", "dst": 3, "dur": 32, "op": "copy", "src": 4, "stream": 2, "tid": 0}
+{"async": false, "bytes": 16, "dir": "d2d", "dst": 2, "dur": 16, "op": "copy", "src": 1, "stream": 2, "tid": 0}
+{"async": true, "bytes": 40, "dir": "d2d", "dst": 2, "dur": 40, "op": "copy", "src": 1, "stream": 2, "tid": 0}
+{"async": true, "bytes": 60, "dir": "d2d", "dst": 1, "dur": 60, "op": "copy", "src": 2, "stream": 2, "tid": 0}
+{"async": true, "bytes": 10, "dir": "d2d", "dst": 1, "dur": 10, "op": "copy", "src": 2, "stream": 2, "tid": 0}
+{"async": true, "bytes": 20, "dir": "d2d", "dst": 2, "dur": 20, "op": "copy", "src": 1, "stream": 2, "tid": 0}
+{"op": "sync", "scope": "stream", "stream": 2, "tid": 0}
+{"op": "sync", "scope": "device", "tid": 0}
+{"id": 1, "op": "free", "tid": 0}
+{"id": 2, "op": "free", "tid": 0}
+{"id": 3, "op": "free", "tid": 0}
+EOF2
+for p in linked dlopen; do
+  "$STUB/prog-copies-$p" > "copies-$p.plain" 2>&1
+  "$VRAMCAP" --mode hook -o "copies-$p.vtrace" -- "$STUB/prog-copies-$p" > "copies-$p.out" 2> "copies-$p.err"
+  rc=$?
+  decode "copies-$p.vtrace" "copies-$p.norm" && [ $rc = 0 ] && [ ! -s "copies-$p.err" ] \
+    && cmp -s "copies-$p.plain" "copies-$p.out" && sed 1d "copies-$p.norm" | diff - "$T/expect-copies" >&2
+  ok $? "prog-copies-$p: array copies, 3D peer copies, batches (12.8 and _v2), per-thread variants"
+done
+"$VRAMSIM" replay --format json copies-linked.vtrace > copies.json && python3 - copies.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["traffic"]
+assert r["status"] == "ok" and r["events"] == 37 and t["h2d_bytes"] == 5612 and t["d2h_bytes"] == 6036, (r["status"], r["events"], t)
+PY
+ok $? "the copies trace replays: 37 events, 5612 bytes h2d and 6036 d2h (array sides on the device)"
 
 # The driver version in the header, from both layouts of
 # /proc/driver/nvidia/version (the open kernel module adds "for").

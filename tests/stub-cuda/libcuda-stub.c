@@ -42,6 +42,9 @@
 
 #undef cuMemPrefetchAsync
 #undef cuGraphInstantiate
+/* The CUDA 12.8 batch calls (with failIdx); CUDA 13 maps the names to _v2. */
+#undef cuMemcpyBatchAsync
+#undef cuMemcpy3DBatchAsync
 
 #define CLOCK_BASE 1000000ull
 
@@ -275,8 +278,11 @@ rec_kernel (const char *name, CUstream s, uint64_t start, uint64_t end, unsigned
   emit (&r, sizeof r);
 }
 
+/* A memcpy record covering COUNT copies (copyCount: more than 1 only for
+ * a batch's copies merged into one record). */
 static void
-rec_copy (uint8_t kind, uintptr_t dst, uintptr_t src, uint64_t bytes, CUstream s, uint64_t start)
+rec_copy_n (uint8_t kind, uintptr_t dst, uintptr_t src, uint64_t bytes, CUstream s, uint64_t start,
+            uint64_t ns, uint64_t count)
 {
   if (!tracer)
     return;
@@ -290,11 +296,18 @@ rec_copy (uint8_t kind, uintptr_t dst, uintptr_t src, uint64_t bytes, CUstream s
   r.copyKind = kind;
   r.bytes = bytes;
   r.start = start;
-  r.end = start + bytes;
+  r.end = start + ns;
   r.contextId = 1;
   r.streamId = S (s)->id;
   r.correlationId = cur_corr;
+  r.copyCount = count;
   emit (&r, sizeof r);
+}
+
+static void
+rec_copy (uint8_t kind, uintptr_t dst, uintptr_t src, uint64_t bytes, CUstream s, uint64_t start)
+{
+  rec_copy_n (kind, dst, src, bytes, s, start, bytes, 1);
 }
 
 static void
@@ -789,6 +802,232 @@ CUresult cuStreamSynchronize_ptsz (CUstream s) { TRACED (cuStreamSynchronize_pts
 CUresult cuEventRecord_ptsz (CUevent e, CUstream s) { TRACED (cuEventRecord_ptsz, impl_event_record (e, s), e, s); }
 CUresult cuStreamWaitEvent_ptsz (CUstream s, CUevent e, unsigned int f) { TRACED (cuStreamWaitEvent_ptsz, nothing (), s, e, f); }
 
+/* ---- CUDA arrays and the copies that name them ----
+ * An array keeps its descriptor (cuArray3DGetDescriptor_v2 answers it: the
+ * shim sizes cuMemcpy3DBatchAsync's array operands with it). Array copies
+ * take 1 ns a byte like the others; their records have the array kinds. */
+struct CUarray_st { CUDA_ARRAY3D_DESCRIPTOR d; };
+
+CUresult
+cuArrayCreate_v2 (CUarray *a, const CUDA_ARRAY_DESCRIPTOR *d)
+{
+  NEED_INIT ();
+  if (!a || !d)
+    return CUDA_ERROR_INVALID_VALUE;
+  *a = calloc (1, sizeof **a);
+  if (!*a)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  (*a)->d.Width = d->Width;
+  (*a)->d.Height = d->Height;
+  (*a)->d.Format = d->Format;
+  (*a)->d.NumChannels = d->NumChannels;
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuArray3DGetDescriptor_v2 (CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a)
+{
+  if (!d || !a)
+    return CUDA_ERROR_INVALID_VALUE;
+  *d = a->d;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuArrayDestroy (CUarray a) { free (a); return CUDA_SUCCESS; }
+
+#define HTOA CUPTI_ACTIVITY_MEMCPY_KIND_HTOA
+#define ATOH CUPTI_ACTIVITY_MEMCPY_KIND_ATOH
+#define ATOA CUPTI_ACTIVITY_MEMCPY_KIND_ATOA
+#define ATOD CUPTI_ACTIVITY_MEMCPY_KIND_ATOD
+#define DTOA CUPTI_ACTIVITY_MEMCPY_KIND_DTOA
+
+__typeof__ (cuMemcpyHtoA_v2) cuMemcpyHtoA_v2_ptds;
+__typeof__ (cuMemcpyAtoH_v2) cuMemcpyAtoH_v2_ptds;
+__typeof__ (cuMemcpyAtoD_v2) cuMemcpyAtoD_v2_ptds;
+__typeof__ (cuMemcpyDtoA_v2) cuMemcpyDtoA_v2_ptds;
+__typeof__ (cuMemcpyAtoA_v2) cuMemcpyAtoA_v2_ptds;
+__typeof__ (cuMemcpyHtoAAsync_v2) cuMemcpyHtoAAsync_v2_ptsz;
+__typeof__ (cuMemcpyAtoHAsync_v2) cuMemcpyAtoHAsync_v2_ptsz;
+__typeof__ (cuMemcpy3DPeer) cuMemcpy3DPeer_ptds;
+__typeof__ (cuMemcpy3DPeerAsync) cuMemcpy3DPeerAsync_ptsz;
+
+CUresult cuMemcpyHtoA_v2 (CUarray a, size_t o, const void *h, size_t n) { TRACED (cuMemcpyHtoA_v2, do_copy (HTOA, 0, (uintptr_t) h, n, NULL), a, o, h, n); }
+CUresult cuMemcpyAtoH_v2 (void *h, CUarray a, size_t o, size_t n) { TRACED (cuMemcpyAtoH_v2, do_copy (ATOH, (uintptr_t) h, 0, n, NULL), h, a, o, n); }
+CUresult cuMemcpyAtoD_v2 (CUdeviceptr d, CUarray a, size_t o, size_t n) { TRACED (cuMemcpyAtoD_v2, do_copy (ATOD, d, 0, n, NULL), d, a, o, n); }
+CUresult cuMemcpyDtoA_v2 (CUarray a, size_t o, CUdeviceptr d, size_t n) { TRACED (cuMemcpyDtoA_v2, do_copy (DTOA, 0, d, n, NULL), a, o, d, n); }
+CUresult cuMemcpyAtoA_v2 (CUarray a, size_t o, CUarray b, size_t p, size_t n) { TRACED (cuMemcpyAtoA_v2, do_copy (ATOA, 0, 0, n, NULL), a, o, b, p, n); }
+CUresult cuMemcpyHtoAAsync_v2 (CUarray a, size_t o, const void *h, size_t n, CUstream s) { TRACED (cuMemcpyHtoAAsync_v2, do_copy (HTOA, 0, (uintptr_t) h, n, s), a, o, h, n, s); }
+CUresult cuMemcpyAtoHAsync_v2 (void *h, CUarray a, size_t o, size_t n, CUstream s) { TRACED (cuMemcpyAtoHAsync_v2, do_copy (ATOH, (uintptr_t) h, 0, n, s), h, a, o, n, s); }
+CUresult cuMemcpyHtoA_v2_ptds (CUarray a, size_t o, const void *h, size_t n) { TRACED (cuMemcpyHtoA_v2_ptds, do_copy (HTOA, 0, (uintptr_t) h, n, NULL), a, o, h, n); }
+CUresult cuMemcpyAtoH_v2_ptds (void *h, CUarray a, size_t o, size_t n) { TRACED (cuMemcpyAtoH_v2_ptds, do_copy (ATOH, (uintptr_t) h, 0, n, NULL), h, a, o, n); }
+CUresult cuMemcpyAtoD_v2_ptds (CUdeviceptr d, CUarray a, size_t o, size_t n) { TRACED (cuMemcpyAtoD_v2_ptds, do_copy (ATOD, d, 0, n, NULL), d, a, o, n); }
+CUresult cuMemcpyDtoA_v2_ptds (CUarray a, size_t o, CUdeviceptr d, size_t n) { TRACED (cuMemcpyDtoA_v2_ptds, do_copy (DTOA, 0, d, n, NULL), a, o, d, n); }
+CUresult cuMemcpyAtoA_v2_ptds (CUarray a, size_t o, CUarray b, size_t p, size_t n) { TRACED (cuMemcpyAtoA_v2_ptds, do_copy (ATOA, 0, 0, n, NULL), a, o, b, p, n); }
+CUresult cuMemcpyHtoAAsync_v2_ptsz (CUarray a, size_t o, const void *h, size_t n, CUstream s) { TRACED (cuMemcpyHtoAAsync_v2_ptsz, do_copy (HTOA, 0, (uintptr_t) h, n, s), a, o, h, n, s); }
+CUresult cuMemcpyAtoHAsync_v2_ptsz (void *h, CUarray a, size_t o, size_t n, CUstream s) { TRACED (cuMemcpyAtoHAsync_v2_ptsz, do_copy (ATOH, (uintptr_t) h, 0, n, s), h, a, o, n, s); }
+
+/* 3D peer copies: peer-to-peer when the contexts differ and neither side
+ * is host memory, else as cuMemcpy3D. */
+static CUresult
+do_copy3d_peer (const CUDA_MEMCPY3D_PEER *c, CUstream s)
+{
+  if (!c)
+    return CUDA_ERROR_INVALID_VALUE;
+  int p2p = c->srcContext && c->dstContext && c->srcContext != c->dstContext
+            && c->srcMemoryType != CU_MEMORYTYPE_HOST && c->dstMemoryType != CU_MEMORYTYPE_HOST;
+  return do_copy (p2p ? PTOP : desc_kind (c->dstMemoryType, c->srcMemoryType), c->dstDevice,
+                  c->srcDevice, (uint64_t) c->WidthInBytes * c->Height * (c->Depth ? c->Depth : 1), s);
+}
+
+CUresult cuMemcpy3DPeer (const CUDA_MEMCPY3D_PEER *c) { TRACED (cuMemcpy3DPeer, do_copy3d_peer (c, NULL), c); }
+CUresult cuMemcpy3DPeerAsync (const CUDA_MEMCPY3D_PEER *c, CUstream s) { TRACED (cuMemcpy3DPeerAsync, do_copy3d_peer (c, s), c, s); }
+CUresult cuMemcpy3DPeer_ptds (const CUDA_MEMCPY3D_PEER *c) { TRACED (cuMemcpy3DPeer_ptds, do_copy3d_peer (c, NULL), c); }
+CUresult cuMemcpy3DPeerAsync_ptsz (const CUDA_MEMCPY3D_PEER *c, CUstream s) { TRACED (cuMemcpy3DPeerAsync_ptsz, do_copy3d_peer (c, s), c, s); }
+
+/* Batches: the copies run back to back on the stream, 1 ns a byte each.
+ * Their memcpy records carry the call's correlation id: one per copy
+ * (copyCount 1), or as STUB_CUPTI_BATCH says: "merged", one record for the
+ * whole batch (copyCount = the count, the bytes and time of all); "pairs",
+ * one record per two consecutive copies (the last may be alone) that also
+ * takes 1000 ns more than its bytes (so that the times are not in
+ * proportion to the bytes); "first", only the first copy's record (the
+ * others are lost). */
+static CUresult
+do_batch (size_t n, const uint64_t *bytes, const uintptr_t *dst, const uintptr_t *src, CUstream s)
+{
+  NEED_INIT ();
+  if (n == 0 || s == NULL || s == CU_STREAM_LEGACY)
+    return CUDA_ERROR_INVALID_VALUE;                /* not the legacy NULL stream */
+  const char *how = getenv ("STUB_CUPTI_BATCH");
+  int merged = how && strcmp (how, "merged") == 0, first = how && strcmp (how, "first") == 0;
+  int pairs = how && strcmp (how, "pairs") == 0;
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += bytes[i];
+  uint64_t t = advance (s, total + (pairs ? 1000 * ((n + 1) / 2) : 0));
+  if (pairs) {
+    for (size_t i = 0; i < n; i += 2) {
+      uint64_t b = bytes[i] + (i + 1 < n ? bytes[i + 1] : 0);
+      rec_copy_n (copy_kind (dst[i], src[i]), dst[i], src[i], b, s, t, b + 1000, i + 1 < n ? 2 : 1);
+      t += b + 1000;
+    }
+    return CUDA_SUCCESS;
+  }
+  if (merged) {
+    rec_copy_n (copy_kind (dst[0], src[0]), dst[0], src[0], total, s, t, total, n);
+    return CUDA_SUCCESS;
+  }
+  for (size_t i = 0; i < n && (!first || i == 0); i++) {
+    rec_copy (copy_kind (dst[i], src[i]), dst[i], src[i], bytes[i], s, t);
+    t += bytes[i];
+  }
+  return CUDA_SUCCESS;
+}
+
+static CUresult
+do_batch_flat (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t n, CUstream s)
+{
+  if (!dsts || !srcs || !sizes || n > 64)
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t b[64];
+  uintptr_t d[64], r[64];
+  for (size_t i = 0; i < n; i++)
+    b[i] = sizes[i], d[i] = dsts[i], r[i] = srcs[i];
+  return do_batch (n, b, d, r, s);
+}
+
+/* Bytes per element of a stub array: its format's size times its channels. */
+static uint64_t
+elem_bytes (CUarray a)
+{
+  uint64_t f = a->d.Format == CU_AD_FORMAT_FLOAT || a->d.Format == CU_AD_FORMAT_UNSIGNED_INT32 ? 4
+             : a->d.Format == CU_AD_FORMAT_UNSIGNED_INT16 || a->d.Format == CU_AD_FORMAT_HALF ? 2 : 1;
+  return f * (a->d.NumChannels ? a->d.NumChannels : 1);
+}
+
+static CUresult
+do_batch3d (size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, CUstream s)
+{
+  if (!ops || n > 64)
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t b[64];
+  uintptr_t d[64], r[64];
+  for (size_t i = 0; i < n; i++) {
+    const CUDA_MEMCPY3D_BATCH_OP *o = &ops[i];
+    int sa = o->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY, da = o->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY;
+    uint64_t esz = sa ? elem_bytes (o->src.op.array.array) : da ? elem_bytes (o->dst.op.array.array) : 1;
+    b[i] = esz * o->extent.width * o->extent.height * o->extent.depth;
+    d[i] = da ? 0 : o->dst.op.ptr.ptr;
+    r[i] = sa ? 0 : o->src.op.ptr.ptr;
+  }
+  return do_batch (n, b, d, r, s);
+}
+
+__typeof__ (cuMemcpyBatchAsync_v2) cuMemcpyBatchAsync_v2_ptsz;
+__typeof__ (cuMemcpy3DBatchAsync_v2) cuMemcpy3DBatchAsync_v2_ptsz;
+typedef CUresult BatchV1Fn (CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
+                            size_t *, size_t, size_t *, CUstream);
+typedef CUresult Batch3DV1Fn (size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long, CUstream);
+BatchV1Fn cuMemcpyBatchAsync, cuMemcpyBatchAsync_ptsz;
+Batch3DV1Fn cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_ptsz;
+
+CUresult
+cuMemcpyBatchAsync (CUdeviceptr *d, CUdeviceptr *r, size_t *z, size_t n, CUmemcpyAttributes *at,
+                    size_t *ai, size_t na, size_t *fail, CUstream s)
+{
+  TRACED (cuMemcpyBatchAsync, do_batch_flat (d, r, z, n, s), d, r, z, n, at, ai, na, fail, s);
+}
+
+CUresult
+cuMemcpyBatchAsync_ptsz (CUdeviceptr *d, CUdeviceptr *r, size_t *z, size_t n, CUmemcpyAttributes *at,
+                         size_t *ai, size_t na, size_t *fail, CUstream s)
+{
+  TRACED (cuMemcpyBatchAsync_ptsz, do_batch_flat (d, r, z, n, s ? s : CU_STREAM_PER_THREAD), d, r, z,
+          n, at, ai, na, fail, s);
+}
+
+CUresult
+cuMemcpyBatchAsync_v2 (CUdeviceptr *d, CUdeviceptr *r, size_t *z, size_t n, CUmemcpyAttributes *at,
+                       size_t *ai, size_t na, CUstream s)
+{
+  TRACED (cuMemcpyBatchAsync_v2, do_batch_flat (d, r, z, n, s), d, r, z, n, at, ai, na, s);
+}
+
+CUresult
+cuMemcpyBatchAsync_v2_ptsz (CUdeviceptr *d, CUdeviceptr *r, size_t *z, size_t n,
+                            CUmemcpyAttributes *at, size_t *ai, size_t na, CUstream s)
+{
+  TRACED (cuMemcpyBatchAsync_v2_ptsz, do_batch_flat (d, r, z, n, s ? s : CU_STREAM_PER_THREAD), d, r,
+          z, n, at, ai, na, s);
+}
+
+CUresult
+cuMemcpy3DBatchAsync (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, unsigned long long f,
+                      CUstream s)
+{
+  TRACED (cuMemcpy3DBatchAsync, do_batch3d (n, ops, s), n, ops, fail, f, s);
+}
+
+CUresult
+cuMemcpy3DBatchAsync_ptsz (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, unsigned long long f,
+                           CUstream s)
+{
+  TRACED (cuMemcpy3DBatchAsync_ptsz, do_batch3d (n, ops, s ? s : CU_STREAM_PER_THREAD), n, ops, fail,
+          f, s);
+}
+
+CUresult
+cuMemcpy3DBatchAsync_v2 (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long f, CUstream s)
+{
+  TRACED (cuMemcpy3DBatchAsync_v2, do_batch3d (n, ops, s), n, ops, f, s);
+}
+
+CUresult
+cuMemcpy3DBatchAsync_v2_ptsz (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long f, CUstream s)
+{
+  TRACED (cuMemcpy3DBatchAsync_v2_ptsz, do_batch3d (n, ops, s ? s : CU_STREAM_PER_THREAD), n, ops, f, s);
+}
+
 /* Virtual memory management: reserve, create, map. */
 CUresult
 cuMemAddressReserve (CUdeviceptr *p, size_t n, size_t align, CUdeviceptr addr, unsigned long long f)
@@ -1095,6 +1334,13 @@ static const struct { const char *name; void *fn; } procs[] = {
   P ("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags)
   P ("cuGraphInstantiateWithParams", cuGraphInstantiateWithParams)
   P ("cuGraphLaunch", cuGraphLaunch) P ("cuGraphExecDestroy", cuGraphExecDestroy)
+  P ("cuArrayCreate", cuArrayCreate_v2) P ("cuArray3DGetDescriptor", cuArray3DGetDescriptor_v2)
+  P ("cuArrayDestroy", cuArrayDestroy)
+  P ("cuMemcpyHtoA", cuMemcpyHtoA_v2) P ("cuMemcpyAtoH", cuMemcpyAtoH_v2)
+  P ("cuMemcpyAtoD", cuMemcpyAtoD_v2) P ("cuMemcpyDtoA", cuMemcpyDtoA_v2)
+  P ("cuMemcpyAtoA", cuMemcpyAtoA_v2) P ("cuMemcpyHtoAAsync", cuMemcpyHtoAAsync_v2)
+  P ("cuMemcpyAtoHAsync", cuMemcpyAtoHAsync_v2)
+  P ("cuMemcpy3DPeer", cuMemcpy3DPeer) P ("cuMemcpy3DPeerAsync", cuMemcpy3DPeerAsync)
 #undef P
 };
 
@@ -1109,6 +1355,11 @@ static const struct { const char *name; void *fn; } ptds_procs[] = {
   P ("cuEventRecord", cuEventRecord_ptsz) P ("cuStreamWaitEvent", cuStreamWaitEvent_ptsz)
   P ("cuGraphLaunch", cuGraphLaunch_ptsz)
   P ("cuGraphInstantiateWithParams", cuGraphInstantiateWithParams_ptsz)
+  P ("cuMemcpyHtoA", cuMemcpyHtoA_v2_ptds) P ("cuMemcpyAtoH", cuMemcpyAtoH_v2_ptds)
+  P ("cuMemcpyAtoD", cuMemcpyAtoD_v2_ptds) P ("cuMemcpyDtoA", cuMemcpyDtoA_v2_ptds)
+  P ("cuMemcpyAtoA", cuMemcpyAtoA_v2_ptds) P ("cuMemcpyHtoAAsync", cuMemcpyHtoAAsync_v2_ptsz)
+  P ("cuMemcpyAtoHAsync", cuMemcpyAtoHAsync_v2_ptsz)
+  P ("cuMemcpy3DPeer", cuMemcpy3DPeer_ptds) P ("cuMemcpy3DPeerAsync", cuMemcpy3DPeerAsync_ptsz)
 #undef P
 };
 
@@ -1135,6 +1386,22 @@ cuGetProcAddress_v2 (const char *symbol, void **pfn, int ver, cuuint64_t flags,
     return CUDA_SUCCESS;
   }
 #endif
+  /* The batch calls by version, as the driver answers: the 12.8 ones
+   * (with failIdx) before 13.0, the _v2 from 13.0; _ptsz when asked. */
+  int pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  void *batch = strcmp (symbol, "cuMemcpyBatchAsync") == 0
+    ? (ver >= 13000 ? (pt ? (void *) cuMemcpyBatchAsync_v2_ptsz : (void *) cuMemcpyBatchAsync_v2)
+       : ver >= 12080 ? (pt ? (void *) cuMemcpyBatchAsync_ptsz : (void *) cuMemcpyBatchAsync) : NULL)
+    : strcmp (symbol, "cuMemcpy3DBatchAsync") == 0
+    ? (ver >= 13000 ? (pt ? (void *) cuMemcpy3DBatchAsync_v2_ptsz : (void *) cuMemcpy3DBatchAsync_v2)
+       : ver >= 12080 ? (pt ? (void *) cuMemcpy3DBatchAsync_ptsz : (void *) cuMemcpy3DBatchAsync) : NULL)
+    : NULL;
+  if (batch) {
+    *pfn = batch;
+    if (status)
+      *status = CU_GET_PROC_ADDRESS_SUCCESS;
+    return CUDA_SUCCESS;
+  }
   if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
     for (size_t i = 0; i < sizeof ptds_procs / sizeof ptds_procs[0]; i++)
       if (strcmp (ptds_procs[i].name, symbol) == 0) {
