@@ -1334,22 +1334,56 @@ acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 i
 }
 
 /* acc_add for a kernel whose ids fit the op's inline arrays (the common
- * case). */
+ * case). The ids are resolved first, without references or
+ * deduplication: a kernel that reaches only device memory, whose traffic
+ * is given, needs its allocations for nothing after this (kernel_run
+ * starts it from its bytes, nothing tracks them), and keeps none. Any
+ * other one gets its list as acc_add builds it, from the resolved ones
+ * (same order, same merged modes). */
 static void
 acc_add_few (Sim *s, Op *op, const VsEvent *ev)
 {
   Alloc **acc = op->acc_inline;
   guint8 *mode = op->mode_inline;
   guint n = 0, kinds = 0;
-  guint64 gen = s->acc_gen;
-  for (guint i = 0; i < ev->n_reads; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R, &kinds);
-  for (guint i = 0; i < ev->n_writes; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W, &kinds);
-  for (guint i = 0; i < ev->n_touches; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4, &kinds);
-  op->n_acc = n;
+#define RESOLVE(ids, count, m)                                                                                    \
+  for (guint i = 0; i < ev->count; i++)                                                                          \
+    {                                                                                                            \
+      Alloc *a = alloc_lookup (s, ev->ids[i]);                                                                   \
+      if (a != NULL)                                                                                             \
+        {                                                                                                        \
+          kinds |= 1u << a->kind;                                                                                \
+          acc[n] = a;                                                                                            \
+          mode[n++] = (m);                                                                                       \
+        }                                                                                                        \
+    }
+  RESOLVE (reads, n_reads, ACC_R)
+  RESOLVE (writes, n_writes, ACC_W)
+  RESOLVE (touches, n_touches, ACC_R | ACC_W | 4)
+#undef RESOLVE
   op->kinds = kinds;
+  if (s->dev_only && ev->bytes != VS_NONE && !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
+    {
+      op->n_acc = 0;
+      return;
+    }
+  guint k = 0;
+  guint64 gen = s->acc_gen;
+  for (guint i = 0; i < n; i++)
+    {
+      Alloc *a = acc[i];
+      if (a->acc_gen == gen)
+        {
+          mode[a->acc_idx] |= mode[i];
+          continue;
+        }
+      a->acc_gen = gen;
+      a->acc_idx = k;
+      a->refs++;
+      acc[k] = a;
+      mode[k++] = mode[i];
+    }
+  op->n_acc = k;
 }
 
 /* What the op's accesses tell: whether it uses managed memory (fault_in
