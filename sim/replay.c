@@ -68,11 +68,13 @@ typedef struct {
   int refs;
 } Completion;
 
-/* Every op, job and allocation is on a live list (a circular list with a
+/* Every job and allocation is on a live list (a circular list with a
  * sentinel in Sim), so that a replay stopped early (OOM) frees everything
- * whatever references are still held. Live is the first member of ops and
- * jobs; an allocation's hot fields come first (its `live` is found with
- * offsetof). */
+ * whatever references are still held. Live is the first member of jobs;
+ * an allocation's hot fields come first (its `live` is found with
+ * offsetof). Ops, one per GPU event, are kept in Sim.ops_made instead:
+ * every op ever made, live or recycled (cheaper than linking each one in
+ * and out; there are only as many as were live at once). */
 typedef struct Live {
   struct Live *prev, *next;
 } Live;
@@ -153,7 +155,6 @@ struct Stream {
 #define ACC_W 2
 
 struct Op {
-  Live live;
   Completion c;
   guint8 type;           /* VsOp */
   guint8 dir, to;
@@ -317,7 +318,8 @@ struct Sim {
   gboolean timeline_first;
   guint64 acc_gen;
   struct Part *parts;    /* kernel_run's scratch: 2 per location */
-  Live live_ops, live_jobs, live_allocs;
+  Live live_jobs, live_allocs;
+  GPtrArray *ops_made;   /* every op (live, or recycled on free_ops) */
   Op *free_ops;
   Alloc *free_allocs;    /* recycled, linked through lru_next */
   Job *free_jobs;
@@ -423,7 +425,6 @@ static void
 op_release (Op *op)
 {
   g_assert (op->c.w0.fn == NULL);   /* no waiters */
-  live_unlink (&op->live);
   for (guint i = 0; i < op->n_acc; i++)
     {
       Alloc *a = op->acc[i];   /* never NULL */
@@ -434,6 +435,7 @@ op_release (Op *op)
     {
       g_free (op->acc);
       g_free (op->mode);
+      op->acc = op->acc_inline;   /* nothing for sim_teardown to free */
     }
   /* Only the other ops hold these (a kernel has its acc alone). */
   if (op->type != VS_OP_KERNEL)
@@ -1485,9 +1487,11 @@ op_issue (Sim *s, const VsEvent *ev)
       op->wait_for = NULL;
     }
   else
-    op = g_new0 (Op, 1);
+    {
+      op = g_new0 (Op, 1);
+      g_ptr_array_add (s->ops_made, op);
+    }
   op->pool = &s->free_ops;
-  live_link (&s->live_ops, &op->live);
   /* The stream's `last` (taken below): it keeps the op alive while its
    * caller uses it, until the stream's next op is issued. */
   op->c.refs = 1;
@@ -2724,7 +2728,7 @@ static void
 sim_setup (Sim *s)
 {
   const VsConfig *c = s->cfg;
-  s->live_ops.next = s->live_ops.prev = &s->live_ops;
+  s->ops_made = g_ptr_array_new ();
   s->live_jobs.next = s->live_jobs.prev = &s->live_jobs;
   s->live_allocs.next = s->live_allocs.prev = &s->live_allocs;
   s->q = evq_new ();
@@ -2794,10 +2798,9 @@ static void
 sim_teardown (Sim *s)
 {
   /* Free every op, job and allocation still alive, whatever holds them. */
-  while (s->live_ops.next != &s->live_ops)
+  for (guint i = 0; i < s->ops_made->len; i++)
     {
-      Op *op = (Op *) s->live_ops.next;
-      live_unlink (&op->live);
+      Op *op = s->ops_made->pdata[i];
       if (op->c.waiters)
         g_array_free (op->c.waiters, TRUE);
       if (op->acc != op->acc_inline)
@@ -2807,12 +2810,7 @@ sim_teardown (Sim *s)
         }
       g_free (op);
     }
-  while (s->free_ops)
-    {
-      Op *op = s->free_ops;
-      s->free_ops = op->next;
-      g_free (op);
-    }
+  g_ptr_array_free (s->ops_made, TRUE);
   while (s->free_allocs)
     {
       Alloc *a = s->free_allocs;
