@@ -2517,6 +2517,9 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   if (old)
     alloc_release (s, old);
   u64map_insert (&s->allocs, a->id, GPOINTER_TO_SIZE (a));
+  /* In the lookup cache at once: the kernels that use it next find it
+   * there instead of in the map. */
+  s->acache[a->id & (ACACHE - 1)] = a;
   lru_touch (s, a);
   return TRUE;
 }
