@@ -1045,16 +1045,20 @@ thread_get (Sim *s, guint32 tid)
   return thread_get_slow (s, tid);
 }
 
+/* The captured span: the earliest t and the latest end of a host call
+ * or of the GPU work of a kernel, copy or memset. Written as selections
+ * (conditional moves): which end is the later one varies from event to
+ * event, and the branches were mispredicted often. cap_first_t starts at
+ * G_MAXUINT64 and cap_last_end at 0 (sim_setup). */
 static inline __attribute__ ((always_inline)) void
 note_captured (Sim *s, const VsEvent *ev)
 {
-  guint64 end = ev->t + ev->host_ns;
-  if (ev->dur != VS_NONE && (ev->op == VS_OP_KERNEL || ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET))
-    end = MAX (end, ev->t + ev->dur);
-  if (!s->cap_have || ev->t < s->cap_first_t)
-    s->cap_first_t = ev->t;
-  if (!s->cap_have || end > s->cap_last_end)
-    s->cap_last_end = end;
+  guint64 t = ev->t, end = t + ev->host_ns, gpu_end = t + ev->dur;
+  const guint gpu_ops = 1u << VS_OP_KERNEL | 1u << VS_OP_COPY | 1u << VS_OP_MEMSET;
+  guint gpu = (ev->dur != VS_NONE) & (((1u << ev->op) & gpu_ops) != 0);
+  end = gpu & (gpu_end > end) ? gpu_end : end;
+  s->cap_first_t = MIN (s->cap_first_t, t);
+  s->cap_last_end = MAX (s->cap_last_end, end);
   s->cap_have = TRUE;
 }
 
@@ -2739,6 +2743,7 @@ sim_setup (Sim *s)
   s->live_allocs.next = s->live_allocs.prev = &s->live_allocs;
   s->q = evq_new ();
   s->issue_t = INFINITY;
+  s->cap_first_t = G_MAXUINT64;   /* note_captured */
   s->next_progress = s->opts->progress ? 1000000 : G_MAXUINT64;
   s->net = flow_net_new ();
   s->b_dev = c->memory.bandwidth * c->memory.efficiency;
