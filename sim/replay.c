@@ -1311,7 +1311,7 @@ acc_begin (Sim *s, Op *op)
 }
 
 static inline void acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id,
-                                guint8 m, guint *kinds);
+                                guint8 m, guint *kinds, gboolean ref);
 
 /* Adds allocation ID with MODE to the op (once per allocation: modes
  * merge), growing its arrays past the inline ones when needed. */
@@ -1332,18 +1332,20 @@ acc_add (Sim *s, Op *op, guint64 id, guint8 mode)
       op->acc_cap = cap;
     }
   guint n = op->n_acc, kinds = op->kinds;
-  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode, &kinds);
+  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode, &kinds, TRUE);
   op->n_acc = n;
   op->kinds = kinds;
 }
 
 /* Adds allocation ID with mode M to ACC/MODE (N entries, room for one
- * more), or merges M into its entry. A new entry takes a reference on the
- * allocation and adds 1 << its kind to KINDS. Arrays and count are passed
- * as locals: the mode bytes it stores may alias anything, which would
- * make the compiler reload an op's fields after every store. */
+ * more), or merges M into its entry. A new entry adds 1 << its kind to
+ * KINDS and, if REF, takes a reference on the allocation. Arrays and
+ * count are passed as locals: the mode bytes it stores may alias
+ * anything, which would make the compiler reload an op's fields after
+ * every store. */
 static inline void
-acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m, guint *kinds)
+acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m, guint *kinds,
+             gboolean ref)
 {
   Alloc *a = alloc_lookup (s, id);
   if (a == NULL)
@@ -1355,63 +1357,38 @@ acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 i
     }
   a->acc_gen = gen;
   a->acc_idx = *n;
-  a->refs++;
+  if (ref)
+    a->refs++;
   *kinds |= 1u << a->kind;
   acc[*n] = a;
   mode[(*n)++] = m;
 }
 
 /* acc_add for a kernel whose ids fit the op's inline arrays (the common
- * case). The ids are resolved first, without references or
- * deduplication: a kernel that reaches only device memory, whose traffic
- * is given, needs its allocations for nothing after this (kernel_run
- * starts it from its bytes, nothing tracks them), and keeps none. Any
- * other one gets its list as acc_add builds it, from the resolved ones
- * (same order, same merged modes). */
+ * case). References are taken after the list is built, and only when
+ * the op keeps it: a kernel that reaches only device memory, whose
+ * traffic is given, needs its allocations for nothing after this
+ * (kernel_run starts it from its bytes, nothing tracks them) and keeps
+ * none. */
 static void
 acc_add_few (Sim *s, Op *op, const VsEvent *ev)
 {
   Alloc **acc = op->acc_inline;
   guint8 *mode = op->mode_inline;
   guint n = 0, kinds = 0;
-#define RESOLVE(ids, count, m)                                                                                    \
-  for (guint i = 0; i < ev->count; i++)                                                                          \
-    {                                                                                                            \
-      Alloc *a = alloc_lookup (s, ev->ids[i]);                                                                   \
-      if (a != NULL)                                                                                             \
-        {                                                                                                        \
-          kinds |= 1u << a->kind;                                                                                \
-          acc[n] = a;                                                                                            \
-          mode[n++] = (m);                                                                                       \
-        }                                                                                                        \
-    }
-  RESOLVE (reads, n_reads, ACC_R)
-  RESOLVE (writes, n_writes, ACC_W)
-  RESOLVE (touches, n_touches, ACC_R | ACC_W | 4)
-#undef RESOLVE
+  guint64 gen = s->acc_gen;
+  for (guint i = 0; i < ev->n_reads; i++)
+    acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R, &kinds, FALSE);
+  for (guint i = 0; i < ev->n_writes; i++)
+    acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W, &kinds, FALSE);
+  for (guint i = 0; i < ev->n_touches; i++)
+    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4, &kinds, FALSE);
   op->kinds = kinds;
   if (s->dev_only && ev->bytes != VS_NONE && !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
-    {
-      op->n_acc = 0;
-      return;
-    }
-  guint k = 0;
-  guint64 gen = s->acc_gen;
+    n = 0;
   for (guint i = 0; i < n; i++)
-    {
-      Alloc *a = acc[i];
-      if (a->acc_gen == gen)
-        {
-          mode[a->acc_idx] |= mode[i];
-          continue;
-        }
-      a->acc_gen = gen;
-      a->acc_idx = k;
-      a->refs++;
-      acc[k] = a;
-      mode[k++] = mode[i];
-    }
-  op->n_acc = k;
+    acc[i]->refs++;
+  op->n_acc = n;
 }
 
 /* What the op's accesses tell: whether it uses managed memory (fault_in
