@@ -8,6 +8,7 @@ VsEvq *
 evq_new (void)
 {
   VsEvq *q = g_new0 (VsEvq, 1);
+  q->next_t = INFINITY;
   q->cap = 64;
   q->heap = g_new (VsEvqItem, q->cap);
   return q;
@@ -48,6 +49,7 @@ evq_push (VsEvq *q, double t, guint kind, gpointer obj, guint64 arg)
       i = parent;
     }
   q->heap[i] = it;
+  q->next_t = q->heap[0].t;
 }
 
 gboolean
@@ -73,6 +75,7 @@ evq_pop (VsEvq *q, VsEvqItem *out)
     }
   if (q->len > 0)
     q->heap[i] = last;
+  q->next_t = q->len > 0 ? q->heap[0].t : INFINITY;
   return TRUE;
 }
 

@@ -15,6 +15,8 @@ typedef struct {
 
 typedef struct _VsEvq VsEvq;
 struct _VsEvq {       /* open for the inline peek below; use the functions */
+  double next_t;      /* heap[0].t, or +infinity when empty: the event
+                       * loop peeks about twice per event */
   VsEvqItem *heap;
   guint len, cap;
   guint64 next_seq;
@@ -29,7 +31,7 @@ gboolean evq_pop (VsEvq *q, VsEvqItem *out);
 static inline double
 evq_peek_time (const VsEvq *q)
 {
-  return q->len ? q->heap[0].t : __builtin_inf ();
+  return q->next_t;
 }
 guint evq_len (const VsEvq *q);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsEvq, evq_free)

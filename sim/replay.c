@@ -68,11 +68,13 @@ typedef struct {
   int refs;
 } Completion;
 
-/* Every op, job and allocation is on a live list (a circular list with a
+/* Every job and allocation is on a live list (a circular list with a
  * sentinel in Sim), so that a replay stopped early (OOM) frees everything
- * whatever references are still held. Live is the first member of ops and
- * jobs; an allocation's hot fields come first (its `live` is found with
- * offsetof). */
+ * whatever references are still held. Live is the first member of jobs;
+ * an allocation's hot fields come first (its `live` is found with
+ * offsetof). Ops, one per GPU event, are kept in Sim.ops_made instead:
+ * every op ever made, live or recycled (cheaper than linking each one in
+ * and out; there are only as many as were live at once). */
 typedef struct Live {
   struct Live *prev, *next;
 } Live;
@@ -153,7 +155,6 @@ struct Stream {
 #define ACC_W 2
 
 struct Op {
-  Live live;
   Completion c;
   guint8 type;           /* VsOp */
   guint8 dir, to;
@@ -266,9 +267,14 @@ struct Sim {
   guint64 man_running_bytes;  /* resident bytes of managed allocations running ops use */
   guint64 overflow_peak;
 
-  VsU64Map allocs;       /* id -> Alloc* (live) */
+  /* The live allocations by id: each is in its slot of acache (id &
+   * (ACACHE - 1)) or, while another one holds that slot, in the map. Ids
+   * are mostly distinct modulo ACACHE, so an alloc and its free seldom
+   * touch the map (inserting into it and removing from it were 3 % of
+   * replay time). */
 #define ACACHE 1024
-  Alloc *acache[ACACHE]; /* id & (ACACHE - 1) -> a live Alloc* or NULL */
+  Alloc *acache[ACACHE];
+  VsU64Map allocs;       /* id -> Alloc*, for those not in their slot */
   Lru lru_dev, lru_man;   /* device allocations; managed ones with resident groups */
   gboolean spill;        /* the spill policy: device memory can leave the device (swap-in, lru_dev) */
   gboolean dev_only;     /* device and managed memory are always reached on the device */
@@ -317,7 +323,8 @@ struct Sim {
   gboolean timeline_first;
   guint64 acc_gen;
   struct Part *parts;    /* kernel_run's scratch: 2 per location */
-  Live live_ops, live_jobs, live_allocs;
+  Live live_jobs, live_allocs;
+  GPtrArray *ops_made;   /* every op (live, or recycled on free_ops) */
   Op *free_ops;
   Alloc *free_allocs;    /* recycled, linked through lru_next */
   Job *free_jobs;
@@ -423,7 +430,6 @@ static void
 op_release (Op *op)
 {
   g_assert (op->c.w0.fn == NULL);   /* no waiters */
-  live_unlink (&op->live);
   for (guint i = 0; i < op->n_acc; i++)
     {
       Alloc *a = op->acc[i];   /* never NULL */
@@ -434,6 +440,7 @@ op_release (Op *op)
     {
       g_free (op->acc);
       g_free (op->mode);
+      op->acc = op->acc_inline;   /* nothing for sim_teardown to free */
     }
   /* Only the other ops hold these (a kernel has its acc alone). */
   if (op->type != VS_OP_KERNEL)
@@ -1043,16 +1050,20 @@ thread_get (Sim *s, guint32 tid)
   return thread_get_slow (s, tid);
 }
 
+/* The captured span: the earliest t and the latest end of a host call
+ * or of the GPU work of a kernel, copy or memset. Written as selections
+ * (conditional moves): which end is the later one varies from event to
+ * event, and the branches were mispredicted often. cap_first_t starts at
+ * G_MAXUINT64 and cap_last_end at 0 (sim_setup). */
 static inline __attribute__ ((always_inline)) void
 note_captured (Sim *s, const VsEvent *ev)
 {
-  guint64 end = ev->t + ev->host_ns;
-  if (ev->dur != VS_NONE && (ev->op == VS_OP_KERNEL || ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET))
-    end = MAX (end, ev->t + ev->dur);
-  if (!s->cap_have || ev->t < s->cap_first_t)
-    s->cap_first_t = ev->t;
-  if (!s->cap_have || end > s->cap_last_end)
-    s->cap_last_end = end;
+  guint64 t = ev->t, end = t + ev->host_ns, gpu_end = t + ev->dur;
+  const guint gpu_ops = 1u << VS_OP_KERNEL | 1u << VS_OP_COPY | 1u << VS_OP_MEMSET;
+  guint gpu = (ev->dur != VS_NONE) & (((1u << ev->op) & gpu_ops) != 0);
+  end = gpu & (gpu_end > end) ? gpu_end : end;
+  s->cap_first_t = MIN (s->cap_first_t, t);
+  s->cap_last_end = MAX (s->cap_last_end, end);
   s->cap_have = TRUE;
 }
 
@@ -1076,9 +1087,12 @@ thread_schedule (Sim *s, Thread *t)
   double at = i2d (s->ev.t);
   if (t->has_prev)
     {
-      /* The gap in integer ns (exact), one conversion. */
+      /* The gap in integer ns (exact), one conversion. Masked rather
+       * than branched on: whether there is a gap varies from call to
+       * call, and the branch was mispredicted often. */
       guint64 end = t->issued_t + t->issued_h;   /* of the previous call */
-      at = t->f_prev + (s->ev.t > end ? i2d (s->ev.t - end) : 0.0);
+      guint64 gap = (s->ev.t - end) & -(guint64) (s->ev.t > end);
+      at = t->f_prev + i2d (gap);
     }
   /* Calls are issued in trace order, so at most one issue is pending: it
    * waits in a slot of its own rather than in the event queue. */
@@ -1243,21 +1257,35 @@ event_find (Sim *s, guint64 event)
   return v ? GSIZE_TO_POINTER (*v) : NULL;
 }
 
-static __attribute__ ((noinline)) Alloc *
-alloc_lookup_slow (Sim *s, guint64 id)
+/* The live allocation ID not in its slot, or NULL. One found in the map
+ * moves into its slot when that is free again. */
+static Alloc *
+alloc_find_slow (Sim *s, guint64 id)
 {
   guint64 *v = u64map_lookup (&s->allocs, id);
-  Alloc *a = v ? GSIZE_TO_POINTER (*v) : NULL;
-  if (a == NULL)
-    s->unknown_refs++;
-  else
-    s->acache[id & (ACACHE - 1)] = a;
+  if (v == NULL)
+    return NULL;
+  Alloc *a = GSIZE_TO_POINTER (*v);
+  Alloc **slot = &s->acache[id & (ACACHE - 1)];
+  if (*slot == NULL)
+    {
+      u64map_remove (&s->allocs, id);
+      *slot = a;
+    }
   return a;
 }
 
-/* The live allocation ID, or NULL (0 names none). A direct-mapped cache in
- * front of the map: a slot holds only a live allocation (alloc_release
- * clears it), so a hit needs no hashing. */
+static __attribute__ ((noinline)) Alloc *
+alloc_lookup_slow (Sim *s, guint64 id)
+{
+  Alloc *a = alloc_find_slow (s, id);
+  if (a == NULL)
+    s->unknown_refs++;
+  return a;
+}
+
+/* The live allocation ID, or NULL (0 names none); a hit in its slot needs
+ * no hashing. */
 static inline Alloc *
 alloc_lookup (Sim *s, guint64 id)
 {
@@ -1283,7 +1311,7 @@ acc_begin (Sim *s, Op *op)
 }
 
 static inline void acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id,
-                                guint8 m, guint *kinds);
+                                guint8 m, guint *kinds, gboolean ref);
 
 /* Adds allocation ID with MODE to the op (once per allocation: modes
  * merge), growing its arrays past the inline ones when needed. */
@@ -1304,18 +1332,20 @@ acc_add (Sim *s, Op *op, guint64 id, guint8 mode)
       op->acc_cap = cap;
     }
   guint n = op->n_acc, kinds = op->kinds;
-  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode, &kinds);
+  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode, &kinds, TRUE);
   op->n_acc = n;
   op->kinds = kinds;
 }
 
 /* Adds allocation ID with mode M to ACC/MODE (N entries, room for one
- * more), or merges M into its entry. A new entry takes a reference on the
- * allocation and adds 1 << its kind to KINDS. Arrays and count are passed
- * as locals: the mode bytes it stores may alias anything, which would
- * make the compiler reload an op's fields after every store. */
+ * more), or merges M into its entry. A new entry adds 1 << its kind to
+ * KINDS and, if REF, takes a reference on the allocation. Arrays and
+ * count are passed as locals: the mode bytes it stores may alias
+ * anything, which would make the compiler reload an op's fields after
+ * every store. */
 static inline void
-acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m, guint *kinds)
+acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m, guint *kinds,
+             gboolean ref)
 {
   Alloc *a = alloc_lookup (s, id);
   if (a == NULL)
@@ -1327,14 +1357,19 @@ acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 i
     }
   a->acc_gen = gen;
   a->acc_idx = *n;
-  a->refs++;
+  if (ref)
+    a->refs++;
   *kinds |= 1u << a->kind;
   acc[*n] = a;
   mode[(*n)++] = m;
 }
 
 /* acc_add for a kernel whose ids fit the op's inline arrays (the common
- * case). */
+ * case). References are taken after the list is built, and only when
+ * the op keeps it: a kernel that reaches only device memory, whose
+ * traffic is given, needs its allocations for nothing after this
+ * (kernel_run starts it from its bytes, nothing tracks them) and keeps
+ * none. */
 static void
 acc_add_few (Sim *s, Op *op, const VsEvent *ev)
 {
@@ -1343,13 +1378,17 @@ acc_add_few (Sim *s, Op *op, const VsEvent *ev)
   guint n = 0, kinds = 0;
   guint64 gen = s->acc_gen;
   for (guint i = 0; i < ev->n_reads; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R, &kinds);
+    acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R, &kinds, FALSE);
   for (guint i = 0; i < ev->n_writes; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W, &kinds);
+    acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W, &kinds, FALSE);
   for (guint i = 0; i < ev->n_touches; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4, &kinds);
-  op->n_acc = n;
+    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4, &kinds, FALSE);
   op->kinds = kinds;
+  if (s->dev_only && ev->bytes != VS_NONE && !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
+    n = 0;
+  for (guint i = 0; i < n; i++)
+    acc[i]->refs++;
+  op->n_acc = n;
 }
 
 /* What the op's accesses tell: whether it uses managed memory (fault_in
@@ -1451,9 +1490,11 @@ op_issue (Sim *s, const VsEvent *ev)
       op->wait_for = NULL;
     }
   else
-    op = g_new0 (Op, 1);
+    {
+      op = g_new0 (Op, 1);
+      g_ptr_array_add (s->ops_made, op);
+    }
   op->pool = &s->free_ops;
-  live_link (&s->live_ops, &op->live);
   /* The stream's `last` (taken below): it keeps the op alive while its
    * caller uses it, until the stream's next op is issued. */
   op->c.refs = 1;
@@ -2325,9 +2366,11 @@ alloc_release (Sim *s, Alloc *a)
         loc_sub (s, a->below, a->charge);
       a->below = -1;
     }
-  u64map_remove (&s->allocs, a->id);
-  if (s->acache[a->id & (ACACHE - 1)] == a)
-    s->acache[a->id & (ACACHE - 1)] = NULL;
+  Alloc **slot = &s->acache[a->id & (ACACHE - 1)];
+  if (*slot == a)
+    *slot = NULL;
+  else
+    u64map_remove (&s->allocs, a->id);
   alloc_unref (a);       /* the table's */
 }
 
@@ -2474,11 +2517,15 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   TagStat *t = &g_array_index (s->tag_stats, TagStat, a->tag);
   t->cur += a->bytes;
   t->peak = MAX (t->peak, t->cur);
-  guint64 *oldv = u64map_lookup (&s->allocs, a->id);
-  Alloc *old = oldv ? GSIZE_TO_POINTER (*oldv) : NULL;
+  Alloc **slot = &s->acache[a->id & (ACACHE - 1)];
+  Alloc *old = *slot != NULL && (*slot)->id == a->id ? *slot : alloc_find_slow (s, a->id);
   if (old)
     alloc_release (s, old);
-  u64map_insert (&s->allocs, a->id, GPOINTER_TO_SIZE (a));
+  /* The new one takes its slot (the kernels that use it next find it
+   * there); one holding it moves to the map. */
+  if (*slot != NULL)
+    u64map_insert (&s->allocs, (*slot)->id, GPOINTER_TO_SIZE (*slot));
+  *slot = a;
   lru_touch (s, a);
   return TRUE;
 }
@@ -2690,11 +2737,12 @@ static void
 sim_setup (Sim *s)
 {
   const VsConfig *c = s->cfg;
-  s->live_ops.next = s->live_ops.prev = &s->live_ops;
+  s->ops_made = g_ptr_array_new ();
   s->live_jobs.next = s->live_jobs.prev = &s->live_jobs;
   s->live_allocs.next = s->live_allocs.prev = &s->live_allocs;
   s->q = evq_new ();
   s->issue_t = INFINITY;
+  s->cap_first_t = G_MAXUINT64;   /* note_captured */
   s->next_progress = s->opts->progress ? 1000000 : G_MAXUINT64;
   s->net = flow_net_new ();
   s->b_dev = c->memory.bandwidth * c->memory.efficiency;
@@ -2760,10 +2808,9 @@ static void
 sim_teardown (Sim *s)
 {
   /* Free every op, job and allocation still alive, whatever holds them. */
-  while (s->live_ops.next != &s->live_ops)
+  for (guint i = 0; i < s->ops_made->len; i++)
     {
-      Op *op = (Op *) s->live_ops.next;
-      live_unlink (&op->live);
+      Op *op = s->ops_made->pdata[i];
       if (op->c.waiters)
         g_array_free (op->c.waiters, TRUE);
       if (op->acc != op->acc_inline)
@@ -2773,12 +2820,7 @@ sim_teardown (Sim *s)
         }
       g_free (op);
     }
-  while (s->free_ops)
-    {
-      Op *op = s->free_ops;
-      s->free_ops = op->next;
-      g_free (op);
-    }
+  g_ptr_array_free (s->ops_made, TRUE);
   while (s->free_allocs)
     {
       Alloc *a = s->free_allocs;

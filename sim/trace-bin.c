@@ -612,16 +612,14 @@ fast_uv_long (const guint8 **pp, guint64 *out)
     }                                                                                                            \
   while (0)
 
-/* Whether ID is live when the cache does not say so: the map (and the
- * cache refilled, which changes nothing a bail-out would undo). Out of
- * line, so that the loops around a lookup keep their registers. */
+/* Whether ID is live when its slot does not hold it: the map (an id
+ * moving from the map into its slot changes no live set, nothing a
+ * bail-out would undo). Out of line, so that the loops around a lookup
+ * keep their registers. */
 static __attribute__ ((noinline)) gboolean
 fast_live_map (VsTraceReader *r, guint64 id)
 {
-  if (u64map_lookup (&r->live, id) == NULL)
-    return FALSE;
-  r->live_cache[id & (VS_LIVE_CACHE - 1)] = id;
-  return TRUE;
+  return trace_live_has_slow (r, id);
 }
 
 #define FAST_LIVE(id) (__builtin_expect (cache[(id) & (VS_LIVE_CACHE - 1)] == (id), 1) || fast_live_map (r, (id)))
@@ -725,13 +723,13 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         }
       if (validate)
         {
-          /* Live already (in the cache, or found by the insertion): the
-           * careful path words the error. */
-          guint64 *slot = &r->live_cache[e->id & (VS_LIVE_CACHE - 1)];
-          if (G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || *slot == e->id || r->live.len >= r->max_live
-                          || !u64map_insert_new (&r->live, e->id, e->bytes + 1)))
+          /* Live already (in its slot, or in the map when that holds
+           * any): the careful path words the error. */
+          if (G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || r->n_live >= r->max_live
+                          || r->live_cache[e->id & (VS_LIVE_CACHE - 1)] == e->id
+                          || (r->live.len > 0 && u64map_lookup (&r->live, e->id) != NULL)))
             return FALSE;
-          *slot = e->id;
+          trace_live_add (r, e->id);
         }
       break;
     case VS_OP_FREE:
@@ -743,14 +741,8 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
           e->stream = u - 1;
           e->has_stream = TRUE;
         }
-      if (validate)
-        {
-          if (G_UNLIKELY (!u64map_remove (&r->live, e->id)))
-            return FALSE;
-          guint64 *slot = &r->live_cache[e->id & (VS_LIVE_CACHE - 1)];
-          if (*slot == e->id)
-            *slot = VS_LIVE_EMPTY;
-        }
+      if (validate && G_UNLIKELY (!trace_live_remove (r, e->id)))
+        return FALSE;
       break;
     case VS_OP_COPY:
       NO_LISTS ();

@@ -460,11 +460,11 @@ trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **e
         return FAIL ("field 'id': an allocation id must be positive");
       if (trace_live_has (r, ev->id))
         return FAIL ("field 'id': allocation %" G_GUINT64_FORMAT " is already live", ev->id);
-      if (G_UNLIKELY (r->live.len >= r->max_live))
+      if (G_UNLIKELY (r->n_live >= r->max_live))
         return FAIL ("%" G_GSIZE_FORMAT " allocations live at once: more than this machine's memory "
                      "can replay (each live allocation costs about 300 bytes; the limit is half of "
-                     "physical memory, VRAMSIM_MAX_LIVE overrides it)", (gsize) r->live.len + 1);
-      trace_live_add (r, ev->id, ev->bytes + 1);
+                     "physical memory, VRAMSIM_MAX_LIVE overrides it)", r->n_live + 1);
+      trace_live_add (r, ev->id);
       break;
     case VS_OP_FREE:
       if (!check_live (r, ev->id, VS_F_ID, error))
