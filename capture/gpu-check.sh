@@ -3,8 +3,8 @@
 # CI). Small CUDA programs (copies and kernels on four streams, linked with
 # static and with shared cudart; managed memory first touched by the GPU,
 # first touched by the host, prefetched, and 4 GiB beyond the card's
-# memory; stream-ordered allocations from a pool that keeps its memory; a
-# graph launch; a program that exits with work in flight; copies and
+# memory; stream-ordered allocations from a pool that keeps its memory;
+# copies through CUDA arrays, 3D peer and batch calls; a graph launch; a program that exits with work in flight; copies and
 # memory-bound kernels alone and side by side) and a small PyTorch training
 # step are run plain, then captured with vramcap in both modes; each trace
 # is replayed on the preset that the capture named for the GPU, and the
@@ -18,7 +18,7 @@
 #                                       (on a machine with nvcc, no GPU)
 # GPU_CHECK_PROGS=DIR uses programs built earlier with --build;
 # GPU_CHECK_ONLY="NAME..." runs only those (streams, managed-0.02-gpu,
-# pool, managed-over, graph, nosync, contend, torch, ...).
+# pool, copies, managed-over, graph, nosync, contend, torch, ...).
 # GPU_CHECK_TIMEOUT=S: seconds a plain run may take (120; captures 60 more).
 # VRAMSIM / VRAMCAP override the binaries (a wrapper that sets
 # LD_LIBRARY_PATH, say). The oversubscribed run (managed-over) needs 24 GiB
@@ -111,6 +111,38 @@ int main() {
   printf("pool ok\n"); return 0;
 }
 CU
+cat > "$1/copies.cu" <<'CU'
+#include <cstdio>
+#include <cstring>
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+/* The copies that go through CUDA arrays, 3D peer and batch entry points,
+ * three rounds: h2d into an array (2D and the deprecated 1D call), array
+ * to device, a same-device 3D peer copy, a batch of three copies. */
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("copies: %s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
+int main() {
+  const size_t W = 4096, H = 4096, B = W * H * 4;   /* 64 MiB */
+  char *h, *d1, *d2, *d3; cudaStream_t s; CK(cudaStreamCreate(&s));
+  CK(cudaMallocHost(&h, B)); CK(cudaMalloc(&d1, B)); CK(cudaMalloc(&d2, B)); CK(cudaMalloc(&d3, B));
+  memset(h, 1, B);
+  cudaArray_t a; cudaChannelFormatDesc cd = cudaCreateChannelDesc<float>();
+  CK(cudaMallocArray(&a, &cd, W, H));
+  for (int r = 0; r < 3; r++) {
+    CK(cudaMemcpy2DToArray(a, 0, 0, h, W * 4, W * 4, H, cudaMemcpyHostToDevice));
+    CK(cudaMemcpyToArray(a, 0, 0, h, W * 4 * 16, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy2DFromArray(d1, W * 4, a, 0, 0, W * 4, H, cudaMemcpyDeviceToDevice));
+    cudaMemcpy3DPeerParms p; memset(&p, 0, sizeof p);
+    p.srcPtr = make_cudaPitchedPtr(d1, B, B, 1); p.dstPtr = make_cudaPitchedPtr(d2, B, B, 1);
+    p.extent = make_cudaExtent(B, 1, 1); p.srcDevice = p.dstDevice = 0;
+    CK(cudaMemcpy3DPeer(&p));
+    void *dsts[3] = { d3, d2, h }; const void *srcs[3] = { h, d1, d3 }; size_t sizes[3] = { B, B, B / 4 };
+    cudaMemcpyAttributes at; memset(&at, 0, sizeof at); at.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    size_t idx = 0;
+    CK(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, &at, &idx, 1, s));
+    CK(cudaStreamSynchronize(s));
+  }
+  CK(cudaFreeArray(a)); printf("copies ok\n"); return 0;
+}
+CU
 cat > "$1/graph.cu" <<'CU'
 #include <cstdio>
 __global__ void scale(float *x, size_t n) { size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; if (i < n) x[i] *= 1.0001f; }
@@ -185,7 +217,7 @@ PY
 
 build () { # DIR
   mkdir -p "$1" && write_sources "$1" || return 1
-  for p in streams managed pool graph nosync contend; do
+  for p in streams managed pool copies graph nosync contend; do
     "$NVCC" $NVCCFLAGS -o "$1/$p" "$1/$p.cu" || { echo "gpu-check: nvcc failed for $p" >&2; return 1; }
   done
   "$NVCC" $NVCCFLAGS -cudart shared -o "$1/streams-shared" "$1/streams.cu" ||
@@ -250,6 +282,7 @@ run_one managed-0.02-gpu "$P/managed" 0.02
 run_one managed-0.05-host "$P/managed" 0.05 host
 run_one managed-0.05-host-prefetch "$P/managed" 0.05 host prefetch
 run_one pool "$P/pool"
+run_one copies "$P/copies"
 # Oversubscribed: managed memory 4 GiB more than the card has, touched
 # twice (the second pass faults everything back in). Only when the host
 # can hold what the driver evicts, with room to spare.
