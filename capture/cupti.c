@@ -194,15 +194,10 @@ static void
 graph_wait_locked (uint32_t corr, uint64_t first, uint32_t n, uint64_t *ids)
 {
   uint8_t *done = calloc (n, 1);
-  if (g_gw_n == g_gw_cap) {
-    size_t nc = g_gw_cap ? g_gw_cap * 2 : 64;
-    GraphWait *ng = realloc (g_gw, nc * sizeof *ng);
-    if (ng) {
-      g_gw = ng;
-      g_gw_cap = nc;
-    }
-  }
-  if (!done || g_gw_n == g_gw_cap) {
+  GraphWait *ng = cap_grow (g_gw, g_gw_n, &g_gw_cap, sizeof *g_gw, 64);
+  if (ng)
+    g_gw = ng;
+  if (!done || !ng) {
     for (uint32_t i = 0; i < n; i++)        /* cannot wait: dur unknown */
       cap_resolve_locked (first + i, VTW_NONE);
     free (done);
@@ -294,15 +289,10 @@ static void
 batch_wait_locked (uint32_t corr, uint64_t first, uint32_t n)
 {
   BatchRec *rec = calloc (n, sizeof *rec);
-  if (g_bw_n == g_bw_cap) {
-    size_t nc = g_bw_cap ? g_bw_cap * 2 : 16;
-    BatchWait *nb = realloc (g_bw, nc * sizeof *nb);
-    if (nb) {
-      g_bw = nb;
-      g_bw_cap = nc;
-    }
-  }
-  if (!rec || g_bw_n == g_bw_cap) {
+  BatchWait *nb = cap_grow (g_bw, g_bw_n, &g_bw_cap, sizeof *g_bw, 16);
+  if (nb)
+    g_bw = nb;
+  if (!rec || !nb) {
     cap_resolve_split_locked (first, n, VTW_NONE);     /* cannot wait: dur unknown */
     free (rec);
     return;
@@ -399,7 +389,7 @@ static uint64_t g_um_groups, g_um_htod, g_um_dtoh, g_um_cpu_faults, g_um_taken, 
 static void
 um_span_locked (uint64_t start, uint64_t end)
 {
-  if (g_um_n == g_um_cap) {
+  if (g_um_n && g_um_n == g_um_cap) {
     g_um_n = spans_merge (g_um, g_um_n);
     g_um_merged = g_um_n;
     if (g_um_n >= UM_MAX_SPANS / 2) {
@@ -407,31 +397,23 @@ um_span_locked (uint64_t start, uint64_t end)
       g_um_n -= g_um_n / 2;
       g_um_merged = g_um_n;
     }
-    if (g_um_n == g_um_cap) {
-      size_t nc = g_um_cap ? g_um_cap * 2 : 1024;
-      Span *ns = realloc (g_um, nc * sizeof *ns);
-      if (!ns)
-        return;
-      g_um = ns;
-      g_um_cap = nc;
-    }
   }
+  Span *ns = cap_grow (g_um, g_um_n, &g_um_cap, sizeof *g_um, 1024);
+  if (!ns)
+    return;
+  g_um = ns;
   g_um[g_um_n++] = (Span) { start, end };
 }
 
 static void
 um_hold_locked (uint64_t seq, uint64_t start, uint64_t end)
 {
-  if (g_held_n == g_held_cap) {
-    size_t nc = g_held_cap ? g_held_cap * 2 : 256;
-    Held *nh = realloc (g_held, nc * sizeof *nh);
-    if (!nh) {                       /* cannot wait: keep the measured time */
-      cap_resolve_locked (seq, end > start ? end - start : 0);
-      return;
-    }
-    g_held = nh;
-    g_held_cap = nc;
+  Held *nh = cap_grow (g_held, g_held_n, &g_held_cap, sizeof *g_held, 256);
+  if (!nh) {                         /* cannot wait: keep the measured time */
+    cap_resolve_locked (seq, end > start ? end - start : 0);
+    return;
   }
+  g_held = nh;
   g_held[g_held_n++] = (Held) { seq, start, end };
 }
 

@@ -371,14 +371,10 @@ pair_get_locked (EvPair *out)
 static void
 pair_put_locked (const EvPair *p)
 {
-  if (g_pool_n == g_pool_cap) {
-    size_t nc = g_pool_cap ? g_pool_cap * 2 : 64;
-    EvPair *np = realloc (g_pool, nc * sizeof *np);
-    if (!np)
-      return;
-    g_pool = np;
-    g_pool_cap = nc;
-  }
+  EvPair *np = cap_grow (g_pool, g_pool_n, &g_pool_cap, sizeof *g_pool, 64);
+  if (!np)
+    return;
+  g_pool = np;
   g_pool[g_pool_n++] = *p;
 }
 
@@ -471,18 +467,13 @@ timer_commit_split (Timer *tm, uint64_t seq, uint32_t count, int by_bytes)
 {
   cap_lock ();
   if (tm->ok && seq != UINT64_MAX) {
-    if (g_pend_n == g_pend_cap) {
-      size_t nc = g_pend_cap ? g_pend_cap * 2 : 256;
-      Pending *np = realloc (g_pend, nc * sizeof *np);
-      if (np) {
-        g_pend = np;
-        g_pend_cap = nc;
-      }
-    }
-    if (g_pend_n < g_pend_cap)
+    Pending *np = cap_grow (g_pend, g_pend_n, &g_pend_cap, sizeof *g_pend, 256);
+    if (np) {
+      g_pend = np;
       g_pend[g_pend_n++] = (Pending) { seq, count, (uint8_t) by_bytes, tm->p };
-    else
+    } else {
       resolve_span_locked (seq, count, by_bytes, VTW_NONE);
+    }
   } else if (tm->ok) {
     pair_put_locked (&tm->p);
   } else if (seq != UINT64_MAX) {

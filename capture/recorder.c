@@ -237,14 +237,10 @@ intern_locked (const char *s)
       return g_str_hash[j] - 1;
     j = (j + 1) & (g_str_hcap - 1);
   }
-  if (g_str_n == g_str_cap) {
-    size_t nc = g_str_cap ? g_str_cap * 2 : 64;
-    char **ns = realloc (g_str, nc * sizeof *ns);
-    if (!ns)
-      return 0;
-    g_str = ns;
-    g_str_cap = nc;
-  }
+  char **ns = cap_grow (g_str, g_str_n, &g_str_cap, sizeof *g_str, 64);
+  if (!ns)
+    return 0;
+  g_str = ns;
   char *copy = strdup (s);
   if (!copy)
     return 0;
@@ -288,6 +284,18 @@ map_find (uintptr_t p)
   return NULL;
 }
 
+void *
+cap_grow (void *arr, size_t n, size_t *cap, size_t size, size_t first)
+{
+  if (n < *cap)
+    return arr;
+  size_t nc = *cap ? *cap * 2 : first;
+  void *na = realloc (arr, nc * size);
+  if (na)
+    *cap = nc;
+  return na;
+}
+
 /* ---- the event buffer ---- */
 
 static void write_prefix_locked (int all);
@@ -297,14 +305,10 @@ push_locked (uint64_t t0, uint64_t t1, int op, uint64_t *seq)
 {
   if (g_finished || g_failed)
     return NULL;
-  if (g_n == g_cap) {
-    size_t nc = g_cap ? g_cap * 2 : 4096;
-    VtEvent *ne = realloc (g_ev, nc * sizeof *ne);
-    if (!ne)
-      return NULL;
-    g_ev = ne;
-    g_cap = nc;
-  }
+  VtEvent *ne = cap_grow (g_ev, g_n, &g_cap, sizeof *g_ev, 4096);
+  if (!ne)
+    return NULL;
+  g_ev = ne;
   VtEvent *e = &g_ev[g_n];
   memset (e, 0, sizeof *e);
   e->t = t0;
@@ -388,16 +392,12 @@ cap_alloc (uint64_t t0, uint64_t t1, uintptr_t p, uint64_t bytes, int kind,
     return;
   cap_lock ();
   map_remove_overlap_locked (t0, 0, p, p + bytes);
-  if (g_map_n == g_map_cap) {
-    size_t nc = g_map_cap ? g_map_cap * 2 : 256;
-    Range *nm = realloc (g_map, nc * sizeof *nm);
-    if (!nm) {
-      cap_unlock ();
-      return;
-    }
-    g_map = nm;
-    g_map_cap = nc;
+  Range *nm = cap_grow (g_map, g_map_n, &g_map_cap, sizeof *g_map, 256);
+  if (!nm) {
+    cap_unlock ();
+    return;
   }
+  g_map = nm;
   VtEvent *e = push_locked (t0, t1, VTW_ALLOC, NULL);
   if (e) {
     size_t i = map_upper (p);

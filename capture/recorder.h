@@ -105,5 +105,11 @@ void cap_resolve_split_locked (uint64_t first, uint32_t n, uint64_t dur);
  * calling thread's own per-thread default stream. */
 uint64_t cap_stream_id_locked (uintptr_t stream);
 
+/* Room for one more element in ARR (N used of *CAP, SIZE bytes each): ARR
+ * itself while it has room, else ARR grown to twice its size (FIRST
+ * elements the first time), *CAP updated. NULL when memory runs out: ARR
+ * and *CAP are then unchanged. */
+void *cap_grow (void *arr, size_t n, size_t *cap, size_t size, size_t first);
+
 /* Writes everything and closes the trace (idempotent). */
 void cap_finish (void);

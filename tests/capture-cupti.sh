@@ -42,32 +42,7 @@ no_fallback() {
   ! grep -q "CUPTI injection did not start\|hook mode\|cannot load libcupti\|cuptiSubscribe failed" "$1"
 }
 
-# decode TRACE OUT: as in capture-hook.sh — JSONL through "vramsim convert"
-# when it can, else the independent decoder; then one canonical line per
-# event (t and host_ns dropped: they vary; defaults filled in).
-decode() {
-  if "$VRAMSIM" convert "$1" "$2.raw.jsonl" 2>/dev/null; then :; else
-    python3 "$HERE/stub-cuda/vtrace2jsonl.py" "$1" > "$2.raw.jsonl" || return 1
-  fi
-  python3 - "$2.raw.jsonl" > "$2" <<'PY'
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print(json.dumps({k: lines[0]["capture"].get(k) for k in ("device", "config", "mode", "tool")}, sort_keys=True))
-for e in lines[1:]:
-    e.pop("t", None); e.pop("host_ns", None)
-    e.setdefault("tid", 0)
-    if e["op"] in ("copy", "memset", "kernel", "event_record", "stream_wait", "prefetch"):
-        e.setdefault("stream", 0)
-    if e["op"] == "copy":
-        e.setdefault("src", 0); e.setdefault("dst", 0)
-    if e["op"] in ("copy", "memset"):
-        e.setdefault("async", False)
-    if e["op"] == "kernel":
-        for f in ("reads", "writes", "touches"):
-            e.setdefault(f, [])
-    print(json.dumps(e, sort_keys=True))
-PY
-}
+. "$HERE/capture-lib.sh"
 
 # The expected prog-basic and prog-more traces are capture-hook.sh's own
 # (expect-basic, expect-more): CUPTI mode must record what hook mode does,

@@ -21,32 +21,7 @@ export LD_LIBRARY_PATH="$STUB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 
-# decode TRACE OUT: JSONL through "vramsim convert" when it can, else the
-# independent decoder; then one canonical line per event (t and host_ns
-# dropped: they vary; defaults filled in).
-decode() {
-  if "$VRAMSIM" convert "$1" "$2.raw.jsonl" 2>/dev/null; then :; else
-    python3 "$HERE/stub-cuda/vtrace2jsonl.py" "$1" > "$2.raw.jsonl" || return 1
-  fi
-  python3 - "$2.raw.jsonl" > "$2" <<'PY'
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print(json.dumps({k: lines[0]["capture"].get(k) for k in ("device", "config", "mode", "tool")}, sort_keys=True))
-for e in lines[1:]:
-    e.pop("t", None); e.pop("host_ns", None)
-    e.setdefault("tid", 0)
-    if e["op"] in ("copy", "memset", "kernel", "event_record", "stream_wait", "prefetch"):
-        e.setdefault("stream", 0)
-    if e["op"] == "copy":
-        e.setdefault("src", 0); e.setdefault("dst", 0)
-    if e["op"] in ("copy", "memset"):
-        e.setdefault("async", False)
-    if e["op"] == "kernel":
-        for f in ("reads", "writes", "touches"):
-            e.setdefault(f, [])
-    print(json.dumps(e, sort_keys=True))
-PY
-}
+. "$HERE/capture-lib.sh"
 
 cat > "$T/expect-basic" <<'EOF2'
 {"config": "h100-sxm", "device": "NVIDIA H100 80GB HBM3", "mode": "hook", "tool": "vramcap 0.1"}
