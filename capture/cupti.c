@@ -1114,6 +1114,10 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
                   STREAM (p->hStream));
     break;
   }
+  case CB (cuMemAdvise):
+  case CB (cuMemAdvise_v2):
+    cap_advise ();
+    break;
   case CB (cuLaunchKernel):
     kernel_ev (cb, t0, t1, P (cuLaunchKernel)->f, STREAM (P (cuLaunchKernel)->hStream),
                P (cuLaunchKernel)->kernelParams, P (cuLaunchKernel)->extra);
@@ -1199,6 +1203,7 @@ static const CUpti_CallbackId cbids[] = {
 #endif
   CB (cuMemsetD8_v2), CB (cuMemsetD16_v2), CB (cuMemsetD32_v2),
   CB (cuMemsetD8Async), CB (cuMemsetD16Async), CB (cuMemsetD32Async),
+  CB (cuMemAdvise), CB (cuMemAdvise_v2),
   CB (cuMemPrefetchAsync_v2),
   CB (cuLaunchKernel), CB (cuLaunchKernelEx), CB (cuLaunchCooperativeKernel),
   CB (cuGraphInstantiateWithFlags), CB (cuGraphInstantiate_v2), CB (cuGraphInstantiate),

@@ -29,6 +29,7 @@
 /* The unversioned names are the old entry points the driver still exports. */
 #undef cuGetProcAddress
 #undef cuMemPrefetchAsync
+#undef cuMemAdvise
 /* cuda.h maps cuGraphInstantiate to cuGraphInstantiateWithFlags; the
  * exported cuGraphInstantiate and cuGraphInstantiate_v2 are the older
  * five-argument calls (declared only for the driver's own build). */
@@ -116,7 +117,7 @@ PT_LIST (PT_DECL)
   X (cuMemsetD8Async) X (cuMemsetD16Async) X (cuMemsetD32Async) \
   X (cuMemsetD2D8_v2) X (cuMemsetD2D16_v2) X (cuMemsetD2D32_v2) \
   X (cuMemsetD2D8Async) X (cuMemsetD2D16Async) X (cuMemsetD2D32Async) \
-  X (cuMemPrefetchAsync_v2) \
+  X (cuMemPrefetchAsync_v2) X (cuMemAdvise_v2) \
   X (cuLaunchKernel) X (cuLaunchKernelEx) X (cuLaunchCooperativeKernel) \
   X (cuGraphInstantiate) X (cuGraphInstantiate_v2) X (cuGraphInstantiateWithFlags) \
   X (cuGraphInstantiateWithParams) X (cuGraphInstantiateWithParams_ptsz) \
@@ -178,8 +179,10 @@ REAL_LIST (DECL_REAL)
 /* Old signatures the driver still exports. */
 typedef CUresult (*GetProcV1) (const char *, void **, int, cuuint64_t);
 typedef CUresult (*PrefetchV1) (CUdeviceptr, size_t, CUdevice, CUstream);
+typedef CUresult (*AdviseV1) (CUdeviceptr, size_t, CUmem_advise, CUdevice);
 static GetProcV1 real_cuGetProcAddress;
 static PrefetchV1 real_cuMemPrefetchAsync, real_cuMemPrefetchAsync_ptsz;
+static AdviseV1 real_cuMemAdvise;
 
 static void *(*real_dlsym) (void *, const char *);
 static void *g_libcuda;
@@ -190,6 +193,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 CUresult cuGetProcAddress (const char *symbol, void **pfn, int ver, cuuint64_t flags);
 CUresult cuMemPrefetchAsync (CUdeviceptr p, size_t n, CUdevice dev, CUstream s);
 CUresult cuMemPrefetchAsync_ptsz (CUdeviceptr p, size_t n, CUdevice dev, CUstream s);
+CUresult cuMemAdvise (CUdeviceptr p, size_t n, CUmem_advise advice, CUdevice dev);
 
 typedef struct { const char *name; void **real; void *wrap; } Hook;
 
@@ -201,6 +205,7 @@ static Hook hooks[] = {
   { "cuGetProcAddress", (void **) &real_cuGetProcAddress, (void *) cuGetProcAddress },
   { "cuMemPrefetchAsync", (void **) &real_cuMemPrefetchAsync, (void *) cuMemPrefetchAsync },
   { "cuMemPrefetchAsync_ptsz", (void **) &real_cuMemPrefetchAsync_ptsz, (void *) cuMemPrefetchAsync_ptsz },
+  { "cuMemAdvise", (void **) &real_cuMemAdvise, (void *) cuMemAdvise },
 };
 #undef HOOK_ENTRY
 #undef CALL_ENTRY
@@ -1430,6 +1435,28 @@ cuMemPrefetchAsync_v2 (CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int 
     cap_prefetch (t0, cap_now (), p, n,
                   loc.type == CU_MEM_LOCATION_TYPE_HOST || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA
                   || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, (uintptr_t) s);
+  return r;
+}
+
+/* Advice shapes where the driver places managed pages; the trace has no op
+ * for it (counted, and said at exit). */
+CUresult
+cuMemAdvise (CUdeviceptr p, size_t n, CUmem_advise advice, CUdevice dev)
+{
+  PASS (cuMemAdvise, p, n, advice, dev);
+  CUresult r = real_cuMemAdvise (p, n, advice, dev);
+  if (r == CUDA_SUCCESS)
+    cap_advise ();
+  return r;
+}
+
+CUresult
+cuMemAdvise_v2 (CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
+{
+  PASS (cuMemAdvise_v2, p, n, advice, loc);
+  CUresult r = real_cuMemAdvise_v2 (p, n, advice, loc);
+  if (r == CUDA_SUCCESS)
+    cap_advise ();
   return r;
 }
 

@@ -41,6 +41,7 @@ static VtEvent *g_ev;
 static size_t g_n, g_cap;
 static uint64_t g_base;
 static uint64_t g_recorded;              /* events recorded by this process */
+static uint64_t g_advise;                /* cuMemAdvise calls (not in the trace) */
 
 /* live allocations, sorted by base */
 typedef struct { uintptr_t base, end; uint64_t id; int kind; } Range;
@@ -631,6 +632,14 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
 }
 
 void
+cap_advise (void)
+{
+  cap_lock ();
+  g_advise++;
+  cap_unlock ();
+}
+
+void
 cap_sync (uint64_t t0, uint64_t t1, int scope, uintptr_t handle)
 {
   cap_lock ();
@@ -899,6 +908,10 @@ finish_locked (int dying)
     return;
   if (cap_resolve_cb)
     cap_resolve_cb (dying ? 2 : 1);
+  if (g_advise && !dying)
+    cap_warn ("%llu cuMemAdvise call%s not in the trace: the trace format has no advise op, "
+              "and replay places managed pages by its own model", (unsigned long long) g_advise,
+              g_advise == 1 ? " is" : "s are");
   /* Other processes (fork children, exec'd programs) write a file only if
    * they recorded something; the root process always does. */
   if (g_root || g_recorded > 0) {
@@ -1021,6 +1034,7 @@ atfork_child (void)
   g_n = 0;
   g_base = 0;
   g_recorded = 0;
+  g_advise = 0;
   g_map_n = 0;
   g_next_id = 1;
   g_arrays.id = 0;

@@ -90,6 +90,9 @@ void cap_stream_wait (uint64_t t0, uint64_t t1, uintptr_t stream, uintptr_t even
 void cap_prefetch (uint64_t t0, uint64_t t1, uintptr_t p, uint64_t bytes, int to_host,
                    uintptr_t stream);
 void cap_mark (uint64_t t0, uint64_t t1, const char *name);
+/* A cuMemAdvise call: the trace format has no op for it; counted, and said
+ * at exit. */
+void cap_advise (void);
 uint32_t cap_intern (const char *s);
 
 /* ---- for the modes' timing code (lock held) ---- */

@@ -201,6 +201,7 @@ done
 # callbacks (cupti.c's pt_map), two threads.
 capture more prog-more-linked
 [ "$(cat more.rc)" = 0 ] && no_fallback more.err && [ -s "$T/expect-more" ] \
+  && [ "$(grep -c . more.err)" = 1 ] && grep -qxF "$ADVISE_NOTE" more.err \
   && sed 1d more.norm | diff "$T/expect-more" - >&2
 ok $? "prog-more in cupti mode: capture-hook.sh's exact trace (per-thread default streams, 2D/3D/peer, Ex launches)"
 

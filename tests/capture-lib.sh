@@ -1,6 +1,9 @@
 # capture-lib.sh — shared by capture-hook.sh and capture-cupti.sh (sourced;
 # needs VRAMSIM and HERE, the tests/ folder).
 
+# What the shim says at exit of a program that called cuMemAdvise once.
+ADVISE_NOTE="vramcap: 1 cuMemAdvise call is not in the trace: the trace format has no advise op, and replay places managed pages by its own model"
+
 # decode TRACE OUT: JSONL through "vramsim convert" when it can, else the
 # independent decoder; then one canonical line per event (t and host_ns
 # dropped: they vary; defaults filled in).

@@ -624,6 +624,13 @@ cuMemPrefetchAsync_v2 (CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int 
   TRACED (cuMemPrefetchAsync_v2, do_prefetch (n, s), p, n, loc, flags, s);
 }
 
+/* Advice changes nothing the stub models. */
+CUresult
+cuMemAdvise_v2 (CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
+{
+  TRACED (cuMemAdvise_v2, inited ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED, p, n, advice, loc);
+}
+
 static CUresult
 impl_launch (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
              unsigned int bx, unsigned int by, unsigned int bz, CUstream s, void **params)
@@ -1313,6 +1320,7 @@ static const struct { const char *name; void *fn; } procs[] = {
   P ("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2) P ("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2)
   P ("cuMemcpyAsync", cuMemcpyAsync) P ("cuMemsetD8", cuMemsetD8_v2)
   P ("cuMemsetD32Async", cuMemsetD32Async) P ("cuMemPrefetchAsync", cuMemPrefetchAsync_v2)
+  P ("cuMemAdvise", cuMemAdvise_v2)
   P ("cuLaunchKernel", cuLaunchKernel) P ("cuStreamCreate", cuStreamCreate)
   P ("cuStreamDestroy", cuStreamDestroy_v2) P ("cuStreamSynchronize", cuStreamSynchronize)
   P ("cuStreamIsCapturing", cuStreamIsCapturing) P ("cuStreamWaitEvent", cuStreamWaitEvent)

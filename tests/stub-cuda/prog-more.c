@@ -44,6 +44,7 @@ __typeof__ (cuStreamWaitEvent) cuStreamWaitEvent_ptsz;
   F (cp2da, cuMemcpy2DAsync, cuMemcpy2DAsync_v2, 0) F (cp3d, cuMemcpy3D, cuMemcpy3D_v2, 0) \
   F (cp3da, cuMemcpy3DAsync, cuMemcpy3DAsync_v2, 0) F (peer, cuMemcpyPeer, cuMemcpyPeer, 0) \
   F (peera, cuMemcpyPeerAsync, cuMemcpyPeerAsync, 0) \
+  F (advise, cuMemAdvise, cuMemAdvise_v2, 0) \
   F (pt_launch, cuLaunchKernel, cuLaunchKernel_ptsz, 1) \
   F (pt_h2da, cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2_ptsz, 1) \
   F (pt_d2h, cuMemcpyDtoH, cuMemcpyDtoH_v2_ptds, 1) F (pt_cp2d, cuMemcpy2D, cuMemcpy2D_v2_ptds, 1) \
@@ -184,6 +185,11 @@ main (void)
   /* Peer copies (one device here: the contexts are the same). */
   CK (api.peer (a, ctx, b, ctx, 2048));
   CK (api.peera (b + 4096, ctx, a, ctx, 1024, s));
+
+  /* Advice: no event, one note at exit (the stub does not check that the
+   * range is managed memory). */
+  CUmemLocation dev0 = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 };
+  CK (api.advise (a, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, dev0));
 
   /* Cooperative launch, cuLaunchKernelEx, a packed parameter buffer. */
   float al = 1.0f;
