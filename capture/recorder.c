@@ -42,6 +42,7 @@ static size_t g_n, g_cap;
 static uint64_t g_base;
 static uint64_t g_recorded;              /* events recorded by this process */
 static uint64_t g_advise;                /* cuMemAdvise calls (not in the trace) */
+static uint64_t g_managed_kernels;       /* kernels that touch managed memory */
 
 /* live allocations, sorted by base */
 typedef struct { uintptr_t base, end; uint64_t id; int kind; } Range;
@@ -614,6 +615,7 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
     e->name_sid = name_sid;
     e->stream = cap_stream_id_locked (stream);
     e->managed = (uint8_t) managed;
+    g_managed_kernels += managed;
     e->pending = (uint8_t) pending;
     e->corr = corr;
     if (n) {
@@ -908,6 +910,12 @@ finish_locked (int dying)
     return;
   if (cap_resolve_cb)
     cap_resolve_cb (dying ? 2 : 1);
+  /* CUPTI mode takes measured fault time out of such kernels (or says it
+   * cannot); hook mode has nothing to measure it with. */
+  if (g_managed_kernels && cap_mode == CAP_MODE_HOOK && !dying)
+    cap_warn ("%llu kernel%s on managed memory keep their page-fault time, which replay adds "
+              "again (hook mode has no unified-memory counters; CUPTI mode takes it out)",
+              (unsigned long long) g_managed_kernels, g_managed_kernels == 1 ? "" : "s");
   if (g_advise && !dying)
     cap_warn ("%llu cuMemAdvise call%s not in the trace: the trace format has no advise op, "
               "and replay places managed pages by its own model", (unsigned long long) g_advise,
@@ -1035,6 +1043,7 @@ atfork_child (void)
   g_base = 0;
   g_recorded = 0;
   g_advise = 0;
+  g_managed_kernels = 0;
   g_map_n = 0;
   g_next_id = 1;
   g_arrays.id = 0;

@@ -52,7 +52,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..30"
+echo "1..31"
 cd "$T"
 sed 1d expect-basic > expect-basic.events
 
@@ -243,6 +243,16 @@ for p in linked dlopen; do
     && sed 1d "more-$p.norm" | diff - "$T/expect-more" >&2
   ok $? "prog-more-$p: 2D/3D/peer copies, cooperative and Ex launches, per-thread default streams; cuMemAdvise: one note, no event"
 done
+
+# Managed memory in hook mode: no unified-memory counters, so the two
+# kernels on the managed allocation keep their fault time, and one note
+# says so (capture-cupti.sh checks the CUPTI side).
+"$VRAMCAP" --mode hook -o manh.vtrace -- "$STUB/prog-managed" > manh.out 2> manh.err
+rc=$?
+decode manh.vtrace manh.norm && [ $rc = 0 ] && [ "$(grep -c . manh.err)" = 1 ] \
+  && grep -qx "vramcap: 2 kernels on managed memory keep their page-fault time, which replay adds again (hook mode has no unified-memory counters; CUPTI mode takes it out)" manh.err \
+  && [ "$(grep -c '"op": "kernel"' manh.norm)" = 3 ]
+ok $? "prog-managed in hook mode: one note for the 2 kernels on managed memory"
 
 # Graphs: two kernel nodes (axpy 3 blocks on ids 1 and 2; pairk 5 blocks on
 # ids 3 and 1 through a struct) and an empty node, instantiated five ways
