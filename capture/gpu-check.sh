@@ -272,7 +272,7 @@ run_one () { # NAME ARGV...
     grep -m8 vramcap: "$W/$name-$mode.err"
     row "$name-$mode" "$W/$name-$mode.vtrace"
     "$VRAMSIM" info "$W/$name-$mode.vtrace" 2>&1 | grep -E '^(events|kernels|copies) ' | sed 's/^/    /'
-    [ -n "$KEEP" ] && cp "$W/$name-$mode.vtrace" "$W/$name-$mode.err" "$KEEP/" 2>/dev/null
+    if [ -n "$KEEP" ]; then cp "$W/$name-$mode.vtrace" "$W/$name-$mode.err" "$KEEP/" 2>/dev/null; fi
   done
 }
 
