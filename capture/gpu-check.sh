@@ -4,7 +4,8 @@
 # static and with shared cudart; managed memory first touched by the GPU,
 # first touched by the host, prefetched, and 4 GiB beyond the card's
 # memory; stream-ordered allocations from a pool that keeps its memory;
-# copies through CUDA arrays, 3D peer and batch calls; a graph launch; a program that exits with work in flight; copies and
+# copies through CUDA arrays, 3D peer and batch calls; 100,000 empty
+# kernel launches (the cost of capture per launch); a graph launch; a program that exits with work in flight; copies and
 # memory-bound kernels alone and side by side) and a small PyTorch training
 # step are run plain, then captured with vramcap in both modes; each trace
 # is replayed on the preset that the capture named for the GPU, and the
@@ -18,7 +19,7 @@
 #                                       (on a machine with nvcc, no GPU)
 # GPU_CHECK_PROGS=DIR uses programs built earlier with --build;
 # GPU_CHECK_ONLY="NAME..." runs only those (streams, managed-0.02-gpu,
-# pool, copies, managed-over, graph, nosync, contend, torch, ...).
+# pool, copies, launches, managed-over, graph, nosync, contend, torch, ...).
 # GPU_CHECK_TIMEOUT=S: seconds a plain run may take (120; captures 60 more).
 # VRAMSIM / VRAMCAP override the binaries (a wrapper that sets
 # LD_LIBRARY_PATH, say). The oversubscribed run (managed-over) needs 24 GiB
@@ -143,6 +144,25 @@ int main() {
   CK(cudaFreeArray(a)); printf("copies ok\n"); return 0;
 }
 CU
+cat > "$1/launches.cu" <<'CU'
+#include <cstdio>
+#include <chrono>
+/* Launch cost: 100,000 launches of an empty kernel, a stream sync every
+ * 1000, timed on the host; run plain and under both capture modes. */
+__global__ void nop(int *p) { (void) p; }
+int main() {
+  int *d; cudaMalloc(&d, 4); cudaStream_t s; cudaStreamCreate(&s);
+  for (int i = 0; i < 1000; i++) nop<<<1, 32, 0, s>>>(d);
+  cudaStreamSynchronize(s);
+  const int N = 100000;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < N; i++) { nop<<<1, 32, 0, s>>>(d); if (i % 1000 == 999) cudaStreamSynchronize(s); }
+  cudaStreamSynchronize(s);
+  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  printf("# launch cost: %.0f ns per launch (%d launches, a stream sync every 1000)\n", ns / N, N);
+  printf("launches ok\n"); return 0;
+}
+CU
 cat > "$1/graph.cu" <<'CU'
 #include <cstdio>
 __global__ void scale(float *x, size_t n) { size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; if (i < n) x[i] *= 1.0001f; }
@@ -217,7 +237,7 @@ PY
 
 build () { # DIR
   mkdir -p "$1" && write_sources "$1" || return 1
-  for p in streams managed pool copies graph nosync contend; do
+  for p in streams managed pool copies launches graph nosync contend; do
     "$NVCC" $NVCCFLAGS -o "$1/$p" "$1/$p.cu" || { echo "gpu-check: nvcc failed for $p" >&2; return 1; }
   done
   "$NVCC" $NVCCFLAGS -cudart shared -o "$1/streams-shared" "$1/streams.cu" ||
@@ -264,11 +284,13 @@ run_one () { # NAME ARGV...
   t0=$(now_ms)
   timeout "${GPU_CHECK_TIMEOUT:-120}" "$@" > "$W/$name-plain.out" 2>&1
   echo "# $name: plain exit $?, wall $(( $(now_ms) - t0 )) ms"
+  grep '^# ' "$W/$name-plain.out"
   for mode in cupti hook; do
     t0=$(now_ms)
     timeout $(( ${GPU_CHECK_TIMEOUT:-120} + 60 )) "$VRAMCAP" --mode $mode -o "$W/$name-$mode.vtrace" -- "$@" > "$W/$name-$mode.out" 2> "$W/$name-$mode.err"
     rc=$?
     echo "# $name-$mode: exit $rc, wall $(( $(now_ms) - t0 )) ms"
+    grep '^# ' "$W/$name-$mode.out"
     grep -m8 vramcap: "$W/$name-$mode.err"
     row "$name-$mode" "$W/$name-$mode.vtrace"
     "$VRAMSIM" info "$W/$name-$mode.vtrace" 2>&1 | grep -E '^(events|kernels|copies) ' | sed 's/^/    /'
@@ -283,6 +305,7 @@ run_one managed-0.05-host "$P/managed" 0.05 host
 run_one managed-0.05-host-prefetch "$P/managed" 0.05 host prefetch
 run_one pool "$P/pool"
 run_one copies "$P/copies"
+run_one launches "$P/launches"
 # Oversubscribed: managed memory 4 GiB more than the card has, touched
 # twice (the second pass faults everything back in). Only when the host
 # can hold what the driver evicts, with room to spare.
