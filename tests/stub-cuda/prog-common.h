@@ -35,3 +35,34 @@ open_get_proc_address (void)
     exit (1);
   return gpa;
 }
+
+/* The driver entry points a program calls, as FUNCS(F) with F(field, name
+ * for cuGetProcAddress, linked symbol, cudaVersion to ask for, per-thread
+ * flag): DEFINE_API (FUNCS) makes `api`, a struct of one pointer per entry,
+ * and load_api (), which fills it through cuGetProcAddress_v2 (the way
+ * static cudart does) when built with VIA_DLOPEN, else from the linked
+ * symbols. */
+#define API_FIELD(field, name, sym, ver, pt) __typeof__ (sym) *field;
+#ifdef VIA_DLOPEN
+#define API_GET(field, name, sym, ver, pt) \
+  CK (gpa (#name, (void **) &api.field, ver, \
+           pt ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT, &st));
+#define DEFINE_API(FUNCS) \
+  static struct { FUNCS (API_FIELD) } api; \
+  static void \
+  load_api (void) \
+  { \
+    GetProcAddressFn *gpa = open_get_proc_address (); \
+    CUdriverProcAddressQueryResult st; \
+    FUNCS (API_GET) \
+  }
+#else
+#define API_GET(field, name, sym, ver, pt) api.field = sym;
+#define DEFINE_API(FUNCS) \
+  static struct { FUNCS (API_FIELD) } api; \
+  static void \
+  load_api (void) \
+  { \
+    FUNCS (API_GET) \
+  }
+#endif

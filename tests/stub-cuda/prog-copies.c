@@ -65,29 +65,7 @@ __typeof__ (cuStreamSynchronize) cuStreamSynchronize_ptsz;
   F (pt_batch3d, cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_v2_ptsz, 13000, 1) \
   F (pt_ssync, cuStreamSynchronize, cuStreamSynchronize_ptsz, 12000, 1)
 
-static struct {
-#define FIELD(field, name, sym, ver, pt) __typeof__ (sym) *field;
-  FUNCS (FIELD)
-#undef FIELD
-} api;
-
-static void
-load_api (void)
-{
-#ifdef VIA_DLOPEN
-  GetProcAddressFn *gpa = open_get_proc_address ();
-  CUdriverProcAddressQueryResult st;
-#define GET(field, name, sym, ver, pt) \
-  CK (gpa (#name, (void **) &api.field, ver, \
-           pt ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT, &st));
-  FUNCS (GET)
-#undef GET
-#else
-#define GET(field, name, sym, ver, pt) api.field = sym;
-  FUNCS (GET)
-#undef GET
-#endif
-}
+DEFINE_API (FUNCS)
 
 static CUDA_MEMCPY3D_PEER
 peer (CUmemorytype st, const void *sh, CUdeviceptr sd, CUcontext sc, CUmemorytype dt, CUdeviceptr dd,

@@ -27,57 +27,34 @@ __typeof__ (cuStreamSynchronize) cuStreamSynchronize_ptsz;
 __typeof__ (cuEventRecord) cuEventRecord_ptsz;
 __typeof__ (cuStreamWaitEvent) cuStreamWaitEvent_ptsz;
 
-/* F(field, name for cuGetProcAddress, linked symbol, per-thread flag) */
+/* F(field, name for cuGetProcAddress, linked symbol, version, per-thread flag) */
 #define FUNCS(F) \
-  F (init, cuInit, cuInit, 0) F (devget, cuDeviceGet, cuDeviceGet, 0) \
-  F (retain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 0) \
-  F (setcur, cuCtxSetCurrent, cuCtxSetCurrent, 0) F (ctxsync, cuCtxSynchronize, cuCtxSynchronize, 0) \
-  F (alloc, cuMemAlloc, cuMemAlloc_v2, 0) F (free_, cuMemFree, cuMemFree_v2, 0) \
-  F (hostalloc, cuMemHostAlloc, cuMemHostAlloc, 0) F (freehost, cuMemFreeHost, cuMemFreeHost, 0) \
-  F (screate, cuStreamCreate, cuStreamCreate, 0) F (ssync, cuStreamSynchronize, cuStreamSynchronize, 0) \
-  F (load, cuModuleLoadData, cuModuleLoadData, 0) F (getfn, cuModuleGetFunction, cuModuleGetFunction, 0) \
-  F (evcreate, cuEventCreate, cuEventCreate, 0) \
-  F (launch, cuLaunchKernel, cuLaunchKernel, 0) \
-  F (coop, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 0) \
-  F (launchex, cuLaunchKernelEx, cuLaunchKernelEx, 0) \
-  F (cp2d, cuMemcpy2D, cuMemcpy2D_v2, 0) F (cp2du, cuMemcpy2DUnaligned, cuMemcpy2DUnaligned_v2, 0) \
-  F (cp2da, cuMemcpy2DAsync, cuMemcpy2DAsync_v2, 0) F (cp3d, cuMemcpy3D, cuMemcpy3D_v2, 0) \
-  F (cp3da, cuMemcpy3DAsync, cuMemcpy3DAsync_v2, 0) F (peer, cuMemcpyPeer, cuMemcpyPeer, 0) \
-  F (peera, cuMemcpyPeerAsync, cuMemcpyPeerAsync, 0) \
-  F (advise, cuMemAdvise, cuMemAdvise_v2, 0) \
-  F (pt_launch, cuLaunchKernel, cuLaunchKernel_ptsz, 1) \
-  F (pt_h2da, cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2_ptsz, 1) \
-  F (pt_d2h, cuMemcpyDtoH, cuMemcpyDtoH_v2_ptds, 1) F (pt_cp2d, cuMemcpy2D, cuMemcpy2D_v2_ptds, 1) \
-  F (pt_peera, cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz, 1) \
-  F (pt_memset32a, cuMemsetD32Async, cuMemsetD32Async_ptsz, 1) \
-  F (pt_ssync, cuStreamSynchronize, cuStreamSynchronize_ptsz, 1) \
-  F (pt_evrec, cuEventRecord, cuEventRecord_ptsz, 1) \
-  F (pt_wait, cuStreamWaitEvent, cuStreamWaitEvent_ptsz, 1)
+  F (init, cuInit, cuInit, 12000, 0) F (devget, cuDeviceGet, cuDeviceGet, 12000, 0) \
+  F (retain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 12000, 0) \
+  F (setcur, cuCtxSetCurrent, cuCtxSetCurrent, 12000, 0) F (ctxsync, cuCtxSynchronize, cuCtxSynchronize, 12000, 0) \
+  F (alloc, cuMemAlloc, cuMemAlloc_v2, 12000, 0) F (free_, cuMemFree, cuMemFree_v2, 12000, 0) \
+  F (hostalloc, cuMemHostAlloc, cuMemHostAlloc, 12000, 0) F (freehost, cuMemFreeHost, cuMemFreeHost, 12000, 0) \
+  F (screate, cuStreamCreate, cuStreamCreate, 12000, 0) F (ssync, cuStreamSynchronize, cuStreamSynchronize, 12000, 0) \
+  F (load, cuModuleLoadData, cuModuleLoadData, 12000, 0) F (getfn, cuModuleGetFunction, cuModuleGetFunction, 12000, 0) \
+  F (evcreate, cuEventCreate, cuEventCreate, 12000, 0) \
+  F (launch, cuLaunchKernel, cuLaunchKernel, 12000, 0) \
+  F (coop, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 12000, 0) \
+  F (launchex, cuLaunchKernelEx, cuLaunchKernelEx, 12000, 0) \
+  F (cp2d, cuMemcpy2D, cuMemcpy2D_v2, 12000, 0) F (cp2du, cuMemcpy2DUnaligned, cuMemcpy2DUnaligned_v2, 12000, 0) \
+  F (cp2da, cuMemcpy2DAsync, cuMemcpy2DAsync_v2, 12000, 0) F (cp3d, cuMemcpy3D, cuMemcpy3D_v2, 12000, 0) \
+  F (cp3da, cuMemcpy3DAsync, cuMemcpy3DAsync_v2, 12000, 0) F (peer, cuMemcpyPeer, cuMemcpyPeer, 12000, 0) \
+  F (peera, cuMemcpyPeerAsync, cuMemcpyPeerAsync, 12000, 0) \
+  F (advise, cuMemAdvise, cuMemAdvise_v2, 12000, 0) \
+  F (pt_launch, cuLaunchKernel, cuLaunchKernel_ptsz, 12000, 1) \
+  F (pt_h2da, cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2_ptsz, 12000, 1) \
+  F (pt_d2h, cuMemcpyDtoH, cuMemcpyDtoH_v2_ptds, 12000, 1) F (pt_cp2d, cuMemcpy2D, cuMemcpy2D_v2_ptds, 12000, 1) \
+  F (pt_peera, cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz, 12000, 1) \
+  F (pt_memset32a, cuMemsetD32Async, cuMemsetD32Async_ptsz, 12000, 1) \
+  F (pt_ssync, cuStreamSynchronize, cuStreamSynchronize_ptsz, 12000, 1) \
+  F (pt_evrec, cuEventRecord, cuEventRecord_ptsz, 12000, 1) \
+  F (pt_wait, cuStreamWaitEvent, cuStreamWaitEvent_ptsz, 12000, 1)
 
-static struct {
-#define FIELD(field, name, sym, pt) __typeof__ (sym) *field;
-  FUNCS (FIELD)
-#undef FIELD
-} api;
-
-
-static void
-load_api (void)
-{
-#ifdef VIA_DLOPEN
-  GetProcAddressFn *gpa = open_get_proc_address ();
-  CUdriverProcAddressQueryResult st;
-#define GET(field, name, sym, pt) \
-  CK (gpa (#name, (void **) &api.field, 12000, \
-           pt ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT, &st));
-  FUNCS (GET)
-#undef GET
-#else
-#define GET(field, name, sym, pt) api.field = sym;
-  FUNCS (GET)
-#undef GET
-#endif
-}
+DEFINE_API (FUNCS)
 
 static CUfunction axpy, pairk;
 static CUdeviceptr a, b;
