@@ -243,20 +243,7 @@ ok $? "prog-graph in cupti mode: each node's kernel time, matched by graph node 
 
 # Threads: callbacks from four threads at once, the forked child's trace.
 capture thr prog-threads
-[ "$(cat thr.rc)" = 0 ] && python3 - thr.norm <<'PY'
-import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1])][1:]
-by = {}
-for e in ev:
-    by.setdefault(e["tid"], []).append(e)
-assert sorted(by) == [0, 1, 2, 3, 4], sorted(by)
-for tid in (1, 2, 3, 4):
-    ops = [e["op"] for e in by[tid]]
-    assert ops == ["alloc", "kernel", "sync", "free"] * 50, ops[:8]
-    for i in range(0, 200, 4):
-        a, k, s, f = by[tid][i:i + 4]
-        assert k["touches"] == [a["id"]] and f["id"] == a["id"] and k["dur"] == 1000, (a, k, f)
-PY
+[ "$(cat thr.rc)" = 0 ] && check_threads thr.norm
 ok $? "4 threads in cupti mode: per-thread events, every kernel timed by its record"
 
 # c. prog-managed.

@@ -71,24 +71,7 @@ ok $? "program output unchanged, nothing printed by the shim"
 "$VRAMCAP" --mode hook -o thr.vtrace "$STUB/prog-threads" > thr.out 2> thr.err
 rc=$?
 decode thr.vtrace thr.norm
-python3 - thr.norm <<'PY'
-import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1])][1:]
-by = {}
-for e in ev:
-    by.setdefault(e["tid"], []).append(e)
-assert sorted(by) == [0, 1, 2, 3, 4], sorted(by)
-assert [e["op"] for e in by[0]] == ["alloc", "free"], by[0]
-sizes = set()
-for tid in (1, 2, 3, 4):
-    ops = [e["op"] for e in by[tid]]
-    assert ops == ["alloc", "kernel", "sync", "free"] * 50, ops[:8]
-    for i in range(0, 200, 4):
-        a, k, s, f = by[tid][i:i + 4]
-        assert k["touches"] == [a["id"]] and f["id"] == a["id"] and k["dur"] == 1000, (a, k, f)
-        sizes.add(a["bytes"])
-assert sizes == {4096, 8192, 12288, 16384}, sizes
-PY
+check_threads thr.norm
 ok $(( $? + rc )) "4 threads: per-thread tids, every kernel touches its thread's buffer"
 child=$(sed -n 's/^child //p' thr.out)
 [ -n "$child" ] && [ -f "thr.$child.vtrace" ] && decode "thr.$child.vtrace" child.norm \

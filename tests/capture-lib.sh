@@ -30,3 +30,28 @@ for e in lines[1:]:
     print(json.dumps(e, sort_keys=True))
 PY
 }
+
+# check_threads NORM: prog-threads' decoded trace (decode): the main thread
+# allocates and frees one buffer; each of four threads runs 50 rounds of
+# alloc, kernel (touching that allocation, 1000 ns), sync, free, with
+# 4, 8, 12 and 16 KiB buffers.
+check_threads() {
+  python3 - "$1" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])][1:]
+by = {}
+for e in ev:
+    by.setdefault(e["tid"], []).append(e)
+assert sorted(by) == [0, 1, 2, 3, 4], sorted(by)
+assert [e["op"] for e in by[0]] == ["alloc", "free"], by[0]
+sizes = set()
+for tid in (1, 2, 3, 4):
+    ops = [e["op"] for e in by[tid]]
+    assert ops == ["alloc", "kernel", "sync", "free"] * 50, ops[:8]
+    for i in range(0, 200, 4):
+        a, k, s, f = by[tid][i:i + 4]
+        assert k["touches"] == [a["id"]] and f["id"] == a["id"] and k["dur"] == 1000, (a, k, f)
+        sizes.add(a["bytes"])
+assert sizes == {4096, 8192, 12288, 16384}, sizes
+PY
+}
