@@ -723,11 +723,9 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         }
       if (validate)
         {
-          /* Live already (in its slot, or in the map when that holds
-           * any): the careful path words the error. */
+          /* Live already: the careful path words the error. */
           if (G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || r->n_live >= r->max_live
-                          || r->live_cache[e->id & (VS_LIVE_CACHE - 1)] == e->id
-                          || (r->live.len > 0 && u64map_lookup (&r->live, e->id) != NULL)))
+                          || trace_live_has (r, e->id)))
             return FALSE;
           trace_live_add (r, e->id);
         }

@@ -93,12 +93,12 @@ void trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const
 #define VS_LIVE_CACHE 4096
 #define VS_LIVE_EMPTY G_MAXUINT64
 
-/* Whether ID, not in its slot, is live: in the map, from which it moves
- * into its slot if that is free. */
+/* Whether ID, not in its slot, is live: in the map (mostly empty: then
+ * no hashing), from which it moves into its slot if that is free. */
 static inline gboolean
 trace_live_has_slow (VsTraceReader *r, guint64 id)
 {
-  if (u64map_lookup (&r->live, id) == NULL)
+  if (r->live.len == 0 || u64map_lookup (&r->live, id) == NULL)
     return FALSE;
   guint64 *slot = &r->live_cache[id & (VS_LIVE_CACHE - 1)];
   if (*slot == VS_LIVE_EMPTY)
