@@ -41,7 +41,7 @@
 #include "evq.h"
 #include "fileio.h"
 #include "flow.h"
-#include "u64map.h"
+#include "slotmap.h"
 #include "units.h"
 
 typedef struct Sim Sim;
@@ -267,14 +267,7 @@ struct Sim {
   guint64 man_running_bytes;  /* resident bytes of managed allocations running ops use */
   guint64 overflow_peak;
 
-  /* The live allocations by id: each is in its slot of acache (id &
-   * (ACACHE - 1)) or, while another one holds that slot, in the map. Ids
-   * are mostly distinct modulo ACACHE, so an alloc and its free seldom
-   * touch the map (inserting into it and removing from it were 3 % of
-   * replay time). */
-#define ACACHE 1024
-  Alloc *acache[ACACHE];
-  VsU64Map allocs;       /* id -> Alloc*, for those not in their slot */
+  VsSlotMap allocs;      /* id -> Alloc* of the live allocations */
   Lru lru_dev, lru_man;   /* device allocations; managed ones with resident groups */
   gboolean spill;        /* the spill policy: device memory can leave the device (swap-in, lru_dev) */
   gboolean dev_only;     /* device and managed memory are always reached on the device */
@@ -1257,44 +1250,25 @@ event_find (Sim *s, guint64 event)
   return v ? GSIZE_TO_POINTER (*v) : NULL;
 }
 
-/* The live allocation ID not in its slot, or NULL. One found in the map
- * moves into its slot when that is free again. */
-static Alloc *
-alloc_find_slow (Sim *s, guint64 id)
+/* The live allocation ID, or NULL. */
+static inline Alloc *
+alloc_find (Sim *s, guint64 id)
 {
-  guint64 *v = u64map_lookup (&s->allocs, id);
-  if (v == NULL)
-    return NULL;
-  Alloc *a = GSIZE_TO_POINTER (*v);
-  Alloc **slot = &s->acache[id & (ACACHE - 1)];
-  if (*slot == NULL)
-    {
-      u64map_remove (&s->allocs, id);
-      *slot = a;
-    }
-  return a;
+  guint64 *v = slotmap_lookup (&s->allocs, id);
+  return v ? GSIZE_TO_POINTER (*v) : NULL;
 }
 
-static __attribute__ ((noinline)) Alloc *
-alloc_lookup_slow (Sim *s, guint64 id)
-{
-  Alloc *a = alloc_find_slow (s, id);
-  if (a == NULL)
-    s->unknown_refs++;
-  return a;
-}
-
-/* The live allocation ID, or NULL (0 names none); a hit in its slot needs
- * no hashing. */
+/* The live allocation ID, or NULL (0 names none), counting references to
+ * ids that are not live. */
 static inline Alloc *
 alloc_lookup (Sim *s, guint64 id)
 {
   if (id == 0)
     return NULL;
-  Alloc *a = s->acache[id & (ACACHE - 1)];
-  if (G_LIKELY (a != NULL && a->id == id))
-    return a;
-  return alloc_lookup_slow (s, id);
+  Alloc *a = alloc_find (s, id);
+  if (G_UNLIKELY (a == NULL))
+    s->unknown_refs++;
+  return a;
 }
 
 /* The allocations an op uses, each once with its access modes: built in
@@ -2366,11 +2340,9 @@ alloc_release (Sim *s, Alloc *a)
         loc_sub (s, a->below, a->charge);
       a->below = -1;
     }
-  Alloc **slot = &s->acache[a->id & (ACACHE - 1)];
-  if (*slot == a)
-    *slot = NULL;
-  else
-    u64map_remove (&s->allocs, a->id);
+  /* A is the one live under its id: do_alloc releases an id's old
+   * allocation before it adds the new one. */
+  slotmap_remove (&s->allocs, a->id);
   alloc_unref (a);       /* the table's */
 }
 
@@ -2517,15 +2489,10 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   TagStat *t = &g_array_index (s->tag_stats, TagStat, a->tag);
   t->cur += a->bytes;
   t->peak = MAX (t->peak, t->cur);
-  Alloc **slot = &s->acache[a->id & (ACACHE - 1)];
-  Alloc *old = *slot != NULL && (*slot)->id == a->id ? *slot : alloc_find_slow (s, a->id);
+  Alloc *old = alloc_find (s, a->id);
   if (old)
     alloc_release (s, old);
-  /* The new one takes its slot (the kernels that use it next find it
-   * there); one holding it moves to the map. */
-  if (*slot != NULL)
-    u64map_insert (&s->allocs, (*slot)->id, GPOINTER_TO_SIZE (*slot));
-  *slot = a;
+  slotmap_add (&s->allocs, a->id, GPOINTER_TO_SIZE (a));
   lru_touch (s, a);
   return TRUE;
 }
@@ -2781,7 +2748,7 @@ sim_setup (Sim *s)
   s->spill = c->oversubscription == VS_OVERSUB_SPILL;
   s->dev_only = !c->unified && (c->oversubscription == VS_OVERSUB_OOM || c->oversubscription == VS_OVERSUB_UVM);
 
-  u64map_init (&s->allocs);
+  slotmap_init (&s->allocs);
   s->threads = g_hash_table_new (NULL, NULL);
   s->thread_list = g_ptr_array_new ();
   u64map_init (&s->streams);
@@ -2859,7 +2826,7 @@ sim_teardown (Sim *s)
     }
   g_ptr_array_free (s->thread_list, TRUE);
   g_hash_table_destroy (s->threads);
-  u64map_clear (&s->allocs);
+  slotmap_clear (&s->allocs);
   g_hash_table_destroy (s->tags);
   for (guint i = 0; i < s->tag_stats->len; i++)
     g_free (g_array_index (s->tag_stats, TagStat, i).name);

@@ -612,17 +612,11 @@ fast_uv_long (const guint8 **pp, guint64 *out)
     }                                                                                                            \
   while (0)
 
-/* Whether ID is live when its slot does not hold it: the map (an id
- * moving from the map into its slot changes no live set, nothing a
- * bail-out would undo). Out of line, so that the loops around a lookup
- * keep their registers. */
-static __attribute__ ((noinline)) gboolean
-fast_live_map (VsTraceReader *r, guint64 id)
-{
-  return trace_live_has_slow (r, id);
-}
-
-#define FAST_LIVE(id) (__builtin_expect (cache[(id) & (VS_LIVE_CACHE - 1)] == (id), 1) || fast_live_map (r, (id)))
+/* Whether ID is live: its slot of the live ids, else the spill map (out
+ * of line; a find there changes no live set, nothing a bail-out would
+ * undo). */
+#define FAST_LIVE(id)                                                                                            \
+  (__builtin_expect (cache[VS_SLOT (id)] == (id), 1) || slotmap_lookup_spill (&r->live, (id)) != NULL)
 
 /* Lists of up to FAST_LIST ids take the fast path; the ids array always
  * holds three of them (bin_dec_init). */
@@ -679,7 +673,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
 
   /* Copies of what the loops read, so that stores to the event (whose
    * guint8 fields may alias anything) do not force reloads. */
-  const guint64 *cache = r->live_cache;
+  const guint64 *cache = r->live.keys;
   const char *const *strings = d->strings;
   guint64 n_strings = d->n_strings;
 
@@ -724,7 +718,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
       if (validate)
         {
           /* Live already: the careful path words the error. */
-          if (G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || r->n_live >= r->max_live
+          if (G_UNLIKELY (e->kind >= VS_MEM_COUNT || e->id == 0 || r->live.len >= r->max_live
                           || trace_live_has (r, e->id)))
             return FALSE;
           trace_live_add (r, e->id);
@@ -797,7 +791,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         {                                                                                                        \
           guint64 id_;                                                                                           \
           FUV (id_);                                                                                             \
-          miss |= cache[id_ & (VS_LIVE_CACHE - 1)] ^ id_;                                                        \
+          miss |= cache[VS_SLOT (id_)] ^ id_;                                                                    \
           *w++ = id_;                                                                                            \
         }                                                                                                        \
       while (w < stop_);                                                                                         \

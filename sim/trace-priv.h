@@ -30,7 +30,7 @@ extern const guint32 trace_op_required[VS_OP_COUNT];
  * `value + 1` encoding and signed time deltas cannot overflow). */
 #define VS_TRACE_INT_MAX ((guint64) G_MAXINT64)
 
-#include "u64map.h"
+#include "slotmap.h"
 
 /* ---- buffered input ---- */
 
@@ -71,73 +71,34 @@ struct _VsTraceReader {
   gboolean done;
   struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
   gsize max_live;         /* most allocations live at once (trace_max_live) */
-  /* Live allocation ids (use the trace_live_* functions): each in its
-   * slot of live_cache (id % VS_LIVE_CACHE), or in the map while another
-   * live id holds that slot. */
-  guint64 *live_cache;    /* VS_LIVE_CACHE slots: a live id, or VS_LIVE_EMPTY */
-  VsU64Map live;          /* live ids not in their slot (values unused) */
-  gsize n_live;
+  VsSlotMap live;         /* live allocation ids (use the trace_live_* functions) */
   VsU64Map last_t;        /* tid + 1 -> last t, for tids from VS_SMALL_TIDS up */
   guint64 small_t[VS_SMALL_TIDS]; /* last t + 1 of the first tids (0 = none yet): no hashing */
 };
 
 void trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char *path);
 
-/* Live allocation ids: a direct-mapped table answers most lookups with
- * one load (ids are mostly allocated in order and live for a short while,
- * or stay live and are used often), and most allocations and frees
- * without hashing; an id whose slot another live id holds waits in the
- * map (inserting into and removing from it on every alloc and free was 3
- * % of replay time). A slot holds a live id or VS_LIVE_EMPTY, which no id
- * is (ids reaching validation are below 2^63). */
-#define VS_LIVE_CACHE 4096
-#define VS_LIVE_EMPTY G_MAXUINT64
-
-/* Whether ID, not in its slot, is live: in the map (mostly empty: then
- * no hashing), from which it moves into its slot if that is free. */
-static inline gboolean
-trace_live_has_slow (VsTraceReader *r, guint64 id)
-{
-  if (r->live.len == 0 || u64map_lookup (&r->live, id) == NULL)
-    return FALSE;
-  guint64 *slot = &r->live_cache[id & (VS_LIVE_CACHE - 1)];
-  if (*slot == VS_LIVE_EMPTY)
-    {
-      u64map_remove (&r->live, id);
-      *slot = id;
-    }
-  return TRUE;
-}
+/* Live allocation ids (values unused): ids reaching validation are below
+ * 2^63, so VS_SLOT_EMPTY is none of them. */
 
 static inline gboolean
 trace_live_has (VsTraceReader *r, guint64 id)
 {
-  return r->live_cache[id & (VS_LIVE_CACHE - 1)] == id || trace_live_has_slow (r, id);
+  return slotmap_lookup (&r->live, id) != NULL;
 }
 
-/* Adds ID, which is not live: into its slot (the newest ids are used
- * most), the id there, if any, into the map. */
+/* Adds ID, which is not live. */
 static inline void
 trace_live_add (VsTraceReader *r, guint64 id)
 {
-  guint64 *slot = &r->live_cache[id & (VS_LIVE_CACHE - 1)];
-  if (*slot != VS_LIVE_EMPTY)
-    u64map_insert (&r->live, *slot, 1);
-  *slot = id;
-  r->n_live++;
+  slotmap_add (&r->live, id, 0);
 }
 
 /* Removes ID; FALSE if it was not live. */
 static inline gboolean
 trace_live_remove (VsTraceReader *r, guint64 id)
 {
-  guint64 *slot = &r->live_cache[id & (VS_LIVE_CACHE - 1)];
-  if (*slot == id)
-    *slot = VS_LIVE_EMPTY;
-  else if (!u64map_remove (&r->live, id))
-    return FALSE;
-  r->n_live--;
-  return TRUE;
+  return slotmap_remove (&r->live, id);
 }
 /* Sets ERROR to "PATH:LINE: MSG" or "PATH: event N: MSG" for the record now being read. */
 void trace_reader_fail (VsTraceReader *r, GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF (4, 5);

@@ -314,10 +314,7 @@ trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char
   r->path = g_strdup (path);
   r->validate = TRUE;
   r->max_live = trace_max_live ();
-  u64map_init (&r->live);
-  r->live_cache = g_new (guint64, VS_LIVE_CACHE);
-  for (gsize i = 0; i < VS_LIVE_CACHE; i++)
-    r->live_cache[i] = VS_LIVE_EMPTY;
+  slotmap_init (&r->live);
   u64map_init (&r->last_t);
 }
 
@@ -460,10 +457,10 @@ trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **e
         return FAIL ("field 'id': an allocation id must be positive");
       if (trace_live_has (r, ev->id))
         return FAIL ("field 'id': allocation %" G_GUINT64_FORMAT " is already live", ev->id);
-      if (G_UNLIKELY (r->n_live >= r->max_live))
+      if (G_UNLIKELY (r->live.len >= r->max_live))
         return FAIL ("%" G_GSIZE_FORMAT " allocations live at once: more than this machine's memory "
                      "can replay (each live allocation costs about 300 bytes; the limit is half of "
-                     "physical memory, VRAMSIM_MAX_LIVE overrides it)", r->n_live + 1);
+                     "physical memory, VRAMSIM_MAX_LIVE overrides it)", r->live.len + 1);
       trace_live_add (r, ev->id);
       break;
     case VS_OP_FREE:
@@ -608,8 +605,7 @@ trace_close (VsTraceReader *r)
     return;
   g_free (r->path);
   trace_header_free (r->header);
-  u64map_clear (&r->live);
-  g_clear_pointer (&r->live_cache, g_free);
+  slotmap_clear (&r->live);
   u64map_clear (&r->last_t);
   r->klass->close (r);
 }

@@ -1,8 +1,8 @@
 /* u64map.c — open-addressing map of nonzero guint64 keys to guint64
  * values: linear probing, backward-shift deletion, power-of-two capacity.
- * Used on the hot path by the trace readers (live ids, behind a
- * direct-mapped table; per-thread times), the replay engine (live
- * allocations, likewise; streams, events, kernel names), where
+ * Used on the hot path by the trace readers (per-thread times; live ids
+ * through slotmap.h), the replay engine (streams, events, kernel names;
+ * live allocations through slotmap.h), where
  * GHashTable's indirection cost 5 % of all instructions. */
 #include "u64map.h"
 
