@@ -41,16 +41,17 @@ int InitializeInjection (void);
   X (cuptiSubscribe) X (cuptiEnableCallback) X (cuptiActivityEnable) \
   X (cuptiActivityRegisterCallbacks) X (cuptiActivityFlushAll) \
   X (cuptiActivityGetNextRecord) X (cuptiGetResultString)
+/* Optional: without them, graph records match nodes in order, there are
+ * no unified-memory counters, dropped records go unsaid. */
+#define CUPTI_OPTIONAL(X) \
+  X (cuptiGetGraphNodeId) X (cuptiActivityConfigureUnifiedMemoryCounter) \
+  X (cuptiActivityGetNumDroppedRecords)
 #define DECL(fn) static __typeof__ (fn) *p_##fn;
 CUPTI_FUNCS (DECL)
+CUPTI_OPTIONAL (DECL)
 #undef DECL
 
 static CUpti_SubscriberHandle g_sub;
-/* Optional: */
-static __typeof__ (cuptiGetGraphNodeId) *p_cuptiGetGraphNodeId;
-static __typeof__ (cuptiActivityConfigureUnifiedMemoryCounter) *p_cuptiActivityConfigureUnifiedMemoryCounter;
-static __typeof__ (cuptiActivityGetNumDroppedRecords) *p_cuptiActivityGetNumDroppedRecords;
-static void *g_cupti;
 
 /* ---- correlation id -> event sequence number (under the recorder's lock) ---- */
 
@@ -1229,10 +1230,12 @@ load_cupti (void)
     h = dlopen (names[i], RTLD_NOW | RTLD_GLOBAL);
   if (!h)
     return 0;
-  g_cupti = h;
 #define LOAD(fn) p_##fn = (__typeof__ (fn) *) dlsym (h, #fn); if (!p_##fn) return 0;
   CUPTI_FUNCS (LOAD)
 #undef LOAD
+#define LOAD_OPTIONAL(fn) p_##fn = (__typeof__ (fn) *) dlsym (h, #fn);
+  CUPTI_OPTIONAL (LOAD_OPTIONAL)
+#undef LOAD_OPTIONAL
   return 1;
 }
 
@@ -1254,8 +1257,6 @@ enable_um_counters (void)
     CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
   };
   CUpti_ActivityUnifiedMemoryCounterConfig cfg[sizeof kinds / sizeof kinds[0]];
-  p_cuptiActivityConfigureUnifiedMemoryCounter = (__typeof__ (cuptiActivityConfigureUnifiedMemoryCounter) *)
-    dlsym (g_cupti, "cuptiActivityConfigureUnifiedMemoryCounter");
   if (!p_cuptiActivityConfigureUnifiedMemoryCounter) {
     g_um_err = CUPTI_ERROR_NOT_SUPPORTED;
     return;
@@ -1319,12 +1320,9 @@ InitializeInjection (void)
     p_cuptiEnableCallback (1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, cbids[i]);
   for (size_t i = 0; i < N_PT; i++)
     p_cuptiEnableCallback (1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, pt_map[i].pt);
-  p_cuptiGetGraphNodeId = (__typeof__ (cuptiGetGraphNodeId) *) dlsym (g_cupti, "cuptiGetGraphNodeId");
   hooks_graph_node_id_cb = graph_node_id;
   const char *v = getenv ("VRAMCAP_VERBOSE");
   g_verbose = v && *v && strcmp (v, "0") != 0;
-  p_cuptiActivityGetNumDroppedRecords = (__typeof__ (cuptiActivityGetNumDroppedRecords) *)
-    dlsym (g_cupti, "cuptiActivityGetNumDroppedRecords");
   /* Without these, ops are recorded but have no GPU time: say so. */
   static const struct { CUpti_ActivityKind kind; const char *name; } timing[] = {
     { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL" },
