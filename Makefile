@@ -25,12 +25,10 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) -Isim $(PKG_CFLAGS) \
              -DVRAMSIM_VERSION='"$(VERSION)"' -DVRAMSIM_PREFIX='"$(PREFIX)"' -MMD -MP
 LDLIBS     = $(PKG_LIBS) -lm -lpthread
 
-SIM_SRCS   = $(filter-out sim/main.c,$(wildcard sim/*.c))
+SIM_SRCS   = $(filter-out sim/cli/main.c,$(sort $(wildcard sim/*/*.c)))
 SIM_OBJS   = $(SIM_SRCS:sim/%.c=$(B)/sim/%.o)
-TEST_SRCS  = $(wildcard tests/test-*.c)
+TEST_SRCS  = $(sort $(wildcard tests/*/test-*.c))
 TEST_BINS  = $(TEST_SRCS:tests/%.c=$(B)/tests/%)
-TEST_HELPER_SRCS = $(wildcard tests/helpers/*.c)
-TEST_HELPER_OBJS = $(TEST_HELPER_SRCS:tests/helpers/%.c=$(B)/tests/helpers/%.o)
 
 .PHONY: all test check asan asan-test install uninstall clean bench fuzz capture tests
 all: $(BIN)/vramsim capture
@@ -43,17 +41,13 @@ $(B)/libvramsim.a: $(SIM_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN)/vramsim: $(B)/sim/main.o $(B)/libvramsim.a
+$(BIN)/vramsim: $(B)/sim/cli/main.o $(B)/libvramsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
-$(B)/tests/helpers/%.o: tests/helpers/%.c
+$(B)/tests/%: tests/%.c $(B)/libvramsim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests -c -o $@ $<
-
-$(B)/tests/%: tests/%.c $(B)/libvramsim.a $(TEST_HELPER_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(TEST_HELPER_OBJS) $(B)/libvramsim.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libvramsim.a $(LDLIBS)
 
 tests: $(TEST_BINS) $(BIN)/vramsim
 
@@ -90,6 +84,6 @@ uninstall:
 clean:
 	rm -rf build bin lib
 
--include $(SIM_OBJS:.o=.d) $(B)/sim/main.d
+-include $(SIM_OBJS:.o=.d) $(B)/sim/cli/main.d
 -include bench/bench.mk
 -include tests/fuzz/fuzz.mk

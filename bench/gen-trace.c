@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 #define MiB (1024ull * 1024ull)
 #define GiB (1024ull * MiB)

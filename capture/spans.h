@@ -4,7 +4,7 @@
  * kernel's duration loses the part of it that falls inside the kernel.
  *
  * Header-only and libc-only: the shim is injected into other programs and
- * tests/test-spans.c checks these functions by hand-computed values. */
+ * tests/capture/test-spans.c checks these functions by hand-computed values. */
 #pragma once
 
 #include <stddef.h>

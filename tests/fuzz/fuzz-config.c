@@ -5,7 +5,7 @@
  * `vramsim configs --show FILE --set ...` does; a compiled config is also
  * turned back into JSON (config_to_json) and compiled again. */
 #include "fuzz-common.h"
-#include "config.h"
+#include "config/config.h"
 
 static char *path;
 

@@ -3,7 +3,7 @@
  * kernel_bytes_load() (an Nsight Compute CSV export or NAME,BYTES lines);
  * a table that loads is applied to a few kernel events. */
 #include "fuzz-common.h"
-#include "kernel-bytes.h"
+#include "import/kernel-bytes.h"
 
 static char *path;
 

@@ -3,8 +3,8 @@
  * import_kineto() into a scratch .jsonl trace, which is then read back and
  * validated (an importer must only write traces the readers accept). */
 #include "fuzz-common.h"
-#include "import.h"
-#include "trace.h"
+#include "import/import.h"
+#include "trace/trace.h"
 
 static char *in_path, *out_path;
 

@@ -5,7 +5,7 @@
  * direct, uvm. Bad traces must fail with a GError, good ones must give a
  * report. tests/fuzz-regress.sh replays regress inputs the same way. */
 #include "fuzz-common.h"
-#include "replay.h"
+#include "engine/replay.h"
 
 static char *path;
 static VsConfig *configs[4];

@@ -5,7 +5,7 @@
  * magic is put in front unless the input starts with it, so every input
  * reaches the binary decoder). */
 #include "fuzz-common.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 static char *path;
 

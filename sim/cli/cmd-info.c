@@ -1,0 +1,312 @@
+/* cmd-info.c — `vramsim info TRACE`: what a trace holds, in one pass.
+ *
+ * Live bytes are followed in file order (the order the readers validate
+ * in); for a trace of one host thread that is time order. Peaks count
+ * allocation sizes as asked, without the device's allocation granularity
+ * (that is the replay's business). */
+#include "cli/cmds.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/trace-priv.h"
+
+typedef struct {
+  guint64 bytes;
+  guint8 kind;
+  guint tag;       /* index into Info.tags */
+} Live;
+
+typedef struct {
+  const char *name; /* "untagged" for allocations without a tag */
+  guint64 live, peak;
+} TagStat;
+
+typedef struct {
+  guint64 events;
+  guint64 ops[VS_OP_COUNT];
+  guint64 t_first, t_end;
+  guint64 live, peak;
+  guint64 live_kind[VS_MEM_COUNT], peak_kind[VS_MEM_COUNT];
+  GArray *tags;             /* TagStat, in order of first appearance */
+  GHashTable *tag_index;    /* name -> index + 1 */
+  GHashTable *allocs;       /* id -> Live* */
+  GHashTable *streams, *threads;
+  gsize last_tid, last_stream;  /* the last added, + 1 (0: none) */
+  guint64 kernel_dur;
+  guint64 copy_bytes[VS_DIR_COUNT];
+} Info;
+
+static guint
+tag_of (Info *in, const char *tag)
+{
+  const char *name = tag ? tag : "untagged";
+  gpointer v = g_hash_table_lookup (in->tag_index, name);
+  if (v != NULL)
+    return GPOINTER_TO_UINT (v) - 1;
+  TagStat ts = { g_strdup (name), 0, 0 };
+  g_array_append_val (in->tags, ts);
+  g_hash_table_insert (in->tag_index, (gpointer) ts.name, GUINT_TO_POINTER (in->tags->len));
+  return in->tags->len - 1;
+}
+
+static void
+info_event (Info *in, const VsEvent *ev)
+{
+  if (in->events == 0 || ev->t < in->t_first)
+    in->t_first = ev->t;
+  guint64 dur = ev->dur == VS_NONE ? 0 : ev->dur;
+  in->t_end = MAX (in->t_end, ev->t + MAX (ev->host_ns, dur));
+  in->events++;
+  in->ops[ev->op]++;
+  /* Events come in runs of one thread and one stream: the hash tables
+   * are asked only when those change. */
+  if ((gsize) ev->tid + 1 != in->last_tid)
+    g_hash_table_add (in->threads, GSIZE_TO_POINTER (in->last_tid = (gsize) ev->tid + 1));
+  gboolean has_stream = ev->op != VS_OP_MARK && ev->op != VS_OP_SYNC;
+  if (ev->op == VS_OP_ALLOC || ev->op == VS_OP_FREE)
+    has_stream = ev->has_stream;
+  if (ev->op == VS_OP_SYNC)
+    has_stream = ev->scope == VS_SYNC_STREAM;
+  if (has_stream && (gsize) ev->stream + 1 != in->last_stream)
+    g_hash_table_add (in->streams, GSIZE_TO_POINTER (in->last_stream = (gsize) ev->stream + 1));
+  switch (ev->op)
+    {
+    case VS_OP_ALLOC:
+      {
+        Live *l = g_new (Live, 1);
+        l->bytes = ev->bytes;
+        l->kind = ev->kind;
+        l->tag = tag_of (in, ev->tag);
+        g_hash_table_insert (in->allocs, GSIZE_TO_POINTER ((gsize) ev->id), l);
+        in->live += l->bytes;
+        in->peak = MAX (in->peak, in->live);
+        in->live_kind[l->kind] += l->bytes;
+        in->peak_kind[l->kind] = MAX (in->peak_kind[l->kind], in->live_kind[l->kind]);
+        TagStat *ts = &g_array_index (in->tags, TagStat, l->tag);
+        ts->live += l->bytes;
+        ts->peak = MAX (ts->peak, ts->live);
+        break;
+      }
+    case VS_OP_FREE:
+      {
+        Live *l = g_hash_table_lookup (in->allocs, GSIZE_TO_POINTER ((gsize) ev->id));
+        if (l == NULL)
+          break; /* cannot happen: the reader checked */
+        in->live -= l->bytes;
+        in->live_kind[l->kind] -= l->bytes;
+        g_array_index (in->tags, TagStat, l->tag).live -= l->bytes;
+        g_hash_table_remove (in->allocs, GSIZE_TO_POINTER ((gsize) ev->id));
+        break;
+      }
+    case VS_OP_KERNEL:
+      in->kernel_dur += dur;
+      break;
+    case VS_OP_COPY:
+      in->copy_bytes[ev->dir] += ev->bytes;
+      break;
+    default:
+      break;
+    }
+}
+
+static void
+format_bytes (char *buf, gsize n, guint64 b)
+{
+  static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+  double v = (double) b;
+  int u = 0;
+  while (v >= 1024 && u < 5)
+    v /= 1024, u++;
+  if (u == 0)
+    g_snprintf (buf, n, "%" G_GUINT64_FORMAT " B", b);
+  else
+    g_snprintf (buf, n, "%.2f %s", v, units[u]);
+}
+
+static void
+format_time (char *buf, gsize n, guint64 ns)
+{
+  if (ns >= 1000000000)
+    g_snprintf (buf, n, "%.3f s", ns / 1e9);
+  else if (ns >= 1000000)
+    g_snprintf (buf, n, "%.3f ms", ns / 1e6);
+  else if (ns >= 1000)
+    g_snprintf (buf, n, "%.3f us", ns / 1e3);
+  else
+    g_snprintf (buf, n, "%" G_GUINT64_FORMAT " ns", ns);
+}
+
+static void
+append_str_or_null (GString *s, const char *v)
+{
+  if (v)
+    trace_json_append_string (s, v);
+  else
+    g_string_append (s, "null");
+}
+
+/* Integers go out exactly (cJSON would print them as doubles). */
+static void
+print_json (const Info *in, const VsTraceHeader *h, const char *path)
+{
+  GString *s = g_string_new ("{\n");
+  g_string_append (s, "  \"trace\": ");
+  trace_json_append_string (s, path);
+  g_string_append_printf (s, ",\n  \"events\": %" G_GUINT64_FORMAT ",\n  \"ops\": {", in->events);
+  for (guint op = 0; op < VS_OP_COUNT; op++)
+    g_string_append_printf (s, "%s\"%s\": %" G_GUINT64_FORMAT, op ? ", " : "", event_op_name (op), in->ops[op]);
+  g_string_append_printf (s, "},\n  \"duration_ns\": %" G_GUINT64_FORMAT ",\n", in->events ? in->t_end - in->t_first : 0);
+  g_string_append_printf (s, "  \"peak_live_bytes\": %" G_GUINT64_FORMAT ",\n  \"peak_bytes_by_kind\": {", in->peak);
+  for (guint k = 0; k < VS_MEM_COUNT; k++)
+    g_string_append_printf (s, "%s\"%s\": %" G_GUINT64_FORMAT, k ? ", " : "", event_kind_name (k), in->peak_kind[k]);
+  g_string_append (s, "},\n  \"peak_bytes_by_tag\": {");
+  for (guint i = 0; i < in->tags->len; i++)
+    {
+      const TagStat *ts = &g_array_index (in->tags, TagStat, i);
+      g_string_append (s, i ? ", " : "");
+      trace_json_append_string (s, ts->name);
+      g_string_append_printf (s, ": %" G_GUINT64_FORMAT, ts->peak);
+    }
+  g_string_append_printf (s, "},\n  \"streams\": %u,\n  \"threads\": %u,\n", g_hash_table_size (in->streams),
+                          g_hash_table_size (in->threads));
+  g_string_append_printf (s, "  \"kernels\": {\"count\": %" G_GUINT64_FORMAT ", \"dur_ns\": %" G_GUINT64_FORMAT "},\n",
+                          in->ops[VS_OP_KERNEL], in->kernel_dur);
+  g_string_append (s, "  \"copy_bytes\": {");
+  for (guint d = 0; d < VS_DIR_COUNT; d++)
+    g_string_append_printf (s, "%s\"%s\": %" G_GUINT64_FORMAT, d ? ", " : "", event_dir_name (d), in->copy_bytes[d]);
+  g_string_append (s, "},\n  \"capture\": {\"device\": ");
+  append_str_or_null (s, h->device);
+  g_string_append (s, ", \"config\": ");
+  append_str_or_null (s, h->config);
+  g_string_append (s, ", \"tool\": ");
+  append_str_or_null (s, h->tool);
+  g_string_append (s, "}\n}\n");
+  fputs (s->str, stdout);
+  g_string_free (s, TRUE);
+}
+
+static void
+print_text (const Info *in, const VsTraceHeader *h, const char *path)
+{
+  char a[64], b[64];
+  printf ("trace      %s\n", path);
+  printf ("capture    %s, config %s%s%s\n", h->device ? h->device : "(device unknown)",
+          h->config ? h->config : "(none)", h->tool ? ", by " : "", h->tool ? h->tool : "");
+  printf ("events     %" G_GUINT64_FORMAT, in->events);
+  gboolean first = TRUE;
+  for (guint op = 0; op < VS_OP_COUNT; op++)
+    if (in->ops[op])
+      {
+        printf ("%s%s %" G_GUINT64_FORMAT, first ? " (" : ", ", event_op_name (op), in->ops[op]);
+        first = FALSE;
+      }
+  printf ("%s\n", first ? "" : ")");
+  format_time (a, sizeof a, in->events ? in->t_end - in->t_first : 0);
+  printf ("duration   %s\n", a);
+  format_bytes (a, sizeof a, in->peak);
+  printf ("peak live  %s", a);
+  for (guint k = 0; k < VS_MEM_COUNT; k++)
+    {
+      format_bytes (b, sizeof b, in->peak_kind[k]);
+      printf ("%s%s %s", k ? ", " : " (", event_kind_name (k), b);
+    }
+  printf (")\n");
+  for (guint i = 0; i < in->tags->len; i++)
+    {
+      const TagStat *ts = &g_array_index (in->tags, TagStat, i);
+      format_bytes (a, sizeof a, ts->peak);
+      printf ("  %-14s %s peak\n", ts->name, a);
+    }
+  printf ("streams    %u, threads %u\n", g_hash_table_size (in->streams), g_hash_table_size (in->threads));
+  format_time (a, sizeof a, in->kernel_dur);
+  printf ("kernels    %" G_GUINT64_FORMAT ", %s captured\n", in->ops[VS_OP_KERNEL], a);
+  printf ("copies    ");
+  for (guint d = 0; d < VS_DIR_COUNT; d++)
+    {
+      format_bytes (a, sizeof a, in->copy_bytes[d]);
+      printf (" %s %s%s", event_dir_name (d), a, d + 1 < VS_DIR_COUNT ? "," : "\n");
+    }
+}
+
+static void
+tag_clear (gpointer p)
+{
+  g_free ((char *) ((TagStat *) p)->name);
+}
+
+int
+cmd_info (int argc, char **argv)
+{
+  g_autofree char *format = NULL;
+  GOptionEntry entries[] = {
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format, "Output format: text (default) or json", "text|json" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("TRACE - summarize a trace");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_description (ctx,
+      "Reads TRACE (.jsonl or .vtrace, validating it) and prints events per op,\n"
+      "the captured duration (first t to the last event's end), peak live bytes\n"
+      "overall, per allocation kind and per tag, streams, threads, kernel count\n"
+      "and time, and copy bytes per direction. --format json prints the same\n"
+      "numbers for scripts; docs/trace-format.md names the fields.\n\n"
+      "Examples:\n"
+      "  vramsim info traces/train-step.jsonl\n"
+      "  vramsim info trace.vtrace --format json\n");
+  GError *error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      cmd_error ("info: %s", error->message);
+      g_error_free (error);
+      return 2;
+    }
+  if (argc != 2)
+    {
+      cmd_error ("info: expected one TRACE (see 'vramsim info --help')");
+      return 2;
+    }
+  gboolean json = FALSE;
+  if (format != NULL && strcmp (format, "json") == 0)
+    json = TRUE;
+  else if (format != NULL && strcmp (format, "text") != 0)
+    {
+      cmd_error ("info: --format must be text or json, not '%s'", format);
+      return 2;
+    }
+  g_autoptr (VsTraceReader) r = trace_open (argv[1], &error);
+  if (r == NULL)
+    {
+      cmd_error ("%s", error->message);
+      g_error_free (error);
+      return 1;
+    }
+  Info in = { 0 };
+  in.tags = g_array_new (FALSE, FALSE, sizeof (TagStat));
+  g_array_set_clear_func (in.tags, tag_clear);
+  in.tag_index = g_hash_table_new (g_str_hash, g_str_equal);
+  in.allocs = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
+  in.streams = g_hash_table_new (g_direct_hash, g_direct_equal);
+  in.threads = g_hash_table_new (g_direct_hash, g_direct_equal);
+  VsEvent ev;
+  while (trace_next (r, &ev, &error))
+    info_event (&in, &ev);
+  int rc = 0;
+  if (error != NULL)
+    {
+      cmd_error ("%s", error->message);
+      g_error_free (error);
+      rc = 1;
+    }
+  else if (json)
+    print_json (&in, trace_reader_header (r), argv[1]);
+  else
+    print_text (&in, trace_reader_header (r), argv[1]);
+  g_hash_table_destroy (in.tag_index);
+  g_array_free (in.tags, TRUE);
+  g_hash_table_destroy (in.allocs);
+  g_hash_table_destroy (in.streams);
+  g_hash_table_destroy (in.threads);
+  return rc;
+}

@@ -1,0 +1,139 @@
+/* cmd-sweep.c — `vramsim sweep`: options in, sweep_run / sweep_merge out. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cmds.h"
+#include "sweep/sweep.h"
+
+int
+cmd_sweep (int argc, char **argv)
+{
+  g_auto (GStrv) configs = NULL, varies = NULL, sets = NULL, rest = NULL;
+  g_autofree char *output = NULL, *format = NULL, *jobs_file = NULL, *reports_dir = NULL, *capture = NULL;
+  gboolean resume = FALSE, merge = FALSE;
+  gint jobs = 0;
+  GOptionEntry entries[] = {
+    { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Target configs, comma-separated (preset names or JSON files); may repeat", "CONFIG[,CONFIG...]" },
+    { "vary", 0, 0, G_OPTION_ARG_STRING_ARRAY, &varies, "A key and its values: KEY=V1,V2,... or a range KEY=A..B/STEP or KEY=A..B/xK; may repeat", "KEY=VALUES" },
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Set a config key for every run; may repeat", "KEY=VALUE" },
+    { "capture-config", 0, 0, G_OPTION_ARG_STRING, &capture, "The config the trace was captured on (default: the trace header's)", "CONFIG" },
+    { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Runs at once (default: all processors)", "N" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the rows here (default: stdout)", "RESULTS.csv" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format, "csv (default) or jsonl", "csv|jsonl" },
+    { "resume", 0, 0, G_OPTION_ARG_NONE, &resume, "Skip runs already in -o (or, with --jobs-file, runs whose report exists)", NULL },
+    { "jobs-file", 0, 0, G_OPTION_ARG_FILENAME, &jobs_file, "Write one `vramsim replay` command per run here instead of running", "FILE" },
+    { "reports-dir", 0, 0, G_OPTION_ARG_FILENAME, &reports_dir, "With --jobs-file: where the commands write their reports (default: FILE-reports/ beside FILE)", "DIR" },
+    { "merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join replay reports (REPORT.json...) into the sweep's table", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("TRACE -c CONFIG[,CONFIG...] | --merge REPORT.json...");
+  g_option_context_set_summary (ctx,
+    "Replays TRACE on every combination of configs and --vary values, in parallel,\n"
+    "and writes one row per run: config, the varied keys, status, predicted_ns,\n"
+    "slowdown, peak_device_bytes, the stall and traffic totals, error.\n\n"
+    "Ranges take units: memory.capacity=8GiB..80GiB/8GiB, link.bandwidth=16GB/s..64GB/s/x2.");
+  g_option_context_set_description (ctx,
+    "Examples:\n"
+    "  vramsim sweep t.jsonl -c a100-80g,rtx3090 --vary memory.capacity=8GiB..32GiB/8GiB -o r.csv\n"
+    "  vramsim sweep t.jsonl -c a100-80g --vary policy.oversubscription=oom,spill,uvm --jobs-file jobs.txt\n"
+    "  vramsim sweep --merge jobs-reports/run-*.json -o r.csv\n"
+    "Exit status: 0 done, 1 bad input, 2 bad usage, 130 interrupted (finished rows kept; use --resume).\n"
+    "See docs/cluster.md for GNU parallel and Slurm.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  GError *err = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &err))
+    {
+      cmd_error ("sweep: %s", err->message);
+      g_error_free (err);
+      return 2;
+    }
+
+  VsSweepFormat fmt = VS_SWEEP_CSV;
+  if (format && strcmp (format, "jsonl") == 0)
+    fmt = VS_SWEEP_JSONL;
+  else if (format && strcmp (format, "csv") != 0)
+    {
+      cmd_error ("sweep: --format must be csv or jsonl, not '%s'", format);
+      return 2;
+    }
+
+  if (merge)
+    {
+      if (rest == NULL || rest[0] == NULL)
+        {
+          cmd_error ("sweep: --merge needs REPORT.json files");
+          return 2;
+        }
+      if (!sweep_merge (rest, output, fmt, &err))
+        {
+          cmd_error ("%s", err->message);
+          g_error_free (err);
+          return 1;
+        }
+      return 0;
+    }
+
+  if (rest == NULL || rest[0] == NULL || rest[1] != NULL)
+    {
+      cmd_error ("sweep: give exactly one TRACE (see vramsim sweep --help)");
+      return 2;
+    }
+  if (configs == NULL)
+    {
+      cmd_error ("sweep: -c CONFIG is required");
+      return 2;
+    }
+  if (jobs < 0)
+    {
+      cmd_error ("sweep: -j must be positive");
+      return 2;
+    }
+
+  g_autoptr (GPtrArray) cfgs = g_ptr_array_new_with_free_func (g_free);
+  for (char **c = configs; *c; c++)
+    {
+      g_auto (GStrv) parts = g_strsplit (*c, ",", -1);
+      for (char **p = parts; *p; p++)
+        if (*g_strstrip (*p))
+          g_ptr_array_add (cfgs, g_strdup (*p));
+    }
+  g_ptr_array_add (cfgs, NULL);
+
+  g_autoptr (GPtrArray) vs = g_ptr_array_new_with_free_func ((GDestroyNotify) sweep_vary_free);
+  for (char **v = varies; v && *v; v++)
+    {
+      VsVary *vary = sweep_vary_parse (*v, &err);
+      if (vary == NULL)
+        {
+          cmd_error ("%s", err->message);
+          g_error_free (err);
+          return 1;
+        }
+      g_ptr_array_add (vs, vary);
+    }
+  g_ptr_array_add (vs, NULL);
+
+  VsSweepOptions o = { 0 };
+  o.trace_path = rest[0];
+  o.configs = (char **) cfgs->pdata;
+  o.capture_config = capture;
+  o.sets = sets;
+  o.varies = (VsVary **) vs->pdata;
+  o.n_threads = (guint) jobs;
+  o.output = output;
+  o.format = fmt;
+  o.resume = resume;
+  o.progress = isatty (2);
+  o.jobs_file = jobs_file;
+  o.reports_dir = reports_dir;
+  if (!sweep_run (&o, &err))
+    {
+      cmd_error ("%s", err->message);
+      int rc = g_error_matches (err, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INTERRUPTED) ? 130 : 1;
+      g_error_free (err);
+      return rc;
+    }
+  return 0;
+}

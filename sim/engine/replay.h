@@ -1,0 +1,32 @@
+/* replay.h — replay one trace against one modeled machine (SPEC section 5).
+ *
+ * The result is the JSON report of SPEC 5.8: every script, sweep and test
+ * reads it. Bad input found while replaying (a trace error the reader
+ * reports) fails with a GError; a predicted out-of-memory is a result
+ * (status "oom"), not an error. */
+#pragma once
+
+#include <glib.h>
+#include <cjson/cJSON.h>
+
+#include "config/config.h"
+#include "trace/trace.h"
+
+typedef struct {
+  gboolean keep_going;         /* on OOM, overflow the device and go on */
+  const char *series_path;     /* --series CSV, or NULL */
+  double series_dt_ns;         /* bucket width; 0 = automatic */
+  const char *timeline_path;   /* --timeline Chrome-trace JSON, or NULL */
+  const char *trace_name;      /* for the report's "trace" field */
+  gboolean progress;           /* progress on stderr */
+} VsReplayOptions;
+
+/* (transfer full) Replays every event of READER on TARGET. CAPTURE is the
+ * config the trace was recorded on (NULL = TARGET). Output files named in
+ * OPTS are written to temporary names and renamed only on success. */
+cJSON *replay_run (VsTraceReader *reader, const VsConfig *target,
+                   const VsConfig *capture, const VsReplayOptions *opts,
+                   GError **error);
+
+/* (transfer full) The short human summary of a report. */
+char *report_to_text (const cJSON *report);

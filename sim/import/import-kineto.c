@@ -1,0 +1,1004 @@
+/* import-kineto.c — PyTorch profiler (Kineto) chrome-trace JSON, plain or
+ * gzipped, into a vramsim trace. docs/importers.md states what maps and
+ * what is dropped; in short:
+ * - GPU activity (cat kernel, gpu_memcpy, gpu_memset) becomes kernel, copy
+ *   and memset events issued at the host time (ts, host_ns = dur) of the
+ *   runtime/driver call with the same args.correlation, on that call's tid;
+ *   one with no call is issued at its own GPU start on the busiest thread;
+ * - synchronizing runtime calls become syncs, cudaEventRecord and
+ *   cudaStreamWaitEvent become event_record / stream_wait where the
+ *   cuda_sync events name their streams;
+ * - [memory] instant events of the traced CUDA device become allocations
+ *   and frees (address -> id), plus one `preexisting` allocation of what was
+ *   live before the window (from the first event's "Total Allocated");
+ * - user_annotation ranges become marks.
+ * The whole document is parsed in memory with cJSON: the largest real
+ * traces are ~30 MB of JSON, a few hundred MB of tree, acceptable for a
+ * one-off import. Times are kept exact to the ns: before parsing, every
+ * "ts" number is rewritten relative to the smallest one (doubles cannot
+ * hold 1.7e15 µs with three decimals). */
+#include "import/import.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <zlib.h>
+#include <cjson/cJSON.h>
+
+#include "import/import-priv.h"
+#include "trace/trace.h"
+#include "trace/trace-priv.h"
+
+/* 2^63: every double below it converts to an integer a trace holds. */
+#define TRACE_LIMIT_D 9223372036854775808.0
+G_STATIC_ASSERT (VS_TRACE_INT_MAX == (guint64) G_MAXINT64);
+
+/* ---- shared with the nsys importer (import-priv.h) ---- */
+
+const char *
+import_preset_for_device (const char *name)
+{
+  if (name == NULL)
+    return NULL;
+  g_autofree char *n = g_ascii_strup (name, -1);
+  static const struct { const char *a, *b, *preset; } map[] = {
+    { "GH200", NULL, "gh200" },
+    { "H200", NULL, "h200" },
+    { "H100", "PCIE", "h100-pcie" },
+    { "H100", NULL, "h100-sxm" },
+    { "A100", "80GB", "a100-80g" },
+    { "A100", NULL, "a100-40g" },      /* A100-PG509-200, A100-SXM4-40GB, A100-PCIE-40GB */
+    { "V100", "PCIE", "v100-pcie-16g" },
+    { "V100", NULL, "v100-sxm2-32g" },
+    { "RTX 3090", NULL, "rtx3090" },
+    { "RTX 4090", NULL, "rtx4090" },
+    { "L40S", NULL, "l40s" },
+    { "MI300X", NULL, "mi300x" },
+    { "ORIN NANO", NULL, "jetson-orin-nano" },
+    { "ORIN", NULL, "jetson-agx-orin" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (map); i++)
+    if (strstr (n, map[i].a) && (map[i].b == NULL || strstr (n, map[i].b)))
+      return map[i].preset;
+  return NULL;
+}
+
+const char *
+import_utf8 (GStringChunk *chunk, const char *s)
+{
+  if (s == NULL || g_utf8_validate (s, -1, NULL))
+    return s;
+  g_autofree char *v = g_utf8_make_valid (s, -1);
+  return g_string_chunk_insert_const (chunk, v);
+}
+
+static gint
+out_cmp (gconstpointer a, gconstpointer b)
+{
+  const ImportOut *x = a, *y = b;
+  if (x->ev.t != y->ev.t)
+    return x->ev.t < y->ev.t ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void
+import_sort (GArray *outs)
+{
+  g_array_sort (outs, out_cmp);
+}
+
+ImportOut *
+import_push (GArray *outs, guint64 t, guint32 tid, VsOp op)
+{
+  ImportOut o = { 0 };
+  event_init (&o.ev, op);
+  o.ev.t = t;
+  o.ev.tid = tid;
+  o.ev.bytes = op == VS_OP_KERNEL ? VS_NONE : 0;
+  o.seq = outs->len;
+  g_array_append_val (outs, o);
+  return &g_array_index (outs, ImportOut, outs->len - 1);
+}
+
+/* Writes OUTS (sorted) with the synthetic allocations docs/importers.md
+ * describes: id UNTRACKED_ID (0 bytes, device) for device memory the
+ * source does not identify, and one pinned staging buffer per size for
+ * pinned copies. Resolves syncs on an unknown stream to the stream the
+ * thread last launched on. */
+gboolean
+import_write (GArray *outs, const char *out_path, const char *device, const char *tool, GError **error)
+{
+  g_autoptr (VsTraceHeader) h = trace_header_new ();
+  h->device = g_strdup (device);
+  h->config = g_strdup (import_preset_for_device (device));
+  h->tool = g_strdup (tool);
+  g_autoptr (VsTraceWriter) w = trace_writer_new (out_path, VS_FORMAT_AUTO, h, error);
+  if (w == NULL)
+    return FALSE;
+  g_autoptr (GHashTable) pinned = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  g_autoptr (GHashTable) last_stream = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_autoptr (GArray) pinned_allocs = g_array_new (FALSE, FALSE, sizeof (VsEvent));
+  guint64 next_pinned = IMPORT_PINNED_BASE, t_end = 0;
+  gboolean untracked = FALSE;
+  for (guint i = 0; i < outs->len; i++)
+    {
+      ImportOut *o = &g_array_index (outs, ImportOut, i);
+      VsEvent *ev = &o->ev;
+      gboolean uses_untracked = (ev->op == VS_OP_COPY && (ev->src == IMPORT_UNTRACKED_ID || ev->dst == IMPORT_UNTRACKED_ID))
+                                || ev->op == VS_OP_MEMSET;
+      if (uses_untracked && !untracked)
+        {
+          VsEvent a;
+          event_init (&a, VS_OP_ALLOC);
+          a.t = ev->t;
+          a.tid = ev->tid;
+          a.id = IMPORT_UNTRACKED_ID;
+          a.kind = VS_MEM_DEVICE;
+          a.tag = "untracked";
+          if (!trace_writer_write (w, &a, error))
+            return FALSE;
+          untracked = TRUE;
+        }
+      if (ev->op == VS_OP_COPY && o->pinned_host)
+        {
+          guint64 key = ev->bytes;
+          guint64 *id = g_hash_table_lookup (pinned, &key);
+          if (id == NULL)
+            {
+              VsEvent a;
+              event_init (&a, VS_OP_ALLOC);
+              a.t = ev->t;
+              a.tid = ev->tid;
+              a.id = next_pinned++;
+              a.bytes = ev->bytes;
+              a.kind = VS_MEM_PINNED;
+              a.tag = "pinned_staging";
+              if (!trace_writer_write (w, &a, error))
+                return FALSE;
+              g_array_append_val (pinned_allocs, a);
+              id = g_new (guint64, 1);
+              *id = a.id;
+              g_hash_table_insert (pinned, g_memdup2 (&key, sizeof key), id);
+            }
+          if (ev->dir == VS_DIR_H2D)
+            ev->src = *id;
+          else
+            ev->dst = *id;
+        }
+      if (ev->op == VS_OP_KERNEL || ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET)
+        g_hash_table_insert (last_stream, GUINT_TO_POINTER (ev->tid + 1), GSIZE_TO_POINTER (ev->stream + 1));
+      if (ev->op == VS_OP_SYNC && o->stream_unknown)
+        {
+          gsize s = GPOINTER_TO_SIZE (g_hash_table_lookup (last_stream, GUINT_TO_POINTER (ev->tid + 1)));
+          ev->scope = s ? VS_SYNC_STREAM : VS_SYNC_DEVICE;
+          ev->stream = s ? s - 1 : 0;
+        }
+      if (!trace_writer_write (w, ev, error))
+        return FALSE;
+      t_end = MAX (t_end, ev->t);
+    }
+  for (guint i = 0; i < pinned_allocs->len; i++)
+    {
+      VsEvent f;
+      event_init (&f, VS_OP_FREE);
+      f.t = t_end;
+      f.tid = g_array_index (pinned_allocs, VsEvent, i).tid;
+      f.id = g_array_index (pinned_allocs, VsEvent, i).id;
+      if (!trace_writer_write (w, &f, error))
+        return FALSE;
+    }
+  return trace_writer_finish (g_steal_pointer (&w), error);
+}
+
+/* ---- reading the file ---- */
+
+gboolean
+import_kineto_detect (const char *path)
+{
+  if (!g_str_has_suffix (path, ".json") && !g_str_has_suffix (path, ".json.gz"))
+    return FALSE;
+  gzFile f = gzopen (path, "rb");
+  if (f == NULL)
+    return FALSE;
+  char buf[4097];
+  int n = gzread (f, buf, sizeof buf - 1);
+  gzclose (f);
+  if (n <= 0)
+    return FALSE;
+  buf[n] = '\0';
+  const char *p = buf;
+  while (g_ascii_isspace (*p))
+    p++;
+  return *p == '{' && (strstr (p, "\"traceEvents\"") || strstr (p, "\"schemaVersion\""));
+}
+
+static char *
+slurp (const char *path, gsize *len, GError **error)
+{
+  gzFile f = gzopen (path, "rb");
+  if (f == NULL)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: cannot open: %s", path, g_strerror (errno));
+      return NULL;
+    }
+  gzbuffer (f, 1 << 20);
+  GString *s = g_string_sized_new (1 << 20);
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread (f, buf, sizeof buf)) > 0)
+    g_string_append_len (s, buf, n);
+  int errnum = Z_OK;
+  const char *msg = gzerror (f, &errnum);
+  if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: cannot decompress: %s", path,
+                   errnum == Z_BUF_ERROR ? "unexpected end of file (truncated?)" : msg);
+      gzclose (f);
+      g_string_free (s, TRUE);
+      return NULL;
+    }
+  int rc = gzclose (f);
+  if (rc != Z_OK)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: cannot decompress: %s", path,
+                   rc == Z_BUF_ERROR ? "unexpected end of file (truncated?)" : "read error");
+      g_string_free (s, TRUE);
+      return NULL;
+    }
+  *len = s->len;
+  return g_string_free (s, FALSE);
+}
+
+/* Finds each "ts": NUMBER; calls fn on the number's span. */
+static void
+for_each_ts (const char *text, gsize len, void (*fn) (const char *num, gsize n, gpointer data), gpointer data)
+{
+  const char *end = text + len;
+  /* A plain scan: ASan's memmem checks the whole rest of the buffer per call. */
+  for (const char *p = text; p + 4 <= end; p++)
+    {
+      if (p[0] != '"' || p[1] != 't' || p[2] != 's' || p[3] != '"' || (p > text && p[-1] == '\\'))
+        continue;
+      const char *q = p + 4;
+      while (q < end && g_ascii_isspace (*q))
+        q++;
+      if (q >= end || *q != ':')
+        continue;
+      q++;
+      while (q < end && g_ascii_isspace (*q))
+        q++;
+      const char *n = q;
+      while (q < end && (g_ascii_isdigit (*q) || *q == '.' || *q == '-'))
+        q++;
+      if (q > n && (q >= end || (*q != 'e' && *q != 'E')))
+        fn (n, (gsize) (q - n), data);
+    }
+}
+
+/* A JSON number without exponent: -?(0|[1-9][0-9]*)(.[0-9]+)? */
+static gboolean
+plain_number (const char *s, gsize n)
+{
+  gsize i = s[0] == '-';
+  gsize d = i;
+  while (i < n && g_ascii_isdigit (s[i]))
+    i++;
+  if (i == d || (s[d] == '0' && i > d + 1))
+    return FALSE;
+  if (i == n)
+    return TRUE;
+  if (s[i] != '.' || i + 1 == n)
+    return FALSE;
+  for (i++; i < n; i++)
+    if (!g_ascii_isdigit (s[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* The floor of a plain number (-5.5 -> -6); FALSE when it is outside gint64. */
+static gboolean
+ts_floor (const char *s, gsize n, gint64 *out)
+{
+  gboolean neg = s[0] == '-', frac = FALSE;
+  guint64 v = 0;
+  gsize i = neg;
+  for (; i < n && s[i] != '.'; i++)
+    if (__builtin_mul_overflow (v, 10, &v) || __builtin_add_overflow (v, (guint64) (s[i] - '0'), &v))
+      return FALSE;
+  for (; i < n; i++)
+    frac |= g_ascii_isdigit (s[i]) && s[i] != '0';
+  if (!neg)
+    {
+      if (v > (guint64) G_MAXINT64)
+        return FALSE;
+      *out = (gint64) v;
+      return TRUE;
+    }
+  if (__builtin_add_overflow (v, (guint64) frac, &v) || v > (guint64) G_MAXINT64 + 1)
+    return FALSE;
+  *out = v == (guint64) G_MAXINT64 + 1 ? G_MININT64 : -(gint64) v;
+  return TRUE;
+}
+
+typedef struct { gboolean any; gint64 min; GString *out; const char *copied; } TsRebase;
+
+static void
+ts_min (const char *num, gsize n, gpointer data)
+{
+  TsRebase *m = data;
+  gint64 v;
+  if (plain_number (num, n) && ts_floor (num, n, &v) && (!m->any || v < m->min))
+    {
+      m->min = v;
+      m->any = TRUE;
+    }
+}
+
+/* Appends the text up to NUM, then NUM minus the smallest "ts" (exact, in
+ * decimal). A number outside gint64, or whose difference is, becomes
+ * +-1e300: the mapping then reports it as out of range. Anything else that
+ * is not a plain number stays as it is (cJSON judges it). */
+static void
+ts_rebase (const char *num, gsize n, gpointer data)
+{
+  TsRebase *m = data;
+  g_string_append_len (m->out, m->copied, num - m->copied);
+  m->copied = num + n;
+  gint64 fl, v;
+  if (!plain_number (num, n))
+    {
+      g_string_append_len (m->out, num, (gssize) n);
+      return;
+    }
+  if (!ts_floor (num, n, &fl) || __builtin_sub_overflow (fl, m->min, &v))
+    {
+      g_string_append (m->out, num[0] == '-' ? "-1e300" : "1e300");
+      return;
+    }
+  g_string_append_printf (m->out, "%" G_GINT64_FORMAT, v);
+  const char *dot = memchr (num, '.', n);
+  if (dot == NULL)
+    return;
+  /* The fraction above the floor: as written for x >= 0; 1 - .F for a
+   * negative x with a fraction F that is not all zeros. */
+  gsize at = m->out->len, nf = n - (gsize) (dot - num);
+  g_string_append_len (m->out, dot, (gssize) nf);
+  if (num[0] != '-' || strspn (dot + 1, "0") >= nf - 1)
+    return;
+  char *f = m->out->str + at + 1;
+  gsize k = nf - 1;
+  for (gsize i = 0; i < k; i++)
+    f[i] = (char) ('9' - (f[i] - '0'));
+  for (gsize i = k; i-- > 0;) /* + 1 ulp: F is not zero, so no carry out */
+    {
+      if (f[i] != '9')
+        {
+          f[i]++;
+          break;
+        }
+      f[i] = '0';
+    }
+}
+
+/* TEXT with every "ts" rewritten relative to the smallest one. */
+static GString *
+rebase_ts (const char *text, gsize len)
+{
+  TsRebase m = { FALSE, 0, g_string_sized_new (len + len / 16 + 64), text };
+  for_each_ts (text, len, ts_min, &m);
+  for_each_ts (text, len, ts_rebase, &m);
+  g_string_append_len (m.out, m.copied, text + len - m.copied);
+  return m.out;
+}
+
+/* ---- mapping ---- */
+
+typedef struct { const cJSON *ev; double ts; guint idx; } Gpu;
+
+typedef struct {
+  const char *path;
+  GArray *outs;
+  GStringChunk *chunk;     /* names made valid UTF-8 */
+  GHashTable *rt;          /* correlation -> Gpu (the runtime event) */
+  GHashTable *rt_used;     /* correlation -> 1 when its GPU work was emitted */
+  GHashTable *sync_by_corr;/* correlation -> cJSON cuda_sync event */
+  GHashTable *record_stream; /* event record correlation -> stream + 1 */
+  guint32 main_tid;
+  double t0;               /* µs, rebased */
+  guint t0_idx;            /* the event at t0 */
+} Kin;
+
+static double
+num (const cJSON *o, const char *key, double dflt)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
+  return cJSON_IsNumber (v) ? v->valuedouble : dflt;
+}
+
+static const char *
+str (const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
+  return cJSON_IsString (v) ? v->valuestring : NULL;
+}
+
+/* D as an integer, saturated: no undefined conversion of huge values. */
+static gint64
+i64 (double d)
+{
+  if (d != d)
+    return 0;
+  if (!(d > -TRACE_LIMIT_D))
+    return G_MININT64;
+  if (!(d < TRACE_LIMIT_D))
+    return G_MAXINT64;
+  return (gint64) d;
+}
+
+static gboolean G_GNUC_PRINTF (4, 5)
+bad (const Kin *k, guint idx, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: traceEvents[%u]: %s", k->path, idx, msg);
+  return FALSE;
+}
+#define BAD(idx, ...) bad (k, (idx), error, __VA_ARGS__)
+
+/* Event IDX's "ts" (µs, rebased) as ns since t0, at most VS_TRACE_INT_MAX. */
+static gboolean
+ts_ns (Kin *k, guint idx, double ts_us, guint64 *out, GError **error)
+{
+  double d = (ts_us - k->t0) * 1000.0;
+  if (!(d < TRACE_LIMIT_D))
+    return BAD (idx, "'ts' is %g us after the earliest event (traceEvents[%u]): out of range (a trace's times end at "
+                "%" G_GUINT64_FORMAT " ns, about 292 years)", (ts_us - k->t0), k->t0_idx, VS_TRACE_INT_MAX);
+  *out = d > 0 ? (guint64) llround (d) : 0;
+  return TRUE;
+}
+
+/* A duration FIELD of event IDX (µs; negative: 0) in ns, at most VS_TRACE_INT_MAX. */
+static gboolean
+dur_ns (Kin *k, guint idx, const char *field, double us, guint64 *out, GError **error)
+{
+  double d = us * 1000.0;
+  if (!(d < TRACE_LIMIT_D))
+    return BAD (idx, "'%s' %g us is out of range (at most %" G_GUINT64_FORMAT " ns)", field, us, VS_TRACE_INT_MAX);
+  *out = d > 0 ? (guint64) llround (d) : 0;
+  return TRUE;
+}
+
+/* A size or id FIELD of event IDX (>= 0), at most VS_TRACE_INT_MAX. */
+static gboolean
+int_field (Kin *k, guint idx, const char *field, double v, guint64 *out, GError **error)
+{
+  if (!(v < TRACE_LIMIT_D))
+    return BAD (idx, "'%s' %g is out of range (at most %" G_GUINT64_FORMAT ")", field, v, VS_TRACE_INT_MAX);
+  *out = v > 0 ? (guint64) v : 0;
+  return TRUE;
+}
+
+static guint32
+tid_of (const cJSON *ev)
+{
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive (ev, "tid");
+  if (cJSON_IsNumber (t))
+    return (guint32) (guint64) i64 (t->valuedouble); /* negative tids wrap, as pthread ids printed signed */
+  return 0;
+}
+
+static gint64
+corr_of (const cJSON *ev)
+{
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+  return i64 (num (args, "correlation", -1));
+}
+
+static gboolean
+need (Kin *k, const cJSON *ev, guint idx, const char *what, const char *field, double *out, GError **error)
+{
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (strcmp (field, "ts") == 0 || strcmp (field, "dur") == 0
+                                                       ? ev : args, field);
+  if (!cJSON_IsNumber (v))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: traceEvents[%u]: %s event without a numeric '%s'",
+                   k->path, idx, what, field);
+      return FALSE;
+    }
+  *out = v->valuedouble;
+  return TRUE;
+}
+
+/* The host side of GPU work G: its runtime call, or the GPU start itself. */
+static gboolean
+host_side (Kin *k, const Gpu *g, guint64 *t, guint32 *tid, guint64 *host_ns, const char **call, GError **error)
+{
+  gint64 c = corr_of (g->ev);
+  const Gpu *rt = c >= 0 ? g_hash_table_lookup (k->rt, &c) : NULL;
+  *call = NULL;
+  *host_ns = 0;
+  if (rt == NULL)
+    {
+      *tid = k->main_tid;
+      return ts_ns (k, g->idx, g->ts, t, error);
+    }
+  *tid = tid_of (rt->ev);
+  *call = str (rt->ev, "name");
+  if (!ts_ns (k, rt->idx, rt->ts, t, error))
+    return FALSE;
+  /* Graph launches start many kernels: the call's cost goes to the first. */
+  if (g_hash_table_contains (k->rt_used, &c))
+    return TRUE;
+  g_hash_table_add (k->rt_used, g_memdup2 (&c, sizeof c));
+  return dur_ns (k, rt->idx, "dur", num (rt->ev, "dur", 0), host_ns, error);
+}
+
+/* args.stream, else the tid. */
+static gboolean
+stream_of (Kin *k, const Gpu *g, guint64 *out, GError **error)
+{
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (g->ev, "args");
+  double s = num (args, "stream", -1);
+  if (s < 0)
+    {
+      *out = tid_of (g->ev);
+      return TRUE;
+    }
+  return int_field (k, g->idx, "args.stream", s, out, error);
+}
+
+static gint
+gpu_cmp (gconstpointer a, gconstpointer b)
+{
+  const Gpu *x = a, *y = b;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static gboolean
+map_gpu (Kin *k, const Gpu *g, GError **error)
+{
+  const cJSON *ev = g->ev;
+  const char *cat = str (ev, "cat"), *name = str (ev, "name");
+  double dur, bytes = 0;
+  if (!need (k, ev, g->idx, cat, "dur", &dur, error))
+    return FALSE;
+  if (name == NULL)
+    return BAD (g->idx, "%s event without a name", cat);
+  guint64 t = 0, host_ns = 0;
+  guint32 tid;
+  const char *call;
+  if (strcmp (cat, "kernel") != 0 && !need (k, ev, g->idx, cat, "bytes", &bytes, error))
+    return FALSE;
+  if (bytes < 0)
+    return BAD (g->idx, "%s event with negative bytes", cat);
+  guint64 nbytes = 0, stream = 0, dur_out = 0;
+  if (!int_field (k, g->idx, "args.bytes", bytes, &nbytes, error) || !stream_of (k, g, &stream, error)
+      || !dur_ns (k, g->idx, "dur", dur, &dur_out, error))
+    return FALSE;
+  int dir = -1;
+  if (strcmp (cat, "gpu_memcpy") == 0)
+    {
+      if (strstr (name, "HtoD"))
+        dir = VS_DIR_H2D;
+      else if (strstr (name, "DtoH"))
+        dir = VS_DIR_D2H;
+      else if (strstr (name, "DtoD"))
+        dir = VS_DIR_D2D;
+      else if (strstr (name, "PtoP") || strstr (name, "Peer"))
+        dir = VS_DIR_P2P;
+      else
+        return TRUE; /* HtoH, array copies: not modeled (docs/importers.md) */
+    }
+  if (!host_side (k, g, &t, &tid, &host_ns, &call, error))
+    return FALSE;
+  gboolean async = call == NULL || strstr (call, "Async") != NULL;
+  ImportOut *o;
+  if (strcmp (cat, "kernel") == 0)
+    {
+      o = import_push (k->outs, t, tid, VS_OP_KERNEL);
+      o->ev.name = import_utf8 (k->chunk, name);
+    }
+  else if (strcmp (cat, "gpu_memset") == 0)
+    {
+      o = import_push (k->outs, t, tid, VS_OP_MEMSET);
+      o->ev.dst = IMPORT_UNTRACKED_ID;
+      o->ev.bytes = nbytes;
+      o->ev.async = async;
+    }
+  else
+    {
+      o = import_push (k->outs, t, tid, VS_OP_COPY);
+      o->ev.dir = (guint8) dir;
+      o->ev.bytes = nbytes;
+      o->ev.async = async;
+      /* Device sides are untracked device memory; the host side is pageable
+       * (id 0) or a pinned staging buffer (import_write). */
+      gboolean pinned = strstr (name, "Pinned") != NULL;
+      if (dir == VS_DIR_H2D)
+        o->ev.dst = IMPORT_UNTRACKED_ID, o->ev.src = 0, o->pinned_host = pinned;
+      else if (dir == VS_DIR_D2H)
+        o->ev.src = IMPORT_UNTRACKED_ID, o->ev.dst = 0, o->pinned_host = pinned;
+      else
+        o->ev.src = o->ev.dst = IMPORT_UNTRACKED_ID;
+    }
+  o->ev.host_ns = host_ns;
+  o->ev.stream = stream;
+  o->ev.dur = dur_out;
+  return TRUE;
+}
+
+/* A stream number of the cuda_sync event SYNC (index IDX): -1 when absent. */
+static gboolean
+sync_stream (Kin *k, const Gpu *sync, const char *field, gint64 *out, GError **error)
+{
+  const cJSON *args = sync ? cJSON_GetObjectItemCaseSensitive (sync->ev, "args") : NULL;
+  double s = num (args, field, -1);
+  guint64 v = 0;
+  *out = -1;
+  if (s < 0)
+    return TRUE;
+  if (!int_field (k, sync->idx, field, s, &v, error))
+    return FALSE;
+  *out = (gint64) v;
+  return TRUE;
+}
+
+/* Runtime calls with no GPU work of their own: syncs, event record/wait. */
+static gboolean
+map_runtime (Kin *k, const Gpu *g, GError **error)
+{
+  const cJSON *rt = g->ev;
+  const char *name = str (rt, "name");
+  if (name == NULL)
+    return TRUE;
+  gint64 c = corr_of (rt);
+  if (g_hash_table_contains (k->rt_used, &c))
+    return TRUE;
+  const Gpu *sync = c >= 0 ? g_hash_table_lookup (k->sync_by_corr, &c) : NULL;
+  const cJSON *sargs = sync ? cJSON_GetObjectItemCaseSensitive (sync->ev, "args") : NULL;
+  guint64 t = 0, host_ns = 0;
+  gint64 s = -1, ws = -1;
+  if (!ts_ns (k, g->idx, g->ts, &t, error) || !dur_ns (k, g->idx, "dur", num (rt, "dur", 0), &host_ns, error)
+      || !sync_stream (k, sync, "stream", &s, error) || !sync_stream (k, sync, "wait_on_stream", &ws, error))
+    return FALSE;
+  guint32 tid = tid_of (rt);
+  ImportOut *o = NULL;
+  if (g_str_has_prefix (name, "cudaDeviceSynchronize") || g_str_has_prefix (name, "cuCtxSynchronize"))
+    {
+      o = import_push (k->outs, t, tid, VS_OP_SYNC);
+      o->ev.scope = VS_SYNC_DEVICE;
+    }
+  else if (g_str_has_prefix (name, "cudaStreamSynchronize") || g_str_has_prefix (name, "cuStreamSynchronize"))
+    {
+      o = import_push (k->outs, t, tid, VS_OP_SYNC);
+      if (s >= 0)
+        o->ev.scope = VS_SYNC_STREAM, o->ev.stream = (guint64) s;
+      else
+        o->stream_unknown = TRUE;
+    }
+  else if (g_str_has_prefix (name, "cudaEventSynchronize") || g_str_has_prefix (name, "cuEventSynchronize"))
+    {
+      o = import_push (k->outs, t, tid, VS_OP_SYNC);
+      gint64 rec = i64 (num (sargs, "wait_on_cuda_event_record_corr_id", -1));
+      if (rec >= 0 && g_hash_table_contains (k->record_stream, &rec))
+        o->ev.scope = VS_SYNC_EVENT, o->ev.event = (guint64) rec;
+      else if (ws >= 0)
+        o->ev.scope = VS_SYNC_STREAM, o->ev.stream = (guint64) ws;
+      else
+        o->stream_unknown = TRUE;
+    }
+  else if (g_str_has_prefix (name, "cudaEventRecord") || g_str_has_prefix (name, "cuEventRecord"))
+    {
+      gpointer rs = c >= 0 ? g_hash_table_lookup (k->record_stream, &c) : NULL;
+      if (rs == NULL)
+        return TRUE;
+      o = import_push (k->outs, t, tid, VS_OP_EVENT_RECORD);
+      o->ev.event = (guint64) c;
+      o->ev.stream = GPOINTER_TO_SIZE (rs) - 1;
+    }
+  else if (g_str_has_prefix (name, "cudaStreamWaitEvent") || g_str_has_prefix (name, "cuStreamWaitEvent"))
+    {
+      gint64 rec = i64 (num (sargs, "wait_on_cuda_event_record_corr_id", -1));
+      if (rec < 0 || s < 0 || !g_hash_table_contains (k->record_stream, &rec))
+        return TRUE;
+      o = import_push (k->outs, t, tid, VS_OP_STREAM_WAIT);
+      o->ev.stream = (guint64) s;
+      o->ev.event = (guint64) rec;
+    }
+  if (o)
+    o->ev.host_ns = host_ns;
+  return TRUE;
+}
+
+static gboolean
+is_gpu_cat (const char *cat)
+{
+  return cat && (strcmp (cat, "kernel") == 0 || strcmp (cat, "gpu_memcpy") == 0 || strcmp (cat, "gpu_memset") == 0);
+}
+
+static gboolean
+is_runtime_cat (const char *cat)
+{
+  return cat && (strcmp (cat, "cuda_runtime") == 0 || strcmp (cat, "cuda_driver") == 0);
+}
+
+/* "ProfilerStep#12" -> "ProfilerStep": one mark name per kind of step. */
+static const char *
+mark_name (GStringChunk *chunk, const char *name)
+{
+  const char *hash = strrchr (name, '#');
+  if (hash && hash > name && hash[1] && strspn (hash + 1, "0123456789") == strlen (hash + 1))
+    return import_utf8 (chunk, g_string_chunk_insert_len (chunk, name, hash - name));
+  return import_utf8 (chunk, name);
+}
+
+/* The key (an id + 1) with the largest count in COUNTS (key -> count), the
+ * first met of equal ones; 0 when COUNTS is empty. */
+static gsize
+most_counted (GHashTable *counts)
+{
+  GHashTableIter it;
+  gpointer key, val;
+  gsize best = 0, best_key = 0;
+  g_hash_table_iter_init (&it, counts);
+  while (g_hash_table_iter_next (&it, &key, &val))
+    if (GPOINTER_TO_SIZE (val) > best)
+      best = GPOINTER_TO_SIZE (val), best_key = GPOINTER_TO_SIZE (key);
+  return best_key;
+}
+
+gboolean
+import_kineto (const char *path, const char *out_path, GError **error)
+{
+  gsize len = 0;
+  g_autofree char *text = slurp (path, &len, error);
+  if (text == NULL)
+    return FALSE;
+  {
+    /* Line numbers stay: only numbers change. */
+    GString *r = rebase_ts (text, len);
+    g_free (text);
+    len = r->len;
+    text = g_string_free (r, FALSE);
+  }
+  cJSON *root = cJSON_ParseWithLength (text, len);
+  if (root == NULL)
+    {
+      const char *at = cJSON_GetErrorPtr ();
+      guint line = 1;
+      if (at && at >= text && at <= text + len)
+        for (const char *p = text; p < at; p++)
+          line += *p == '\n';
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s:%u: not valid JSON%s", path, line,
+                   at && at >= text + len ? " (truncated?)" : "");
+      return FALSE;
+    }
+  const cJSON *events = cJSON_GetObjectItemCaseSensitive (root, "traceEvents");
+  if (!cJSON_IsObject (root) || !cJSON_IsArray (events))
+    {
+      cJSON_Delete (root);
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: no \"traceEvents\" array: not a Kineto trace",
+                   path);
+      return FALSE;
+    }
+
+  Kin kk = { 0 }, *k = &kk;
+  k->path = path;
+  k->outs = g_array_new (FALSE, FALSE, sizeof (ImportOut));
+  k->rt = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  k->rt_used = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  k->sync_by_corr = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  k->record_stream = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  GStringChunk *chunk = g_string_chunk_new (4096);
+  k->chunk = chunk;
+  GArray *gpus = g_array_new (FALSE, FALSE, sizeof (Gpu));
+  GArray *mems = g_array_new (FALSE, FALSE, sizeof (Gpu));
+  GArray *runtimes = g_array_new (FALSE, FALSE, sizeof (Gpu));
+  GHashTable *tid_calls = g_hash_table_new (g_direct_hash, g_direct_equal);
+  GHashTable *pid_ops = g_hash_table_new (g_direct_hash, g_direct_equal);
+  gboolean ok = FALSE;
+  gboolean any = FALSE;
+  double t0 = 0;
+  guint t0_idx = 0;
+
+  /* Pass 1: index what links to what. */
+  guint idx = 0;
+  for (const cJSON *ev = events->child; ev; ev = ev->next, idx++)
+    {
+      if (!cJSON_IsObject (ev))
+        {
+          BAD (idx, "not an object");
+          goto out;
+        }
+      const char *cat = str (ev, "cat"), *name = str (ev, "name"), *ph = str (ev, "ph");
+      gboolean gpu = is_gpu_cat (cat) && g_strcmp0 (ph, "X") == 0;
+      gboolean runtime = is_runtime_cat (cat) && g_strcmp0 (ph, "X") == 0;
+      gboolean memory = g_strcmp0 (name, "[memory]") == 0;
+      gboolean sync = g_strcmp0 (cat, "cuda_sync") == 0;
+      gboolean annot = g_strcmp0 (cat, "user_annotation") == 0 && g_strcmp0 (ph, "X") == 0;
+      if (!(gpu || runtime || memory || sync || annot))
+        continue;
+      double ts;
+      if (!need (k, ev, idx, cat ? cat : name, "ts", &ts, error))
+        goto out;
+      if (gpu || runtime || memory || annot)
+        {
+          if (!any || ts < t0)
+            t0 = ts, t0_idx = idx;
+          any = TRUE;
+        }
+      Gpu g = { ev, ts, idx };
+      gint64 c = corr_of (ev);
+      if (gpu)
+        {
+          g_array_append_val (gpus, g);
+          gpointer key = GSIZE_TO_POINTER ((gsize) i64 (num (ev, "pid", 0)) + 1);
+          g_hash_table_insert (pid_ops, key, GSIZE_TO_POINTER (GPOINTER_TO_SIZE (g_hash_table_lookup (pid_ops, key)) + 1));
+        }
+      else if (runtime)
+        {
+          if (c >= 0 && !g_hash_table_contains (k->rt, &c))
+            g_hash_table_insert (k->rt, g_memdup2 (&c, sizeof c), g_memdup2 (&g, sizeof g));
+          g_array_append_val (runtimes, g);
+          gpointer key = GUINT_TO_POINTER (tid_of (ev) + 1);
+          g_hash_table_insert (tid_calls, key, GSIZE_TO_POINTER (GPOINTER_TO_SIZE (g_hash_table_lookup (tid_calls, key)) + 1));
+        }
+      else if (memory || annot)
+        g_array_append_val (mems, g);
+      else if (sync)
+        {
+          const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+          if (c >= 0 && !g_hash_table_contains (k->sync_by_corr, &c))
+            g_hash_table_insert (k->sync_by_corr, g_memdup2 (&c, sizeof c), g_memdup2 (&g, sizeof g));
+          gint64 rec = i64 (num (args, "wait_on_cuda_event_record_corr_id", -1)), ws;
+          if (!sync_stream (k, &g, "wait_on_stream", &ws, error))
+            goto out;
+          if (rec >= 0 && ws >= 0 && !g_hash_table_contains (k->record_stream, &rec))
+            g_hash_table_insert (k->record_stream, g_memdup2 (&rec, sizeof rec), GSIZE_TO_POINTER ((gsize) ws + 1));
+        }
+    }
+  k->t0 = t0;
+  k->t0_idx = t0_idx;
+
+  /* The busiest host thread takes GPU work with no runtime call. */
+  gsize busiest = most_counted (tid_calls);
+  if (busiest != 0)
+    k->main_tid = (guint32) (busiest - 1);
+  /* The traced device: the pid most GPU work runs on. */
+  gsize most = most_counted (pid_ops);
+  gint64 dev = most != 0 ? (gint64) (most - 1) : -1;
+  const char *device = NULL;
+  const cJSON *props = cJSON_GetObjectItemCaseSensitive (root, "deviceProperties");
+  for (const cJSON *p = cJSON_IsArray (props) ? props->child : NULL; p; p = p->next)
+    if (device == NULL || i64 (num (p, "id", -2)) == dev)
+      {
+        if (str (p, "name"))
+          device = str (p, "name");
+        if (i64 (num (p, "id", -2)) == dev)
+          break;
+      }
+  device = import_utf8 (chunk, device);
+
+  /* Pass 2: GPU work in GPU order, so ops of one call keep theirs. */
+  g_array_sort (gpus, gpu_cmp);
+  for (guint i = 0; i < gpus->len; i++)
+    if (!map_gpu (k, &g_array_index (gpus, Gpu, i), error))
+      goto out;
+  for (guint i = 0; i < runtimes->len; i++)
+    if (!map_runtime (k, &g_array_index (runtimes, Gpu, i), error))
+      goto out;
+
+  /* Memory events of the traced CUDA device (Device Type 1), in time order. */
+  g_array_sort (mems, gpu_cmp);
+  {
+    GHashTable *live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+    guint64 next_id = 1;
+    gboolean first = TRUE;
+    for (guint i = 0; i < mems->len; i++)
+      {
+        const Gpu *g = &g_array_index (mems, Gpu, i);
+        const cJSON *ev = g->ev;
+        guint64 t = 0;
+        guint32 tid = tid_of (ev);
+        if (!ts_ns (k, g->idx, g->ts, &t, error))
+          {
+            g_hash_table_unref (live);
+            goto out;
+          }
+        if (g_strcmp0 (str (ev, "cat"), "user_annotation") == 0)
+          {
+            const char *name = str (ev, "name");
+            if (name)
+              import_push (k->outs, t, tid, VS_OP_MARK)->ev.name = mark_name (chunk, name);
+            continue;
+          }
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+        double type = num (args, "Device Type", -1), did = num (args, "Device Id", -1);
+        if (type != 1 || (dev >= 0 && i64 (did) != dev))
+          continue; /* host memory, or another device: dropped */
+        double addr, bytes;
+        guint64 nbytes = 0, nbase = 0;
+        if (!need (k, ev, g->idx, "[memory]", "Addr", &addr, error)
+            || !need (k, ev, g->idx, "[memory]", "Bytes", &bytes, error)
+            || !int_field (k, g->idx, "args.Bytes", bytes, &nbytes, error))
+          {
+            g_hash_table_unref (live);
+            goto out;
+          }
+        /* The address as a key: its bits (no conversion of huge values). */
+        gint64 a;
+        G_STATIC_ASSERT (sizeof a == sizeof addr);
+        addr += 0.0; /* -0 -> +0 */
+        memcpy (&a, &addr, sizeof a);
+        if (first)
+          {
+            first = FALSE;
+            double total = num (args, "Total Allocated", -1);
+            double base = total - bytes;
+            if (total >= 0 && base > 0 && !int_field (k, g->idx, "args.Total Allocated", base, &nbase, error))
+              {
+                g_hash_table_unref (live);
+                goto out;
+              }
+            if (total >= 0 && base > 0)
+              {
+                ImportOut *o = import_push (k->outs, 0, tid, VS_OP_ALLOC);
+                o->ev.id = IMPORT_PREEXISTING_ID;
+                o->ev.bytes = nbase;
+                o->ev.kind = VS_MEM_DEVICE;
+                o->ev.tag = "preexisting";
+                o->seq = -1; /* before everything at t 0 */
+              }
+          }
+        if (bytes > 0)
+          {
+            guint64 *old = g_hash_table_lookup (live, &a);
+            if (old != NULL)
+              {
+                import_push (k->outs, t, tid, VS_OP_FREE)->ev.id = *old;
+                g_hash_table_remove (live, &a);
+              }
+            ImportOut *o = import_push (k->outs, t, tid, VS_OP_ALLOC);
+            o->ev.id = next_id;
+            o->ev.bytes = nbytes;
+            o->ev.kind = VS_MEM_DEVICE;
+            g_hash_table_insert (live, g_memdup2 (&a, sizeof a), g_memdup2 (&next_id, sizeof next_id));
+            next_id++;
+          }
+        else if (bytes < 0)
+          {
+            guint64 *id = g_hash_table_lookup (live, &a);
+            if (id != NULL)
+              {
+                import_push (k->outs, t, tid, VS_OP_FREE)->ev.id = *id;
+                g_hash_table_remove (live, &a);
+              }
+          }
+      }
+    g_hash_table_unref (live);
+  }
+
+  import_sort (k->outs);
+  ok = import_write (k->outs, out_path, device, "vramsim convert (Kineto import)", error);
+
+out:
+  g_array_unref (k->outs);
+  g_hash_table_unref (k->rt);
+  g_hash_table_unref (k->rt_used);
+  g_hash_table_unref (k->sync_by_corr);
+  g_hash_table_unref (k->record_stream);
+  g_string_chunk_free (chunk);
+  g_array_unref (gpus);
+  g_array_unref (mems);
+  g_array_unref (runtimes);
+  g_hash_table_unref (tid_calls);
+  g_hash_table_unref (pid_ops);
+  cJSON_Delete (root);
+  return ok;
+}

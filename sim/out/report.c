@@ -1,0 +1,138 @@
+/* report.c — the human summary of a replay report (SPEC 5.8). The JSON
+ * report is the source of truth; this prints a short view of it. */
+#include <math.h>
+#include <string.h>
+
+#include "engine/replay.h"
+#include "base/units.h"
+
+static double
+get (const cJSON *o, const char *path)
+{
+  char **parts = g_strsplit (path, ".", -1);
+  const cJSON *cur = o;
+  for (guint i = 0; parts[i] && cur; i++)
+    cur = cJSON_GetObjectItemCaseSensitive (cur, parts[i]);
+  g_strfreev (parts);
+  return cJSON_IsNumber (cur) ? cur->valuedouble : 0;
+}
+
+static const char *
+str (const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
+  return cJSON_IsString (v) ? v->valuestring : "";
+}
+
+static void
+line_time (GString *out, const char *label, double ns)
+{
+  g_autofree char *t = units_format_time (ns);
+  g_string_append_printf (out, "  %-22s %s\n", label, t);
+}
+
+char *
+report_to_text (const cJSON *r)
+{
+  GString *out = g_string_new (NULL);
+  g_string_append_printf (out, "vramsim replay: %s on %s (captured on %s), policy %s\n",
+                          str (r, "trace"), str (r, "config"), str (r, "capture_config"), str (r, "policy"));
+  const char *status = str (r, "status");
+  g_string_append_printf (out, "  %-22s %s\n", "status", status);
+  if (strcmp (status, "oom") == 0)
+    {
+      const cJSON *o = cJSON_GetObjectItemCaseSensitive (r, "oom");
+      g_autofree char *req = units_format_bytes ((guint64) get (o, "requested"));
+      g_autofree char *use = units_format_bytes ((guint64) get (o, "in_use"));
+      g_autofree char *cap = units_format_bytes ((guint64) get (o, "capacity"));
+      g_string_append_printf (out, "  %-22s event %.0f (t=%.0f ns) asked %s with %s of %s in use\n",
+                              "out of memory", get (o, "event"), get (o, "t_ns"), req, use, cap);
+    }
+  line_time (out, "captured time", get (r, "time.captured_ns"));
+  gboolean stopped = strcmp (status, "oom") == 0;
+  line_time (out, stopped ? "predicted time to OOM" : "predicted time", get (r, "time.predicted_ns"));
+  if (!stopped)
+    g_string_append_printf (out, "  %-22s %.3fx\n", "slowdown", get (r, "time.slowdown"));
+  line_time (out, "host blocked", get (r, "host.blocked_ns"));
+  g_string_append (out, "stalls\n");
+  line_time (out, "contention", get (r, "stalls.contention_ns"));
+  line_time (out, "page faults", get (r, "stalls.fault_ns"));
+  line_time (out, "swapping", get (r, "stalls.swap_ns"));
+  line_time (out, "copy engines", get (r, "stalls.copy_engine_ns"));
+  g_string_append (out, "memory (peak / capacity)\n");
+  const cJSON *tiers = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "memory"), "tiers");
+  const cJSON *t;
+  cJSON_ArrayForEach (t, tiers)
+    {
+      g_autofree char *pk = units_format_bytes ((guint64) get (t, "peak_bytes"));
+      g_autofree char *cp = units_format_bytes ((guint64) get (t, "capacity"));
+      g_string_append_printf (out, "  %-22s %s / %s\n", str (t, "name"), pk, cp);
+    }
+  if (get (r, "memory.overflow_bytes") > 0)
+    {
+      g_autofree char *ov = units_format_bytes ((guint64) get (r, "memory.overflow_bytes"));
+      g_string_append_printf (out, "  %-22s %s over capacity (--keep-going)\n", "overflow", ov);
+    }
+  const cJSON *tags = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "memory"), "tags");
+  cJSON_ArrayForEach (t, tags)
+    {
+      g_autofree char *pk = units_format_bytes ((guint64) get (t, "peak_bytes"));
+      g_autofree char *label = g_strdup_printf ("tag %s", str (t, "tag"));
+      g_string_append_printf (out, "  %-22s %s peak\n", label, pk);
+    }
+  g_string_append (out, "traffic\n");
+  static const char *const tr[][2] = {
+    { "h2d_bytes", "copies h2d" }, { "d2h_bytes", "copies d2h" },
+    { "swap_out_bytes", "swapped out" }, { "swap_in_bytes", "swapped in" },
+    { "fault_bytes", "faulted in" }, { "writeback_bytes", "written back" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (tr); i++)
+    {
+      g_autofree char *key = g_strdup_printf ("traffic.%s", tr[i][0]);
+      double v = get (r, key);
+      if (v > 0 || i < 2)
+        {
+          g_autofree char *b = units_format_bytes ((guint64) v);
+          g_string_append_printf (out, "  %-22s %s\n", tr[i][1], b);
+        }
+    }
+  if (get (r, "traffic.faults") > 0)
+    g_string_append_printf (out, "  %-22s %.0f pages\n", "page faults", get (r, "traffic.faults"));
+  g_string_append (out, "resources (mean utilization, time saturated)\n");
+  const cJSON *res = cJSON_GetObjectItemCaseSensitive (r, "resources");
+  cJSON_ArrayForEach (t, res)
+    {
+      g_autofree char *sat = units_format_time (get (t, "saturated_ns"));
+      g_string_append_printf (out, "  %-22s %5.1f %%  %s\n", str (t, "name"),
+                              100 * get (t, "utilization_mean"), sat);
+    }
+  const cJSON *top = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "kernels"), "top");
+  if (cJSON_GetArraySize (top) > 0)
+    {
+      g_string_append (out, "top kernels (count, captured -> predicted, stalls)\n");
+      int n = 0;
+      cJSON_ArrayForEach (t, top)
+        {
+          if (n++ == 5)
+            break;
+          g_autofree char *c = units_format_time (get (t, "captured_ns"));
+          g_autofree char *p = units_format_time (get (t, "predicted_ns"));
+          g_autofree char *st = units_format_time (get (t, "stall_ns"));
+          g_autofree char *name = g_utf8_strlen (str (t, "name"), -1) > 40
+            ? g_strdup_printf ("%.37s...", str (t, "name")) : g_strdup (str (t, "name"));
+          g_string_append_printf (out, "  %-40s %6.0f  %s -> %s  %s\n", name, get (t, "count"), c, p, st);
+        }
+    }
+  const cJSON *marks = cJSON_GetObjectItemCaseSensitive (r, "marks");
+  if (cJSON_GetArraySize (marks) > 0)
+    {
+      g_string_append (out, "marks (count, captured -> predicted)\n");
+      cJSON_ArrayForEach (t, marks)
+        {
+          g_autofree char *c = units_format_time (get (t, "captured_ns"));
+          g_autofree char *p = units_format_time (get (t, "predicted_ns"));
+          g_string_append_printf (out, "  %-22s %6.0f  %s -> %s\n", str (t, "name"), get (t, "count"), c, p);
+        }
+    }
+  return g_string_free (out, FALSE);
+}

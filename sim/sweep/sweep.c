@@ -1,0 +1,1378 @@
+/* sweep.c — replay one trace over configs × --vary values, in parallel.
+ *
+ * Why it looks the way it does:
+ * - The trace is parsed once (trace_buf_load) and every worker replays it
+ *   through its own trace_buf_reader; each config's merged JSON is loaded
+ *   once and cloned per run, so a run costs a clone, a few config_set, a
+ *   compile and a replay.
+ * - Workers take run indices from one atomic counter; the main thread
+ *   writes rows strictly in run order, buffering results that finish early,
+ *   and flushes each row, so a sweep killed at any point leaves a file of
+ *   complete rows that --resume can continue.
+ * - SIGINT/SIGTERM stop dispatch; runs in flight finish (a replay cannot be
+ *   cancelled, and takes milliseconds), every finished row is written, and
+ *   a second signal kills the process the default way. */
+#include "sweep/sweep.h"
+#include "base/fileio.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include "config/config.h"
+#include "engine/replay.h"
+#include "trace/trace.h"
+#include "base/units.h"
+
+G_DEFINE_QUARK (vs-sweep-error-quark, sweep_error)
+
+#define MAX_RANGE_VALUES 100000
+
+/* ---------------------------------------------------------------- ranges */
+
+typedef enum { KIND_PLAIN, KIND_BYTES, KIND_RATE, KIND_TIME } ValueKind;
+
+static gboolean
+parse_plain (const char *s, double *out)
+{
+  char *end = NULL;
+  while (g_ascii_isspace (*s))
+    s++;
+  if (*s == '\0')
+    return FALSE;
+  *out = g_ascii_strtod (s, &end);
+  while (end && g_ascii_isspace (*end))
+    end++;
+  return end && *end == '\0' && isfinite (*out);
+}
+
+static gboolean
+parse_kind (ValueKind kind, const char *s, double *out, GError **error)
+{
+  guint64 b;
+  switch (kind)
+    {
+    case KIND_PLAIN:
+      if (!parse_plain (s, out))
+        {
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "'%s' is not a number", s);
+          return FALSE;
+        }
+      return TRUE;
+    case KIND_BYTES:
+      if (!units_parse_bytes (s, &b, error))
+        return FALSE;
+      *out = (double) b;
+      return TRUE;
+    case KIND_RATE:
+      return units_parse_rate (s, out, error);
+    case KIND_TIME:
+      return units_parse_time (s, out, error);
+    }
+  g_assert_not_reached ();
+}
+
+/* The unit text after the number ("GiB", "TB/s"), trimmed; "" if none. */
+static char *
+unit_suffix (const char *s)
+{
+  while (g_ascii_isspace (*s))
+    s++;
+  if (*s == '+' || *s == '-')
+    s++;
+  while (g_ascii_isdigit (*s) || *s == '.')
+    s++;
+  if ((*s == 'e' || *s == 'E') && (g_ascii_isdigit (s[1]) || ((s[1] == '+' || s[1] == '-') && g_ascii_isdigit (s[2]))))
+    {
+      s += 2;
+      while (g_ascii_isdigit (*s))
+        s++;
+    }
+  return g_strstrip (g_strdup (s));
+}
+
+static char *
+format_number (double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (buf, sizeof buf, "%.10g", v);
+  return g_strdup (buf);
+}
+
+/* Expands "A..B/STEP" or "A..B/xK" into VALUES. */
+static gboolean
+expand_range (const char *key, const char *item, const char *dots, GPtrArray *values, GError **error)
+{
+  g_autofree char *a_text = g_strstrip (g_strndup (item, dots - item));
+  const char *rest = dots + 2;
+  const char *slash = NULL;
+  /* The step follows the last '/' that is not the one of a rate unit
+   * ("4TB/s/x2": the first '/' belongs to TB/s). */
+  for (const char *p = rest; *p; p++)
+    if (*p == '/' && !(p[1] == 's' && (p[2] == '\0' || p[2] == '/')))
+      slash = p;
+  if (slash == NULL)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                   "--vary %s: bad range '%s': expected A..B/STEP or A..B/xK", key, item);
+      return FALSE;
+    }
+  g_autofree char *b_text = g_strstrip (g_strndup (rest, slash - rest));
+  g_autofree char *s_text = g_strstrip (g_strdup (slash + 1));
+  gboolean geometric = s_text[0] == 'x' || s_text[0] == 'X';
+  g_autofree char *a_unit = unit_suffix (a_text);
+  g_autofree char *b_unit = unit_suffix (b_text);
+  g_autofree char *s_unit = geometric ? g_strdup ("") : unit_suffix (s_text);
+  const char *unit = *a_unit ? a_unit : *b_unit ? b_unit : s_unit;
+
+  if (!*a_text || !*b_text || !*s_text)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                   "--vary %s: bad range '%s': expected A..B/STEP or A..B/xK", key, item);
+      return FALSE;
+    }
+
+  ValueKind kind = KIND_PLAIN;
+  if (*unit)
+    {
+      g_autofree char *probe = g_strconcat ("1", unit, NULL);
+      double d;
+      guint64 b;
+      if (units_parse_bytes (probe, &b, NULL))
+        kind = KIND_BYTES;
+      else if (units_parse_rate (probe, &d, NULL))
+        kind = KIND_RATE;
+      else if (units_parse_time (probe, &d, NULL))
+        kind = KIND_TIME;
+      else
+        {
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                       "--vary %s: bad range '%s': unknown unit '%s' (sizes B KB MB GB TB KiB MiB GiB TiB, "
+                       "rates like GB/s, times ns us ms s)", key, item, unit);
+          return FALSE;
+        }
+    }
+
+  double a, b, step, factor = 1;
+  GError *e = NULL;
+  if (!parse_kind (kind, a_text, &a, &e) || !parse_kind (kind, b_text, &b, &e)
+      || (!geometric && !parse_kind (kind, s_text, &step, &e)))
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: bad range '%s': %s", key, item, e->message);
+      g_error_free (e);
+      return FALSE;
+    }
+  if (geometric && !parse_plain (s_text + 1, &step))
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                   "--vary %s: bad range '%s': '%s' is not a factor like x2", key, item, s_text);
+      return FALSE;
+    }
+  if (*unit)
+    {
+      g_autofree char *probe = g_strconcat ("1", unit, NULL);
+      parse_kind (kind, probe, &factor, NULL);
+    }
+
+  const char *why = NULL;
+  if (a > b)
+    why = "the start is above the end";
+  else if (geometric && step <= 1)
+    why = "a geometric factor must be above 1";
+  else if (geometric && a <= 0)
+    why = "a geometric range must start above 0";
+  else if (!geometric && step <= 0)
+    why = "the step must be above 0";
+  else if (!geometric && (b - a) / step >= MAX_RANGE_VALUES)
+    why = "more than 100000 values";
+  else if (geometric && log (b / a) / log (step) >= MAX_RANGE_VALUES)
+    why = "more than 100000 values";
+  if (why)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: bad range '%s': %s", key, item, why);
+      return FALSE;
+    }
+
+  double limit = b * (1 + 1e-12) + 1e-12;
+  for (guint i = 0;; i++)
+    {
+      double v = geometric ? a * pow (step, i) : a + i * step;
+      if (v > limit)
+        break;
+      if (kind == KIND_BYTES)
+        v = round (v);
+      g_autofree char *num = format_number (v / factor);
+      g_ptr_array_add (values, g_strconcat (num, unit, NULL));
+    }
+  return TRUE;
+}
+
+VsVary *
+sweep_vary_parse (const char *spec, GError **error)
+{
+  const char *eq = strchr (spec, '=');
+  if (eq == NULL || eq == spec)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                   "--vary '%s': expected KEY=V1,V2,... or KEY=A..B/STEP", spec);
+      return NULL;
+    }
+  g_autofree char *key = g_strstrip (g_strndup (spec, eq - spec));
+  g_autoptr (GPtrArray) values = g_ptr_array_new_with_free_func (g_free);
+  g_auto (GStrv) items = g_strsplit (eq + 1, ",", -1);
+  for (char **it = items; *it; it++)
+    {
+      g_strstrip (*it);
+      const char *dots = strstr (*it, "..");
+      if (**it == '\0')
+        {
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: empty value in '%s'", key, eq + 1);
+          return NULL;
+        }
+      if (dots)
+        {
+          if (!expand_range (key, *it, dots, values, error))
+            return NULL;
+        }
+      else
+        g_ptr_array_add (values, g_strdup (*it));
+    }
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < values->len; i++)
+    if (!g_hash_table_add (seen, values->pdata[i]))
+      {
+        g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: value '%s' given twice",
+                     key, (char *) values->pdata[i]);
+        return NULL;
+      }
+
+  VsVary *v = g_new0 (VsVary, 1);
+  v->key = g_steal_pointer (&key);
+  v->n_values = values->len;
+  g_ptr_array_add (values, NULL);
+  v->values = (char **) g_ptr_array_free (g_steal_pointer (&values), FALSE);
+  return v;
+}
+
+void
+sweep_vary_free (VsVary *v)
+{
+  if (v == NULL)
+    return;
+  g_free (v->key);
+  g_strfreev (v->values);
+  g_free (v);
+}
+
+/* --------------------------------------------------------------- columns */
+
+typedef enum { CELL_STRING, CELL_INT, CELL_REAL } CellType;
+
+static const struct {
+  const char *column;
+  const char *path[3];   /* into the report; "#0" = first array element */
+  CellType type;
+} result_columns[] = {
+  { "status",            { "status" },                       CELL_STRING },
+  { "predicted_ns",      { "time", "predicted_ns" },          CELL_INT },
+  { "slowdown",          { "time", "slowdown" },              CELL_REAL },
+  { "peak_device_bytes", { "memory", "tiers", "#0" },         CELL_INT },
+  { "contention_ns",     { "stalls", "contention_ns" },       CELL_INT },
+  { "fault_ns",          { "stalls", "fault_ns" },            CELL_INT },
+  { "swap_ns",           { "stalls", "swap_ns" },             CELL_INT },
+  { "copy_engine_ns",    { "stalls", "copy_engine_ns" },      CELL_INT },
+  { "blocked_ns",        { "host", "blocked_ns" },            CELL_INT },
+  { "h2d_bytes",         { "traffic", "h2d_bytes" },          CELL_INT },
+  { "d2h_bytes",         { "traffic", "d2h_bytes" },          CELL_INT },
+  { "swap_out_bytes",    { "traffic", "swap_out_bytes" },     CELL_INT },
+  { "swap_in_bytes",     { "traffic", "swap_in_bytes" },      CELL_INT },
+  { "fault_bytes",       { "traffic", "fault_bytes" },        CELL_INT },
+  { "faults",            { "traffic", "faults" },             CELL_INT },
+  { "writeback_bytes",   { "traffic", "writeback_bytes" },    CELL_INT },
+  { "error",             { NULL },                            CELL_STRING },
+};
+#define N_RESULT_COLUMNS G_N_ELEMENTS (result_columns)
+#define ERROR_COLUMN (N_RESULT_COLUMNS - 1)
+
+const char *const *
+sweep_result_columns (void)
+{
+  static const char *names[N_RESULT_COLUMNS + 1];
+  if (names[0] == NULL)
+    for (guint i = 0; i < N_RESULT_COLUMNS; i++)
+      names[i] = result_columns[i].column;
+  return names;
+}
+
+static const cJSON *
+report_lookup (const cJSON *report, const char *const *path)
+{
+  const cJSON *node = report;
+  for (guint i = 0; i < 3 && path[i] && node; i++)
+    {
+      if (strcmp (path[i], "#0") == 0)
+        {
+          node = cJSON_GetArrayItem (node, 0);
+          node = node ? cJSON_GetObjectItemCaseSensitive (node, "peak_bytes") : NULL;
+        }
+      else
+        node = cJSON_GetObjectItemCaseSensitive (node, path[i]);
+    }
+  return node;
+}
+
+char **
+sweep_report_cells (const cJSON *report)
+{
+  char **cells = g_new0 (char *, N_RESULT_COLUMNS + 1);
+  for (guint i = 0; i < N_RESULT_COLUMNS; i++)
+    {
+      const cJSON *node = result_columns[i].path[0] ? report_lookup (report, result_columns[i].path) : NULL;
+      if (node == NULL)
+        cells[i] = g_strdup ("");
+      else if (cJSON_IsString (node))
+        cells[i] = g_strdup (node->valuestring);
+      else if (cJSON_IsNumber (node) && result_columns[i].type == CELL_INT)
+        cells[i] = g_strdup_printf ("%.0f", node->valuedouble);
+      else if (cJSON_IsNumber (node))
+        {
+          char buf[G_ASCII_DTOSTR_BUF_SIZE];
+          cells[i] = g_strdup (g_ascii_formatd (buf, sizeof buf, "%.6g", node->valuedouble));
+        }
+      else
+        cells[i] = g_strdup ("");
+    }
+  return cells;
+}
+
+/* ------------------------------------------------------------ csv, jsonl */
+
+static gboolean
+needs_quotes (const char *s)
+{
+  return strpbrk (s, ",\"\r\n") != NULL || (*s && (g_ascii_isspace (*s) || g_ascii_isspace (s[strlen (s) - 1])));
+}
+
+void
+sweep_csv_append_row (GString *out, const char *const *cells, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      const char *c = cells[i] ? cells[i] : "";
+      if (i)
+        g_string_append_c (out, ',');
+      if (!needs_quotes (c))
+        g_string_append (out, c);
+      else
+        {
+          g_string_append_c (out, '"');
+          for (const char *p = c; *p; p++)
+            {
+              if (*p == '"')
+                g_string_append_c (out, '"');
+              g_string_append_c (out, *p);
+            }
+          g_string_append_c (out, '"');
+        }
+    }
+  g_string_append_c (out, '\n');
+}
+
+static void
+free_row (gpointer row)
+{
+  g_strfreev (row);
+}
+
+GPtrArray *
+sweep_csv_read (const char *path, gboolean drop_partial, GError **error)
+{
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (!g_file_get_contents (path, &text, &len, error))
+    return NULL;
+  if (drop_partial)
+    {
+      while (len > 0 && text[len - 1] != '\n')
+        len--;
+      text[len] = '\0';
+    }
+
+  GPtrArray *rows = g_ptr_array_new_with_free_func (free_row);
+  GPtrArray *row = g_ptr_array_new ();
+  GString *cell = g_string_new (NULL);
+  gboolean quoted = FALSE, was_quoted = FALSE, any = FALSE;
+  guint line = 1;
+  for (gsize i = 0; i <= len; i++)
+    {
+      char c = i < len ? text[i] : '\n';
+      if (i == len && !any && row->len == 0)
+        break;
+      if (quoted)
+        {
+          if (c == '"' && i + 1 < len && text[i + 1] == '"')
+            g_string_append_c (cell, '"'), i++;
+          else if (c == '"')
+            quoted = FALSE;
+          else if (i == len)
+            {
+              g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "%s:%u: unterminated quoted field", path, line);
+              goto fail;
+            }
+          else
+            {
+              if (c == '\n')
+                line++;
+              g_string_append_c (cell, c);
+            }
+          continue;
+        }
+      if (c == '"' && cell->len == 0 && !was_quoted)
+        {
+          quoted = was_quoted = any = TRUE;
+          continue;
+        }
+      if (c == ',' || c == '\n')
+        {
+          if (cell->len && cell->str[cell->len - 1] == '\r' && c == '\n')
+            g_string_truncate (cell, cell->len - 1);
+          g_ptr_array_add (row, g_strdup (cell->str));
+          g_string_truncate (cell, 0);
+          was_quoted = FALSE;
+          if (c == '\n')
+            {
+              gboolean blank = row->len == 1 && !any && ((char *) row->pdata[0])[0] == '\0';
+              if (blank)
+                g_free (row->pdata[0]), g_ptr_array_set_size (row, 0);
+              else
+                {
+                  g_ptr_array_add (row, NULL);
+                  g_ptr_array_add (rows, g_ptr_array_free (row, FALSE));
+                  row = g_ptr_array_new ();
+                }
+              any = FALSE;
+              line++;
+            }
+          continue;
+        }
+      any = TRUE;
+      g_string_append_c (cell, c);
+    }
+  g_ptr_array_free (row, TRUE);
+  g_string_free (cell, TRUE);
+  return rows;
+
+fail:
+  for (guint i = 0; i < row->len; i++)
+    g_free (row->pdata[i]);
+  g_ptr_array_free (row, TRUE);
+  g_string_free (cell, TRUE);
+  g_ptr_array_unref (rows);
+  return NULL;
+}
+
+/* One JSONL line for a row: key columns and status/error as strings,
+ * results as numbers, empty cells as null. */
+static char *
+jsonl_row (char **columns, char **cells, guint n_keys)
+{
+  cJSON *o = cJSON_CreateObject ();
+  for (guint i = 0; columns[i]; i++)
+    {
+      const char *c = cells[i];
+      gboolean text = i < n_keys || i == n_keys || columns[i + 1] == NULL;   /* keys, status, error */
+      if (text)
+        cJSON_AddItemToObject (o, columns[i], *c || i < n_keys ? cJSON_CreateString (c) : cJSON_CreateNull ());
+      else if (*c)
+        cJSON_AddItemToObject (o, columns[i], cJSON_CreateNumber (g_ascii_strtod (c, NULL)));
+      else
+        cJSON_AddItemToObject (o, columns[i], cJSON_CreateNull ());
+    }
+  char *s = cJSON_PrintUnformatted (o);
+  cJSON_Delete (o);
+  char *line = g_strconcat (s, "\n", NULL);
+  cJSON_free (s);
+  return line;
+}
+
+static char *
+format_line (VsSweepFormat format, char **columns, char **cells, guint n_keys)
+{
+  if (format == VS_SWEEP_JSONL)
+    return jsonl_row (columns, cells, n_keys);
+  GString *s = g_string_new (NULL);
+  sweep_csv_append_row (s, (const char *const *) cells, g_strv_length (columns));
+  return g_string_free (s, FALSE);
+}
+
+static char *
+format_header (VsSweepFormat format, char **columns)
+{
+  if (format == VS_SWEEP_JSONL)
+    return g_strdup ("");
+  GString *s = g_string_new (NULL);
+  sweep_csv_append_row (s, (const char *const *) columns, g_strv_length (columns));
+  return g_string_free (s, FALSE);
+}
+
+/* The run key: the key cells joined by a separator that cannot occur. */
+static char *
+row_key (char **cells, guint n_keys)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < n_keys; i++)
+    {
+      if (i)
+        g_string_append_c (s, '\x1f');
+      g_string_append (s, cells[i]);
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* Writes TEXT to PATH through a temporary file renamed into place. */
+static gboolean
+write_atomically (const char *path, const char *text, gssize len, GError **error)
+{
+  return fileio_write_atomic (path, text, len, error);
+}
+
+/* --------------------------------------------------------------- signals */
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_signal (int sig)
+{
+  interrupted = sig;
+}
+
+static void
+install_signals (struct sigaction *old_int, struct sigaction *old_term)
+{
+  struct sigaction sa;
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESETHAND;   /* a second signal kills */
+  sigemptyset (&sa.sa_mask);
+  interrupted = 0;
+  sigaction (SIGINT, &sa, old_int);
+  sigaction (SIGTERM, &sa, old_term);
+}
+
+static void
+restore_signals (const struct sigaction *old_int, const struct sigaction *old_term)
+{
+  sigaction (SIGINT, old_int, NULL);
+  sigaction (SIGTERM, old_term, NULL);
+}
+
+/* ------------------------------------------------------------------ plan */
+
+typedef struct {
+  const VsSweepOptions *opts;
+  guint n_configs;
+  cJSON **config_json;      /* merged, fixed --set applied */
+  char **config_names;      /* the "config" column */
+  VsVary **varies;
+  guint n_varies;
+  guint n_runs;
+  guint n_keys;             /* config + varies */
+  char **columns;           /* NULL-terminated */
+
+  /* running */
+  VsTraceBuf *buf;
+  VsConfig *capture;
+  char **done_line;         /* per run: the formatted row, once finished */
+  gboolean *skip;           /* per run: already in the output (--resume) */
+  gint next;                /* next run to dispatch (atomic) */
+  guint n_finished;         /* runs finished by workers, under lock */
+  guint n_workers_alive;
+  GMutex lock;
+  GCond cond;
+} Sweep;
+
+static void
+sweep_clear (Sweep *s)
+{
+  for (guint i = 0; i < s->n_configs; i++)
+    cJSON_Delete (s->config_json[i]);
+  g_free (s->config_json);
+  g_strfreev (s->config_names);
+  g_strfreev (s->columns);
+  if (s->done_line)
+    for (guint i = 0; i < s->n_runs; i++)
+      g_free (s->done_line[i]);
+  g_free (s->done_line);
+  g_free (s->skip);
+  if (s->buf)
+    trace_buf_free (s->buf);
+  if (s->capture)
+    config_free (s->capture);
+  g_mutex_clear (&s->lock);
+  g_cond_clear (&s->cond);
+}
+
+/* The value index of each vary for run R (the last vary fastest). */
+static guint
+decode_run (const Sweep *s, guint r, guint *idx)
+{
+  for (guint k = s->n_varies; k-- > 0;)
+    {
+      idx[k] = r % s->varies[k]->n_values;
+      r /= s->varies[k]->n_values;
+    }
+  return r;   /* config index */
+}
+
+static char **
+run_key_cells (const Sweep *s, guint r)
+{
+  guint idx[s->n_varies + 1];
+  guint c = decode_run (s, r, idx);
+  char **cells = g_new0 (char *, s->n_keys + 1);
+  cells[0] = g_strdup (s->config_names[c]);
+  for (guint k = 0; k < s->n_varies; k++)
+    cells[1 + k] = g_strdup (s->varies[k]->values[idx[k]]);
+  return cells;
+}
+
+static gboolean
+plan_init (Sweep *s, const VsSweepOptions *opts, GError **error)
+{
+  s->opts = opts;
+  s->n_configs = g_strv_length (opts->configs);
+  s->varies = opts->varies;
+  s->n_varies = opts->varies ? g_strv_length ((char **) opts->varies) : 0;
+  s->config_json = g_new0 (cJSON *, s->n_configs);
+  s->config_names = g_new0 (char *, s->n_configs + 1);
+  s->n_keys = 1 + s->n_varies;
+
+  if (s->n_configs == 0)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "no config given (-c CONFIG[,CONFIG...])");
+      return FALSE;
+    }
+  for (guint k = 0; k < s->n_varies; k++)
+    for (guint j = 0; j < k; j++)
+      if (strcmp (s->varies[k]->key, s->varies[j]->key) == 0)
+        {
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s given twice", s->varies[k]->key);
+          return FALSE;
+        }
+
+  guint64 n = s->n_configs;
+  for (guint k = 0; k < s->n_varies; k++)
+    {
+      n *= s->varies[k]->n_values;
+      if (n > 10000000)
+        {
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "the sweep has more than 10000000 runs");
+          return FALSE;
+        }
+    }
+  s->n_runs = (guint) n;
+
+  for (guint i = 0; i < s->n_configs; i++)
+    {
+      const char *cfg = opts->configs[i];
+      s->config_json[i] = config_load_json (cfg, error);
+      if (s->config_json[i] == NULL)
+        return FALSE;
+      for (char **set = opts->sets; set && *set; set++)
+        if (!config_set (s->config_json[i], *set, cfg, error))
+          {
+            g_prefix_error (error, "--set %s: ", *set);
+            return FALSE;
+          }
+      const cJSON *name = cJSON_GetObjectItemCaseSensitive (s->config_json[i], "name");
+      s->config_names[i] = g_strdup (cJSON_IsString (name) && name->valuestring[0] ? name->valuestring : cfg);
+      for (guint j = 0; j < i; j++)
+        if (strcmp (s->config_names[i], s->config_names[j]) == 0)
+          {
+            g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "-c: two configs are named '%s'",
+                         s->config_names[i]);
+            return FALSE;
+          }
+    }
+
+  /* Every varied key and value must be settable on the first config:
+   * a typo stops the sweep before it runs. */
+  cJSON *probe = cJSON_Duplicate (s->config_json[0], TRUE);
+  for (guint k = 0; k < s->n_varies; k++)
+    for (guint v = 0; v < s->varies[k]->n_values; v++)
+      {
+        g_autofree char *assignment = g_strdup_printf ("%s=%s", s->varies[k]->key, s->varies[k]->values[v]);
+        if (!config_set (probe, assignment, opts->configs[0], error))
+          {
+            cJSON_Delete (probe);
+            g_prefix_error (error, "--vary %s: ", s->varies[k]->key);
+            return FALSE;
+          }
+      }
+  cJSON_Delete (probe);
+
+  GPtrArray *cols = g_ptr_array_new ();
+  g_ptr_array_add (cols, g_strdup ("config"));
+  for (guint k = 0; k < s->n_varies; k++)
+    g_ptr_array_add (cols, g_strdup (s->varies[k]->key));
+  for (const char *const *c = sweep_result_columns (); *c; c++)
+    g_ptr_array_add (cols, g_strdup (*c));
+  g_ptr_array_add (cols, NULL);
+  s->columns = (char **) g_ptr_array_free (cols, FALSE);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------- run */
+
+static char *
+one_line (const char *msg)
+{
+  char *s = g_strdup (msg);
+  for (char *p = s; *p; p++)
+    if (*p == '\n' || *p == '\r')
+      *p = ' ';
+  return s;
+}
+
+static char **
+run_one (Sweep *s, guint r)
+{
+  guint idx[s->n_varies + 1];
+  guint c = decode_run (s, r, idx);
+  const char *origin = s->opts->configs[c];
+  GError *err = NULL;
+  cJSON *root = cJSON_Duplicate (s->config_json[c], TRUE);
+  VsConfig *cfg = NULL;
+  cJSON *report = NULL;
+  char **result;
+
+  for (guint k = 0; k < s->n_varies; k++)
+    {
+      g_autofree char *assignment = g_strdup_printf ("%s=%s", s->varies[k]->key, s->varies[k]->values[idx[k]]);
+      if (!config_set (root, assignment, origin, &err))
+        goto out;
+    }
+  cfg = config_compile (root, origin, &err);
+  if (cfg == NULL)
+    goto out;
+  VsTraceReader *reader = trace_buf_reader (s->buf);
+  VsReplayOptions ro = { 0 };
+  ro.trace_name = s->opts->trace_path;
+  report = replay_run (reader, cfg, s->capture, &ro, &err);
+  trace_close (reader);
+
+out:
+  if (report)
+    result = sweep_report_cells (report);
+  else
+    {
+      result = g_new0 (char *, N_RESULT_COLUMNS + 1);
+      for (guint i = 0; i < N_RESULT_COLUMNS; i++)
+        result[i] = g_strdup ("");
+      g_free (result[0]);
+      result[0] = g_strdup ("error");
+      g_free (result[ERROR_COLUMN]);
+      result[ERROR_COLUMN] = one_line (err ? err->message : "replay failed");
+    }
+  g_clear_error (&err);
+  cJSON_Delete (report);
+  if (cfg)
+    config_free (cfg);
+  cJSON_Delete (root);
+
+  char **keys = run_key_cells (s, r);
+  char **cells = g_new0 (char *, s->n_keys + N_RESULT_COLUMNS + 1);
+  for (guint i = 0; i < s->n_keys; i++)
+    cells[i] = keys[i];
+  for (guint i = 0; i < N_RESULT_COLUMNS; i++)
+    cells[s->n_keys + i] = result[i];
+  g_free (keys);
+  g_free (result);
+  return cells;
+}
+
+static gpointer
+worker (gpointer data)
+{
+  Sweep *s = data;
+  for (;;)
+    {
+      if (interrupted)
+        break;
+      guint r = (guint) g_atomic_int_add (&s->next, 1);
+      if (r >= s->n_runs)
+        break;
+      if (s->skip[r])
+        continue;
+      char **cells = run_one (s, r);
+      char *line = format_line (s->opts->format, s->columns, cells, s->n_keys);
+      g_strfreev (cells);
+      g_mutex_lock (&s->lock);
+      s->done_line[r] = line;
+      s->n_finished++;
+      g_cond_signal (&s->cond);
+      g_mutex_unlock (&s->lock);
+    }
+  g_mutex_lock (&s->lock);
+  s->n_workers_alive--;
+  g_cond_signal (&s->cond);
+  g_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+static void
+draw_progress (guint done, guint total, gint64 t0, gboolean final)
+{
+  double el = (g_get_monotonic_time () - t0) / 1e6;
+  double rate = el > 0 ? done / el : 0;
+  guint width = 30, fill = total ? (guint) ((guint64) done * width / total) : width;
+  char bar[64];
+  for (guint i = 0; i < width; i++)
+    bar[i] = i < fill ? '=' : ' ';
+  bar[width] = '\0';
+  if (rate > 0 && done < total)
+    fprintf (stderr, "\rsweep [%s] %u/%u  %.1f runs/s  ETA %.0fs   ", bar, done, total, rate, (total - done) / rate);
+  else
+    fprintf (stderr, "\rsweep [%s] %u/%u  %.1f runs/s            ", bar, done, total, rate);
+  if (final)
+    fputc ('\n', stderr);
+  fflush (stderr);
+}
+
+static gboolean
+write_out (FILE *f, const char *text, const char *path, GError **error)
+{
+  if (fputs (text, f) < 0 || fflush (f) != 0)
+    {
+      int e = errno;
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "%s: %s", path ? path : "stdout", g_strerror (e));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* --resume: reads the rows already in OUTPUT. Returns the lines (formatted
+ * again) of rows belonging to runs of this sweep into KEPT (by run index)
+ * and the others into EXTRA. A missing file is an empty one. */
+static gboolean
+resume_read (Sweep *s, char **kept, GPtrArray *extra, GError **error)
+{
+  const char *path = s->opts->output;
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+
+  g_autoptr (GHashTable) runs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint r = 0; r < s->n_runs; r++)
+    {
+      char **k = run_key_cells (s, r);
+      g_hash_table_insert (runs, row_key (k, s->n_keys), GUINT_TO_POINTER (r + 1));
+      g_strfreev (k);
+    }
+  guint n_cols = g_strv_length (s->columns);
+
+  g_autoptr (GPtrArray) rows = NULL;
+  if (s->opts->format == VS_SWEEP_CSV)
+    {
+      rows = sweep_csv_read (path, TRUE, error);
+      if (rows == NULL)
+        return FALSE;
+      if (rows->len == 0)
+        return TRUE;
+      char **header = rows->pdata[0];
+      gboolean same = g_strv_length (header) == n_cols;
+      for (guint i = 0; same && i < n_cols; i++)
+        same = strcmp (header[i], s->columns[i]) == 0;
+      if (!same)
+        {
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                       "%s: --resume: its columns are not this sweep's (another --vary or -c?)", path);
+          return FALSE;
+        }
+      g_ptr_array_remove_index (rows, 0);
+    }
+  else
+    {
+      g_autofree char *text = NULL;
+      gsize len;
+      if (!g_file_get_contents (path, &text, &len, error))
+        return FALSE;
+      while (len > 0 && text[len - 1] != '\n')
+        len--;
+      text[len] = '\0';
+      rows = g_ptr_array_new_with_free_func (free_row);
+      g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+      for (guint ln = 0; lines[ln]; ln++)
+        {
+          if (!*g_strstrip (lines[ln]))
+            continue;
+          cJSON *o = cJSON_Parse (lines[ln]);
+          if (!cJSON_IsObject (o))
+            {
+              cJSON_Delete (o);
+              g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "%s:%u: --resume: not a JSON object", path, ln + 1);
+              return FALSE;
+            }
+          char **cells = g_new0 (char *, n_cols + 1);
+          for (guint i = 0; i < n_cols; i++)
+            {
+              const cJSON *it = cJSON_GetObjectItemCaseSensitive (o, s->columns[i]);
+              if (it == NULL && i < s->n_keys)
+                {
+                  cJSON_Delete (o);
+                  g_strfreev (cells);
+                  g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                               "%s:%u: --resume: no \"%s\" (another --vary or -c?)", path, ln + 1, s->columns[i]);
+                  return FALSE;
+                }
+              if (cJSON_IsString (it))
+                cells[i] = g_strdup (it->valuestring);
+              else if (cJSON_IsNumber (it) && i == s->n_keys + 2)   /* slowdown */
+                {
+                  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+                  cells[i] = g_strdup (g_ascii_formatd (buf, sizeof buf, "%.6g", it->valuedouble));
+                }
+              else if (cJSON_IsNumber (it))
+                cells[i] = g_strdup_printf ("%.0f", it->valuedouble);
+              else
+                cells[i] = g_strdup ("");
+            }
+          cJSON_Delete (o);
+          g_ptr_array_add (rows, cells);
+        }
+    }
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      char **cells = rows->pdata[i];
+      if (g_strv_length (cells) != n_cols)
+        continue;   /* a damaged row: run it again */
+      g_autofree char *key = row_key (cells, s->n_keys);
+      guint r = GPOINTER_TO_UINT (g_hash_table_lookup (runs, key));
+      char *line = format_line (s->opts->format, s->columns, cells, s->n_keys);
+      if (r && kept[r - 1] == NULL)
+        kept[r - 1] = line;
+      else if (r)
+        g_free (line);
+      else
+        g_ptr_array_add (extra, line);
+    }
+  return TRUE;
+}
+
+static gboolean
+run_sweep (Sweep *s, GError **error)
+{
+  const VsSweepOptions *o = s->opts;
+  FILE *f = stdout;
+  gboolean ok = FALSE;
+  char **kept = g_new0 (char *, s->n_runs);
+  GPtrArray *extra = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *header = format_header (o->format, s->columns);
+  gboolean resumed = FALSE;
+  guint n_todo = s->n_runs;
+
+  s->done_line = g_new0 (char *, s->n_runs);
+  s->skip = g_new0 (gboolean, s->n_runs);
+
+  if (o->resume)
+    {
+      if (!resume_read (s, kept, extra, error))
+        goto out;
+      /* Rewrite the file with the rows kept, then append. */
+      GString *text = g_string_new (header);
+      for (guint r = 0; r < s->n_runs; r++)
+        if (kept[r])
+          {
+            s->skip[r] = TRUE;
+            n_todo--;
+            resumed = TRUE;
+            g_string_append (text, kept[r]);
+          }
+      for (guint i = 0; i < extra->len; i++)
+        g_string_append (text, extra->pdata[i]), resumed = TRUE;
+      gboolean w = write_atomically (o->output, text->str, text->len, error);
+      g_string_free (text, TRUE);
+      if (!w)
+        goto out;
+      f = fopen (o->output, "a");
+    }
+  else if (o->output)
+    {
+      f = fopen (o->output, "w");
+      if (f && !write_out (f, header, o->output, error))
+        goto out;
+    }
+  else if (!write_out (f, header, NULL, error))
+    goto out;
+  if (f == NULL)
+    {
+      int e = errno;
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "%s: %s", o->output, g_strerror (e));
+      goto out;
+    }
+
+  guint n_threads = o->n_threads ? o->n_threads : g_get_num_processors ();
+  if (n_threads > n_todo)
+    n_threads = MAX (n_todo, 1);
+  struct sigaction old_int, old_term;
+  install_signals (&old_int, &old_term);
+  GThread **threads = g_new0 (GThread *, n_threads);
+  s->n_workers_alive = n_threads;
+  for (guint i = 0; i < n_threads; i++)
+    threads[i] = g_thread_new ("sweep", worker, s);
+
+  gint64 t0 = g_get_monotonic_time (), last_draw = 0;
+  guint written = 0;
+  gboolean io_ok = TRUE;
+  g_mutex_lock (&s->lock);
+  for (guint w = 0; w < s->n_runs;)
+    {
+      if (o->progress && g_get_monotonic_time () - last_draw > 100 * G_TIME_SPAN_MILLISECOND)
+        {
+          last_draw = g_get_monotonic_time ();
+          draw_progress (s->n_finished, n_todo, t0, FALSE);
+        }
+      if (s->done_line[w])
+        {
+          char *line = s->done_line[w];
+          s->done_line[w] = NULL;
+          g_mutex_unlock (&s->lock);
+          if (io_ok && !write_out (f, line, o->output, error))
+            {
+              io_ok = FALSE;
+              interrupted = -1;   /* stop dispatching */
+            }
+          if (resumed)
+            kept[w] = line;
+          else
+            g_free (line);
+          written++;
+          w++;
+          g_mutex_lock (&s->lock);
+        }
+      else if (s->skip[w] || s->n_workers_alive == 0)
+        w++;   /* resumed, or never run (interrupted) */
+      else
+        g_cond_wait_until (&s->cond, &s->lock, g_get_monotonic_time () + 100 * G_TIME_SPAN_MILLISECOND);
+    }
+  g_mutex_unlock (&s->lock);
+  for (guint i = 0; i < n_threads; i++)
+    g_thread_join (threads[i]);
+  g_free (threads);
+  if (o->progress)
+    draw_progress (s->n_finished, n_todo, t0, TRUE);
+  int sig = interrupted;
+  restore_signals (&old_int, &old_term);
+  if (f != stdout)
+    fclose (f);
+  f = stdout;
+
+  if (!io_ok)
+    goto out;
+  if (sig > 0)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INTERRUPTED,
+                   "interrupted: %u of %u runs written to %s; rerun with --resume to finish",
+                   written + (s->n_runs - n_todo), s->n_runs, o->output ? o->output : "stdout");
+      goto out;
+    }
+  if (resumed)
+    {
+      /* Finished: put every row in run order, as a fresh sweep would. */
+      GString *text = g_string_new (header);
+      for (guint r = 0; r < s->n_runs; r++)
+        if (kept[r])
+          g_string_append (text, kept[r]);
+      for (guint i = 0; i < extra->len; i++)
+        g_string_append (text, extra->pdata[i]);
+      gboolean w = write_atomically (o->output, text->str, text->len, error);
+      g_string_free (text, TRUE);
+      if (!w)
+        goto out;
+    }
+  ok = TRUE;
+
+out:
+  if (f != stdout && f != NULL)
+    fclose (f);
+  for (guint r = 0; r < s->n_runs; r++)
+    g_free (kept[r]);
+  g_free (kept);
+  g_ptr_array_unref (extra);
+  return ok;
+}
+
+/* ------------------------------------------------------------- jobs file */
+
+static char *
+shell_word (const char *s)
+{
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_isalnum (*p) && !strchr ("_./=:,+-@%", *p))
+      return g_shell_quote (s);
+  return *s ? g_strdup (s) : g_strdup ("''");
+}
+
+static char *
+absolute (const char *path)
+{
+  return g_path_is_absolute (path) ? g_strdup (path) : g_canonicalize_filename (path, NULL);
+}
+
+static char *
+self_exe (void)
+{
+  char *p = g_file_read_link ("/proc/self/exe", NULL);
+  return p ? p : g_strdup ("vramsim");
+}
+
+/* As config_load_json decides: a name without '/' or ".json" is a preset. */
+static gboolean
+is_preset_name (const char *s)
+{
+  return strchr (s, '/') == NULL && !g_str_has_suffix (s, ".json");
+}
+
+static char *
+default_reports_dir (const char *jobs_file)
+{
+  g_autofree char *abs = absolute (jobs_file);
+  const char *dot = strrchr (abs, '.');
+  const char *slash = strrchr (abs, '/');
+  if (dot && (!slash || dot > slash + 1))
+    return g_strdup_printf ("%.*s-reports", (int) (dot - abs), abs);
+  return g_strconcat (abs, "-reports", NULL);
+}
+
+static gboolean
+write_jobs (Sweep *s, GError **error)
+{
+  const VsSweepOptions *o = s->opts;
+  g_autofree char *dir = o->reports_dir ? absolute (o->reports_dir) : default_reports_dir (o->jobs_file);
+  g_autofree char *exe = self_exe ();
+  g_autofree char *trace = absolute (o->trace_path);
+  guint width = 5;
+  for (guint n = s->n_runs; n >= 100000; n /= 10)
+    width++;
+
+  if (g_mkdir_with_parents (dir, 0755) != 0)
+    {
+      int e = errno;
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "%s: %s", dir, g_strerror (e));
+      return FALSE;
+    }
+
+  /* The -c argument of each config. Fixed --set assignments are baked
+   * into a derived config file, so each report's "sets" holds exactly the
+   * varied keys and --merge can rebuild the key columns from it. */
+  char **cfg_arg = g_new0 (char *, s->n_configs + 1);
+  gboolean ok = TRUE;
+  for (guint i = 0; i < s->n_configs && ok; i++)
+    {
+      if (o->sets && o->sets[0])
+        {
+          cJSON *copy = cJSON_Duplicate (s->config_json[i], TRUE);
+          cJSON_DeleteItemFromObjectCaseSensitive (copy, "extends");
+          char *json = cJSON_Print (copy);
+          cJSON_Delete (copy);
+          g_autofree char *base = g_strdup_printf ("config-%u-%s.json", i, s->config_names[i]);
+          g_strdelimit (base, "/ ", '_');
+          cfg_arg[i] = g_build_filename (dir, base, NULL);
+          g_autofree char *text = g_strconcat (json, "\n", NULL);
+          cJSON_free (json);
+          ok = write_atomically (cfg_arg[i], text, -1, error);
+        }
+      else if (!is_preset_name (o->configs[i]))
+        cfg_arg[i] = absolute (o->configs[i]);
+      else
+        cfg_arg[i] = g_strdup (o->configs[i]);
+    }
+  if (!ok)
+    {
+      g_strfreev (cfg_arg);
+      return FALSE;
+    }
+
+  g_autofree char *q_exe = shell_word (exe);
+  g_autofree char *q_trace = shell_word (trace);
+  g_autofree char *q_dir = shell_word (dir);
+  GString *text = g_string_new (NULL);
+  g_string_append_printf (text,
+                          "# vramsim sweep: %u runs of %s, one self-contained command per line.\n"
+                          "# Run them with GNU parallel (grep -v '^#' FILE | parallel) or a Slurm array\n"
+                          "# (docs/cluster.md), then join the reports:\n"
+                          "#   %s sweep --merge %s/run-*.json -o results.csv\n",
+                          s->n_runs, trace, q_exe, q_dir);
+  guint written = 0;
+  for (guint r = 0; r < s->n_runs; r++)
+    {
+      guint idx[s->n_varies + 1];
+      guint c = decode_run (s, r, idx);
+      g_autofree char *report = g_strdup_printf ("%s/run-%0*u.json", dir, (int) width, r);
+      if (o->resume && g_file_test (report, G_FILE_TEST_EXISTS))
+        continue;
+      g_autofree char *q_cfg = shell_word (cfg_arg[c]);
+      g_string_append_printf (text, "%s replay %s -c %s", q_exe, q_trace, q_cfg);
+      if (o->capture_config)
+        {
+          g_autofree char *cc = is_preset_name (o->capture_config)
+                                  ? g_strdup (o->capture_config) : absolute (o->capture_config);
+          g_autofree char *q = shell_word (cc);
+          g_string_append_printf (text, " --capture-config %s", q);
+        }
+      for (guint k = 0; k < s->n_varies; k++)
+        {
+          g_autofree char *a = g_strdup_printf ("%s=%s", s->varies[k]->key, s->varies[k]->values[idx[k]]);
+          g_autofree char *q = shell_word (a);
+          g_string_append_printf (text, " --set %s", q);
+        }
+      g_autofree char *q_report = shell_word (report);
+      g_string_append_printf (text, " --format json -o %s\n", q_report);
+      written++;
+    }
+  g_strfreev (cfg_arg);
+  ok = write_atomically (o->jobs_file, text->str, text->len, error);
+  g_string_free (text, TRUE);
+  if (ok)
+    fprintf (stderr, "vramsim: wrote %u commands to %s (reports go to %s)\n", written, o->jobs_file, dir);
+  return ok;
+}
+
+/* ------------------------------------------------------------------ main */
+
+gboolean
+sweep_run (const VsSweepOptions *opts, GError **error)
+{
+  Sweep s = { 0 };
+  gboolean ok = FALSE;
+
+  g_mutex_init (&s.lock);
+  g_cond_init (&s.cond);
+  if (opts->resume && opts->output == NULL && opts->jobs_file == NULL)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--resume needs -o RESULTS");
+      goto out;
+    }
+  if (!plan_init (&s, opts, error))
+    goto out;
+  /* The trace is read (and checked) even for --jobs-file: a bad trace
+   * should fail here, not in every job on the cluster. */
+  s.buf = trace_buf_load (opts->trace_path, error);
+  if (s.buf == NULL)
+    goto out;
+  const char *cap = opts->capture_config;
+  if (cap == NULL)
+    cap = trace_buf_header (s.buf)->config;
+  if (cap)
+    {
+      s.capture = config_load (cap, NULL, error);
+      if (s.capture == NULL)
+        {
+          if (opts->capture_config == NULL)
+            g_prefix_error (error, "%s: capture config '%s' (from the trace header; see --capture-config): ",
+                            opts->trace_path, cap);
+          goto out;
+        }
+    }
+  if (opts->jobs_file)
+    {
+      ok = write_jobs (&s, error);
+      goto out;
+    }
+  ok = run_sweep (&s, error);
+
+out:
+  sweep_clear (&s);
+  return ok;
+}
+
+/* ----------------------------------------------------------------- merge */
+
+gboolean
+sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **error)
+{
+  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  GString *body = g_string_new (NULL);
+  char **columns = NULL;
+  gboolean ok = FALSE;
+
+  for (guint i = 0; reports[i]; i++)
+    {
+      g_autofree char *text = NULL;
+      if (!g_file_get_contents (reports[i], &text, NULL, error))
+        goto out;
+      cJSON *rep = cJSON_Parse (text);
+      const cJSON *cfg = cJSON_GetObjectItemCaseSensitive (rep, "config");
+      const cJSON *sets = cJSON_GetObjectItemCaseSensitive (rep, "sets");
+      if (!cJSON_IsObject (rep) || !cJSON_GetObjectItemCaseSensitive (rep, "vramsim_report") || !cJSON_IsString (cfg))
+        {
+          cJSON_Delete (rep);
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                       "%s: not a vramsim replay report (vramsim replay --format json)", reports[i]);
+          goto out;
+        }
+      if (i == 0)
+        {
+          const cJSON *it;
+          cJSON_ArrayForEach (it, sets)
+            g_ptr_array_add (keys, g_strdup (it->string));
+          GPtrArray *cols = g_ptr_array_new ();
+          g_ptr_array_add (cols, g_strdup ("config"));
+          for (guint k = 0; k < keys->len; k++)
+            g_ptr_array_add (cols, g_strdup (keys->pdata[k]));
+          for (const char *const *c = sweep_result_columns (); *c; c++)
+            g_ptr_array_add (cols, g_strdup (*c));
+          g_ptr_array_add (cols, NULL);
+          columns = (char **) g_ptr_array_free (cols, FALSE);
+          g_autofree char *h = format_header (format, columns);
+          g_string_append (body, h);
+        }
+      guint n_sets = cJSON_IsObject (sets) ? (guint) cJSON_GetArraySize (sets) : 0;
+      char **cells = g_new0 (char *, 1 + keys->len + N_RESULT_COLUMNS + 1);
+      cells[0] = g_strdup (cfg->valuestring);
+      gboolean same = n_sets == keys->len;
+      for (guint k = 0; k < keys->len; k++)
+        {
+          const cJSON *v = cJSON_GetObjectItemCaseSensitive (sets, keys->pdata[k]);
+          if (cJSON_IsString (v))
+            cells[1 + k] = g_strdup (v->valuestring);
+          else if (v)
+            cells[1 + k] = cJSON_PrintUnformatted (v);
+          else
+            cells[1 + k] = g_strdup (""), same = FALSE;
+        }
+      char **res = sweep_report_cells (rep);
+      for (guint j = 0; j < N_RESULT_COLUMNS; j++)
+        cells[1 + keys->len + j] = res[j];
+      g_free (res);
+      cJSON_Delete (rep);
+      if (!same)
+        {
+          g_strfreev (cells);
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                       "%s: its --set keys differ from those of %s; merge reports of one sweep", reports[i], reports[0]);
+          goto out;
+        }
+      g_autofree char *line = format_line (format, columns, cells, 1 + keys->len);
+      g_strfreev (cells);
+      g_string_append (body, line);
+    }
+  if (columns == NULL)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--merge: no reports given");
+      goto out;
+    }
+  if (output)
+    ok = write_atomically (output, body->str, body->len, error);
+  else
+    ok = fwrite (body->str, 1, body->len, stdout) == body->len && fflush (stdout) == 0;
+
+out:
+  g_strfreev (columns);
+  g_string_free (body, TRUE);
+  return ok;
+}

@@ -1,0 +1,180 @@
+/* synth-infer.c — `vramsim synth llm-infer`: batched autoregressive decoding
+ * with a KV cache (docs/workloads.md).
+ *
+ * Assumptions:
+ * - Weights: per layer 2·h² for the Q and O projections, 2·h·kv_heads·
+ *   head_dim for K and V, 8·h² for the MLP (12·h² without grouped-query
+ *   attention), and a vocab·h embedding tied with the LM head; --params
+ *   overrides the count (spread over the layers, no embedding).
+ * - KV cache: 2 · layers · kv_heads · head_dim · kv_bytes per token per
+ *   sequence. Paged (--kv-block N): one allocation per block of N token
+ *   slots for the whole batch, allocated when the context first needs it
+ *   (vLLM-style). --kv-block 0: one contiguous cache, reallocated and copied
+ *   (d2d) for every new token (the naive torch.cat pattern).
+ * - Prefill runs each layer once over the prompt (2·Ψ_layer FLOPs per token
+ *   plus causal attention 2·b·p²·h); each decode step runs each layer over
+ *   one token per sequence, reading its weights and the layer's KV cache
+ *   (2·Ψ_layer per token plus 4·b·ctx·h attention FLOPs). After the LM head
+ *   the sampled token ids (4 bytes per sequence) are copied to the host
+ *   synchronously: one blocking copy per generated token. */
+#include "synth/synth.h"
+
+guint64
+synth_infer_kv_bytes_per_token (const SynthInferOpts *o)
+{
+  guint64 head_dim = o->hidden / o->heads;
+  return 2 * (guint64) o->layers * o->kv_heads * head_dim * o->kv_bytes;
+}
+
+#define COMPUTE 1
+
+typedef struct {
+  const SynthInferOpts *o;
+  SynthEmit *e;
+  GArray *blocks;        /* KV allocation ids */
+  guint64 slots;         /* token slots allocated per sequence */
+  guint64 per_token;     /* KV bytes per token per sequence */
+} Kv;
+
+/* Makes room for CTX tokens per sequence. */
+static void
+kv_grow (Kv *kv, guint64 ctx)
+{
+  const SynthInferOpts *o = kv->o;
+  if (o->kv_block > 0)
+    {
+      while (kv->slots < ctx)
+        {
+          guint64 id = synth_alloc (kv->e, o->batch * o->kv_block * kv->per_token, VS_MEM_DEVICE, "kv_cache");
+          g_array_append_val (kv->blocks, id);
+          kv->slots += o->kv_block;
+        }
+      return;
+    }
+  if (kv->slots >= ctx)
+    return;
+  guint64 id = synth_alloc (kv->e, o->batch * ctx * kv->per_token, VS_MEM_DEVICE, "kv_cache");
+  if (kv->blocks->len > 0)
+    {
+      guint64 old = g_array_index (kv->blocks, guint64, 0);
+      synth_copy (kv->e, VS_DIR_D2D, old, id, synth_size (kv->e, old), COMPUTE, TRUE);
+      synth_free (kv->e, old);
+      g_array_index (kv->blocks, guint64, 0) = id;
+    }
+  else
+    g_array_append_val (kv->blocks, id);
+  kv->slots = ctx;
+}
+
+static void
+layer_kernel (Kv *kv, const char *name, guint64 w, guint64 x, double flops, guint64 bytes)
+{
+  guint n = kv->blocks->len;
+  g_autofree guint64 *r = g_new (guint64, n + 2);
+  r[0] = w;
+  r[1] = x;
+  for (guint i = 0; i < n; i++)
+    r[i + 2] = g_array_index (kv->blocks, guint64, i);
+  guint64 wr[] = { x, g_array_index (kv->blocks, guint64, n - 1) };
+  synth_kernel (kv->e, name, COMPUTE, flops, r, n + 2, wr, 2, bytes);
+}
+
+gboolean
+synth_llm_infer (const SynthInferOpts *o, SynthEmit *e, GError **error)
+{
+  guint L = o->layers;
+  guint64 h = o->hidden, b = o->batch, wb = o->weight_bytes;
+  guint64 head_dim = h / o->heads;
+  guint64 n_layer = o->params ? o->params / L : 10 * h * h + 2 * h * o->kv_heads * head_dim;
+  guint64 n_emb = o->params ? 0 : (guint64) o->vocab * h;
+  Kv kv = { o, e, g_array_new (FALSE, FALSE, sizeof (guint64)), 0, synth_infer_kv_bytes_per_token (o) };
+  guint64 kv_layer_token = kv.per_token / L; /* per token per sequence per layer */
+
+  /* Load the weights from a pageable checkpoint. */
+  g_autofree guint64 *W = g_new0 (guint64, L);
+  for (guint i = 0; i < L; i++)
+    {
+      W[i] = synth_alloc (e, n_layer * wb, VS_MEM_DEVICE, "params");
+      synth_copy (e, VS_DIR_H2D, 0, W[i], n_layer * wb, COMPUTE, TRUE);
+    }
+  guint64 emb = 0;
+  if (n_emb)
+    {
+      emb = synth_alloc (e, n_emb * wb, VS_MEM_DEVICE, "params");
+      synth_copy (e, VS_DIR_H2D, 0, emb, n_emb * wb, COMPUTE, TRUE);
+    }
+  synth_sync_device (e);
+
+  /* ---- prefill ---- */
+  synth_mark (e, "prefill");
+  guint64 P = o->prompt;
+  guint64 ids = synth_alloc (e, b * P * 8, VS_MEM_DEVICE, "inputs");
+  synth_copy (e, VS_DIR_H2D, 0, ids, b * P * 8, COMPUTE, TRUE);
+  guint64 x = synth_alloc (e, b * P * h * 2, VS_MEM_DEVICE, "activations");
+  guint64 act = synth_alloc (e, b * P * 4 * h * 2, VS_MEM_DEVICE, "activations"); /* MLP intermediate */
+  guint64 logits = synth_alloc (e, b * o->vocab * 4, VS_MEM_DEVICE, "workspace");
+  guint64 tok = synth_alloc (e, b * 4, VS_MEM_DEVICE, "workspace");
+  if (emb)
+    {
+      guint64 r[] = { emb, ids };
+      synth_kernel (e, "embedding", COMPUTE, 0, r, 2, &x, 1, VS_NONE);
+    }
+  kv_grow (&kv, P);
+  for (guint i = 0; i < L; i++)
+    {
+      double flops = 2.0 * (double) n_layer * (double) (b * P) + 2.0 * (double) b * (double) (P * P) * (double) h;
+      guint64 bytes = n_layer * wb + 2 * synth_size (e, x) + 2 * synth_size (e, act) + b * P * kv_layer_token;
+      layer_kernel (&kv, "prefill_layer", W[i], x, flops, bytes);
+    }
+  synth_free (e, act);
+  if (emb)
+    {
+      guint64 r[] = { emb, x }, w[] = { logits, tok };
+      synth_kernel (e, "lm_head_sample", COMPUTE, 2.0 * (double) n_emb * (double) b, r, 2, w, 2,
+                    n_emb * wb + b * h * 2 + synth_size (e, logits) + b * 4);
+    }
+  synth_copy (e, VS_DIR_D2H, tok, 0, b * 4, COMPUTE, FALSE);
+  synth_free (e, x);
+  synth_free (e, ids);
+
+  /* ---- decode: one token per sequence per step ---- */
+  x = synth_alloc (e, b * h * 2, VS_MEM_DEVICE, "activations");
+  for (guint g = 0; g < o->gen; g++)
+    {
+      synth_mark (e, "token");
+      guint64 ctx = P + g + 1;
+      kv_grow (&kv, ctx);
+      synth_copy (e, VS_DIR_H2D, 0, tok, b * 4, COMPUTE, TRUE);
+      if (emb)
+        {
+          guint64 r[] = { emb, tok };
+          synth_kernel (e, "embedding", COMPUTE, 0, r, 2, &x, 1, b * h * 2 * 2 + b * 4);
+        }
+      for (guint i = 0; i < L; i++)
+        {
+          double flops = 2.0 * (double) n_layer * (double) b + 4.0 * (double) b * (double) ctx * (double) h;
+          guint64 bytes = n_layer * wb + 2 * b * h * 2 + b * ctx * kv_layer_token;
+          layer_kernel (&kv, "decode_layer", W[i], x, flops, bytes);
+        }
+      if (emb)
+        {
+          guint64 r[] = { emb, x }, w[] = { logits, tok };
+          synth_kernel (e, "lm_head_sample", COMPUTE, 2.0 * (double) n_emb * (double) b, r, 2, w, 2,
+                        n_emb * wb + b * h * 2 + synth_size (e, logits) + b * 4);
+        }
+      synth_copy (e, VS_DIR_D2H, tok, 0, b * 4, COMPUTE, FALSE);
+    }
+  synth_sync_device (e);
+  synth_free (e, x);
+  synth_free (e, tok);
+  synth_free (e, logits);
+  for (guint i = 0; i < kv.blocks->len; i++)
+    synth_free (e, g_array_index (kv.blocks, guint64, i));
+  g_array_unref (kv.blocks);
+  for (guint i = 0; i < L; i++)
+    synth_free (e, W[i]);
+  if (emb)
+    synth_free (e, emb);
+  (void) error;
+  return TRUE;
+}

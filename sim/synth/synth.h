@@ -1,0 +1,109 @@
+/* synth.h — workload generators for `vramsim synth` (docs/workloads.md).
+ *
+ * Each generator writes a trace for a modeled workload on one preset: the
+ * allocations it makes (with tags), the kernels it launches (dur, bytes and
+ * compute_ns from FLOPs and the preset's throughput), its copies, syncs and
+ * one mark per step. Generators write through a SynthEmit, which keeps a
+ * host clock and a simple GPU timeline so that the trace is what a capture
+ * of the same program on the same preset would hold: replaying it on that
+ * preset, with nothing concurrent, reproduces its timing (SPEC 5.4). */
+#pragma once
+
+#include <glib.h>
+
+#include "config/config.h"
+#include "trace/event.h"
+
+/* ---- the emitter ---- */
+
+typedef struct _SynthEmit SynthEmit;
+
+/* Host time a call costs at "capture", in ns (docs/workloads.md). */
+#define SYNTH_LAUNCH_NS 4000   /* kernel launch, async copy, memset, record */
+#define SYNTH_ALLOC_NS 2000    /* caching-allocator malloc */
+#define SYNTH_FREE_NS 1000
+#define SYNTH_HOST_ALLOC_NS 50000 /* cudaHostAlloc / cudaMallocManaged */
+
+/* (transfer full) A writer for PATH on config CFG (borrowed; must outlive
+ * the emitter). MFU is the fraction of cfg->tflops kernels achieve. */
+SynthEmit *synth_emit_new (const char *path, const VsConfig *cfg, double mfu, const char *workload,
+                           GError **error);
+/* Allocation: returns its id. */
+guint64 synth_alloc (SynthEmit *e, guint64 bytes, VsMemKind kind, const char *tag);
+void synth_free (SynthEmit *e, guint64 id);
+guint64 synth_size (SynthEmit *e, guint64 id);
+/* A kernel doing FLOPS floating-point operations that reads READS and
+ * writes WRITES (ids; 0 entries are skipped); its DRAM traffic is the sum of
+ * their sizes (SPEC 5.4's rule) unless BYTES is not VS_NONE. Returns its
+ * duration in ns. */
+guint64 synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
+                      const guint64 *reads, guint n_reads, const guint64 *writes, guint n_writes,
+                      guint64 bytes);
+/* A copy of BYTES between ids (0 = pageable host memory). */
+guint64 synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes,
+                    guint64 stream, gboolean async);
+void synth_memset (SynthEmit *e, guint64 dst, guint64 stream);
+void synth_prefetch (SynthEmit *e, guint64 id, VsPrefetchTo to, guint64 stream);
+/* Returns the event id recorded. */
+guint64 synth_event_record (SynthEmit *e, guint64 stream);
+void synth_stream_wait (SynthEmit *e, guint64 stream, guint64 event);
+void synth_sync_device (SynthEmit *e);
+void synth_sync_stream (SynthEmit *e, guint64 stream);
+void synth_mark (SynthEmit *e, const char *name);
+/* The host computes for NS (no event; the next call is entered later). */
+void synth_host_work (SynthEmit *e, guint64 ns);
+/* Compute time for FLOPS at the preset's tflops × mfu, in ns. */
+guint64 synth_compute_ns (SynthEmit *e, double flops);
+const VsConfig *synth_config (SynthEmit *e);
+/* Writes out and renames into place (or discards the file on error). Frees E. */
+gboolean synth_emit_finish (SynthEmit *e, GError **error);
+void synth_emit_abort (SynthEmit *e);
+
+/* ---- the workloads ---- */
+
+typedef enum { SYNTH_PREC_FP32, SYNTH_PREC_FP16, SYNTH_PREC_BF16, SYNTH_PREC_MIXED } SynthPrecision;
+typedef enum { SYNTH_OPT_ADAM, SYNTH_OPT_SGD } SynthOptimizer;
+typedef enum { SYNTH_CKPT_NONE, SYNTH_CKPT_EVERY, SYNTH_CKPT_SELECTIVE } SynthCheckpoint;
+
+typedef struct {
+  guint64 params;       /* 0: derived from the shape */
+  guint layers, hidden, heads, seq, batch, vocab;
+  SynthPrecision precision;
+  SynthOptimizer optimizer;
+  SynthCheckpoint checkpoint;
+  guint checkpoint_every; /* SYNTH_CKPT_EVERY: layers per checkpointed segment */
+  guint zero, dp, grad_accum, steps;
+  gboolean offload_optimizer;
+} SynthTrainOpts;
+
+/* Model-state bytes per parameter for a precision and optimizer (before
+ * sharding): *p params, *g grads, *o optimizer states. */
+void synth_train_state_bytes (SynthPrecision prec, SynthOptimizer opt, guint *p, guint *g, guint *o);
+/* Activation bytes one layer saves with no recomputation:
+ * s·b·h·(34 + 5·a·s/h) at 16 bits (Korthikanti et al.), doubled at fp32. */
+guint64 synth_train_layer_activations (const SynthTrainOpts *o);
+/* The activations tag peak the generator produces (docs/workloads.md). */
+guint64 synth_train_activation_peak (const SynthTrainOpts *o);
+gboolean synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error);
+
+typedef struct {
+  guint64 params;       /* 0: derived from the shape */
+  guint layers, hidden, heads, kv_heads, vocab;
+  guint batch, prompt, gen;
+  guint weight_bytes;   /* per weight: 1, 2 or 4 */
+  guint kv_bytes;       /* per KV element: 1 (fp8), 2, 4 */
+  guint kv_block;       /* tokens per paged block; 0 = grow by reallocation */
+} SynthInferOpts;
+
+/* KV-cache bytes per token per sequence: 2 · layers · kv_heads · head_dim · kv_bytes. */
+guint64 synth_infer_kv_bytes_per_token (const SynthInferOpts *o);
+gboolean synth_llm_infer (const SynthInferOpts *o, SynthEmit *e, GError **error);
+
+typedef struct {
+  guint64 size;         /* bytes per array */
+  guint iters;
+  gboolean managed;
+  gboolean prefetch;
+} SynthStreamOpts;
+
+gboolean synth_stream (const SynthStreamOpts *o, SynthEmit *e, GError **error);

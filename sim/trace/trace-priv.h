@@ -1,0 +1,169 @@
+/* trace-priv.h — what the trace readers and writers (sim/trace*.c) share:
+ * the reader base, the input buffer, the validation tables and the binary
+ * codec. Not an interface for the rest of vramsim: use trace.h. */
+#pragma once
+
+#include <stdio.h>
+
+#include "trace/trace.h"
+
+/* ---- fields, for required-field checks and messages ---- */
+
+enum {
+  VS_F_T, VS_F_OP, VS_F_TID, VS_F_HOST_NS, VS_F_ID, VS_F_BYTES, VS_F_KIND,
+  VS_F_STREAM, VS_F_TAG, VS_F_DIR, VS_F_SRC, VS_F_DST, VS_F_ASYNC, VS_F_DUR,
+  VS_F_NAME, VS_F_READS, VS_F_WRITES, VS_F_TOUCHES, VS_F_COMPUTE_NS,
+  VS_F_SCOPE, VS_F_EVENT, VS_F_TO, VS_F_COUNT
+};
+#define VS_FB(f) (1u << (f))
+#define VS_F_COMMON (VS_FB (VS_F_T) | VS_FB (VS_F_OP) | VS_FB (VS_F_TID) | VS_FB (VS_F_HOST_NS))
+/* Set in *present by a reader that has validated the event itself (the
+ * binary fast path): trace_next() then skips trace_validate(). */
+#define VS_F_VALIDATED (1u << 31)
+
+extern const char *const trace_field_names[VS_F_COUNT];
+/* Fields each op uses besides the common ones, and those it requires. */
+extern const guint32 trace_op_fields[VS_OP_COUNT];
+extern const guint32 trace_op_required[VS_OP_COUNT];
+
+/* Largest integer a trace may hold in any field (so that the binary format's
+ * `value + 1` encoding and signed time deltas cannot overflow). */
+#define VS_TRACE_INT_MAX ((guint64) G_MAXINT64)
+
+#include "base/slotmap.h"
+
+/* ---- buffered input ---- */
+
+typedef struct {
+  int fd;               /* -1 for a memory source */
+  gboolean close_fd;
+  guint8 *own;          /* the buffer when reading a file (NULL for memory) */
+  gsize cap;
+  const guint8 *data;   /* start of the buffer */
+  const guint8 *p, *end;/* unread bytes */
+  gboolean eof;         /* nothing more will come after end */
+} VsInBuf;
+
+/* Moves the unread bytes to the front and reads more; grows the buffer when
+ * it is full and MIN_FREE more bytes are wanted. FALSE on a read error. */
+gboolean inbuf_fill (VsInBuf *b, const char *path, GError **error);
+void inbuf_close (VsInBuf *b);
+
+/* ---- the reader base ---- */
+
+typedef struct {
+  /* Decodes the next event: TRUE with *ev and *present (VS_FB bits of the
+   * fields the record held) set; FALSE at the end (error unset) or on error. */
+  gboolean (*next) (VsTraceReader *r, VsEvent *ev, guint32 *present, GError **error);
+  void (*close) (VsTraceReader *r);
+} VsTraceReaderClass;
+
+#define VS_SMALL_TIDS 64
+
+struct _VsTraceReader {
+  const VsTraceReaderClass *klass;
+  char *path;
+  VsTraceHeader *header;
+  guint64 count;          /* events returned so far */
+  guint64 line;           /* JSONL: line of the record being read; 0: name events by index */
+  gboolean validate;      /* FALSE for in-memory buffers, which were validated when loaded */
+  gboolean failed;
+  gboolean done;
+  struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
+  gsize max_live;         /* most allocations live at once (trace_max_live) */
+  VsSlotMap live;         /* live allocation ids (use the trace_live_* functions) */
+  VsU64Map last_t;        /* tid + 1 -> last t, for tids from VS_SMALL_TIDS up */
+  guint64 small_t[VS_SMALL_TIDS]; /* last t + 1 of the first tids (0 = none yet): no hashing */
+};
+
+void trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char *path);
+
+/* Live allocation ids (values unused): ids reaching validation are below
+ * 2^63, so VS_SLOT_EMPTY is none of them. */
+
+static inline gboolean
+trace_live_has (VsTraceReader *r, guint64 id)
+{
+  return slotmap_lookup (&r->live, id) != NULL;
+}
+
+/* Adds ID, which is not live. */
+static inline void
+trace_live_add (VsTraceReader *r, guint64 id)
+{
+  slotmap_add (&r->live, id, 0);
+}
+
+/* Removes ID; FALSE if it was not live. */
+static inline gboolean
+trace_live_remove (VsTraceReader *r, guint64 id)
+{
+  return slotmap_remove (&r->live, id);
+}
+/* Sets ERROR to "PATH:LINE: MSG" or "PATH: event N: MSG" for the record now being read. */
+void trace_reader_fail (VsTraceReader *r, GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF (4, 5);
+/* trace_next() without the binary fast path (trace_next lives in
+ * trace-bin.c, next to the fast path it inlines). */
+gboolean trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error);
+/* Checks EV against the rules of SPEC section 3 and the live state. */
+gboolean trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **error);
+
+/* Parses and checks a header object; WHERE prefixes messages ("t.jsonl:1"). */
+VsTraceHeader *trace_header_from_json (const cJSON *obj, const char *where, GError **error);
+/* The header as one line of JSON in the canonical form (no newline). */
+char *trace_header_to_line (const VsTraceHeader *h);
+
+/* Format-specific openers: IN holds the first bytes already read. */
+VsTraceReader *trace_jsonl_open (const char *path, VsInBuf *in, GError **error);
+VsTraceReader *trace_bin_open (const char *path, VsInBuf *in, GError **error);
+
+/* ---- JSON output ---- */
+
+void trace_json_append_string (GString *s, const char *str);
+void trace_json_append_event (GString *s, const VsEvent *ev);
+
+/* ---- binary codec (trace-bin.c), shared with trace-buf.c ---- */
+
+#define VS_BIN_MAGIC "VRAMTRC\x1a"
+#define VS_BIN_VERSION 1
+#define VS_BIN_STRING_DEF 0xF0
+#define VS_BIN_END 0xFE
+#define VS_BIN_MAX_HEADER (1u << 20)
+#define VS_BIN_MAX_STRING (1u << 20)
+
+typedef struct {
+  guint8 *data;
+  gsize len, cap;
+} VsOutBuf;
+
+typedef struct {
+  VsOutBuf out;
+  GHashTable *sids;       /* string -> sid + 1 (keys in chunk) */
+  GStringChunk *chunk;
+  GPtrArray *strings;     /* sid -> string (in chunk) */
+  gboolean emit_defs;     /* write string_def records (FALSE for in-memory buffers) */
+  guint64 prev_t;
+  guint64 count;
+} VsBinEnc;
+
+void bin_enc_init (VsBinEnc *e, gboolean emit_defs);
+void bin_enc_clear (VsBinEnc *e);
+void bin_enc_event (VsBinEnc *e, const VsEvent *ev);
+
+typedef struct _VsBinDec {
+  VsTraceReader *r;       /* for messages */
+  VsInBuf *in;
+  const char *const *strings; /* sid -> string */
+  guint64 n_strings;
+  GPtrArray *own_strings; /* file readers: the table they build; NULL for buffers */
+  GStringChunk *chunk;
+  guint64 prev_t;
+  guint64 *ids;           /* reads, writes, touches of the current kernel */
+  gsize ids_cap;
+  gboolean careful_only;  /* tests: never take the fast path */
+} VsBinDec;
+
+void bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in);
+/* 1 = an event, 0 = the end record (file) or the end of the data (memory), -1 = error. */
+int bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error);
+void bin_dec_clear (VsBinDec *d);

@@ -1,0 +1,823 @@
+/* trace.c — the trace reader interface: header, opening by magic, the
+ * validation every reader shares (SPEC section 3), and the writers' file
+ * handling (temporary file + rename). Encodings live in trace-jsonl.c,
+ * trace-bin.c and trace-buf.c. */
+#include "trace/trace-priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+G_DEFINE_QUARK (vs-trace-error-quark, trace_error)
+
+/* ---- fields ---- */
+
+const char *const trace_field_names[VS_F_COUNT] = {
+  "t", "op", "tid", "host_ns", "id", "bytes", "kind", "stream", "tag", "dir",
+  "src", "dst", "async", "dur", "name", "reads", "writes", "touches",
+  "compute_ns", "scope", "event", "to",
+};
+
+#define F VS_FB
+const guint32 trace_op_fields[VS_OP_COUNT] = {
+  [VS_OP_ALLOC] = F (VS_F_ID) | F (VS_F_BYTES) | F (VS_F_KIND) | F (VS_F_STREAM) | F (VS_F_TAG),
+  [VS_OP_FREE] = F (VS_F_ID) | F (VS_F_STREAM),
+  [VS_OP_COPY] = F (VS_F_DIR) | F (VS_F_SRC) | F (VS_F_DST) | F (VS_F_BYTES) | F (VS_F_STREAM)
+                 | F (VS_F_ASYNC) | F (VS_F_DUR),
+  [VS_OP_MEMSET] = F (VS_F_DST) | F (VS_F_BYTES) | F (VS_F_STREAM) | F (VS_F_ASYNC) | F (VS_F_DUR),
+  [VS_OP_KERNEL] = F (VS_F_NAME) | F (VS_F_STREAM) | F (VS_F_DUR) | F (VS_F_BYTES) | F (VS_F_COMPUTE_NS)
+                   | F (VS_F_READS) | F (VS_F_WRITES) | F (VS_F_TOUCHES),
+  [VS_OP_SYNC] = F (VS_F_SCOPE) | F (VS_F_STREAM) | F (VS_F_EVENT),
+  [VS_OP_EVENT_RECORD] = F (VS_F_EVENT) | F (VS_F_STREAM),
+  [VS_OP_STREAM_WAIT] = F (VS_F_STREAM) | F (VS_F_EVENT),
+  [VS_OP_PREFETCH] = F (VS_F_ID) | F (VS_F_BYTES) | F (VS_F_TO) | F (VS_F_STREAM),
+  [VS_OP_MARK] = F (VS_F_NAME),
+};
+const guint32 trace_op_required[VS_OP_COUNT] = {
+  [VS_OP_ALLOC] = F (VS_F_ID) | F (VS_F_BYTES) | F (VS_F_KIND),
+  [VS_OP_FREE] = F (VS_F_ID),
+  [VS_OP_COPY] = F (VS_F_DIR) | F (VS_F_BYTES),
+  [VS_OP_MEMSET] = F (VS_F_DST) | F (VS_F_BYTES),
+  [VS_OP_KERNEL] = F (VS_F_NAME) | F (VS_F_DUR),
+  [VS_OP_SYNC] = F (VS_F_SCOPE),
+  [VS_OP_EVENT_RECORD] = F (VS_F_EVENT),
+  [VS_OP_STREAM_WAIT] = F (VS_F_EVENT),
+  [VS_OP_PREFETCH] = F (VS_F_ID) | F (VS_F_BYTES) | F (VS_F_TO),
+  [VS_OP_MARK] = F (VS_F_NAME),
+};
+#undef F
+
+
+/* ---- input buffer ---- */
+
+#define VS_INBUF_SIZE (1u << 20)
+
+gboolean
+inbuf_fill (VsInBuf *b, const char *path, GError **error)
+{
+  if (b->eof || b->fd < 0)
+    {
+      b->eof = TRUE;
+      return TRUE;
+    }
+  gsize left = (gsize) (b->end - b->p);
+  if (b->own == NULL)
+    {
+      b->cap = VS_INBUF_SIZE;
+      b->own = g_malloc (b->cap);
+    }
+  else if (left == b->cap)
+    {
+      b->cap *= 2;
+      guint8 *n = g_malloc (b->cap);
+      memcpy (n, b->p, left);
+      g_free (b->own);
+      b->own = n;
+    }
+  else if (left > 0 && b->p != b->own)
+    memmove (b->own, b->p, left);
+  b->data = b->own;
+  b->p = b->own;
+  b->end = b->own + left;
+  for (;;)
+    {
+      ssize_t n = read (b->fd, b->own + left, b->cap - left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int e = errno;
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: read failed: %s", path, g_strerror (e));
+          return FALSE;
+        }
+      if (n == 0)
+        b->eof = TRUE;
+      b->end = b->own + left + n;
+      return TRUE;
+    }
+}
+
+void
+inbuf_close (VsInBuf *b)
+{
+  if (b->close_fd && b->fd >= 0)
+    close (b->fd);
+  b->fd = -1;
+  g_clear_pointer (&b->own, g_free);
+}
+
+/* ---- header ---- */
+
+VsTraceHeader *
+trace_header_new (void)
+{
+  VsTraceHeader *h = g_new0 (VsTraceHeader, 1);
+  h->version = 1;
+  h->time_unit = g_strdup ("ns");
+  return h;
+}
+
+VsTraceHeader *
+trace_header_copy (const VsTraceHeader *h)
+{
+  g_return_val_if_fail (h != NULL, NULL);
+  VsTraceHeader *c = g_new0 (VsTraceHeader, 1);
+  c->version = h->version;
+  c->time_unit = g_strdup (h->time_unit);
+  c->device = g_strdup (h->device);
+  c->config = g_strdup (h->config);
+  c->tool = g_strdup (h->tool);
+  c->extra = h->extra ? cJSON_Duplicate (h->extra, TRUE) : NULL;
+  return c;
+}
+
+void
+trace_header_free (VsTraceHeader *h)
+{
+  if (h == NULL)
+    return;
+  g_free (h->time_unit);
+  g_free (h->device);
+  g_free (h->config);
+  g_free (h->tool);
+  cJSON_Delete (h->extra);
+  g_free (h);
+}
+
+static gboolean
+header_string (const cJSON *obj, const char *key, char **out, const char *where, GError **error)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (obj, key);
+  if (v == NULL || cJSON_IsNull (v))
+    return TRUE;
+  if (!cJSON_IsString (v))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: header field 'capture.%s' must be a string", where, key);
+      return FALSE;
+    }
+  *out = g_strdup (v->valuestring);
+  return TRUE;
+}
+
+VsTraceHeader *
+trace_header_from_json (const cJSON *obj, const char *where, GError **error)
+{
+  if (!cJSON_IsObject (obj))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                   "%s: not a vramsim trace (the header is not a JSON object)", where);
+      return NULL;
+    }
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive (obj, "vramsim_trace");
+  if (ver == NULL)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                   "%s: not a vramsim trace (the header has no \"vramsim_trace\" field)", where);
+      return NULL;
+    }
+  double version = cJSON_IsNumber (ver) ? ver->valuedouble : 0;
+  if (!(version >= 1) || version != floor (version))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: header field 'vramsim_trace' must be a positive integer (the format version)", where);
+      return NULL;
+    }
+  if (version > 1)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: trace format version %g is newer than this vramsim reads (1); upgrade vramsim",
+                   where, version);
+      return NULL;
+    }
+  const cJSON *unit = cJSON_GetObjectItemCaseSensitive (obj, "time_unit");
+  if (unit != NULL && !(cJSON_IsString (unit) && strcmp (unit->valuestring, "ns") == 0))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: header field 'time_unit' must be \"ns\" (the only unit vramsim reads)", where);
+      return NULL;
+    }
+  const cJSON *cap = cJSON_GetObjectItemCaseSensitive (obj, "capture");
+  if (cap != NULL && !cJSON_IsNull (cap) && !cJSON_IsObject (cap))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: header field 'capture' must be an object", where);
+      return NULL;
+    }
+  g_autoptr (VsTraceHeader) h = g_new0 (VsTraceHeader, 1);
+  h->version = 1;
+  h->time_unit = g_strdup ("ns");
+  if (cJSON_IsObject (cap)
+      && !(header_string (cap, "device", &h->device, where, error)
+           && header_string (cap, "config", &h->config, where, error)
+           && header_string (cap, "tool", &h->tool, where, error)))
+    return NULL;
+  h->extra = cJSON_Duplicate (obj, TRUE);
+  return g_steal_pointer (&h);
+}
+
+cJSON *
+trace_header_to_json (const VsTraceHeader *h)
+{
+  g_return_val_if_fail (h != NULL, NULL);
+  cJSON *o = cJSON_CreateObject ();
+  cJSON_AddNumberToObject (o, "vramsim_trace", h->version ? h->version : 1);
+  cJSON_AddStringToObject (o, "time_unit", "ns");
+  const cJSON *xcap = h->extra ? cJSON_GetObjectItemCaseSensitive (h->extra, "capture") : NULL;
+  if (h->device || h->config || h->tool || cJSON_IsObject (xcap))
+    {
+      cJSON *cap = cJSON_AddObjectToObject (o, "capture");
+      if (h->device)
+        cJSON_AddStringToObject (cap, "device", h->device);
+      if (h->config)
+        cJSON_AddStringToObject (cap, "config", h->config);
+      if (h->tool)
+        cJSON_AddStringToObject (cap, "tool", h->tool);
+      if (cJSON_IsObject (xcap))
+        for (const cJSON *it = xcap->child; it; it = it->next)
+          if (strcmp (it->string, "device") != 0 && strcmp (it->string, "config") != 0
+              && strcmp (it->string, "tool") != 0 && !cJSON_GetObjectItemCaseSensitive (cap, it->string))
+            cJSON_AddItemToObject (cap, it->string, cJSON_Duplicate (it, TRUE));
+    }
+  if (h->extra)
+    for (const cJSON *it = h->extra->child; it; it = it->next)
+      if (it->string && strcmp (it->string, "vramsim_trace") != 0 && strcmp (it->string, "time_unit") != 0
+          && strcmp (it->string, "capture") != 0 && !cJSON_GetObjectItemCaseSensitive (o, it->string))
+        cJSON_AddItemToObject (o, it->string, cJSON_Duplicate (it, TRUE));
+  return o;
+}
+
+/* JSON in the style of the trace lines: `{"k": v, "k2": v2}`, one line. */
+static void
+append_json_value (GString *s, const cJSON *v)
+{
+  if (cJSON_IsObject (v) || cJSON_IsArray (v))
+    {
+      gboolean obj = cJSON_IsObject (v);
+      g_string_append_c (s, obj ? '{' : '[');
+      for (const cJSON *it = v->child; it; it = it->next)
+        {
+          if (it != v->child)
+            g_string_append (s, ", ");
+          if (obj)
+            {
+              trace_json_append_string (s, it->string);
+              g_string_append (s, ": ");
+            }
+          append_json_value (s, it);
+        }
+      g_string_append_c (s, obj ? '}' : ']');
+    }
+  else if (cJSON_IsString (v))
+    trace_json_append_string (s, v->valuestring);
+  else if (cJSON_IsNumber (v))
+    {
+      double d = v->valuedouble;
+      if (d > -9e15 && d < 9e15 && d == (double) (gint64) d)
+        g_string_append_printf (s, "%" G_GINT64_FORMAT, (gint64) d);
+      else
+        {
+          char buf[G_ASCII_DTOSTR_BUF_SIZE];
+          g_string_append (s, g_ascii_formatd (buf, sizeof buf, "%.17g", d));
+        }
+    }
+  else if (cJSON_IsTrue (v))
+    g_string_append (s, "true");
+  else if (cJSON_IsFalse (v))
+    g_string_append (s, "false");
+  else
+    g_string_append (s, "null");
+}
+
+char *
+trace_header_to_line (const VsTraceHeader *h)
+{
+  cJSON *o = trace_header_to_json (h);
+  GString *s = g_string_new (NULL);
+  append_json_value (s, o);
+  cJSON_Delete (o);
+  return g_string_free (s, FALSE);
+}
+
+/* ---- readers ---- */
+
+static gsize trace_max_live (void);
+
+void
+trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char *path)
+{
+  r->klass = klass;
+  r->path = g_strdup (path);
+  r->validate = TRUE;
+  r->max_live = trace_max_live ();
+  slotmap_init (&r->live);
+  u64map_init (&r->last_t);
+}
+
+void
+trace_reader_fail (VsTraceReader *r, GError **error, int code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  if (r->line > 0)
+    g_set_error (error, VS_TRACE_ERROR, code, "%s:%" G_GUINT64_FORMAT ": %s", r->path, r->line, msg);
+  else
+    g_set_error (error, VS_TRACE_ERROR, code, "%s: event %" G_GUINT64_FORMAT ": %s", r->path, r->count, msg);
+}
+
+#define FAIL(...) (trace_reader_fail (r, error, VS_TRACE_ERROR_INVALID, __VA_ARGS__), FALSE)
+
+/* How many allocations may be live at once: a reader and a replay hold
+ * about 300 bytes for each (docs/performance.md, "Resource limits"), so
+ * half of physical memory, rather than leaving a huge trace to the
+ * kernel's out-of-memory killer. VRAMSIM_MAX_LIVE overrides it. */
+static gsize
+trace_max_live (void)
+{
+  static gsize max;
+  if (g_once_init_enter (&max))
+    {
+      gsize m = 0;
+      const char *env = g_getenv ("VRAMSIM_MAX_LIVE");
+      if (env != NULL && *env != '\0')
+        m = (gsize) g_ascii_strtoull (env, NULL, 10);
+      if (m == 0)
+        {
+          long pages = sysconf (_SC_PHYS_PAGES), size = sysconf (_SC_PAGESIZE);
+          guint64 mem = pages > 0 && size > 0 ? (guint64) pages * (guint64) size : (guint64) 1 << 34;
+          m = (gsize) MAX ((guint64) 1 << 20, mem / 2 / 300);
+        }
+      g_once_init_leave (&max, m);
+    }
+  return max;
+}
+
+static gboolean
+check_live (VsTraceReader *r, guint64 id, int field, GError **error)
+{
+  if (!trace_live_has (r, id))
+    return FAIL ("field '%s': allocation %" G_GUINT64_FORMAT " is not live", trace_field_names[field], id);
+  return TRUE;
+}
+
+static gboolean
+check_list (VsTraceReader *r, const guint64 *ids, guint32 n, int field, GError **error)
+{
+  for (guint32 i = 0; i < n; i++)
+    if (!check_live (r, ids[i], field, error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **error)
+{
+  if (ev->op >= VS_OP_COUNT)
+    return FAIL ("field 'op': unknown op %u", ev->op);
+  guint32 required = trace_op_required[ev->op];
+  if (ev->op == VS_OP_SYNC && ev->scope == VS_SYNC_STREAM)
+    required |= VS_FB (VS_F_STREAM);
+  if (ev->op == VS_OP_SYNC && ev->scope == VS_SYNC_EVENT)
+    required |= VS_FB (VS_F_EVENT);
+  if (ev->op == VS_OP_KERNEL && ev->dur == VS_NONE)
+    present &= ~VS_FB (VS_F_DUR);
+  guint32 missing = required & ~present;
+  if (missing)
+    {
+      int f = __builtin_ctz (missing);
+      if (ev->op == VS_OP_SYNC && (f == VS_F_STREAM || f == VS_F_EVENT))
+        return FAIL ("missing field '%s' (required for sync with scope \"%s\")", trace_field_names[f],
+                     event_scope_name (ev->scope));
+      return FAIL ("missing field '%s' (required for %s)", trace_field_names[f], event_op_name (ev->op));
+    }
+  switch (ev->op)
+    {
+    case VS_OP_ALLOC:
+      if (ev->kind >= VS_MEM_COUNT)
+        return FAIL ("field 'kind': unknown kind %u", ev->kind);
+      break;
+    case VS_OP_COPY:
+      if (ev->dir >= VS_DIR_COUNT)
+        return FAIL ("field 'dir': unknown direction %u", ev->dir);
+      break;
+    case VS_OP_SYNC:
+      if (ev->scope >= VS_SYNC_COUNT)
+        return FAIL ("field 'scope': unknown scope %u", ev->scope);
+      break;
+    case VS_OP_PREFETCH:
+      if (ev->to >= VS_TO_COUNT)
+        return FAIL ("field 'to': unknown destination %u", ev->to);
+      break;
+    case VS_OP_KERNEL:
+    case VS_OP_MARK:
+      if (ev->name == NULL)
+        return FAIL ("missing field 'name' (required for %s)", event_op_name (ev->op));
+      break;
+    default:
+      break;
+    }
+
+  /* Time runs forward within each host thread. */
+  guint64 prev_t = 0;
+  gboolean seen;
+  if (ev->tid < VS_SMALL_TIDS)
+    {
+      seen = r->small_t[ev->tid] != 0;
+      prev_t = r->small_t[ev->tid] - 1;
+      if (!seen || ev->t >= prev_t)
+        r->small_t[ev->tid] = ev->t + 1;
+    }
+  else
+    {
+      guint64 *last = u64map_lookup (&r->last_t, (guint64) ev->tid + 1);
+      seen = last != NULL;
+      if (seen)
+        {
+          prev_t = *last;
+          *last = MAX (*last, ev->t);
+        }
+      else
+        u64map_insert (&r->last_t, (guint64) ev->tid + 1, ev->t);
+    }
+  if (seen && ev->t < prev_t)
+    return FAIL ("field 't': %" G_GUINT64_FORMAT " is earlier than the previous event of thread %u (t %"
+                 G_GUINT64_FORMAT ")", ev->t, ev->tid, prev_t);
+
+  /* Allocation ids, tracked in file order. */
+  switch (ev->op)
+    {
+    case VS_OP_ALLOC:
+      if (ev->id == 0)
+        return FAIL ("field 'id': an allocation id must be positive");
+      if (trace_live_has (r, ev->id))
+        return FAIL ("field 'id': allocation %" G_GUINT64_FORMAT " is already live", ev->id);
+      if (G_UNLIKELY (r->live.len >= r->max_live))
+        return FAIL ("%" G_GSIZE_FORMAT " allocations live at once: more than this machine's memory "
+                     "can replay (each live allocation costs about 300 bytes; the limit is half of "
+                     "physical memory, VRAMSIM_MAX_LIVE overrides it)", r->live.len + 1);
+      trace_live_add (r, ev->id);
+      break;
+    case VS_OP_FREE:
+      if (!check_live (r, ev->id, VS_F_ID, error))
+        return FALSE;
+      trace_live_remove (r, ev->id);
+      break;
+    case VS_OP_COPY:
+      if (ev->src != 0 && !check_live (r, ev->src, VS_F_SRC, error))
+        return FALSE;
+      if (ev->dst != 0 && !check_live (r, ev->dst, VS_F_DST, error))
+        return FALSE;
+      break;
+    case VS_OP_MEMSET:
+      return check_live (r, ev->dst, VS_F_DST, error);
+    case VS_OP_KERNEL:
+      return check_list (r, ev->reads, ev->n_reads, VS_F_READS, error)
+             && check_list (r, ev->writes, ev->n_writes, VS_F_WRITES, error)
+             && check_list (r, ev->touches, ev->n_touches, VS_F_TOUCHES, error);
+    case VS_OP_PREFETCH:
+      return check_live (r, ev->id, VS_F_ID, error);
+    default:
+      break;
+    }
+  return TRUE;
+}
+
+#undef FAIL
+
+VsTraceReader *
+trace_open (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  VsInBuf in = { .fd = -1 };
+  gboolean is_stdin = strcmp (path, "-") == 0;
+  if (is_stdin)
+    in.fd = 0;
+  else
+    {
+      in.fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (in.fd < 0)
+        {
+          int e = errno;
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: cannot open: %s", path, g_strerror (e));
+          return NULL;
+        }
+      in.close_fd = TRUE;
+      struct stat st;
+      if (fstat (in.fd, &st) == 0 && S_ISDIR (st.st_mode))
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: is a directory, not a trace", path);
+          inbuf_close (&in);
+          return NULL;
+        }
+    }
+  /* Enough bytes to tell the encodings apart. */
+  while (!in.eof && (gsize) (in.end - in.p) < 8)
+    if (!inbuf_fill (&in, path, error))
+      {
+        inbuf_close (&in);
+        return NULL;
+      }
+  gsize n = (gsize) (in.end - in.p);
+  if (n >= 8 && memcmp (in.p, VS_BIN_MAGIC, 8) == 0)
+    return trace_bin_open (path, &in, error);
+  gsize i = 0;
+  while (i < n && g_ascii_isspace (in.p[i]))
+    i++;
+  if (n == 0)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: empty file, not a trace", path);
+  else if (i < n && in.p[i] == '{')
+    return trace_jsonl_open (path, &in, error);
+  else if (i == n && in.eof)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: empty file, not a trace", path);
+  else if (i == n)
+    return trace_jsonl_open (path, &in, error);
+  else if (n < 8 && in.eof && memcmp (in.p, VS_BIN_MAGIC, n) == 0)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: truncated binary trace (%zu bytes)", path, n);
+  else
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                 "%s: not a vramsim trace (neither JSON Lines nor the binary format)", path);
+  inbuf_close (&in);
+  return NULL;
+}
+
+const VsTraceHeader *
+trace_reader_header (VsTraceReader *r)
+{
+  return r->header;
+}
+
+const char *
+trace_reader_path (VsTraceReader *r)
+{
+  return r->path;
+}
+
+guint64
+trace_reader_count (VsTraceReader *r)
+{
+  return r->count;
+}
+
+gboolean
+trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error)
+{
+  r->fast = NULL;
+  if (r->failed)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: reading stopped at an earlier error", r->path);
+      return FALSE;
+    }
+  if (r->done)
+    return FALSE;
+  guint32 present = 0;
+  GError *err = NULL;
+  if (!r->klass->next (r, ev, &present, &err))
+    {
+      if (err != NULL)
+        {
+          r->failed = TRUE;
+          g_propagate_error (error, err);
+        }
+      else
+        r->done = TRUE;
+      return FALSE;
+    }
+  ev->index = r->count;
+  if (r->validate && !(present & VS_F_VALIDATED) && !trace_validate (r, ev, present, error))
+    {
+      r->failed = TRUE;
+      return FALSE;
+    }
+  r->count++;
+  return TRUE;
+}
+
+void
+trace_close (VsTraceReader *r)
+{
+  if (r == NULL)
+    return;
+  g_free (r->path);
+  trace_header_free (r->header);
+  slotmap_clear (&r->live);
+  u64map_clear (&r->last_t);
+  r->klass->close (r);
+}
+
+/* ---- writers ---- */
+
+#define VS_OUT_FLUSH (1u << 20)
+
+struct _VsTraceWriter {
+  VsTraceFormat format;
+  int fd;
+  char *path;
+  char *tmp;            /* NULL when writing stdout */
+  GString *text;        /* JSONL pending output */
+  VsBinEnc enc;         /* binary encoder (its out buffer is the pending output) */
+};
+
+static gboolean
+write_all (VsTraceWriter *w, const void *data, gsize len, GError **error)
+{
+  const guint8 *p = data;
+  while (len > 0)
+    {
+      ssize_t n = write (w->fd, p, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int e = errno;
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: write failed: %s", w->path, g_strerror (e));
+          return FALSE;
+        }
+      p += n;
+      len -= (gsize) n;
+    }
+  return TRUE;
+}
+
+static gboolean
+writer_flush (VsTraceWriter *w, GError **error)
+{
+  if (w->format == VS_FORMAT_JSONL)
+    {
+      gboolean ok = write_all (w, w->text->str, w->text->len, error);
+      g_string_truncate (w->text, 0);
+      return ok;
+    }
+  gboolean ok = write_all (w, w->enc.out.data, w->enc.out.len, error);
+  w->enc.out.len = 0;
+  return ok;
+}
+
+static void
+outbuf_put (VsOutBuf *o, const void *data, gsize len)
+{
+  if (o->len + len > o->cap)
+    {
+      o->cap = MAX (o->cap * 2, o->len + len + 256);
+      o->data = g_realloc (o->data, o->cap);
+    }
+  memcpy (o->data + o->len, data, len);
+  o->len += len;
+}
+
+VsTraceWriter *
+trace_writer_new (const char *path, VsTraceFormat format, const VsTraceHeader *header, GError **error)
+{
+  g_return_val_if_fail (path != NULL && header != NULL, NULL);
+  gboolean is_stdout = strcmp (path, "-") == 0;
+  if (format == VS_FORMAT_AUTO)
+    format = g_str_has_suffix (path, ".vtrace") ? VS_FORMAT_BINARY : VS_FORMAT_JSONL;
+  if (is_stdout && format == VS_FORMAT_BINARY)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "the binary format cannot be written to stdout");
+      return NULL;
+    }
+  VsTraceWriter *w = g_new0 (VsTraceWriter, 1);
+  w->format = format;
+  w->path = g_strdup (path);
+  if (is_stdout)
+    w->fd = 1;
+  else
+    {
+      w->tmp = g_strconcat (path, ".tmp-XXXXXX", NULL);
+      w->fd = g_mkstemp (w->tmp);
+      if (w->fd < 0)
+        {
+          int e = errno;
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: cannot create: %s", path, g_strerror (e));
+          g_free (w->tmp);
+          g_free (w->path);
+          g_free (w);
+          return NULL;
+        }
+      mode_t mask = umask (0);
+      umask (mask);
+      fchmod (w->fd, 0666 & ~mask);
+    }
+  g_autofree char *line = trace_header_to_line (header);
+  if (format == VS_FORMAT_JSONL)
+    {
+      w->text = g_string_sized_new (VS_OUT_FLUSH + 4096);
+      g_string_append (w->text, line);
+      g_string_append_c (w->text, '\n');
+    }
+  else
+    {
+      bin_enc_init (&w->enc, TRUE);
+      guint8 head[16];
+      memcpy (head, VS_BIN_MAGIC, 8);
+      guint32 ver = GUINT32_TO_LE (VS_BIN_VERSION), len = GUINT32_TO_LE ((guint32) strlen (line));
+      memcpy (head + 8, &ver, 4);
+      memcpy (head + 12, &len, 4);
+      outbuf_put (&w->enc.out, head, 16);
+      outbuf_put (&w->enc.out, line, strlen (line));
+    }
+  return w;
+}
+
+gboolean
+trace_writer_write (VsTraceWriter *w, const VsEvent *ev, GError **error)
+{
+  g_return_val_if_fail (w != NULL && ev != NULL, FALSE);
+  if (w->format == VS_FORMAT_JSONL)
+    {
+      trace_json_append_event (w->text, ev);
+      g_string_append_c (w->text, '\n');
+      return w->text->len < VS_OUT_FLUSH || writer_flush (w, error);
+    }
+  bin_enc_event (&w->enc, ev);
+  return w->enc.out.len < VS_OUT_FLUSH || writer_flush (w, error);
+}
+
+static void
+writer_free (VsTraceWriter *w)
+{
+  if (w->text)
+    g_string_free (w->text, TRUE);
+  if (w->format == VS_FORMAT_BINARY)
+    bin_enc_clear (&w->enc);
+  g_free (w->path);
+  g_free (w->tmp);
+  g_free (w);
+}
+
+gboolean
+trace_writer_finish (VsTraceWriter *w, GError **error)
+{
+  g_return_val_if_fail (w != NULL, FALSE);
+  if (w->format == VS_FORMAT_BINARY)
+    {
+      guint8 end[16];
+      gsize n = 0;
+      end[n++] = VS_BIN_END;
+      guint64 c = w->enc.count;
+      do
+        {
+          guint8 b = c & 0x7f;
+          c >>= 7;
+          end[n++] = b | (c ? 0x80 : 0);
+        }
+      while (c);
+      memcpy (end + n, "VEND", 4);
+      outbuf_put (&w->enc.out, end, n + 4);
+    }
+  gboolean ok = writer_flush (w, error);
+  if (w->tmp)
+    {
+      if (ok && fsync (w->fd) != 0 && errno != EINVAL)
+        {
+          int e = errno;
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: write failed: %s", w->path, g_strerror (e));
+          ok = FALSE;
+        }
+      if (close (w->fd) != 0 && ok)
+        {
+          int e = errno;
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: write failed: %s", w->path, g_strerror (e));
+          ok = FALSE;
+        }
+      if (ok && rename (w->tmp, w->path) != 0)
+        {
+          int e = errno;
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: cannot rename into place: %s", w->path,
+                       g_strerror (e));
+          ok = FALSE;
+        }
+      if (!ok)
+        unlink (w->tmp);
+    }
+  writer_free (w);
+  return ok;
+}
+
+void
+trace_writer_abort (VsTraceWriter *w)
+{
+  if (w == NULL)
+    return;
+  if (w->tmp)
+    {
+      close (w->fd);
+      unlink (w->tmp);
+    }
+  writer_free (w);
+}
+
+char *
+trace_event_to_json_line (const VsEvent *ev)
+{
+  g_return_val_if_fail (ev != NULL, NULL);
+  GString *s = g_string_new (NULL);
+  trace_json_append_event (s, ev);
+  return g_string_free (s, FALSE);
+}

@@ -1,0 +1,97 @@
+/* trace.h — reading and writing traces (SPEC section 3, docs/trace-format.md).
+ *
+ * One reader interface over every encoding: JSON Lines (.jsonl), the binary
+ * format (.vtrace) and an in-memory buffer (for sweeps, which parse a trace
+ * once and replay it many times). Readers stream: memory grows with live
+ * state (live allocation ids, interned strings), never with trace length.
+ *
+ * Every reader validates as it reads (required fields, unknown ops, negative
+ * sizes, references to ids that are not live, non-monotonic t within a
+ * thread) and reports bad input with a GError in VS_TRACE_ERROR whose
+ * message names the file and the line ("t.jsonl:12: ...") or, for binary
+ * files, the event ("t.vtrace: event 12: ..."). */
+#pragma once
+
+#include <glib.h>
+#include <cjson/cJSON.h>
+
+#include "trace/event.h"
+
+#define VS_TRACE_ERROR (trace_error_quark ())
+GQuark trace_error_quark (void);
+typedef enum { VS_TRACE_ERROR_IO, VS_TRACE_ERROR_PARSE, VS_TRACE_ERROR_INVALID } VsTraceErrorCode;
+
+typedef enum { VS_FORMAT_AUTO, VS_FORMAT_JSONL, VS_FORMAT_BINARY } VsTraceFormat;
+
+/* The header: the first JSONL line, or the binary file's header JSON. */
+typedef struct {
+  guint version;        /* vramsim_trace; 1 */
+  char *time_unit;      /* "ns" (the only unit supported) */
+  char *device;         /* capture.device, or NULL */
+  char *config;         /* capture.config (a preset name), or NULL */
+  char *tool;           /* capture.tool, or NULL */
+  cJSON *extra;         /* the whole header object as read, for fields not above; may be NULL */
+} VsTraceHeader;
+
+VsTraceHeader *trace_header_new (void);
+VsTraceHeader *trace_header_copy (const VsTraceHeader *h);
+void trace_header_free (VsTraceHeader *h);
+/* (transfer full) The header as the JSON object a file stores. */
+cJSON *trace_header_to_json (const VsTraceHeader *h);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTraceHeader, trace_header_free)
+
+/* ---- reading ---- */
+
+typedef struct _VsTraceReader VsTraceReader;
+
+/* Opens PATH, detecting the encoding from its first bytes ("-" = stdin,
+ * JSONL only). Reads and checks the header. */
+VsTraceReader *trace_open (const char *path, GError **error);
+/* (transfer none) */
+const VsTraceHeader *trace_reader_header (VsTraceReader *r);
+const char *trace_reader_path (VsTraceReader *r);
+/* Reads the next event into *ev. Returns TRUE with *ev filled; FALSE at the
+ * end of the trace (error unset) or on bad input (error set). Pointers in
+ * *ev stay valid until the next call. */
+gboolean trace_next (VsTraceReader *r, VsEvent *ev, GError **error);
+/* Events read so far. */
+guint64 trace_reader_count (VsTraceReader *r);
+void trace_close (VsTraceReader *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTraceReader, trace_close)
+
+/* ---- in-memory traces (read once, replay many times, shared read-only) ---- */
+
+typedef struct _VsTraceBuf VsTraceBuf;
+
+/* Reads the whole trace at PATH into memory (compactly) and validates it. */
+VsTraceBuf *trace_buf_load (const char *path, GError **error);
+/* (transfer none) */
+const VsTraceHeader *trace_buf_header (const VsTraceBuf *b);
+guint64 trace_buf_count (const VsTraceBuf *b);
+/* A new reader over B; several may read one buffer at once from different
+ * threads. B must outlive it. */
+VsTraceReader *trace_buf_reader (const VsTraceBuf *b);
+void trace_buf_free (VsTraceBuf *b);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTraceBuf, trace_buf_free)
+
+/* ---- writing ---- */
+
+typedef struct _VsTraceWriter VsTraceWriter;
+
+/* Creates a writer for PATH ("-" = stdout, JSONL only). VS_FORMAT_AUTO picks
+ * binary for a name ending in .vtrace, JSONL otherwise. Output goes to a
+ * temporary file beside PATH that trace_writer_finish() renames, so a failed
+ * or interrupted run never leaves a partial file under PATH. */
+VsTraceWriter *trace_writer_new (const char *path, VsTraceFormat format,
+                                 const VsTraceHeader *header, GError **error);
+/* Writes one event. The writer does not validate beyond what its encoding
+ * needs; the readers check. */
+gboolean trace_writer_write (VsTraceWriter *w, const VsEvent *ev, GError **error);
+/* Flushes, closes and renames into place. Frees W whatever the outcome. */
+gboolean trace_writer_finish (VsTraceWriter *w, GError **error);
+/* Removes the temporary file and frees W. Accepts NULL. */
+void trace_writer_abort (VsTraceWriter *w);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTraceWriter, trace_writer_abort)
+
+/* Formats one event as its JSONL line (no newline), for tests and tools. */
+char *trace_event_to_json_line (const VsEvent *ev);

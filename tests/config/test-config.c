@@ -1,0 +1,667 @@
+/* test-config.c — config loading, extends, --set, validation, presets. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "base/units.h"
+
+static char *tmpdir;
+
+/* A minimal valid config: only the required fields. */
+static const char *const minimal =
+  "{\"compute\": {\"tflops\": 100},"
+  " \"memory\": {\"capacity\": \"16GiB\", \"bandwidth\": \"1000GB/s\"},"
+  " \"link\": {\"bandwidth\": \"32GB/s\"}}";
+
+static char *
+write_file (const char *name, const char *text)
+{
+  char *path = g_build_filename (tmpdir, name, NULL);
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+static void
+assert_msg (const GError *error, const char *part1, const char *part2)
+{
+  g_assert_nonnull (error);
+  if (strstr (error->message, part1) == NULL || (part2 != NULL && strstr (error->message, part2) == NULL))
+    g_error ("message '%s' lacks '%s' / '%s'", error->message, part1, part2 ? part2 : "");
+}
+
+/* ---- defaults ---- */
+
+static void
+test_defaults (void)
+{
+  g_autofree char *path = write_file ("mini.json", minimal);
+  GError *error = NULL;
+  g_autoptr (VsConfig) c = config_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (c->name, ==, "mini");
+  g_assert_cmpstr (c->description, ==, "");
+  g_assert_cmpstr (c->origin, ==, path);
+  g_assert_cmpfloat (c->tflops, ==, 100);
+  g_assert_cmpuint (c->memory.capacity, ==, 16ull << 30);
+  g_assert_cmpfloat (c->memory.bandwidth, ==, 1000e9);
+  g_assert_cmpfloat (c->memory.efficiency, ==, 1.0);
+  g_assert_cmpfloat (c->memory.latency_ns, ==, 0);
+  g_assert_cmpuint (c->memory.reserved, ==, 0);
+  g_assert_cmpuint (c->memory.alloc_granularity, ==, 2u << 20);
+  g_assert_cmpfloat (c->link.bandwidth, ==, 32e9);
+  g_assert_cmpfloat (c->link.efficiency, ==, 1.0);
+  g_assert_cmpfloat (c->link.pageable_efficiency, ==, 0.5);
+  g_assert_cmpfloat (c->link.latency_ns, ==, 10000);
+  g_assert_cmpuint (c->link.copy_engines, ==, 2);
+  g_assert_cmpuint (c->n_tiers, ==, 0);
+  g_assert_cmpuint (c->host.capacity, ==, 1ull << 40);
+  g_assert_cmpfloat (c->host.bandwidth, ==, 200e9);
+  g_assert_false (c->unified);
+  g_assert_cmpuint (c->uvm.page, ==, 65536);
+  g_assert_cmpuint (c->uvm.evict_unit, ==, 2u << 20);
+  g_assert_cmpuint (c->uvm.fault_batch, ==, 256);
+  g_assert_cmpfloat (c->uvm.fault_latency_ns, ==, 30000);
+  g_assert_cmpint (c->oversubscription, ==, VS_OVERSUB_OOM);
+  g_assert_cmpstr (config_oversub_name (c->oversubscription), ==, "oom");
+  g_assert_cmpfloat (c->gpu.launch_latency_ns, ==, 0);
+  g_assert_false (c->gpu.legacy_default_stream);
+  g_unlink (path);
+}
+
+static void
+test_bare_numbers (void)
+{
+  /* A bare number is bytes, bytes/s or ns. */
+  g_autofree char *path = write_file ("bare.json",
+      "{\"compute\": {\"tflops\": 1.5},"
+      " \"memory\": {\"capacity\": 1073741824, \"bandwidth\": 5e11, \"latency\": 250, \"reserved\": \"1000\"},"
+      " \"link\": {\"bandwidth\": 16000000000, \"latency\": 5000.5}}");
+  GError *error = NULL;
+  g_autoptr (VsConfig) c = config_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (c->memory.capacity, ==, 1073741824);
+  g_assert_cmpfloat (c->memory.bandwidth, ==, 5e11);
+  g_assert_cmpfloat (c->memory.latency_ns, ==, 250);
+  g_assert_cmpuint (c->memory.reserved, ==, 1000);
+  g_assert_cmpfloat (c->link.bandwidth, ==, 16e9);
+  g_assert_cmpfloat (c->link.latency_ns, ==, 5000.5);
+  g_unlink (path);
+}
+
+/* ---- extends ---- */
+
+static void
+test_extends_merge (void)
+{
+  g_autofree char *parent = write_file ("parent.json",
+      "{\"description\": \"the parent\", \"compute\": {\"tflops\": 100},"
+      " \"memory\": {\"tech\": \"HBM\", \"capacity\": \"16GiB\", \"bandwidth\": \"1000GB/s\", \"efficiency\": 0.9,"
+      "              \"latency\": \"300ns\"},"
+      " \"link\": {\"bandwidth\": \"32GB/s\", \"latency\": \"5us\", \"copy_engines\": 3},"
+      " \"tiers\": [{\"name\": \"a\", \"capacity\": \"1GiB\", \"bandwidth\": \"1GB/s\"},"
+      "             {\"name\": \"b\", \"capacity\": \"2GiB\", \"bandwidth\": \"2GB/s\"}],"
+      " \"policy\": {\"oversubscription\": \"spill\"}}");
+  g_autofree char *sub = g_build_filename (tmpdir, "sub", NULL);
+  g_mkdir (sub, 0700);
+  /* Relative to the extending file, not the working directory. */
+  g_autofree char *child = write_file ("sub/child.json",
+      "{\"extends\": \"../parent.json\","
+      " \"memory\": {\"bandwidth\": \"2000GB/s\"},"
+      " \"link\": {\"latency\": null},"
+      " \"tiers\": [{\"name\": \"c\", \"capacity\": \"3GiB\", \"bandwidth\": \"3GB/s\", \"attach\": \"device\"}]}");
+  GError *error = NULL;
+  g_autoptr (VsConfig) c = config_load (child, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (c->name, ==, "child");                 /* a name is never inherited */
+  g_assert_cmpstr (c->description, ==, "the parent");      /* other fields are */
+  g_assert_cmpfloat (c->memory.bandwidth, ==, 2000e9);     /* child wins */
+  g_assert_cmpfloat (c->memory.efficiency, ==, 0.9);       /* objects merge key by key */
+  g_assert_cmpfloat (c->memory.latency_ns, ==, 300);
+  g_assert_cmpstr (c->memory.tech, ==, "HBM");
+  g_assert_cmpuint (c->memory.capacity, ==, 16ull << 30);
+  g_assert_cmpfloat (c->link.latency_ns, ==, 10000);       /* null: back to the default */
+  g_assert_cmpuint (c->link.copy_engines, ==, 3);
+  g_assert_cmpuint (c->n_tiers, ==, 1);                    /* arrays are replaced whole */
+  g_assert_cmpstr (c->tiers[0].name, ==, "c");
+  g_assert_cmpint (c->tiers[0].attach, ==, VS_ATTACH_DEVICE);
+  g_assert_cmpint (c->oversubscription, ==, VS_OVERSUB_SPILL);
+
+  /* The merged tree has no extends left. */
+  cJSON *tree = config_load_json (child, &error);
+  g_assert_no_error (error);
+  g_assert_null (cJSON_GetObjectItem (tree, "extends"));
+  cJSON_Delete (tree);
+
+  /* Three levels, depth-first: grandchild over child over parent. */
+  g_autofree char *grand = write_file ("grand.json",
+      "{\"name\": \"g\", \"extends\": \"sub/child.json\", \"memory\": {\"efficiency\": 0.5}}");
+  g_autoptr (VsConfig) g = config_load (grand, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (g->name, ==, "g");
+  g_assert_cmpfloat (g->memory.efficiency, ==, 0.5);
+  g_assert_cmpfloat (g->memory.bandwidth, ==, 2000e9);
+  g_assert_cmpfloat (g->memory.latency_ns, ==, 300);
+  g_unlink (grand);
+  g_unlink (child);
+  g_rmdir (sub);
+  g_unlink (parent);
+}
+
+static void
+test_extends_preset (void)
+{
+  g_autofree char *path = write_file ("mine.json", "{\"extends\": \"a100-80g\", \"memory\": {\"capacity\": \"40GiB\"}}");
+  GError *error = NULL;
+  g_autoptr (VsConfig) c = config_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (c->name, ==, "mine");
+  g_assert_cmpuint (c->memory.capacity, ==, 40ull << 30);
+  g_assert_cmpfloat (c->memory.bandwidth, ==, 2039e9);
+  g_assert_cmpfloat (c->tflops, ==, 312);
+  g_unlink (path);
+
+  path = (g_free (path), write_file ("bad-parent.json", "{\"extends\": \"a100-81g\"}"));
+  VsConfig *bad = config_load (path, NULL, &error);
+  g_assert_null (bad);
+  assert_msg (error, "bad-parent.json: extends: unknown preset 'a100-81g'", "a100-80g, a100-80g-cxl");
+  g_clear_error (&error);
+  g_unlink (path);
+}
+
+static void
+test_extends_cycle (void)
+{
+  g_autofree char *a = write_file ("cyc-a.json", "{\"extends\": \"cyc-b.json\"}");
+  g_autofree char *b = write_file ("cyc-b.json", "{\"extends\": \"./cyc-a.json\"}");
+  GError *error = NULL;
+  g_assert_null (config_load (a, NULL, &error));
+  assert_msg (error, "cycle", "cyc-a.json -> ");
+  assert_msg (error, "cyc-b.json -> ", NULL);
+  g_clear_error (&error);
+
+  g_autofree char *self = write_file ("cyc-self.json", "{\"extends\": \"cyc-self.json\"}");
+  g_assert_null (config_load_json (self, &error));
+  assert_msg (error, "cyc-self.json: extends: cycle", NULL);
+  g_clear_error (&error);
+  g_unlink (a);
+  g_unlink (b);
+  g_unlink (self);
+}
+
+/* ---- load errors ---- */
+
+static void
+test_load_errors (void)
+{
+  GError *error = NULL;
+  g_autofree char *path = write_file ("syntax.json", "{\n  \"memory\": {\n    \"capacity\": 80GiB\n  }\n}\n");
+  g_assert_null (config_load (path, NULL, &error));
+  assert_msg (error, "syntax.json:3:", "JSON syntax error");
+  g_clear_error (&error);
+
+  g_autofree char *trail = write_file ("trail.json", "{} {}");
+  g_assert_null (config_load (trail, NULL, &error));
+  assert_msg (error, "trail.json:1:", NULL);
+  g_clear_error (&error);
+
+  g_autofree char *arr = write_file ("array.json", "[1, 2]");
+  g_assert_null (config_load (arr, NULL, &error));
+  assert_msg (error, "array.json: a config is a JSON object", NULL);
+  g_clear_error (&error);
+
+  g_autofree char *dup = write_file ("dup.json",
+      "{\"compute\": {\"tflops\": 1}, \"memory\": {\"capacity\": 1, \"capacity\": 2, \"bandwidth\": 1}}");
+  g_assert_null (config_load (dup, NULL, &error));
+  assert_msg (error, "dup.json: memory.capacity: duplicate key", NULL);
+  g_clear_error (&error);
+
+  /* A bad value in a parent names the parent's file. */
+  g_autofree char *bp = write_file ("badparent.json", "{\"memory\": {\"efficiency\": 2}}");
+  g_autofree char *bc = write_file ("badchild.json", "{\"extends\": \"badparent.json\"}");
+  g_assert_null (config_load (bc, NULL, &error));
+  assert_msg (error, "badparent.json: memory.efficiency:", "(0, 1]");
+  g_clear_error (&error);
+
+  g_assert_null (config_load ("/nonexistent/x.json", NULL, &error));
+  assert_msg (error, "/nonexistent/x.json: cannot read", NULL);
+  g_clear_error (&error);
+
+  g_assert_null (config_load ("no-such-preset", NULL, &error));
+  assert_msg (error, "unknown preset 'no-such-preset'", "a100-40g, a100-80g");
+  g_clear_error (&error);
+
+  g_assert_null (config_load ("", NULL, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+
+  g_unlink (path);
+  g_unlink (trail);
+  g_unlink (arr);
+  g_unlink (dup);
+  g_unlink (bp);
+  g_unlink (bc);
+}
+
+/* ---- --set ---- */
+
+static cJSON *
+tiered_tree (void)
+{
+  cJSON *root = cJSON_Parse (minimal);
+  g_assert_true (config_set (root,
+      "tiers=[{\"name\": \"cxl0\", \"capacity\": \"256GiB\", \"bandwidth\": \"64GB/s\"},"
+      " {\"name\": \"cxl1\", \"capacity\": \"128GiB\", \"bandwidth\": \"32GB/s\"}]", "t.json", NULL));
+  return root;
+}
+
+static void
+test_set (void)
+{
+  GError *error = NULL;
+  cJSON *root = tiered_tree ();
+  static const char *const sets[] = {
+    "memory.capacity=24GiB",
+    "memory.efficiency=0.75",
+    "tiers.0.bandwidth=32GB/s",
+    "tiers.cxl1.latency=300ns",
+    "tiers.cxl1.attach=device",
+    "uvm.fault_batch=128",          /* a section absent from the tree is created */
+    "policy.oversubscription=spill",
+    "gpu.legacy_default_stream=true",
+    "name=renamed",
+    "description=\"quoted\"",
+    "host.tech=DDR5-4800 8ch",
+    "tiers.cxl1.tech=1",            /* text fields take the text as typed */
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (sets); i++)
+    {
+      g_assert_true (config_set (root, sets[i], "t.json", &error));
+      g_assert_no_error (error);
+    }
+  g_autoptr (VsConfig) c = config_compile (root, "t.json", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (c->memory.capacity, ==, 24ull << 30);
+  g_assert_cmpfloat (c->memory.efficiency, ==, 0.75);
+  g_assert_cmpfloat (c->memory.bandwidth, ==, 1000e9);   /* siblings untouched */
+  g_assert_cmpuint (c->n_tiers, ==, 2);
+  g_assert_cmpfloat (c->tiers[0].bandwidth, ==, 32e9);
+  g_assert_cmpuint (c->tiers[0].capacity, ==, 256ull << 30);
+  g_assert_cmpfloat (c->tiers[1].latency_ns, ==, 300);
+  g_assert_cmpint (c->tiers[1].attach, ==, VS_ATTACH_DEVICE);
+  g_assert_cmpuint (c->uvm.fault_batch, ==, 128);
+  g_assert_cmpint (c->oversubscription, ==, VS_OVERSUB_SPILL);
+  g_assert_true (c->gpu.legacy_default_stream);
+  g_assert_cmpstr (c->name, ==, "renamed");
+  g_assert_cmpstr (c->description, ==, "quoted");
+  g_assert_cmpstr (c->host.tech, ==, "DDR5-4800 8ch");
+  g_assert_cmpstr (c->tiers[1].tech, ==, "1");
+
+  /* Appending a tier by index, one field at a time. */
+  g_assert_true (config_set (root, "tiers.2.name=nvme", "t.json", &error));
+  g_assert_true (config_set (root, "tiers.nvme.capacity=1TiB", "t.json", &error));
+  g_assert_true (config_set (root, "tiers.2.bandwidth=7GB/s", "t.json", &error));
+  g_assert_no_error (error);
+  /* Unified machines need no link. */
+  g_assert_true (config_set (root, "unified=true", "t.json", &error));
+  g_assert_true (config_set (root, "tiers=[]", "t.json", &error));
+  g_assert_true (config_set (root, "link=null", "t.json", &error));
+  g_assert_no_error (error);
+  g_autoptr (VsConfig) u = config_compile (root, "t.json", &error);
+  g_assert_no_error (error);
+  g_assert_true (u->unified);
+  g_assert_cmpuint (u->n_tiers, ==, 0);
+  g_assert_cmpfloat (u->link.bandwidth, ==, 0);
+  cJSON_Delete (root);
+
+  /* Through config_load. */
+  g_autofree char *path = write_file ("s.json", minimal);
+  const char *const load_sets[] = { "memory.capacity=8GiB", "compute.tflops=50", NULL };
+  g_autoptr (VsConfig) l = config_load (path, load_sets, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (l->memory.capacity, ==, 8ull << 30);
+  g_assert_cmpfloat (l->tflops, ==, 50);
+  const char *const bad_sets[] = { "memory.capacty=8GiB", NULL };
+  g_assert_null (config_load (path, bad_sets, &error));
+  assert_msg (error, "s.json: --set 'memory.capacty=8GiB': memory.capacty: unknown key", "capacity");
+  g_clear_error (&error);
+  g_unlink (path);
+}
+
+static void
+test_set_errors (void)
+{
+  static const struct { const char *set, *part1, *part2; } bad[] = {
+    { "memory.capacty=1GiB", "t.json: --set 'memory.capacty=1GiB': memory.capacty: unknown key", "known keys in memory" },
+    { "memry.capacity=1GiB", "memry: unknown key", NULL },
+    { "tiers.0.bandwith=1GB/s", "tiers[0].bandwith: unknown key", NULL },
+    { "tiers.9.capacity=1GiB", "tiers: no tier 9", NULL },
+    { "tiers.cxl9.capacity=1GiB", "no tier named 'cxl9'", "cxl0, cxl1" },
+    { "memory.capacity=24GX", "memory.capacity: '24GX': unknown size unit 'GX'", "KiB MiB GiB TiB" },
+    { "memory.capacity=-1GiB", "memory.capacity", "negative" },
+    { "memory.efficiency=1.5", "memory.efficiency: must be in (0, 1]", NULL },
+    { "memory.efficiency=high", "memory.efficiency: expected a number", NULL },
+    { "unified=yes", "unified: expected true or false", NULL },
+    { "policy.oversubscription=swap", "'swap' is not one of", "\"oom\", \"spill\", \"direct\", \"uvm\"" },
+    { "memory.capacity.x=1", "memory.capacity: is a value, not a section", NULL },
+    { "extends=a100-80g", "extends: extends is resolved before --set", NULL },
+    { "memory", "expected KEY=VALUE", NULL },
+    { "=5", "expected KEY=VALUE", NULL },
+    { "memory..capacity=1", "empty key segment", NULL },
+    { "memory={\"capacity\": 1, \"speed\": 2}", "memory.speed: unknown key", NULL },
+    { "tiers=[{\"name\": \"x\", \"cap\": 1}]", "tiers[0].cap: unknown key", NULL },
+    { "tiers.cxl0=5", "tiers[0]: expected a tier object", NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      cJSON *root = tiered_tree ();
+      GError *error = NULL;
+      g_assert_false (config_set (root, bad[i].set, "t.json", &error));
+      g_assert_error (error, VS_CONFIG_ERROR, 0);
+      if (!g_str_has_prefix (error->message, "t.json: --set '"))
+        g_error ("'%s': message '%s' does not name the origin", bad[i].set, error->message);
+      assert_msg (error, bad[i].part1, bad[i].part2);
+      g_error_free (error);
+      cJSON_Delete (root);
+    }
+}
+
+/* ---- validation ---- */
+
+/* Merges PATCH (JSON text) into ROOT; null removes. */
+static void
+patch_into (cJSON *root, const cJSON *patch)
+{
+  for (const cJSON *it = patch->child; it != NULL; it = it->next)
+    {
+      cJSON *old = cJSON_GetObjectItemCaseSensitive (root, it->string);
+      if (cJSON_IsNull (it))
+        cJSON_DeleteItemFromObjectCaseSensitive (root, it->string);
+      else if (cJSON_IsObject (it) && cJSON_IsObject (old))
+        patch_into (old, it);
+      else
+        {
+          cJSON_DeleteItemFromObjectCaseSensitive (root, it->string);
+          cJSON_AddItemToObject (root, it->string, cJSON_Duplicate (it, TRUE));
+        }
+    }
+}
+
+#define TIER "{\"name\": \"cxl0\", \"capacity\": \"1GiB\", \"bandwidth\": \"1GB/s\"}"
+
+static void
+test_validation (void)
+{
+  /* Each patch of the minimal config must fail, naming origin and field. */
+  static const struct { const char *patch, *field, *part; } bad[] = {
+    { "{\"memry\": {}}", "memry", "unknown key" },
+    { "{\"memory\": {\"capcity\": 1}}", "memory.capcity", "unknown key" },
+    { "{\"uvm\": {\"pages\": 1}}", "uvm.pages", "unknown key" },
+    { "{\"tiers\": [" TIER ", {\"name\": \"b\", \"foo\": 1}]}", "tiers[1].foo", "unknown key" },
+    { "{\"name\": 5}", "name", "expected a string" },
+    { "{\"name\": \"\"}", "name", "must not be empty" },
+    { "{\"compute\": 5}", "compute", "expected an object" },
+    { "{\"tiers\": {}}", "tiers", "expected an array" },
+    { "{\"tiers\": [5]}", "tiers[0]", "expected a tier object" },
+    { "{\"memory\": {\"capacity\": true}}", "memory.capacity", "expected a size" },
+    { "{\"memory\": {\"capacity\": -5}}", "memory.capacity", "negative" },
+    { "{\"memory\": {\"capacity\": 1.5}}", "memory.capacity", "whole number of bytes" },
+    { "{\"memory\": {\"capacity\": \"80 gib\"}}", "memory.capacity", "unknown size unit 'gib'" },
+    { "{\"memory\": {\"bandwidth\": \"2039GB\"}}", "memory.bandwidth", "unknown bandwidth unit 'GB'" },
+    { "{\"memory\": {\"bandwidth\": [1]}}", "memory.bandwidth", "expected a bandwidth" },
+    { "{\"memory\": {\"latency\": \"5m\"}}", "memory.latency", "unknown time unit 'm'" },
+    { "{\"memory\": {\"latency\": -1}}", "memory.latency", "negative" },
+    { "{\"memory\": {\"efficiency\": 0}}", "memory.efficiency", "(0, 1]" },
+    { "{\"memory\": {\"efficiency\": 1.01}}", "memory.efficiency", "(0, 1]" },
+    { "{\"memory\": {\"efficiency\": \"0.9\"}}", "memory.efficiency", "expected a number" },
+    { "{\"link\": {\"efficiency\": -0.5}}", "link.efficiency", "(0, 1]" },
+    { "{\"link\": {\"pageable_efficiency\": 0}}", "link.pageable_efficiency", "(0, 1]" },
+    { "{\"link\": {\"pageable_efficiency\": 1.2}}", "link.pageable_efficiency", "(0, 1]" },
+    { "{\"tiers\": [{\"name\": \"cxl0\", \"capacity\": \"1GiB\", \"bandwidth\": \"1GB/s\", \"efficiency\": 0}]}",
+      "tiers[0].efficiency", "(0, 1]" },
+    { "{\"memory\": {\"bandwidth\": \"0GB/s\"}}", "memory.bandwidth", "greater than 0" },
+    { "{\"link\": {\"bandwidth\": 0}}", "link.bandwidth", "greater than 0" },
+    { "{\"host\": {\"bandwidth\": \"0B/s\"}}", "host.bandwidth", "greater than 0" },
+    { "{\"tiers\": [{\"name\": \"cxl0\", \"capacity\": \"1GiB\", \"bandwidth\": 0}]}", "tiers[0].bandwidth", "greater than 0" },
+    { "{\"memory\": {\"capacity\": \"0B\"}}", "memory.capacity", "greater than 0" },
+    { "{\"host\": {\"capacity\": 0}}", "host.capacity", "greater than 0" },
+    { "{\"tiers\": [{\"name\": \"cxl0\", \"capacity\": 0, \"bandwidth\": \"1GB/s\"}]}", "tiers[0].capacity", "greater than 0" },
+    { "{\"memory\": {\"reserved\": \"16GiB\"}}", "memory.reserved", "must be less" },
+    { "{\"memory\": {\"reserved\": \"17GiB\"}}", "memory.reserved", "must be less" },
+    { "{\"memory\": {\"alloc_granularity\": 0}}", "memory.alloc_granularity", "power of two" },
+    { "{\"memory\": {\"alloc_granularity\": \"3MiB\"}}", "memory.alloc_granularity", "power of two" },
+    { "{\"uvm\": {\"page\": 0}}", "uvm.page", "greater than 0" },
+    { "{\"uvm\": {\"evict_unit\": \"100KiB\"}}", "uvm.evict_unit", "whole number (>= 1) of uvm.page" },
+    { "{\"uvm\": {\"evict_unit\": 0}}", "uvm.evict_unit", "uvm.page" },
+    { "{\"uvm\": {\"fault_batch\": 0}}", "uvm.fault_batch", ">= 1" },
+    { "{\"uvm\": {\"fault_batch\": 2.5}}", "uvm.fault_batch", ">= 1" },
+    { "{\"uvm\": {\"fault_batch\": \"256\"}}", "uvm.fault_batch", "expected a whole number" },
+    { "{\"link\": {\"copy_engines\": 0}}", "link.copy_engines", ">= 1" },
+    { "{\"tiers\": [{\"name\": \"cxl0\", \"capacity\": 1, \"bandwidth\": 1, \"attach\": \"pcie\"}]}",
+      "tiers[0].attach", "'pcie' is not one of \"host\", \"device\"" },
+    { "{\"tiers\": [" TIER ", " TIER "]}", "tiers[1].name", "already the name of tiers[0]" },
+    { "{\"tiers\": [{\"name\": \"device\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"host\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"sm\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"device_mem\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"link_h2d\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"link_d2h\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"host_mem\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"a.b\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "not a tier name" },
+    { "{\"tiers\": [{\"name\": \"7\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "not a tier name" },
+    { "{\"tiers\": [{\"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "required" },
+    { "{\"tiers\": [{\"name\": \"x\", \"bandwidth\": 1}]}", "tiers[0].capacity", "required" },
+    { "{\"tiers\": [{\"name\": \"x\", \"capacity\": 1}]}", "tiers[0].bandwidth", "required" },
+    { "{\"policy\": {\"oversubscription\": \"swap\"}}", "policy.oversubscription", "'swap' is not one of" },
+    { "{\"policy\": {\"oversubscription\": 1}}", "policy.oversubscription", "expected one of" },
+    { "{\"compute\": {\"tflops\": 0}}", "compute.tflops", "greater than 0" },
+    { "{\"compute\": {\"tflops\": -3}}", "compute.tflops", "greater than 0" },
+    { "{\"compute\": null}", "compute.tflops", "required" },
+    { "{\"memory\": {\"capacity\": null}}", "memory.capacity", "required" },
+    { "{\"memory\": {\"bandwidth\": null}}", "memory.bandwidth", "required" },
+    { "{\"link\": null}", "link.bandwidth", "required" },
+    { "{\"unified\": \"yes\"}", "unified", "expected true or false" },
+    { "{\"unified\": true, \"tiers\": [" TIER "]}", "tiers[0].attach", "unified" },
+    { "{\"gpu\": {\"legacy_default_stream\": 1}}", "gpu.legacy_default_stream", "expected true or false" },
+    { "{\"gpu\": {\"launch_latency\": \"fast\"}}", "gpu.launch_latency", "is not a time" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      cJSON *root = cJSON_Parse (minimal);
+      cJSON *patch = cJSON_Parse (bad[i].patch);
+      g_assert_nonnull (patch);
+      patch_into (root, patch);
+      GError *error = NULL;
+      VsConfig *c = config_compile (root, "v.json", &error);
+      if (c != NULL)
+        g_error ("patch %s: compiled, want an error on %s", bad[i].patch, bad[i].field);
+      g_assert_error (error, VS_CONFIG_ERROR, 0);
+      g_autofree char *prefix = g_strdup_printf ("v.json: %s: ", bad[i].field);
+      if (!g_str_has_prefix (error->message, prefix) || strstr (error->message, bad[i].part) == NULL)
+        g_error ("patch %s: message '%s', want prefix '%s' and '%s'", bad[i].patch, error->message, prefix,
+                 bad[i].part);
+      g_error_free (error);
+      cJSON_Delete (patch);
+      cJSON_Delete (root);
+    }
+
+  /* And these are fine. */
+  static const char *const good[] = {
+    "{\"unified\": true, \"link\": null}",
+    "{\"unified\": true, \"tiers\": [{\"name\": \"nvme\", \"capacity\": 1, \"bandwidth\": 1, \"attach\": \"device\"}]}",
+    "{\"memory\": {\"alloc_granularity\": 1, \"reserved\": \"1GiB\"}}",
+    "{\"uvm\": {\"page\": \"4KiB\", \"evict_unit\": \"4KiB\", \"fault_batch\": 1}}",
+    "{\"extends\": null, \"description\": null}",
+    "{\"tiers\": [{\"name\": \"cxl_0-a\", \"capacity\": 1, \"bandwidth\": 1, \"efficiency\": 1}]}",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (good); i++)
+    {
+      cJSON *root = cJSON_Parse (minimal);
+      cJSON *patch = cJSON_Parse (good[i]);
+      patch_into (root, patch);
+      GError *error = NULL;
+      VsConfig *c = config_compile (root, "v.json", &error);
+      if (c == NULL)
+        g_error ("patch %s: %s", good[i], error->message);
+      config_free (c);
+      cJSON_Delete (patch);
+      cJSON_Delete (root);
+    }
+}
+
+/* ---- presets ---- */
+
+static void
+test_presets_all (void)
+{
+  static const char *const required[] = {
+    "v100-pcie-16g", "v100-sxm2-32g", "a100-40g", "a100-80g", "h100-pcie", "h100-sxm", "h200", "gh200",
+    "rtx3090", "rtx4090", "l40s", "jetson-agx-orin", "jetson-orin-nano", "mi300x", "seed-hbm2e",
+    "seed-gddr6x", "seed-lpddr5", "a100-80g-cxl", "h100-sxm-cxl",
+  };
+  g_auto (GStrv) names = config_list_presets ();
+  for (gsize i = 0; i < G_N_ELEMENTS (required); i++)
+    if (!g_strv_contains ((const char *const *) names, required[i]))
+      g_error ("preset %s missing from %s", required[i], config_preset_dir ());
+
+  /* Also every file in the folder, not only the listed names. */
+  GDir *d = g_dir_open (config_preset_dir (), 0, NULL);
+  g_assert_nonnull (d);
+  const char *e;
+  guint n = 0;
+  while ((e = g_dir_read_name (d)) != NULL)
+    {
+      g_assert_true (g_str_has_suffix (e, ".json"));
+      g_autofree char *name = g_strndup (e, strlen (e) - 5);
+      GError *error = NULL;
+      g_autoptr (VsConfig) c = config_load (name, NULL, &error);
+      if (c == NULL)
+        g_error ("preset %s: %s", name, error->message);
+      g_assert_cmpstr (c->name, ==, name);
+      g_assert_nonnull (strstr (c->description, "REFERENCE"));
+      g_assert_cmpuint (c->uvm.fault_batch, ==, 256);
+      g_assert_cmpfloat (c->uvm.fault_latency_ns, ==, 45000);
+      g_assert_cmpuint (c->uvm.page, ==, 65536);
+      g_assert_cmpuint (c->uvm.evict_unit, ==, 2u << 20);
+      if (!c->unified)
+        g_assert_cmpfloat (c->link.bandwidth, >, 0);
+
+      /* --show output loads back to the same machine. */
+      cJSON *j = config_to_json (c);
+      g_autoptr (VsConfig) again = config_compile (j, "shown", &error);
+      g_assert_no_error (error);
+      cJSON *j2 = config_to_json (again);
+      g_assert_true (cJSON_Compare (j, j2, TRUE));
+      g_assert_cmpuint (again->memory.capacity, ==, c->memory.capacity);
+      g_assert_cmpfloat (again->memory.bandwidth, ==, c->memory.bandwidth);
+      g_assert_cmpfloat (again->link.bandwidth, ==, c->link.bandwidth);
+      cJSON_Delete (j);
+      cJSON_Delete (j2);
+      n++;
+    }
+  g_dir_close (d);
+  g_assert_cmpuint (n, ==, g_strv_length (names));
+  g_assert_cmpuint (n, >=, G_N_ELEMENTS (required));
+}
+
+static void
+test_presets_numbers (void)
+{
+  GError *error = NULL;
+  g_autoptr (VsConfig) a = config_load ("a100-80g", NULL, &error);
+  g_assert_no_error (error);
+  /* device_mem = 2039 GB/s x 1759/2039 (triad) rounded to 0.86. */
+  g_assert_cmpfloat_with_epsilon (a->memory.bandwidth * a->memory.efficiency, 2039e9 * 0.86, 1);
+  g_assert_cmpuint (a->memory.capacity, ==, 80ull << 30);
+  g_assert_cmpfloat (a->memory.latency_ns, ==, 405);
+  g_assert_cmpfloat (a->tflops, ==, 312);
+  /* link_h2d = 31.5 GB/s x 0.8 = 25.2 GB/s (measured pinned 25.1). */
+  g_assert_cmpfloat_with_epsilon (a->link.bandwidth * a->link.efficiency, 25.2e9, 1);
+  g_assert_cmpfloat (a->link.pageable_efficiency, ==, 0.4);
+  g_assert_cmpuint (a->link.copy_engines, ==, 2);
+  g_assert_false (a->unified);
+
+  g_autoptr (VsConfig) x = config_load ("a100-80g-cxl", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (x->memory.bandwidth, ==, 2039e9);   /* inherited */
+  g_assert_cmpuint (x->n_tiers, ==, 1);
+  g_assert_cmpstr (x->tiers[0].name, ==, "cxl0");
+  g_assert_cmpuint (x->tiers[0].capacity, ==, 256ull << 30);
+  g_assert_cmpfloat_with_epsilon (x->tiers[0].bandwidth * x->tiers[0].efficiency, 51.2e9, 1);
+  g_assert_cmpfloat (x->tiers[0].latency_ns, ==, 250);
+  g_assert_cmpint (x->tiers[0].attach, ==, VS_ATTACH_HOST);
+
+  g_autoptr (VsConfig) g = config_load ("gh200", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (g->host.bandwidth, ==, 546e9);
+  g_assert_cmpuint (g->host.capacity, ==, 480ull << 30);
+  g_assert_cmpfloat_with_epsilon (g->link.bandwidth * g->link.efficiency, 450e9 * 0.83, 1);
+  g_assert_cmpuint (g->memory.capacity, ==, 96ull << 30);
+
+  g_autoptr (VsConfig) j = config_load ("jetson-orin-nano", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (j->unified);
+  g_assert_cmpfloat (j->memory.bandwidth, ==, 68e9);
+  g_assert_cmpuint (j->memory.capacity, ==, 8ull << 30);
+
+  g_autoptr (VsConfig) v = config_load ("v100-sxm2-32g", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (v->memory.capacity, ==, 32ull << 30);
+  g_assert_cmpfloat (v->memory.efficiency, ==, 0.9);
+  g_assert_cmpfloat (v->link.bandwidth, ==, 15.75e9);
+
+  g_autoptr (VsConfig) s = config_load ("seed-hbm2e", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (s->memory.bandwidth * s->memory.efficiency, ==, 935e9);
+  g_assert_cmpfloat (s->memory.latency_ns, ==, 100);
+
+  g_autoptr (VsConfig) h = config_load ("h100-sxm-cxl", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (h->n_tiers, ==, 2);
+  g_assert_cmpstr (h->tiers[1].name, ==, "cxl1");
+  g_assert_cmpfloat (h->tflops, ==, 989);
+
+  /* Preset names and --set together. */
+  const char *const sets[] = { "tiers.cxl0.capacity=512GiB", "policy.oversubscription=direct", NULL };
+  g_autoptr (VsConfig) xs = config_load ("a100-80g-cxl", sets, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (xs->tiers[0].capacity, ==, 512ull << 30);
+  g_assert_cmpint (xs->oversubscription, ==, VS_OVERSUB_DIRECT);
+  g_assert_cmpstr (config_oversub_name (VS_OVERSUB_UVM), ==, "uvm");
+  g_assert_null (config_oversub_name (VS_OVERSUB_COUNT));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  /* Presets come from the source tree's configs/: this file's folder is
+   * tests/ROOM/, so ../../configs (relative to the working directory the build
+   * compiled from when __FILE__ is relative). */
+  g_autofree char *srcdir = g_path_get_dirname (__FILE__);
+  g_autofree char *rel = g_build_filename (srcdir, "..", "..", "configs", NULL);
+  g_autofree char *configs = g_canonicalize_filename (rel, NULL);
+  if (!g_file_test (configs, G_FILE_TEST_IS_DIR))
+    g_error ("no configs folder at %s (run from the source tree)", configs);
+  g_setenv ("VRAMSIM_CONFIGS", configs, TRUE);
+  g_assert_cmpstr (config_preset_dir (), ==, configs);
+
+  tmpdir = g_dir_make_tmp ("vramsim-config-XXXXXX", NULL);
+  g_assert_nonnull (tmpdir);
+
+  g_test_add_func ("/config/defaults", test_defaults);
+  g_test_add_func ("/config/bare-numbers", test_bare_numbers);
+  g_test_add_func ("/config/extends-merge", test_extends_merge);
+  g_test_add_func ("/config/extends-preset", test_extends_preset);
+  g_test_add_func ("/config/extends-cycle", test_extends_cycle);
+  g_test_add_func ("/config/load-errors", test_load_errors);
+  g_test_add_func ("/config/set", test_set);
+  g_test_add_func ("/config/set-errors", test_set_errors);
+  g_test_add_func ("/config/validation", test_validation);
+  g_test_add_func ("/config/presets-all", test_presets_all);
+  g_test_add_func ("/config/presets-numbers", test_presets_numbers);
+  int status = g_test_run ();
+  g_rmdir (tmpdir);
+  g_free (tmpdir);
+  return status;
+}

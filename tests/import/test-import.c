@@ -1,0 +1,692 @@
+/* test-import.c — the Kineto and Nsight Systems importers against the real
+ * traces in ../shared/real-traces (read in place). The expected counts are
+ * computed here independently of the importers: the Kineto files with
+ * zlib + cJSON, the nsys export with SQL queries through libsqlite3. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <zlib.h>
+#include <sqlite3.h>
+#include <cjson/cJSON.h>
+
+#include "import/import.h"
+#include "trace/trace.h"
+
+static char *
+real_trace (const char *rel)
+{
+  const char *dir = g_getenv ("VRAMSIM_REAL_TRACES");
+  char *p = g_build_filename (dir ? dir : "../shared/real-traces", rel, NULL);
+  if (!g_file_test (p, G_FILE_TEST_EXISTS))
+    {
+      g_free (p);
+      return NULL;
+    }
+  return p;
+}
+
+typedef struct {
+  guint64 kernels, copies[VS_DIR_COUNT], memsets, allocs, frees;
+  guint64 peak_device;       /* live device bytes, all allocations */
+  guint64 syncs, marks;
+  guint64 not_whole_us;      /* events whose t is not a whole µs */
+  char *config;
+} Counts;
+
+/* Counts what an imported trace holds, through the trace reader (which
+ * also validates it). allocs/frees count the source's own allocations:
+ * those without a tag (the importers tag their synthetic ones). */
+static void
+count_trace (const char *path, Counts *c)
+{
+  g_autoptr (GError) err = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (path, &err);
+  g_assert_no_error (err);
+  memset (c, 0, sizeof *c);
+  const VsTraceHeader *h = trace_reader_header (r);
+  c->config = g_strdup (h->config);
+  g_autoptr (GHashTable) own = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr (GHashTable) size = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  guint64 live = 0;
+  VsEvent ev;
+  while (trace_next (r, &ev, &err) && (c->not_whole_us += ev.t % 1000 != 0, TRUE))
+    switch (ev.op)
+      {
+      case VS_OP_KERNEL: c->kernels++; break;
+      case VS_OP_COPY: c->copies[ev.dir]++; break;
+      case VS_OP_MEMSET: c->memsets++; break;
+      case VS_OP_SYNC: c->syncs++; break;
+      case VS_OP_MARK: c->marks++; break;
+      case VS_OP_ALLOC:
+        if (ev.tag == NULL)
+          {
+            c->allocs++;
+            g_hash_table_add (own, g_memdup2 (&ev.id, 8));
+          }
+        if (ev.kind == VS_MEM_DEVICE)
+          {
+            live += ev.bytes;
+            c->peak_device = MAX (c->peak_device, live);
+            g_hash_table_insert (size, g_memdup2 (&ev.id, 8), g_memdup2 (&ev.bytes, 8));
+          }
+        break;
+      case VS_OP_FREE:
+        if (g_hash_table_remove (own, &ev.id))
+          c->frees++;
+        {
+          guint64 *b = g_hash_table_lookup (size, &ev.id);
+          if (b)
+            {
+              live -= *b;
+              g_hash_table_remove (size, &ev.id);
+            }
+        }
+        break;
+      default: break;
+      }
+  g_assert_no_error (err);
+}
+
+/* ---- Kineto: expected counts straight from the JSON ---- */
+
+static cJSON *
+load_json_gz (const char *path)
+{
+  gzFile f = gzopen (path, "rb");
+  g_assert_nonnull (f);
+  GString *s = g_string_new (NULL);
+  char buf[65536];
+  int n;
+  while ((n = gzread (f, buf, sizeof buf)) > 0)
+    g_string_append_len (s, buf, n);
+  gzclose (f);
+  cJSON *root = cJSON_ParseWithLength (s->str, s->len);
+  g_string_free (s, TRUE);
+  g_assert_nonnull (root);
+  return root;
+}
+
+static void
+count_kineto_source (const char *path, Counts *c)
+{
+  memset (c, 0, sizeof *c);
+  cJSON *root = load_json_gz (path);
+  const cJSON *evs = cJSON_GetObjectItem (root, "traceEvents");
+  /* The device is the pid most GPU work runs on; memory events of other
+   * devices and of the host are not the device's. */
+  GHashTable *pids = g_hash_table_new (g_direct_hash, g_direct_equal);
+  const cJSON *e;
+  cJSON_ArrayForEach (e, evs)
+    {
+      const cJSON *cat = cJSON_GetObjectItem (e, "cat");
+      if (cJSON_IsString (cat) && (!strcmp (cat->valuestring, "kernel") || !strcmp (cat->valuestring, "gpu_memcpy")
+                                   || !strcmp (cat->valuestring, "gpu_memset")))
+        {
+          gpointer k = GINT_TO_POINTER (cJSON_GetObjectItem (e, "pid")->valueint + 1);
+          g_hash_table_insert (pids, k, GINT_TO_POINTER (GPOINTER_TO_INT (g_hash_table_lookup (pids, k)) + 1));
+        }
+    }
+  int dev = -1, best = 0;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, pids);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    if (GPOINTER_TO_INT (v) > best)
+      best = GPOINTER_TO_INT (v), dev = GPOINTER_TO_INT (k) - 1;
+  g_hash_table_unref (pids);
+  double max_total = 0;
+  cJSON_ArrayForEach (e, evs)
+    {
+      const cJSON *cat = cJSON_GetObjectItem (e, "cat"), *name = cJSON_GetObjectItem (e, "name");
+      const char *cs = cJSON_IsString (cat) ? cat->valuestring : "";
+      const char *ns = cJSON_IsString (name) ? name->valuestring : "";
+      if (!strcmp (cs, "kernel"))
+        c->kernels++;
+      else if (!strcmp (cs, "gpu_memset"))
+        c->memsets++;
+      else if (!strcmp (cs, "gpu_memcpy"))
+        {
+          if (strstr (ns, "HtoD"))
+            c->copies[VS_DIR_H2D]++;
+          else if (strstr (ns, "DtoH"))
+            c->copies[VS_DIR_D2H]++;
+          else if (strstr (ns, "DtoD"))
+            c->copies[VS_DIR_D2D]++;
+          else if (strstr (ns, "PtoP"))
+            c->copies[VS_DIR_P2P]++;
+        }
+      else if (!strcmp (ns, "[memory]"))
+        {
+          const cJSON *a = cJSON_GetObjectItem (e, "args");
+          if (cJSON_GetObjectItem (a, "Device Type")->valueint != 1
+              || cJSON_GetObjectItem (a, "Device Id")->valueint != dev)
+            continue;
+          double b = cJSON_GetObjectItem (a, "Bytes")->valuedouble;
+          c->allocs += b > 0;
+          c->frees += b < 0;
+          max_total = MAX (max_total, cJSON_GetObjectItem (a, "Total Allocated")->valuedouble);
+        }
+    }
+  c->peak_device = (guint64) max_total;
+  cJSON_Delete (root);
+}
+
+static void
+check_kineto (const char *rel, const char *preset, gboolean has_memory)
+{
+  g_autofree char *src = real_trace (rel);
+  if (src == NULL)
+    {
+      g_test_skip ("real traces not found");
+      return;
+    }
+  g_assert_true (import_kineto_detect (src));
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_autoptr (GError) err = NULL;
+  g_assert_true (import_kineto (src, out, &err));
+  g_assert_no_error (err);
+  Counts want, got;
+  count_kineto_source (src, &want);
+  count_trace (out, &got);
+  g_assert_cmpuint (got.kernels, ==, want.kernels);
+  for (guint d = 0; d < VS_DIR_COUNT; d++)
+    g_assert_cmpuint (got.copies[d], ==, want.copies[d]);
+  g_assert_cmpuint (got.memsets, ==, want.memsets);
+  g_assert_cmpuint (got.allocs, ==, want.allocs);
+  g_assert_cmpuint (got.frees, ==, want.frees);
+  if (has_memory)
+    {
+      g_assert_cmpuint (want.allocs, >, 0);
+      g_assert_cmpuint (got.peak_device, ==, want.peak_device);
+    }
+  g_assert_cmpstr (got.config, ==, preset);
+  /* Times keep their nanoseconds: ns-resolution's timestamps have three
+   * decimals in µs (1712195495519689.047), more digits than a double
+   * holds; most of its imported times must not be whole µs. */
+  if (strstr (rel, "ns-resolution"))
+    g_assert_cmpuint (got.not_whole_us, >, 1000);
+  else
+    g_assert_cmpuint (got.not_whole_us, ==, 0);
+  g_free (got.config);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
+static void test_kineto_alexnet (void) { check_kineto ("kineto/alexnet-a100.json.gz", "a100-40g", FALSE); }
+static void test_kineto_multistream (void) { check_kineto ("kineto/event-sync-multistream.json.gz", "a100-40g", FALSE); }
+static void test_kineto_memory (void) { check_kineto ("kineto/memory-profile-v100.json.gz", "v100-sxm2-32g", TRUE); }
+static void test_kineto_copies (void) { check_kineto ("kineto/copies-rank0.json.gz", "a100-80g", FALSE); }
+static void test_kineto_ns (void) { check_kineto ("kineto/ns-resolution-rank0.json.gz", "v100-sxm2-32g", FALSE); }
+/* (check_kineto also checks that this file's times keep their nanoseconds) */
+static void test_kineto_sampled (void) { check_kineto ("kineto/sampled-rank0.json.gz", NULL, FALSE); }
+static void test_kineto_diff (void) { check_kineto ("kineto/trace-diff-control.json.gz", "a100-40g", FALSE); }
+
+/* Event record / wait and the syncs of the multistream file, by hand:
+ * 3 of its 4 cudaEventRecord calls are named by a cuda_sync event (the
+ * fourth's stream is unknown), 1 cudaStreamWaitEvent, 1 cudaDeviceSynchronize
+ * (its Event Sync records belong to non-blocking cudaEventQuery calls). */
+static void
+test_kineto_events (void)
+{
+  g_autofree char *src = real_trace ("kineto/event-sync-multistream.json.gz");
+  if (src == NULL)
+    {
+      g_test_skip ("real traces not found");
+      return;
+    }
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_autoptr (GError) err = NULL;
+  g_assert_true (import_kineto (src, out, &err));
+  g_autoptr (VsTraceReader) r = trace_open (out, &err);
+  g_assert_no_error (err);
+  guint records = 0, waits = 0, syncs = 0;
+  VsEvent ev;
+  while (trace_next (r, &ev, &err))
+    {
+      records += ev.op == VS_OP_EVENT_RECORD;
+      syncs += ev.op == VS_OP_SYNC && ev.scope == VS_SYNC_DEVICE;
+      if (ev.op == VS_OP_STREAM_WAIT)
+        {
+          waits++;
+          g_assert_cmpuint (ev.stream, ==, 24);
+          g_assert_cmpuint (ev.event, ==, 1385);
+        }
+    }
+  g_assert_no_error (err);
+  g_assert_cmpuint (records, ==, 3);
+  g_assert_cmpuint (waits, ==, 1);
+  g_assert_cmpuint (syncs, ==, 1);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
+static void
+expect_bad (const char *name, const void *data, gsize len, gboolean gz)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, name, NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  if (gz)
+    {
+      gzFile f = gzopen (in, "wb");
+      gzwrite (f, data, (unsigned) len);
+      gzclose (f);
+    }
+  else
+    g_assert_true (g_file_set_contents (in, data, (gssize) len, NULL));
+  g_autoptr (GError) err = NULL;
+  g_assert_false (import_kineto (in, out, &err));
+  g_assert_nonnull (err);
+  g_assert_nonnull (strstr (err->message, in));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_unlink (in);
+  g_rmdir (dir);
+}
+
+static void
+test_kineto_bad (void)
+{
+  const char *cut = "{\"schemaVersion\": 1, \"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1";
+  expect_bad ("cut.json", cut, strlen (cut), FALSE);
+  expect_bad ("cut.json.gz", cut, strlen (cut), TRUE);
+  const char *no_dur = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"pid\": 0, \"tid\": 7}]}";
+  expect_bad ("nodur.json", no_dur, strlen (no_dur), FALSE);
+  const char *no_events = "{\"schemaVersion\": 1}";
+  expect_bad ("empty.json", no_events, strlen (no_events), FALSE);
+
+  /* A real gz file cut in half: zlib reports the truncation. */
+  g_autofree char *src = real_trace ("kineto/alexnet-a100.json.gz");
+  if (src != NULL)
+    {
+      g_autofree char *bytes = NULL;
+      gsize len = 0;
+      g_assert_true (g_file_get_contents (src, &bytes, &len, NULL));
+      g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+      g_autofree char *in = g_build_filename (dir, "half.json.gz", NULL);
+      g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+      g_assert_true (g_file_set_contents (in, bytes, (gssize) (len / 2), NULL));
+      g_autoptr (GError) err = NULL;
+      g_assert_false (import_kineto (in, out, &err));
+      g_assert_nonnull (strstr (err->message, in));
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+      g_unlink (in);
+      g_rmdir (dir);
+    }
+}
+
+static void
+test_detect (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *a = g_build_filename (dir, "a.json", NULL);
+  g_autofree char *b = g_build_filename (dir, "b.jsonl", NULL);
+  g_autofree char *c = g_build_filename (dir, "c.json", NULL);
+  const char *k = "  {\"schemaVersion\": 1, \"traceEvents\": []}";
+  g_file_set_contents (a, k, -1, NULL);
+  g_file_set_contents (b, k, -1, NULL);
+  g_file_set_contents (c, "{\"vramsim_trace\": 1}", -1, NULL);
+  g_assert_true (import_kineto_detect (a));
+  g_assert_false (import_kineto_detect (b)); /* the name must end .json or .json.gz */
+  g_assert_false (import_kineto_detect (c));
+  g_assert_false (import_nsys_detect (a));
+  g_autofree char *nsys = real_trace ("nsys/rtx3090-small.sqlite");
+  if (nsys)
+    {
+      g_assert_true (import_nsys_detect (nsys));
+      g_assert_false (import_kineto_detect (nsys));
+    }
+  g_unlink (a);
+  g_unlink (b);
+  g_unlink (c);
+  g_rmdir (dir);
+}
+
+/* ---- Nsight Systems: expected counts by SQL ---- */
+
+static guint64
+sql_count (sqlite3 *db, const char *q)
+{
+  sqlite3_stmt *st = NULL;
+  g_assert_cmpint (sqlite3_prepare_v2 (db, q, -1, &st, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (st), ==, SQLITE_ROW);
+  guint64 n = (guint64) sqlite3_column_int64 (st, 0);
+  sqlite3_finalize (st);
+  return n;
+}
+
+static void
+test_nsys (void)
+{
+  g_autofree char *src = real_trace ("nsys/rtx3090-small.sqlite");
+  if (src == NULL)
+    {
+      g_test_skip ("real traces not found");
+      return;
+    }
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (src, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  guint64 kernels = sql_count (db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+  guint64 h2d = sql_count (db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1");
+  guint64 d2h = sql_count (db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 2");
+  guint64 d2d = sql_count (db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 8");
+  guint64 p2p = sql_count (db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 10");
+  guint64 marks = sql_count (db, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60) AND start >= 0");
+  sqlite3_close (db);
+  g_assert_cmpuint (kernels, ==, 36); /* the README's figures */
+  g_assert_cmpuint (h2d + d2h + d2d + p2p, ==, 4);
+
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_autoptr (GError) err = NULL;
+  g_assert_true (import_nsys (src, out, &err));
+  g_assert_no_error (err);
+  Counts got;
+  count_trace (out, &got);
+  g_assert_cmpuint (got.kernels, ==, kernels);
+  g_assert_cmpuint (got.copies[VS_DIR_H2D], ==, h2d);
+  g_assert_cmpuint (got.copies[VS_DIR_D2H], ==, d2h);
+  g_assert_cmpuint (got.copies[VS_DIR_D2D], ==, d2d);
+  g_assert_cmpuint (got.copies[VS_DIR_P2P], ==, p2p);
+  g_assert_cmpuint (got.memsets, ==, 0);
+  g_assert_cmpuint (got.marks, ==, marks);
+  g_assert_cmpuint (got.syncs, ==, 1); /* one cudaStreamSynchronize */
+  g_assert_cmpstr (got.config, ==, "rtx3090");
+  g_free (got.config);
+  g_unlink (out);
+
+  /* Not a database: an error naming the file, no output. */
+  g_autofree char *bad = g_build_filename (dir, "bad.sqlite", NULL);
+  g_file_set_contents (bad, "SQLite format 3\0garbage", 24, NULL);
+  g_clear_error (&err);
+  g_assert_false (import_nsys (bad, out, &err));
+  g_assert_nonnull (strstr (err->message, bad));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_unlink (bad);
+  g_rmdir (dir);
+}
+
+/* ---- whatever an importer writes reads back ---- */
+
+/* Imports IN (Kineto, or nsys when NSYS) to OUT. On success the trace must
+ * read to its end through trace_open/trace_next: returns TRUE and its
+ * events in *EVS (JSON lines, for exact checks). On failure: a GError
+ * naming IN, no OUT; returns FALSE with the message in *MSG. */
+static gboolean
+import_reads_back (const char *in, const char *out, gboolean nsys, GPtrArray **evs, char **msg)
+{
+  g_autoptr (GError) err = NULL;
+  g_unlink (out);
+  gboolean ok = nsys ? import_nsys (in, out, &err) : import_kineto (in, out, &err);
+  *evs = g_ptr_array_new_with_free_func (g_free);
+  if (!ok)
+    {
+      g_assert_nonnull (err);
+      g_assert_nonnull (strstr (err->message, in));
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+      if (msg)
+        *msg = g_strdup (err->message);
+      return FALSE;
+    }
+  g_assert_no_error (err);
+  g_autoptr (VsTraceReader) r = trace_open (out, &err);
+  g_assert_no_error (err);
+  const VsTraceHeader *h = trace_reader_header (r);
+  g_assert_true (h->device == NULL || g_utf8_validate (h->device, -1, NULL));
+  if (h->device && strstr (h->device, "\xEF\xBF\xBD")) /* the tests' bad device names */
+    g_ptr_array_add (*evs, g_strdup_printf ("device %s", h->device));
+  VsEvent ev;
+  while (trace_next (r, &ev, &err))
+    g_ptr_array_add (*evs, trace_event_to_json_line (&ev));
+  g_assert_no_error (err);
+  if (msg)
+    *msg = NULL;
+  return TRUE;
+}
+
+/* Every fuzzer input for the Kineto importer (tests/fuzz/regress/kineto-N). */
+static void
+test_kineto_regress (void)
+{
+  g_autoptr (GDir) d = g_dir_open ("tests/fuzz/regress", 0, NULL);
+  if (d == NULL)
+    {
+      g_test_skip ("tests/fuzz/regress not found (run from the source tree)");
+      return;
+    }
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, "in.json", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  const char *f;
+  guint n = 0;
+  while ((f = g_dir_read_name (d)) != NULL)
+    {
+      if (!g_str_has_prefix (f, "kineto-"))
+        continue;
+      g_autofree char *src = g_build_filename ("tests/fuzz/regress", f, NULL);
+      g_autofree char *bytes = NULL;
+      gsize len = 0;
+      g_assert_true (g_file_get_contents (src, &bytes, &len, NULL));
+      g_assert_true (g_file_set_contents (in, bytes, (gssize) len, NULL));
+      g_autoptr (GPtrArray) evs = NULL;
+      g_autofree char *msg = NULL;
+      gboolean ok = import_reads_back (in, out, FALSE, &evs, &msg);
+      n++;
+      /* The three defects the fuzzer found, exactly. */
+      if (strcmp (f, "kineto-1") == 0)
+        {
+          /* Bytes 0xCD 0xFD are not UTF-8: each becomes U+FFFD. */
+          g_assert_true (ok);
+          g_assert_cmpuint (evs->len, ==, 1);
+          g_assert_cmpstr (g_ptr_array_index (evs, 0), ==, "{\"t\": 0, \"op\": \"mark\", \"name\": \"P4\xEF\xBF\xBD\xEF\xBF\xBD" "1\"}");
+        }
+      else if (strcmp (f, "kineto-2") == 0)
+        {
+          g_assert_true (ok); /* no event maps; the absurd ts no longer overflows */
+          g_assert_cmpuint (evs->len, ==, 0);
+        }
+      else if (strcmp (f, "kineto-3") == 0)
+        {
+          g_assert_false (ok);
+          g_assert_nonnull (strstr (msg, "traceEvents[1]: 'ts'"));
+          g_assert_nonnull (strstr (msg, "out of range"));
+        }
+      g_unlink (out);
+    }
+  g_assert_cmpuint (n, >=, 3);
+  g_unlink (in);
+  g_rmdir (dir);
+}
+
+/* Kineto JSON: one test input, imported; returns the lines or NULL (*MSG). */
+static GPtrArray *
+kineto_lines (const char *json, char **msg)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, "in.json", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_assert_true (g_file_set_contents (in, json, -1, NULL));
+  GPtrArray *evs = NULL;
+  gboolean ok = import_reads_back (in, out, FALSE, &evs, msg);
+  g_unlink (in);
+  g_unlink (out);
+  g_rmdir (dir);
+  if (!ok)
+    {
+      g_ptr_array_unref (evs);
+      return NULL;
+    }
+  return evs;
+}
+
+#define KERNEL(ts, extra) "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": " ts ", \"dur\": 1" extra "}"
+
+static void
+expect_range_error (const char *json, const char *what)
+{
+  g_autofree char *msg = NULL;
+  GPtrArray *evs = kineto_lines (json, &msg);
+  if (evs)
+    g_error ("imported, expected an error containing \"%s\": %s", what, json);
+  if (strstr (msg, what) == NULL)
+    g_error ("message \"%s\" lacks \"%s\"", msg, what);
+}
+
+static void
+test_kineto_ranges (void)
+{
+  g_autofree char *msg = NULL;
+  /* Invalid UTF-8 in a kernel name and the device name: made valid. */
+  GPtrArray *evs = kineto_lines ("{\"deviceProperties\": [{\"id\": 0, \"name\": \"A100\xff\"}], \"traceEvents\": ["
+                                 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\xc3\", \"ts\": 3, \"dur\": 2, \"pid\": 0}]}",
+                                 &msg);
+  g_assert_nonnull (evs);
+  g_assert_cmpuint (evs->len, ==, 2);
+  g_assert_cmpstr (g_ptr_array_index (evs, 0), ==, "device A100\xEF\xBF\xBD");
+  g_ptr_array_remove_index (evs, 0);
+  g_assert_cmpstr (g_ptr_array_index (evs, 0), ==,
+                   "{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\xEF\xBF\xBD\", \"dur\": 2000}");
+  g_ptr_array_unref (evs);
+
+  /* Rebasing is exact: negative times with fractions keep their order
+   * (-5.5 before -5), and a rebased number may be longer than the original
+   * ("5" - "-1000" = "1005"). */
+  evs = kineto_lines ("{\"traceEvents\": [" KERNEL ("-5", "") ", " KERNEL ("-5.5", "") ", " KERNEL ("5", "") ", "
+                      KERNEL ("-1000", "") ", " KERNEL ("-999.999", "") "]}", &msg);
+  g_assert_nonnull (evs);
+  g_assert_cmpuint (evs->len, ==, 5);
+  const char *want[] = { "{\"t\": 0,", "{\"t\": 1,", "{\"t\": 994500,", "{\"t\": 995000,", "{\"t\": 1005000," };
+  for (guint i = 0; i < 5; i++)
+    g_assert_true (g_str_has_prefix (g_ptr_array_index (evs, i), want[i]));
+  g_ptr_array_unref (evs);
+
+  /* The largest times a trace holds import; beyond them, errors. */
+  evs = kineto_lines ("{\"traceEvents\": [" KERNEL ("0", "") ", " KERNEL ("9000000000000000", "") "]}", &msg);
+  g_assert_nonnull (evs);
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (evs, 1), "{\"t\": 9000000000000000000,"));
+  g_ptr_array_unref (evs);
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("0", "") ", " KERNEL ("9300000000000000", "") "]}",
+                      "traceEvents[1]: 'ts' is 9.3e+15 us after the earliest event (traceEvents[0]): out of range");
+  /* Out of gint64 (kineto-2's overflow) and far apart. */
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("15033333333333333333", "") ", " KERNEL ("-4194304", "") "]}",
+                      "traceEvents[0]: 'ts'");
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("9223372036854775807", "") ", " KERNEL ("-9223372036854775808", "") "]}",
+                      "traceEvents[0]: 'ts'");
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("1", "") ", " KERNEL ("-100000000000000000000000000000000000000", "") "]}",
+                      "traceEvents[0]: 'ts'");
+  /* Durations, sizes, streams. */
+  expect_range_error ("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1e16}]}",
+                      "traceEvents[0]: 'dur' 1e+16 us is out of range");
+  expect_range_error ("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset\", \"ts\": 1, \"dur\": 1,"
+                      " \"args\": {\"bytes\": 1e19}}]}", "traceEvents[0]: 'args.bytes' 1e+19 is out of range");
+  expect_range_error ("{\"traceEvents\": [" KERNEL ("1", ", \"args\": {\"stream\": 1e300}") "]}",
+                      "traceEvents[0]: 'args.stream' 1e+300 is out of range");
+  expect_range_error ("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 1,"
+                      " \"dur\": 1e17, \"args\": {\"correlation\": 7}}, " KERNEL ("2", ", \"args\": {\"correlation\": 7}") "]}",
+                      "traceEvents[0]: 'dur' 1e+17 us is out of range");
+  expect_range_error ("{\"traceEvents\": [{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 1, \"args\": {\"Device Type\": 1,"
+                      " \"Device Id\": 0, \"Addr\": 1e300, \"Bytes\": 1e20}}]}",
+                      "traceEvents[0]: 'args.Bytes' 1e+20 is out of range");
+  /* Huge but harmless numbers (tid, pid, correlation, addresses) import. */
+  evs = kineto_lines ("{\"traceEvents\": [" KERNEL ("1", ", \"tid\": 1e300, \"pid\": -1e300, \"args\": {\"correlation\": 1e300}")
+                      ", {\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 2, \"args\": {\"Device Type\": 1, \"Device Id\": -1e300,"
+                      " \"Addr\": 1e300, \"Bytes\": 512}}]}", &msg);
+  g_assert_nonnull (evs);
+  g_assert_cmpuint (evs->len, ==, 2);
+  g_ptr_array_unref (evs);
+}
+
+/* Nsight Systems: a small export made here, with bad strings and times. */
+static void
+nsys_db (const char *path, const char *sql)
+{
+  g_unlink (path);
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  char *err = NULL;
+  const char *schema =
+    "CREATE TABLE StringIds (id INTEGER, value TEXT);"
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT, correlationId INT, nameId INT);"
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT, correlationId INT,"
+    " demangledName INT);"
+    "CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, textId INT, globalTid INT);"
+    "CREATE TABLE TARGET_INFO_GPU (id INT, name TEXT);";
+  if (sqlite3_exec (db, schema, NULL, NULL, &err) != SQLITE_OK || sqlite3_exec (db, sql, NULL, NULL, &err) != SQLITE_OK)
+    g_error ("sqlite: %s", err);
+  sqlite3_close (db);
+}
+
+static void
+test_nsys_ranges (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, "in.sqlite", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_autoptr (GPtrArray) evs = NULL;
+  g_autofree char *msg = NULL;
+
+  /* Invalid UTF-8 from StringIds, NVTX text and the GPU name: made valid. */
+  nsys_db (in, "INSERT INTO StringIds VALUES (1, CAST(X'6BFF' AS TEXT)), (2, 'cudaLaunchKernel');"
+               "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 110, 5, 9, 2);"
+               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (120, 150, 0, 7, 9, 1);"
+               "INSERT INTO NVTX_EVENTS VALUES (105, 106, 34, CAST(X'6DC3' AS TEXT), NULL, 5);"
+               "INSERT INTO TARGET_INFO_GPU VALUES (0, CAST(X'4831303080' AS TEXT));");
+  g_assert_true (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_cmpuint (evs->len, ==, 3);
+  g_assert_cmpstr (g_ptr_array_index (evs, 0), ==, "device H100\xEF\xBF\xBD");
+  g_ptr_array_remove_index (evs, 0);
+  g_assert_cmpstr (g_ptr_array_index (evs, 0), ==,
+                   "{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\xEF\xBF\xBD\", \"stream\": 7, \"dur\": 30, \"tid\": 5, \"host_ns\": 10}");
+  g_assert_cmpstr (g_ptr_array_index (evs, 1), ==, "{\"t\": 5, \"op\": \"mark\", \"name\": \"m\xEF\xBF\xBD\", \"tid\": 5}");
+  g_clear_pointer (&evs, g_ptr_array_unref);
+
+  /* A time before 0 counts as 0; one far after, within 2^63 - 1, imports. */
+  nsys_db (in, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (-9223372036854775808, -9223372036854775800, 0, 1, NULL, NULL),"
+               " (9223372036854775000, 9223372036854775807, 0, 1, NULL, NULL);");
+  g_assert_true (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_cmpuint (evs->len, ==, 2);
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (evs, 0), "{\"t\": 0, \"op\": \"kernel\""));
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (evs, 1), "{\"t\": 9223372036854775000, \"op\": \"kernel\""));
+  g_clear_pointer (&evs, g_ptr_array_unref);
+
+  /* Durations past 2^63 - 1, negative streams: errors naming the row. */
+  nsys_db (in, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (-9223372036854775808, 9223372036854775807, 0, 1, NULL, NULL);");
+  g_assert_false (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_nonnull (strstr (msg, "CUPTI_ACTIVITY_KIND_KERNEL row 1: end - start"));
+  g_clear_pointer (&evs, g_ptr_array_unref);
+  g_clear_pointer (&msg, g_free);
+  nsys_db (in, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (-9223372036854775808, 9223372036854775807, 5, 9, NULL);");
+  g_assert_false (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_nonnull (strstr (msg, "CUPTI_ACTIVITY_KIND_RUNTIME row 1: end - start"));
+  g_clear_pointer (&evs, g_ptr_array_unref);
+  g_clear_pointer (&msg, g_free);
+  nsys_db (in, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 0, -1, NULL, NULL);");
+  g_assert_false (import_reads_back (in, out, TRUE, &evs, &msg));
+  g_assert_nonnull (strstr (msg, "CUPTI_ACTIVITY_KIND_KERNEL row 1: negative streamId -1"));
+  g_clear_pointer (&evs, g_ptr_array_unref);
+
+  g_unlink (in);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/import/detect", test_detect);
+  g_test_add_func ("/import/kineto/alexnet", test_kineto_alexnet);
+  g_test_add_func ("/import/kineto/multistream", test_kineto_multistream);
+  g_test_add_func ("/import/kineto/memory-v100", test_kineto_memory);
+  g_test_add_func ("/import/kineto/copies", test_kineto_copies);
+  g_test_add_func ("/import/kineto/ns-resolution", test_kineto_ns);
+  g_test_add_func ("/import/kineto/sampled", test_kineto_sampled);
+  g_test_add_func ("/import/kineto/trace-diff", test_kineto_diff);
+  g_test_add_func ("/import/kineto/events", test_kineto_events);
+  g_test_add_func ("/import/kineto/bad", test_kineto_bad);
+  g_test_add_func ("/import/kineto/regress", test_kineto_regress);
+  g_test_add_func ("/import/kineto/ranges", test_kineto_ranges);
+  g_test_add_func ("/import/nsys/rtx3090", test_nsys);
+  g_test_add_func ("/import/nsys/ranges", test_nsys_ranges);
+  return g_test_run ();
+}

@@ -1,0 +1,348 @@
+/* test-synth.c — the workload generators against published figures and
+ * formulas worked out by hand: the ZeRO paper's model-state memory, the
+ * Korthikanti et al. activation bytes under each recomputation mode, the
+ * recompute FLOPs, a KV cache growing linearly per token, and STREAM's
+ * bytes per kernel. Each generated trace is read back through the trace
+ * reader (which validates it) and measured here. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "synth/synth.h"
+#include "trace/trace.h"
+
+typedef struct {
+  GHashTable *peak;       /* tag -> peak live bytes */
+  guint64 kernels, copies, syncs, marks, prefetches;
+  guint64 end_ns;         /* last host time or GPU end seen (t + host_ns) */
+  GHashTable *kernel_compute; /* name -> sum of compute_ns */
+  GHashTable *kernel_dur;     /* name -> sum of dur */
+  guint64 pinned_optimizer;   /* bytes of optimizer allocations that are pinned */
+  guint64 h2d, d2h;
+} Stats;
+
+static void
+add_to (GHashTable *h, const char *key, guint64 v)
+{
+  guint64 *p = g_hash_table_lookup (h, key);
+  if (p == NULL)
+    {
+      p = g_new0 (guint64, 1);
+      g_hash_table_insert (h, g_strdup (key), p);
+    }
+  *p += v;
+}
+
+static guint64
+get (GHashTable *h, const char *key)
+{
+  guint64 *p = g_hash_table_lookup (h, key);
+  return p ? *p : 0;
+}
+
+static void
+stats_free (Stats *s)
+{
+  g_hash_table_unref (s->peak);
+  g_hash_table_unref (s->kernel_compute);
+  g_hash_table_unref (s->kernel_dur);
+}
+
+static void
+measure (const char *path, Stats *s)
+{
+  memset (s, 0, sizeof *s);
+  s->peak = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  s->kernel_compute = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  s->kernel_dur = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr (GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr (GHashTable) tag_of = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  g_autoptr (GHashTable) size_of = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  g_autoptr (GError) err = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (path, &err);
+  g_assert_no_error (err);
+  VsEvent ev;
+  while (trace_next (r, &ev, &err))
+    {
+      s->end_ns = MAX (s->end_ns, ev.t + ev.host_ns);
+      switch (ev.op)
+        {
+        case VS_OP_ALLOC:
+          {
+            const char *tag = ev.tag ? ev.tag : "";
+            g_hash_table_insert (tag_of, g_memdup2 (&ev.id, 8), g_strdup (tag));
+            g_hash_table_insert (size_of, g_memdup2 (&ev.id, 8), g_memdup2 (&ev.bytes, 8));
+            add_to (live, tag, ev.bytes);
+            guint64 now = get (live, tag);
+            if (now > get (s->peak, tag))
+              {
+                add_to (s->peak, tag, 0);
+                *(guint64 *) g_hash_table_lookup (s->peak, tag) = now;
+              }
+            if (ev.kind == VS_MEM_PINNED && strcmp (tag, "optimizer") == 0)
+              s->pinned_optimizer += ev.bytes;
+            break;
+          }
+        case VS_OP_FREE:
+          {
+            const char *tag = g_hash_table_lookup (tag_of, &ev.id);
+            guint64 *b = g_hash_table_lookup (size_of, &ev.id);
+            *(guint64 *) g_hash_table_lookup (live, tag) -= *b;
+            g_hash_table_remove (tag_of, &ev.id);
+            g_hash_table_remove (size_of, &ev.id);
+            break;
+          }
+        case VS_OP_KERNEL:
+          s->kernels++;
+          add_to (s->kernel_compute, ev.name, ev.compute_ns);
+          add_to (s->kernel_dur, ev.name, ev.dur);
+          break;
+        case VS_OP_COPY:
+          s->copies++;
+          s->h2d += ev.dir == VS_DIR_H2D ? ev.bytes : 0;
+          s->d2h += ev.dir == VS_DIR_D2H ? ev.bytes : 0;
+          break;
+        case VS_OP_SYNC: s->syncs++; break;
+        case VS_OP_MARK: s->marks++; break;
+        case VS_OP_PREFETCH: s->prefetches++; break;
+        default: break;
+        }
+    }
+  g_assert_no_error (err);
+}
+
+static VsConfig *
+preset (const char *name)
+{
+  if (g_getenv ("VRAMSIM_CONFIGS") == NULL)
+    {
+      g_autofree char *cwd = g_get_current_dir ();
+      g_autofree char *dir = g_build_filename (cwd, "configs", NULL);
+      g_setenv ("VRAMSIM_CONFIGS", dir, TRUE);
+    }
+  g_autoptr (GError) err = NULL;
+  VsConfig *c = config_load (name, NULL, &err);
+  g_assert_no_error (err);
+  return c;
+}
+
+typedef gboolean (*Gen) (const void *, SynthEmit *, GError **);
+static gboolean gen_train (const void *o, SynthEmit *e, GError **err) { return synth_transformer_train (o, e, err); }
+static gboolean gen_infer (const void *o, SynthEmit *e, GError **err) { return synth_llm_infer (o, e, err); }
+static gboolean gen_stream (const void *o, SynthEmit *e, GError **err) { return synth_stream (o, e, err); }
+
+/* Generates into a temp file, measures, removes. */
+static void
+generate (Gen gen, const void *opts, const VsConfig *cfg, Stats *s)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-synth-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "t.jsonl", NULL);
+  g_autoptr (GError) err = NULL;
+  SynthEmit *e = synth_emit_new (out, cfg, 0.5, "test", &err);
+  g_assert_no_error (err);
+  g_assert_true (gen (opts, e, &err));
+  g_assert_true (synth_emit_finish (e, &err));
+  g_assert_no_error (err);
+  measure (out, s);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
+static SynthTrainOpts
+small_train (void)
+{
+  SynthTrainOpts o = { 0 };
+  o.layers = 4, o.hidden = 256, o.heads = 8, o.seq = 128, o.batch = 2, o.vocab = 1000;
+  o.precision = SYNTH_PREC_MIXED, o.optimizer = SYNTH_OPT_ADAM, o.checkpoint = SYNTH_CKPT_NONE;
+  o.checkpoint_every = 1, o.zero = 0, o.dp = 1, o.grad_accum = 1, o.steps = 1;
+  return o;
+}
+
+static void
+assert_within (double got, double want, double frac)
+{
+  if (fabs (got - want) > frac * want)
+    g_error ("%.6g is not within %.0f %% of %.6g", got, frac * 100, want);
+}
+
+/* ZeRO paper, Figure 1 / Table 1: Ψ = 7.5B, N = 64, K = 12. */
+static void
+test_zero (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  const double want[] = { 120e9, 31.4e9, 16.6e9, 1.9e9 };
+  for (guint z = 0; z <= 3; z++)
+    {
+      SynthTrainOpts o = small_train ();
+      o.params = 7500000000ull, o.layers = 32, o.hidden = 4096, o.heads = 32, o.seq = 64, o.batch = 1;
+      o.zero = z, o.dp = 64;
+      Stats s;
+      generate (gen_train, &o, cfg, &s);
+      double states = (double) (get (s.peak, "params") + get (s.peak, "grads") + get (s.peak, "optimizer"));
+      assert_within (states, want[z], 0.05);
+      /* and exactly the formulas: (2 + 2 + 12)Ψ, 4Ψ + 12Ψ/N, 2Ψ + 14Ψ/N, 16Ψ/N */
+      const guint64 psi = 7500000000ull, N = 64;
+      const guint64 exact[] = { 16 * psi, 4 * psi + 12 * psi / N, 2 * psi + 14 * psi / N, 16 * psi / N };
+      assert_within (states, (double) exact[z], 1e-6);
+      stats_free (&s);
+    }
+}
+
+/* Korthikanti et al.: s·b·h·(34 + 5·a·s/h) bytes per layer at 16 bits. */
+static void
+test_activations (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  SynthTrainOpts o = small_train ();
+  const guint64 L = 4, s = 128, b = 2, h = 256, a = 8;
+  const guint64 full = s * b * h * 34 + 5 * a * s * s * b; /* 2228224 + 1310720 */
+  g_assert_cmpuint (full, ==, 3538944);
+  g_assert_cmpuint (synth_train_layer_activations (&o), ==, full);
+  struct { SynthCheckpoint mode; guint every; guint64 want; } cases[] = {
+    { SYNTH_CKPT_NONE, 1, L * full },
+    { SYNTH_CKPT_SELECTIVE, 1, L * 34 * s * b * h + 5 * a * s * s * b },  /* drops 5as/h, one layer's attention recomputed */
+    { SYNTH_CKPT_EVERY, 1, L * 2 * s * b * h + full },                     /* layer inputs + one layer */
+    { SYNTH_CKPT_EVERY, 2, 2 * 2 * s * b * h + 2 * full },                 /* 2 segment inputs + a segment */
+  };
+  guint64 prev = G_MAXUINT64;
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      o.checkpoint = cases[i].mode, o.checkpoint_every = cases[i].every;
+      Stats st;
+      generate (gen_train, &o, cfg, &st);
+      g_assert_cmpuint (get (st.peak, "activations"), ==, cases[i].want);
+      if (i < 3)
+        g_assert_cmpuint (cases[i].want, <, prev); /* each mode saves more */
+      prev = cases[i].want;
+      stats_free (&st);
+    }
+  /* fp32 activations take twice the bytes */
+  o.checkpoint = SYNTH_CKPT_NONE, o.precision = SYNTH_PREC_FP32;
+  Stats st;
+  generate (gen_train, &o, cfg, &st);
+  g_assert_cmpuint (get (st.peak, "activations"), ==, 2 * L * full);
+  stats_free (&st);
+}
+
+/* Full recomputation adds one forward per layer (2·Ψ_layer·tokens +
+ * 4·b·s²·h FLOPs), selective only the attention core (4·b·s²·h); at
+ * 312 TFLOPS × 0.5 on a100-80g. */
+static void
+test_recompute (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  SynthTrainOpts o = small_train ();
+  o.steps = 2;
+  const double L = 4, s = 128, b = 2, h = 256, steps = 2, rate = 312e12 * 0.5;
+  const double fwd = 2.0 * 12 * h * h * s * b + 4.0 * b * s * s * h;
+  Stats none, full, sel;
+  generate (gen_train, &o, cfg, &none);
+  o.checkpoint = SYNTH_CKPT_EVERY, o.checkpoint_every = 1;
+  generate (gen_train, &o, cfg, &full);
+  o.checkpoint = SYNTH_CKPT_SELECTIVE;
+  generate (gen_train, &o, cfg, &sel);
+  g_assert_cmpuint (get (none.kernel_compute, "transformer_layer_recompute"), ==, 0);
+  assert_within ((double) get (full.kernel_compute, "transformer_layer_recompute"), steps * L * fwd / rate * 1e9, 1e-3); /* each kernel rounds to 1 ns */
+  assert_within ((double) get (sel.kernel_compute, "attention_recompute"), steps * L * 4.0 * b * s * s * h / rate * 1e9,
+                 1e-3);
+  /* forward and backward FLOPs are the same in all three: 6Ψ per token plus attention */
+  g_assert_cmpuint (get (full.kernel_compute, "transformer_layer_bwd"), ==, get (none.kernel_compute, "transformer_layer_bwd"));
+  assert_within ((double) get (none.kernel_compute, "transformer_layer_bwd"), steps * L * 2 * fwd / rate * 1e9, 1e-3);
+  /* the run takes longer by at least the recompute kernels' time */
+  g_assert_cmpuint (full.end_ns, >=, none.end_ns + get (full.kernel_dur, "transformer_layer_recompute") * 9 / 10);
+  g_assert_cmpuint (sel.end_ns, >, none.end_ns);
+  g_assert_cmpuint (none.marks, ==, 2);
+  stats_free (&none);
+  stats_free (&full);
+  stats_free (&sel);
+}
+
+/* ZeRO-Offload: optimizer states in pinned host memory, grads down and
+ * params up each step. */
+static void
+test_offload (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  SynthTrainOpts o = small_train ();
+  o.offload_optimizer = TRUE, o.steps = 3;
+  Stats s;
+  generate (gen_train, &o, cfg, &s);
+  const guint64 psi = 4 * 12 * 256 * 256 + 1000 * 256;
+  g_assert_cmpuint (s.pinned_optimizer, ==, 12 * psi);
+  g_assert_cmpuint (s.d2h, ==, 3 * (2 * psi + 4)); /* fp16 grads + the loss, per step */
+  g_assert_cmpuint (s.h2d, >=, 3 * 2 * psi);      /* fp16 params per step, after the initial load */
+  stats_free (&s);
+}
+
+/* KV cache: 2 · layers · kv_heads · head_dim · bytes per token per sequence. */
+static void
+test_kv_linear (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  SynthInferOpts o = { 0 };
+  o.layers = 4, o.hidden = 256, o.heads = 8, o.kv_heads = 2, o.vocab = 1000;
+  o.batch = 3, o.prompt = 20, o.weight_bytes = 2, o.kv_bytes = 2, o.kv_block = 1;
+  const guint64 per_token = 2 * 4 * 2 * 32 * 2; /* 1024 */
+  g_assert_cmpuint (synth_infer_kv_bytes_per_token (&o), ==, per_token);
+  guint64 peak[3];
+  const guint gens[] = { 10, 30, 50 };
+  for (guint i = 0; i < 3; i++)
+    {
+      o.gen = gens[i];
+      Stats s;
+      generate (gen_infer, &o, cfg, &s);
+      peak[i] = get (s.peak, "kv_cache");
+      g_assert_cmpuint (peak[i], ==, 3 * (20 + gens[i]) * per_token);
+      g_assert_cmpuint (s.marks, ==, 1 + gens[i]); /* prefill + one per token */
+      stats_free (&s);
+    }
+  g_assert_cmpuint (peak[1] - peak[0], ==, peak[2] - peak[1]);
+  /* paged by 16-token blocks: rounded up to whole blocks */
+  o.kv_block = 16, o.gen = 30;
+  Stats s;
+  generate (gen_infer, &o, cfg, &s);
+  g_assert_cmpuint (get (s.peak, "kv_cache"), ==, 3 * 64 * per_token);
+  stats_free (&s);
+  /* fp8 halves it */
+  o.kv_block = 1, o.kv_bytes = 1;
+  generate (gen_infer, &o, cfg, &s);
+  g_assert_cmpuint (get (s.peak, "kv_cache"), ==, 3 * 50 * per_token / 2);
+  stats_free (&s);
+}
+
+/* STREAM: copy and scale move 2 arrays, add and triad 3; each kernel takes
+ * bytes / (2039 GB/s × 0.86) plus its FLOPs at 156 TFLOPS. */
+static void
+test_stream (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  SynthStreamOpts o = { 64 << 20, 5, FALSE, FALSE };
+  Stats s;
+  generate (gen_stream, &o, cfg, &s);
+  const double S = 64 << 20, bw = cfg->memory.bandwidth * cfg->memory.efficiency;
+  assert_within ((double) get (s.kernel_dur, "stream_copy"), 5 * (2 * S / bw * 1e9), 1e-6);
+  assert_within ((double) get (s.kernel_dur, "stream_triad"), 5 * (3 * S / bw * 1e9 + 2 * S / 8 / 156e12 * 1e9), 1e-5);
+  g_assert_cmpuint (get (s.peak, "arrays"), ==, 3 * (64 << 20));
+  g_assert_cmpuint (s.marks, ==, 5);
+  g_assert_cmpuint (s.prefetches, ==, 0);
+  stats_free (&s);
+  o.managed = TRUE, o.prefetch = TRUE;
+  generate (gen_stream, &o, cfg, &s);
+  g_assert_cmpuint (s.prefetches, ==, 6);
+  stats_free (&s);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/synth/zero", test_zero);
+  g_test_add_func ("/synth/activations", test_activations);
+  g_test_add_func ("/synth/recompute", test_recompute);
+  g_test_add_func ("/synth/offload", test_offload);
+  g_test_add_func ("/synth/kv-linear", test_kv_linear);
+  g_test_add_func ("/synth/stream", test_stream);
+  return g_test_run ();
+}
