@@ -18,6 +18,7 @@ typedef enum {
   VS_OP_STREAM_WAIT,
   VS_OP_PREFETCH,
   VS_OP_MARK,
+  VS_OP_EMPTY_CACHE, /* the program released its allocator's cached segments */
   VS_OP_COUNT
 } VsOp;
 
@@ -25,6 +26,34 @@ typedef enum { VS_MEM_DEVICE, VS_MEM_MANAGED, VS_MEM_PINNED, VS_MEM_COUNT } VsMe
 typedef enum { VS_DIR_H2D, VS_DIR_D2H, VS_DIR_D2D, VS_DIR_P2P, VS_DIR_COUNT } VsDir;
 typedef enum { VS_SYNC_DEVICE, VS_SYNC_STREAM, VS_SYNC_EVENT, VS_SYNC_COUNT } VsSyncScope;
 typedef enum { VS_TO_DEVICE, VS_TO_HOST, VS_TO_COUNT } VsPrefetchTo;
+/* kernel precision (SPEC 3 `precision`); VS_PREC_NONE: not given. */
+typedef enum {
+  VS_PREC_NONE, VS_PREC_FP64, VS_PREC_FP32, VS_PREC_TF32, VS_PREC_FP16, VS_PREC_BF16,
+  VS_PREC_FP8, VS_PREC_INT8, VS_PREC_COUNT
+} VsPrecision;
+/* collective kind (SPEC 3 `collective.kind`). */
+typedef enum {
+  VS_COLL_ALL_REDUCE, VS_COLL_ALL_GATHER, VS_COLL_REDUCE_SCATTER, VS_COLL_ALL_TO_ALL,
+  VS_COLL_BROADCAST, VS_COLL_REDUCE, VS_COLL_SEND, VS_COLL_RECV, VS_COLL_COUNT
+} VsCollKind;
+
+/* The optional shape of a kernel's work (SPEC 3): what a cross-GPU kernel
+ * model needs. Absent parts are 0 (flops: VS_NONE). */
+typedef struct {
+  guint64 flops;      /* floating-point (or integer) operations; VS_NONE if absent */
+  guint8 precision;   /* VsPrecision */
+  guint32 grid[3];    /* blocks; all 0 if absent */
+  guint32 block[3];   /* threads per block; all 0 if absent */
+  guint32 regs;       /* registers per thread; 0 if absent */
+  guint32 smem;       /* shared memory bytes per block (static + dynamic); 0 if absent */
+} VsKernelShape;
+
+/* A kernel's collective (SPEC 3 `collective`). */
+typedef struct {
+  guint8 kind;        /* VsCollKind */
+  guint32 ranks;      /* group size, >= 1 */
+  guint64 bytes;      /* per-rank message size (the input buffer) */
+} VsCollective;
 
 /* One event. Integers count (bytes, ns, ids). Which fields matter depends on
  * op, as in SPEC section 3; unused fields are 0 (or VS_NONE where noted).
@@ -53,6 +82,9 @@ typedef struct {
   const char *tag;    /* alloc: what the memory holds, or NULL */
   const guint64 *reads, *writes, *touches;
   guint32 n_reads, n_writes, n_touches;
+  /* kernel, optional; NULL when the trace gives none. Owned like name. */
+  const VsKernelShape *shape;
+  const VsCollective *collective;
 } VsEvent;
 
 /* Clears EV to an event of OP: every field 0, dur and compute_ns absent. */
@@ -68,9 +100,13 @@ const char *event_kind_name (guint kind);
 const char *event_dir_name (guint dir);
 const char *event_scope_name (guint scope);
 const char *event_to_name (guint to);
+const char *event_precision_name (guint p);   /* "fp16", ...; NULL for NONE */
+const char *event_collective_name (guint k);  /* "all_reduce", ... */
 /* Reverse lookups: return -1 when the name is unknown. */
 int event_op_from_name (const char *s);
 int event_kind_from_name (const char *s);
 int event_dir_from_name (const char *s);
 int event_scope_from_name (const char *s);
 int event_to_from_name (const char *s);
+int event_precision_from_name (const char *s);
+int event_collective_from_name (const char *s);
