@@ -93,7 +93,7 @@ run "$VRAMSIM" info "$tmp/small.vtrace" --format json
 has () { grep -qF -- "$1" "$tmp/_stdout"; }
 # 14 events; ends: kernel 450+1000=1450, sync 950+600=1550 (the last), copy 800+max(250,200)=1050;
 # duration = 1550 - 100 (first t) = 1450.
-{ has '"events": 14,' && has '"ops": {"alloc": 4, "free": 4, "copy": 2, "memset": 0, "kernel": 2, "sync": 1, "event_record": 0, "stream_wait": 0, "prefetch": 0, "mark": 1},'; }; result "info json: events and ops"
+{ has '"events": 14,' && has '"ops": {"alloc": 4, "free": 4, "copy": 2, "memset": 0, "kernel": 2, "sync": 1, "event_record": 0, "stream_wait": 0, "prefetch": 0, "mark": 1, "empty_cache": 0},'; }; result "info json: events and ops"
 { has '"duration_ns": 1450,'; }; result "info json: duration = max end - first t = 1550 - 100"
 # live: 1000, 1500, 3500 (peak), free 3 -> 1500, +1500 -> 3000, ...
 { has '"peak_live_bytes": 3500,'; }; result "info json: peak live bytes"
