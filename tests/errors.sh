@@ -123,7 +123,7 @@ row "error late in a long trace (convert)" \
     "{ echo '$H'; for i in \$(seq 1 2000); do echo \"{\\\"t\\\": \$i, \\\"op\\\": \\\"mark\\\", \\\"name\\\": \\\"m\\\"}\"; done; echo '{\"t\": 1, \"op\": \"mark\", \"name\": \"late\"}'; } > in.jsonl" \
     "in.jsonl:2002: field 't'" convert in.jsonl out.vtrace
 # ---- configs ----
-T="$here/traces/train-step.jsonl"
+T="$here/traces/hand-train-step.jsonl"
 row "config: unknown key" "cfg '{\"extends\": \"a100-80g\", \"memory\": {\"capcity\": \"1GiB\"}}'" \
     "cfg.json: memory.capcity: unknown key" replay "$T" -c cfg.json -o out.json
 row "config: bad unit" "cfg '{\"extends\": \"a100-80g\", \"memory\": {\"capacity\": \"80GX\"}}'" \

@@ -14,7 +14,7 @@ make -s -C "$root" install PREFIX="$tmp/inst" >"$tmp/log" 2>&1
 cd "$tmp"
 n=$("$tmp/inst/bin/vramsim" configs --format json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null)
 [ "${n:-0}" -ge 17 ] && echo "ok 2 - installed vramsim lists the installed presets ($n)" || echo "not ok 2 - installed presets ($n)"
-"$tmp/inst/bin/vramsim" replay "$root/traces/train-step.jsonl" -c rtx3090 --series "$tmp/s.csv" >/dev/null 2>&1
+"$tmp/inst/bin/vramsim" replay "$root/traces/hand-train-step.jsonl" -c rtx3090 --series "$tmp/s.csv" >/dev/null 2>&1
 [ $? -eq 0 ] && echo "ok 3 - installed vramsim replays on a preset" || echo "not ok 3 - installed replay"
 "$tmp/inst/bin/vramsim" plot timeline "$tmp/s.csv" -o "$tmp/t.png" >/dev/null 2>&1
 [ -s "$tmp/t.png" ] && echo "ok 4 - installed vramsim finds its plot templates" || echo "not ok 4 - installed plot"

@@ -14,7 +14,7 @@ run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; out=$(cat "$tmp/out"); err=$(cat 
 has () { case "$1" in *"$2"*) return 0;; esac; return 1; }
 
 echo "1..26"
-T=$here/traces/train-step.jsonl
+T=$here/traces/hand-train-step.jsonl
 
 run "$VRAMSIM" replay "$T"
 ok $(( rc != 0 )) "replay of a sample exits 0"

@@ -23,34 +23,34 @@ run "$VRAMSIM" convert --help
 { [ $rc -eq 0 ] && [[ $out == *"IN OUT"* ]]; }; result "convert --help exits 0 and explains"
 run "$VRAMSIM" convert onlyone
 { [ $rc -eq 2 ]; }; result "convert with one argument exits 2"
-run "$VRAMSIM" convert traces/overlap.jsonl "$tmp/x" --format xml
+run "$VRAMSIM" convert traces/hand-overlap.jsonl "$tmp/x" --format xml
 { [ $rc -eq 2 ] && [ ! -e "$tmp/x" ]; }; result "convert --format xml exits 2"
-run "$VRAMSIM" convert traces/overlap.jsonl - --format binary
+run "$VRAMSIM" convert traces/hand-overlap.jsonl - --format binary
 { [ $rc -eq 2 ]; }; result "binary to stdout exits 2"
 run "$VRAMSIM" info
 { [ $rc -eq 2 ]; }; result "info without a trace exits 2"
 run "$VRAMSIM" info --help
 { [ $rc -eq 0 ] && [[ $out == *"--format"* ]]; }; result "info --help exits 0"
-run "$VRAMSIM" info traces/overlap.jsonl --format yaml
+run "$VRAMSIM" info traces/hand-overlap.jsonl --format yaml
 { [ $rc -eq 2 ]; }; result "info --format yaml exits 2"
 
 # ---- round trips of the samples ----
-for s in train-step uvm-oversub overlap; do
+for s in hand-train-step hand-uvm-oversub hand-overlap; do
   "$VRAMSIM" convert "traces/$s.jsonl" "$tmp/$s.vtrace" &&
     "$VRAMSIM" convert "$tmp/$s.vtrace" "$tmp/$s.jsonl"
   { cmp -s "traces/$s.jsonl" "$tmp/$s.jsonl"; }; result "$s: jsonl -> vtrace -> jsonl is byte-identical"
 done
-head -c 8 "$tmp/overlap.vtrace" > "$tmp/magic"
+head -c 8 "$tmp/hand-overlap.vtrace" > "$tmp/magic"
 { [ "$(od -An -c "$tmp/magic" | tr -d ' ')" = 'VRAMTRC032' ]; }; result ".vtrace output starts with the magic"
-"$VRAMSIM" convert traces/overlap.jsonl "$tmp/forced.bin" --format binary
-{ cmp -s "$tmp/forced.bin" "$tmp/overlap.vtrace"; }; result "--format binary overrides the extension"
-"$VRAMSIM" convert - "$tmp/stdin.jsonl" < traces/overlap.jsonl
-{ cmp -s traces/overlap.jsonl "$tmp/stdin.jsonl"; }; result "convert reads standard input"
-run "$VRAMSIM" convert "$tmp/overlap.vtrace" -
-{ [ $rc -eq 0 ] && [ "$out" = "$(cat traces/overlap.jsonl)" ]; }; result "convert writes JSONL to standard output"
+"$VRAMSIM" convert traces/hand-overlap.jsonl "$tmp/forced.bin" --format binary
+{ cmp -s "$tmp/forced.bin" "$tmp/hand-overlap.vtrace"; }; result "--format binary overrides the extension"
+"$VRAMSIM" convert - "$tmp/stdin.jsonl" < traces/hand-overlap.jsonl
+{ cmp -s traces/hand-overlap.jsonl "$tmp/stdin.jsonl"; }; result "convert reads standard input"
+run "$VRAMSIM" convert "$tmp/hand-overlap.vtrace" -
+{ [ $rc -eq 0 ] && [ "$out" = "$(cat traces/hand-overlap.jsonl)" ]; }; result "convert writes JSONL to standard output"
 
 # ---- bad input: exit 1, one message naming file and line, no output ----
-cp traces/overlap.jsonl "$tmp/bad.jsonl"
+cp traces/hand-overlap.jsonl "$tmp/bad.jsonl"
 echo '{"t": 99999999999, "op": "free", "id": 77}' >> "$tmp/bad.jsonl"
 run "$VRAMSIM" convert "$tmp/bad.jsonl" "$tmp/out.vtrace"
 { [ $rc -eq 1 ]; }; result "bad trace: convert exits 1"
@@ -59,10 +59,10 @@ run "$VRAMSIM" convert "$tmp/bad.jsonl" "$tmp/out.vtrace"
 echo "existing" > "$tmp/keep.jsonl"
 run "$VRAMSIM" convert "$tmp/bad.jsonl" "$tmp/keep.jsonl"
 { [ $rc -eq 1 ] && [ "$(cat "$tmp/keep.jsonl")" = existing ]; }; result "bad trace: an existing output is left as it was"
-head -c 300 "$tmp/overlap.vtrace" > "$tmp/cut-header.vtrace"
+head -c 300 "$tmp/hand-overlap.vtrace" > "$tmp/cut-header.vtrace"
 run "$VRAMSIM" convert "$tmp/cut-header.vtrace" "$tmp/cut-header.jsonl"
 { [ $rc -eq 1 ] && [[ $err == *"cut-header.vtrace: header: truncated"* ]] && [ ! -e "$tmp/cut-header.jsonl" ]; }; result "binary cut in its header: exit 1, named, no output"
-head -c $(( $(stat -c %s "$tmp/overlap.vtrace") - 5 )) "$tmp/overlap.vtrace" > "$tmp/cut.vtrace"
+head -c $(( $(stat -c %s "$tmp/hand-overlap.vtrace") - 5 )) "$tmp/hand-overlap.vtrace" > "$tmp/cut.vtrace"
 run "$VRAMSIM" convert "$tmp/cut.vtrace" "$tmp/cut.jsonl"
 { [ $rc -eq 1 ] && [[ $err == *"cut.vtrace: event "*"truncated"* ]] && [ ! -e "$tmp/cut.jsonl" ]; }; result "binary cut inside its last record: exit 1, event named, no output"
 run "$VRAMSIM" convert "$tmp/missing.jsonl" "$tmp/m.jsonl"

@@ -30,11 +30,11 @@ vg () {   # vg DESCRIPTION ARGS...
     sed -n '1,40s/^/#   /p' "$tmp/vg.log" "$tmp/err"
   fi
 }
-vg "replay train-step.jsonl with report, series and timeline" \
-   replay "$here/traces/train-step.jsonl" -o "$tmp/r.json" --series "$tmp/s.csv" --timeline "$tmp/t.json"
-vg "replay uvm-oversub.jsonl (managed memory faulting)" replay "$here/traces/uvm-oversub.jsonl" --format json
-vg "replay train-step.jsonl with spill on a small device" \
-   replay "$here/traces/train-step.jsonl" --set memory.capacity=512MiB --set policy.oversubscription=spill
-vg "convert to binary" convert "$here/traces/train-step.jsonl" "$tmp/t.vtrace"
+vg "replay hand-train-step.jsonl with report, series and timeline" \
+   replay "$here/traces/hand-train-step.jsonl" -o "$tmp/r.json" --series "$tmp/s.csv" --timeline "$tmp/t.json"
+vg "replay hand-uvm-oversub.jsonl (managed memory faulting)" replay "$here/traces/hand-uvm-oversub.jsonl" --format json
+vg "replay hand-train-step.jsonl with spill on a small device" \
+   replay "$here/traces/hand-train-step.jsonl" --set memory.capacity=512MiB --set policy.oversubscription=spill
+vg "convert to binary" convert "$here/traces/hand-train-step.jsonl" "$tmp/t.vtrace"
 vg "info on the binary trace" info "$tmp/t.vtrace" --format json
 exit 0

@@ -88,7 +88,7 @@ cmd_convert (int argc, char **argv)
       "matched by exact name, else by function name; it reads vramsim traces\n"
       "(convert an imported trace first).\n\n"
       "Examples:\n"
-      "  vramsim convert traces/train-step.jsonl /tmp/train-step.vtrace\n"
+      "  vramsim convert traces/hand-train-step.jsonl /tmp/train-step.vtrace\n"
       "  vramsim convert /tmp/train-step.vtrace - | head\n"
       "  vramsim convert profile.pt.trace.json step.vtrace\n"
       "  vramsim convert run.vtrace run-bytes.vtrace --kernel-bytes bytes.csv\n");

@@ -253,7 +253,7 @@ cmd_info (int argc, char **argv)
       "and time, and copy bytes per direction. --format json prints the same\n"
       "numbers for scripts; docs/trace-format.md names the fields.\n\n"
       "Examples:\n"
-      "  vramsim info traces/train-step.jsonl\n"
+      "  vramsim info traces/hand-train-step.jsonl\n"
       "  vramsim info trace.vtrace --format json\n");
   GError *error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))

@@ -46,7 +46,7 @@ cmd_replay (int argc, char **argv)
   g_option_context_set_description (ctx,
     "Exit status: 0 success (a predicted out-of-memory is a result: status \"oom\"),\n"
     "1 bad input, 2 bad usage.\n\n"
-    "Example:\n  vramsim replay traces/train-step.jsonl -c rtx3090 --set memory.capacity=16GiB\n");
+    "Example:\n  vramsim replay traces/hand-train-step.jsonl -c rtx3090 --set memory.capacity=16GiB\n");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {

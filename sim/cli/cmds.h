@@ -6,6 +6,7 @@
 
 int cmd_replay (int argc, char **argv);
 int cmd_sweep (int argc, char **argv);
+int cmd_fit (int argc, char **argv);
 int cmd_plot (int argc, char **argv);
 int cmd_synth (int argc, char **argv);
 int cmd_convert (int argc, char **argv);

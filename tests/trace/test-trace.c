@@ -112,7 +112,7 @@ assert_roundtrip (const char *jsonl)
 static void
 test_roundtrip_samples (void)
 {
-  const char *samples[] = { "traces/train-step.jsonl", "traces/uvm-oversub.jsonl", "traces/overlap.jsonl" };
+  const char *samples[] = { "traces/hand-train-step.jsonl", "traces/hand-uvm-oversub.jsonl", "traces/hand-overlap.jsonl" };
   for (gsize i = 0; i < G_N_ELEMENTS (samples); i++)
     {
       g_autofree char *p = g_test_build_filename (G_TEST_DIST, "..", "..", samples[i], NULL);

@@ -1,0 +1,481 @@
+/* cmd-fit.c — `vramsim fit`: where does this trace run, and how fast?
+ *
+ * One replay per config over one parsed copy of the trace, then one row per
+ * config: status, whether it fits, peak device memory against capacity,
+ * predicted time and slowdown, and the bound that dominates. Rows that run
+ * come first, fastest first; rows that do not fit come last, the smallest
+ * shortfall first. A row that stops on out-of-memory is replayed once more
+ * with --keep-going, so the row says how much memory is missing (the
+ * overflow peak), not only which allocation failed.
+ *
+ * The bound is derived from the report alone (docs/fit.md): the time each
+ * kind of work would take by itself — compute (the sm resource's GPU-ns),
+ * memory (device_mem bytes at its capacity), link (the busiest other
+ * resource: PCIe, host DRAM, a tier), swap and faults (their stalls),
+ * communication (exposed collective time), host (the predicted time no
+ * resource was busy: CPU gaps, the program's own waits) — and the largest
+ * names the row. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmds.h"
+#include "config/config.h"
+#include "base/fileio.h"
+#include "engine/replay.h"
+#include "base/units.h"
+
+typedef enum { B_COMPUTE, B_MEMORY, B_LINK, B_SWAP, B_FAULTS, B_COMM, B_HOST, B_COUNT } FitBound;
+static const char *const bound_names[B_COUNT] = {
+  "compute", "memory", "link", "swap", "faults", "communication", "host",
+};
+
+typedef struct {
+  char *config;              /* as given (preset name or path) */
+  const char *trace_path;
+  const VsTraceBuf *buf;
+  char **sets;
+  const char *capture_name;  /* NULL: the target itself */
+  /* results */
+  char *error;               /* bad input: the message */
+  char *status;              /* "ok", "oom", "overflow" */
+  char *config_name;         /* the report's "config" */
+  gboolean fits;
+  guint64 peak_bytes, capacity, missing;
+  double predicted_ns, captured_ns, slowdown;
+  double bound_ns[B_COUNT];
+  FitBound bound;
+} FitRow;
+
+static void
+fit_row_free (FitRow *r)
+{
+  g_free (r->config);
+  g_free (r->error);
+  g_free (r->status);
+  g_free (r->config_name);
+  g_free (r);
+}
+
+static const cJSON *
+at (const cJSON *o, const char *path)
+{
+  g_auto (GStrv) parts = g_strsplit (path, ".", -1);
+  for (guint i = 0; parts[i] && o; i++)
+    o = cJSON_GetObjectItemCaseSensitive (o, parts[i]);
+  return o;
+}
+
+static double
+num (const cJSON *o, const char *path)
+{
+  const cJSON *v = at (o, path);
+  return cJSON_IsNumber (v) ? v->valuedouble : 0;
+}
+
+/* The device's peak: reserved + context when the report has the allocator
+ * model, else the device tier's peak (what the engine charges today). */
+static guint64
+device_peak (const cJSON *report)
+{
+  const cJSON *reserved = at (report, "memory.allocator.peak_reserved_bytes");
+  if (cJSON_IsNumber (reserved))
+    return (guint64) reserved->valuedouble + (guint64) num (report, "memory.context_bytes");
+  const cJSON *tiers = at (report, "memory.tiers");
+  return (guint64) num (cJSON_GetArrayItem (tiers, 0), "peak_bytes");
+}
+
+/* Fills the bound fields of ROW from REPORT (see the file's comment). */
+static void
+fit_bound (FitRow *row, const cJSON *report)
+{
+  memset (row->bound_ns, 0, sizeof row->bound_ns);
+  double busiest = 0;
+  const cJSON *res;
+  cJSON_ArrayForEach (res, at (report, "resources"))
+    {
+      const cJSON *name = cJSON_GetObjectItemCaseSensitive (res, "name");
+      if (!cJSON_IsString (name))
+        continue;
+      double bytes = num (res, "bytes"), cap = num (res, "capacity_bps");
+      busiest = MAX (busiest, num (res, "busy_ns"));
+      if (strcmp (name->valuestring, "sm") == 0)
+        row->bound_ns[B_COMPUTE] = bytes;   /* GPU-ns of compute */
+      else if (cap > 0)
+        {
+          double t = bytes / cap * 1e9;
+          FitBound b = strcmp (name->valuestring, "device_mem") == 0 ? B_MEMORY : B_LINK;
+          row->bound_ns[b] = MAX (row->bound_ns[b], t);
+        }
+    }
+  row->bound_ns[B_SWAP] = num (report, "stalls.swap_ns");
+  row->bound_ns[B_FAULTS] = num (report, "stalls.fault_ns");
+  row->bound_ns[B_COMM] = num (report, "network.exposed_ns");
+  /* The time no resource of the machine was busy is at least the predicted
+   * time less the busiest resource's busy time: the host's (CPU time
+   * between calls, the program's own waits). */
+  row->bound_ns[B_HOST] = MAX (0, row->predicted_ns - busiest);
+  FitBound best = B_COMPUTE;
+  for (int b = 0; b < B_COUNT; b++)
+    if (row->bound_ns[b] > row->bound_ns[best])
+      best = b;
+  row->bound = best;
+}
+
+static cJSON *
+fit_replay (FitRow *row, const VsConfig *target, const VsConfig *capture,
+            gboolean keep_going, GError **error)
+{
+  g_autoptr (VsTraceReader) reader = trace_buf_reader (row->buf);
+  VsReplayOptions opts = { 0 };
+  opts.keep_going = keep_going;
+  opts.trace_name = row->trace_path;
+  return replay_run (reader, target, capture, &opts, error);
+}
+
+static void
+fit_run_one (gpointer data, gpointer user_data)
+{
+  FitRow *row = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsConfig) target = config_load (row->config, (const char *const *) row->sets, &error);
+  if (target == NULL)
+    {
+      row->error = g_strdup (error->message);
+      return;
+    }
+  g_autoptr (VsConfig) capture = NULL;
+  if (row->capture_name)
+    {
+      capture = config_load (row->capture_name, NULL, &error);
+      if (capture == NULL)
+        {
+          row->error = g_strdup_printf ("the capture config: %s", error->message);
+          return;
+        }
+    }
+  cJSON *report = fit_replay (row, target, capture, FALSE, &error);
+  if (report == NULL)
+    {
+      row->error = g_strdup (error->message);
+      return;
+    }
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive (report, "status");
+  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive (report, "config");
+  row->status = g_strdup (cJSON_IsString (status) ? status->valuestring : "?");
+  row->config_name = g_strdup (cJSON_IsString (cfg) ? cfg->valuestring : row->config);
+  row->capacity = (guint64) num (cJSON_GetArrayItem (at (report, "memory.tiers"), 0), "capacity");
+  row->captured_ns = num (report, "time.captured_ns");
+  row->predicted_ns = num (report, "time.predicted_ns");
+  row->slowdown = num (report, "time.slowdown");
+  row->peak_bytes = device_peak (report);
+  fit_bound (row, report);
+  /* Runs that do not hold their memory on the device: out of memory,
+   * overflowing, spilled to a tier or the host, placed directly in one,
+   * or managed memory paging in and out of a full device. */
+  gboolean placed_out = FALSE;
+  const cJSON *t;
+  int i = 0;
+  cJSON_ArrayForEach (t, at (report, "memory.tiers"))
+    {
+      const cJSON *name = cJSON_GetObjectItemCaseSensitive (t, "name");
+      if (i++ > 0 && cJSON_IsString (name) && strcmp (name->valuestring, "host") != 0
+          && num (t, "peak_bytes") > 0)
+        placed_out = TRUE;
+    }
+  const cJSON *policy = cJSON_GetObjectItemCaseSensitive (report, "policy");
+  gboolean uvm_policy = cJSON_IsString (policy) && strcmp (policy->valuestring, "uvm") == 0;
+  double faults = num (report, "traffic.faults");
+  gboolean paged = num (report, "traffic.writeback_bytes") > 0
+                   || (faults > 0 && (uvm_policy || row->peak_bytes >= row->capacity));
+  row->fits = strcmp (row->status, "ok") == 0 && num (report, "traffic.swap_out_bytes") == 0
+              && !placed_out && !paged;
+  if (strcmp (row->status, "oom") == 0)
+    {
+      /* How much is missing: the overflow peak of the same run carried on. */
+      cJSON *over = fit_replay (row, target, capture, TRUE, &error);
+      if (over == NULL)
+        {
+          row->error = g_strdup (error->message);
+          cJSON_Delete (report);
+          return;
+        }
+      row->missing = (guint64) num (over, "memory.overflow_bytes");
+      row->peak_bytes = row->capacity + row->missing;
+      cJSON_Delete (over);
+    }
+  cJSON_Delete (report);
+}
+
+/* Runs first, fastest first; then the rows that stop, least missing first;
+ * ties in config order. */
+static gint
+fit_row_cmp (gconstpointer a, gconstpointer b)
+{
+  const FitRow *x = *(FitRow *const *) a, *y = *(FitRow *const *) b;
+  gboolean xo = strcmp (x->status, "oom") == 0, yo = strcmp (y->status, "oom") == 0;
+  if (xo != yo)
+    return xo - yo;
+  if (xo)
+    return (x->missing > y->missing) - (x->missing < y->missing);
+  return (x->predicted_ns > y->predicted_ns) - (x->predicted_ns < y->predicted_ns);
+}
+
+static char *
+fit_text (GPtrArray *rows, const char *trace, const char *capture)
+{
+  GString *out = g_string_new (NULL);
+  const FitRow *first = rows->len ? rows->pdata[0] : NULL;
+  g_autofree char *cap_t = units_format_time (first ? first->captured_ns : 0);
+  g_string_append_printf (out, "vramsim fit: %s (captured on %s in %s), %u configs\n",
+                          trace, capture ? capture : "each target", cap_t, rows->len);
+  g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s  %s\n",
+                          "config", "status", "fits", "peak device / capacity", "predicted",
+                          "slowdown", "bound");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const FitRow *r = rows->pdata[i];
+      g_autofree char *pk = units_format_bytes (r->peak_bytes);
+      g_autofree char *cp = units_format_bytes (r->capacity);
+      g_autofree char *mem = g_strdup_printf ("%s / %s", pk, cp);
+      if (strcmp (r->status, "oom") == 0)
+        {
+          g_autofree char *miss = units_format_bytes (r->missing);
+          g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s  %s more needed\n",
+                                  r->config_name, r->status, "no", mem, "-", "-", miss);
+          continue;
+        }
+      g_autofree char *pt = units_format_time (r->predicted_ns);
+      g_autofree char *sd = g_strdup_printf ("%.3fx", r->slowdown);
+      g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s  %s\n", r->config_name,
+                              r->status, r->fits ? "yes" : "no", mem, pt, sd, bound_names[r->bound]);
+    }
+  return g_string_free (out, FALSE);
+}
+
+static cJSON *
+fit_json (GPtrArray *rows, const char *trace, const char *capture)
+{
+  cJSON *o = cJSON_CreateObject ();
+  cJSON_AddNumberToObject (o, "vramsim_fit", 1);
+  cJSON_AddStringToObject (o, "trace", trace);
+  if (capture)
+    cJSON_AddStringToObject (o, "capture_config", capture);
+  else
+    cJSON_AddNullToObject (o, "capture_config");
+  const FitRow *first = rows->len ? rows->pdata[0] : NULL;
+  cJSON_AddNumberToObject (o, "captured_ns", first ? first->captured_ns : 0);
+  cJSON *arr = cJSON_AddArrayToObject (o, "rows");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const FitRow *r = rows->pdata[i];
+      gboolean oom = strcmp (r->status, "oom") == 0;
+      cJSON *j = cJSON_CreateObject ();
+      cJSON_AddStringToObject (j, "config", r->config_name);
+      cJSON_AddStringToObject (j, "status", r->status);
+      cJSON_AddBoolToObject (j, "fits", r->fits);
+      cJSON_AddNumberToObject (j, "peak_device_bytes", (double) r->peak_bytes);
+      cJSON_AddNumberToObject (j, "capacity_bytes", (double) r->capacity);
+      cJSON_AddNumberToObject (j, "missing_bytes", (double) r->missing);
+      if (oom)
+        {
+          cJSON_AddNullToObject (j, "predicted_ns");
+          cJSON_AddNullToObject (j, "slowdown");
+          cJSON_AddNullToObject (j, "bound");
+        }
+      else
+        {
+          cJSON_AddNumberToObject (j, "predicted_ns", round (r->predicted_ns));
+          cJSON_AddNumberToObject (j, "slowdown", r->slowdown);
+          cJSON_AddStringToObject (j, "bound", bound_names[r->bound]);
+          cJSON *b = cJSON_AddObjectToObject (j, "bound_ns");
+          for (int k = 0; k < B_COUNT; k++)
+            cJSON_AddNumberToObject (b, bound_names[k], round (r->bound_ns[k]));
+        }
+      cJSON_AddItemToArray (arr, j);
+    }
+  return o;
+}
+
+static char *
+fit_csv (GPtrArray *rows)
+{
+  GString *out = g_string_new ("config,status,fits,peak_device_bytes,capacity_bytes,missing_bytes,"
+                               "predicted_ns,slowdown,bound\n");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const FitRow *r = rows->pdata[i];
+      if (strcmp (r->status, "oom") == 0)
+        g_string_append_printf (out, "%s,%s,no,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                ",%" G_GUINT64_FORMAT ",,,\n", r->config_name, r->status,
+                                r->peak_bytes, r->capacity, r->missing);
+      else
+        g_string_append_printf (out, "%s,%s,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                ",0,%.0f,%.6g,%s\n", r->config_name, r->status,
+                                r->fits ? "yes" : "no", r->peak_bytes, r->capacity,
+                                r->predicted_ns, r->slowdown, bound_names[r->bound]);
+    }
+  return g_string_free (out, FALSE);
+}
+
+int
+cmd_fit (int argc, char **argv)
+{
+  g_auto (GStrv) configs = NULL, sets = NULL, rest = NULL;
+  g_autofree char *format = NULL, *out = NULL, *capture = NULL;
+  gint jobs = 0;
+  GOptionEntry entries[] = {
+    { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Configs to try, comma-separated, or 'all' (default: all presets)", "all|CONFIG[,CONFIG...]" },
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override one field of every config, with units (memory.capacity=24GiB); repeatable", "KEY=VALUE" },
+    { "capture-config", 0, 0, G_OPTION_ARG_STRING, &capture, "The machine the trace was recorded on (default: the trace header's)", "CONFIG" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (default), json or csv", "text|json|csv" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Write the table to FILE (default: stdout)", "FILE" },
+    { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Replays at once (default: all processors)", "N" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("TRACE - where does this trace fit, and how fast does it run?");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_summary (ctx,
+    "Replays TRACE on each config and prints one row per config: status, whether\n"
+    "it fits in device memory, peak device memory / capacity, predicted time,\n"
+    "slowdown against the capture, and the bound that dominates (compute, memory,\n"
+    "link, swap, faults, communication, or host when the GPU mostly waits).\n"
+    "Rows are sorted by predicted time; out-of-memory rows come last with how\n"
+    "much memory is missing.");
+  g_option_context_set_description (ctx,
+    "Exit status: 0 success (out-of-memory rows are answers), 1 bad input, 2 bad usage.\n\n"
+    "Examples:\n"
+    "  vramsim fit traces/hand-train-step.jsonl\n"
+    "  vramsim fit traces/hand-train-step.jsonl -c a100-80g,rtx3090 --set memory.capacity=512MiB\n"
+    "See docs/fit.md for how each column is derived.\n");
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      cmd_error ("fit: %s", error->message);
+      return 2;
+    }
+  if (rest == NULL || rest[0] == NULL || rest[1] != NULL)
+    {
+      cmd_error ("fit takes one TRACE (see 'vramsim fit --help')");
+      return 2;
+    }
+  enum { F_TEXT, F_JSON, F_CSV } fmt = F_TEXT;
+  if (format == NULL)
+    fmt = out && g_str_has_suffix (out, ".json") ? F_JSON : out && g_str_has_suffix (out, ".csv") ? F_CSV : F_TEXT;
+  else if (strcmp (format, "json") == 0)
+    fmt = F_JSON;
+  else if (strcmp (format, "csv") == 0)
+    fmt = F_CSV;
+  else if (strcmp (format, "text") != 0)
+    {
+      cmd_error ("fit: --format must be text, json or csv, not '%s'", format);
+      return 2;
+    }
+  if (jobs < 0)
+    {
+      cmd_error ("fit: -j must be positive");
+      return 2;
+    }
+  if (out && !fileio_check_writable (out, "output", &error))
+    {
+      cmd_error ("%s", error->message);
+      return 1;
+    }
+
+  /* The configs: "all" (or none given) is every preset. */
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  gboolean all = configs == NULL;
+  for (char **c = configs; c && *c; c++)
+    {
+      g_auto (GStrv) parts = g_strsplit (*c, ",", -1);
+      for (char **p = parts; *p; p++)
+        if (strcmp (g_strstrip (*p), "all") == 0)
+          all = TRUE;
+        else if (**p)
+          g_ptr_array_add (names, g_strdup (*p));
+    }
+  if (all)
+    {
+      g_auto (GStrv) presets = config_list_presets ();
+      for (char **p = presets; p && *p; p++)
+        if (!g_ptr_array_find_with_equal_func (names, *p, g_str_equal, NULL))
+          g_ptr_array_add (names, g_strdup (*p));
+    }
+  if (names->len == 0)
+    {
+      cmd_error ("fit: no configs to try");
+      return 2;
+    }
+  /* A misspelt name fails before any replay. */
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_autofree char *path = config_find (names->pdata[i], &error);
+      if (path == NULL)
+        {
+          cmd_error ("%s", error->message);
+          return 1;
+        }
+    }
+
+  const char *trace_path = rest[0];
+  g_autoptr (VsTraceBuf) buf = trace_buf_load (trace_path, &error);
+  if (buf == NULL)
+    {
+      cmd_error ("%s", error->message);
+      return 1;
+    }
+  const char *cap_name = capture ? capture : trace_buf_header (buf)->config;
+
+  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) fit_row_free);
+  for (guint i = 0; i < names->len; i++)
+    {
+      FitRow *r = g_new0 (FitRow, 1);
+      r->config = g_strdup (names->pdata[i]);
+      r->trace_path = trace_path;
+      r->buf = buf;
+      r->sets = sets;
+      r->capture_name = cap_name;
+      g_ptr_array_add (rows, r);
+    }
+  guint n_threads = jobs > 0 ? (guint) jobs : g_get_num_processors ();
+  GThreadPool *pool = g_thread_pool_new (fit_run_one, NULL, (gint) MIN (n_threads, rows->len), TRUE, NULL);
+  for (guint i = 0; i < rows->len; i++)
+    g_thread_pool_push (pool, rows->pdata[i], NULL);
+  g_thread_pool_free (pool, FALSE, TRUE);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const FitRow *r = rows->pdata[i];
+      if (r->error)
+        {
+          cmd_error ("%s", r->error);
+          return 1;
+        }
+    }
+  g_ptr_array_sort (rows, fit_row_cmp);
+
+  g_autofree char *text = NULL;
+  if (fmt == F_JSON)
+    {
+      cJSON *j = fit_json (rows, trace_path, cap_name);
+      char *p = cJSON_Print (j);
+      text = g_strconcat (p, "\n", NULL);
+      cJSON_free (p);
+      cJSON_Delete (j);
+    }
+  else if (fmt == F_CSV)
+    text = fit_csv (rows);
+  else
+    text = fit_text (rows, trace_path, cap_name);
+  if (out == NULL)
+    {
+      fputs (text, stdout);
+      return fflush (stdout) == 0 ? 0 : 1;
+    }
+  if (!fileio_write_atomic (out, text, -1, &error))
+    {
+      cmd_error ("%s", error->message);
+      return 1;
+    }
+  return 0;
+}

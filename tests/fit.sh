@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# fit.sh — `vramsim fit`: one row per config over the shipped traces, rows
+# checked against numbers computed by hand from the trace and the presets,
+# the sort order, the three formats, bad input and bad usage. TAP output.
+set -u
+VRAMSIM=${VRAMSIM:-bin/vramsim}
+here=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 fails=0
+ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails+1)); fi; }
+run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err"); }
+has () { case "$1" in *"$2"*) return 0;; esac; return 1; }
+
+echo "1..23"
+T=$here/traces/hand-train-step.jsonl
+
+# train-step (3 steps). Device peak by hand: params 128 MiB + grads 128 +
+# optimizer 256 + input 16 + activations 192 = 720 MiB = 754974720 B (the
+# pinned 16 MiB input buffer is host memory). On a100-80g, its capture
+# config: compute = 3 x (40+180+180+20+360+360+60+30) us = 3.69 ms of sm;
+# memory = 3 x 1577058304 kernel bytes + 3 x 16 MiB h2d copies
+# = 4781506560 B at 2039 GB/s x 0.86 = 1.75354e12 B/s -> 2726774 ns;
+# link = 3 x 16 MiB = 50331648 B at 31.5 GB/s x 0.8 = 25.2e9 B/s -> 1997288 ns.
+# Compute is the largest: bound "compute".
+run "$VRAMSIM" fit "$T" -c rtx3090,a100-80g --format json
+ok $(( rc != 0 )) "fit on two presets exits 0"
+python3 - "$tmp/out" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+rows = f["rows"]
+assert [r["config"] for r in rows] == ["a100-80g", "rtx3090"], rows   # faster first
+a = rows[0]
+assert a["status"] == "ok" and a["fits"] is True, a
+assert a["peak_device_bytes"] == 754974720, a
+assert a["capacity_bytes"] == 80 * 2**30, a
+assert a["bound"] == "compute", a
+b = a["bound_ns"]
+assert b["compute"] == 3690000, b
+assert abs(b["memory"] - 4781506560 / (2039e9 * 0.86) * 1e9) <= 1, b
+assert abs(b["link"] - 50331648 / 25.2e9 * 1e9) <= 1, b
+assert b["swap"] == 0 and b["faults"] == 0, b
+assert f["capture_config"] == "a100-80g" and f["captured_ns"] == 8485151, f
+PY
+ok $? "a100-80g row: peak 720 MiB of 80 GiB, compute 3.69 ms, memory 2.727 ms, link 1.997 ms, bound compute"
+
+python3 - "$tmp/out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["rows"][1]
+# rtx3090: 24 GiB, same peak; slowder than the capture.
+assert r["capacity_bytes"] == 24 * 2**30 and r["peak_device_bytes"] == 754974720, r
+assert r["slowdown"] > 1 and abs(r["predicted_ns"] - r["slowdown"] * 8485151) < 2, r
+PY
+ok $? "rtx3090 row: 720 MiB of 24 GiB, predicted = slowdown x captured"
+
+"$VRAMSIM" fit "$T" -c rtx3090 --format json > "$tmp/fit1.json"
+run "$VRAMSIM" replay "$T" -c rtx3090 --format json
+python3 - "$tmp/out" "$tmp/fit1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = json.load(open(sys.argv[2]))["rows"][0]
+assert f["predicted_ns"] == r["time"]["predicted_ns"] and f["slowdown"] == r["time"]["slowdown"], (f, r["time"])
+PY
+ok $? "a fit row's time is the replay report's"
+
+# Out of memory: 720 MiB on 512 MiB leaves 208 MiB = 218103808 B missing on
+# a discrete card; on the unified Jetson the pinned 16 MiB shares the pool,
+# 736 - 512 = 224 MiB = 234881024 B. OOM rows come last, least missing first.
+run "$VRAMSIM" fit "$T" -c jetson-agx-orin,rtx3090,a100-80g --set memory.capacity=512MiB --format json
+ok $(( rc != 0 )) "predicted OOM rows exit 0"
+python3 - "$tmp/out" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["config"] for r in rows] == ["rtx3090", "a100-80g", "jetson-agx-orin"], rows
+for r in rows[:2]:
+    assert r["status"] == "oom" and r["fits"] is False and r["missing_bytes"] == 218103808, r
+    assert r["predicted_ns"] is None and r["bound"] is None, r
+assert rows[2]["missing_bytes"] == 234881024 and rows[2]["peak_device_bytes"] == 736 * 2**20, rows[2]
+PY
+ok $? "OOM rows: 208 MiB missing (discrete), 224 MiB (unified Jetson), last, config order on ties"
+
+run "$VRAMSIM" fit "$T" -c a100-80g,rtx3090 --set memory.capacity=512MiB
+has "$out" "208 MiB more needed"; ok $? "text names how much is missing"
+
+# Every preset, in predicted-time order, OOM rows after.
+run "$VRAMSIM" fit "$T" -c all --format csv
+ok $(( rc != 0 )) "-c all exits 0"
+npresets=$(ls "$here"/configs/*.json | wc -l)
+ok $(( $(printf '%s\n' "$out" | wc -l) != npresets + 1 )) "-c all: a header and one row per preset ($npresets)"
+printf '%s\n' "$out" | python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+assert list(rows[0]) == ["config","status","fits","peak_device_bytes","capacity_bytes","missing_bytes","predicted_ns","slowdown","bound"], list(rows[0])
+t = [float(r["predicted_ns"]) for r in rows if r["status"] != "oom"]
+assert t == sorted(t), t
+'
+ok $? "csv columns; rows sorted by predicted time"
+run "$VRAMSIM" fit "$T"
+ok $(( $(printf '%s\n' "$out" | wc -l) != npresets + 2 )) "no -c means every preset (text: title, header, rows)"
+
+# The oversubscribed managed trace on its own 16 GiB V100: runs, but pages
+# in and out of a full device, so it does not fit, and faults bound it.
+run "$VRAMSIM" fit "$here/traces/hand-uvm-oversub.jsonl" -c v100-pcie-16g,a100-80g --format csv
+printf '%s\n' "$out" | grep -q '^v100-pcie-16g,ok,no,.*,faults$'; ok $? "uvm-oversub on v100-pcie-16g: ok, does not fit, bound faults"
+printf '%s\n' "$out" | grep -q '^a100-80g,ok,yes,'; ok $? "uvm-oversub fits on a100-80g"
+
+# Spilling keeps the step running but it no longer fits; link bound.
+run "$VRAMSIM" fit "$T" -c a100-80g --set memory.capacity=640MiB --set policy.oversubscription=spill --format csv
+printf '%s\n' "$out" | grep -q '^a100-80g,ok,no,.*,link$'; ok $? "spill at 640 MiB: ok, does not fit, link bound"
+
+# An idle-dominated trace: the host bound. 1 ms kernel in a 100 ms window.
+cat > "$tmp/idle.jsonl" <<'EOF'
+{"vramsim_trace": 1, "time_unit": "ns", "capture": {"config": "a100-80g", "tool": "hand-written"}}
+{"t": 0, "op": "alloc", "id": 1, "bytes": 1048576, "kind": "device"}
+{"t": 1000, "op": "kernel", "name": "k", "stream": 0, "dur": 1000000, "compute_ns": 1000000}
+{"t": 100000000, "op": "sync", "scope": "device"}
+EOF
+run "$VRAMSIM" fit "$tmp/idle.jsonl" -c a100-80g --format csv
+printf '%s\n' "$out" | grep -q ',host$'; ok $? "a GPU idle 99 % of the window is host bound"
+
+# Files: -o writes atomically; the format follows the name.
+run "$VRAMSIM" fit "$T" -c a100-80g -o "$tmp/fit.json"
+ok $(( rc != 0 )) "-o FILE.json exits 0"
+python3 -c "import json; assert json.load(open('$tmp/fit.json'))['vramsim_fit'] == 1"; ok $? "-o .json writes JSON"
+
+# Bad input and usage.
+run "$VRAMSIM" fit "$T" -c a100-80g,no-such-gpu
+ok $(( rc != 1 )) "an unknown preset exits 1"
+has "$err" "no-such-gpu"; ok $? "the message names it"
+run "$VRAMSIM" fit "$T" -c a100-80g --set memory.bandwith=1TB/s -o "$tmp/bad.json"
+ok $(( rc != 1 )) "an unknown --set key exits 1"
+[ ! -e "$tmp/bad.json" ]; ok $? "no output file is left on bad input"
+run "$VRAMSIM" fit
+ok $(( rc != 2 )) "no trace is a usage error (2)"
+run "$VRAMSIM" fit "$T" --format yaml
+ok $(( rc != 2 )) "a bad --format is a usage error (2)"
+exit $(( fails > 0 ))
