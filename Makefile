@@ -68,8 +68,17 @@ check:
 asan:
 	$(MAKE) B=build/asan BIN=build/asan/bin SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' test
 
+# The Python package (python/vramsim) goes where Debian's python3 looks
+# for local packages ($(PREFIX)/lib/python3.X/dist-packages), with the path
+# of the vramsim it runs.
+PYTHON    ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+PYTHONDIR ?= $(PREFIX)/lib/$(shell $(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)/dist-packages
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vramsim/configs $(DESTDIR)$(PREFIX)/share/vramsim/plots
+	install -d $(DESTDIR)$(PYTHONDIR)/vramsim
+	install -m 644 python/vramsim/__init__.py $(DESTDIR)$(PYTHONDIR)/vramsim/
+	echo 'VRAMSIM = "$(PREFIX)/bin/vramsim"' > $(DESTDIR)$(PYTHONDIR)/vramsim/_installed.py
 	install -m 755 $(BIN)/vramsim $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/vramsim/configs/
 	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/vramsim/plots/
@@ -79,7 +88,8 @@ install: all
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/bin/vramsim $(DESTDIR)$(PREFIX)/bin/vramcap \
-	  $(DESTDIR)$(PREFIX)/lib/libvramcap.so $(DESTDIR)$(PREFIX)/share/vramsim
+	  $(DESTDIR)$(PREFIX)/lib/libvramcap.so $(DESTDIR)$(PREFIX)/share/vramsim \
+	  $(DESTDIR)$(PYTHONDIR)/vramsim
 
 clean:
 	rm -rf build bin lib
