@@ -138,7 +138,8 @@ cmd_configs (int argc, char **argv)
       "  vramsim configs --format json\n"
       "  vramsim configs --show a100-80g-cxl --set memory.capacity=40GiB\n");
   GError *error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &error)
+      || !g_option_context_parse (ctx, &argc, &argv, &error))
     {
       cmd_error ("%s", error->message);
       g_error_free (error);

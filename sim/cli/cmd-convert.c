@@ -32,6 +32,37 @@ looks_native (const char *path)
   return strstr (buf, "\"vramsim_trace\"") != NULL;
 }
 
+/* (transfer full) What to do with IN when it is not a trace vramsim reads
+ * (by its name and first bytes), or NULL: the export or importer that fits. */
+static char *
+refused_hint (const char *in)
+{
+  if (strcmp (in, "-") == 0)
+    return NULL;
+  if (g_str_has_suffix (in, ".nsys-rep") || g_str_has_suffix (in, ".qdrep"))
+    return g_strdup_printf ("an Nsight Systems report is read from its SQLite export: "
+                            "nsys export --type sqlite -o report.sqlite %s, then vramsim convert report.sqlite OUT", in);
+  if (g_str_has_suffix (in, ".ncu-rep"))
+    return g_strdup ("an Nsight Compute report gives kernels their DRAM bytes: "
+                     "ncu --csv --metrics dram__bytes.sum ./program > bytes.csv, then "
+                     "vramsim convert TRACE OUT --kernel-bytes bytes.csv");
+  FILE *f = fopen (in, "rb");
+  if (f == NULL)
+    return NULL;
+  unsigned char b[16] = { 0 };
+  size_t n = fread (b, 1, sizeof b, f);
+  fclose (f);
+  /* Pickle protocol 2-5 starts with PROTO (0x80) and its version. */
+  if ((n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) || g_str_has_suffix (in, ".pickle") || g_str_has_suffix (in, ".pkl"))
+    return g_strdup ("a Python pickle: vramsim imports PyTorch memory snapshots "
+                     "(torch.cuda.memory._dump_snapshot(\"snapshot.pickle\"), docs/importers.md) "
+                     "with vramsim convert snapshot.pickle OUT; other pickles are not traces");
+  if (g_str_has_suffix (in, ".json") || g_str_has_suffix (in, ".json.gz") || (n >= 2 && b[0] == 0x1f && b[1] == 0x8b))
+    return g_strdup ("a PyTorch profiler trace must be named *.json or *.json.gz and hold \"traceEvents\" "
+                     "(torch.profiler with on_trace_ready=tensorboard_trace_handler, or prof.export_chrome_trace)");
+  return NULL;
+}
+
 static gboolean
 convert_native (const char *in, const char *out, VsTraceFormat format, VsKernelBytes *kb,
                 guint64 *count, GError **error)
@@ -93,7 +124,8 @@ cmd_convert (int argc, char **argv)
       "  vramsim convert profile.pt.trace.json step.vtrace\n"
       "  vramsim convert run.vtrace run-bytes.vtrace --kernel-bytes bytes.csv\n");
   GError *error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &error)
+      || !g_option_context_parse (ctx, &argc, &argv, &error))
     {
       cmd_error ("convert: %s", error->message);
       g_error_free (error);
@@ -138,7 +170,7 @@ cmd_convert (int argc, char **argv)
           return 1;
         }
     }
-  gboolean ok;
+  gboolean ok, refused = FALSE;
   guint64 count = 0;
   if (kb != NULL)
     ok = convert_native (in, out, fmt, kb, &count, &error);
@@ -147,10 +179,14 @@ cmd_convert (int argc, char **argv)
   else if (!looks_native (in) && import_nsys_detect (in))
     ok = import_nsys (in, out, &error);
   else
-    ok = convert_native (in, out, fmt, NULL, &count, &error);
+    {
+      ok = convert_native (in, out, fmt, NULL, &count, &error);
+      refused = !ok && !looks_native (in);
+    }
   if (!ok)
     {
-      cmd_error ("%s", error ? error->message : "conversion failed");
+      g_autofree char *hint = refused ? refused_hint (in) : NULL;
+      cmd_error ("%s%s%s", error ? error->message : "conversion failed", hint ? "; " : "", hint ? hint : "");
       g_clear_error (&error);
       return 1;
     }

@@ -350,7 +350,8 @@ cmd_fit (int argc, char **argv)
     "  vramsim fit traces/hand-train-step.jsonl -c a100-80g,rtx3090 --set memory.capacity=512MiB\n"
     "See docs/fit.md for how each column is derived.\n");
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &error)
+      || !g_option_context_parse (ctx, &argc, &argv, &error))
     {
       cmd_error ("fit: %s", error->message);
       return 2;

@@ -256,7 +256,8 @@ cmd_info (int argc, char **argv)
       "  vramsim info traces/hand-train-step.jsonl\n"
       "  vramsim info trace.vtrace --format json\n");
   GError *error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &error)
+      || !g_option_context_parse (ctx, &argc, &argv, &error))
     {
       cmd_error ("info: %s", error->message);
       g_error_free (error);

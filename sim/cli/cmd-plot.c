@@ -39,7 +39,8 @@ cmd_plot (int argc, char **argv)
     "See docs/plots.md.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   GError *err = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &err))
+  if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &err)
+      || !g_option_context_parse (ctx, &argc, &argv, &err))
     {
       cmd_error ("plot: %s", err->message);
       g_error_free (err);

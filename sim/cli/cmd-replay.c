@@ -48,7 +48,8 @@ cmd_replay (int argc, char **argv)
     "1 bad input, 2 bad usage.\n\n"
     "Example:\n  vramsim replay traces/hand-train-step.jsonl -c rtx3090 --set memory.capacity=16GiB\n");
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &error)
+      || !g_option_context_parse (ctx, &argc, &argv, &error))
     {
       cmd_error ("%s", error->message);
       return 2;

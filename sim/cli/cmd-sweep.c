@@ -23,7 +23,7 @@ cmd_sweep (int argc, char **argv)
     { "format", 0, 0, G_OPTION_ARG_STRING, &format, "csv (default) or jsonl", "csv|jsonl" },
     { "resume", 0, 0, G_OPTION_ARG_NONE, &resume, "Skip runs already in -o (or, with --jobs-file, runs whose report exists)", NULL },
     { "jobs-file", 0, 0, G_OPTION_ARG_FILENAME, &jobs_file, "Write one `vramsim replay` command per run here instead of running", "FILE" },
-    { "reports-dir", 0, 0, G_OPTION_ARG_FILENAME, &reports_dir, "With --jobs-file: where the commands write their reports (default: FILE-reports/ beside FILE)", "DIR" },
+    { "reports-dir", 0, 0, G_OPTION_ARG_FILENAME, &reports_dir, "With --jobs-file: where the commands write their reports (default: FILE without its extension, plus -reports/: jobs.txt -> jobs-reports/)", "DIR" },
     { "merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join replay reports (REPORT.json...) into the sweep's table", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL },
@@ -43,7 +43,8 @@ cmd_sweep (int argc, char **argv)
     "See docs/cluster.md for GNU parallel and Slurm.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   GError *err = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &err))
+  if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &err)
+      || !g_option_context_parse (ctx, &argc, &argv, &err))
     {
       cmd_error ("sweep: %s", err->message);
       g_error_free (err);

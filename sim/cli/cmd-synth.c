@@ -79,7 +79,8 @@ parse (const char *workload, const char *summary, GOptionEntry *entries, Common 
   g_option_context_add_main_entries (ctx, common_entries (c), NULL);
   g_autoptr (GError) err = NULL;
   *out_ctx = ctx;
-  if (!g_option_context_parse (ctx, argc, argv, &err))
+  if (!cmd_check_options (*argc, *argv, (const GOptionEntry *const[]) { entries, common_entries (c), NULL }, &err)
+      || !g_option_context_parse (ctx, argc, argv, &err))
     {
       cmd_error ("synth %s: %s", workload, err->message);
       return 2;

@@ -13,5 +13,11 @@ int cmd_convert (int argc, char **argv);
 int cmd_info (int argc, char **argv);
 int cmd_configs (int argc, char **argv);
 
+/* Checks ARGV against the option GROUPS (NULL-terminated) before GLib
+ * parses it: an unknown option (with "did you mean"), a single-valued
+ * option given twice, `--set KEY VALUE` written with a space. FALSE with
+ * ERROR set (a usage error: exit 2). */
+gboolean cmd_check_options (int argc, char **argv, const GOptionEntry *const *groups, GError **error);
+
 /* Writes "vramsim: MESSAGE\n" to stderr. */
 void cmd_error (const char *fmt, ...) G_GNUC_PRINTF (1, 2);

@@ -8,6 +8,7 @@
  * below is the one list of keys: unknown-key errors, --set paths and the
  * per-field checks all read it. */
 #include "config/config.h"
+#include "base/suggest.h"
 #include "base/units.h"
 
 #include <errno.h>
@@ -190,6 +191,19 @@ static char *
 path_join (const char *prefix, const char *key)
 {
   return prefix == NULL || *prefix == '\0' ? g_strdup (key) : g_strdup_printf ("%s.%s", prefix, key);
+}
+
+/* (transfer full) "; did you mean 'memory.bandwidth'?" for a KEY that is
+ * not one of FIELDS (in the section at PATH), or "". */
+static char *
+key_hint (const Field *fields, const char *key, const char *path)
+{
+  g_autoptr (GPtrArray) keys = g_ptr_array_new ();
+  for (const Field *f = fields; f->key != NULL; f++)
+    g_ptr_array_add (keys, (gpointer) f->key);
+  g_ptr_array_add (keys, NULL);
+  g_autofree char *prefix = path && *path ? g_strconcat (path, ".", NULL) : g_strdup ("");
+  return suggest_phrase (key, (const char *const *) keys->pdata, prefix);
 }
 
 static void
@@ -396,7 +410,8 @@ check_object (const Field *fields, const cJSON *obj, const char *origin, const c
       if (f == NULL)
         {
           g_autofree char *known = field_list (fields);
-          fail (error, origin, p, "unknown key (known keys%s%s: %s)",
+          g_autofree char *hint = key_hint (fields, it->string, path);
+          fail (error, origin, p, "unknown key%s (known keys%s%s: %s)", hint,
                 path && *path ? " in " : "", path ? path : "", known);
           return FALSE;
         }
@@ -540,8 +555,9 @@ preset_path (const char *name, GError **error)
   else
     {
       g_autofree char *list = g_strjoinv (", ", names);
-      g_set_error (error, VS_CONFIG_ERROR, 0, "unknown preset '%s' (presets: %s; or give a path to a .json file)",
-                   name, list);
+      g_autofree char *hint = suggest_phrase (name, (const char *const *) names, NULL);
+      g_set_error (error, VS_CONFIG_ERROR, 0, "unknown preset '%s'%s (presets: %s; or give a path to a .json file)",
+                   name, hint, list);
     }
   return NULL;
 }
@@ -801,7 +817,8 @@ config_set (cJSON *root, const char *assignment, const char *origin, GError **er
       if (f == NULL)
         {
           g_autofree char *known = field_list (fields);
-          fail (error, where, p, "unknown key (known keys%s%s: %s)", *path ? " in " : "", path, known);
+          g_autofree char *hint = key_hint (fields, s, path);
+          fail (error, where, p, "unknown key%s (known keys%s%s: %s)", hint, *path ? " in " : "", path, known);
           goto out;
         }
       if (f->kind == K_EXTENDS)

@@ -984,6 +984,15 @@ import_kineto (const char *path, const char *out_path, GError **error)
     g_hash_table_unref (live);
   }
 
+  if (k->outs->len == 0)
+    {
+      /* An empty trace is not an answer: say so rather than write one. */
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: 0 events imported (no kernels, copies, memsets, [memory] events or "
+                   "user_annotation ranges; was the profiler run with activities=[ProfilerActivity.CUDA] "
+                   "and profile_memory=True?)", path);
+      goto out;
+    }
   import_sort (k->outs);
   ok = import_write (k->outs, out_path, device, "vramsim convert (Kineto import)", error);
 

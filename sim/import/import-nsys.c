@@ -520,6 +520,13 @@ import_nsys (const char *path, const char *out_path, GError **error)
                     "ORDER BY start", row_mem, NULL))
     goto out;
   map_syncs (n);
+  if (n->outs->len == 0)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: 0 events imported (no kernels, copies, memsets, memory events or NVTX ranges; "
+                   "was nsys run with --trace=cuda?)", n->path);
+      goto out;
+    }
   import_sort (n->outs);
   ok = import_write (n->outs, out_path, n->device_name, "vramsim convert (Nsight Systems import)", error);
 
