@@ -22,12 +22,16 @@ set style line 1 lc rgb '#1f77b4' lw 2.5
 set style line 2 lc rgb '#2ca02c' lw 2.5
 set style line 3 lc rgb '#8c564b' lw 2.5
 set style line 4 lc rgb '#9467bd' lw 2.5
-set style line 11 lc rgb '#d62728' lw 1.2 dt 2
-set style line 12 lc rgb '#ff7f0e' lw 1.2 dt 2
-set style line 13 lc rgb '#17becf' lw 1.2 dt 2
-set style line 14 lc rgb '#bcbd22' lw 1.2 dt 2
-set style line 15 lc rgb '#e377c2' lw 1.2 dt 2
-set style line 16 lc rgb '#7f7f7f' lw 1.2 dt 2
-set style line 17 lc rgb '#000000' lw 1.2 dt 2
+# Utilization lines alternate a thick light solid line and a thin dark
+# dashed one, so two resources saturated together (both PCIe directions
+# under UVM thrashing) both show: the dashes lie on the band.
+set style line 11 lc rgb '#f4a582' lw 3.5 dt 1
+set style line 12 lc rgb '#b2182b' lw 1.3 dt 2
+set style line 13 lc rgb '#a6dba0' lw 3.5 dt 1
+set style line 14 lc rgb '#2d004b' lw 1.3 dt 2
+set style line 15 lc rgb '#c2a5cf' lw 3.5 dt 1
+set style line 16 lc rgb '#00441b' lw 1.3 dt 4
+set style line 17 lc rgb '#000000' lw 1.3 dt 3
+set autoscale xfixmax
 plot for [i=1:nres] datafile using 1:(column(1 + i)) axes x1y1 with steps ls i title res_titles[i] . ' (GiB)', \
      for [j=1:nutil] datafile using 1:(column(1 + nres + j)) axes x1y2 with steps ls (10 + j) title util_titles[j] . ' (%)'

@@ -72,6 +72,7 @@ typedef struct {
   GString *vars;        /* prologue: gnuplot assignments */
   GPtrArray *data;      /* TSV contents, one per data file */
   char *title;          /* default title */
+  guint height;         /* canvas height in pixels; 0 = the default 600 */
 } Prepared;
 
 static void
@@ -556,6 +557,73 @@ group_cmp (gconstpointer a, gconstpointer b)
   return ga->order < gb->order ? -1 : ga->order > gb->order;
 }
 
+/* Whether G and H have the same points (as x, y sets: rows of a sweep come
+ * in one order for every line). */
+static gboolean
+group_same_points (const Group *g, const Group *h)
+{
+  if (g->x->len != h->x->len)
+    return FALSE;
+  for (guint i = 0; i < g->x->len; i++)
+    {
+      double gx = g_array_index (g->x, double, i), gy = g_array_index (g->y, double, i);
+      gboolean found = FALSE;
+      for (guint j = 0; j < h->x->len && !found; j++)
+        found = g_array_index (h->x, double, j) == gx && g_array_index (h->y, double, j) == gy;
+      if (!found)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* (transfer full) The legend entry of two lines drawn as one, part by
+ * part: "a100-80g, oversubscription=spill" and "a100-80g-cxl,
+ * oversubscription=spill" -> "a100-80g = a100-80g-cxl,
+ * oversubscription=spill"; "x, policy=oom" and "x, policy=uvm" -> "x,
+ * policy=oom = uvm". Labels of other shapes are joined whole. */
+static char *
+merge_labels (const char *a, const char *b)
+{
+  g_auto (GStrv) pa = g_strsplit (a, ", ", -1), pb = g_strsplit (b, ", ", -1);
+  if (g_strv_length (pa) != g_strv_length (pb))
+    return g_strdup_printf ("%s = %s", a, b);
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; pa[i]; i++)
+    {
+      if (i)
+        g_string_append (s, ", ");
+      const char *eq = strchr (pb[i], '=');
+      if (strcmp (pa[i], pb[i]) == 0)
+        g_string_append (s, pa[i]);
+      else if (eq && strncmp (pa[i], pb[i], (gsize) (eq - pb[i]) + 1) == 0)
+        g_string_append_printf (s, "%s = %s", pa[i], eq + 1);
+      else
+        g_string_append_printf (s, "%s = %s", pa[i], pb[i]);
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* (transfer full) "a100-80g, rtx3090" for up to 4 names, else "7 configs". */
+static char *
+name_list (GPtrArray *names, const char *what)
+{
+  if (names->len > 4)
+    return g_strdup_printf ("%u %s", names->len, what);
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < names->len; i++)
+    g_string_append_printf (s, "%s%s", i ? ", " : "", (const char *) names->pdata[i]);
+  return g_string_free (s, FALSE);
+}
+
+static void
+add_unique (GPtrArray *names, const char *name)
+{
+  for (guint i = 0; i < names->len; i++)
+    if (strcmp (names->pdata[i], name) == 0)
+      return;
+  g_ptr_array_add (names, g_strdup (name));
+}
+
 static gboolean
 prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
 {
@@ -701,6 +769,27 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
 
   g_ptr_array_sort (groups, group_cmp);
 
+  /* Lines with the same points would hide one another (a100-80g under
+   * a100-80g-cxl when the expander is never used): draw each such set
+   * once, its legend naming every member. */
+  guint merged = 0;
+  for (guint gi = 0; gi < groups->len; gi++)
+    {
+      Group *g = groups->pdata[gi];
+      for (guint hi = 0; hi < gi; hi++)
+        {
+          Group *h = groups->pdata[hi];
+          if (!group_same_points (g, h))
+            continue;
+          char *label = merge_labels (h->label, g->label);
+          g_free (h->label);
+          h->label = label;
+          g_ptr_array_remove_index (groups, gi--);
+          merged++;
+          break;
+        }
+    }
+
   /* Distinct x values: few enough to label each tick with its value as written. */
   g_autoptr (GHashTable) distinct = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint gi = 0; gi < groups->len; gi++)
@@ -769,7 +858,14 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
   char *paren = strstr (ylow, " (");
   if (paren)
     *paren = '\0';
-  p->title = g_strdup_printf ("%s vs %s", ylow, xcol);
+  /* The title says what is compared: the metric, the key, the configs
+   * (a sweep CSV does not name its trace: give it with --title). */
+  g_autoptr (GPtrArray) configs = g_ptr_array_new_with_free_func (g_free);
+  int ci = column_index (header, "config");
+  for (guint r = 1; r < rows->len && ci >= 0; r++)
+    add_unique (configs, ((char **) rows->pdata[r])[ci]);
+  g_autofree char *cfgs = name_list (configs, "configs");
+  p->title = ci >= 0 ? g_strdup_printf ("%s vs %s on %s", ylow, xcol, cfgs) : g_strdup_printf ("%s vs %s", ylow, xcol);
   p->title[0] = g_ascii_toupper (p->title[0]);
   var_str (p->vars, "xlabel", xlabel);
   var_str (p->vars, "ylabel", ylabel);
@@ -779,13 +875,20 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
   var_int (p->vars, "value_tics", value_tics);
   var_int (p->vars, "ngroups", groups->len);
   var_array (p->vars, "titles", titles);
+  /* Beside the plot a legend entry takes about 7 px a character of the
+   * 1000 px canvas; past 40 characters the plot would shrink to half. */
+  gsize longest = 0;
+  for (guint i = 0; i < titles->len; i++)
+    longest = MAX (longest, (gsize) g_utf8_strlen (titles->pdata[i], -1));
+  var_int (p->vars, "key_below", longest > 40);
+  GString *note = g_string_new (NULL);
   if (not_ok)
-    {
-      g_autofree char *note = g_strdup_printf ("%u run%s not drawn (status oom or error)", not_ok, not_ok == 1 ? "" : "s");
-      var_str (p->vars, "note", note);
-    }
-  else
-    var_str (p->vars, "note", "");
+    g_string_append_printf (note, "%u run%s not drawn (status oom or error)", not_ok, not_ok == 1 ? "" : "s");
+  if (merged)
+    g_string_append_printf (note, "%s%u identical line%s drawn once (legend: A = B)", note->len ? "; " : "",
+                            merged, merged == 1 ? "" : "s");
+  var_str (p->vars, "note", note->str);
+  g_string_free (note, TRUE);
   return TRUE;
 }
 
@@ -796,6 +899,7 @@ static const char *const stall_keys[] = { "contention_ns", "fault_ns", "swap_ns"
 
 typedef struct {
   char *label;
+  char *config, *trace;   /* for the title; NULL when not known */
   double ns[N_STALLS];
 } Bar;
 
@@ -804,6 +908,8 @@ bar_free (gpointer p)
 {
   Bar *b = p;
   g_free (b->label);
+  g_free (b->config);
+  g_free (b->trace);
   g_free (b);
 }
 
@@ -824,10 +930,16 @@ stalls_from_report (const char *path, const char *text, GPtrArray *bars, GError 
   const cJSON *pol = cJSON_GetObjectItemCaseSensitive (rep, "policy");
   /* "a100-80g spill (r2)": runs compared side by side often differ only
    * in their oversubscription policy. */
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive (rep, "status");
+  g_autofree char *status = cJSON_IsString (st) && strcmp (st->valuestring, "ok") != 0
+                            ? g_strdup_printf (", %s", st->valuestring) : g_strdup ("");
   if (cJSON_IsString (cfg) && cJSON_IsString (pol))
-    b->label = g_strdup_printf ("%s %s (%s)", cfg->valuestring, pol->valuestring, stem);
+    b->label = g_strdup_printf ("%s %s (%s%s)", cfg->valuestring, pol->valuestring, stem, status);
   else
-    b->label = cJSON_IsString (cfg) ? g_strdup_printf ("%s (%s)", cfg->valuestring, stem) : g_strdup (stem);
+    b->label = cJSON_IsString (cfg) ? g_strdup_printf ("%s (%s%s)", cfg->valuestring, stem, status) : g_strdup (stem);
+  const cJSON *trace = cJSON_GetObjectItemCaseSensitive (rep, "trace");
+  b->config = cJSON_IsString (cfg) ? g_strdup (cfg->valuestring) : NULL;
+  b->trace = cJSON_IsString (trace) ? g_path_get_basename (trace->valuestring) : NULL;
   for (guint k = 0; k < N_STALLS; k++)
     {
       const cJSON *v = cJSON_GetObjectItemCaseSensitive (stalls, stall_keys[k]);
@@ -866,6 +978,8 @@ stalls_from_csv (const char *path, GPtrArray *bars, GError **error)
       if (strcmp (cells[status], "ok") != 0)
         g_string_append_printf (label, " (%s)", cells[status]);
       b->label = g_string_free (label, FALSE);
+      int ci = column_index (header, "config");
+      b->config = ci >= 0 ? g_strdup (cells[ci]) : NULL;
       for (guint k = 0; k < N_STALLS; k++)
         if (!parse_number (cells[cols[k]], &b->ns[k]))
           b->ns[k] = 0;
@@ -925,9 +1039,42 @@ prepare_stalls (const VsPlotOptions *o, Prepared *p, GError **error)
     }
   g_ptr_array_add (p->data, g_string_free (tsv, FALSE));
   g_autofree char *ylabel = g_strdup_printf ("stall time (%s)", unit);
-  p->title = g_strdup ("Stall breakdown per run");
+
+  /* What is compared: the traces (reports name theirs) and the configs. */
+  g_autoptr (GPtrArray) traces = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) configs = g_ptr_array_new_with_free_func (g_free);
+  gsize longest = 0;
+  for (guint i = 0; i < bars->len; i++)
+    {
+      Bar *b = bars->pdata[i];
+      if (b->trace)
+        add_unique (traces, b->trace);
+      if (b->config)
+        add_unique (configs, b->config);
+      longest = MAX (longest, (gsize) g_utf8_strlen (b->label, -1));
+    }
+  g_autofree char *tl = name_list (traces, "traces");
+  g_autofree char *cl = name_list (configs, "configs");
+  GString *title = g_string_new ("Stall time per run");
+  if (traces->len)
+    g_string_append_printf (title, ": %s", tl);
+  if (configs->len)
+    g_string_append_printf (title, " on %s", cl);
+  g_string_append_printf (title, " (%u run%s)", bars->len, bars->len == 1 ? "" : "s");
+  p->title = g_string_free (title, FALSE);
+
+  /* Labels that fit: upright under few short bars, rotated when they
+   * would collide (about 7 px a character at 11 pt over 800 px of plot),
+   * horizontal bars with one line each beyond 16 runs, the canvas grown
+   * to give each bar 16 px. */
+  gboolean horizontal = bars->len > 16;
+  gboolean rotate = !horizontal && bars->len * (longest + 2) * 7 > 750;
+  if (horizontal)
+    p->height = MAX (600, 140 + 16 * bars->len);
   var_str (p->vars, "ylabel", ylabel);
   var_int (p->vars, "nbars", bars->len);
+  var_int (p->vars, "horizontal", horizontal);
+  var_int (p->vars, "rotate", rotate);
   return TRUE;
 }
 
@@ -1020,11 +1167,13 @@ gboolean
 plot_run (const VsPlotOptions *o, GError **error)
 {
   g_return_val_if_fail (o->inputs && o->inputs[0] && o->output, FALSE);
-  const char *terminal;
+  /* The canvas is 1000 wide; its height is the kind's (many bars need more). */
+  const char *terminal_size;
+  const char *terminal_rest;
   if (g_str_has_suffix (o->output, ".png"))
-    terminal = "pngcairo size 1000,600 noenhanced font 'Sans,11'";
+    terminal_size = "pngcairo size 1000,", terminal_rest = " noenhanced font 'Sans,11'";
   else if (g_str_has_suffix (o->output, ".svg"))
-    terminal = "svg size 1000,600 dynamic noenhanced font 'Sans,11' background rgb 'white'";
+    terminal_size = "svg size 1000,", terminal_rest = " dynamic noenhanced font 'Sans,11' background rgb 'white'";
   else
     {
       g_set_error (error, VS_PLOT_ERROR, 0, "%s: the output must end in .png or .svg", o->output);
@@ -1044,7 +1193,7 @@ plot_run (const VsPlotOptions *o, GError **error)
       return FALSE;
     }
 
-  Prepared p = { g_string_new (NULL), g_ptr_array_new_with_free_func (g_free), NULL };
+  Prepared p = { g_string_new (NULL), g_ptr_array_new_with_free_func (g_free), NULL, 0 };
   gboolean ok = FALSE;
   switch (o->kind)
     {
@@ -1066,6 +1215,7 @@ plot_run (const VsPlotOptions *o, GError **error)
     }
   else if (o->kind == VS_PLOT_STALLS)
     var_int (p.vars, "logy", o->logy);
+  g_autofree char *terminal = g_strdup_printf ("%s%u%s", terminal_size, p.height ? p.height : 600, terminal_rest);
 
   /* Data file names: beside OUT for --script-only, else in a private
    * temporary folder. */

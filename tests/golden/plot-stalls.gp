@@ -2,30 +2,51 @@
 # Edit freely, then run: gnuplot THIS_FILE
 set terminal pngcairo size 1000,600 noenhanced font 'Sans,11'
 set output 'gp/stalls.png'
-plot_title = 'Stall breakdown per run'
+plot_title = 'Stall time per run on a100-80g, rtx3090 (8 runs)'
 datafile = 'gp/stalls.tsv'
 ylabel = 'stall time (ms)'
 nbars = 8
+horizontal = 0
+rotate = 1
 logy = 0
 # ---- plots/stalls.gp ----
 # stalls.gp - stacked stall breakdown, one bar per report or sweep row.
 # Set by vramsim: plot_title, datafile (columns: run label, contention,
-# fault, swap, copy_engine, all in the unit of ylabel), ylabel, nbars, logy.
+# fault, swap, copy_engine, all in the unit of ylabel), ylabel, nbars,
+# logy, rotate (labels would collide upright: rotate them), horizontal
+# (many runs: one horizontal bar per line, labels on the y axis; the
+# canvas is grown to fit them).
 set title plot_title font ',13'
-set ylabel ylabel
 set datafile separator "\t"
-set style data histograms
-set style histogram rowstacked
-set style fill solid 0.85 border rgb '#333333'
-set boxwidth 0.7 relative
-set grid ytics lc rgb '#dddddd'
 set key outside right top vertical Left reverse samplen 2 spacing 1.2
-set yrange [0:*]
-set xtics nomirror
-if (nbars > 4) { set xtics rotate by 30 right }
-if (nbars > 24) { set xtics font ',8' }
-if (logy) { set logscale y; set yrange [*:*] }
-plot datafile using 2:xtic(1) title 'contention' lc rgb '#1f77b4', \
-     '' using 3 title 'fault (UVM)' lc rgb '#d62728', \
-     '' using 4 title 'swap (spill)' lc rgb '#ff7f0e', \
-     '' using 5 title 'copy engine queue' lc rgb '#2ca02c'
+# Distinct colours, and hatching on two of them, so no stall kind reads
+# as another in print or for colour-blind readers.
+c1 = '#1f77b4'; c2 = '#d62728'; c3 = '#ff7f0e'; c4 = '#2ca02c'
+if (horizontal) {
+  set xlabel ylabel
+  set grid xtics lc rgb '#dddddd'
+  set xrange [0:*]
+  set yrange [nbars - 0.5:-0.5]
+  set ytics nomirror font ',9'
+  set style fill solid 0.85 border rgb '#333333'
+  if (logy) { set logscale x; set xrange [*:*] }
+  plot datafile using (0):0:(0):2:($0 - 0.38):($0 + 0.38):ytic(1) with boxxyerror lc rgb c1 title 'contention', \
+       '' using (0):0:2:($2 + $3):($0 - 0.38):($0 + 0.38) with boxxyerror lc rgb c2 fs pattern 4 border rgb '#333333' title 'fault (UVM)', \
+       '' using (0):0:($2 + $3):($2 + $3 + $4):($0 - 0.38):($0 + 0.38) with boxxyerror lc rgb c3 title 'swap (spill)', \
+       '' using (0):0:($2 + $3 + $4):($2 + $3 + $4 + $5):($0 - 0.38):($0 + 0.38) with boxxyerror lc rgb c4 fs pattern 5 border rgb '#333333' title 'copy engine queue'
+} else {
+  set ylabel ylabel
+  set style data histograms
+  set style histogram rowstacked
+  set style fill solid 0.85 border rgb '#333333'
+  set boxwidth 0.7 relative
+  set grid ytics lc rgb '#dddddd'
+  set yrange [0:*]
+  set xtics nomirror
+  if (rotate) { set xtics rotate by 30 right }
+  if (logy) { set logscale y; set yrange [*:*] }
+  plot datafile using 2:xtic(1) title 'contention' lc rgb c1, \
+       '' using 3 title 'fault (UVM)' lc rgb c2 fs pattern 4 border rgb '#333333', \
+       '' using 4 title 'swap (spill)' lc rgb c3, \
+       '' using 5 title 'copy engine queue' lc rgb c4 fs pattern 5 border rgb '#333333'
+}
