@@ -49,6 +49,6 @@ check "syntax error names the line" has err "syntax.json:3:"
 check "bad --set: exit 1" run 1 configs --show a100-80g --set memory.capacity=24GX
 check "bad --set: message" has err "--set 'memory.capacity=24GX': memory.capacity: '24GX': unknown size unit 'GX'"
 
-check "unknown preset lists presets" bash -c "'$VRAMSIM' configs --show a100-81g 2>&1 >/dev/null | grep -qF \"unknown preset 'a100-81g' (presets: a100-40g, a100-80g,\""
+check "unknown preset lists presets" bash -c "'$VRAMSIM' configs --show a100-81g 2>&1 >/dev/null | grep -qF \"unknown preset 'a100-81g'; did you mean 'a100-80g'? (presets: a100-40g, a100-80g,\""
 check "--set applies with --show" bash -c "'$VRAMSIM' configs --show a100-80g --set memory.capacity=40GiB | grep -q '\"capacity\":[[:space:]]*\"40GiB\"'"
 exit 0

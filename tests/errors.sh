@@ -142,7 +142,7 @@ row "config: JSON syntax error" "cfg '{\"extends\": \"a100-80g\",' ' \"memory\":
     "cfg.json:2:" replay "$T" -c cfg.json -o out.json
 row "config: extends a missing preset" "cfg '{\"extends\": \"a100-81g\"}'" \
     "cfg.json: extends: unknown preset 'a100-81g'" replay "$T" -c cfg.json -o out.json
-row "missing preset (-c)" ':' "unknown preset 'a100-81g' (presets: a100-40g," replay "$T" -c a100-81g -o out.json
+row "missing preset (-c)" ':' "unknown preset 'a100-81g'; did you mean 'a100-80g'? (presets: a100-40g," replay "$T" -c a100-81g -o out.json
 row "missing file for -c" ':' "nope.json: cannot read: No such file or directory" replay "$T" -c nope.json -o out.json
 row "--set: bad unit" ':' "--set 'memory.capacity=24GX': memory.capacity: '24GX': unknown size unit 'GX'" \
     replay "$T" --set memory.capacity=24GX -o out.json

@@ -11,7 +11,9 @@
  * - [memory] instant events of the traced CUDA device become allocations
  *   and frees (address -> id), plus one `preexisting` allocation of what was
  *   live before the window (from the first event's "Total Allocated");
- * - user_annotation ranges become marks.
+ * - user_annotation ranges become mark pairs: NAME at ts, NAME/end at
+ *   ts + dur (gpu_user_annotation, the same ranges on the GPU's streams,
+ *   are dropped: marks are host-thread events).
  * The whole document is parsed in memory with cJSON: the largest real
  * traces are ~30 MB of JSON, a few hundred MB of tree, acceptable for a
  * one-off import. Times are kept exact to the ns: before parsing, every
@@ -913,9 +915,22 @@ import_kineto (const char *path, const char *out_path, GError **error)
           }
         if (g_strcmp0 (str (ev, "cat"), "user_annotation") == 0)
           {
+            /* A range: a mark where it starts and NAME/end where it ends
+             * (docs/trace-format.md), so a replay times the range itself,
+             * not the gap to the next mark (a step's first child). */
             const char *name = str (ev, "name");
-            if (name)
-              import_push (k->outs, t, tid, VS_OP_MARK)->ev.name = mark_name (chunk, name);
+            if (name == NULL)
+              continue;
+            const char *mn = mark_name (chunk, name);
+            import_push (k->outs, t, tid, VS_OP_MARK)->ev.name = mn;
+            guint64 d = 0;
+            if (!dur_ns (k, g->idx, "dur", num (ev, "dur", 0), &d, error))
+              {
+                g_hash_table_unref (live);
+                goto out;
+              }
+            g_autofree char *end = g_strconcat (mn, "/end", NULL);
+            import_push (k->outs, t + d, tid, VS_OP_MARK)->ev.name = g_string_chunk_insert_const (chunk, end);
             continue;
           }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");

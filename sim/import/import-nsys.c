@@ -5,7 +5,7 @@
  * at their runtime call (CUPTI_ACTIVITY_KIND_RUNTIME, by correlationId);
  * synchronizing runtime calls become syncs (the stream from
  * CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); CUDA_GPU_MEMORY_USAGE_EVENTS become
- * allocations and frees; NVTX_EVENTS become marks; TARGET_INFO_GPU names
+ * allocations and frees; NVTX_EVENTS become marks (ranges: NAME at the start, NAME/end at the end); TARGET_INFO_GPU names
  * the device. Names come from StringIds. Tables that are absent are
  * skipped. Times are integer ns already. Whatever is written reads back:
  * names are made valid UTF-8, times and durations stay within 0..2^63-1. */
@@ -319,9 +319,20 @@ row_nvtx (Ns *n, sqlite3_stmt *st, guint64 i)
   const char *name = text ? text : string_of (n, sqlite3_column_int64 (st, 4));
   if (name == NULL)
     return TRUE;
-  ImportOut *o = import_push (n->outs, rel (n, start), tid_of_global (sqlite3_column_int64 (st, 5)), VS_OP_MARK);
+  guint32 tid = tid_of_global (sqlite3_column_int64 (st, 5));
+  ImportOut *o = import_push (n->outs, rel (n, start), tid, VS_OP_MARK);
   g_autofree char *valid = g_utf8_make_valid (name, -1);
   o->ev.name = g_string_chunk_insert_const (n->chunk, valid);
+  /* A push/pop or start/end range that ended: NAME/end at its end
+   * (docs/trace-format.md), as vramcap records NVTX pops. A start/end range
+   * ended on another thread still ends on the thread that started it:
+   * NVTX_EVENTS keeps only one globalTid. */
+  sqlite3_int64 end = sqlite3_column_int64 (st, 1);
+  if (type != 34 && sqlite3_column_type (st, 1) != SQLITE_NULL && end >= start)
+    {
+      g_autofree char *e = g_strconcat (valid, "/end", NULL);
+      import_push (n->outs, rel (n, end), tid, VS_OP_MARK)->ev.name = g_string_chunk_insert_const (n->chunk, e);
+    }
   return TRUE;
 }
 

@@ -4,6 +4,7 @@
  * zlib + cJSON, the nsys export with SQL queries through libsqlite3. */
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 #include <zlib.h>
 #include <sqlite3.h>
@@ -372,7 +373,9 @@ test_nsys (void)
   guint64 d2h = sql_count (db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 2");
   guint64 d2d = sql_count (db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 8");
   guint64 p2p = sql_count (db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 10");
-  guint64 marks = sql_count (db, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60) AND start >= 0");
+  /* A point (34) is one mark, a range that ended (59, 60) two: NAME and NAME/end. */
+  guint64 marks = sql_count (db, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60) AND start >= 0")
+                  + sql_count (db, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND start >= 0 AND end >= start");
   sqlite3_close (db);
   g_assert_cmpuint (kernels, ==, 36); /* the README's figures */
   g_assert_cmpuint (h2d + d2h + d2d + p2p, ==, 4);
@@ -478,13 +481,16 @@ test_kineto_regress (void)
         {
           /* Bytes 0xCD 0xFD are not UTF-8: each becomes U+FFFD. */
           g_assert_true (ok);
-          g_assert_cmpuint (evs->len, ==, 1);
+          g_assert_cmpuint (evs->len, ==, 2);   /* the range's start and its end (dur 0) */
           g_assert_cmpstr (g_ptr_array_index (evs, 0), ==, "{\"t\": 0, \"op\": \"mark\", \"name\": \"P4\xEF\xBF\xBD\xEF\xBF\xBD" "1\"}");
+          g_assert_cmpstr (g_ptr_array_index (evs, 1), ==, "{\"t\": 0, \"op\": \"mark\", \"name\": \"P4\xEF\xBF\xBD\xEF\xBF\xBD" "1/end\"}");
         }
       else if (strcmp (f, "kineto-2") == 0)
         {
-          g_assert_true (ok); /* no event maps; the absurd ts no longer overflows */
-          g_assert_cmpuint (evs->len, ==, 0);
+          /* No event maps (the absurd ts no longer overflows): an import
+           * of nothing is an error, not an empty trace. */
+          g_assert_false (ok);
+          g_assert_nonnull (strstr (msg, "0 events imported"));
         }
       else if (strcmp (f, "kineto-3") == 0)
         {
@@ -670,6 +676,197 @@ test_nsys_ranges (void)
   g_rmdir (dir);
 }
 
+/* ---- ranges: mark pairs NAME ... NAME/end ---- */
+
+static gint
+u64_cmp (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return (x > y) - (x < y);
+}
+
+typedef struct {
+  char *name;
+  guint32 tid;
+  guint64 t;
+} OpenMark;
+
+/* The durations of PATH's ranges, per name in the order they end: each
+ * NAME/end closes the innermost open NAME of its thread. Every NAME/end
+ * must close one. (transfer full) name -> GArray of guint64 ns. */
+static GHashTable *
+range_durations (const char *path)
+{
+  g_autoptr (GError) err = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (path, &err);
+  g_assert_no_error (err);
+  GHashTable *out = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  g_autoptr (GArray) open = g_array_new (FALSE, FALSE, sizeof (OpenMark));
+  VsEvent ev;
+  while (trace_next (r, &ev, &err))
+    {
+      if (ev.op != VS_OP_MARK)
+        continue;
+      if (!g_str_has_suffix (ev.name, "/end"))
+        {
+          OpenMark m = { g_strdup (ev.name), ev.tid, ev.t };
+          g_array_append_val (open, m);
+          continue;
+        }
+      gsize len = strlen (ev.name) - 4;
+      guint i = open->len;
+      while (i > 0)
+        {
+          OpenMark *m = &g_array_index (open, OpenMark, i - 1);
+          if (m->tid == ev.tid && strlen (m->name) == len && strncmp (m->name, ev.name, len) == 0)
+            break;
+          i--;
+        }
+      g_assert_cmpuint (i, >, 0);   /* an end without its start */
+      OpenMark *m = &g_array_index (open, OpenMark, i - 1);
+      GArray *d = g_hash_table_lookup (out, m->name);
+      if (d == NULL)
+        {
+          d = g_array_new (FALSE, FALSE, sizeof (guint64));
+          g_hash_table_insert (out, g_strdup (m->name), d);
+        }
+      guint64 dur = ev.t - m->t;
+      g_array_append_val (d, dur);
+      g_free (m->name);
+      g_array_remove_index (open, i - 1);
+    }
+  g_assert_no_error (err);
+  for (guint i = 0; i < open->len; i++)
+    g_free (g_array_index (open, OpenMark, i).name);
+  return out;
+}
+
+static guint64
+sum_u64 (const GArray *a)
+{
+  guint64 s = 0;
+  for (guint i = 0; i < a->len; i++)
+    s += g_array_index (a, guint64, i);
+  return s;
+}
+
+/* memory-profile-v100: the replay must see each range's own duration. The
+ * file (read here with cJSON) says: 5 ProfilerStep#N ranges of 336,328 to
+ * 365,256 us (1,737,720 us in all) and Optimizer.zero_grad#SGD.zero_grad 5 ranges,
+ * 57,638 us in all; 2,020 nccl:all_reduce ranges. Each imported pair must
+ * span exactly its source dur (whole us here: dur x 1000 ns). */
+static void
+test_kineto_range_durations (void)
+{
+  g_autofree char *src = real_trace ("kineto/memory-profile-v100.json.gz");
+  if (src == NULL)
+    {
+      g_test_skip ("real traces not found");
+      return;
+    }
+  cJSON *root = load_json_gz (src);
+  g_autoptr (GHashTable) want = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  const cJSON *e;
+  cJSON_ArrayForEach (e, cJSON_GetObjectItem (root, "traceEvents"))
+    {
+      const cJSON *cat = cJSON_GetObjectItem (e, "cat");
+      if (!cJSON_IsString (cat) || strcmp (cat->valuestring, "user_annotation") != 0)
+        continue;
+      g_autofree char *name = g_strdup (cJSON_GetObjectItem (e, "name")->valuestring);
+      /* "ProfilerStep#3" is one ProfilerStep; "Optimizer.zero_grad#SGD.zero_grad" keeps its name. */
+      char *hash = strrchr (name, '#');
+      if (hash && hash[1] && strspn (hash + 1, "0123456789") == strlen (hash + 1))
+        *hash = '\0';
+      GArray *d = g_hash_table_lookup (want, name);
+      if (d == NULL)
+        {
+          d = g_array_new (FALSE, FALSE, sizeof (guint64));
+          g_hash_table_insert (want, g_strdup (name), d);
+        }
+      guint64 ns = (guint64) llround (cJSON_GetObjectItem (e, "dur")->valuedouble * 1000);
+      g_array_append_val (d, ns);
+    }
+  cJSON_Delete (root);
+  GArray *steps = g_hash_table_lookup (want, "ProfilerStep");
+  g_assert_nonnull (steps);
+  g_assert_cmpuint (steps->len, ==, 5);
+  g_assert_cmpuint (sum_u64 (steps), ==, G_GUINT64_CONSTANT (1737720000));
+  g_assert_cmpuint (sum_u64 (g_hash_table_lookup (want, "Optimizer.zero_grad#SGD.zero_grad")), ==, 57638000);
+
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_autoptr (GError) err = NULL;
+  g_assert_true (import_kineto (src, out, &err));
+  g_assert_no_error (err);
+  g_autoptr (GHashTable) got = range_durations (out);
+  g_assert_cmpuint (g_hash_table_size (got), ==, g_hash_table_size (want));
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, want);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      GArray *w = v, *g = g_hash_table_lookup (got, k);
+      g_assert_nonnull (g);
+      g_assert_cmpuint (g->len, ==, w->len);
+      /* Same multiset of durations (ends may come in another order). */
+      g_array_sort (w, u64_cmp);
+      g_array_sort (g, u64_cmp);
+      for (guint i = 0; i < w->len; i++)
+        g_assert_cmpuint (g_array_index (g, guint64, i), ==, g_array_index (w, guint64, i));
+    }
+  GArray *gs = g_hash_table_lookup (got, "ProfilerStep");
+  g_assert_cmpuint (g_array_index (gs, guint64, 0), ==, 336328000);
+  g_assert_cmpuint (g_array_index (gs, guint64, 4), ==, 365256000);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
+/* The nsys sample: 59 NVTX push/pop ranges (eventType 59), every one
+ * ended; each imported pair spans end - start of its row (ns in the
+ * export), the longest 25,834,711 - 18,992,108 = 6,842,603 ns. */
+static void
+test_nsys_range_durations (void)
+{
+  g_autofree char *src = real_trace ("nsys/rtx3090-small.sqlite");
+  if (src == NULL)
+    {
+      g_test_skip ("real traces not found");
+      return;
+    }
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (src, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  guint64 n = sql_count (db, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59 AND start >= 0 AND end >= start");
+  guint64 total = sql_count (db, "SELECT sum(end - start) FROM NVTX_EVENTS WHERE eventType = 59 AND start >= 0 AND end >= start");
+  guint64 longest = sql_count (db, "SELECT max(end - start) FROM NVTX_EVENTS WHERE eventType = 59 AND start >= 0");
+  sqlite3_close (db);
+  g_assert_cmpuint (n, ==, 59);
+  g_assert_cmpuint (longest, ==, 6842603);
+
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_autoptr (GError) err = NULL;
+  g_assert_true (import_nsys (src, out, &err));
+  g_assert_no_error (err);
+  g_autoptr (GHashTable) got = range_durations (out);
+  guint64 gn = 0, gt = 0, gmax = 0;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, got);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      GArray *a = v;
+      gn += a->len;
+      gt += sum_u64 (a);
+      for (guint i = 0; i < a->len; i++)
+        gmax = MAX (gmax, g_array_index (a, guint64, i));
+    }
+  g_assert_cmpuint (gn, ==, n);
+  g_assert_cmpuint (gt, ==, total);
+  g_assert_cmpuint (gmax, ==, longest);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -688,5 +885,7 @@ main (int argc, char **argv)
   g_test_add_func ("/import/kineto/ranges", test_kineto_ranges);
   g_test_add_func ("/import/nsys/rtx3090", test_nsys);
   g_test_add_func ("/import/nsys/ranges", test_nsys_ranges);
+  g_test_add_func ("/import/kineto/range-durations", test_kineto_range_durations);
+  g_test_add_func ("/import/nsys/range-durations", test_nsys_range_durations);
   return g_test_run ();
 }
