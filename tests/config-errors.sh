@@ -33,7 +33,7 @@ json_ok () { [ "$(grep -c '"path":' "$tmp/list.json")" -eq "$npresets" ] && grep
 check "configs --format json" json_ok
 check "configs --help" run 0 configs --help
 "$VRAMSIM" configs --show a100-80g-cxl > "$tmp/show.json"
-check "--show fills defaults" grep -q '"capacity":[[:space:]]*"1TiB"' "$tmp/show.json"
+check "--show fills defaults" grep -q '"bandwidth":[[:space:]]*"200GB/s"' "$tmp/show.json"  # host.bandwidth, the schema default
 check "--show output loads back" run 0 configs --show "$tmp/show.json"
 check "bad format is usage" run 2 configs --format xml
 check "stray argument is usage" run 2 configs a100-80g
