@@ -1,0 +1,86 @@
+/* loop.part.c — the main loop: the event queue and flow completions in time order.
+ *
+ * Part of the replay engine: #included by sim/engine/replay.c (one
+ * translation unit, so the hot paths inline across parts; not compiled
+ * alone). */
+#include "engine/sim-priv.h"
+
+/* ------------------------------------------------------------------ */
+/* Main loop                                                           */
+
+static void
+on_flow_done (gpointer user, gpointer owner, guint64 tag)
+{
+  Sim *s = user;
+  if (tag == 1)
+    {
+      Job *j = owner;
+      if (--j->pending == 0)
+        job_finish (s, j);
+    }
+  else
+    {
+      Op *op = owner;
+      if (--op->waiting == 0)
+        op_complete (s, op);
+    }
+}
+
+static inline void
+progress (Sim *s)
+{
+  if (G_LIKELY (s->n_events < s->next_progress))
+    return;
+  s->last_progress = s->n_events;
+  s->next_progress = s->n_events + 1000000;
+  fprintf (stderr, "\rvramsim: replayed %" G_GUINT64_FORMAT " events", s->n_events);
+}
+
+static void
+sim_loop (Sim *s)
+{
+  VsEvqItem it;
+  while (!s->halt)
+    {
+      double te = evq_peek_time (s->q);
+      double tf = flow_net_next_end (s->net);
+      double ti = s->issue_t;
+      if (tf <= te && tf <= ti)
+        {
+          if (G_UNLIKELY (isinf (tf)))
+            break;   /* all three are: nothing left to do */
+          s->now = MAX (s->now, tf);
+          flow_net_finish_due (s->net, s->now, on_flow_done, s);
+        }
+      else if (ti < te)
+        {
+          Thread *t = s->issue_thread;
+          s->issue_thread = NULL;
+          s->issue_t = INFINITY;
+          s->now = MAX (s->now, ti);
+          thread_issue (s, t);
+          progress (s);
+        }
+      else
+        {
+          evq_pop (s->q, &it);
+          s->now = MAX (s->now, it.t);
+          switch (it.kind)
+            {
+            case EQ_OP_RETRY:
+              {
+                Op *op = it.obj;
+                op->retry_pending = FALSE;
+                op_try_start (s, op);
+                op_unref (op);
+                break;
+              }
+            case EQ_JOB_DELAY:
+              job_run_flows (s, it.obj);
+              break;
+            }
+        }
+    }
+  if (s->opts->progress && s->last_progress)
+    fputc ('\n', stderr);
+}

@@ -1,0 +1,218 @@
+/* phase.part.c — an op's phases (queued, swap-in, fault-in, running) and its completion.
+ *
+ * Part of the replay engine: #included by sim/engine/replay.c (one
+ * translation unit, so the hot paths inline across parts; not compiled
+ * alone). */
+#include "engine/sim-priv.h"
+
+static void alloc_release (Sim *s, Alloc *a);
+
+/* How many of OP's allocations keep running counts, LRU order and
+ * written/dirty state: all of them, or none when neither the spill policy
+ * nor managed memory is involved (nothing reads that state then).
+ * op_run counts them in, op_complete out. */
+static inline guint
+op_tracked (const Sim *s, const Op *op)
+{
+  return op->has_managed || s->spill ? op->n_acc : 0;
+}
+
+static void
+op_run (Sim *s, Op *op)
+{
+  op->run_t = s->now;
+  for (guint i = 0, n = op_tracked (s, op); i < n; i++)
+    {
+      Alloc *a = op->acc[i];
+      if (a->kind == VS_MEM_MANAGED && a->running == 0)
+        s->man_running_bytes += man_resident (s, a);
+      a->running++;
+      lru_touch (s, a);
+      if (op->mode[i] & ACC_W)
+        {
+          a->written = TRUE;
+          if (!a->dirty && a->below >= 0 && a->kind == VS_MEM_DEVICE)
+            {
+              /* The copy below is stale now: give its room back. */
+              loc_sub (s, a->below, a->charge);
+              a->below = -1;
+            }
+          a->dirty = TRUE;
+          if (a->kind == VS_MEM_MANAGED)
+            a->dirty_groups = a->resident_groups;
+        }
+    }
+  Job *j = NULL;
+  switch (op->type)
+    {
+    case VS_OP_KERNEL:
+      kernel_run (s, op, NULL);
+      if (op->waiting == 0)
+        op_complete (s, op);
+      return;
+    case VS_OP_COPY:
+      j = copy_job (s, op);
+      break;
+    case VS_OP_MEMSET:
+      {
+        guint p[VS_FLOW_MAX_PATH];
+        int loc = op->dst ? alloc_loc (s, op->dst) : LOC_DEVICE;
+        guint n = write_path (s, loc, p);
+        j = job_new (s, 0);
+        job_add_flow (j, (double) op->bytes, INFINITY, p, n);
+        break;
+      }
+    case VS_OP_PREFETCH:
+      j = prefetch_job (s, op);
+      break;
+    case VS_OP_FREE:
+      if (op->target && !op->target->freed)
+        alloc_release (s, op->target);
+      break;
+    default:
+      break;
+    }
+  if (j == NULL)
+    {
+      op->alone_ns = 0;
+      op_complete (s, op);
+      return;
+    }
+  op->alone_ns = job_alone (s, j);
+  op->waiting = 1;
+  completion_wait (&j->c, op_resume, op, 0);
+  job_start (s, j);
+}
+
+/* Moves OP through its phases: swap-in, fault-in, run. */
+static void
+op_phase (Sim *s, Op *op)
+{
+  for (;;)
+    {
+      double spent = s->now - op->phase_t;
+      if (op->phase == 1)
+        op->swap_ns += spent;
+      else if (op->phase == 2)
+        op->fault_ns += spent;
+      else if (op->phase == 3)
+        {
+          op_complete (s, op);
+          return;
+        }
+      op->phase++;
+      op->phase_t = s->now;
+      op->waiting = 0;
+      if (op->phase == 1)
+        {
+          if (s->spill)
+            swap_in (s, op);
+        }
+      else if (op->phase == 2)
+        fault_in (s, op);
+      else
+        {
+          op_run (s, op);
+          return;
+        }
+      if (op->waiting > 0)
+        return;
+    }
+}
+
+static void
+op_complete (Sim *s, Op *op)
+{
+  if (op->c.done)
+    return;
+  double end = s->now;
+  double run = end - op->run_t;
+  double contention = MAX (0.0, run - op->alone_ns);
+  /* Rounding of fluid times is not contention. */
+  if (contention < 1e-6 * MAX (1.0, op->alone_ns))
+    contention = 0;
+  s->contention_ns += contention;
+  s->swap_ns += op->swap_ns;
+  s->fault_ns += op->fault_ns;
+  s->ce_ns += op->ce_ns;
+  s->last_end = MAX (s->last_end, end);
+  for (guint i = 0, n = op_tracked (s, op); i < n; i++)
+    {
+      Alloc *a = op->acc[i];
+      if (--a->running == 0 && a->kind == VS_MEM_MANAGED)
+        s->man_running_bytes -= man_resident (s, a);
+    }
+  if (op->type == VS_OP_KERNEL)
+    {
+      const char *name = op->name ? op->name : "(unnamed)";
+      /* Readers intern names: look up by address first (a small cache,
+       * then the map), by text after. */
+      guint ks = (GPOINTER_TO_SIZE (name) >> 4) & (KCACHE - 1);
+      KernelStat *k = s->kcache[ks].k;
+      if (G_UNLIKELY (s->kcache[ks].name != name))
+        {
+          guint64 *kp = u64map_lookup (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name));
+          k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
+        }
+      if (k == NULL)
+        {
+          k = g_hash_table_lookup (s->kernels, name);
+          if (k == NULL)
+            {
+              k = g_new0 (KernelStat, 1);
+              k->name = name;
+              g_hash_table_insert (s->kernels, (gpointer) name, k);
+            }
+          u64map_insert (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
+        }
+      s->kcache[ks].name = name;
+      s->kcache[ks].k = k;
+      k->count++;
+      k->captured_ns += op->dur == VS_NONE ? 0 : i2d (op->dur);
+      k->predicted_ns += end - op->ready_t;
+      k->stall_ns += MAX (0.0, end - op->ready_t - op->alone_ns);
+    }
+  if (s->timeline && op->type != VS_OP_EVENT_RECORD && op->type != VS_OP_STREAM_WAIT)
+    {
+      char *nm;
+      if (op->type == VS_OP_KERNEL)
+        nm = json_str (op->name ? op->name : "kernel");
+      else if (op->type == VS_OP_COPY)
+        nm = g_strdup_printf ("\"copy %s\"", event_dir_name (op->dir));
+      else
+        nm = g_strdup_printf ("\"%s\"", event_op_name (op->type));
+      tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":1,\"tid\":%" G_GUINT64_FORMAT
+                ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT
+                ",\"bytes\":%" G_GUINT64_FORMAT ",\"alone_ns\":%.0f,\"swap_ns\":%.0f,\"fault_ns\":%.0f,\"copy_engine_ns\":%.0f}}",
+                nm, op->st->id, (op->ready_t - s->t0) / 1e3, (end - op->ready_t) / 1e3, op->index,
+                op->bytes == VS_NONE ? 0 : op->bytes, op->alone_ns, op->swap_ns, op->fault_ns, op->ce_ns);
+      g_free (nm);
+    }
+  if (op->ce >= 0)
+    {
+      s->ce_busy[op->ce]--;
+      Op *next = g_queue_pop_head (&s->ce_queue[op->ce]);
+      if (next)
+        {
+          next->ce_ns += s->now - next->ready_t;
+          s->ce_busy[op->ce]++;
+          op_begin (s, next);
+        }
+    }
+  /* Leave the stream, wake waiters, start the next op. */
+  Stream *st = op->st;
+  g_assert (st->head == op);
+  st->head = op->next;
+  if (st->head == NULL)
+    {
+      st->tail = NULL;
+      if (st->busy_prev) st->busy_prev->busy_next = st->busy_next; else s->busy = st->busy_next;
+      if (st->busy_next) st->busy_next->busy_prev = st->busy_prev;
+      st->busy_prev = st->busy_next = NULL;
+    }
+  op->next = NULL;
+  completion_fire (s, &op->c);
+  if (st->head)
+    op_try_start (s, st->head);
+  op_unref (op);         /* the stream's queue */
+}

@@ -1,0 +1,117 @@
+/* loc.part.c — locations (device, tiers, host): their capacity and use, and the resource paths that reach them.
+ *
+ * Part of the replay engine: #included by sim/engine/replay.c (one
+ * translation unit, so the hot paths inline across parts; not compiled
+ * alone). */
+#include "engine/sim-priv.h"
+
+static const char *
+loc_name (Sim *s, int loc)
+{
+  if (loc == LOC_DEVICE)
+    return config_builtin_names[VS_BUILTIN_DEVICE];
+  if (loc == s->loc_host)
+    return config_builtin_names[VS_BUILTIN_HOST];
+  return s->cfg->tiers[loc - 1].name;
+}
+
+/* Residency changes: integrate the old value for the series, then change.
+ * Sums saturate: --keep-going may overflow a device with absurd sizes. */
+static void
+loc_set (Sim *s, int loc, guint64 value)
+{
+  if (value == s->loc_used[loc])
+    return;
+  if (s->series)
+    series_add (s->series, (guint) loc, s->res_cur_t[loc] - s->t0, s->now - s->t0,
+                (double) s->loc_used[loc]);
+  s->res_cur_t[loc] = s->now;
+  s->loc_used[loc] = value;
+  if (value > s->loc_peak[loc])
+    s->loc_peak[loc] = value;
+  if (loc == LOC_DEVICE && value > s->loc_cap[loc] && value - s->loc_cap[loc] > s->overflow_peak)
+    s->overflow_peak = value - s->loc_cap[loc];
+  if (s->timeline)
+    tl_event (s, "{\"name\":\"resident %s\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"args\":{\"GiB\":%.6f}}",
+              loc_name (s, loc), (s->now - s->t0) / 1e3, value / 1073741824.0);
+}
+
+static void
+loc_add (Sim *s, int loc, guint64 bytes)
+{
+  guint64 v = s->loc_used[loc];
+  loc_set (s, loc, bytes > G_MAXUINT64 - v ? G_MAXUINT64 : v + bytes);
+}
+
+static void
+loc_sub (Sim *s, int loc, guint64 bytes)
+{
+  /* Less than BYTES in use only after a saturated sum (absurd sizes). */
+  loc_set (s, loc, s->loc_used[loc] >= bytes ? s->loc_used[loc] - bytes : 0);
+}
+
+static guint64
+loc_free (Sim *s, int loc)
+{
+  return s->loc_used[loc] >= s->loc_cap[loc] ? 0 : s->loc_cap[loc] - s->loc_used[loc];
+}
+
+
+/* ------------------------------------------------------------------ */
+/* Paths                                                               */
+
+static guint
+read_path (Sim *s, int loc, guint *p)
+{
+  if (loc == LOC_DEVICE || (loc == s->loc_host && s->cfg->unified))
+    return p[0] = s->r_dev, 1;
+  if (loc == s->loc_host)
+    return p[0] = s->r_host, p[1] = s->r_h2d, 2;
+  const VsTier *t = &s->cfg->tiers[loc - 1];
+  p[0] = s->r_tier0 + loc - 1;
+  if (t->attach == VS_ATTACH_DEVICE || s->cfg->unified)
+    return 1;
+  return p[1] = s->r_h2d, 2;
+}
+
+static guint
+write_path (Sim *s, int loc, guint *p)
+{
+  if (loc == LOC_DEVICE || (loc == s->loc_host && s->cfg->unified))
+    return p[0] = s->r_dev, 1;
+  if (loc == s->loc_host)
+    return p[0] = s->r_d2h, p[1] = s->r_host, 2;
+  const VsTier *t = &s->cfg->tiers[loc - 1];
+  if (t->attach == VS_ATTACH_DEVICE || s->cfg->unified)
+    return p[0] = s->r_tier0 + loc - 1, 1;
+  return p[0] = s->r_d2h, p[1] = s->r_tier0 + loc - 1, 2;
+}
+
+/* Path of a host-side copy to or from LOC when a device allocation lies
+ * below the device: a host-attached tier or the host are reached without
+ * the link, a device-attached tier through it. */
+static guint
+host_copy_path (Sim *s, int loc, gboolean h2d, guint *p)
+{
+  if (loc == s->loc_host)
+    return p[0] = s->r_host, 1;
+  const VsTier *t = &s->cfg->tiers[loc - 1];
+  p[0] = s->r_tier0 + loc - 1;
+  if (s->cfg->unified)
+    return 1;
+  if (t->attach == VS_ATTACH_DEVICE)
+    return p[1] = h2d ? s->r_h2d : s->r_d2h, 2;
+  return p[1] = s->r_host, 2;
+}
+
+/* Path of a move between device memory and LOC: out (device -> loc) or in. */
+static guint
+move_path (Sim *s, int loc, gboolean out, guint *p)
+{
+  guint n = out ? write_path (s, loc, p + 1) : read_path (s, loc, p);
+  if (out)
+    p[0] = s->r_dev;
+  else
+    p[n] = s->r_dev;
+  return n + 1;
+}
