@@ -31,6 +31,9 @@ N_RAND=${N_RAND:-24}
 export VRAMSIM_CONFIGS=$here/configs
 mkdir -p "$D/traces"
 T=$D/traces
+# Copies: a rebuild while this runs must not change what is compared.
+cp "$OLD" "$D/vramsim.old" && cp "$NEW" "$D/vramsim.new" || exit 1
+OLD=$D/vramsim.old NEW=$D/vramsim.new
 
 # Traces (made once; the random ones from their seed).
 for spec in "plain:" "stress:--streams 4" "uvm:--mode uvm" "spill:--mode spill" "live:--streams 7 --live 500"; do

@@ -11,8 +11,8 @@
 static void
 thread_issue (Sim *s, Thread *t)
 {
-  const VsEvent *ev = &s->ev;
-  double now = s->now;
+  const VsEvent *ev = &s->core.ev;
+  double now = s->core.now;
   t->s_cur = now;
   t->idle = FALSE;
   t->has_cur = FALSE;
@@ -36,7 +36,7 @@ thread_issue (Sim *s, Thread *t)
         jobs_give (s, jobs);
         if (!ok)
           {
-            s->last_end = MAX (s->last_end, now);
+            s->stats.last_end = MAX (s->stats.last_end, now);
             return;
           }
         break;
@@ -73,7 +73,7 @@ thread_issue (Sim *s, Thread *t)
       if (ev->scope == VS_SYNC_DEVICE)
         {
           /* A stream with nothing queued has finished its last op. */
-          for (Stream *st = s->busy; st; st = st->busy_next)
+          for (Stream *st = s->gpu.busy; st; st = st->busy_next)
             thread_block_on (t, &st->last->c);
         }
       else if (ev->scope == VS_SYNC_STREAM)
@@ -93,22 +93,22 @@ thread_issue (Sim *s, Thread *t)
       {
         mark_close (s, t, now, ev->t);
         const char *name = ev->name ? ev->name : "";
-        MarkStat *m = g_hash_table_lookup (s->marks, name);
+        MarkStat *m = g_hash_table_lookup (s->stats.marks, name);
         if (m == NULL)
           {
             m = g_new0 (MarkStat, 1);
             m->name = g_strdup (name);
-            g_hash_table_insert (s->marks, (gpointer) m->name, m);
+            g_hash_table_insert (s->stats.marks, (gpointer) m->name, m);
           }
         m->count++;
         t->mark_name = m->name;
         t->mark_t = now;
         t->mark_t_cap = ev->t;
-        if (s->timeline)
+        if (s->out.timeline)
           {
             char *nm = json_str (name);
             tl_event (s, "{\"name\":%s,\"ph\":\"i\",\"s\":\"p\",\"pid\":2,\"tid\":%u,\"ts\":%.3f}",
-                      nm, t->tid, (now - s->t0) / 1e3);
+                      nm, t->tid, (now - s->core.t0) / 1e3);
             g_free (nm);
           }
         break;

@@ -13,16 +13,16 @@ static void job_start (Sim *s, Job *j);
 static Job *
 job_new (Sim *s, double delay)
 {
-  Job *j = s->free_jobs;
+  Job *j = s->core.free_jobs;
   if (j != NULL)
     {
-      s->free_jobs = j->next_free;
+      s->core.free_jobs = j->next_free;
       memset (j, 0, sizeof *j);
     }
   else
     j = g_new0 (Job, 1);
-  j->pool = &s->free_jobs;
-  live_link (&s->live_jobs, &j->live);
+  j->pool = &s->core.free_jobs;
+  live_link (&s->core.live_jobs, &j->live);
   j->c.refs = 1;
   j->delay = delay;
   return j;
@@ -47,7 +47,7 @@ job_alone (Sim *s, const Job *j)
 {
   double t = 0;
   for (guint i = 0; i < j->n_flows; i++)
-    t = MAX (t, j->flows[i].amount / flow_net_alone_rate (s->net, j->flows[i].path,
+    t = MAX (t, j->flows[i].amount / flow_net_alone_rate (s->core.net, j->flows[i].path,
                                                            j->flows[i].n_path, j->flows[i].cap) * 1e9);
   return j->delay + t;
 }
@@ -86,7 +86,7 @@ job_run_flows (Sim *s, Job *j)
     }
   j->pending = j->n_flows;
   for (guint i = 0; i < j->n_flows; i++)
-    flow_start (s->net, s->now, j->flows[i].amount, j->flows[i].cap,
+    flow_start (s->core.net, s->core.now, j->flows[i].amount, j->flows[i].cap,
                 j->flows[i].path, j->flows[i].n_path, j, 1);
 }
 
@@ -98,7 +98,7 @@ job_start (Sim *s, Job *j)
   if (j->deps > 0)
     return;
   if (j->delay > 0)
-    evq_push (s->q, s->now + j->delay, EQ_JOB_DELAY, j, 0);
+    evq_push (s->core.q, s->core.now + j->delay, EQ_JOB_DELAY, j, 0);
   else
     job_run_flows (s, j);
 }
@@ -111,8 +111,8 @@ job_start (Sim *s, Job *j)
 static GPtrArray *
 jobs_take (Sim *s)
 {
-  GPtrArray *a = s->jobs_spare;
-  s->jobs_spare = NULL;
+  GPtrArray *a = s->core.jobs_spare;
+  s->core.jobs_spare = NULL;
   return a ? a : g_ptr_array_new ();
 }
 
@@ -120,8 +120,8 @@ static void
 jobs_give (Sim *s, GPtrArray *a)
 {
   g_ptr_array_set_size (a, 0);
-  if (s->jobs_spare == NULL)
-    s->jobs_spare = a;
+  if (s->core.jobs_spare == NULL)
+    s->core.jobs_spare = a;
   else
     g_ptr_array_free (a, TRUE);
 }

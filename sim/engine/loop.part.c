@@ -29,42 +29,42 @@ on_flow_done (gpointer user, gpointer owner, guint64 tag)
 static inline void
 progress (Sim *s)
 {
-  if (G_LIKELY (s->n_events < s->next_progress))
+  if (G_LIKELY (s->stats.n_events < s->stats.next_progress))
     return;
-  s->last_progress = s->n_events;
-  s->next_progress = s->n_events + 1000000;
-  fprintf (stderr, "\rvramsim: replayed %" G_GUINT64_FORMAT " events", s->n_events);
+  s->stats.last_progress = s->stats.n_events;
+  s->stats.next_progress = s->stats.n_events + 1000000;
+  fprintf (stderr, "\rvramsim: replayed %" G_GUINT64_FORMAT " events", s->stats.n_events);
 }
 
 static void
 sim_loop (Sim *s)
 {
   VsEvqItem it;
-  while (!s->halt)
+  while (!s->core.halt)
     {
-      double te = evq_peek_time (s->q);
-      double tf = flow_net_next_end (s->net);
-      double ti = s->issue_t;
+      double te = evq_peek_time (s->core.q);
+      double tf = flow_net_next_end (s->core.net);
+      double ti = s->host.issue_t;
       if (tf <= te && tf <= ti)
         {
           if (G_UNLIKELY (isinf (tf)))
             break;   /* all three are: nothing left to do */
-          s->now = MAX (s->now, tf);
-          flow_net_finish_due (s->net, s->now, on_flow_done, s);
+          s->core.now = MAX (s->core.now, tf);
+          flow_net_finish_due (s->core.net, s->core.now, on_flow_done, s);
         }
       else if (ti < te)
         {
-          Thread *t = s->issue_thread;
-          s->issue_thread = NULL;
-          s->issue_t = INFINITY;
-          s->now = MAX (s->now, ti);
+          Thread *t = s->host.issue_thread;
+          s->host.issue_thread = NULL;
+          s->host.issue_t = INFINITY;
+          s->core.now = MAX (s->core.now, ti);
           thread_issue (s, t);
           progress (s);
         }
       else
         {
-          evq_pop (s->q, &it);
-          s->now = MAX (s->now, it.t);
+          evq_pop (s->core.q, &it);
+          s->core.now = MAX (s->core.now, it.t);
           switch (it.kind)
             {
             case EQ_OP_RETRY:
@@ -81,6 +81,6 @@ sim_loop (Sim *s)
             }
         }
     }
-  if (s->opts->progress && s->last_progress)
+  if (s->core.opts->progress && s->stats.last_progress)
     fputc ('\n', stderr);
 }

@@ -16,17 +16,17 @@ static void op_run (Sim *s, Op *op);
 static __attribute__ ((noinline)) Stream *
 stream_find_slow (Sim *s, guint64 id)
 {
-  guint64 *v = u64map_lookup (&s->streams, id + 1);
+  guint64 *v = u64map_lookup (&s->gpu.streams, id + 1);
   Stream *st = v ? GSIZE_TO_POINTER (*v) : NULL;
   if (st)
-    s->last_stream = st;
+    s->gpu.last_stream = st;
   return st;
 }
 
 static inline Stream *
 stream_find (Sim *s, guint64 id)
 {
-  Stream *st = s->last_stream;
+  Stream *st = s->gpu.last_stream;
   if (G_LIKELY (st != NULL && st->id == id))
     return st;   /* ops come in runs on one stream */
   return stream_find_slow (s, id);
@@ -40,9 +40,9 @@ stream_get (Sim *s, guint64 id)
     {
       st = g_new0 (Stream, 1);
       st->id = id;
-      u64map_insert (&s->streams, id + 1, GPOINTER_TO_SIZE (st));
-      g_ptr_array_add (s->stream_list, st);
-      if (s->timeline)
+      u64map_insert (&s->gpu.streams, id + 1, GPOINTER_TO_SIZE (st));
+      g_ptr_array_add (s->gpu.stream_list, st);
+      if (s->out.timeline)
         for (int pid = 1; pid <= 3; pid += 2)
           tl_event (s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" G_GUINT64_FORMAT
                     ",\"args\":{\"name\":\"stream %" G_GUINT64_FORMAT "\"}}", pid, id, id);
@@ -72,7 +72,7 @@ op_depend (Op *op, Op *on)
 static inline Op *
 event_find (Sim *s, guint64 event)
 {
-  guint64 *v = u64map_lookup (&s->events, event + 1);
+  guint64 *v = u64map_lookup (&s->gpu.events, event + 1);
   return v ? GSIZE_TO_POINTER (*v) : NULL;
 }
 
@@ -80,7 +80,7 @@ event_find (Sim *s, guint64 event)
 static inline Alloc *
 alloc_find (Sim *s, guint64 id)
 {
-  guint64 *v = slotmap_lookup (&s->allocs, id);
+  guint64 *v = slotmap_lookup (&s->mem.allocs, id);
   return v ? GSIZE_TO_POINTER (*v) : NULL;
 }
 
@@ -93,7 +93,7 @@ alloc_lookup (Sim *s, guint64 id)
     return NULL;
   Alloc *a = alloc_find (s, id);
   if (G_UNLIKELY (a == NULL))
-    s->unknown_refs++;
+    s->stats.unknown_refs++;
   return a;
 }
 
@@ -103,7 +103,7 @@ alloc_lookup (Sim *s, guint64 id)
 static void
 acc_begin (Sim *s, Op *op)
 {
-  s->acc_gen++;
+  s->gpu.acc_gen++;
   op->acc = op->acc_inline;
   op->mode = op->mode_inline;
   op->acc_cap = OP_INLINE_ACC;
@@ -132,7 +132,7 @@ acc_add (Sim *s, Op *op, guint64 id, guint8 mode)
       op->acc_cap = cap;
     }
   guint n = op->n_acc, kinds = op->kinds;
-  acc_add_one (s, op->acc, op->mode, &n, s->acc_gen, id, mode, &kinds, TRUE);
+  acc_add_one (s, op->acc, op->mode, &n, s->gpu.acc_gen, id, mode, &kinds, TRUE);
   op->n_acc = n;
   op->kinds = kinds;
 }
@@ -176,7 +176,7 @@ acc_add_few (Sim *s, Op *op, const VsEvent *ev)
   Alloc **acc = op->acc_inline;
   guint8 *mode = op->mode_inline;
   guint n = 0, kinds = 0;
-  guint64 gen = s->acc_gen;
+  guint64 gen = s->gpu.acc_gen;
   for (guint i = 0; i < ev->n_reads; i++)
     acc_add_one (s, acc, mode, &n, gen, ev->reads[i], ACC_R, &kinds, FALSE);
   for (guint i = 0; i < ev->n_writes; i++)
@@ -184,7 +184,7 @@ acc_add_few (Sim *s, Op *op, const VsEvent *ev)
   for (guint i = 0; i < ev->n_touches; i++)
     acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4, &kinds, FALSE);
   op->kinds = kinds;
-  if (s->dev_only && ev->bytes != VS_NONE && !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
+  if (s->mem.dev_only && ev->bytes != VS_NONE && !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
     n = 0;
   for (guint i = 0; i < n; i++)
     acc[i]->refs++;
@@ -234,7 +234,7 @@ static __attribute__ ((noinline)) void
 op_issue_extra (Sim *s, Op *op, const VsEvent *ev)
 {
   Stream *st = op->st;
-  if (s->timeline && ev->dur != VS_NONE && ev->op != VS_OP_FREE)
+  if (s->out.timeline && ev->dur != VS_NONE && ev->op != VS_OP_FREE)
     {
       /* The captured timeline beside the predicted one: a trace has each
        * op's GPU duration but not its GPU start, estimated as the later of
@@ -246,14 +246,14 @@ op_issue_extra (Sim *s, Op *op, const VsEvent *ev)
         : g_strdup_printf ("\"%s\"", event_op_name (ev->op));
       tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":3,\"tid\":%" G_GUINT64_FORMAT
                 ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT "}}",
-                nm, st->id, ((double) start - s->t0) / 1e3, ev->dur / 1e3, ev->index);
+                nm, st->id, ((double) start - s->core.t0) / 1e3, ev->dur / 1e3, ev->index);
       g_free (nm);
     }
-  if (s->cfg->gpu.legacy_default_stream)
+  if (s->core.cfg->gpu.legacy_default_stream)
     {
       if (st->id == 0)
         {
-          for (Stream *o = s->busy; o; o = o->busy_next)
+          for (Stream *o = s->gpu.busy; o; o = o->busy_next)
             if (o != st)
               op_depend (op, o->last);
         }
@@ -270,10 +270,10 @@ op_issue_extra (Sim *s, Op *op, const VsEvent *ev)
 static Op *
 op_issue (Sim *s, const VsEvent *ev)
 {
-  Op *op = s->free_ops;
+  Op *op = s->gpu.free_ops;
   if (op != NULL)
     {
-      s->free_ops = op->next;
+      s->gpu.free_ops = op->next;
       /* Every field is set below or here: field by field is several
        * times cheaper than a memset of the struct (measured: its `rep
        * stos` was 5 % of replay time). */
@@ -292,9 +292,9 @@ op_issue (Sim *s, const VsEvent *ev)
   else
     {
       op = g_new0 (Op, 1);
-      g_ptr_array_add (s->ops_made, op);
+      g_ptr_array_add (s->gpu.ops_made, op);
     }
-  op->pool = &s->free_ops;
+  op->pool = &s->gpu.free_ops;
   /* The stream's `last` (taken below): it keeps the op alive while its
    * caller uses it, until the stream's next op is issued. */
   op->c.refs = 1;
@@ -308,7 +308,7 @@ op_issue (Sim *s, const VsEvent *ev)
   op->compute_ns = ev->compute_ns;
   op->name = ev->name;
   op->ce = -1;
-  op->issue_t = s->now;
+  op->issue_t = s->core.now;
   acc_begin (s, op);
   switch (ev->op)
     {
@@ -330,7 +330,7 @@ op_issue (Sim *s, const VsEvent *ev)
         acc_add (s, op, ev->src, ACC_R);
       if (op->dst && op->dst->kind != VS_MEM_PINNED && ev->dir != VS_DIR_D2H && ev->dir != VS_DIR_P2P)
         acc_add (s, op, ev->dst, ACC_W);
-      if (!s->cfg->unified)
+      if (!s->core.cfg->unified)
         op->ce = ev->dir == VS_DIR_H2D ? 0 : (ev->dir == VS_DIR_D2D ? -1 : 1);
       break;
     case VS_OP_MEMSET:
@@ -357,7 +357,7 @@ op_issue (Sim *s, const VsEvent *ev)
       {
         Op *old = event_find (s, ev->event);
         op->c.refs++;
-        u64map_insert (&s->events, ev->event + 1, GPOINTER_TO_SIZE (op));
+        u64map_insert (&s->gpu.events, ev->event + 1, GPOINTER_TO_SIZE (op));
         op_unref (old);
       }
       break;
@@ -368,7 +368,7 @@ op_issue (Sim *s, const VsEvent *ev)
 
   Stream *st = stream_get (s, ev->stream);
   op->st = st;
-  if (G_UNLIKELY (s->issue_extra))
+  if (G_UNLIKELY (s->gpu.issue_extra))
     op_issue_extra (s, op, ev);
   op->c.refs++;          /* the stream's queue */
   if (st->tail)
@@ -377,10 +377,10 @@ op_issue (Sim *s, const VsEvent *ev)
     {
       st->head = op;
       st->busy_prev = NULL;
-      st->busy_next = s->busy;
-      if (s->busy)
-        s->busy->busy_prev = st;
-      s->busy = st;
+      st->busy_next = s->gpu.busy;
+      if (s->gpu.busy)
+        s->gpu.busy->busy_prev = st;
+      s->gpu.busy = st;
     }
   st->tail = op;
   op_unref (st->last);
@@ -413,10 +413,10 @@ static void
 op_begin (Sim *s, Op *op)
 {
   op->waiting = 0;
-  if (!s->spill && (!op->has_managed || s->cfg->unified))
+  if (!s->mem.spill && (!op->has_managed || s->core.cfg->unified))
     {
       op->phase = 3;
-      op->phase_t = s->now;
+      op->phase_t = s->core.now;
       op_run (s, op);
       return;
     }
@@ -429,25 +429,25 @@ op_try_start (Sim *s, Op *op)
 {
   if (op->started || op->st->head != op || op->deps > 0)
     return;
-  double ready = op->issue_t + s->cfg->gpu.launch_latency_ns;
-  if (s->now < ready)
+  double ready = op->issue_t + s->core.cfg->gpu.launch_latency_ns;
+  if (s->core.now < ready)
     {
       if (!op->retry_pending)
         {
           op->retry_pending = TRUE;
           op->c.refs++;
-          evq_push (s->q, ready, EQ_OP_RETRY, op, 0);
+          evq_push (s->core.q, ready, EQ_OP_RETRY, op, 0);
         }
       return;
     }
   op->started = TRUE;
-  op->ready_t = s->now;
-  if (op->ce >= 0 && s->ce_busy[op->ce] >= s->cfg->link.copy_engines)
+  op->ready_t = s->core.now;
+  if (op->ce >= 0 && s->gpu.ce_busy[op->ce] >= s->core.cfg->link.copy_engines)
     {
-      g_queue_push_tail (&s->ce_queue[op->ce], op);
+      g_queue_push_tail (&s->gpu.ce_queue[op->ce], op);
       return;
     }
   if (op->ce >= 0)
-    s->ce_busy[op->ce]++;
+    s->gpu.ce_busy[op->ce]++;
   op_begin (s, op);
 }

@@ -14,18 +14,18 @@ static void alloc_release (Sim *s, Alloc *a);
 static inline guint
 op_tracked (const Sim *s, const Op *op)
 {
-  return op->has_managed || s->spill ? op->n_acc : 0;
+  return op->has_managed || s->mem.spill ? op->n_acc : 0;
 }
 
 static void
 op_run (Sim *s, Op *op)
 {
-  op->run_t = s->now;
+  op->run_t = s->core.now;
   for (guint i = 0, n = op_tracked (s, op); i < n; i++)
     {
       Alloc *a = op->acc[i];
       if (a->kind == VS_MEM_MANAGED && a->running == 0)
-        s->man_running_bytes += man_resident (s, a);
+        s->mem.man_running_bytes += man_resident (s, a);
       a->running++;
       lru_touch (s, a);
       if (op->mode[i] & ACC_W)
@@ -90,7 +90,7 @@ op_phase (Sim *s, Op *op)
 {
   for (;;)
     {
-      double spent = s->now - op->phase_t;
+      double spent = s->core.now - op->phase_t;
       if (op->phase == 1)
         op->swap_ns += spent;
       else if (op->phase == 2)
@@ -101,11 +101,11 @@ op_phase (Sim *s, Op *op)
           return;
         }
       op->phase++;
-      op->phase_t = s->now;
+      op->phase_t = s->core.now;
       op->waiting = 0;
       if (op->phase == 1)
         {
-          if (s->spill)
+          if (s->mem.spill)
             swap_in (s, op);
         }
       else if (op->phase == 2)
@@ -125,22 +125,22 @@ op_complete (Sim *s, Op *op)
 {
   if (op->c.done)
     return;
-  double end = s->now;
+  double end = s->core.now;
   double run = end - op->run_t;
   double contention = MAX (0.0, run - op->alone_ns);
   /* Rounding of fluid times is not contention. */
   if (contention < 1e-6 * MAX (1.0, op->alone_ns))
     contention = 0;
-  s->contention_ns += contention;
-  s->swap_ns += op->swap_ns;
-  s->fault_ns += op->fault_ns;
-  s->ce_ns += op->ce_ns;
-  s->last_end = MAX (s->last_end, end);
+  s->stats.contention_ns += contention;
+  s->stats.swap_ns += op->swap_ns;
+  s->stats.fault_ns += op->fault_ns;
+  s->stats.ce_ns += op->ce_ns;
+  s->stats.last_end = MAX (s->stats.last_end, end);
   for (guint i = 0, n = op_tracked (s, op); i < n; i++)
     {
       Alloc *a = op->acc[i];
       if (--a->running == 0 && a->kind == VS_MEM_MANAGED)
-        s->man_running_bytes -= man_resident (s, a);
+        s->mem.man_running_bytes -= man_resident (s, a);
     }
   if (op->type == VS_OP_KERNEL)
     {
@@ -148,31 +148,31 @@ op_complete (Sim *s, Op *op)
       /* Readers intern names: look up by address first (a small cache,
        * then the map), by text after. */
       guint ks = (GPOINTER_TO_SIZE (name) >> 4) & (KCACHE - 1);
-      KernelStat *k = s->kcache[ks].k;
-      if (G_UNLIKELY (s->kcache[ks].name != name))
+      KernelStat *k = s->stats.kcache[ks].k;
+      if (G_UNLIKELY (s->stats.kcache[ks].name != name))
         {
-          guint64 *kp = u64map_lookup (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name));
+          guint64 *kp = u64map_lookup (&s->stats.kernel_by_ptr, GPOINTER_TO_SIZE (name));
           k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
         }
       if (k == NULL)
         {
-          k = g_hash_table_lookup (s->kernels, name);
+          k = g_hash_table_lookup (s->stats.kernels, name);
           if (k == NULL)
             {
               k = g_new0 (KernelStat, 1);
               k->name = name;
-              g_hash_table_insert (s->kernels, (gpointer) name, k);
+              g_hash_table_insert (s->stats.kernels, (gpointer) name, k);
             }
-          u64map_insert (&s->kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
+          u64map_insert (&s->stats.kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
         }
-      s->kcache[ks].name = name;
-      s->kcache[ks].k = k;
+      s->stats.kcache[ks].name = name;
+      s->stats.kcache[ks].k = k;
       k->count++;
       k->captured_ns += op->dur == VS_NONE ? 0 : i2d (op->dur);
       k->predicted_ns += end - op->ready_t;
       k->stall_ns += MAX (0.0, end - op->ready_t - op->alone_ns);
     }
-  if (s->timeline && op->type != VS_OP_EVENT_RECORD && op->type != VS_OP_STREAM_WAIT)
+  if (s->out.timeline && op->type != VS_OP_EVENT_RECORD && op->type != VS_OP_STREAM_WAIT)
     {
       char *nm;
       if (op->type == VS_OP_KERNEL)
@@ -184,18 +184,18 @@ op_complete (Sim *s, Op *op)
       tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":1,\"tid\":%" G_GUINT64_FORMAT
                 ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT
                 ",\"bytes\":%" G_GUINT64_FORMAT ",\"alone_ns\":%.0f,\"swap_ns\":%.0f,\"fault_ns\":%.0f,\"copy_engine_ns\":%.0f}}",
-                nm, op->st->id, (op->ready_t - s->t0) / 1e3, (end - op->ready_t) / 1e3, op->index,
+                nm, op->st->id, (op->ready_t - s->core.t0) / 1e3, (end - op->ready_t) / 1e3, op->index,
                 op->bytes == VS_NONE ? 0 : op->bytes, op->alone_ns, op->swap_ns, op->fault_ns, op->ce_ns);
       g_free (nm);
     }
   if (op->ce >= 0)
     {
-      s->ce_busy[op->ce]--;
-      Op *next = g_queue_pop_head (&s->ce_queue[op->ce]);
+      s->gpu.ce_busy[op->ce]--;
+      Op *next = g_queue_pop_head (&s->gpu.ce_queue[op->ce]);
       if (next)
         {
-          next->ce_ns += s->now - next->ready_t;
-          s->ce_busy[op->ce]++;
+          next->ce_ns += s->core.now - next->ready_t;
+          s->gpu.ce_busy[op->ce]++;
           op_begin (s, next);
         }
     }
@@ -206,7 +206,7 @@ op_complete (Sim *s, Op *op)
   if (st->head == NULL)
     {
       st->tail = NULL;
-      if (st->busy_prev) st->busy_prev->busy_next = st->busy_next; else s->busy = st->busy_next;
+      if (st->busy_prev) st->busy_prev->busy_next = st->busy_next; else s->gpu.busy = st->busy_next;
       if (st->busy_next) st->busy_next->busy_prev = st->busy_prev;
       st->busy_prev = st->busy_next = NULL;
     }

@@ -38,8 +38,11 @@
 #include "mem/loc.part.c"
 #include "mem/lru.part.c"
 #include "engine/job.part.c"
-#include "mem/spill.part.c"
+#include "mem/policy-spill.part.c"
 #include "mem/managed.part.c"
+#include "mem/policy-oom.part.c"
+#include "mem/policy-direct.part.c"
+#include "mem/policy-uvm.part.c"
 #include "mem/policy.part.c"
 #include "engine/thread.part.c"
 #include "engine/op.part.c"
@@ -59,52 +62,52 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
   static const VsReplayOptions defaults = { 0 };
   Sim sim = { 0 };
   Sim *s = &sim;
-  s->cfg = target;
-  s->cap_cfg = capture ? capture : target;
-  s->opts = opts ? opts : &defaults;
-  s->reader = reader;
+  s->core.cfg = target;
+  s->core.cap_cfg = capture ? capture : target;
+  s->core.opts = opts ? opts : &defaults;
+  s->core.reader = reader;
   sim_setup (s);
-  if (s->opts->series_path)
+  if (s->core.opts->series_path)
     {
-      s->series = g_new0 (Series, 1);
-      s->series->fixed = s->opts->series_dt_ns > 0;
-      s->series->dt = s->series->fixed ? s->opts->series_dt_ns : 1000.0;
-      s->series->n_cols = s->n_locs + flow_net_n_resources (s->net);
-      s->series->sums = g_array_new (FALSE, TRUE, sizeof (double));
-      flow_net_set_observer (s->net, on_load, s);
+      s->out.series = g_new0 (Series, 1);
+      s->out.series->fixed = s->core.opts->series_dt_ns > 0;
+      s->out.series->dt = s->out.series->fixed ? s->core.opts->series_dt_ns : 1000.0;
+      s->out.series->n_cols = s->mem.n_locs + flow_net_n_resources (s->core.net);
+      s->out.series->sums = g_array_new (FALSE, TRUE, sizeof (double));
+      flow_net_set_observer (s->core.net, on_load, s);
     }
-  if (s->opts->timeline_path && !timeline_open (s, s->opts->timeline_path, error))
+  if (s->core.opts->timeline_path && !timeline_open (s, s->core.opts->timeline_path, error))
     {
       sim_teardown (s);
       return NULL;
     }
-  s->issue_extra = s->timeline != NULL || s->cfg->gpu.legacy_default_stream;
+  s->gpu.issue_extra = s->out.timeline != NULL || s->core.cfg->gpu.legacy_default_stream;
 
   reader_advance (s);
   sim_loop (s);
-  if (s->error == NULL && s->stopped)
+  if (s->core.error == NULL && s->core.stopped)
     {
       /* An OOM stop: drain the reader so that bad input after the stop
        * still fails, and the event count is the trace's. */
       VsEvent ev;
-      while (trace_next (reader, &ev, &s->error))
+      while (trace_next (reader, &ev, &s->core.error))
         {
-          s->n_events++;
+          s->stats.n_events++;
           note_captured (s, &ev);
         }
     }
-  double end = MAX (s->last_end, s->now);
-  flow_net_settle (s->net, end);
-  double makespan = s->have_t0 ? end - s->t0 : 0;
+  double end = MAX (s->stats.last_end, s->core.now);
+  flow_net_settle (s->core.net, end);
+  double makespan = s->core.have_t0 ? end - s->core.t0 : 0;
   cJSON *report = NULL;
-  gboolean ok = s->error == NULL;
+  gboolean ok = s->core.error == NULL;
   if (!ok)
-    g_propagate_error (error, s->error);
+    g_propagate_error (error, s->core.error);
   else
     report = sim_report (s, makespan);
-  if (ok && s->series && !series_write (s, s->opts->series_path, makespan, error))
+  if (ok && s->out.series && !series_write (s, s->core.opts->series_path, makespan, error))
     ok = FALSE;
-  if (!timeline_close (s, s->opts->timeline_path, ok, ok ? error : NULL))
+  if (!timeline_close (s, s->core.opts->timeline_path, ok, ok ? error : NULL))
     ok = FALSE;
   if (!ok)
     g_clear_pointer (&report, cJSON_Delete);

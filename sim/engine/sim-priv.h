@@ -92,7 +92,7 @@ struct Alloc {
   guint8 kind;           /* effective VsMemKind */
   gboolean written, dirty;
   gboolean freed;
-  int loc;               /* LOC_DEVICE, LOC_TIER(k), or s->loc_host */
+  int loc;               /* LOC_DEVICE, LOC_TIER(k), or s->mem.loc_host */
   int below;             /* loc of a clean copy kept below, or -1 */
   int refs;
   gboolean fixed;        /* placed by `direct`: never moves */
@@ -200,7 +200,17 @@ typedef struct {
   double predicted_ns, captured_ns;
 } MarkStat;
 
+/* An oversubscription policy (sim/mem/policy*.part.c): its hooks, and
+ * the flags it sets at setup, which the per-event code reads inline from
+ * s->mem. */
 typedef struct {
+  const char *name;            /* as in the config ("oom", "spill", ...) */
+  gboolean spill;              /* device memory can leave the device: swap-in before an op, lru_dev kept */
+  gboolean dev_only;           /* device and managed memory are always reached on the device
+                                * (unless the machine is unified) */
+  gboolean device_is_managed;  /* device allocations are made managed memory */
+  /* A device allocation A does not fit once managed memory is evicted:
+   * place it (TRUE, with the jobs to wait for added to JOBS) or not (OOM). */
   gboolean (*nofit) (Sim *s, Alloc *a, GPtrArray *jobs);
 } Policy;
 
@@ -219,90 +229,107 @@ typedef struct {
   guint n_buckets;
 } Series;
 
+/* The engine's state, in one sub-struct per concern, so that what a part
+ * reaches shows in its code: s->core (the clock, the queue, the flow
+ * network, the trace), s->host (host threads), s->gpu (resources,
+ * streams, ops, copy engines), s->mem (locations, allocations, LRU, the
+ * policy's flags), s->stats (what the report counts) and s->out (the
+ * --series and --timeline observers). */
 struct Sim {
-  const VsConfig *cfg, *cap_cfg;
-  const VsReplayOptions *opts;
-  VsTraceReader *reader;
-  /* The one event read ahead: it stays valid (the reader's buffers with
-   * it) until the next trace_next, which comes only after it is issued. */
-  VsEvent ev;
-  GError *error;
-  VsEvq *q;
-  VsFlowNet *net;
-  double now, t0;
-  gboolean stopped, oom, have_t0, eof;
-  gboolean halt;         /* stopped, or error set: the main loop ends */
+  struct {
+    const VsConfig *cfg, *cap_cfg;
+    const VsReplayOptions *opts;
+    VsTraceReader *reader;
+    /* The one event read ahead: it stays valid (the reader's buffers with
+     * it) until the next trace_next, which comes only after it is issued. */
+    VsEvent ev;
+    GError *error;
+    VsEvq *q;
+    VsFlowNet *net;
+    double now, t0;
+    gboolean stopped, oom, have_t0, eof;
+    gboolean halt;         /* stopped, or error set: the main loop ends */
+    Live live_jobs, live_allocs;
+    Job *free_jobs;
+    GPtrArray *jobs_spare;
+  } core;
 
-  /* resources */
-  guint r_sm, r_dev, r_h2d, r_d2h, r_host, r_tier0;
-  double b_dev, b0_dev;  /* target and capture effective device bandwidth */
-  double ns_per_byte, ns_per_byte0;  /* their inverses, in ns per byte */
-  double tflops_scale;   /* capture tflops / target tflops */
-  double pageable_cap;
-  int loc_host;          /* index of the host location */
-  guint n_locs;
+  struct {
+    GHashTable *threads;   /* tid -> Thread* */
+    GPtrArray *thread_list;
+    Thread *last_thread;   /* the last thread_get: events come in runs */
+    Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
+    double issue_t;        /* INFINITY while issue_thread is NULL */
+  } host;
 
-  /* capacity */
-  guint64 *loc_cap, *loc_used, *loc_peak;
-  guint64 dev_nonmanaged;
-  guint64 man_running_bytes;  /* resident bytes of managed allocations running ops use */
-  guint64 overflow_peak;
+  struct {
+    /* resources */
+    guint r_sm, r_dev, r_h2d, r_d2h, r_host, r_tier0;
+    double b_dev, b0_dev;  /* target and capture effective device bandwidth */
+    double ns_per_byte, ns_per_byte0;  /* their inverses, in ns per byte */
+    double tflops_scale;   /* capture tflops / target tflops */
+    double pageable_cap;
+    VsU64Map streams;      /* stream id + 1 -> Stream* */
+    Stream *last_stream;   /* the last stream_find (streams live to the end) */
+    GPtrArray *stream_list;
+    Stream *busy;          /* streams with queued ops: a device sync waits on these */
+    VsU64Map events;       /* event id + 1 -> Op* (last recorded) */
+    GQueue ce_queue[2];
+    guint ce_busy[2];
+    gboolean issue_extra;  /* a timeline or the legacy default stream: op_issue's rare work */
+    guint64 acc_gen;
+    struct Part *parts;    /* kernel_run's scratch: 2 per location */
+    GPtrArray *ops_made;   /* every op (live, or recycled on free_ops) */
+    Op *free_ops;
+  } gpu;
 
-  VsSlotMap allocs;      /* id -> Alloc* of the live allocations */
-  Lru lru_dev, lru_man;   /* device allocations; managed ones with resident groups */
-  gboolean spill;        /* the spill policy: device memory can leave the device (swap-in, lru_dev) */
-  gboolean dev_only;     /* device and managed memory are always reached on the device */
-  GHashTable *threads;   /* tid -> Thread* */
-  GPtrArray *thread_list;
-  Thread *last_thread;   /* the last thread_get: events come in runs */
-  Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
-  double issue_t;        /* INFINITY while issue_thread is NULL */
-  VsU64Map streams;      /* stream id + 1 -> Stream* */
-  Stream *last_stream;   /* the last stream_find (streams live to the end) */
-  GPtrArray *stream_list;
-  Stream *busy;          /* streams with queued ops: a device sync waits on these */
-  VsU64Map events;       /* event id + 1 -> Op* (last recorded) */
-  GQueue ce_queue[2];
-  guint ce_busy[2];
-  const Policy *policy;
-  gboolean issue_extra;  /* a timeline or the legacy default stream: op_issue's rare work */
+  struct {
+    int loc_host;          /* index of the host location */
+    guint n_locs;
+    guint64 *loc_cap, *loc_used, *loc_peak;
+    guint64 dev_nonmanaged;
+    guint64 man_running_bytes;  /* resident bytes of managed allocations running ops use */
+    guint64 overflow_peak;
+    VsSlotMap allocs;      /* id -> Alloc* of the live allocations */
+    Lru lru_dev, lru_man;  /* device allocations; managed ones with resident groups */
+    const Policy *policy;
+    gboolean spill;        /* the spill policy: device memory can leave the device (swap-in, lru_dev) */
+    gboolean dev_only;     /* device and managed memory are always reached on the device */
+    gboolean device_is_managed;  /* device allocations are made managed (uvm) */
+    Alloc *free_allocs;    /* recycled, linked through lru_next */
+  } mem;
 
-  /* statistics */
-  guint64 n_events;
-  double last_end;
-  guint64 cap_first_t, cap_last_end;
-  gboolean cap_have;
-  double blocked_ns, contention_ns, fault_ns, swap_ns, ce_ns;
-  guint64 h2d_bytes, d2h_bytes, swap_out_bytes, swap_in_bytes, fault_bytes,
-          faults, writeback_bytes, prefetch_bytes, unknown_refs;
-  GHashTable *tags;      /* name -> index into tag_stats */
-  const char *last_tag;  /* the last tag_index, by address */
-  int last_tag_index;
-  GArray *tag_stats;
-  GHashTable *kernels;   /* name -> KernelStat* */
-  VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
+  struct {
+    guint64 n_events;
+    double last_end;
+    guint64 cap_first_t, cap_last_end;
+    gboolean cap_have;
+    double blocked_ns, contention_ns, fault_ns, swap_ns, ce_ns;
+    guint64 h2d_bytes, d2h_bytes, swap_out_bytes, swap_in_bytes, fault_bytes,
+            faults, writeback_bytes, prefetch_bytes, unknown_refs;
+    GHashTable *tags;      /* name -> index into tag_stats */
+    const char *last_tag;  /* the last tag_index, by address */
+    int last_tag_index;
+    GArray *tag_stats;
+    GHashTable *kernels;   /* name -> KernelStat* */
+    VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
 #define KCACHE 64
-  /* A direct-mapped cache in front of kernel_by_ptr (a trace has few
-   * kernel names): slot (address >> 4) & (KCACHE - 1). */
-  struct { const char *name; KernelStat *k; } kcache[KCACHE];
-  GHashTable *marks;     /* name -> MarkStat* */
-  cJSON *oom_obj;
-  guint64 last_progress;
-  guint64 next_progress; /* n_events of the next progress line (never without --progress) */
+    /* A direct-mapped cache in front of kernel_by_ptr (a trace has few
+     * kernel names): slot (address >> 4) & (KCACHE - 1). */
+    struct { const char *name; KernelStat *k; } kcache[KCACHE];
+    GHashTable *marks;     /* name -> MarkStat* */
+    cJSON *oom_obj;
+    guint64 last_progress;
+    guint64 next_progress; /* n_events of the next progress line (never without --progress) */
+  } stats;
 
-  Series *series;
-  double *res_cur_t;     /* per loc: time of the last residency change */
-  FILE *timeline;
-  char *timeline_tmp;
-  gboolean timeline_first;
-  guint64 acc_gen;
-  struct Part *parts;    /* kernel_run's scratch: 2 per location */
-  Live live_jobs, live_allocs;
-  GPtrArray *ops_made;   /* every op (live, or recycled on free_ops) */
-  Op *free_ops;
-  Alloc *free_allocs;    /* recycled, linked through lru_next */
-  Job *free_jobs;
-  GPtrArray *jobs_spare;
+  struct {
+    Series *series;
+    double *res_cur_t;     /* per loc: time of the last residency change */
+    FILE *timeline;
+    char *timeline_tmp;
+    gboolean timeline_first;
+  } out;
 };
 
 
@@ -369,11 +396,14 @@ static guint read_path (Sim *s, int loc, guint *p);
 static guint write_path (Sim *s, int loc, guint *p);
 static guint host_copy_path (Sim *s, int loc, gboolean h2d, guint *p);
 static guint move_path (Sim *s, int loc, gboolean out, guint *p);
+static int tier_with_room (Sim *s, guint64 bytes);
+static gboolean place_below (Sim *s, Alloc *a);
 
 /* mem/lru.part.c */
 static Lru *lru_of (Sim *s, const Alloc *a);
 static void lru_remove (Sim *s, Alloc *a);
 static void lru_touch (Sim *s, Alloc *a);
+static gboolean evictable (const Alloc *a, Alloc *const *keep, guint n_keep);
 
 /* engine/job.part.c */
 static Job *job_new (Sim *s, double delay);
@@ -387,9 +417,7 @@ static void job_start (Sim *s, Job *j);
 static GPtrArray *jobs_take (Sim *s);
 static void jobs_give (Sim *s, GPtrArray *a);
 
-/* mem/spill.part.c */
-static int tier_with_room (Sim *s, guint64 bytes);
-static gboolean evictable (const Alloc *a, Alloc *const *keep, guint n_keep);
+/* mem/policy-spill.part.c */
 static Job *spill_victim (Sim *s, Alloc *v);
 static gboolean spill_for (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, GPtrArray *jobs);
 static void swap_in (Sim *s, Op *op);
@@ -405,11 +433,11 @@ static Job *evict_managed (Sim *s, guint64 need, Alloc *const *keep, guint n_kee
 static guint64 sat_add (guint64 a, guint64 b);
 static void fault_in (Sim *s, Op *op);
 
-/* mem/policy.part.c */
+/* mem/policy-oom.part.c, policy-spill, policy-direct, policy-uvm, policy */
 static gboolean nofit_oom (Sim *s, Alloc *a, GPtrArray *jobs);
-static gboolean place_below (Sim *s, Alloc *a);
 static gboolean nofit_spill (Sim *s, Alloc *a, GPtrArray *jobs);
 static gboolean nofit_direct (Sim *s, Alloc *a, GPtrArray *jobs);
+static void policy_setup (Sim *s);
 
 /* engine/thread.part.c */
 static __attribute__ ((noinline)) Thread *thread_get_slow (Sim *s, guint32 tid);

@@ -12,23 +12,23 @@
 static __attribute__ ((noinline)) Thread *
 thread_get_slow (Sim *s, guint32 tid)
 {
-  Thread *t = g_hash_table_lookup (s->threads, GUINT_TO_POINTER (tid));
+  Thread *t = g_hash_table_lookup (s->host.threads, GUINT_TO_POINTER (tid));
   if (t == NULL)
     {
       t = g_new0 (Thread, 1);
       t->tid = tid;
       t->idle = TRUE;
-      g_hash_table_insert (s->threads, GUINT_TO_POINTER (tid), t);
-      g_ptr_array_add (s->thread_list, t);
+      g_hash_table_insert (s->host.threads, GUINT_TO_POINTER (tid), t);
+      g_ptr_array_add (s->host.thread_list, t);
     }
-  s->last_thread = t;
+  s->host.last_thread = t;
   return t;
 }
 
 static inline Thread *
 thread_get (Sim *s, guint32 tid)
 {
-  Thread *t = s->last_thread;
+  Thread *t = s->host.last_thread;
   if (G_LIKELY (t != NULL && t->tid == tid))
     return t;
   return thread_get_slow (s, tid);
@@ -46,9 +46,9 @@ note_captured (Sim *s, const VsEvent *ev)
   const guint gpu_ops = 1u << VS_OP_KERNEL | 1u << VS_OP_COPY | 1u << VS_OP_MEMSET;
   guint gpu = (ev->dur != VS_NONE) & (((1u << ev->op) & gpu_ops) != 0);
   end = gpu & (gpu_end > end) ? gpu_end : end;
-  s->cap_first_t = MIN (s->cap_first_t, t);
-  s->cap_last_end = MAX (s->cap_last_end, end);
-  s->cap_have = TRUE;
+  s->stats.cap_first_t = MIN (s->stats.cap_first_t, t);
+  s->stats.cap_last_end = MAX (s->stats.cap_last_end, end);
+  s->stats.cap_have = TRUE;
 }
 
 static void
@@ -56,7 +56,7 @@ mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
 {
   if (t->mark_name == NULL)
     return;
-  MarkStat *m = g_hash_table_lookup (s->marks, t->mark_name);
+  MarkStat *m = g_hash_table_lookup (s->stats.marks, t->mark_name);
   m->predicted_ns += now - t->mark_t;
   m->captured_ns += cap_t > t->mark_t_cap ? (double) (cap_t - t->mark_t_cap) : 0;
   t->mark_name = NULL;
@@ -68,21 +68,21 @@ mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
 static inline __attribute__ ((always_inline)) void
 thread_schedule (Sim *s, Thread *t)
 {
-  double at = i2d (s->ev.t);
+  double at = i2d (s->core.ev.t);
   if (t->has_prev)
     {
       /* The gap in integer ns (exact), one conversion. Masked rather
        * than branched on: whether there is a gap varies from call to
        * call, and the branch was mispredicted often. */
       guint64 end = t->issued_t + t->issued_h;   /* of the previous call */
-      guint64 gap = (s->ev.t - end) & -(guint64) (s->ev.t > end);
+      guint64 gap = (s->core.ev.t - end) & -(guint64) (s->core.ev.t > end);
       at = t->f_prev + i2d (gap);
     }
   /* Calls are issued in trace order, so at most one issue is pending: it
    * waits in a slot of its own rather than in the event queue. */
-  g_assert (s->issue_thread == NULL);
-  s->issue_thread = t;
-  s->issue_t = MAX (at, s->now);
+  g_assert (s->host.issue_thread == NULL);
+  s->host.issue_thread = t;
+  s->host.issue_t = MAX (at, s->core.now);
 }
 
 /* A thread that has no more events: close its open mark. */
@@ -100,30 +100,30 @@ thread_end (Sim *s, Thread *t)
 static inline __attribute__ ((always_inline)) void
 reader_advance (Sim *s)
 {
-  VsEvent *ev = &s->ev;
-  if (s->halt || s->eof)
+  VsEvent *ev = &s->core.ev;
+  if (s->core.halt || s->core.eof)
     return;
-  if (!trace_next (s->reader, ev, &s->error))
+  if (!trace_next (s->core.reader, ev, &s->core.error))
     {
-      s->eof = TRUE;
-      s->halt = s->error != NULL;
-      if (s->error == NULL)
-        for (guint i = 0; i < s->thread_list->len; i++)
+      s->core.eof = TRUE;
+      s->core.halt = s->core.error != NULL;
+      if (s->core.error == NULL)
+        for (guint i = 0; i < s->host.thread_list->len; i++)
           {
-            Thread *t = s->thread_list->pdata[i];
+            Thread *t = s->host.thread_list->pdata[i];
             if (t->idle && !t->ended)
               thread_end (s, t);
           }
       return;
     }
-  s->n_events++;
+  s->stats.n_events++;
   note_captured (s, ev);
-  if (!s->have_t0)
+  if (!s->core.have_t0)
     {
-      s->now = s->t0 = s->last_end = (double) ev->t;
-      s->have_t0 = TRUE;
-      for (guint i = 0; i < s->n_locs; i++)
-        s->res_cur_t[i] = s->t0;
+      s->core.now = s->core.t0 = s->stats.last_end = (double) ev->t;
+      s->core.have_t0 = TRUE;
+      for (guint i = 0; i < s->mem.n_locs; i++)
+        s->out.res_cur_t[i] = s->core.t0;
     }
   Thread *t = thread_get (s, ev->tid);
   t->has_cur = TRUE;
@@ -138,12 +138,12 @@ thread_finish (Sim *s, Thread *t, double f)
   t->has_prev = TRUE;
   t->f_prev = f;
   t->idle = TRUE;
-  s->last_end = MAX (s->last_end, f);
-  if (s->stopped)
+  s->stats.last_end = MAX (s->stats.last_end, f);
+  if (s->core.stopped)
     return;
   if (t->has_cur)
     thread_schedule (s, t);
-  else if (s->eof)
+  else if (s->core.eof)
     thread_end (s, t);
 }
 
@@ -153,11 +153,11 @@ thread_wait_done (Sim *s, gpointer obj, guint64 arg)
   Thread *t = obj;
   if (--t->waits > 0)
     return;
-  double f = MAX (t->s_cur, s->now);
-  s->blocked_ns += f - t->s_cur;
-  if (s->timeline && f > t->s_cur)
+  double f = MAX (t->s_cur, s->core.now);
+  s->stats.blocked_ns += f - t->s_cur;
+  if (s->out.timeline && f > t->s_cur)
     tl_event (s, "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}",
-              event_op_name (t->issued_op), t->tid, (t->s_cur - s->t0) / 1e3, (f - t->s_cur) / 1e3);
+              event_op_name (t->issued_op), t->tid, (t->s_cur - s->core.t0) / 1e3, (f - t->s_cur) / 1e3);
   thread_finish (s, t, f);
 }
 

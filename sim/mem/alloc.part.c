@@ -13,19 +13,19 @@ tag_index (Sim *s, const char *tag)
 {
   if (tag == NULL)
     tag = "untagged";
-  if (tag == s->last_tag)
-    return s->last_tag_index;   /* readers intern strings: same text, same address */
+  if (tag == s->stats.last_tag)
+    return s->stats.last_tag_index;   /* readers intern strings: same text, same address */
   gpointer v;
-  if (g_hash_table_lookup_extended (s->tags, tag, NULL, &v))
+  if (g_hash_table_lookup_extended (s->stats.tags, tag, NULL, &v))
     {
-      s->last_tag = tag;
-      s->last_tag_index = GPOINTER_TO_INT (v);
+      s->stats.last_tag = tag;
+      s->stats.last_tag_index = GPOINTER_TO_INT (v);
       return GPOINTER_TO_INT (v);
     }
   TagStat t = { g_strdup (tag), 0, 0 };
-  g_array_append_val (s->tag_stats, t);
-  int i = (int) s->tag_stats->len - 1;
-  g_hash_table_insert (s->tags, t.name, GINT_TO_POINTER (i));
+  g_array_append_val (s->stats.tag_stats, t);
+  int i = (int) s->stats.tag_stats->len - 1;
+  g_hash_table_insert (s->stats.tags, t.name, GINT_TO_POINTER (i));
   return i;
 }
 
@@ -33,14 +33,14 @@ static void
 alloc_release (Sim *s, Alloc *a)
 {
   a->freed = TRUE;
-  TagStat *t = &g_array_index (s->tag_stats, TagStat, a->tag);
+  TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
   t->cur -= a->bytes;
   lru_remove (s, a);
   if (a->kind == VS_MEM_PINNED)
-    loc_sub (s, s->loc_host, a->charge);
+    loc_sub (s, s->mem.loc_host, a->charge);
   else if (a->kind == VS_MEM_MANAGED)
     {
-      if (s->cfg->unified)
+      if (s->core.cfg->unified)
         loc_sub (s, LOC_DEVICE, a->charge);
       else
         loc_sub (s, LOC_DEVICE, man_resident (s, a));
@@ -50,14 +50,14 @@ alloc_release (Sim *s, Alloc *a)
     {
       loc_sub (s, a->loc, a->charge);
       if (a->loc == LOC_DEVICE)
-        s->dev_nonmanaged -= a->charge;
+        s->mem.dev_nonmanaged -= a->charge;
       if (a->below >= 0)
         loc_sub (s, a->below, a->charge);
       a->below = -1;
     }
   /* A is the one live under its id: do_alloc releases an id's old
    * allocation before it adds the new one. */
-  slotmap_remove (&s->allocs, a->id);
+  slotmap_remove (&s->mem.allocs, a->id);
   alloc_unref (a);       /* the table's */
 }
 
@@ -66,18 +66,18 @@ alloc_release (Sim *s, Alloc *a)
 static void
 report_oom (Sim *s, const VsEvent *ev, int loc)
 {
-  if (s->oom_obj)
+  if (s->stats.oom_obj)
     return;
-  s->oom = TRUE;
+  s->core.oom = TRUE;
   cJSON *o = cJSON_CreateObject ();
   cJSON_AddNumberToObject (o, "event", (double) ev->index);
   cJSON_AddNumberToObject (o, "t_ns", (double) ev->t);
-  cJSON_AddNumberToObject (o, "predicted_t_ns", floor (s->now - s->t0));
+  cJSON_AddNumberToObject (o, "predicted_t_ns", floor (s->core.now - s->core.t0));
   cJSON_AddNumberToObject (o, "requested", (double) ev->bytes);
-  cJSON_AddNumberToObject (o, "in_use", (double) s->loc_used[loc]);
-  cJSON_AddNumberToObject (o, "capacity", (double) s->loc_cap[loc]);
+  cJSON_AddNumberToObject (o, "in_use", (double) s->mem.loc_used[loc]);
+  cJSON_AddNumberToObject (o, "capacity", (double) s->mem.loc_cap[loc]);
   cJSON_AddStringToObject (o, "memory", loc_name (s, loc));
-  s->oom_obj = o;
+  s->stats.oom_obj = o;
 }
 
 /* Handles an alloc event. Returns FALSE when the replay must stop (OOM);
@@ -85,10 +85,10 @@ report_oom (Sim *s, const VsEvent *ev, int loc)
 static gboolean
 do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
 {
-  Alloc *a = s->free_allocs;
+  Alloc *a = s->mem.free_allocs;
   if (a != NULL)
     {
-      s->free_allocs = a->lru_next;
+      s->mem.free_allocs = a->lru_next;
       /* Field by field (a memset's `rep stos` costs more); the fields
        * set below are left out. */
       a->acc_gen = 0;
@@ -102,26 +102,26 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
     }
   else
     a = g_new0 (Alloc, 1);
-  a->pool = &s->free_allocs;
-  live_link (&s->live_allocs, &a->live);
+  a->pool = &s->mem.free_allocs;
+  live_link (&s->core.live_allocs, &a->live);
   a->refs = 1;
   a->id = ev->id;
   a->bytes = ev->bytes;
   a->kind = ev->kind;
   a->below = -1;
   a->tag = tag_index (s, ev->tag);
-  if (a->kind == VS_MEM_DEVICE && s->cfg->oversubscription == VS_OVERSUB_UVM)
+  if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
     a->kind = VS_MEM_MANAGED;
-  a->charge = round_up (a->bytes, s->cfg->memory.alloc_granularity);
+  a->charge = round_up (a->bytes, s->core.cfg->memory.alloc_granularity);
   gboolean ok = TRUE;
   int oom_loc = LOC_DEVICE;
 
-  if (s->cfg->unified && a->kind != VS_MEM_DEVICE)
+  if (s->core.cfg->unified && a->kind != VS_MEM_DEVICE)
     {
       /* One pool: pinned and managed memory are charged like device memory. */
       if (loc_free (s, LOC_DEVICE) < a->charge)
         {
-          if (s->opts->keep_going)
+          if (s->core.opts->keep_going)
             report_oom (s, ev, LOC_DEVICE);
           else
             ok = FALSE;
@@ -130,22 +130,22 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
         loc_add (s, LOC_DEVICE, a->charge);
       a->loc = LOC_DEVICE;
       if (a->kind == VS_MEM_PINNED)
-        a->kind = VS_MEM_DEVICE, s->dev_nonmanaged += a->charge;
+        a->kind = VS_MEM_DEVICE, s->mem.dev_nonmanaged += a->charge;
     }
   else if (a->kind == VS_MEM_PINNED)
     {
       a->charge = a->bytes;
-      a->loc = s->loc_host;
-      oom_loc = s->loc_host;
-      if (a->charge > loc_free (s, s->loc_host))
+      a->loc = s->mem.loc_host;
+      oom_loc = s->mem.loc_host;
+      if (a->charge > loc_free (s, s->mem.loc_host))
         {
-          if (s->opts->keep_going)
-            report_oom (s, ev, s->loc_host);
+          if (s->core.opts->keep_going)
+            report_oom (s, ev, s->mem.loc_host);
           else
             ok = FALSE;
         }
       if (ok)
-        loc_add (s, s->loc_host, a->charge);
+        loc_add (s, s->mem.loc_host, a->charge);
     }
   else if (a->kind == VS_MEM_MANAGED)
     {
@@ -154,13 +154,13 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
        * engine's per-group state). */
       a->charge = a->bytes;
       a->loc = LOC_DEVICE;
-      oom_loc = s->loc_host;
-      if (a->bytes > s->loc_cap[s->loc_host]
-          || a->bytes / s->cfg->uvm.evict_unit >= MAX_MANAGED_GROUPS)
+      oom_loc = s->mem.loc_host;
+      if (a->bytes > s->mem.loc_cap[s->mem.loc_host]
+          || a->bytes / s->core.cfg->uvm.evict_unit >= MAX_MANAGED_GROUPS)
         ok = FALSE;
       else
         {
-          a->n_groups = (guint32) ((a->bytes + s->cfg->uvm.evict_unit - 1) / s->cfg->uvm.evict_unit);
+          a->n_groups = (guint32) ((a->bytes + s->core.cfg->uvm.evict_unit - 1) / s->core.cfg->uvm.evict_unit);
         }
     }
   else
@@ -178,16 +178,16 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
         {
           a->loc = LOC_DEVICE;
           loc_add (s, LOC_DEVICE, a->charge);
-          s->dev_nonmanaged += a->charge;
+          s->mem.dev_nonmanaged += a->charge;
         }
-      else if (!s->policy->nofit (s, a, jobs))
+      else if (!s->mem.policy->nofit (s, a, jobs))
         {
-          if (s->opts->keep_going)
+          if (s->core.opts->keep_going)
             {
               report_oom (s, ev, LOC_DEVICE);
               a->loc = LOC_DEVICE;
               loc_add (s, LOC_DEVICE, a->charge);
-              s->dev_nonmanaged += a->charge;
+              s->mem.dev_nonmanaged += a->charge;
             }
           else
             ok = FALSE;
@@ -196,18 +196,18 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   if (!ok)
     {
       report_oom (s, ev, oom_loc);
-      s->stopped = TRUE;
-      s->halt = TRUE;
+      s->core.stopped = TRUE;
+      s->core.halt = TRUE;
       alloc_unref (a);
       return FALSE;
     }
-  TagStat *t = &g_array_index (s->tag_stats, TagStat, a->tag);
+  TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
   t->cur += a->bytes;
   t->peak = MAX (t->peak, t->cur);
   Alloc *old = alloc_find (s, a->id);
   if (old)
     alloc_release (s, old);
-  slotmap_add (&s->allocs, a->id, GPOINTER_TO_SIZE (a));
+  slotmap_add (&s->mem.allocs, a->id, GPOINTER_TO_SIZE (a));
   lru_touch (s, a);
   return TRUE;
 }

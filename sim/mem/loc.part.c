@@ -10,9 +10,9 @@ loc_name (Sim *s, int loc)
 {
   if (loc == LOC_DEVICE)
     return config_builtin_names[VS_BUILTIN_DEVICE];
-  if (loc == s->loc_host)
+  if (loc == s->mem.loc_host)
     return config_builtin_names[VS_BUILTIN_HOST];
-  return s->cfg->tiers[loc - 1].name;
+  return s->core.cfg->tiers[loc - 1].name;
 }
 
 /* Residency changes: integrate the old value for the series, then change.
@@ -20,26 +20,26 @@ loc_name (Sim *s, int loc)
 static void
 loc_set (Sim *s, int loc, guint64 value)
 {
-  if (value == s->loc_used[loc])
+  if (value == s->mem.loc_used[loc])
     return;
-  if (s->series)
-    series_add (s->series, (guint) loc, s->res_cur_t[loc] - s->t0, s->now - s->t0,
-                (double) s->loc_used[loc]);
-  s->res_cur_t[loc] = s->now;
-  s->loc_used[loc] = value;
-  if (value > s->loc_peak[loc])
-    s->loc_peak[loc] = value;
-  if (loc == LOC_DEVICE && value > s->loc_cap[loc] && value - s->loc_cap[loc] > s->overflow_peak)
-    s->overflow_peak = value - s->loc_cap[loc];
-  if (s->timeline)
+  if (s->out.series)
+    series_add (s->out.series, (guint) loc, s->out.res_cur_t[loc] - s->core.t0, s->core.now - s->core.t0,
+                (double) s->mem.loc_used[loc]);
+  s->out.res_cur_t[loc] = s->core.now;
+  s->mem.loc_used[loc] = value;
+  if (value > s->mem.loc_peak[loc])
+    s->mem.loc_peak[loc] = value;
+  if (loc == LOC_DEVICE && value > s->mem.loc_cap[loc] && value - s->mem.loc_cap[loc] > s->mem.overflow_peak)
+    s->mem.overflow_peak = value - s->mem.loc_cap[loc];
+  if (s->out.timeline)
     tl_event (s, "{\"name\":\"resident %s\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"args\":{\"GiB\":%.6f}}",
-              loc_name (s, loc), (s->now - s->t0) / 1e3, value / 1073741824.0);
+              loc_name (s, loc), (s->core.now - s->core.t0) / 1e3, value / 1073741824.0);
 }
 
 static void
 loc_add (Sim *s, int loc, guint64 bytes)
 {
-  guint64 v = s->loc_used[loc];
+  guint64 v = s->mem.loc_used[loc];
   loc_set (s, loc, bytes > G_MAXUINT64 - v ? G_MAXUINT64 : v + bytes);
 }
 
@@ -47,13 +47,13 @@ static void
 loc_sub (Sim *s, int loc, guint64 bytes)
 {
   /* Less than BYTES in use only after a saturated sum (absurd sizes). */
-  loc_set (s, loc, s->loc_used[loc] >= bytes ? s->loc_used[loc] - bytes : 0);
+  loc_set (s, loc, s->mem.loc_used[loc] >= bytes ? s->mem.loc_used[loc] - bytes : 0);
 }
 
 static guint64
 loc_free (Sim *s, int loc)
 {
-  return s->loc_used[loc] >= s->loc_cap[loc] ? 0 : s->loc_cap[loc] - s->loc_used[loc];
+  return s->mem.loc_used[loc] >= s->mem.loc_cap[loc] ? 0 : s->mem.loc_cap[loc] - s->mem.loc_used[loc];
 }
 
 
@@ -63,28 +63,28 @@ loc_free (Sim *s, int loc)
 static guint
 read_path (Sim *s, int loc, guint *p)
 {
-  if (loc == LOC_DEVICE || (loc == s->loc_host && s->cfg->unified))
-    return p[0] = s->r_dev, 1;
-  if (loc == s->loc_host)
-    return p[0] = s->r_host, p[1] = s->r_h2d, 2;
-  const VsTier *t = &s->cfg->tiers[loc - 1];
-  p[0] = s->r_tier0 + loc - 1;
-  if (t->attach == VS_ATTACH_DEVICE || s->cfg->unified)
+  if (loc == LOC_DEVICE || (loc == s->mem.loc_host && s->core.cfg->unified))
+    return p[0] = s->gpu.r_dev, 1;
+  if (loc == s->mem.loc_host)
+    return p[0] = s->gpu.r_host, p[1] = s->gpu.r_h2d, 2;
+  const VsTier *t = &s->core.cfg->tiers[loc - 1];
+  p[0] = s->gpu.r_tier0 + loc - 1;
+  if (t->attach == VS_ATTACH_DEVICE || s->core.cfg->unified)
     return 1;
-  return p[1] = s->r_h2d, 2;
+  return p[1] = s->gpu.r_h2d, 2;
 }
 
 static guint
 write_path (Sim *s, int loc, guint *p)
 {
-  if (loc == LOC_DEVICE || (loc == s->loc_host && s->cfg->unified))
-    return p[0] = s->r_dev, 1;
-  if (loc == s->loc_host)
-    return p[0] = s->r_d2h, p[1] = s->r_host, 2;
-  const VsTier *t = &s->cfg->tiers[loc - 1];
-  if (t->attach == VS_ATTACH_DEVICE || s->cfg->unified)
-    return p[0] = s->r_tier0 + loc - 1, 1;
-  return p[0] = s->r_d2h, p[1] = s->r_tier0 + loc - 1, 2;
+  if (loc == LOC_DEVICE || (loc == s->mem.loc_host && s->core.cfg->unified))
+    return p[0] = s->gpu.r_dev, 1;
+  if (loc == s->mem.loc_host)
+    return p[0] = s->gpu.r_d2h, p[1] = s->gpu.r_host, 2;
+  const VsTier *t = &s->core.cfg->tiers[loc - 1];
+  if (t->attach == VS_ATTACH_DEVICE || s->core.cfg->unified)
+    return p[0] = s->gpu.r_tier0 + loc - 1, 1;
+  return p[0] = s->gpu.r_d2h, p[1] = s->gpu.r_tier0 + loc - 1, 2;
 }
 
 /* Path of a host-side copy to or from LOC when a device allocation lies
@@ -93,15 +93,15 @@ write_path (Sim *s, int loc, guint *p)
 static guint
 host_copy_path (Sim *s, int loc, gboolean h2d, guint *p)
 {
-  if (loc == s->loc_host)
-    return p[0] = s->r_host, 1;
-  const VsTier *t = &s->cfg->tiers[loc - 1];
-  p[0] = s->r_tier0 + loc - 1;
-  if (s->cfg->unified)
+  if (loc == s->mem.loc_host)
+    return p[0] = s->gpu.r_host, 1;
+  const VsTier *t = &s->core.cfg->tiers[loc - 1];
+  p[0] = s->gpu.r_tier0 + loc - 1;
+  if (s->core.cfg->unified)
     return 1;
   if (t->attach == VS_ATTACH_DEVICE)
-    return p[1] = h2d ? s->r_h2d : s->r_d2h, 2;
-  return p[1] = s->r_host, 2;
+    return p[1] = h2d ? s->gpu.r_h2d : s->gpu.r_d2h, 2;
+  return p[1] = s->gpu.r_host, 2;
 }
 
 /* Path of a move between device memory and LOC: out (device -> loc) or in. */
@@ -110,8 +110,28 @@ move_path (Sim *s, int loc, gboolean out, guint *p)
 {
   guint n = out ? write_path (s, loc, p + 1) : read_path (s, loc, p);
   if (out)
-    p[0] = s->r_dev;
+    p[0] = s->gpu.r_dev;
   else
-    p[n] = s->r_dev;
+    p[n] = s->gpu.r_dev;
   return n + 1;
+}
+
+static int
+tier_with_room (Sim *s, guint64 bytes)
+{
+  for (int loc = 1; loc <= s->mem.loc_host; loc++)
+    if (bytes <= loc_free (s, loc))
+      return loc;
+  return -1;
+}
+
+static gboolean
+place_below (Sim *s, Alloc *a)
+{
+  int loc = tier_with_room (s, a->charge);
+  if (loc < 0)
+    return FALSE;
+  a->loc = loc;
+  loc_add (s, loc, a->charge);
+  return TRUE;
 }

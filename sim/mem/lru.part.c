@@ -11,7 +11,7 @@
 static Lru *
 lru_of (Sim *s, const Alloc *a)
 {
-  return a->kind == VS_MEM_MANAGED ? &s->lru_man : &s->lru_dev;
+  return a->kind == VS_MEM_MANAGED ? &s->mem.lru_man : &s->mem.lru_dev;
 }
 
 static void
@@ -29,7 +29,7 @@ lru_remove (Sim *s, Alloc *a)
 static void
 lru_touch (Sim *s, Alloc *a)
 {
-  if (a->kind == VS_MEM_PINNED || a->freed || (a->kind == VS_MEM_DEVICE && !s->spill))
+  if (a->kind == VS_MEM_PINNED || a->freed || (a->kind == VS_MEM_DEVICE && !s->mem.spill))
     return;
   if (a->kind == VS_MEM_MANAGED && a->resident_groups == 0)
     {
@@ -42,4 +42,15 @@ lru_touch (Sim *s, Alloc *a)
   if (l->tail) l->tail->lru_next = a; else l->head = a;
   l->tail = a;
   a->in_lru = TRUE;
+}
+
+static gboolean
+evictable (const Alloc *a, Alloc *const *keep, guint n_keep)
+{
+  if (a->running > 0 || (a->moving && !a->moving->c.done))
+    return FALSE;
+  for (guint i = 0; i < n_keep; i++)
+    if (keep[i] == a)
+      return FALSE;
+  return TRUE;
 }

@@ -10,13 +10,13 @@
 static guint64
 man_bytes (const Sim *s, const Alloc *a, guint64 groups)
 {
-  return groups >= a->n_groups ? a->bytes : groups * s->cfg->uvm.evict_unit;
+  return groups >= a->n_groups ? a->bytes : groups * s->core.cfg->uvm.evict_unit;
 }
 
 static guint64
 man_pages (const Sim *s, const Alloc *a, guint64 groups)
 {
-  guint64 page = s->cfg->uvm.page;
+  guint64 page = s->core.cfg->uvm.page;
   return (man_bytes (s, a, groups) + page - 1) / page;
 }
 
@@ -33,7 +33,7 @@ static void
 man_set_groups (Sim *s, Alloc *a, guint32 r)
 {
   if (a->running > 0)
-    s->man_running_bytes += man_bytes (s, a, r) - man_resident (s, a);
+    s->mem.man_running_bytes += man_bytes (s, a, r) - man_resident (s, a);
   a->resident_groups = r;
 }
 
@@ -64,7 +64,7 @@ evict_groups (Sim *s, Alloc *a, guint64 need, guint64 *wb)
   if (r == 0)
     return 0;
   guint64 have = man_bytes (s, a, r);
-  guint32 r2 = need >= have ? 0 : (guint32) ((have - need) / s->cfg->uvm.evict_unit);
+  guint32 r2 = need >= have ? 0 : (guint32) ((have - need) / s->core.cfg->uvm.evict_unit);
   guint64 freed = have - man_bytes (s, a, r2);
   *wb += (guint64) ((double) freed * a->dirty_groups / r);
   man_shrink (s, a, r2);
@@ -78,7 +78,7 @@ static Job *
 evict_managed (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, guint64 *freed_out)
 {
   guint64 wb = 0, freed = 0;
-  for (Alloc *a = s->lru_man.head, *next; a != NULL && freed < need; a = next)
+  for (Alloc *a = s->mem.lru_man.head, *next; a != NULL && freed < need; a = next)
     {
       next = a->lru_next;
       if (!evictable (a, keep, n_keep))
@@ -89,10 +89,10 @@ evict_managed (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, guint64 *
     *freed_out = freed;
   if (wb == 0)
     return NULL;
-  s->writeback_bytes += wb;
-  guint p[] = { s->r_dev, s->r_d2h };
+  s->stats.writeback_bytes += wb;
+  guint p[] = { s->gpu.r_dev, s->gpu.r_d2h };
   Job *j = job_new (s, 0);
-  job_add_flow (j, wb, INFINITY, p, s->cfg->unified ? 1 : 2);
+  job_add_flow (j, wb, INFINITY, p, s->core.cfg->unified ? 1 : 2);
   j->c.refs++;
   job_start (s, j);
   return j;
@@ -109,7 +109,7 @@ sat_add (guint64 a, guint64 b)
 static void
 fault_in (Sim *s, Op *op)
 {
-  if (s->cfg->unified || !op->has_managed)
+  if (s->core.cfg->unified || !op->has_managed)
     return;
   guint64 total = 0, missing = 0, missing_pages = 0;
   for (guint i = 0; i < op->n_acc; i++)
@@ -125,21 +125,21 @@ fault_in (Sim *s, Op *op)
     return;
   /* Device memory the set could use: all but non-managed memory and the
    * managed memory of running ops outside the set. */
-  guint64 held = s->man_running_bytes;
+  guint64 held = s->mem.man_running_bytes;
   for (guint i = 0; i < op->n_acc; i++)
     {
       Alloc *a = op->acc[i];
       if (a->kind == VS_MEM_MANAGED && a->running > 0)
         held -= man_resident (s, a);
     }
-  guint64 cap = s->loc_cap[LOC_DEVICE];
-  guint64 taken = sat_add (s->dev_nonmanaged, held);
+  guint64 cap = s->mem.loc_cap[LOC_DEVICE];
+  guint64 taken = sat_add (s->mem.dev_nonmanaged, held);
   guint64 avail = cap > taken ? cap - taken : 0;
-  guint64 used = s->loc_used[LOC_DEVICE];
+  guint64 used = s->mem.loc_used[LOC_DEVICE];
   Job *wb = NULL;
   Job *j;
-  guint pin[] = { s->r_h2d, s->r_dev };
-  guint pout[] = { s->r_dev, s->r_d2h };
+  guint pin[] = { s->gpu.r_h2d, s->gpu.r_dev };
+  guint pout[] = { s->gpu.r_dev, s->gpu.r_d2h };
   if (total <= avail)
     {
       if (sat_add (used, missing) > cap)
@@ -152,11 +152,11 @@ fault_in (Sim *s, Op *op)
           loc_add (s, LOC_DEVICE, a->bytes - man_resident (s, a));
           man_set_groups (s, a, a->n_groups);
         }
-      guint64 batches = (missing_pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
-      j = job_new (s, batches * s->cfg->uvm.fault_latency_ns);
-      job_add_flow (j, (double) missing_pages * s->cfg->uvm.page, INFINITY, pin, 2);
-      s->faults += missing_pages;
-      s->fault_bytes += missing_pages * s->cfg->uvm.page;
+      guint64 batches = (missing_pages + s->core.cfg->uvm.fault_batch - 1) / s->core.cfg->uvm.fault_batch;
+      j = job_new (s, batches * s->core.cfg->uvm.fault_latency_ns);
+      job_add_flow (j, (double) missing_pages * s->core.cfg->uvm.page, INFINITY, pin, 2);
+      s->stats.faults += missing_pages;
+      s->stats.fault_bytes += missing_pages * s->core.cfg->uvm.page;
     }
   else
     {
@@ -173,7 +173,7 @@ fault_in (Sim *s, Op *op)
           Alloc *a = op->acc[i];
           if (a->kind != VS_MEM_MANAGED || a->freed)
             continue;
-          guint32 r2 = room >= a->bytes ? a->n_groups : (guint32) (room / s->cfg->uvm.evict_unit);
+          guint32 r2 = room >= a->bytes ? a->n_groups : (guint32) (room / s->core.cfg->uvm.evict_unit);
           room -= man_bytes (s, a, r2);
           keep[i] = r2;
           pages += man_pages (s, a, a->n_groups);
@@ -181,7 +181,7 @@ fault_in (Sim *s, Op *op)
           if (op->mode[i] & ACC_W)
             wb_set += leaves;
           else if (a->dirty_groups > r2)
-            wb_set += MIN (leaves, (guint64) (a->dirty_groups - r2) * s->cfg->uvm.evict_unit);
+            wb_set += MIN (leaves, (guint64) (a->dirty_groups - r2) * s->core.cfg->uvm.evict_unit);
         }
       /* What leaves first, so that no false peak is recorded. */
       for (guint i = 0; i < op->n_acc; i++)
@@ -200,13 +200,13 @@ fault_in (Sim *s, Op *op)
             }
         }
       g_free (keep);
-      guint64 batches = (pages + s->cfg->uvm.fault_batch - 1) / s->cfg->uvm.fault_batch;
-      j = job_new (s, batches * s->cfg->uvm.fault_latency_ns);
-      job_add_flow (j, (double) pages * s->cfg->uvm.page, INFINITY, pin, 2);
+      guint64 batches = (pages + s->core.cfg->uvm.fault_batch - 1) / s->core.cfg->uvm.fault_batch;
+      j = job_new (s, batches * s->core.cfg->uvm.fault_latency_ns);
+      job_add_flow (j, (double) pages * s->core.cfg->uvm.page, INFINITY, pin, 2);
       job_add_flow (j, (double) wb_set, INFINITY, pout, 2);
-      s->faults += pages;
-      s->fault_bytes += pages * s->cfg->uvm.page;
-      s->writeback_bytes += wb_set;
+      s->stats.faults += pages;
+      s->stats.fault_bytes += pages * s->core.cfg->uvm.page;
+      s->stats.writeback_bytes += wb_set;
     }
   job_after (j, wb);
   job_unref (wb);

@@ -32,7 +32,7 @@ static int
 alloc_loc (Sim *s, const Alloc *a)
 {
   if (a->kind == VS_MEM_PINNED)
-    return s->loc_host;
+    return s->mem.loc_host;
   if (a->kind == VS_MEM_MANAGED)
     return LOC_DEVICE;  /* faulted in before the kernel runs */
   return a->loc;
@@ -51,7 +51,7 @@ kernel_start_compute (Sim *s, Op *op, double c1, double d1)
   if (c1 > 0)
     {
       op->waiting++;
-      flow_start (s->net, s->now, c1 * 1e-9, c1 * (1 / d1), &s->r_sm, 1, op, 0);
+      flow_start (s->core.net, s->core.now, c1 * 1e-9, c1 * (1 / d1), &s->gpu.r_sm, 1, op, 0);
     }
   return TRUE;
 }
@@ -65,26 +65,26 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
     x = i2d (op->bytes);
   else
     x = wsum = op_wsum (op);
-  x = MIN (x, d0 * 1e-9 * s->b0_dev);
-  double m0 = MIN (x * s->ns_per_byte0, d0);
+  x = MIN (x, d0 * 1e-9 * s->gpu.b0_dev);
+  double m0 = MIN (x * s->gpu.ns_per_byte0, d0);
   double c0 = op->compute_ns != VS_NONE ? i2d (op->compute_ns) : d0 - m0;
-  double c1 = c0 * s->tflops_scale;
+  double c1 = c0 * s->gpu.tflops_scale;
 
-  if (x > 0 && s->dev_only && !op->has_pinned)
+  if (x > 0 && s->mem.dev_only && !op->has_pinned)
     {
       /* The common case without the parts: only device memory to reach,
        * the whole of x is one [device_mem] flow (as below, with the same
        * arithmetic). */
-      double d1 = c1 + x * s->ns_per_byte;
+      double d1 = c1 + x * s->gpu.ns_per_byte;
       if (!kernel_start_compute (s, op, c1, d1))
         return;
       op->waiting++;
-      flow_start (s->net, s->now, x, x * (1 / d1) * 1e9, &s->r_dev, 1, op, 0);
+      flow_start (s->core.net, s->core.now, x, x * (1 / d1) * 1e9, &s->gpu.r_dev, 1, op, 0);
       return;
     }
 
   /* At most one part per (location, direction). */
-  Part *parts = s->parts;
+  Part *parts = s->gpu.parts;
   guint n_parts = 0;
   guint path[VS_FLOW_MAX_PATH];
   if (x > 0)
@@ -94,7 +94,7 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
           /* Traffic without allocations to split it over: the whole of x
            * is one [device_mem] part. (Only device memory to reach took
            * the path above.) */
-          path[0] = s->r_dev;
+          path[0] = s->gpu.r_dev;
           part_add (parts, &n_parts, path, 1, x);
         }
       else
@@ -117,15 +117,15 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
     }
   double d1 = c1;
   for (guint i = 0; i < n_parts; i++)
-    d1 += parts[i].n == 1 && parts[i].path[0] == s->r_dev ? parts[i].amount * s->ns_per_byte
-      : parts[i].amount / flow_net_alone_rate (s->net, parts[i].path, parts[i].n, INFINITY) * 1e9;
+    d1 += parts[i].n == 1 && parts[i].path[0] == s->gpu.r_dev ? parts[i].amount * s->gpu.ns_per_byte
+      : parts[i].amount / flow_net_alone_rate (s->core.net, parts[i].path, parts[i].n, INFINITY) * 1e9;
   if (!kernel_start_compute (s, op, c1, d1))
     return;
   double per_ns = 1 / d1;
   for (guint i = 0; i < n_parts; i++)
     {
       op->waiting++;
-      flow_start (s->net, s->now, parts[i].amount, parts[i].amount * per_ns * 1e9,
+      flow_start (s->core.net, s->core.now, parts[i].amount, parts[i].amount * per_ns * 1e9,
                   parts[i].path, parts[i].n, op, 0);
     }
 }

@@ -55,9 +55,9 @@ static void
 on_load (gpointer user, guint res, double t0, double t1, double load)
 {
   Sim *s = user;
-  if (s->series)
-    series_add (s->series, s->n_locs + res, t0 - s->t0, t1 - s->t0,
-                load / flow_net_resource_capacity (s->net, res));
+  if (s->out.series)
+    series_add (s->out.series, s->mem.n_locs + res, t0 - s->core.t0, t1 - s->core.t0,
+                load / flow_net_resource_capacity (s->core.net, res));
 }
 
 
@@ -65,15 +65,15 @@ on_load (gpointer user, guint res, double t0, double t1, double load)
 static gboolean
 series_write (Sim *s, const char *path, double makespan, GError **error)
 {
-  Series *se = s->series;
-  for (guint loc = 0; loc < s->n_locs; loc++)
-    series_add (se, loc, s->res_cur_t[loc] - s->t0, makespan, (double) s->loc_used[loc]);
+  Series *se = s->out.series;
+  for (guint loc = 0; loc < s->mem.n_locs; loc++)
+    series_add (se, loc, s->out.res_cur_t[loc] - s->core.t0, makespan, (double) s->mem.loc_used[loc]);
   GString *out = g_string_new ("t_ns,dt_ns");
-  for (guint loc = 0; loc < s->n_locs; loc++)
-    if (!(s->cfg->unified && (int) loc == s->loc_host))
+  for (guint loc = 0; loc < s->mem.n_locs; loc++)
+    if (!(s->core.cfg->unified && (int) loc == s->mem.loc_host))
       g_string_append_printf (out, ",resident_%s_bytes", loc_name (s, (int) loc));
-  for (guint i = 0; i < flow_net_n_resources (s->net); i++)
-    g_string_append_printf (out, ",util_%s", flow_net_resource_name (s->net, i));
+  for (guint i = 0; i < flow_net_n_resources (s->core.net); i++)
+    g_string_append_printf (out, ",util_%s", flow_net_resource_name (s->core.net, i));
   g_string_append_c (out, '\n');
   const double *v = (const double *) se->sums->data;
   guint n = se->n_buckets;
@@ -86,9 +86,9 @@ series_write (Sim *s, const char *path, double makespan, GError **error)
       g_string_append_printf (out, "%.0f,%.0f", lo, w);
       for (guint col = 0; col < se->n_cols; col++)
         {
-          if (col < s->n_locs)
+          if (col < s->mem.n_locs)
             {
-              if (s->cfg->unified && (int) col == s->loc_host)
+              if (s->core.cfg->unified && (int) col == s->mem.loc_host)
                 continue;
               g_string_append_printf (out, ",%.0f", v[b * se->n_cols + col] / w);
             }

@@ -8,26 +8,6 @@
 /* ------------------------------------------------------------------ */
 /* Capacity: spill and managed eviction                                 */
 
-static int
-tier_with_room (Sim *s, guint64 bytes)
-{
-  for (int loc = 1; loc <= s->loc_host; loc++)
-    if (bytes <= loc_free (s, loc))
-      return loc;
-  return -1;
-}
-
-static gboolean
-evictable (const Alloc *a, Alloc *const *keep, guint n_keep)
-{
-  if (a->running > 0 || (a->moving && !a->moving->c.done))
-    return FALSE;
-  for (guint i = 0; i < n_keep; i++)
-    if (keep[i] == a)
-      return FALSE;
-  return TRUE;
-}
-
 /* Spills device allocation V below (5.6). A dirty victim moves like a copy;
  * a clean one (never written, or with a current copy below) for free. */
 static Job *
@@ -47,13 +27,13 @@ spill_victim (Sim *s, Alloc *v)
         {
           guint p[VS_FLOW_MAX_PATH];
           guint n = move_path (s, target, TRUE, p);
-          j = job_new (s, s->cfg->unified ? 0 : s->cfg->link.latency_ns);
+          j = job_new (s, s->core.cfg->unified ? 0 : s->core.cfg->link.latency_ns);
           job_add_flow (j, v->bytes, INFINITY, p, n);
-          s->swap_out_bytes += v->bytes;
+          s->stats.swap_out_bytes += v->bytes;
         }
     }
   loc_sub (s, LOC_DEVICE, v->charge);
-  s->dev_nonmanaged -= v->charge;
+  s->mem.dev_nonmanaged -= v->charge;
   v->loc = target;
   v->below = -1;
   v->dirty = FALSE;
@@ -74,13 +54,13 @@ static gboolean
 spill_for (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, GPtrArray *jobs)
 {
   guint64 avail = 0;
-  for (Alloc *a = s->lru_dev.head; a != NULL && avail < need; a = a->lru_next)
+  for (Alloc *a = s->mem.lru_dev.head; a != NULL && avail < need; a = a->lru_next)
     if (a->kind == VS_MEM_DEVICE && a->loc == LOC_DEVICE && evictable (a, keep, n_keep))
       avail += a->charge;
   if (avail < need)
     return FALSE;
   guint64 freed = 0;
-  for (Alloc *a = s->lru_dev.head, *next; a != NULL && freed < need; a = next)
+  for (Alloc *a = s->mem.lru_dev.head, *next; a != NULL && freed < need; a = next)
     {
       next = a->lru_next;
       if (a->kind != VS_MEM_DEVICE || a->loc != LOC_DEVICE || !evictable (a, keep, n_keep))
@@ -133,7 +113,7 @@ swap_in (Sim *s, Op *op)
       int from = a->loc;
       guint p[VS_FLOW_MAX_PATH];
       guint n = move_path (s, from, FALSE, p);
-      Job *j = job_new (s, s->cfg->unified ? 0 : s->cfg->link.latency_ns);
+      Job *j = job_new (s, s->core.cfg->unified ? 0 : s->core.cfg->link.latency_ns);
       job_add_flow (j, a->bytes, INFINITY, p, n);
       job_after (j, a->moving);
       for (guint k = 0; k < jobs->len; k++)
@@ -142,13 +122,13 @@ swap_in (Sim *s, Op *op)
           job_unref (jobs->pdata[k]);
         }
       jobs_give (s, jobs);
-      s->swap_in_bytes += a->bytes;
+      s->stats.swap_in_bytes += a->bytes;
       /* The copy below stays (clean) until the allocation is written. */
       a->below = from;
       a->dirty = FALSE;
       a->loc = LOC_DEVICE;
       loc_add (s, LOC_DEVICE, a->charge);
-      s->dev_nonmanaged += a->charge;
+      s->mem.dev_nonmanaged += a->charge;
       lru_touch (s, a);
       j->c.refs++;
       job_unref (a->moving);
@@ -157,3 +137,25 @@ swap_in (Sim *s, Op *op)
       job_start (s, j);
     }
 }
+
+static gboolean
+nofit_spill (Sim *s, Alloc *a, GPtrArray *jobs)
+{
+  guint64 need = a->charge - loc_free (s, LOC_DEVICE);
+  if (a->charge <= s->mem.loc_cap[LOC_DEVICE] && spill_for (s, need, &a, 1, jobs))
+    {
+      a->loc = LOC_DEVICE;
+      loc_add (s, LOC_DEVICE, a->charge);
+      s->mem.dev_nonmanaged += a->charge;
+      lru_touch (s, a);
+      return TRUE;
+    }
+  /* It cannot fit now: it starts below, and is swapped in when used. */
+  return place_below (s, a);
+}
+
+static const Policy policy_spill = {
+  .name = "spill",
+  .spill = TRUE,
+  .nofit = nofit_spill,
+};
