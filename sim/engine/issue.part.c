@@ -93,24 +93,11 @@ thread_issue (Sim *s, Thread *t)
       {
         mark_close (s, t, now, ev->t);
         const char *name = ev->name ? ev->name : "";
-        MarkStat *m = g_hash_table_lookup (s->stats.marks, name);
-        if (m == NULL)
-          {
-            m = g_new0 (MarkStat, 1);
-            m->name = g_strdup (name);
-            g_hash_table_insert (s->stats.marks, (gpointer) m->name, m);
-          }
-        m->count++;
-        t->mark_name = m->name;
+        t->mark_name = stats_mark (s, name);
         t->mark_t = now;
         t->mark_t_cap = ev->t;
-        if (s->out.timeline)
-          {
-            char *nm = json_str (name);
-            tl_event (s, "{\"name\":%s,\"ph\":\"i\",\"s\":\"p\",\"pid\":2,\"tid\":%u,\"ts\":%.3f}",
-                      nm, t->tid, (now - s->core.t0) / 1e3);
-            g_free (nm);
-          }
+        if (G_UNLIKELY (s->out.timeline))
+          timeline_mark (s, t, name, now);
         break;
       }
     default:

@@ -42,10 +42,8 @@ stream_get (Sim *s, guint64 id)
       st->id = id;
       u64map_insert (&s->gpu.streams, id + 1, GPOINTER_TO_SIZE (st));
       g_ptr_array_add (s->gpu.stream_list, st);
-      if (s->out.timeline)
-        for (int pid = 1; pid <= 3; pid += 2)
-          tl_event (s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" G_GUINT64_FORMAT
-                    ",\"args\":{\"name\":\"stream %" G_GUINT64_FORMAT "\"}}", pid, id, id);
+      if (G_UNLIKELY (s->out.timeline))
+        timeline_stream (s, id);
     }
   return st;
 }
@@ -234,21 +232,8 @@ static __attribute__ ((noinline)) void
 op_issue_extra (Sim *s, Op *op, const VsEvent *ev)
 {
   Stream *st = op->st;
-  if (s->out.timeline && ev->dur != VS_NONE && ev->op != VS_OP_FREE)
-    {
-      /* The captured timeline beside the predicted one: a trace has each
-       * op's GPU duration but not its GPU start, estimated as the later of
-       * its host call and the end of the stream's previous op. */
-      guint64 start = MAX (ev->t, st->cap_end);
-      st->cap_end = start + ev->dur;
-      char *nm = ev->op == VS_OP_KERNEL ? json_str (ev->name ? ev->name : "kernel")
-        : ev->op == VS_OP_COPY ? g_strdup_printf ("\"copy %s\"", event_dir_name (ev->dir))
-        : g_strdup_printf ("\"%s\"", event_op_name (ev->op));
-      tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":3,\"tid\":%" G_GUINT64_FORMAT
-                ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT "}}",
-                nm, st->id, ((double) start - s->core.t0) / 1e3, ev->dur / 1e3, ev->index);
-      g_free (nm);
-    }
+  if (s->out.timeline)
+    timeline_captured (s, st, ev);
   if (s->core.cfg->gpu.legacy_default_stream)
     {
       if (st->id == 0)

@@ -143,51 +143,9 @@ op_complete (Sim *s, Op *op)
         s->mem.man_running_bytes -= man_resident (s, a);
     }
   if (op->type == VS_OP_KERNEL)
-    {
-      const char *name = op->name ? op->name : "(unnamed)";
-      /* Readers intern names: look up by address first (a small cache,
-       * then the map), by text after. */
-      guint ks = (GPOINTER_TO_SIZE (name) >> 4) & (KCACHE - 1);
-      KernelStat *k = s->stats.kcache[ks].k;
-      if (G_UNLIKELY (s->stats.kcache[ks].name != name))
-        {
-          guint64 *kp = u64map_lookup (&s->stats.kernel_by_ptr, GPOINTER_TO_SIZE (name));
-          k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
-        }
-      if (k == NULL)
-        {
-          k = g_hash_table_lookup (s->stats.kernels, name);
-          if (k == NULL)
-            {
-              k = g_new0 (KernelStat, 1);
-              k->name = name;
-              g_hash_table_insert (s->stats.kernels, (gpointer) name, k);
-            }
-          u64map_insert (&s->stats.kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
-        }
-      s->stats.kcache[ks].name = name;
-      s->stats.kcache[ks].k = k;
-      k->count++;
-      k->captured_ns += op->dur == VS_NONE ? 0 : i2d (op->dur);
-      k->predicted_ns += end - op->ready_t;
-      k->stall_ns += MAX (0.0, end - op->ready_t - op->alone_ns);
-    }
-  if (s->out.timeline && op->type != VS_OP_EVENT_RECORD && op->type != VS_OP_STREAM_WAIT)
-    {
-      char *nm;
-      if (op->type == VS_OP_KERNEL)
-        nm = json_str (op->name ? op->name : "kernel");
-      else if (op->type == VS_OP_COPY)
-        nm = g_strdup_printf ("\"copy %s\"", event_dir_name (op->dir));
-      else
-        nm = g_strdup_printf ("\"%s\"", event_op_name (op->type));
-      tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":1,\"tid\":%" G_GUINT64_FORMAT
-                ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT
-                ",\"bytes\":%" G_GUINT64_FORMAT ",\"alone_ns\":%.0f,\"swap_ns\":%.0f,\"fault_ns\":%.0f,\"copy_engine_ns\":%.0f}}",
-                nm, op->st->id, (op->ready_t - s->core.t0) / 1e3, (end - op->ready_t) / 1e3, op->index,
-                op->bytes == VS_NONE ? 0 : op->bytes, op->alone_ns, op->swap_ns, op->fault_ns, op->ce_ns);
-      g_free (nm);
-    }
+    stats_kernel (s, op, end);
+  if (G_UNLIKELY (s->out.timeline))
+    timeline_op (s, op, end);
   if (op->ce >= 0)
     {
       s->gpu.ce_busy[op->ce]--;

@@ -35,6 +35,7 @@
 #include "engine/refs.part.c"
 #include "out/series.part.c"
 #include "out/timeline.part.c"
+#include "out/stats.part.c"
 #include "mem/loc.part.c"
 #include "mem/lru.part.c"
 #include "engine/job.part.c"

@@ -308,7 +308,7 @@ struct Sim {
     guint64 h2d_bytes, d2h_bytes, swap_out_bytes, swap_in_bytes, fault_bytes,
             faults, writeback_bytes, prefetch_bytes, unknown_refs;
     GHashTable *tags;      /* name -> index into tag_stats */
-    const char *last_tag;  /* the last tag_index, by address */
+    const char *last_tag;  /* the last stats_tag, by address */
     int last_tag_index;
     GArray *tag_stats;
     GHashTable *kernels;   /* name -> KernelStat* */
@@ -377,12 +377,20 @@ static inline void op_unref (Op *op);
 
 /* out/series.part.c */
 static void series_add (Series *se, guint col, double t0, double t1, double value);
+static __attribute__ ((noinline, cold)) void series_begin (Sim *s);
+static __attribute__ ((noinline, cold)) void series_resident (Sim *s, int loc);
 static void on_load (gpointer user, guint res, double t0, double t1, double load);
 static gboolean series_write (Sim *s, const char *path, double makespan, GError **error);
 
 /* out/timeline.part.c */
 static void tl_event (Sim *s, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 static char *json_str (const char *str);
+static __attribute__ ((noinline, cold)) void timeline_resident (Sim *s, int loc, guint64 value);
+static __attribute__ ((noinline, cold)) void timeline_host_wait (Sim *s, Thread *t, double f);
+static __attribute__ ((noinline, cold)) void timeline_stream (Sim *s, guint64 id);
+static __attribute__ ((noinline, cold)) void timeline_captured (Sim *s, Stream *st, const VsEvent *ev);
+static __attribute__ ((noinline, cold)) void timeline_op (Sim *s, const Op *op, double end);
+static __attribute__ ((noinline, cold)) void timeline_mark (Sim *s, const Thread *t, const char *name, double now);
 static gboolean timeline_open (Sim *s, const char *path, GError **error);
 static gboolean timeline_close (Sim *s, const char *path, gboolean ok, GError **error);
 
@@ -492,7 +500,6 @@ static void op_phase (Sim *s, Op *op);
 static void op_complete (Sim *s, Op *op);
 
 /* mem/alloc.part.c */
-static int tag_index (Sim *s, const char *tag);
 static void alloc_release (Sim *s, Alloc *a);
 static void report_oom (Sim *s, const VsEvent *ev, int loc);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
@@ -509,6 +516,11 @@ static void sim_loop (Sim *s);
 static void sim_setup (Sim *s);
 static void mark_free (gpointer p);
 static void sim_teardown (Sim *s);
+
+/* out/stats.part.c */
+static inline __attribute__ ((always_inline)) void stats_kernel (Sim *s, const Op *op, double end);
+static const char *stats_mark (Sim *s, const char *name);
+static int stats_tag (Sim *s, const char *tag);
 
 /* out/sim-report.part.c */
 static GPtrArray *table_values (GHashTable *h);

@@ -122,8 +122,8 @@ reader_advance (Sim *s)
     {
       s->core.now = s->core.t0 = s->stats.last_end = (double) ev->t;
       s->core.have_t0 = TRUE;
-      for (guint i = 0; i < s->mem.n_locs; i++)
-        s->out.res_cur_t[i] = s->core.t0;
+      if (G_UNLIKELY (s->out.series))
+        series_begin (s);
     }
   Thread *t = thread_get (s, ev->tid);
   t->has_cur = TRUE;
@@ -155,9 +155,8 @@ thread_wait_done (Sim *s, gpointer obj, guint64 arg)
     return;
   double f = MAX (t->s_cur, s->core.now);
   s->stats.blocked_ns += f - t->s_cur;
-  if (s->out.timeline && f > t->s_cur)
-    tl_event (s, "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}",
-              event_op_name (t->issued_op), t->tid, (t->s_cur - s->core.t0) / 1e3, (f - t->s_cur) / 1e3);
+  if (G_UNLIKELY (s->out.timeline))
+    timeline_host_wait (s, t, f);
   thread_finish (s, t, f);
 }
 

@@ -8,27 +8,6 @@
 /* ------------------------------------------------------------------ */
 /* Allocations                                                         */
 
-static int
-tag_index (Sim *s, const char *tag)
-{
-  if (tag == NULL)
-    tag = "untagged";
-  if (tag == s->stats.last_tag)
-    return s->stats.last_tag_index;   /* readers intern strings: same text, same address */
-  gpointer v;
-  if (g_hash_table_lookup_extended (s->stats.tags, tag, NULL, &v))
-    {
-      s->stats.last_tag = tag;
-      s->stats.last_tag_index = GPOINTER_TO_INT (v);
-      return GPOINTER_TO_INT (v);
-    }
-  TagStat t = { g_strdup (tag), 0, 0 };
-  g_array_append_val (s->stats.tag_stats, t);
-  int i = (int) s->stats.tag_stats->len - 1;
-  g_hash_table_insert (s->stats.tags, t.name, GINT_TO_POINTER (i));
-  return i;
-}
-
 static void
 alloc_release (Sim *s, Alloc *a)
 {
@@ -109,7 +88,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   a->bytes = ev->bytes;
   a->kind = ev->kind;
   a->below = -1;
-  a->tag = tag_index (s, ev->tag);
+  a->tag = stats_tag (s, ev->tag);
   if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
     a->kind = VS_MEM_MANAGED;
   a->charge = round_up (a->bytes, s->core.cfg->memory.alloc_granularity);

@@ -15,25 +15,22 @@ loc_name (Sim *s, int loc)
   return s->core.cfg->tiers[loc - 1].name;
 }
 
-/* Residency changes: integrate the old value for the series, then change.
+/* Residency changes: the series integrates the old value, then it changes.
  * Sums saturate: --keep-going may overflow a device with absurd sizes. */
 static void
 loc_set (Sim *s, int loc, guint64 value)
 {
   if (value == s->mem.loc_used[loc])
     return;
-  if (s->out.series)
-    series_add (s->out.series, (guint) loc, s->out.res_cur_t[loc] - s->core.t0, s->core.now - s->core.t0,
-                (double) s->mem.loc_used[loc]);
-  s->out.res_cur_t[loc] = s->core.now;
+  if (G_UNLIKELY (s->out.series))
+    series_resident (s, loc);
   s->mem.loc_used[loc] = value;
   if (value > s->mem.loc_peak[loc])
     s->mem.loc_peak[loc] = value;
   if (loc == LOC_DEVICE && value > s->mem.loc_cap[loc] && value - s->mem.loc_cap[loc] > s->mem.overflow_peak)
     s->mem.overflow_peak = value - s->mem.loc_cap[loc];
-  if (s->out.timeline)
-    tl_event (s, "{\"name\":\"resident %s\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"args\":{\"GiB\":%.6f}}",
-              loc_name (s, loc), (s->core.now - s->core.t0) / 1e3, value / 1073741824.0);
+  if (G_UNLIKELY (s->out.timeline))
+    timeline_resident (s, loc, value);
 }
 
 static void

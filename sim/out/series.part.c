@@ -5,9 +5,6 @@
  * alone). */
 #include "engine/sim-priv.h"
 
-/* ------------------------------------------------------------------ */
-/* Series and timeline                                                 */
-
 static void
 series_add (Series *se, guint col, double t0, double t1, double value)
 {
@@ -49,6 +46,27 @@ series_add (Series *se, guint col, double t0, double t1, double value)
       if (hi > lo)
         v[b * se->n_cols + col] += value * (hi - lo);
     }
+}
+
+/* The observers: the engine calls each behind one unlikely branch on
+ * s->out.series (on_load is the flow network's observer, set only with a
+ * series). */
+
+/* The first event sets the clock's origin: residency is integrated from it. */
+static __attribute__ ((noinline, cold)) void
+series_begin (Sim *s)
+{
+  for (guint i = 0; i < s->mem.n_locs; i++)
+    s->out.res_cur_t[i] = s->core.t0;
+}
+
+/* Location LOC's use is about to change: integrate its value until now. */
+static __attribute__ ((noinline, cold)) void
+series_resident (Sim *s, int loc)
+{
+  series_add (s->out.series, (guint) loc, s->out.res_cur_t[loc] - s->core.t0, s->core.now - s->core.t0,
+              (double) s->mem.loc_used[loc]);
+  s->out.res_cur_t[loc] = s->core.now;
 }
 
 static void
