@@ -1,12 +1,8 @@
 /* issue.part.c — issuing one host event: the switch over its op.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
-
-/* ------------------------------------------------------------------ */
-/* Issuing a host event                                                */
 
 static void
 thread_issue (Sim *s, Thread *t)

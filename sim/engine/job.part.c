@@ -1,12 +1,9 @@
-/* job.part.c — jobs: a latency, then up to two concurrent flows; what a move, a fault or a copy waits on.
+/* job.part.c — jobs: a latency, then up to two concurrent flows; what a
+ * move, a fault or a copy waits on.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
-
-/* ------------------------------------------------------------------ */
-/* Jobs: latency, then up to two concurrent flows                      */
 
 static void job_start (Sim *s, Job *j);
 
@@ -102,9 +99,6 @@ job_start (Sim *s, Job *j)
   else
     job_run_flows (s, j);
 }
-
-
-/* ---- residency before an op runs ---- */
 
 /* A list for the jobs a call must wait for, recycled (one per alloc event
  * otherwise); nested use gets a fresh one. */

@@ -1,12 +1,9 @@
-/* loop.part.c — the main loop: the event queue and flow completions in time order.
+/* loop.part.c — the main loop: the event queue and flow completions in time
+ * order.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
-
-/* ------------------------------------------------------------------ */
-/* Main loop                                                           */
 
 static void
 on_flow_done (gpointer user, gpointer owner, guint64 tag)

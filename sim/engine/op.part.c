@@ -1,12 +1,9 @@
-/* op.part.c — ops on streams (5.3): streams, an op's allocations, issuing an op and when it may start.
+/* op.part.c — ops on streams (5.3): streams, an op's allocations, issuing an
+ * op and when it may start.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
-
-/* ------------------------------------------------------------------ */
-/* Ops on streams                                                      */
 
 static void op_try_start (Sim *s, Op *op);
 static void op_complete (Sim *s, Op *op);

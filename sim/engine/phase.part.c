@@ -1,8 +1,8 @@
-/* phase.part.c — an op's phases (queued, swap-in, fault-in, running) and its completion.
+/* phase.part.c — an op's phases (queued, swap-in, fault-in, running) and its
+ * completion.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
 static void alloc_release (Sim *s, Alloc *a);

@@ -1,8 +1,8 @@
-/* refs.part.c — completions (what ops, jobs and threads wait on) and the reference counts that recycle ops, jobs and allocations.
+/* refs.part.c — completions (what ops, jobs and threads wait on) and the
+ * reference counts that recycle ops, jobs and allocations.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
 static void

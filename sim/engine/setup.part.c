@@ -1,12 +1,8 @@
 /* setup.part.c — setting the engine up from a config, and tearing it down.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
-
-/* ------------------------------------------------------------------ */
-/* Setup, report, teardown                                             */
 
 static void
 sim_setup (Sim *s)

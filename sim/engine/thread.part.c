@@ -1,12 +1,9 @@
-/* thread.part.c — host threads (5.2): each tid an actor issuing its calls in trace order, CPU gaps kept, waits re-simulated.
+/* thread.part.c — host threads (5.2): each tid an actor issuing its calls in
+ * trace order, CPU gaps kept, waits re-simulated.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
-
-/* ------------------------------------------------------------------ */
-/* Host threads                                                        */
 
 
 static __attribute__ ((noinline)) Thread *

@@ -1,12 +1,9 @@
-/* alloc.part.c — allocation and free events: placement on the device, the policy's answer when it does not fit, OOM.
+/* alloc.part.c — allocation and free events: placement on the device, the
+ * policy's answer when it does not fit, OOM.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
-
-/* ------------------------------------------------------------------ */
-/* Allocations                                                         */
 
 static void
 alloc_release (Sim *s, Alloc *a)

@@ -1,8 +1,8 @@
-/* loc.part.c — locations (device, tiers, host): their capacity and use, and the resource paths that reach them.
+/* loc.part.c — locations (device, tiers, host): their capacity and use, and
+ * the resource paths that reach them.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
 static const char *
@@ -53,9 +53,7 @@ loc_free (Sim *s, int loc)
   return s->mem.loc_used[loc] >= s->mem.loc_cap[loc] ? 0 : s->mem.loc_cap[loc] - s->mem.loc_used[loc];
 }
 
-
-/* ------------------------------------------------------------------ */
-/* Paths                                                               */
+/* Paths: the resources a flow to or from a location crosses. */
 
 static guint
 read_path (Sim *s, int loc, guint *p)

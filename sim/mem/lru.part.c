@@ -1,12 +1,9 @@
-/* lru.part.c — least-recently-used order of device-resident and managed allocations (what spill and eviction pick first).
+/* lru.part.c — least-recently-used order of device-resident and managed
+ * allocations (what spill and eviction pick first).
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
-
-/* ------------------------------------------------------------------ */
-/* LRU of allocations (device-resident or managed)                      */
 
 static Lru *
 lru_of (Sim *s, const Alloc *a)

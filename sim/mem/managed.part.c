@@ -1,8 +1,8 @@
-/* managed.part.c — managed memory (5.7): residency in evict units, eviction LRU first, and faulting an op's pages in.
+/* managed.part.c — managed memory (5.7): residency in evict units, eviction
+ * LRU first, and faulting an op's pages in.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
 /* Bytes and pages of the first GROUPS evict units of managed allocation

@@ -1,12 +1,9 @@
-/* spill.part.c — the spill mechanism (5.6): device allocations moved below (tiers, host) and swapped back in before an op runs.
+/* spill.part.c — the spill mechanism (5.6): device allocations moved below
+ * (tiers, host) and swapped back in before an op runs.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
-
-/* ------------------------------------------------------------------ */
-/* Capacity: spill and managed eviction                                 */
 
 /* Spills device allocation V below (5.6). A dirty victim moves like a copy;
  * a clean one (never written, or with a current copy below) for free. */

@@ -1,8 +1,8 @@
-/* copy.part.c — copy, memset and prefetch timing (5.5, 5.7): the job of one transfer over its path.
+/* copy.part.c — copy, memset and prefetch timing (5.5, 5.7): the job of one
+ * transfer over its path.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
 static gboolean

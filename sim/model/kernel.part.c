@@ -1,8 +1,8 @@
-/* kernel.part.c — kernel timing (5.4): alone time from compute and bytes, and its compute and memory flows.
+/* kernel.part.c — kernel timing (5.4): alone time from compute and bytes,
+ * and its compute and memory flows.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
 static void

@@ -1,8 +1,8 @@
-/* series.part.c — the --series observer: time-weighted means per bucket of residency and resource load, and the CSV.
+/* series.part.c — the --series observer: time-weighted means per bucket of
+ * residency and resource load, and the CSV.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
 static void

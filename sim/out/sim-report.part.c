@@ -1,8 +1,8 @@
-/* sim-report.part.c — building the JSON report (SPEC 5.8) from the engine's statistics.
+/* sim-report.part.c — building the JSON report (SPEC 5.8) from the engine's
+ * statistics.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
 static GPtrArray *

@@ -1,8 +1,8 @@
-/* timeline.part.c — the --timeline observer: Chrome-trace JSON events of ops, host calls, marks and residency.
+/* timeline.part.c — the --timeline observer: Chrome-trace JSON events of
+ * ops, host calls, marks and residency.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
- * translation unit, so the hot paths inline across parts; not compiled
- * alone). */
+ * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
 static void
