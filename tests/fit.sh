@@ -12,7 +12,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err"); }
 has () { case "$1" in *"$2"*) return 0;; esac; return 1; }
 
-echo "1..23"
+echo "1..27"
 T=$here/traces/hand-train-step.jsonl
 
 # train-step (3 steps). Device peak by hand: params 128 MiB + grads 128 +
@@ -90,7 +90,7 @@ ok $(( $(printf '%s\n' "$out" | wc -l) != npresets + 1 )) "-c all: a header and 
 printf '%s\n' "$out" | python3 -c '
 import csv, sys
 rows = list(csv.DictReader(sys.stdin))
-assert list(rows[0]) == ["config","status","fits","peak_device_bytes","capacity_bytes","missing_bytes","predicted_ns","slowdown","bound"], list(rows[0])
+assert list(rows[0]) == ["config","status","fits","peak_device_bytes","capacity_bytes","missing_bytes","predicted_ns","slowdown","bound","step_median_ns"], list(rows[0])
 t = [float(r["predicted_ns"]) for r in rows if r["status"] != "oom"]
 assert t == sorted(t), t
 '
@@ -101,12 +101,12 @@ ok $(( $(printf '%s\n' "$out" | wc -l) != npresets + 2 )) "no -c means every pre
 # The oversubscribed managed trace on its own 16 GiB V100: runs, but pages
 # in and out of a full device, so it does not fit, and faults bound it.
 run "$VRAMSIM" fit "$here/traces/hand-uvm-oversub.jsonl" -c v100-pcie-16g,a100-80g --format csv
-printf '%s\n' "$out" | grep -q '^v100-pcie-16g,ok,no,.*,faults$'; ok $? "uvm-oversub on v100-pcie-16g: ok, does not fit, bound faults"
+printf '%s\n' "$out" | grep -q '^v100-pcie-16g,ok,no,.*,faults,'; ok $? "uvm-oversub on v100-pcie-16g: ok, does not fit, bound faults"
 printf '%s\n' "$out" | grep -q '^a100-80g,ok,yes,'; ok $? "uvm-oversub fits on a100-80g"
 
 # Spilling keeps the step running but it no longer fits; link bound.
 run "$VRAMSIM" fit "$T" -c a100-80g --set memory.capacity=640MiB --set policy.oversubscription=spill --format csv
-printf '%s\n' "$out" | grep -q '^a100-80g,ok,no,.*,link$'; ok $? "spill at 640 MiB: ok, does not fit, link bound"
+printf '%s\n' "$out" | grep -q '^a100-80g,ok,no,.*,link,'; ok $? "spill at 640 MiB: ok, does not fit, link bound"
 
 # An idle-dominated trace: the host bound. 1 ms kernel in a 100 ms window.
 cat > "$tmp/idle.jsonl" <<'EOF'
@@ -116,7 +116,26 @@ cat > "$tmp/idle.jsonl" <<'EOF'
 {"t": 100000000, "op": "sync", "scope": "device"}
 EOF
 run "$VRAMSIM" fit "$tmp/idle.jsonl" -c a100-80g --format csv
-printf '%s\n' "$out" | grep -q ',host$'; ok $? "a GPU idle 99 % of the window is host bound"
+printf '%s\n' "$out" | grep -q ',host,$'; ok $? "a GPU idle 99 % of the window is host bound"
+
+# --metric step: the steady step time ranks. synth-infer (a generated
+# inference: weights upload, prefill, 32 decode tokens) runs faster in
+# all on gh200 (its NVLink-C2C makes the 856 MiB upload cheap) but each
+# token faster on h200 (4.8 TB/s HBM3e against 4.0): the order flips.
+S=$here/traces/synth-infer.jsonl
+run "$VRAMSIM" fit "$S" -c h200,gh200 --format csv
+[ "$(printf '%s\n' "$out" | sed -n 2p | cut -d, -f1)" = gh200 ]; ok $? "by predicted time gh200 leads synth-infer"
+run "$VRAMSIM" fit "$S" -c h200,gh200 --format csv --metric step
+[ "$(printf '%s\n' "$out" | sed -n 2p | cut -d, -f1)" = h200 ]; ok $? "by --metric step h200 leads (per token)"
+printf '%s\n' "$out" | python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+s = [float(r["step_median_ns"]) for r in rows]
+assert s == sorted(s) and all(x > 0 for x in s), rows
+'
+ok $? "step_median_ns is given and ascending"
+run "$VRAMSIM" fit "$S" --metric fastest
+ok $(( rc != 2 )) "a bad --metric is a usage error (2)"
 
 # Files: -o writes atomically; the format follows the name.
 run "$VRAMSIM" fit "$T" -c a100-80g -o "$tmp/fit.json"

@@ -45,6 +45,8 @@ typedef struct {
   double predicted_ns, captured_ns, slowdown;
   double bound_ns[B_COUNT];
   FitBound bound;
+  double step_ns;            /* steady_state.step_median_ns; 0 without repeated marks */
+  gboolean by_step;          /* --metric step: rank by step_ns */
 } FitRow;
 
 static void
@@ -169,6 +171,7 @@ fit_run_one (gpointer data, gpointer user_data)
   row->predicted_ns = num (report, "time.predicted_ns");
   row->slowdown = num (report, "time.slowdown");
   row->peak_bytes = device_peak (report);
+  row->step_ns = num (report, "steady_state.step_median_ns");
   fit_bound (row, report);
   /* Runs that do not hold their memory on the device: out of memory,
    * overflowing, spilled to a tier or the host, placed directly in one,
@@ -218,7 +221,10 @@ fit_row_cmp (gconstpointer a, gconstpointer b)
     return xo - yo;
   if (xo)
     return (x->missing > y->missing) - (x->missing < y->missing);
-  return (x->predicted_ns > y->predicted_ns) - (x->predicted_ns < y->predicted_ns);
+  /* --metric step: the steady step time where a row has one. */
+  double ta = x->by_step && x->step_ns > 0 ? x->step_ns : x->predicted_ns;
+  double tb = y->by_step && y->step_ns > 0 ? y->step_ns : y->predicted_ns;
+  return (ta > tb) - (ta < tb);
 }
 
 static char *
@@ -229,9 +235,12 @@ fit_text (GPtrArray *rows, const char *trace, const char *capture)
   g_autofree char *cap_t = units_format_time (first ? first->captured_ns : 0);
   g_string_append_printf (out, "vramsim fit: %s (captured on %s in %s), %u configs\n",
                           trace, capture ? capture : "each target", cap_t, rows->len);
-  g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s  %s\n",
+  gboolean steps = FALSE;
+  for (guint i = 0; i < rows->len; i++)
+    steps |= ((const FitRow *) rows->pdata[i])->step_ns > 0;
+  g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s%s  %s\n",
                           "config", "status", "fits", "peak device / capacity", "predicted",
-                          "slowdown", "bound");
+                          "slowdown", steps ? "    per step" : "", "bound");
   for (guint i = 0; i < rows->len; i++)
     {
       const FitRow *r = rows->pdata[i];
@@ -241,14 +250,16 @@ fit_text (GPtrArray *rows, const char *trace, const char *capture)
       if (strcmp (r->status, "oom") == 0)
         {
           g_autofree char *miss = units_format_bytes (r->missing);
-          g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s  %s more needed\n",
-                                  r->config_name, r->status, "no", mem, "-", "-", miss);
+          g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s%s  %s more needed\n",
+                                  r->config_name, r->status, "no", mem, "-", "-", steps ? "           -" : "", miss);
           continue;
         }
       g_autofree char *pt = units_format_time (r->predicted_ns);
       g_autofree char *sd = g_strdup_printf ("%.3fx", r->slowdown);
-      g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s  %s\n", r->config_name,
-                              r->status, r->fits ? "yes" : "no", mem, pt, sd, bound_names[r->bound]);
+      g_autofree char *st = r->step_ns > 0 ? units_format_time (r->step_ns) : g_strdup ("-");
+      g_autofree char *stc = steps ? g_strdup_printf (" %11s", st) : g_strdup ("");
+      g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s%s  %s\n", r->config_name,
+                              r->status, r->fits ? "yes" : "no", mem, pt, sd, stc, bound_names[r->bound]);
     }
   return g_string_free (out, FALSE);
 }
@@ -288,6 +299,10 @@ fit_json (GPtrArray *rows, const char *trace, const char *capture)
           cJSON_AddNumberToObject (j, "predicted_ns", round (r->predicted_ns));
           cJSON_AddNumberToObject (j, "slowdown", r->slowdown);
           cJSON_AddStringToObject (j, "bound", bound_names[r->bound]);
+          if (r->step_ns > 0)
+            cJSON_AddNumberToObject (j, "step_median_ns", round (r->step_ns));
+          else
+            cJSON_AddNullToObject (j, "step_median_ns");
           cJSON *b = cJSON_AddObjectToObject (j, "bound_ns");
           for (int k = 0; k < B_COUNT; k++)
             cJSON_AddNumberToObject (b, bound_names[k], round (r->bound_ns[k]));
@@ -301,19 +316,22 @@ static char *
 fit_csv (GPtrArray *rows)
 {
   GString *out = g_string_new ("config,status,fits,peak_device_bytes,capacity_bytes,missing_bytes,"
-                               "predicted_ns,slowdown,bound\n");
+                               "predicted_ns,slowdown,bound,step_median_ns\n");
   for (guint i = 0; i < rows->len; i++)
     {
       const FitRow *r = rows->pdata[i];
       if (strcmp (r->status, "oom") == 0)
         g_string_append_printf (out, "%s,%s,no,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                ",%" G_GUINT64_FORMAT ",,,\n", r->config_name, r->status,
+                                ",%" G_GUINT64_FORMAT ",,,,\n", r->config_name, r->status,
                                 r->peak_bytes, r->capacity, r->missing);
       else
-        g_string_append_printf (out, "%s,%s,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                ",0,%.0f,%.6g,%s\n", r->config_name, r->status,
-                                r->fits ? "yes" : "no", r->peak_bytes, r->capacity,
-                                r->predicted_ns, r->slowdown, bound_names[r->bound]);
+        {
+          g_autofree char *st = r->step_ns > 0 ? g_strdup_printf ("%.0f", r->step_ns) : g_strdup ("");
+          g_string_append_printf (out, "%s,%s,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                  ",0,%.0f,%.6g,%s,%s\n", r->config_name, r->status,
+                                  r->fits ? "yes" : "no", r->peak_bytes, r->capacity,
+                                  r->predicted_ns, r->slowdown, bound_names[r->bound], st);
+        }
     }
   return g_string_free (out, FALSE);
 }
@@ -322,7 +340,7 @@ int
 cmd_fit (int argc, char **argv)
 {
   g_auto (GStrv) configs = NULL, sets = NULL, rest = NULL;
-  g_autofree char *format = NULL, *out = NULL, *capture = NULL;
+  g_autofree char *format = NULL, *out = NULL, *capture = NULL, *metric = NULL;
   gint jobs = 0;
   GOptionEntry entries[] = {
     { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Configs to try, comma-separated, or 'all' (default: all presets)", "all|CONFIG[,CONFIG...]" },
@@ -331,6 +349,7 @@ cmd_fit (int argc, char **argv)
     { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (default), json or csv", "text|json|csv" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Write the table to FILE (default: stdout)", "FILE" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Replays at once (default: all processors)", "N" },
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric, "Rank by the whole predicted time (default) or by the steady step time (median of the repeated mark's steps after the first)", "time|step" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL }
   };
@@ -341,7 +360,8 @@ cmd_fit (int argc, char **argv)
     "it fits in device memory, peak device memory / capacity, predicted time,\n"
     "slowdown against the capture, and the bound that dominates (compute, memory,\n"
     "link, swap, faults, communication, or host when the GPU mostly waits).\n"
-    "Rows are sorted by predicted time; out-of-memory rows come last with how\n"
+    "Rows are sorted by predicted time (--metric step: by the steady time per step\n"
+    "when the trace repeats a mark); out-of-memory rows come last with how\n"
     "much memory is missing.");
   g_option_context_set_description (ctx,
     "Exit status: 0 success (out-of-memory rows are answers), 1 bad input, 2 bad usage.\n\n"
@@ -376,6 +396,11 @@ cmd_fit (int argc, char **argv)
   if (jobs < 0)
     {
       cmd_error ("fit: -j must be positive");
+      return 2;
+    }
+  if (metric && strcmp (metric, "time") != 0 && strcmp (metric, "step") != 0)
+    {
+      cmd_error ("fit: --metric must be time or step, not '%s'", metric);
       return 2;
     }
   if (out && !fileio_check_writable (out, "output", &error))
@@ -437,6 +462,7 @@ cmd_fit (int argc, char **argv)
       r->buf = buf;
       r->sets = sets;
       r->capture_name = cap_name;
+      r->by_step = metric && strcmp (metric, "step") == 0;
       g_ptr_array_add (rows, r);
     }
   guint n_threads = jobs > 0 ? (guint) jobs : g_get_num_processors ();

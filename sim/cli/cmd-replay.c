@@ -131,6 +131,11 @@ cmd_replay (int argc, char **argv)
       cmd_error ("%s", error->message);
       return 1;
     }
+  /* What the user must know about the answer, whatever the format. */
+  const cJSON *w;
+  cJSON_ArrayForEach (w, cJSON_GetObjectItemCaseSensitive (report, "warnings"))
+    if (cJSON_IsString (w))
+      fprintf (stderr, "vramsim: warning: %s\n", w->valuestring);
   if (sets)
     {
       cJSON *o = cJSON_AddObjectToObject (report, "sets");

@@ -87,11 +87,8 @@ thread_issue (Sim *s, Thread *t)
       break;
     case VS_OP_MARK:
       {
-        mark_close (s, t, now, ev->t);
         const char *name = ev->name ? ev->name : "";
-        t->mark_name = stats_mark (s, name);
-        t->mark_t = now;
-        t->mark_t_cap = ev->t;
+        marks_reached (s, t, name, now, ev->t);
         if (G_UNLIKELY (s->out.timeline))
           timeline_mark (s, t, name, now);
         break;

@@ -424,6 +424,8 @@ op_try_start (Sim *s, Op *op)
     }
   op->started = TRUE;
   op->ready_t = s->core.now;
+  if (s->stats.gpu_running++ == 0)
+    s->stats.gpu_since = s->core.now;
   if (op->ce >= 0 && s->gpu.ce_busy[op->ce] >= s->core.cfg->link.copy_engines)
     {
       g_queue_push_tail (&s->gpu.ce_queue[op->ce], op);

@@ -54,6 +54,7 @@
 #include "engine/issue.part.c"
 #include "engine/loop.part.c"
 #include "engine/setup.part.c"
+#include "out/marks.part.c"
 #include "out/sim-report.part.c"
 
 cJSON *

@@ -70,6 +70,9 @@ mark_free (gpointer p)
 {
   MarkStat *m = p;
   g_free ((char *) m->name);
+  for (GArray **a = (GArray *[]) { m->pred, m->cap, m->range_pred, m->range_cap }, **e = a + 4; a < e; a++)
+    if (*a)
+      g_array_unref (*a);
   g_free (m);
 }
 
@@ -124,6 +127,8 @@ sim_teardown (Sim *s)
   for (guint i = 0; i < s->host.thread_list->len; i++)
     {
       Thread *t = s->host.thread_list->pdata[i];
+      if (t->open_marks)
+        g_array_unref (t->open_marks);
       g_free (t);
     }
   g_ptr_array_free (s->host.thread_list, TRUE);

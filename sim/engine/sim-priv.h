@@ -178,9 +178,11 @@ struct Thread {
   gboolean has_prev;
   double f_prev, s_cur;
   int waits;
-  const char *mark_name;
+  struct MarkStat *mark; /* the open point mark, or NULL */
   double mark_t;
   guint64 mark_t_cap;
+  GArray *open_marks;    /* OpenMark: marks a NAME/end may close, innermost last */
+  gboolean tl_named;     /* its timeline track has its thread_name */
 };
 
 typedef struct {
@@ -194,11 +196,25 @@ typedef struct {
   double captured_ns, predicted_ns, stall_ns;
 } KernelStat;
 
-typedef struct {
+/* One mark name (out/marks.part.c). A mark is a point — timed to its
+ * thread's next mark — unless a NAME/end on its thread closes it: then
+ * the pair is a range, timed start to end (docs/trace-format.md). */
+typedef struct MarkStat {
   const char *name;
-  guint64 count;
+  guint64 count;                 /* points reached */
   double predicted_ns, captured_ns;
+  GArray *pred, *cap;            /* point samples (double ns), at most MARK_SAMPLES */
+  guint64 ranges;                /* NAME ... NAME/end pairs closed */
+  double range_pred_ns, range_cap_ns;
+  GArray *range_pred, *range_cap;
 } MarkStat;
+
+/* A mark that a NAME/end may still close. */
+typedef struct {
+  MarkStat *m;
+  double t;
+  guint64 cap_t;
+} OpenMark;
 
 /* An oversubscription policy (sim/mem/policy*.part.c): its hooks, and
  * the flags it sets at setup, which the per-event code reads inline from
@@ -318,6 +334,8 @@ struct Sim {
      * kernel names): slot (address >> 4) & (KCACHE - 1). */
     struct { const char *name; KernelStat *k; } kcache[KCACHE];
     GHashTable *marks;     /* name -> MarkStat* */
+    guint gpu_running;     /* ops started and not complete */
+    double gpu_since, gpu_busy_ns;   /* union of their running time (warnings) */
     cJSON *oom_obj;
     guint64 last_progress;
     guint64 next_progress; /* n_events of the next progress line (never without --progress) */
@@ -451,7 +469,6 @@ static void policy_setup (Sim *s);
 static __attribute__ ((noinline)) Thread *thread_get_slow (Sim *s, guint32 tid);
 static inline Thread *thread_get (Sim *s, guint32 tid);
 static inline __attribute__ ((always_inline)) void note_captured (Sim *s, const VsEvent *ev);
-static void mark_close (Sim *s, Thread *t, double now, guint64 cap_t);
 static inline __attribute__ ((always_inline)) void thread_schedule (Sim *s, Thread *t);
 static void thread_end (Sim *s, Thread *t);
 static inline __attribute__ ((always_inline)) void reader_advance (Sim *s);
@@ -519,11 +536,16 @@ static void sim_teardown (Sim *s);
 
 /* out/stats.part.c */
 static inline __attribute__ ((always_inline)) void stats_kernel (Sim *s, const Op *op, double end);
-static const char *stats_mark (Sim *s, const char *name);
 static int stats_tag (Sim *s, const char *tag);
+
+/* out/marks.part.c */
+static void mark_close (Sim *s, Thread *t, double now, guint64 cap_t);
+static void marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t);
+static void marks_thread_end (Sim *s, Thread *t);
+static void report_marks (Sim *s, cJSON *r);
+static void report_warnings (Sim *s, cJSON *r, double makespan);
 
 /* out/sim-report.part.c */
 static GPtrArray *table_values (GHashTable *h);
 static gint kernel_cmp (gconstpointer a, gconstpointer b);
-static gint mark_cmp (gconstpointer a, gconstpointer b);
 static cJSON *sim_report (Sim *s, double makespan);

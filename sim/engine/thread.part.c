@@ -48,17 +48,6 @@ note_captured (Sim *s, const VsEvent *ev)
   s->stats.cap_have = TRUE;
 }
 
-static void
-mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
-{
-  if (t->mark_name == NULL)
-    return;
-  MarkStat *m = g_hash_table_lookup (s->stats.marks, t->mark_name);
-  m->predicted_ns += now - t->mark_t;
-  m->captured_ns += cap_t > t->mark_t_cap ? (double) (cap_t - t->mark_t_cap) : 0;
-  t->mark_name = NULL;
-}
-
 /* T is idle and holds the next event of the trace: issue it at
  * s_i = f_{i-1} + max(0, t_i - (t_{i-1} + h_{i-1})) (SPEC 5.2), the first
  * event of a thread at its t, and never before now. */
@@ -87,7 +76,7 @@ static void
 thread_end (Sim *s, Thread *t)
 {
   t->ended = TRUE;
-  mark_close (s, t, t->f_prev, t->issued_t + t->issued_h);
+  marks_thread_end (s, t);
 }
 
 /* Reads the next event of the trace and hands it to its thread, which

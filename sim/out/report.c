@@ -24,6 +24,12 @@ str (const cJSON *o, const char *key)
   return cJSON_IsString (v) ? v->valuestring : "";
 }
 
+static gboolean
+stopped_early (const cJSON *r)
+{
+  return strcmp (str (r, "status"), "oom") == 0;
+}
+
 static void
 line_time (GString *out, const char *label, double ns)
 {
@@ -47,6 +53,24 @@ report_to_text (const cJSON *r)
       g_autofree char *cap = units_format_bytes ((guint64) get (o, "capacity"));
       g_string_append_printf (out, "  %-22s event %.0f (t=%.0f ns) asked %s with %s of %s in use\n",
                               "out of memory", get (o, "event"), get (o, "t_ns"), req, use, cap);
+    }
+  /* Steps first: with repeated marks, the time a step takes once warm is
+   * what a user compares, not the window's total with its set-up. */
+  const cJSON *ss = cJSON_GetObjectItemCaseSensitive (r, "steady_state");
+  if (cJSON_IsObject (ss) && !stopped_early (r))
+    {
+      g_autofree char *med = units_format_time (get (ss, "step_median_ns"));
+      g_autofree char *lo = units_format_time (get (ss, "step_min_ns"));
+      g_autofree char *hi = units_format_time (get (ss, "step_max_ns"));
+      g_autofree char *first = units_format_time (get (ss, "first_step_ns"));
+      g_autofree char *cap = units_format_time (get (ss, "captured_step_median_ns"));
+      g_autofree char *label = g_strdup_printf ("per step (%s)", str (ss, "mark"));
+      const cJSON *wx = cJSON_GetObjectItemCaseSensitive (ss, "warmup_excluded");
+      g_string_append_printf (out, "  %-22s %s median of %.0f (%s-%s)", label, med,
+                              get (ss, "steps") - (cJSON_IsTrue (wx) ? 1 : 0), lo, hi);
+      if (cJSON_IsTrue (wx))
+        g_string_append_printf (out, " after a first step of %s", first);
+      g_string_append_printf (out, "; captured %s, %.3fx\n", cap, get (ss, "step_slowdown"));
     }
   line_time (out, "captured time", get (r, "time.captured_ns"));
   gboolean stopped = strcmp (status, "oom") == 0;
@@ -126,13 +150,24 @@ report_to_text (const cJSON *r)
   const cJSON *marks = cJSON_GetObjectItemCaseSensitive (r, "marks");
   if (cJSON_GetArraySize (marks) > 0)
     {
-      g_string_append (out, "marks (count, captured -> predicted)\n");
+      g_string_append (out, "marks (count, captured -> predicted in all, median)\n");
       cJSON_ArrayForEach (t, marks)
         {
           g_autofree char *c = units_format_time (get (t, "captured_ns"));
           g_autofree char *p = units_format_time (get (t, "predicted_ns"));
-          g_string_append_printf (out, "  %-22s %6.0f  %s -> %s\n", str (t, "name"), get (t, "count"), c, p);
+          g_autofree char *m = units_format_time (get (t, "median_ns"));
+          g_autofree char *name = g_strdup_printf ("%s%s", str (t, "name"),
+                                                   strcmp (str (t, "kind"), "range") == 0 ? " (range)" : "");
+          g_string_append_printf (out, "  %-22s %6.0f  %s -> %s, median %s\n", name, get (t, "count"), c, p, m);
         }
+    }
+  const cJSON *warnings = cJSON_GetObjectItemCaseSensitive (r, "warnings");
+  if (cJSON_GetArraySize (warnings) > 0)
+    {
+      g_string_append (out, "warnings\n");
+      cJSON_ArrayForEach (t, warnings)
+        if (cJSON_IsString (t))
+          g_string_append_printf (out, "  %s\n", t->valuestring);
     }
   return g_string_free (out, FALSE);
 }

@@ -26,13 +26,6 @@ kernel_cmp (gconstpointer a, gconstpointer b)
   return g_strcmp0 (x->name, y->name);
 }
 
-static gint
-mark_cmp (gconstpointer a, gconstpointer b)
-{
-  const MarkStat *x = *(MarkStat *const *) a, *y = *(MarkStat *const *) b;
-  return g_strcmp0 (x->name, y->name);
-}
-
 #define KERNELS_TOP 20
 
 static cJSON *
@@ -132,20 +125,8 @@ sim_report (Sim *s, double makespan)
     }
   g_ptr_array_free (ks, TRUE);
 
-  cJSON *marks = cJSON_AddArrayToObject (r, "marks");
-  GPtrArray *ms = table_values (s->stats.marks);
-  g_ptr_array_sort (ms, mark_cmp);
-  for (guint i = 0; i < ms->len; i++)
-    {
-      MarkStat *mi = ms->pdata[i];
-      cJSON *o = cJSON_CreateObject ();
-      cJSON_AddStringToObject (o, "name", mi->name);
-      cJSON_AddNumberToObject (o, "count", (double) mi->count);
-      cJSON_AddNumberToObject (o, "captured_ns", round (mi->captured_ns));
-      cJSON_AddNumberToObject (o, "predicted_ns", round (mi->predicted_ns));
-      cJSON_AddItemToArray (marks, o);
-    }
-  g_ptr_array_free (ms, TRUE);
+  report_marks (s, r);
+  report_warnings (s, r, makespan);
 
   if (s->stats.oom_obj)
     {

@@ -42,22 +42,6 @@ stats_kernel (Sim *s, const Op *op, double end)
   k->stall_ns += MAX (0.0, end - op->ready_t - op->alone_ns);
 }
 
-/* A thread reached mark NAME: counts it, and returns the row's own copy
- * of the name (the thread's open mark, closed at its next mark). */
-static const char *
-stats_mark (Sim *s, const char *name)
-{
-  MarkStat *m = g_hash_table_lookup (s->stats.marks, name);
-  if (m == NULL)
-    {
-      m = g_new0 (MarkStat, 1);
-      m->name = g_strdup (name);
-      g_hash_table_insert (s->stats.marks, (gpointer) m->name, m);
-    }
-  m->count++;
-  return m->name;
-}
-
 /* The index of TAG's row in tag_stats (NULL: "untagged"). */
 static int
 stats_tag (Sim *s, const char *tag)
