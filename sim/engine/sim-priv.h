@@ -347,6 +347,7 @@ struct Sim {
     FILE *timeline;
     char *timeline_tmp;
     gboolean timeline_first;
+    guint timeline_streams, timeline_threads;   /* tracks named so far: their sort order */
   } out;
 };
 
@@ -408,7 +409,7 @@ static __attribute__ ((noinline, cold)) void timeline_host_wait (Sim *s, Thread 
 static __attribute__ ((noinline, cold)) void timeline_stream (Sim *s, guint64 id);
 static __attribute__ ((noinline, cold)) void timeline_captured (Sim *s, Stream *st, const VsEvent *ev);
 static __attribute__ ((noinline, cold)) void timeline_op (Sim *s, const Op *op, double end);
-static __attribute__ ((noinline, cold)) void timeline_mark (Sim *s, const Thread *t, const char *name, double now);
+static __attribute__ ((noinline, cold)) void timeline_mark (Sim *s, Thread *t, const char *name, double now);
 static gboolean timeline_open (Sim *s, const char *path, GError **error);
 static gboolean timeline_close (Sim *s, const char *path, gboolean ok, GError **error);
 

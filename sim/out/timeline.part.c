@@ -30,6 +30,38 @@ json_str (const char *str)
   return out;
 }
 
+/* Times: every slice's start and end are rounded to integer ns first and
+ * both written from those integers (us with three decimals, exact), so a
+ * slice that ends where the next one on its track starts never overlaps
+ * it by a rounding nanosecond, as ts and dur rounded separately did. */
+static guint64
+tl_ns (const Sim *s, double t)
+{
+  double d = t - s->core.t0;
+  return d > 0 ? (guint64) llround (d) : 0;
+}
+
+/* "us.fff" of NS nanoseconds, into BUF (24 bytes). */
+static const char *
+tl_us (char *buf, guint64 ns)
+{
+  g_snprintf (buf, 24, "%" G_GUINT64_FORMAT ".%03u", ns / 1000, (guint) (ns % 1000));
+  return buf;
+}
+
+/* Thread T's track in the host process: its name and place, once. */
+static void
+tl_thread (Sim *s, Thread *t)
+{
+  if (t->tl_named)
+    return;
+  t->tl_named = TRUE;
+  tl_event (s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":%u,\"args\":{\"name\":\"host thread %u\"}}",
+            t->tid, t->tid);
+  tl_event (s, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":2,\"tid\":%u,\"args\":{\"sort_index\":%u}}",
+            t->tid, s->out.timeline_threads++);
+}
+
 /* The observers: the engine calls each behind one unlikely branch on
  * s->out.timeline. Every name written is either fixed text, a number, a
  * tier name (letters, digits, '_' and '-': config.c checks) or escaped
@@ -39,26 +71,37 @@ json_str (const char *str)
 static __attribute__ ((noinline, cold)) void
 timeline_resident (Sim *s, int loc, guint64 value)
 {
-  tl_event (s, "{\"name\":\"resident %s\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"args\":{\"GiB\":%.6f}}",
-            loc_name (s, loc), (s->core.now - s->core.t0) / 1e3, value / 1073741824.0);
+  char ts[24];
+  tl_event (s, "{\"name\":\"resident %s\",\"ph\":\"C\",\"pid\":1,\"ts\":%s,\"args\":{\"GiB\":%.6f}}",
+            loc_name (s, loc), tl_us (ts, tl_ns (s, s->core.now)), value / 1073741824.0);
 }
 
 /* T's blocking call, issued at t->s_cur, returns at F. */
 static __attribute__ ((noinline, cold)) void
 timeline_host_wait (Sim *s, Thread *t, double f)
 {
-  if (f > t->s_cur)
-    tl_event (s, "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}",
-              event_op_name (t->issued_op), t->tid, (t->s_cur - s->core.t0) / 1e3, (f - t->s_cur) / 1e3);
+  guint64 a = tl_ns (s, t->s_cur), b = tl_ns (s, f);
+  if (b <= a)
+    return;
+  tl_thread (s, t);
+  char ts[24], dur[24];
+  tl_event (s, "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":%s,\"dur\":%s}",
+            event_op_name (t->issued_op), t->tid, tl_us (ts, a), tl_us (dur, b - a));
 }
 
 /* A new stream ID: its row in the predicted and the captured GPU. */
 static __attribute__ ((noinline, cold)) void
 timeline_stream (Sim *s, guint64 id)
 {
+  /* Streams in the order they first appear, in both GPU processes. */
+  guint order = s->out.timeline_streams++;
   for (int pid = 1; pid <= 3; pid += 2)
-    tl_event (s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" G_GUINT64_FORMAT
-              ",\"args\":{\"name\":\"stream %" G_GUINT64_FORMAT "\"}}", pid, id, id);
+    {
+      tl_event (s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" G_GUINT64_FORMAT
+                ",\"args\":{\"name\":\"stream %" G_GUINT64_FORMAT "\"}}", pid, id, id);
+      tl_event (s, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" G_GUINT64_FORMAT
+                ",\"args\":{\"sort_index\":%u}}", pid, id, order);
+    }
 }
 
 /* The captured op of event EV on stream ST, beside the predicted one: a
@@ -74,9 +117,11 @@ timeline_captured (Sim *s, Stream *st, const VsEvent *ev)
   char *nm = ev->op == VS_OP_KERNEL ? json_str (ev->name ? ev->name : "kernel")
     : ev->op == VS_OP_COPY ? g_strdup_printf ("\"copy %s\"", event_dir_name (ev->dir))
     : g_strdup_printf ("\"%s\"", event_op_name (ev->op));
+  char ts[24], dur[24];
+  guint64 a = tl_ns (s, (double) start);
   tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":3,\"tid\":%" G_GUINT64_FORMAT
-            ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT "}}",
-            nm, st->id, ((double) start - s->core.t0) / 1e3, ev->dur / 1e3, ev->index);
+            ",\"ts\":%s,\"dur\":%s,\"args\":{\"event\":%" G_GUINT64_FORMAT "}}",
+            nm, st->id, tl_us (ts, a), tl_us (dur, ev->dur), ev->index);
   g_free (nm);
 }
 
@@ -93,21 +138,25 @@ timeline_op (Sim *s, const Op *op, double end)
     nm = g_strdup_printf ("\"copy %s\"", event_dir_name (op->dir));
   else
     nm = g_strdup_printf ("\"%s\"", event_op_name (op->type));
+  char ts[24], dur[24];
+  guint64 a = tl_ns (s, op->ready_t), b = tl_ns (s, end);
   tl_event (s, "{\"name\":%s,\"ph\":\"X\",\"pid\":1,\"tid\":%" G_GUINT64_FORMAT
-            ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"event\":%" G_GUINT64_FORMAT
+            ",\"ts\":%s,\"dur\":%s,\"args\":{\"event\":%" G_GUINT64_FORMAT
             ",\"bytes\":%" G_GUINT64_FORMAT ",\"alone_ns\":%.0f,\"swap_ns\":%.0f,\"fault_ns\":%.0f,\"copy_engine_ns\":%.0f}}",
-            nm, op->st->id, (op->ready_t - s->core.t0) / 1e3, (end - op->ready_t) / 1e3, op->index,
+            nm, op->st->id, tl_us (ts, a), tl_us (dur, b > a ? b - a : 0), op->index,
             op->bytes == VS_NONE ? 0 : op->bytes, op->alone_ns, op->swap_ns, op->fault_ns, op->ce_ns);
   g_free (nm);
 }
 
 /* Thread T reached mark NAME at NOW. */
 static __attribute__ ((noinline, cold)) void
-timeline_mark (Sim *s, const Thread *t, const char *name, double now)
+timeline_mark (Sim *s, Thread *t, const char *name, double now)
 {
+  tl_thread (s, t);
   char *nm = json_str (name);
-  tl_event (s, "{\"name\":%s,\"ph\":\"i\",\"s\":\"p\",\"pid\":2,\"tid\":%u,\"ts\":%.3f}",
-            nm, t->tid, (now - s->core.t0) / 1e3);
+  char ts[24];
+  tl_event (s, "{\"name\":%s,\"ph\":\"i\",\"s\":\"t\",\"pid\":2,\"tid\":%u,\"ts\":%s}",
+            nm, t->tid, tl_us (ts, tl_ns (s, now)));
   g_free (nm);
 }
 
@@ -130,6 +179,9 @@ timeline_open (Sim *s, const char *path, GError **error)
   tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":%s}}", cfg);
   tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"host threads\"}}");
   tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":3,\"args\":{\"name\":\"GPU (captured, start estimated)\"}}");
+  /* Predicted GPU, then the host threads, then the captured GPU. */
+  for (int pid = 1; pid <= 3; pid++)
+    tl_event (s, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"sort_index\":%d}}", pid, pid);
   g_free (cfg);
   return TRUE;
 }
