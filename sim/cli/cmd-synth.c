@@ -13,6 +13,7 @@ typedef struct {
   char *output;
   char *config;
   double mfu;
+  GPtrArray *warnings;   /* synth_warn: also written into the header */
 } Common;
 
 static void
@@ -20,6 +21,87 @@ common_clear (Common *c)
 {
   g_clear_pointer (&c->output, g_free);
   g_clear_pointer (&c->config, g_free);
+  g_clear_pointer (&c->warnings, g_ptr_array_unref);
+}
+
+/* The shapes of published model families, to size a model from --params
+ * alone as their papers' tables do. */
+typedef struct {
+  const char *name;
+  double params;
+  int layers, hidden, heads, kv_heads;
+} ShapeRow;
+
+/* GPT-3 (Brown et al. 2020, Table 2.1: n_layers, d_model, n_heads). */
+static const ShapeRow gpt3_shapes[] = {
+  { "GPT-3 Small (125M)", 125e6, 12, 768, 12, 12 },
+  { "GPT-3 Medium (350M)", 350e6, 24, 1024, 16, 16 },
+  { "GPT-3 Large (760M)", 760e6, 24, 1536, 16, 16 },
+  { "GPT-3 XL (1.3B)", 1.3e9, 24, 2048, 24, 24 },
+  { "GPT-3 2.7B", 2.7e9, 32, 2560, 32, 32 },
+  { "GPT-3 6.7B", 6.7e9, 32, 4096, 32, 32 },
+  { "GPT-3 13B", 13e9, 40, 5120, 40, 40 },   /* the table's d_model 5140 is not a multiple of 40 heads */
+  { "GPT-3 175B", 175e9, 96, 12288, 96, 96 },
+};
+
+/* Llama 2 (Touvron et al. 2023, Table 1 and section 2.2: 70B uses
+ * grouped-query attention with 8 key/value heads). */
+static const ShapeRow llama2_shapes[] = {
+  { "Llama 2 7B", 7e9, 32, 4096, 32, 32 },
+  { "Llama 2 13B", 13e9, 40, 5120, 40, 40 },
+  { "Llama 2 70B", 70e9, 80, 8192, 64, 8 },
+};
+
+/* The row whose parameter count is nearest PARAMS (by ratio). */
+static const ShapeRow *
+shape_for (const ShapeRow *rows, gsize n, guint64 params)
+{
+  const ShapeRow *best = &rows[0];
+  for (gsize i = 1; i < n; i++)
+    if (fabs (log ((double) params / rows[i].params)) < fabs (log ((double) params / best->params)))
+      best = &rows[i];
+  return best;
+}
+
+static void synth_note (const char *fmt, ...) G_GNUC_PRINTF (1, 2);
+
+/* One line on stderr: what the generator decided for the user. */
+static void
+synth_note (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  fprintf (stderr, "vramsim: synth: %s\n", msg);
+}
+
+static void synth_warn (Common *c, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+/* A warning: on stderr, and in the trace header's "warnings", so every
+ * replay of the trace repeats it (report warnings[]). */
+static void
+synth_warn (Common *c, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  fprintf (stderr, "vramsim: synth: warning: %s\n", msg);
+  if (c->warnings == NULL)
+    c->warnings = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (c->warnings, msg);
+}
+
+/* --params with a shape that holds another count: the shape sizes the
+ * activations and FLOPs, so a count 20 % off is worth saying. */
+static void
+shape_check (Common *c, guint64 params, double shape_params, int layers, int hidden)
+{
+  double r = (double) params / shape_params;
+  if (r > 1.2 || r < 1 / 1.2)
+    synth_warn (c, "--params %.3g but the shape (%d layers x %d hidden) holds %.3g: activations and FLOPs "
+                "follow the shape, memory the count", (double) params, layers, hidden, shape_params);
 }
 
 static GOptionEntry *
@@ -104,7 +186,12 @@ run (Common *c, const char *workload, gboolean (*gen) (const void *, SynthEmit *
       cmd_error ("%s", err->message);
       return 1;
     }
-  SynthEmit *e = synth_emit_new (c->output, cfg, c->mfu, workload, &err);
+  if (c->warnings)
+    g_ptr_array_add (c->warnings, NULL);
+  SynthEmit *e = synth_emit_new_warn (c->output, cfg, c->mfu, workload,
+                                      c->warnings ? (const char *const *) c->warnings->pdata : NULL, &err);
+  if (c->warnings)
+    g_ptr_array_remove_index (c->warnings, c->warnings->len - 1);
   if (e == NULL)
     {
       cmd_error ("%s", err->message);
@@ -115,6 +202,16 @@ run (Common *c, const char *workload, gboolean (*gen) (const void *, SynthEmit *
       synth_emit_abort (e);
       cmd_error ("%s", err->message);
       return 1;
+    }
+  /* A trace "captured" on a preset it does not fit: its replay there
+   * stops out of memory, which no capture could have recorded. */
+  guint64 peak = synth_peak_device (e), cap = cfg->memory.capacity - cfg->memory.reserved;
+  if (peak > cap)
+    {
+      g_autofree char *p = units_format_bytes (peak), *k = units_format_bytes (cap);
+      fprintf (stderr, "vramsim: synth: warning: the trace peaks at %s of device memory, more than %s's %s: "
+               "no run on %s could record it, and its replay there stops out of memory; shrink it or pick a "
+               "larger -c\n", p, cfg->name, k, cfg->name);
     }
   if (!synth_emit_finish (e, &err))
     {
@@ -144,10 +241,11 @@ parse_precision (const char *s, SynthPrecision *p)
 static int
 train (int argc, char **argv)
 {
-  Common c = { NULL, NULL, 0.5 };
+  Common c = { NULL, NULL, 0.5, NULL };
   SynthTrainOpts o = { 0, 24, 1024, 16, 1024, 8, 50257, SYNTH_PREC_MIXED, SYNTH_OPT_ADAM, SYNTH_CKPT_NONE, 1,
                        0, 1, 1, 1, FALSE };
-  int layers = o.layers, hidden = o.hidden, heads = o.heads, seq = o.seq, batch = o.batch, vocab = o.vocab;
+  /* -1: not given (--params alone then picks the shape). */
+  int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL;
   GOptionEntry entries[] = {
@@ -171,6 +269,18 @@ train (int argc, char **argv)
   GOptionContext *ctx = NULL;
   int rc = parse ("transformer-train", "Data-parallel training of a GPT-style transformer, one GPU's view.",
                   entries, &c, &argc, &argv, &ctx);
+  gboolean shape_given = layers != -1 || hidden != -1 || heads != -1;
+  if (rc < 0 && params && !shape_given && parse_count (params, &o.params))
+    {
+      const ShapeRow *row = shape_for (gpt3_shapes, G_N_ELEMENTS (gpt3_shapes), o.params);
+      layers = row->layers, hidden = row->hidden, heads = row->heads;
+      synth_note ("--params %s without a shape: using %s's %d layers x %d hidden x %d heads "
+                  "(Brown et al. 2020, Table 2.1); give --layers --hidden --heads to choose",
+                  params, row->name, layers, hidden, heads);
+    }
+  if (layers == -1) layers = (int) o.layers;
+  if (hidden == -1) hidden = (int) o.hidden;
+  if (heads == -1) heads = (int) o.heads;
   if (rc < 0)
     {
       if (layers < 1 || hidden < 1 || heads < 1 || seq < 1 || batch < 1 || vocab < 0 || hidden % heads != 0)
@@ -208,6 +318,10 @@ train (int argc, char **argv)
     }
   o.layers = layers, o.hidden = hidden, o.heads = heads, o.seq = seq, o.batch = batch, o.vocab = vocab;
   o.zero = zero, o.dp = dp, o.grad_accum = accum, o.steps = steps;
+  if (zero > 0 && dp == 1)
+    synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);
+  if (o.params && shape_given)
+    shape_check (&c, o.params, 12.0 * layers * (double) hidden * hidden + (double) vocab * hidden, layers, hidden);
   o.optimizer = optimizer && strcmp (optimizer, "sgd") == 0 ? SYNTH_OPT_SGD : SYNTH_OPT_ADAM;
   o.offload_optimizer = offload && strcmp (offload, "optimizer") == 0;
   rc = run (&c, "transformer-train", gen_train, &o);
@@ -218,12 +332,12 @@ train (int argc, char **argv)
 static int
 infer (int argc, char **argv)
 {
-  Common c = { NULL, NULL, 0.5 };
-  int layers = 32, hidden = 4096, heads = 32, kv_heads = 0, vocab = 32000, batch = 8, prompt = 512, gen = 128,
+  Common c = { NULL, NULL, 0.5, NULL };
+  int layers = -1, hidden = -1, heads = -1, kv_heads = 0, vocab = 32000, batch = 8, prompt = 512, gen = 128,
       kv_block = 16;
   g_autofree char *params = NULL, *precision = NULL, *kv_precision = NULL;
   GOptionEntry entries[] = {
-    { "params", 0, 0, G_OPTION_ARG_STRING, &params, "Parameter count (7e9); spread over --layers", "N" },
+    { "params", 0, 0, G_OPTION_ARG_STRING, &params, "Parameter count, spread over --layers (default: the shape's, 6.57e9 for 32 x 4096 and vocab 32000; alone, it picks Llama 2's shape nearest)", "N" },
     { "layers", 0, 0, G_OPTION_ARG_INT, &layers, "Transformer layers (32)", "L" },
     { "hidden", 0, 0, G_OPTION_ARG_INT, &hidden, "Hidden size (4096)", "H" },
     { "heads", 0, 0, G_OPTION_ARG_INT, &heads, "Attention heads (32)", "A" },
@@ -241,6 +355,20 @@ infer (int argc, char **argv)
   int rc = parse ("llm-infer", "Batched LLM inference: prefill, then decode with a growing KV cache.", entries, &c,
                   &argc, &argv, &ctx);
   SynthInferOpts o = { 0 };
+  gboolean shape_given = layers != -1 || hidden != -1 || heads != -1;
+  if (rc < 0 && params && !shape_given && parse_count (params, &o.params))
+    {
+      const ShapeRow *row = shape_for (llama2_shapes, G_N_ELEMENTS (llama2_shapes), o.params);
+      layers = row->layers, hidden = row->hidden, heads = row->heads;
+      if (kv_heads == 0)
+        kv_heads = row->kv_heads;
+      synth_note ("--params %s without a shape: using %s's %d layers x %d hidden x %d heads (%d key/value) "
+                  "(Touvron et al. 2023, Table 1); give --layers --hidden --heads to choose",
+                  params, row->name, layers, hidden, heads, kv_heads);
+    }
+  if (layers == -1) layers = 32;
+  if (hidden == -1) hidden = 4096;
+  if (heads == -1) heads = 32;
   if (kv_heads == 0)
     kv_heads = heads;
   const char *names[] = { "fp8", "fp16", "bf16", "fp32", NULL };
@@ -273,6 +401,12 @@ infer (int argc, char **argv)
     }
   o.layers = layers, o.hidden = hidden, o.heads = heads, o.kv_heads = kv_heads, o.vocab = vocab;
   o.batch = batch, o.prompt = prompt, o.gen = gen, o.kv_block = kv_block;
+  if (o.params && shape_given)
+    {
+      double hd = (double) hidden / heads;
+      shape_check (&c, o.params, (double) layers * (10.0 * hidden * hidden + 2.0 * hidden * kv_heads * hd)
+                   + (double) vocab * hidden, layers, hidden);
+    }
   rc = run (&c, "llm-infer", gen_infer, &o);
   common_clear (&c);
   return rc;
@@ -281,7 +415,7 @@ infer (int argc, char **argv)
 static int
 stream (int argc, char **argv)
 {
-  Common c = { NULL, NULL, 0.5 };
+  Common c = { NULL, NULL, 0.5, NULL };
   int iters = 10;
   gboolean prefetch = FALSE;
   g_autofree char *size = NULL, *memory = NULL;

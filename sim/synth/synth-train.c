@@ -186,6 +186,20 @@ optimizer_step (Train *tr)
     }
 }
 
+/* The DRAM traffic of one layer's forward (or recompute): its weights
+ * W, its input read (the hidden state, 2·s·b·h), the SAVED bytes it
+ * writes, and its output written (the hidden state again). Not the sum
+ * of its buffers: a layer's input buffer is the previous layer's whole
+ * activation set, of which it reads only the output, and it writes only
+ * the first hidden state of the next layer's buffer; charging the whole
+ * buffers made an uncheckpointed layer move 2.8x what a checkpointed one
+ * does for the same FLOPs. A recompute writes no output (subtract ckpt). */
+static guint64
+layer_fwd_bytes (Train *tr, guint64 w, guint64 saved)
+{
+  return synth_size (tr->e, w) + tr->ckpt + saved + tr->ckpt;
+}
+
 static void
 micro_batch (Train *tr, guint64 pinned_inputs, gboolean last_micro)
 {
@@ -229,7 +243,8 @@ micro_batch (Train *tr, guint64 pinned_inputs, gboolean last_micro)
           guint64 next = i + 1 < L ? (A[i + 1] = synth_alloc (e, layer_size, VS_MEM_DEVICE, "activations"))
                                    : (out = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace"));
           guint64 r[] = { w, A[i] }, wr[] = { A[i], tmp, next };
-          synth_kernel (e, "transformer_layer_fwd", COMPUTE, tr->layer_fwd_flops, r, 2, wr, 3, VS_NONE);
+          synth_kernel (e, "transformer_layer_fwd", COMPUTE, tr->layer_fwd_flops, r, 2, wr, 3,
+                        layer_fwd_bytes (tr, w, layer_size + (tmp ? tr->attn : 0)));
           if (tmp != 0)
             synth_free (e, tmp);
         }
@@ -244,7 +259,8 @@ micro_batch (Train *tr, guint64 pinned_inputs, gboolean last_micro)
           else if ((i + 1) % N == 0)
             next = C[seg + 1] = synth_alloc (e, tr->ckpt, VS_MEM_DEVICE, "activations");
           guint64 r[] = { w, input }, wr[] = { A[i], next };
-          synth_kernel (e, "transformer_layer_fwd", COMPUTE, tr->layer_fwd_flops, r, 2, wr, 2, VS_NONE);
+          synth_kernel (e, "transformer_layer_fwd", COMPUTE, tr->layer_fwd_flops, r, 2, wr, 2,
+                        layer_fwd_bytes (tr, w, tr->full));
           /* Without grad, a layer's activations die once the next layer has run. */
           if (i % N != 0)
             {
@@ -293,7 +309,8 @@ micro_batch (Train *tr, guint64 pinned_inputs, gboolean last_micro)
               guint64 input = j == seg * N ? C[seg] : A[j - 1];
               A[j] = synth_alloc (e, tr->full, VS_MEM_DEVICE, "activations");
               guint64 r[] = { wj, input };
-              synth_kernel (e, "transformer_layer_recompute", COMPUTE, tr->layer_fwd_flops, r, 2, &A[j], 1, VS_NONE);
+              synth_kernel (e, "transformer_layer_recompute", COMPUTE, tr->layer_fwd_flops, r, 2, &A[j], 1,
+                            layer_fwd_bytes (tr, wj, tr->full) - tr->ckpt);
               if (j != ii)
                 params_release (tr, &tr->units[j]);
             }

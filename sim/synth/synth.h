@@ -28,6 +28,13 @@ typedef struct _SynthEmit SynthEmit;
  * the emitter). MFU is the fraction of cfg->tflops kernels achieve. */
 SynthEmit *synth_emit_new (const char *path, const VsConfig *cfg, double mfu, const char *workload,
                            GError **error);
+/* The same, with WARNINGS (NULL-terminated, may be NULL) written into the
+ * header's "warnings" (replay reports repeat them). */
+SynthEmit *synth_emit_new_warn (const char *path, const VsConfig *cfg, double mfu, const char *workload,
+                                const char *const *warnings, GError **error);
+/* The peak of device memory live so far (under a unified config, every
+ * allocation: one pool). */
+guint64 synth_peak_device (SynthEmit *e);
 /* Allocation: returns its id. */
 guint64 synth_alloc (SynthEmit *e, guint64 bytes, VsMemKind kind, const char *tag);
 void synth_free (SynthEmit *e, guint64 id);
