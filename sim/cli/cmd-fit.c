@@ -41,12 +41,14 @@ typedef struct {
   char *status;              /* "ok", "oom", "overflow" */
   char *config_name;         /* the report's "config" */
   gboolean fits;
+  gboolean mem_unknown;      /* the trace allocates nothing: fits is not known */
   guint64 peak_bytes, capacity, missing;
   double predicted_ns, captured_ns, slowdown;
   double bound_ns[B_COUNT];
   FitBound bound;
   double step_ns;            /* steady_state.step_median_ns; 0 without repeated marks */
   gboolean by_step;          /* --metric step: rank by step_ns */
+  char **warnings;           /* the report's warnings[] */
 } FitRow;
 
 static void
@@ -56,6 +58,7 @@ fit_row_free (FitRow *r)
   g_free (r->error);
   g_free (r->status);
   g_free (r->config_name);
+  g_strfreev (r->warnings);
   g_free (r);
 }
 
@@ -172,6 +175,15 @@ fit_run_one (gpointer data, gpointer user_data)
   row->slowdown = num (report, "time.slowdown");
   row->peak_bytes = device_peak (report);
   row->step_ns = num (report, "steady_state.step_median_ns");
+  g_autoptr (GPtrArray) ws = g_ptr_array_new ();
+  const cJSON *w;
+  cJSON_ArrayForEach (w, at (report, "warnings"))
+    if (cJSON_IsString (w))
+      g_ptr_array_add (ws, g_strdup (w->valuestring));
+  g_ptr_array_add (ws, NULL);
+  row->warnings = (char **) g_ptr_array_free (g_steal_pointer (&ws), FALSE);
+  for (char **x = row->warnings; *x; x++)
+    row->mem_unknown |= g_str_has_prefix (*x, "memory unknown");
   fit_bound (row, report);
   /* Runs that do not hold their memory on the device: out of memory,
    * overflowing, spilled to a tier or the host, placed directly in one,
@@ -227,6 +239,17 @@ fit_row_cmp (gconstpointer a, gconstpointer b)
   return (ta > tb) - (ta < tb);
 }
 
+/* W without its figures: warnings that differ only in numbers are one kind. */
+static char *
+warning_kind (const char *w)
+{
+  GString *s = g_string_new (NULL);
+  for (const char *p = w; *p; p++)
+    if (!g_ascii_isdigit (*p) && *p != '.')
+      g_string_append_c (s, *p);
+  return g_string_free (s, FALSE);
+}
+
 static char *
 fit_text (GPtrArray *rows, const char *trace, const char *capture)
 {
@@ -259,8 +282,33 @@ fit_text (GPtrArray *rows, const char *trace, const char *capture)
       g_autofree char *st = r->step_ns > 0 ? units_format_time (r->step_ns) : g_strdup ("-");
       g_autofree char *stc = steps ? g_strdup_printf (" %11s", st) : g_strdup ("");
       g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s%s  %s\n", r->config_name,
-                              r->status, r->fits ? "yes" : "no", mem, pt, sd, stc, bound_names[r->bound]);
+                              r->status, r->mem_unknown ? "?" : r->fits ? "yes" : "no", mem, pt, sd, stc,
+                              bound_names[r->bound]);
     }
+  /* The replays' warnings, each kind once (the same words, whatever
+   * figures), with how many configs gave it and the first one's figures. */
+  g_autoptr (GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < rows->len; i++)
+    for (char **w = ((const FitRow *) rows->pdata[i])->warnings; w && *w; w++)
+      {
+        g_autofree char *k = warning_kind (*w);
+        if (g_ptr_array_find_with_equal_func (seen, k, g_str_equal, NULL))
+          continue;
+        guint n = 0;
+        for (guint j = 0; j < rows->len; j++)
+          for (char **v = ((const FitRow *) rows->pdata[j])->warnings; v && *v; v++)
+            {
+              g_autofree char *kv = warning_kind (*v);
+              if (strcmp (kv, k) == 0)
+                {
+                  n++;
+                  break;
+                }
+            }
+        g_string_append_printf (out, "warning (%u of %u configs; figures for %s): %s\n", n, rows->len,
+                                ((const FitRow *) rows->pdata[i])->config_name, *w);
+        g_ptr_array_add (seen, g_steal_pointer (&k));
+      }
   return g_string_free (out, FALSE);
 }
 
@@ -284,7 +332,10 @@ fit_json (GPtrArray *rows, const char *trace, const char *capture)
       cJSON *j = cJSON_CreateObject ();
       cJSON_AddStringToObject (j, "config", r->config_name);
       cJSON_AddStringToObject (j, "status", r->status);
-      cJSON_AddBoolToObject (j, "fits", r->fits);
+      if (r->mem_unknown)
+        cJSON_AddNullToObject (j, "fits");
+      else
+        cJSON_AddBoolToObject (j, "fits", r->fits);
       cJSON_AddNumberToObject (j, "peak_device_bytes", (double) r->peak_bytes);
       cJSON_AddNumberToObject (j, "capacity_bytes", (double) r->capacity);
       cJSON_AddNumberToObject (j, "missing_bytes", (double) r->missing);
@@ -303,6 +354,9 @@ fit_json (GPtrArray *rows, const char *trace, const char *capture)
             cJSON_AddNumberToObject (j, "step_median_ns", round (r->step_ns));
           else
             cJSON_AddNullToObject (j, "step_median_ns");
+          cJSON *wa = cJSON_AddArrayToObject (j, "warnings");
+          for (char **w = r->warnings; w && *w; w++)
+            cJSON_AddItemToArray (wa, cJSON_CreateString (*w));
           cJSON *b = cJSON_AddObjectToObject (j, "bound_ns");
           for (int k = 0; k < B_COUNT; k++)
             cJSON_AddNumberToObject (b, bound_names[k], round (r->bound_ns[k]));
@@ -329,7 +383,7 @@ fit_csv (GPtrArray *rows)
           g_autofree char *st = r->step_ns > 0 ? g_strdup_printf ("%.0f", r->step_ns) : g_strdup ("");
           g_string_append_printf (out, "%s,%s,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
                                   ",0,%.0f,%.6g,%s,%s\n", r->config_name, r->status,
-                                  r->fits ? "yes" : "no", r->peak_bytes, r->capacity,
+                                  r->mem_unknown ? "unknown" : r->fits ? "yes" : "no", r->peak_bytes, r->capacity,
                                   r->predicted_ns, r->slowdown, bound_names[r->bound], st);
         }
     }
