@@ -80,6 +80,7 @@ static gboolean check_link (VsConfig *c, void *at, const char *prefix, const cha
 static gboolean check_tier (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_network_level (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 
 static const Field compute_fields[] = {
   { "tflops", K_POS, AT (tflops),
@@ -139,6 +140,31 @@ static const Field gpu_fields[] = {
   { "legacy_default_stream", K_BOOL, AT (gpu.legacy_default_stream), .def.b = FALSE },
   { .key = NULL },
 };
+/* SPEC 4 `network` (docs/config.md): with no network given, a job of one
+ * GPU whose peers, if a trace names any, sit behind PCIe 4.0 x16 and a
+ * 100 Gb/s NIC each; latencies per step are NCCL's Simple ring figures
+ * (src/graph/tuning.cc hwLat: PCI 5.7 us, network 9.6 us). */
+static const Field network_intra_fields[] = {
+  { "tech", K_STR, AT (network.intra.tech), .def.s = "PCIe 4.0 x16" },
+  { "bandwidth", K_RATE, AT (network.intra.bandwidth), .def.d = 31.5e9 },
+  { "latency", K_TIME, AT (network.intra.latency_ns), .def.d = 5700 },
+  { "efficiency", K_FRAC, AT (network.intra.efficiency), .def.d = 1.0 },
+  { .key = NULL },
+};
+static const Field network_inter_fields[] = {
+  { "tech", K_STR, AT (network.inter.tech), .def.s = "100 Gb/s Ethernet per GPU" },
+  { "bandwidth", K_RATE, AT (network.inter.bandwidth), .def.d = 12.5e9 },
+  { "latency", K_TIME, AT (network.inter.latency_ns), .def.d = 9600 },
+  { "efficiency", K_FRAC, AT (network.inter.efficiency), .def.d = 1.0 },
+  { .key = NULL },
+};
+static const Field network_fields[] = {
+  { "ranks", K_COUNT, AT (network.ranks), .def.u = 1 },
+  { "ranks_per_node", K_COUNT, AT (network.ranks_per_node), .def.u = 1 },
+  { "intra", K_OBJ, .sub = network_intra_fields, .check = check_network_level },
+  { "inter", K_OBJ, .sub = network_inter_fields, .check = check_network_level },
+  { .key = NULL },
+};
 /* Compiled in this order: the leaves first ("unified" decides what link
  * and tiers require), then each section, then its check. */
 static const Field root_fields[] = {
@@ -154,6 +180,7 @@ static const Field root_fields[] = {
   { "uvm", K_OBJ, .sub = uvm_fields, .check = check_uvm },
   { "policy", K_OBJ, .sub = policy_fields },
   { "gpu", K_OBJ, .sub = gpu_fields },
+  { "network", K_OBJ, .sub = network_fields },
   { .key = NULL },
 };
 
@@ -1117,6 +1144,21 @@ check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GErro
   return TRUE;
 }
 
+/* A fabric level moves bytes: zero bandwidth would make every collective
+ * take forever, so it is an error naming the key. */
+static gboolean
+check_network_level (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  double bw = g_str_has_suffix (prefix, "intra") ? c->network.intra.bandwidth : c->network.inter.bandwidth;
+  if (!(bw > 0))
+    {
+      g_autofree char *p = path_join (prefix, "bandwidth");
+      fail (error, origin, p, "must be greater than 0 (the per-GPU bandwidth of this fabric level, e.g. \"300GB/s\")");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
 {
@@ -1133,6 +1175,24 @@ check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError
       return FALSE;
     }
   return TRUE;
+}
+
+/* Compiles section F (its leaves, then the sections inside it, then its
+ * check) from OBJ at PREFIX into C. */
+static gboolean
+compile_section (const Field *f, const cJSON *obj, const char *prefix, VsConfig *c, const char *origin,
+                 GError **error)
+{
+  if (!compile_leaves (f->sub, obj, prefix, c, c->unified, origin, error))
+    return FALSE;
+  for (const Field *s = f->sub; s->key != NULL; s++)
+    if (s->kind == K_OBJ)
+      {
+        g_autofree char *p = path_join (prefix, s->key);
+        if (!compile_section (s, member (obj, s->key), p, c, origin, error))
+          return FALSE;
+      }
+  return f->check == NULL || f->check (c, c, prefix, origin, error);
 }
 
 VsConfig *
@@ -1158,8 +1218,7 @@ config_compile (const cJSON *root, const char *origin, GError **error)
       const cJSON *obj = member (root, f->key);
       if (f->kind == K_OBJ)
         {
-          if (!compile_leaves (f->sub, obj, f->key, c, c->unified, origin, error)
-              || (f->check != NULL && !f->check (c, c, f->key, origin, error)))
+          if (!compile_section (f, obj, f->key, c, origin, error))
             goto fail;
         }
       else if (f->kind == K_TIERS)

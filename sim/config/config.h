@@ -61,6 +61,17 @@ typedef struct {
     double launch_latency_ns;
     gboolean legacy_default_stream;
   } gpu;
+  /* SPEC 4 `network`: the job's ranks and the fabric they talk over
+   * (sim/model/network.h prices collectives on it). */
+  struct {
+    guint ranks, ranks_per_node;
+    struct {
+      char *tech;
+      double bandwidth;    /* bytes/s per GPU per direction (inter: the GPU's NIC share) */
+      double latency_ns;   /* per algorithm step */
+      double efficiency;
+    } intra, inter;
+  } network;
 } VsConfig;
 
 /* The built-in location and resource names: the engine names its

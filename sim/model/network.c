@@ -197,3 +197,14 @@ network_time_ns (const VsNetwork *net, VsCollKind kind, guint64 bytes, guint32 r
   network_cost (net, kind, bytes, ranks, &c);
   return c.ns;
 }
+
+void
+network_from_config (VsNetwork *out, const VsConfig *c)
+{
+  *out = (VsNetwork) {
+    .ranks_per_node = MAX (c->network.ranks_per_node, 1u),
+    .nics_per_node = 0,
+    .intra = { c->network.intra.bandwidth, c->network.intra.latency_ns, c->network.intra.efficiency },
+    .inter = { c->network.inter.bandwidth, c->network.inter.latency_ns, c->network.inter.efficiency },
+  };
+}

@@ -13,6 +13,7 @@
 
 #include <glib.h>
 
+#include "config/config.h"
 #include "trace/event.h"
 
 /* One level of the fabric. */
@@ -41,6 +42,8 @@ typedef struct {
   double inter_bytes;      /* bytes one rank sends over its NIC */
 } VsNetCost;
 
+/* The fabric of config C's `network` (one NIC per GPU). */
+void network_from_config (VsNetwork *out, const VsConfig *c);
 /* Prices KIND of BYTES (the per-rank input buffer, SPEC 3) on a group of
  * RANKS over NET. RANKS 0 or 1 costs nothing. */
 void network_cost (const VsNetwork *net, VsCollKind kind, guint64 bytes, guint32 ranks, VsNetCost *out);

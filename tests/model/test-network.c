@@ -6,7 +6,9 @@
  * x0.7; the tree x0.9. (The model against measurements is
  * bench/validate-network.c.) */
 #include <glib.h>
+#include <string.h>
 
+#include "config/config.h"
 #include "model/network.h"
 
 /* 8 GPUs a node, NVSwitch 300 GB/s, 25 GB/s NICs, both efficiency 1. */
@@ -147,6 +149,58 @@ test_monotonic (void)
   g_assert_cmpstr (network_algo_name (VS_NET_ALGO_TREE), ==, "tree");
 }
 
+static void
+test_config (void)
+{
+  /* The a100-80g preset as an 8-GPU DGX node; --set sizes the job. */
+  const char *sets[] = { "network.ranks=64", "network.intra.efficiency=0.5", NULL };
+  GError *error = NULL;
+  g_autoptr (VsConfig) c = config_load ("a100-80g", sets, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (c->network.ranks, ==, 64);
+  g_assert_cmpuint (c->network.ranks_per_node, ==, 8);
+  g_assert_cmpfloat (c->network.intra.bandwidth, ==, 300e9);
+  g_assert_cmpfloat (c->network.intra.efficiency, ==, 0.5);
+  g_assert_cmpfloat (c->network.inter.bandwidth, ==, 25e9);
+  g_assert_cmpfloat (c->network.inter.latency_ns, ==, 22000);
+  VsNetwork net;
+  network_from_config (&net, c);
+  g_assert_cmpuint (net.ranks_per_node, ==, 8);
+  g_assert_cmpfloat (net.intra.efficiency, ==, 0.5);
+  g_assert_cmpfloat (net.inter.efficiency, ==, 0.62);
+
+  /* Zero bandwidth, zero ranks and a misspelt key name the key. */
+  static const struct { const char *set, *part; } bad[] = {
+    { "network.inter.bandwidth=0", "network.inter.bandwidth: must be greater than 0" },
+    { "network.intra.bandwidth=0GB/s", "network.intra.bandwidth: must be greater than 0" },
+    { "network.ranks=0", "network.ranks: must be a whole number >= 1" },
+    { "network.ranks_per_node=2.5", "network.ranks_per_node: must be a whole number >= 1" },
+    { "network.intra.bandwith=1GB/s", "network.intra.bandwith: unknown key" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      const char *one[] = { bad[i].set, NULL };
+      g_autoptr (VsConfig) b = config_load ("a100-80g", one, &error);
+      g_assert_null (b);
+      g_assert_nonnull (error);
+      if (strstr (error->message, bad[i].part) == NULL)
+        g_error ("--set %s: '%s' lacks '%s'", bad[i].set, error->message, bad[i].part);
+      g_clear_error (&error);
+    }
+
+  /* Every preset has a network that loads back from its written form. */
+  g_auto (GStrv) names = config_list_presets ();
+  g_assert_nonnull (names[0]);
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      g_autoptr (VsConfig) p = config_load (names[i], NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpfloat (p->network.intra.bandwidth, >, 0);
+      g_assert_cmpfloat (p->network.inter.bandwidth, >, 0);
+      g_assert_cmpuint (p->network.ranks_per_node, >=, 1);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -157,5 +211,6 @@ main (int argc, char **argv)
   g_test_add_func ("/network/all-to-all", test_all_to_all);
   g_test_add_func ("/network/gather-scatter-send", test_gather_scatter_send);
   g_test_add_func ("/network/monotonic", test_monotonic);
+  g_test_add_func ("/network/config", test_config);
   return g_test_run ();
 }
