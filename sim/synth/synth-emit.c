@@ -18,6 +18,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "model/network.h"
 #include "trace/trace.h"
 
 struct _SynthEmit {
@@ -32,6 +33,8 @@ struct _SynthEmit {
   GHashTable *stream_end;  /* stream -> ns the last op on it ends */
   GHashTable *event_time;  /* event -> ns */
   GError *error;           /* first write error */
+  VsNetwork net;           /* the preset's network */
+  SynthCommStats *comm;    /* watched, or NULL */
 };
 
 static guint64
@@ -83,6 +86,7 @@ synth_emit_new (const char *path, const VsConfig *cfg, double mfu, const char *w
   e->kinds = u64_table ();
   e->stream_end = u64_table ();
   e->event_time = u64_table ();
+  network_from_config (&e->net, cfg);
   return e;
 }
 
@@ -185,6 +189,41 @@ synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
   ev.n_reads = nr;
   ev.writes = w;
   ev.n_writes = nw;
+  gpu_run (e, stream, ev.dur);
+  emit (e, &ev, SYNTH_LAUNCH_NS);
+  return ev.dur;
+}
+
+void
+synth_emit_watch_comm (SynthEmit *e, SynthCommStats *stats)
+{
+  e->comm = stats;
+}
+
+guint64
+synth_collective (SynthEmit *e, const char *name, guint64 stream, VsCollKind kind, guint64 bytes,
+                  guint32 ranks, guint64 read, guint64 write, guint64 wait_ns)
+{
+  VsCollective coll = { .kind = (guint8) kind, .ranks = ranks, .bytes = bytes };
+  guint64 r[1] = { read }, w[1] = { write };
+  VsEvent ev;
+  event_init (&ev, VS_OP_KERNEL);
+  ev.name = name;
+  ev.stream = stream;
+  /* No compute_ns: the time is the network's, not the SMs' (until the
+   * engine prices collectives, SPEC 5.4 splits it as for any kernel). */
+  ev.bytes = (read ? synth_size (e, read) : 0) + (write ? synth_size (e, write) : 0);
+  ev.dur = network_time_ns (&e->net, kind, bytes, ranks) + wait_ns;
+  ev.reads = r;
+  ev.n_reads = read ? 1 : 0;
+  ev.writes = w;
+  ev.n_writes = write ? 1 : 0;
+  ev.collective = &coll;
+  if (e->comm != NULL)
+    {
+      e->comm->count[kind]++;
+      e->comm->bytes[kind] += bytes;
+    }
   gpu_run (e, stream, ev.dur);
   emit (e, &ev, SYNTH_LAUNCH_NS);
   return ev.dur;
