@@ -174,6 +174,8 @@ import_write (GArray *outs, const char *out_path, const char *device, const char
           ev->scope = s ? VS_SYNC_STREAM : VS_SYNC_DEVICE;
           ev->stream = s ? s - 1 : 0;
         }
+      if (o->has_coll)
+        ev->collective = &o->coll;
       if (!trace_writer_write (w, ev, error))
         return FALSE;
       t_end = MAX (t_end, ev->t);
@@ -404,6 +406,8 @@ typedef struct {
   GHashTable *rt_used;     /* correlation -> 1 when its GPU work was emitted */
   GHashTable *sync_by_corr;/* correlation -> cJSON cuda_sync event */
   GHashTable *record_stream; /* event record correlation -> stream + 1 */
+  GHashTable *comm;        /* tid + 1 -> GArray of CommRange, by ts */
+  guint32 world;           /* distributedInfo.world_size, 0 if absent */
   guint32 main_tid;
   double t0;               /* µs, rebased */
   guint t0_idx;            /* the event at t0 */
@@ -560,6 +564,130 @@ gpu_cmp (gconstpointer a, gconstpointer b)
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* ---- collectives (docs/importers.md "Collectives") ---- */
+
+/* A host range that names a collective: PyTorch's `nccl:*` annotation
+ * (kind, Input Dims and type) or `record_param_comms` (Collective name,
+ * In msg nelems, dtype, Group size). Unknown parts: kind -1, bytes
+ * VS_NONE, ranks 0. */
+typedef struct {
+  double ts, end;   /* µs */
+  int kind;
+  guint64 bytes;
+  guint32 ranks;
+} CommRange;
+
+static gboolean
+is_comm_range (const char *cat, const char *name)
+{
+  return (g_strcmp0 (cat, "user_annotation") == 0 && name && g_str_has_prefix (name, "nccl:"))
+         || (g_strcmp0 (cat, "cpu_op") == 0 && g_strcmp0 (name, "record_param_comms") == 0);
+}
+
+static guint64
+msg_bytes (double nelems, const char *dtype)
+{
+  guint size = import_dtype_bytes (dtype);
+  double b = nelems * size;
+  return size > 0 && nelems > 0 && b < 4e18 ? (guint64) b : VS_NONE;
+}
+
+static void
+comm_add (Kin *k, const cJSON *ev, double ts)
+{
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+  const char *name = str (ev, "name");
+  CommRange r = { ts, ts + num (ev, "dur", 0), -1, VS_NONE, 0 };
+  if (g_str_has_prefix (name, "nccl:"))
+    {
+      r.kind = import_coll_kind_from_op (name);
+      const cJSON *dims = cJSON_GetObjectItemCaseSensitive (args, "Input Dims");
+      const cJSON *types = cJSON_GetObjectItemCaseSensitive (args, "Input type");
+      const cJSON *d0 = cJSON_IsArray (dims) ? dims->child : NULL;
+      const cJSON *t0 = cJSON_IsArray (types) ? types->child : NULL;
+      if (cJSON_IsArray (d0) && d0->child != NULL && cJSON_IsString (t0))
+        {
+          double n = 1;
+          for (const cJSON *x = d0->child; x; x = x->next)
+            n *= cJSON_IsNumber (x) ? x->valuedouble : -1;
+          r.bytes = msg_bytes (n, t0->valuestring);
+        }
+    }
+  else
+    {
+      r.kind = import_coll_kind_from_op (str (args, "Collective name"));
+      r.bytes = msg_bytes (num (args, "In msg nelems", -1), str (args, "dtype"));
+      double gs = num (args, "Group size", 0);
+      r.ranks = gs >= 1 && gs < G_MAXUINT32 ? (guint32) gs : 0;
+    }
+  gpointer key = GUINT_TO_POINTER (tid_of (ev) + 1);
+  GArray *a = g_hash_table_lookup (k->comm, key);
+  if (a == NULL)
+    g_hash_table_insert (k->comm, key, a = g_array_new (FALSE, FALSE, sizeof (CommRange)));
+  g_array_append_val (a, r);
+}
+
+static gint
+comm_cmp (gconstpointer a, gconstpointer b)
+{
+  const CommRange *x = a, *y = b;
+  return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The collective of NCCL kernel G: its kind from the name, refined and
+ * sized by the comm ranges around its launch call on the launching
+ * thread (innermost first); none when the message size stays unknown. */
+static void
+comm_of (Kin *k, const Gpu *g, const char *name, ImportOut *o)
+{
+  int kind = import_coll_kind_from_kernel (name);
+  if (kind == -1)
+    return;
+  gint64 c = corr_of (g->ev);
+  const Gpu *rt = c >= 0 ? g_hash_table_lookup (k->rt, &c) : NULL;
+  GArray *a = rt ? g_hash_table_lookup (k->comm, GUINT_TO_POINTER (tid_of (rt->ev) + 1)) : NULL;
+  int op_kind = -1;
+  guint64 bytes = VS_NONE;
+  guint32 ranks = 0;
+  if (a != NULL && a->len > 0)
+    {
+      /* Last range starting at or before the call. */
+      guint lo = 0, hi = a->len;
+      while (lo < hi)
+        {
+          guint mid = (lo + hi) / 2;
+          if (g_array_index (a, CommRange, mid).ts <= rt->ts)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      /* Nested ranges (record_param_comms around nccl:*) sit just before. */
+      for (guint i = lo, seen = 0; i-- > 0 && seen < 4; seen++)
+        {
+          const CommRange *r = &g_array_index (a, CommRange, i);
+          if (r->end < rt->ts)
+            continue;
+          if (op_kind < 0)
+            op_kind = r->kind;
+          if (bytes == VS_NONE)
+            bytes = r->bytes;
+          if (ranks == 0)
+            ranks = r->ranks;
+        }
+    }
+  if (op_kind >= 0 && (kind == IMPORT_COLL_SENDRECV || kind == op_kind
+                       || (kind == VS_COLL_ALL_REDUCE && op_kind == VS_COLL_ALL_REDUCE)))
+    kind = op_kind;
+  if (kind == IMPORT_COLL_SENDRECV)
+    kind = VS_COLL_SEND;
+  if (ranks == 0)
+    ranks = k->world;
+  if (bytes == VS_NONE || ranks == 0)
+    return;
+  o->has_coll = TRUE;
+  o->coll = (VsCollective) { .kind = (guint8) kind, .ranks = ranks, .bytes = bytes };
+}
+
 static gboolean
 map_gpu (Kin *k, const Gpu *g, GError **error)
 {
@@ -603,6 +731,7 @@ map_gpu (Kin *k, const Gpu *g, GError **error)
     {
       o = import_push (k->outs, t, tid, VS_OP_KERNEL);
       o->ev.name = import_utf8 (k->chunk, name);
+      comm_of (k, g, name, o);
     }
   else if (strcmp (cat, "gpu_memset") == 0)
     {
@@ -795,6 +924,12 @@ import_kineto (const char *path, const char *out_path, GError **error)
   k->rt_used = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   k->sync_by_corr = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   k->record_stream = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  k->comm = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) g_array_unref);
+  {
+    const cJSON *dist = cJSON_GetObjectItemCaseSensitive (root, "distributedInfo");
+    double ws = num (dist, "world_size", 0);
+    k->world = ws >= 1 && ws < G_MAXUINT32 ? (guint32) ws : 0;
+  }
   GStringChunk *chunk = g_string_chunk_new (4096);
   k->chunk = chunk;
   GArray *gpus = g_array_new (FALSE, FALSE, sizeof (Gpu));
@@ -822,7 +957,8 @@ import_kineto (const char *path, const char *out_path, GError **error)
       gboolean memory = g_strcmp0 (name, "[memory]") == 0;
       gboolean sync = g_strcmp0 (cat, "cuda_sync") == 0;
       gboolean annot = g_strcmp0 (cat, "user_annotation") == 0 && g_strcmp0 (ph, "X") == 0;
-      if (!(gpu || runtime || memory || sync || annot))
+      gboolean comm = is_comm_range (cat, name) && g_strcmp0 (ph, "X") == 0;
+      if (!(gpu || runtime || memory || sync || annot || comm))
         continue;
       double ts;
       if (!need (k, ev, idx, cat ? cat : name, "ts", &ts, error))
@@ -835,6 +971,10 @@ import_kineto (const char *path, const char *out_path, GError **error)
         }
       Gpu g = { ev, ts, idx };
       gint64 c = corr_of (ev);
+      if (comm)
+        comm_add (k, ev, ts);
+      if (comm && !annot)
+        continue;
       if (gpu)
         {
           g_array_append_val (gpus, g);
@@ -885,6 +1025,13 @@ import_kineto (const char *path, const char *out_path, GError **error)
       }
   device = import_utf8 (chunk, device);
 
+  {
+    GHashTableIter it;
+    gpointer v;
+    g_hash_table_iter_init (&it, k->comm);
+    while (g_hash_table_iter_next (&it, NULL, &v))
+      g_array_sort (v, comm_cmp);
+  }
   /* Pass 2: GPU work in GPU order, so ops of one call keep theirs. */
   g_array_sort (gpus, gpu_cmp);
   for (guint i = 0; i < gpus->len; i++)
@@ -993,6 +1140,7 @@ out:
   g_hash_table_unref (k->rt_used);
   g_hash_table_unref (k->sync_by_corr);
   g_hash_table_unref (k->record_stream);
+  g_hash_table_unref (k->comm);
   g_string_chunk_free (chunk);
   g_array_unref (gpus);
   g_array_unref (mems);

@@ -212,7 +212,11 @@ synth_collective (SynthEmit *e, const char *name, guint64 stream, VsCollKind kin
   ev.stream = stream;
   /* No compute_ns: the time is the network's, not the SMs' (until the
    * engine prices collectives, SPEC 5.4 splits it as for any kernel). */
-  ev.bytes = (read ? synth_size (e, read) : 0) + (write ? synth_size (e, write) : 0);
+  /* Device-memory traffic: the input read and the output written. */
+  guint64 out = kind == VS_COLL_ALL_GATHER ? bytes * ranks
+                : kind == VS_COLL_REDUCE_SCATTER ? bytes / MAX (ranks, 1u)
+                : kind == VS_COLL_SEND ? 0 : bytes;
+  ev.bytes = (kind == VS_COLL_RECV ? 0 : bytes) + out;
   ev.dur = network_time_ns (&e->net, kind, bytes, ranks) + wait_ns;
   ev.reads = r;
   ev.n_reads = read ? 1 : 0;
