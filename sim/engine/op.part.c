@@ -289,6 +289,9 @@ op_issue (Sim *s, const VsEvent *ev)
   op->dur = ev->dur;
   op->compute_ns = ev->compute_ns;
   op->name = ev->name;
+  op->has_coll = ev->collective != NULL && ev->op == VS_OP_KERNEL;
+  if (G_UNLIKELY (op->has_coll))
+    op->coll = *ev->collective;
   op->ce = -1;
   op->issue_t = s->core.now;
   acc_begin (s, op);

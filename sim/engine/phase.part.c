@@ -143,7 +143,12 @@ op_complete (Sim *s, Op *op)
         s->mem.man_running_bytes -= man_resident (s, a);
     }
   if (op->type == VS_OP_KERNEL)
-    stats_kernel (s, op, end);
+    {
+      stats_kernel (s, op, end);
+      coll_note (s, op, -1);
+      if (G_UNLIKELY (op->has_coll))
+        coll_done (s, op, end);
+    }
   if (G_UNLIKELY (s->out.timeline))
     timeline_op (s, op, end);
   if (op->ce >= 0)

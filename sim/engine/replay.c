@@ -48,6 +48,7 @@
 #include "engine/thread.part.c"
 #include "engine/op.part.c"
 #include "model/kernel.part.c"
+#include "model/collective.part.c"
 #include "model/copy.part.c"
 #include "engine/phase.part.c"
 #include "mem/alloc.part.c"

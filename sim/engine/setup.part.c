@@ -63,6 +63,7 @@ sim_setup (Sim *s)
   s->stats.marks = g_hash_table_new (g_str_hash, g_str_equal);
   g_queue_init (&s->gpu.ce_queue[0]);
   g_queue_init (&s->gpu.ce_queue[1]);
+  coll_setup (s);
 }
 
 static void

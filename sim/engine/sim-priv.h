@@ -24,6 +24,7 @@
 #include "flow/flow.h"
 #include "base/slotmap.h"
 #include "base/units.h"
+#include "model/network.h"
 
 typedef struct Sim Sim;
 typedef struct Op Op;
@@ -156,6 +157,8 @@ struct Op {
   double swap_ns, fault_ns, ce_ns;
   guint64 bytes, dur, compute_ns;
   const char *name;
+  gboolean has_coll;     /* kernel: coll is its collective (SPEC 3) */
+  VsCollective coll;
   Alloc **acc;           /* acc_inline, or allocated when longer */
   guint8 *mode;
   Alloc *src, *dst;      /* copy (host side may be NULL = pageable) */
@@ -199,6 +202,12 @@ typedef struct {
   guint64 count;
   double predicted_ns, captured_ns;
 } MarkStat;
+
+/* Collectives of one kind, for the report's network.kinds[]. */
+typedef struct {
+  guint64 count, bytes;
+  double captured_ns, predicted_ns;
+} CollStat;
 
 /* An oversubscription policy (sim/mem/policy*.part.c): its hooks, and
  * the flags it sets at setup, which the per-event code reads inline from
@@ -322,6 +331,18 @@ struct Sim {
     guint64 last_progress;
     guint64 next_progress; /* n_events of the next progress line (never without --progress) */
   } stats;
+
+  /* Collectives (sim/model/collective.part.c). */
+  struct {
+    VsNetwork target, capture;  /* the two configs' fabrics */
+    guint32 ranks;         /* target network.ranks; > 1 sizes the job */
+    guint32 world;         /* the trace's largest group, when ranks sizes the job; 0 unknown */
+    guint32 max_group;     /* the largest group replayed so far */
+    guint running_coll, running_other;  /* kernels running now */
+    double last_t;         /* of the last change of those counts */
+    double busy_ns, exposed_ns;
+    CollStat kinds[VS_COLL_COUNT];
+  } coll;
 
   struct {
     Series *series;
@@ -487,6 +508,13 @@ static void part_add (Part *parts, guint *n_parts, const guint *path, guint n, d
 static int alloc_loc (Sim *s, const Alloc *a);
 static inline gboolean kernel_start_compute (Sim *s, Op *op, double c1, double d1);
 static void kernel_run (Sim *s, Op *op, Job *j_unused);
+
+/* model/collective.part.c */
+static void coll_setup (Sim *s);
+static inline void coll_note (Sim *s, const Op *op, int delta);
+static void coll_run (Sim *s, Op *op);
+static void coll_done (Sim *s, const Op *op, double end);
+static void coll_report (Sim *s, cJSON *r);
 
 /* model/copy.part.c */
 static gboolean pageable (const Alloc *host_side);

@@ -59,6 +59,12 @@ kernel_start_compute (Sim *s, Op *op, double c1, double d1)
 static void
 kernel_run (Sim *s, Op *op, Job *j_unused)
 {
+  coll_note (s, op, +1);
+  if (G_UNLIKELY (op->has_coll))
+    {
+      coll_run (s, op);
+      return;
+    }
   double d0 = op->dur == VS_NONE ? 0 : i2d (op->dur);
   double x, wsum = -1;  /* -1: not summed yet */
   if (op->bytes != VS_NONE)

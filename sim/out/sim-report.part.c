@@ -132,6 +132,8 @@ sim_report (Sim *s, double makespan)
     }
   g_ptr_array_free (ks, TRUE);
 
+  coll_report (s, r);
+
   cJSON *marks = cJSON_AddArrayToObject (r, "marks");
   GPtrArray *ms = table_values (s->stats.marks);
   g_ptr_array_sort (ms, mark_cmp);
