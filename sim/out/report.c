@@ -59,6 +59,14 @@ report_to_text (const cJSON *r)
   line_time (out, "page faults", get (r, "stalls.fault_ns"));
   line_time (out, "swapping", get (r, "stalls.swap_ns"));
   line_time (out, "copy engines", get (r, "stalls.copy_engine_ns"));
+  if (get (r, "network.collectives") > 0)
+    {
+      g_autofree char *b = units_format_bytes ((guint64) get (r, "network.bytes"));
+      g_string_append_printf (out, "network (%.0f collectives, %s, job of %.0f ranks)\n", get (r, "network.collectives"),
+                              b, get (r, "network.ranks"));
+      line_time (out, "collectives busy", get (r, "network.busy_ns"));
+      line_time (out, "exposed", get (r, "network.exposed_ns"));
+    }
   g_string_append (out, "memory (peak / capacity)\n");
   const cJSON *tiers = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "memory"), "tiers");
   const cJSON *t;

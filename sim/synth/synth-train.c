@@ -43,7 +43,9 @@
  *   stages 1 and 2 reduce-scatter them and all-gather the updated
  *   parameters (2Ψ); stage 3 all-gathers each layer's parameters before its
  *   forward and again before its backward, and reduce-scatters its
- *   gradients (3Ψ). Gradient all-reduces (stages 0-1) run on a separate
+ *   gradients (3Ψ). Stage 3's gathers run on the communication stream, the
+ *   next layer's issued before this layer computes (FSDP's and DeepSpeed's
+ *   prefetch), so two layers' gathered parameters can live at once. Gradient all-reduces (stages 0-1) run on a separate
  *   communication stream, overlapping the backward as DDP's buckets do;
  *   stages 2-3 reduce on the compute stream, since their buffers are freed
  *   right after.
@@ -134,6 +136,7 @@ typedef struct {
   guint64 p, g, o;    /* device (or host) allocation ids of its states */
   guint64 hg;         /* offload: pinned host grads/params staging */
   guint64 gathered;   /* stage 3: the full params while in use */
+  guint64 gather_event; /* stage 3: recorded after their gather */
 } Unit;
 
 typedef struct {
@@ -214,17 +217,29 @@ moe_layer (Train *tr, guint64 buf)
     coll (tr, "nccl_all_to_all", COMPUTE, VS_COLL_ALL_TO_ALL, tr->a2a_msg, tr->ep, buf, 0);
 }
 
-/* The id a kernel reads the unit's params from; gathers them under ZeRO-3. */
+/* ZeRO-3: all-gathers U's parameters on the communication stream, as
+ * FSDP/DeepSpeed prefetch the next layer's while this one computes. */
+static void
+params_prefetch (Train *tr, Unit *u)
+{
+  if (tr->o->zero < 3 || tr->o->dp <= 1 || u->gathered != 0 || u->n == 0)
+    return;
+  u->gathered = synth_alloc (tr->e, u->n * tr->P, VS_MEM_DEVICE, "workspace");
+  synth_stream_wait (tr->e, COMM, synth_event_record (tr->e, COMPUTE));
+  synth_collective (tr->e, "nccl_all_gather", COMM, VS_COLL_ALL_GATHER, synth_size (tr->e, u->p), tr->o->dp, u->p,
+                    u->gathered, 0);
+  u->gather_event = synth_event_record (tr->e, COMM);
+}
+
+/* The id a kernel reads the unit's params from; under ZeRO-3 the compute
+ * stream waits for their gather. */
 static guint64
 params_acquire (Train *tr, Unit *u)
 {
   if (tr->o->zero < 3 || tr->o->dp <= 1)
     return u->p;
-  u->gathered = synth_alloc (tr->e, u->n * tr->P, VS_MEM_DEVICE, "workspace");
-  guint64 d = synth_collective (tr->e, "nccl_all_gather", COMPUTE, VS_COLL_ALL_GATHER, synth_size (tr->e, u->p),
-                                tr->o->dp, u->p, u->gathered, 0);
-  if (tr->measuring)
-    tr->fwd_ns += d;
+  params_prefetch (tr, u);
+  synth_stream_wait (tr->e, COMPUTE, u->gather_event);
   return u->gathered;
 }
 
@@ -378,6 +393,8 @@ forward (Train *tr, guint64 pinned_inputs, Micro *mb)
     {
       Unit *u = &tr->units[i];
       guint64 w = params_acquire (tr, u);
+      if (i + 1 < L)
+        params_prefetch (tr, &tr->units[i + 1]);
       if (!every)
         {
           guint64 tmp = 0;
@@ -474,6 +491,8 @@ backward (Train *tr, Micro *mb, gboolean last_micro, guint64 wait_ns)
     {
       Unit *u = &tr->units[ii];
       guint64 w = params_acquire (tr, u);
+      if (ii > 0 && !(every && (ii + 1 == L || (ii + 1) % N == 0)))
+        params_prefetch (tr, &tr->units[ii - 1]);
       guint64 tmp = 0;
       if (every && (ii + 1 == L || (ii + 1) % N == 0))
         {
