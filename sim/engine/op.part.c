@@ -177,7 +177,7 @@ acc_add_few (Sim *s, Op *op, const VsEvent *ev)
   for (guint i = 0; i < ev->n_writes; i++)
     acc_add_one (s, acc, mode, &n, gen, ev->writes[i], ACC_W, &kinds, FALSE);
   for (guint i = 0; i < ev->n_touches; i++)
-    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | 4, &kinds, FALSE);
+    acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | ACC_TOUCH, &kinds, FALSE);
   op->kinds = kinds;
   if (s->mem.dev_only && ev->bytes != VS_NONE && !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
     n = 0;
@@ -209,8 +209,8 @@ op_wsum (const Op *op)
   for (guint i = 0, n = op->n_acc; i < n; i++)
     {
       double sz = i2d (acc[i]->bytes);
-      if (mode[i] & (ACC_R | 4)) wsum += sz;
-      if ((mode[i] & ACC_W) && !(mode[i] & 4)) wsum += sz;
+      if (mode[i] & (ACC_R | ACC_TOUCH)) wsum += sz;
+      if ((mode[i] & ACC_W) && !(mode[i] & ACC_TOUCH)) wsum += sz;
     }
   return wsum;
 }
@@ -263,7 +263,8 @@ op_issue (Sim *s, const VsEvent *ev)
       op->next = NULL;
       op->deps = 0;
       op->retry_pending = op->started = FALSE;
-      op->phase = op->waiting = 0;
+      op->phase = PHASE_QUEUED;
+      op->waiting = 0;
       /* ready_t, phase_t, run_t and alone_ns are set before they are
        * read (op_try_start, op_begin, op_run, kernel_run). */
       op->swap_ns = op->fault_ns = op->ce_ns = 0;
@@ -289,7 +290,7 @@ op_issue (Sim *s, const VsEvent *ev)
   op->dur = ev->dur;
   op->compute_ns = ev->compute_ns;
   op->name = ev->name;
-  op->ce = -1;
+  op->ce = CE_NONE;
   op->issue_t = s->core.now;
   acc_begin (s, op);
   switch (ev->op)
@@ -301,7 +302,7 @@ op_issue (Sim *s, const VsEvent *ev)
         {
           for (guint i = 0; i < ev->n_reads; i++) acc_add (s, op, ev->reads[i], ACC_R);
           for (guint i = 0; i < ev->n_writes; i++) acc_add (s, op, ev->writes[i], ACC_W);
-          for (guint i = 0; i < ev->n_touches; i++) acc_add (s, op, ev->touches[i], ACC_R | ACC_W | 4);
+          for (guint i = 0; i < ev->n_touches; i++) acc_add (s, op, ev->touches[i], ACC_R | ACC_W | ACC_TOUCH);
         }
       break;
     case VS_OP_COPY:
@@ -313,7 +314,7 @@ op_issue (Sim *s, const VsEvent *ev)
       if (op->dst && op->dst->kind != VS_MEM_PINNED && ev->dir != VS_DIR_D2H && ev->dir != VS_DIR_P2P)
         acc_add (s, op, ev->dst, ACC_W);
       if (!s->core.cfg->unified)
-        op->ce = ev->dir == VS_DIR_H2D ? 0 : (ev->dir == VS_DIR_D2D ? -1 : 1);
+        op->ce = ev->dir == VS_DIR_H2D ? 0 : (ev->dir == VS_DIR_D2D ? CE_NONE : 1);
       break;
     case VS_OP_MEMSET:
       op->dst = ref (alloc_lookup (s, ev->dst));
@@ -397,12 +398,12 @@ op_begin (Sim *s, Op *op)
   op->waiting = 0;
   if (!s->mem.spill && (!op->has_managed || s->core.cfg->unified))
     {
-      op->phase = 3;
+      op->phase = PHASE_RUNNING;
       op->phase_t = s->core.now;
       op_run (s, op);
       return;
     }
-  op->phase = 0;
+  op->phase = PHASE_QUEUED;
   op_phase (s, op);
 }
 
@@ -424,12 +425,12 @@ op_try_start (Sim *s, Op *op)
     }
   op->started = TRUE;
   op->ready_t = s->core.now;
-  if (op->ce >= 0 && s->gpu.ce_busy[op->ce] >= s->core.cfg->link.copy_engines)
+  if (op->ce != CE_NONE && s->gpu.ce_busy[op->ce] >= s->core.cfg->link.copy_engines)
     {
       g_queue_push_tail (&s->gpu.ce_queue[op->ce], op);
       return;
     }
-  if (op->ce >= 0)
+  if (op->ce != CE_NONE)
     s->gpu.ce_busy[op->ce]++;
   op_begin (s, op);
 }

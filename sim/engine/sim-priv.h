@@ -81,6 +81,7 @@ enum { EQ_OP_RETRY, EQ_JOB_DELAY };
 /* Where an allocation's bytes are: device, one of the tiers, or the host. */
 #define LOC_DEVICE 0
 #define LOC_TIER(k) ((k) + 1)
+#define LOC_NONE (-1)          /* no location (Alloc.below: no copy kept below) */
 
 struct Alloc {
   /* Hot: what every op that uses it reads or writes (one cache line). */
@@ -93,7 +94,7 @@ struct Alloc {
   gboolean written, dirty;
   gboolean freed;
   int loc;               /* LOC_DEVICE, LOC_TIER(k), or s->mem.loc_host */
-  int below;             /* loc of a clean copy kept below, or -1 */
+  int below;             /* loc of a clean copy kept below, or LOC_NONE */
   int refs;
   gboolean fixed;        /* placed by `direct`: never moves */
   /* Colder. */
@@ -132,8 +133,27 @@ struct Stream {
 /* Managed allocations of more evict units are refused (OOM): the counts
  * are 32-bit. */
 #define MAX_MANAGED_GROUPS (1u << 31)
-#define ACC_R 1
-#define ACC_W 2
+/* How an op uses one of its allocations (Op.mode): bits. A touch reads
+ * and writes it without traffic of its own (5.4: it counts for residency
+ * and dirtiness, not for the kernel's bytes). */
+enum { ACC_R = 1, ACC_W = 2, ACC_TOUCH = 4 };
+
+/* An op's phases (Op.phase), in order: op_phase moves it from one to the
+ * next; an op that needs neither swap-in nor fault-in goes straight to
+ * running (op_begin). */
+typedef enum {
+  PHASE_QUEUED,          /* waiting on its stream, dependencies, a copy engine */
+  PHASE_SWAP_IN,         /* spilled allocations coming back (the spill policy) */
+  PHASE_FAULT_IN,        /* managed pages faulting in */
+  PHASE_RUNNING,         /* its flows or job under way */
+} OpPhase;
+
+/* Who owns a flow (flow_start's tag, read back in on_flow_done): an op
+ * (a kernel's compute and memory flows) or a job (a copy, a move, a
+ * fault's migration). */
+enum { FLOW_OP = 0, FLOW_JOB = 1 };
+
+#define CE_NONE (-1)           /* Op.ce: the op needs no copy engine */
 
 struct Op {
   Completion c;
@@ -143,8 +163,8 @@ struct Op {
   guint8 retry_pending, started;
   guint8 has_managed;    /* some of acc is managed memory (fault_in has work) */
   guint8 has_pinned;     /* some of acc is pinned host memory */
-  gint8 ce;              /* copy-engine pool, -1 none */
-  guint8 phase;          /* 0 queued, 1 swap-in, 2 fault-in, 3 running */
+  gint8 ce;              /* copy-engine pool (0 h2d, 1 the others), or CE_NONE */
+  guint8 phase;          /* OpPhase */
   int deps;
   int waiting;
   guint32 n_acc, acc_cap;
@@ -486,7 +506,7 @@ static void op_try_start (Sim *s, Op *op);
 static void part_add (Part *parts, guint *n_parts, const guint *path, guint n, double amount);
 static int alloc_loc (Sim *s, const Alloc *a);
 static inline gboolean kernel_start_compute (Sim *s, Op *op, double c1, double d1);
-static void kernel_run (Sim *s, Op *op, Job *j_unused);
+static void kernel_run (Sim *s, Op *op);
 
 /* model/copy.part.c */
 static gboolean pageable (const Alloc *host_side);
