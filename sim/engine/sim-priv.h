@@ -463,14 +463,24 @@ static inline __attribute__ ((always_inline)) void thread_finish (Sim *s, Thread
 static void thread_wait_done (Sim *s, gpointer obj, guint64 arg);
 static void thread_block_on (Thread *t, Completion *c);
 
-/* engine/op.part.c */
+/* engine/stream.part.c */
 static __attribute__ ((noinline)) Stream *stream_find_slow (Sim *s, guint64 id);
 static inline Stream *stream_find (Sim *s, guint64 id);
+static Stream *stream_get (Sim *s, guint64 id);
+static void op_depend (Op *op, Op *on);
 static inline Op *event_find (Sim *s, guint64 event);
+
+/* engine/acc.part.c */
 static inline Alloc *alloc_find (Sim *s, guint64 id);
 static inline Alloc *alloc_lookup (Sim *s, guint64 id);
+static void acc_begin (Sim *s, Op *op);
+static inline void acc_add (Sim *s, Op *op, guint64 id, guint8 mode);
+static void acc_add_few (Sim *s, Op *op, const VsEvent *ev);
+static inline void acc_end (Op *op);
 static double op_wsum (const Op *op);
 static Alloc *ref (Alloc *a);
+
+/* engine/op.part.c */
 static __attribute__ ((noinline)) void op_issue_extra (Sim *s, Op *op, const VsEvent *ev);
 static Op *op_issue (Sim *s, const VsEvent *ev);
 static void op_resume (Sim *s, gpointer obj, guint64 arg);
