@@ -53,7 +53,7 @@ typedef struct {
  * sentinel in Sim), so that a replay stopped early (OOM) frees everything
  * whatever references are still held. Live is the first member of jobs;
  * an allocation's hot fields come first (its `live` is found with
- * offsetof). Ops, one per GPU event, are kept in Sim.ops_made instead:
+ * offsetof). Ops, one per GPU event, are kept in Sim.gpu.ops_made instead:
  * every op ever made, live or recycled (cheaper than linking each one in
  * and out; there are only as many as were live at once). */
 typedef struct Live {
@@ -85,7 +85,7 @@ enum { EQ_OP_RETRY, EQ_JOB_DELAY };
 
 struct Alloc {
   /* Hot: what every op that uses it reads or writes (one cache line). */
-  guint64 id;            /* key in Sim.allocs */
+  guint64 id;            /* key in Sim.mem.allocs */
   guint64 bytes;
   guint64 acc_gen;       /* acc_add's deduplication stamp */
   guint acc_idx;
@@ -126,7 +126,7 @@ struct Stream {
   Op *head, *tail;
   Op *last;              /* last issued op (ref) */
   guint64 cap_end;       /* estimated end of its last op at capture */
-  Stream *busy_prev, *busy_next;  /* on Sim.busy while ops are queued */
+  Stream *busy_prev, *busy_next;  /* on Sim.gpu.busy while ops are queued */
 };
 
 #define OP_INLINE_ACC 6
@@ -189,7 +189,7 @@ struct Op {
 
 struct Thread {
   guint32 tid;
-  gboolean has_cur;      /* the read-ahead event (Sim.ev) is this thread's */
+  gboolean has_cur;      /* the read-ahead event (Sim.core.ev) is this thread's */
   gboolean idle;         /* its last call has returned */
   gboolean ended;
   guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress,
