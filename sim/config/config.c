@@ -288,9 +288,10 @@ leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path
           if (v->valuedouble != 0)
             {
               g_autofree char *n = number_text (v->valuedouble);
-              fail (error, origin, path, "%s has no unit: %s needs one, such as \"%s%s\" (units: %s; only 0 may go "
-                    "without one)", n, f->kind == K_RATE ? "a bandwidth" : "a time", n,
-                    f->kind == K_RATE ? "GB/s" : "us", units_accepted (f->kind == K_RATE ? VS_UNITS_RATE : VS_UNITS_TIME));
+              fail (error, origin, path, "%s has no unit: %s needs one, such as \"%s%s\" or \"%s%s\" (units: %s; "
+                    "only 0 may go without one)", n, f->kind == K_RATE ? "a bandwidth" : "a time", n,
+                    f->kind == K_RATE ? "GB/s" : "us", n, f->kind == K_RATE ? "B/s" : "ns",
+                    units_accepted (f->kind == K_RATE ? VS_UNITS_RATE : VS_UNITS_TIME));
               return FALSE;
             }
           out->d = 0;
