@@ -186,6 +186,10 @@ trow "kernel: collective of 0 ranks" "trace '{\"t\": 0, \"op\": \"kernel\", \"na
    "in.jsonl:2: field 'collective.ranks' must be at least 1" in.jsonl
 trow "header: unknown allocations" "raw '{\"vramsim_trace\": 1, \"allocations\": \"cuda\"}\n'" \
    "in.jsonl:1: header field 'allocations' must be \"tensor\" or \"driver\"" in.jsonl
+row "header capture.config is a path (replay)" "raw '{\"vramsim_trace\": 1, \"capture\": {\"config\": \"/dev/stdin\"}}\n'" \
+   "in.jsonl: header field 'capture.config' is \"/dev/stdin\", not a preset (presets: a100-40g," replay in.jsonl -c a100-80g -o out.json
+row "header capture.config is a path (sweep)" "raw '{\"vramsim_trace\": 1, \"capture\": {\"config\": \"../../../etc/passwd\"}}\n'" \
+   "in.jsonl: header field 'capture.config' is \"../../../etc/passwd\", not a preset" sweep in.jsonl -c a100-80g -o out.csv
 row "convert: header over 1 MiB to binary" "python3 -c 'print(\"{\\\"vramsim_trace\\\": 1, \\\"note\\\": \\\"\" + \"x\" * 1100000 + \"\\\"}\")' > big.jsonl" \
    "out.vtrace: the header is 1100051 bytes of JSON; the binary format holds at most 1048576" convert big.jsonl out.vtrace
 row "convert: name over 1 MiB to binary" "python3 -c 'print(\"{\\\"vramsim_trace\\\": 1}\"); print(\"{\\\"t\\\": 0, \\\"op\\\": \\\"mark\\\", \\\"name\\\": \\\"\" + \"x\" * 1100000 + \"\\\"}\")' > big.jsonl" \

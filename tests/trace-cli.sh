@@ -119,6 +119,10 @@ run "$VRAMSIM" convert "$tmp/negzero.jsonl" -
 run "$VRAMSIM" replay traces/overlap.jsonl --series-dt 1 --series "$tmp/s.csv"
 { [ $rc -ne 0 ] && [[ $err == *"--series-dt: '1': a time needs a unit, such as \"1us\""* ]] && [ ! -e "$tmp/s.csv" ]; }; result "--series-dt 1 is refused: a time needs a unit"
 
+printf '%s\n' '{"vramsim_trace": 1, "capture": {"config": "/dev/zero"}}' '{"t": 0, "op": "mark", "name": "x"}' > "$tmp/hdrpath.jsonl"
+run "$VRAMSIM" replay "$tmp/hdrpath.jsonl" -c a100-80g --capture-config configs/a100-80g.json -o "$tmp/hdrpath.json"
+{ [ $rc -eq 0 ] && [ -s "$tmp/hdrpath.json" ]; }; result "a header capture.config that is a path is not read when --capture-config is given"
+
 # ---- info numbers, by hand ----
 cat > "$tmp/small.jsonl" <<'EOF'
 {"vramsim_trace": 1, "time_unit": "ns", "capture": {"device": "Test GPU", "config": "a100-80g"}}

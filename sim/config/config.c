@@ -575,6 +575,31 @@ config_find (const char *name_or_path, GError **error)
   return g_strdup (name_or_path);
 }
 
+gboolean
+config_check_trace_preset (const char *name, const char *trace_path, GError **error)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+  /* A name of letters, digits, '.', '-' and '_' not starting with '.': no
+   * path, no "..", nothing a header could point at a device or another
+   * folder with. */
+  gboolean ok = g_ascii_isalnum (*name) && strlen (name) <= 128;
+  for (const char *p = name; ok && *p; p++)
+    ok = g_ascii_isalnum (*p) || *p == '.' || *p == '-' || *p == '_';
+  if (ok && is_preset_name (name))
+    {
+      g_autofree char *path = preset_path (name, NULL);
+      if (path != NULL)
+        return TRUE;
+    }
+  g_auto (GStrv) names = config_list_presets ();
+  g_autofree char *list = g_strjoinv (", ", names);
+  g_autofree char *shown = g_strescape (name, NULL);
+  g_set_error (error, VS_CONFIG_ERROR, 0,
+               "%s: header field 'capture.config' is \"%.80s\", not a preset (presets: %s): a trace names a preset; "
+               "a config file is read only when you give it with --capture-config", trace_path, shown, list);
+  return FALSE;
+}
+
 /* ---- loading and extends ---- */
 
 static cJSON *
