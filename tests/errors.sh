@@ -202,6 +202,15 @@ row "--set: space after the unit" ':' "memory.capacity: '1GiB ': text after the 
 row "--set: size that underflows" ':' "'1e-400B': size too small to represent (it is not 0)" replay "$T" --set memory.reserved=1e-400B -o out.json
 row "--set: time of 2^64 - 1 ns" ':' "'18446744073709551615ns': time too large (below 2^63 ns, 292 years)" \
     replay "$T" --set memory.latency=18446744073709551615ns -o out.json
+row "--set: efficiency 1e-310" ':' "memory.efficiency: 2039 GB/s x memory.efficiency 1e-310 = 2.039e-298 B/s is too slow to simulate: a 1 GiB transfer would end beyond 2^63 ns" \
+    replay "$T" --set memory.efficiency=1e-310 -o out.json
+row "--set: bandwidth 1e-290 B/s" ':' "memory.bandwidth: 1e-290 B/s x memory.efficiency 0.86" replay "$T" --set memory.bandwidth=1e-290B/s -o out.json
+row "--set: tflops 1e-310" ':' "compute.tflops: 1e-310 is too slow to simulate" replay "$T" --set compute.tflops=1e-310 -o out.json
+row "--set: uvm.page 4 B" ':' "uvm.page: 4 B is below 4KiB, the smallest page a GPU or host maps" replay "$T" --set uvm.page=4B -o out.json
+row "config: 100,000 tiers" "python3 -c 'import json; json.dump({\"extends\": \"a100-80g\", \"tiers\": [{\"name\": \"t%d\" % i, \"capacity\": \"1GiB\", \"bandwidth\": \"1GB/s\"} for i in range(100000)]}, open(\"cfg.json\", \"w\"))'" \
+    "cfg.json: tiers: 100000 tiers; at most 64" replay "$T" -c cfg.json -o out.json
+row "config: extends chain of 34 files" "for i in \$(seq 0 32); do echo \"{\\\"extends\\\": \\\"c\$((i + 1)).json\\\"}\" > c\$i.json; done; echo '{\"extends\": \"a100-80g\"}' > c33.json; mv c0.json cfg.json" \
+    "cfg.json: extends: chain deeper than 32 files (it reached ./c32.json)" replay "$T" -c cfg.json -o out.json
 # ---- outputs ----
 row "unwritable report (-o)" ':' "nodir/out.json" replay "$T" -o nodir/out.json
 row "unwritable --series" ':' "nodir/out.csv" replay "$T" --series nodir/out.csv

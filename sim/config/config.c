@@ -72,6 +72,8 @@ struct Field {
 G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == sizeof (int));
 
 static const char *const attach_choices[] = { "host", "device", NULL };
+#define MAX_TIERS 64
+
 static const char *const oversub_choices[] = { "oom", "spill", "direct", "uvm", NULL };
 
 static gboolean check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
@@ -443,6 +445,16 @@ check_value (const Field *f, const cJSON *v, const char *origin, const char *pat
           fail (error, origin, path, "expected an array of tier objects, got %s", json_type_name (v));
           return FALSE;
         }
+      /* More tiers than this are refused, before anything else is done
+       * with them: each is a resource of the flow network and a location
+       * of every allocation's state (100,000 took 75 s to refuse). */
+      int n = cJSON_GetArraySize (v);
+      if (n > MAX_TIERS)
+        {
+          fail (error, origin, path, "%d tiers; at most %d (a memory system of more levels is not one vramsim "
+                "models)", n, MAX_TIERS);
+          return FALSE;
+        }
       int i = 0;
       for (const cJSON *t = v->child; t != NULL; t = t->next, i++)
         {
@@ -702,7 +714,10 @@ load_chain (const char *path, GPtrArray *canon_stack, GPtrArray *shown_stack, GE
       }
   if (canon_stack->len >= MAX_EXTENDS_DEPTH)
     {
-      g_set_error (error, VS_CONFIG_ERROR, 0, "%s: extends: chain deeper than %d files", path, MAX_EXTENDS_DEPTH);
+      /* Named by the user's file, where the chain starts: the file it
+       * reached may be any preset. */
+      g_set_error (error, VS_CONFIG_ERROR, 0, "%s: extends: chain deeper than %d files (it reached %s)",
+                   (char *) shown_stack->pdata[0], MAX_EXTENDS_DEPTH, path);
       return NULL;
     }
 
@@ -1160,12 +1175,20 @@ check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GErro
   return TRUE;
 }
 
+/* The smallest migration page: 4 KiB, the smallest page a GPU's MMU or
+ * the host maps (NVIDIA's UVM migrates 4 KiB to 2 MiB, REFERENCE). A
+ * smaller one would only give allocations billions of pages, past the
+ * engine's 2^31 evict units per allocation (a false OOM). */
+#define MIN_UVM_PAGE 4096u
+
 static gboolean
 check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
 {
-  if (c->uvm.page == 0)
+  if (c->uvm.page < MIN_UVM_PAGE)
     {
-      fail (error, origin, "uvm.page", "must be greater than 0");
+      g_autofree char *pg = units_format_bytes (c->uvm.page);
+      fail (error, origin, "uvm.page", "%s is below 4KiB, the smallest page a GPU or host maps (NVIDIA UVM moves "
+            "4KiB to 2MiB pages)", pg);
       return FALSE;
     }
   if (c->uvm.evict_unit == 0 || c->uvm.evict_unit % c->uvm.page != 0)
@@ -1173,6 +1196,59 @@ check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError
       g_autofree char *e = units_format_bytes (c->uvm.evict_unit);
       g_autofree char *pg = units_format_bytes (c->uvm.page);
       fail (error, origin, "uvm.evict_unit", "%s is not a whole number (>= 1) of uvm.page (%s)", e, pg);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Rates slow enough to make a flow end beyond the representable time are
+ * errors naming the key (docs/config.md, "Limits"): a 1 GiB transfer must
+ * end within 2^63 ns, the replay's time limit, so an effective bandwidth
+ * (bandwidth x efficiency) is at least 2^30 B / (2^63 ns) = 0.1164 B/s;
+ * compute.tflops at least 1e-6 (1 MFLOPS: a second of compute captured on
+ * the fastest chip, ~10^4 TFLOPS, must end within 2^63 ns). Far below any
+ * machine; what they exclude is 1e-310 typed for 1e-3. */
+#define MIN_RATE_BPS (1073741824.0 / 9223372036.854775808)
+#define MIN_TFLOPS 1e-6
+
+static gboolean
+check_rate (double bw, double eff, const char *origin, const char *key, const char *eff_key, GError **error)
+{
+  if (bw * eff >= MIN_RATE_BPS)
+    return TRUE;
+  g_autofree char *b = bw >= 1 ? units_format_rate (bw) : g_strdup_printf ("%g B/s", bw);
+  if (eff_key != NULL && eff < 1)
+    fail (error, origin, bw >= MIN_RATE_BPS ? eff_key : key,
+          "%s x %s %g = %g B/s is too slow to simulate: a 1 GiB transfer would end beyond 2^63 ns (292 years); "
+          "the least is 0.1164 B/s", b, eff_key, eff, bw * eff);
+  else
+    fail (error, origin, key, "%s is too slow to simulate: a 1 GiB transfer would end beyond 2^63 ns (292 years); "
+          "the least is 0.1164 B/s", b);
+  return FALSE;
+}
+
+static gboolean
+check_rates (const VsConfig *c, const char *origin, GError **error)
+{
+  if (!check_rate (c->memory.bandwidth, c->memory.efficiency, origin, "memory.bandwidth", "memory.efficiency", error)
+      || !check_rate (c->host.bandwidth, 1, origin, "host.bandwidth", NULL, error))
+    return FALSE;
+  if (!c->unified
+      && (!check_rate (c->link.bandwidth, c->link.efficiency, origin, "link.bandwidth", "link.efficiency", error)
+          || !check_rate (c->link.bandwidth, c->link.pageable_efficiency, origin, "link.bandwidth",
+                          "link.pageable_efficiency", error)))
+    return FALSE;
+  for (guint i = 0; i < c->n_tiers; i++)
+    {
+      g_autofree char *bk = g_strdup_printf ("tiers[%u].bandwidth", i);
+      g_autofree char *ek = g_strdup_printf ("tiers[%u].efficiency", i);
+      if (!check_rate (c->tiers[i].bandwidth, c->tiers[i].efficiency, origin, bk, ek, error))
+        return FALSE;
+    }
+  if (c->tflops < MIN_TFLOPS)
+    {
+      fail (error, origin, "compute.tflops", "%g is too slow to simulate (at least 1e-06, 1 MFLOPS: a second of "
+            "compute on a fast chip would end beyond 2^63 ns)", c->tflops);
       return FALSE;
     }
   return TRUE;
@@ -1207,7 +1283,7 @@ config_compile (const cJSON *root, const char *origin, GError **error)
         }
       else if (f->kind == K_TIERS)
         {
-          c->n_tiers = obj != NULL ? (guint) cJSON_GetArraySize (obj) : 0;
+          c->n_tiers = obj != NULL ? (guint) cJSON_GetArraySize (obj) : 0; /* <= MAX_TIERS (check_value) */
           c->tiers = g_new0 (VsTier, c->n_tiers + 1);
           for (guint i = 0; i < c->n_tiers; i++)
             {
@@ -1219,6 +1295,8 @@ config_compile (const cJSON *root, const char *origin, GError **error)
             }
         }
     }
+  if (!check_rates (c, origin, error))
+    goto fail;
   return c;
 
 fail:
