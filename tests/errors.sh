@@ -190,6 +190,8 @@ row "header capture.config is a path (replay)" "raw '{\"vramsim_trace\": 1, \"ca
    "in.jsonl: header field 'capture.config' is \"/dev/stdin\", not a preset (presets: a100-40g," replay in.jsonl -c a100-80g -o out.json
 row "header capture.config is a path (sweep)" "raw '{\"vramsim_trace\": 1, \"capture\": {\"config\": \"../../../etc/passwd\"}}\n'" \
    "in.jsonl: header field 'capture.config' is \"../../../etc/passwd\", not a preset" sweep in.jsonl -c a100-80g -o out.csv
+row "Kineto: NUL in a name" "printf '%s\\n' '{\"schemaVersion\": 1,' '\"traceEvents\": [{\"name\": \"gemm\\u0000x\", \"ph\": \"X\"}]}' > in.json" \
+   "in.json:2: a string holds a NUL character (\\u0000): vramsim would cut the name there" convert in.json out.jsonl
 row "convert: header over 1 MiB to binary" "python3 -c 'print(\"{\\\"vramsim_trace\\\": 1, \\\"note\\\": \\\"\" + \"x\" * 1100000 + \"\\\"}\")' > big.jsonl" \
    "out.vtrace: the header is 1100051 bytes of JSON; the binary format holds at most 1048576" convert big.jsonl out.vtrace
 row "convert: name over 1 MiB to binary" "python3 -c 'print(\"{\\\"vramsim_trace\\\": 1}\"); print(\"{\\\"t\\\": 0, \\\"op\\\": \\\"mark\\\", \\\"name\\\": \\\"\" + \"x\" * 1100000 + \"\\\"}\")' > big.jsonl" \

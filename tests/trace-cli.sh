@@ -123,6 +123,22 @@ printf '%s\n' '{"vramsim_trace": 1, "capture": {"config": "/dev/zero"}}' '{"t": 
 run "$VRAMSIM" replay "$tmp/hdrpath.jsonl" -c a100-80g --capture-config configs/a100-80g.json -o "$tmp/hdrpath.json"
 { [ $rc -eq 0 ] && [ -s "$tmp/hdrpath.json" ]; }; result "a header capture.config that is a path is not read when --capture-config is given"
 
+# ---- Kineto detection does not depend on key order (issue 14) ----
+real=${VRAMSIM_REAL_TRACES:-../shared/real-traces}/kineto/alexnet-a100.json.gz
+if [ -f "$real" ]; then
+  python3 - "$real" "$tmp/kmeta.json" <<'EOF'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+out = {"metadata": {"notes": "x" * 20000, "nested": [{"traceEvents": "not this one"}]}}
+out.update(d)
+json.dump(out, open(sys.argv[2], "w"))
+EOF
+  "$VRAMSIM" convert "$real" "$tmp/k-plain.jsonl" && "$VRAMSIM" convert "$tmp/kmeta.json" "$tmp/k-meta.jsonl"
+  { cmp -s "$tmp/k-plain.jsonl" "$tmp/k-meta.jsonl"; }; result "a Kineto file whose first 20 KB are a metadata object imports as the plain one"
+else
+  not_ok "a Kineto file whose first 20 KB are a metadata object imports as the plain one: $real missing"
+fi
+
 # ---- info numbers, by hand ----
 cat > "$tmp/small.jsonl" <<'EOF'
 {"vramsim_trace": 1, "time_unit": "ns", "capture": {"device": "Test GPU", "config": "a100-80g"}}

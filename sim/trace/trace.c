@@ -390,6 +390,23 @@ trace_header_from_json (const cJSON *obj, const char *where, GError **error)
   return g_steal_pointer (&h);
 }
 
+gsize
+trace_json_nul_escape (const char *text, gsize len)
+{
+  /* An escape is a backslash preceded by an even number of backslashes. */
+  const char *end = text + len;
+  for (const char *p = text; (p = memchr (p, '\\', (gsize) (end - p))) != NULL; p++)
+    if (end - p >= 6 && p[1] == 'u' && memcmp (p + 2, "0000", 4) == 0)
+      {
+        const char *q = p;
+        while (q > text && q[-1] == '\\')
+          q--;
+        if ((p - q) % 2 == 0)
+          return (gsize) (p - text);
+      }
+  return G_MAXSIZE;
+}
+
 /* The first key of OBJ's members that another member repeats, or NULL. */
 static const char *
 duplicate_key (const cJSON *obj)
@@ -405,21 +422,13 @@ VsTraceHeader *
 trace_header_from_json_text (const cJSON *obj, const char *text, gsize len, const char *where, GError **error)
 {
   /* cJSON ends a string at an escaped NUL without a word ("a\u0000b" reads
-   * as "a"): refuse it, as event strings are. An escape is a backslash
-   * preceded by an even number of backslashes. */
-  for (gsize i = 0; i + 6 <= len; i++)
-    if (text[i] == '\\' && text[i + 1] == 'u' && memcmp (text + i + 2, "0000", 4) == 0)
-      {
-        gsize k = 0;
-        while (k < i && text[i - 1 - k] == '\\')
-          k++;
-        if (k % 2 == 0)
-          {
-            g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
-                         "%s: the header holds a NUL character (\\u0000) in a string", where);
-            return NULL;
-          }
-      }
+   * as "a"): refuse it, as event strings are. */
+  if (trace_json_nul_escape (text, len) != G_MAXSIZE)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: the header holds a NUL character (\\u0000) in a string", where);
+      return NULL;
+    }
   /* A key given twice is an error, as in events and configs. The header is
    * small: pairs are compared directly. */
   if (cJSON_IsObject (obj))
