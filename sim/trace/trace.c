@@ -407,14 +407,14 @@ trace_json_nul_escape (const char *text, gsize len)
   return G_MAXSIZE;
 }
 
-/* The first key of OBJ's members that another member repeats, or NULL. */
+/* A key of OBJ's members that another member repeats, or NULL. */
 static const char *
 duplicate_key (const cJSON *obj)
 {
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
   for (const cJSON *a = obj->child; a; a = a->next)
-    for (const cJSON *b = a->next; b; b = b->next)
-      if (a->string && b->string && strcmp (a->string, b->string) == 0)
-        return a->string;
+    if (a->string && !g_hash_table_add (seen, a->string))
+      return a->string;
   return NULL;
 }
 
@@ -429,8 +429,7 @@ trace_header_from_json_text (const cJSON *obj, const char *text, gsize len, cons
                    "%s: the header holds a NUL character (\\u0000) in a string", where);
       return NULL;
     }
-  /* A key given twice is an error, as in events and configs. The header is
-   * small: pairs are compared directly. */
+  /* A key given twice is an error, as in events and configs. */
   if (cJSON_IsObject (obj))
     {
       const char *dup = duplicate_key (obj);
