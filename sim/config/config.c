@@ -614,6 +614,51 @@ config_check_trace_preset (const char *name, const char *trace_path, GError **er
 
 /* ---- loading and extends ---- */
 
+/* The first number in the JSON TEXT that is not 0 but reads as 0 (1e-400:
+ * strtod underflows), or NULL. cJSON keeps only the double, so the text is
+ * looked at once, outside strings. */
+static const char *
+underflowing_number (const char *text, gsize len)
+{
+  gboolean in_str = FALSE;
+  for (const char *p = text, *end = text + len; p < end; p++)
+    {
+      if (in_str)
+        {
+          if (*p == '\\')
+            p++;
+          else if (*p == '"')
+            in_str = FALSE;
+          continue;
+        }
+      if (*p == '"')
+        {
+          in_str = TRUE;
+          continue;
+        }
+      if (!(g_ascii_isdigit (*p) || *p == '-'))
+        continue;
+      const char *q = p;
+      gboolean nonzero = FALSE, exp = FALSE;
+      while (q < end && (g_ascii_isdigit (*q) || strchr ("+-.eE", *q) != NULL))
+        {
+          if (*q == 'e' || *q == 'E')
+            exp = TRUE;
+          else if (!exp && *q >= '1' && *q <= '9')
+            nonzero = TRUE;
+          q++;
+        }
+      if (nonzero && exp)
+        {
+          g_autofree char *num = g_strndup (p, (gsize) (q - p));
+          if (g_ascii_strtod (num, NULL) == 0)
+            return p;
+        }
+      p = q - 1;
+    }
+  return NULL;
+}
+
 static cJSON *
 read_json_file (const char *path, GError **error)
 {
@@ -656,6 +701,18 @@ read_json_file (const char *path, GError **error)
   if (!cJSON_IsObject (root))
     {
       g_set_error (error, VS_CONFIG_ERROR, 0, "%s: a config is a JSON object, not %s", path, json_type_name (root));
+      cJSON_Delete (root);
+      return NULL;
+    }
+  const char *uf = underflowing_number (text, len);
+  if (uf != NULL)
+    {
+      int line = 1;
+      for (const char *p = text; p < uf; p++)
+        line += *p == '\n';
+      gsize n = strspn (uf, "0123456789+-.eE");
+      g_set_error (error, VS_CONFIG_ERROR, 0, "%s:%d: %.*s is too small to represent (it is not 0)", path, line,
+                   (int) MIN (n, 40), uf);
       cJSON_Delete (root);
       return NULL;
     }
