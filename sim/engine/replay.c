@@ -96,6 +96,15 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
 
   reader_advance (s);
   sim_loop (s);
+  /* The loop ends when nothing has a finite time left. With events unread
+   * or flows running, that is a flow whose end is beyond any time (a rate
+   * too small to represent): say so rather than report a partial replay
+   * as done. config_compile refuses such rates; this is the net below. */
+  if (s->core.error == NULL && !s->core.stopped && (!s->core.eof || flow_net_n_active (s->core.net) > 0))
+    g_set_error (&s->core.error, VS_CONFIG_ERROR, 0,
+                 "%s: the replay cannot go on at t = %.0f ns: %u of its flows would never end (a bandwidth, "
+                 "efficiency or compute rate too small to represent)",
+                 s->core.cfg->origin ? s->core.cfg->origin : "config", s->core.now, flow_net_n_active (s->core.net));
   if (s->core.error == NULL && s->core.stopped)
     {
       /* An OOM stop: drain the reader so that bad input after the stop

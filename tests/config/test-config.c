@@ -79,7 +79,7 @@ test_bare_numbers (void)
       "memory.capacity: 1073741824 has no unit: a size needs one, such as \"1073741824GiB\" or \"1073741824B\" "
       "(units: B KB MB GB TB KiB MiB GiB TiB; only 0 may go without one)" },
     { "{\"memory\": {\"bandwidth\": 5e11}}", "memory.bandwidth: 500000000000 has no unit: a bandwidth needs one" },
-    { "{\"memory\": {\"latency\": 250}}", "memory.latency: 250 has no unit: a time needs one, such as \"250us\" (units: ns us ms s" },
+    { "{\"memory\": {\"latency\": 250}}", "memory.latency: 250 has no unit: a time needs one, such as \"250us\" or \"250ns\" (units: ns us ms s" },
     { "{\"memory\": {\"reserved\": \"1000\"}}", "memory.reserved: '1000': a size needs a unit, such as \"1000GiB\"" },
     { "{\"link\": {\"latency\": 5000.5}}", "link.latency: 5000.5 has no unit" },
   };
@@ -447,7 +447,8 @@ test_validation (void)
     { "{\"memory\": {\"reserved\": \"17GiB\"}}", "memory.reserved", "must be less" },
     { "{\"memory\": {\"alloc_granularity\": 0}}", "memory.alloc_granularity", "power of two" },
     { "{\"memory\": {\"alloc_granularity\": \"3MiB\"}}", "memory.alloc_granularity", "power of two" },
-    { "{\"uvm\": {\"page\": 0}}", "uvm.page", "greater than 0" },
+    { "{\"uvm\": {\"page\": 0}}", "uvm.page", "0 B is below 4KiB" },
+    { "{\"uvm\": {\"page\": \"2KiB\", \"evict_unit\": \"2MiB\"}}", "uvm.page", "2 KiB is below 4KiB, the smallest page" },
     { "{\"uvm\": {\"evict_unit\": \"100KiB\"}}", "uvm.evict_unit", "whole number (>= 1) of uvm.page" },
     { "{\"uvm\": {\"evict_unit\": 0}}", "uvm.evict_unit", "uvm.page" },
     { "{\"uvm\": {\"fault_batch\": 0}}", "uvm.fault_batch", ">= 1" },
