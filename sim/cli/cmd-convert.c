@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "import/import.h"
 #include "import/kernel-bytes.h"
 #include "trace/trace.h"
@@ -80,7 +81,8 @@ cmd_convert (int argc, char **argv)
       "SQLite export is imported into a vramsim trace (docs/importers.md).\n"
       "IN may be - for standard input, OUT - for standard output (JSONL only).\n"
       "OUT is written to a temporary file and renamed, so a failed conversion\n"
-      "leaves nothing behind. Formats: docs/trace-format.md.\n\n"
+      "leaves nothing behind (a device or FIFO is written directly; OUT may not\n"
+      "be IN). Formats: docs/trace-format.md.\n\n"
       "--kernel-bytes fills in the traffic of captured kernels (which carry\n"
       "none: the replay then counts each touched allocation once) from\n"
       "  ncu --csv --metrics dram__bytes.sum ./program > bytes.csv\n"
@@ -121,6 +123,13 @@ cmd_convert (int argc, char **argv)
     {
       cmd_error ("convert: the binary format cannot be written to standard output");
       return 2;
+    }
+  if (!outfile_check_not_input (out, "OUT", in, "IN", &error)
+      || !outfile_check_not_input (out, "OUT", kernel_bytes, "--kernel-bytes", &error))
+    {
+      cmd_error ("convert: %s", error->message);
+      g_clear_error (&error);
+      return 1;
     }
   g_autoptr (VsKernelBytes) kb = NULL;
   if (kernel_bytes != NULL)

@@ -5,20 +5,15 @@
 
 #include "cli/cmds.h"
 #include "config/config.h"
-#include "base/fileio.h"
+#include "base/outfile.h"
 #include "engine/replay.h"
 #include "base/units.h"
 
-/* Writes TEXT to PATH through a temporary name, or to stdout for NULL. */
+/* Writes TEXT to PATH (base/outfile.h), or to stdout for NULL. */
 static gboolean
 write_out (const char *path, const char *text, GError **error)
 {
-  if (path == NULL)
-    {
-      fputs (text, stdout);
-      return fflush (stdout) == 0;
-    }
-  return fileio_write_atomic (path, text, -1, error);
+  return outfile_write_all (path ? path : "-", path ? "report" : NULL, text, -1, error);
 }
 
 int
@@ -81,14 +76,22 @@ cmd_replay (int argc, char **argv)
     }
 
   /* Outputs that cannot be written fail now, not after a long replay. */
-  if ((out && !fileio_check_writable (out, "report", &error))
-      || (series && !fileio_check_writable (series, "--series", &error))
-      || (timeline && !fileio_check_writable (timeline, "--timeline", &error)))
+  /* Outputs that cannot be written, or that are the trace itself, fail
+   * now, not after a long replay. */
+  const char *trace_path = argv[1];
+  if ((out && !outfile_check_writable (out, "report", &error))
+      || (series && !outfile_check_writable (series, "--series", &error))
+      || (timeline && !outfile_check_writable (timeline, "--timeline", &error))
+      || !outfile_check_not_input (out, "report", trace_path, "the trace", &error)
+      || !outfile_check_not_input (series, "--series", trace_path, "the trace", &error)
+      || !outfile_check_not_input (timeline, "--timeline", trace_path, "the trace", &error)
+      || !outfile_check_not_input (series, "--series", out, "the report", &error)
+      || !outfile_check_not_input (timeline, "--timeline", out, "the report", &error)
+      || !outfile_check_not_input (timeline, "--timeline", series, "--series", &error))
     {
       cmd_error ("%s", error->message);
       return 1;
     }
-  const char *trace_path = argv[1];
   g_autoptr (VsTraceReader) reader = trace_open (trace_path, &error);
   if (reader == NULL)
     {

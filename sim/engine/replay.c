@@ -3051,13 +3051,16 @@ series_write (Sim *s, const char *path, double makespan, GError **error)
 static gboolean
 timeline_open (Sim *s, const char *path, GError **error)
 {
-  s->timeline_tmp = g_strdup_printf ("%s.tmp.%d", path, (int) getpid ());
-  s->timeline = fopen (s->timeline_tmp, "w");
+  /* base/outfile.h: a temporary beside PATH (removed on error and on
+   * SIGINT/SIGTERM/SIGHUP), or PATH itself for a device or FIFO. */
+  VsOutFile *out = outfile_open (path, "--timeline", error);
+  if (out == NULL)
+    return FALSE;
+  s->timeline = outfile_stream (out);
   if (s->timeline == NULL)
     {
-      int e = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: cannot write: %s", path, g_strerror (e));
-      g_clear_pointer (&s->timeline_tmp, g_free);
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOMEM, "--timeline %s: cannot write", path);
+      outfile_abort (out);
       return FALSE;
     }
   fputs ("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", s->timeline);
@@ -3076,25 +3079,15 @@ timeline_close (Sim *s, const char *path, gboolean ok, GError **error)
 {
   if (s->timeline == NULL)
     return ok;
-  fputs ("\n]}\n", s->timeline);
-  gboolean wrote = fflush (s->timeline) == 0;
-  wrote &= fclose (s->timeline) == 0;
+  VsOutFile *out = outfile_for_stream (s->timeline);
   s->timeline = NULL;
-  if (ok && !wrote)
-    {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
-      ok = FALSE;
-    }
-  if (ok && g_rename (s->timeline_tmp, path) != 0)
-    {
-      int e = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", path, g_strerror (e));
-      ok = FALSE;
-    }
   if (!ok)
-    g_unlink (s->timeline_tmp);
-  g_clear_pointer (&s->timeline_tmp, g_free);
-  return ok;
+    {
+      outfile_abort (out);
+      return FALSE;
+    }
+  outfile_write (out, "\n]}\n", 4, NULL);   /* a failure is reported by the commit */
+  return outfile_commit (out, error);
 }
 
 cJSON *

@@ -13,7 +13,7 @@
  *   cancelled, and takes milliseconds), every finished row is written, and
  *   a second signal kills the process the default way. */
 #include "sweep/sweep.h"
-#include "base/fileio.h"
+#include "base/outfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -418,6 +418,8 @@ sweep_csv_read (const char *path, gboolean drop_partial, GError **error)
             g_string_append_c (cell, '"'), i++;
           else if (c == '"')
             quoted = FALSE;
+          else if (i == len && drop_partial)
+            break;   /* a row cut inside quotes by a kill: dropped with its cells */
           else if (i == len)
             {
               g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "%s:%u: unterminated quoted field", path, line);
@@ -462,6 +464,8 @@ sweep_csv_read (const char *path, gboolean drop_partial, GError **error)
       any = TRUE;
       g_string_append_c (cell, c);
     }
+  for (guint i = 0; i < row->len; i++)
+    g_free (row->pdata[i]);   /* a dropped partial row */
   g_ptr_array_free (row, TRUE);
   g_string_free (cell, TRUE);
   return rows;
@@ -537,7 +541,7 @@ row_key (char **cells, guint n_keys)
 static gboolean
 write_atomically (const char *path, const char *text, gssize len, GError **error)
 {
-  return fileio_write_atomic (path, text, len, error);
+  return outfile_write_all (path, NULL, text, len, error);
 }
 
 /* --------------------------------------------------------------- signals */
@@ -843,18 +847,6 @@ draw_progress (guint done, guint total, gint64 t0, gboolean final)
   fflush (stderr);
 }
 
-static gboolean
-write_out (FILE *f, const char *text, const char *path, GError **error)
-{
-  if (fputs (text, f) < 0 || fflush (f) != 0)
-    {
-      int e = errno;
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "%s: %s", path ? path : "stdout", g_strerror (e));
-      return FALSE;
-    }
-  return TRUE;
-}
-
 /* --resume: reads the rows already in OUTPUT. Returns the lines (formatted
  * again) of rows belonging to runs of this sweep into KEPT (by run index)
  * and the others into EXTRA. A missing file is an empty one. */
@@ -967,22 +959,30 @@ static gboolean
 run_sweep (Sweep *s, GError **error)
 {
   const VsSweepOptions *o = s->opts;
-  FILE *f = stdout;
+  VsOutFile *f = NULL;
   gboolean ok = FALSE;
   char **kept = g_new0 (char *, s->n_runs);
   GPtrArray *extra = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *header = format_header (o->format, s->columns);
   gboolean resumed = FALSE;
   guint n_todo = s->n_runs;
+  const char *out_name = o->output ? o->output : "stdout";
 
   s->done_line = g_new0 (char *, s->n_runs);
   s->skip = g_new0 (gboolean, s->n_runs);
 
+  /* Rows go straight to OUT, each with one write, under an exclusive
+   * lock: a kill at any moment leaves complete rows for --resume, and a
+   * second sweep to the same OUT is refused instead of interleaving. */
+  f = outfile_open_rows (o->output ? o->output : "-", o->output ? "-o" : NULL, error);
+  if (f == NULL)
+    goto out;
   if (o->resume)
     {
       if (!resume_read (s, kept, extra, error))
         goto out;
-      /* Rewrite the file with the rows kept, then append. */
+      /* Rewrite the file with the rows kept (whole or not at all), then
+       * append to it, locked again. */
       GString *text = g_string_new (header);
       for (guint r = 0; r < s->n_runs; r++)
         if (kept[r])
@@ -998,22 +998,14 @@ run_sweep (Sweep *s, GError **error)
       g_string_free (text, TRUE);
       if (!w)
         goto out;
-      f = fopen (o->output, "a");
-    }
-  else if (o->output)
-    {
-      f = fopen (o->output, "w");
-      if (f && !write_out (f, header, o->output, error))
+      VsOutFile *again = outfile_open_rows (o->output, "-o", error);
+      if (again == NULL)
         goto out;
+      outfile_abort (f);
+      f = again;
     }
-  else if (!write_out (f, header, NULL, error))
+  else if (!outfile_rows_reset (f, error) || !outfile_write_rows (f, header, strlen (header), error))
     goto out;
-  if (f == NULL)
-    {
-      int e = errno;
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "%s: %s", o->output, g_strerror (e));
-      goto out;
-    }
 
   guint n_threads = o->n_threads ? o->n_threads : g_get_num_processors ();
   if (n_threads > n_todo)
@@ -1041,7 +1033,7 @@ run_sweep (Sweep *s, GError **error)
           char *line = s->done_line[w];
           s->done_line[w] = NULL;
           g_mutex_unlock (&s->lock);
-          if (io_ok && !write_out (f, line, o->output, error))
+          if (io_ok && !outfile_write_rows (f, line, strlen (line), error))
             {
               io_ok = FALSE;
               interrupted = -1;   /* stop dispatching */
@@ -1067,9 +1059,6 @@ run_sweep (Sweep *s, GError **error)
     draw_progress (s->n_finished, n_todo, t0, TRUE);
   int sig = interrupted;
   restore_signals (&old_int, &old_term);
-  if (f != stdout)
-    fclose (f);
-  f = stdout;
 
   if (!io_ok)
     goto out;
@@ -1077,7 +1066,8 @@ run_sweep (Sweep *s, GError **error)
     {
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INTERRUPTED,
                    "interrupted: %u of %u runs written to %s; rerun with --resume to finish",
-                   written + (s->n_runs - n_todo), s->n_runs, o->output ? o->output : "stdout");
+                   written + (s->n_runs - n_todo), s->n_runs, out_name);
+      outfile_commit (g_steal_pointer (&f), NULL);
       goto out;
     }
   if (resumed)
@@ -1094,11 +1084,10 @@ run_sweep (Sweep *s, GError **error)
       if (!w)
         goto out;
     }
-  ok = TRUE;
+  ok = outfile_commit (g_steal_pointer (&f), error);
 
 out:
-  if (f != stdout && f != NULL)
-    fclose (f);
+  outfile_abort (f);   /* the rows written stay */
   for (guint r = 0; r < s->n_runs; r++)
     g_free (kept[r]);
   g_free (kept);
@@ -1257,6 +1246,24 @@ sweep_run (const VsSweepOptions *opts, GError **error)
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--resume needs -o RESULTS");
       goto out;
     }
+  /* Outputs never overwrite an input. */
+  {
+    const char *outs[2] = { opts->output, opts->jobs_file };
+    const char *out_what[2] = { "-o", "--jobs-file" };
+    for (guint i = 0; i < 2; i++)
+      {
+        if (outs[i] == NULL)
+          continue;
+        if (!outfile_check_not_input (outs[i], out_what[i], opts->trace_path, "the trace", error)
+            || !outfile_check_not_input (outs[i], out_what[i], opts->capture_config, "--capture-config", error))
+          goto out;
+        for (char **c = opts->configs; c && *c; c++)
+          if (!outfile_check_not_input (outs[i], out_what[i], *c, "the config", error))
+            goto out;
+      }
+    if (!outfile_check_not_input (opts->jobs_file, "--jobs-file", opts->output, "-o", error))
+      goto out;
+  }
   if (!plan_init (&s, opts, error))
     goto out;
   /* The trace is read (and checked) even for --jobs-file: a bad trace

@@ -3,6 +3,7 @@
  * handling (temporary file + rename). Encodings live in trace-jsonl.c,
  * trace-bin.c and trace-buf.c. */
 #include "trace/trace-priv.h"
+#include "base/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -618,7 +619,7 @@ struct _VsTraceWriter {
   VsTraceFormat format;
   int fd;
   char *path;
-  char *tmp;            /* NULL when writing stdout */
+  VsOutFile *out;       /* base/outfile.h: temporary + rename, or direct */
   GString *text;        /* JSONL pending output */
   VsBinEnc enc;         /* binary encoder (its out buffer is the pending output) */
 };
@@ -685,25 +686,14 @@ trace_writer_new (const char *path, VsTraceFormat format, const VsTraceHeader *h
   VsTraceWriter *w = g_new0 (VsTraceWriter, 1);
   w->format = format;
   w->path = g_strdup (path);
-  if (is_stdout)
-    w->fd = 1;
-  else
+  w->out = outfile_open (path, NULL, error);
+  if (w->out == NULL)
     {
-      w->tmp = g_strconcat (path, ".tmp-XXXXXX", NULL);
-      w->fd = g_mkstemp (w->tmp);
-      if (w->fd < 0)
-        {
-          int e = errno;
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: cannot create: %s", path, g_strerror (e));
-          g_free (w->tmp);
-          g_free (w->path);
-          g_free (w);
-          return NULL;
-        }
-      mode_t mask = umask (0);
-      umask (mask);
-      fchmod (w->fd, 0666 & ~mask);
+      g_free (w->path);
+      g_free (w);
+      return NULL;
     }
+  w->fd = outfile_fd (w->out);
   g_autofree char *line = trace_header_to_line (header);
   if (format == VS_FORMAT_JSONL)
     {
@@ -747,7 +737,6 @@ writer_free (VsTraceWriter *w)
   if (w->format == VS_FORMAT_BINARY)
     bin_enc_clear (&w->enc);
   g_free (w->path);
-  g_free (w->tmp);
   g_free (w);
 }
 
@@ -772,30 +761,10 @@ trace_writer_finish (VsTraceWriter *w, GError **error)
       outbuf_put (&w->enc.out, end, n + 4);
     }
   gboolean ok = writer_flush (w, error);
-  if (w->tmp)
-    {
-      if (ok && fsync (w->fd) != 0 && errno != EINVAL)
-        {
-          int e = errno;
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: write failed: %s", w->path, g_strerror (e));
-          ok = FALSE;
-        }
-      if (close (w->fd) != 0 && ok)
-        {
-          int e = errno;
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: write failed: %s", w->path, g_strerror (e));
-          ok = FALSE;
-        }
-      if (ok && rename (w->tmp, w->path) != 0)
-        {
-          int e = errno;
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: cannot rename into place: %s", w->path,
-                       g_strerror (e));
-          ok = FALSE;
-        }
-      if (!ok)
-        unlink (w->tmp);
-    }
+  if (ok)
+    ok = outfile_commit (g_steal_pointer (&w->out), error);
+  else
+    outfile_abort (g_steal_pointer (&w->out));
   writer_free (w);
   return ok;
 }
@@ -805,11 +774,7 @@ trace_writer_abort (VsTraceWriter *w)
 {
   if (w == NULL)
     return;
-  if (w->tmp)
-    {
-      close (w->fd);
-      unlink (w->tmp);
-    }
+  outfile_abort (g_steal_pointer (&w->out));
   writer_free (w);
 }
 
