@@ -13,6 +13,7 @@
  *   cancelled, and takes milliseconds), every finished row is written, and
  *   a second signal kills the process the default way. */
 #include "sweep/sweep.h"
+#include "sweep/sweep-priv.h"
 #include "base/outfile.h"
 
 #include <errno.h>
@@ -331,7 +332,9 @@ sweep_report_cells (const cJSON *report)
   char **cells = g_new0 (char *, N_RESULT_COLUMNS + 1);
   for (guint i = 0; i < N_RESULT_COLUMNS; i++)
     {
-      const cJSON *node = result_columns[i].path[0] ? report_lookup (report, result_columns[i].path) : NULL;
+      /* The error of a replay --report-errors report. */
+      const cJSON *node = result_columns[i].path[0] ? report_lookup (report, result_columns[i].path)
+                          : cJSON_GetObjectItemCaseSensitive (report, "error");
       if (node == NULL)
         cells[i] = g_strdup ("");
       else if (cJSON_IsString (node))
@@ -503,8 +506,8 @@ jsonl_row (char **columns, char **cells, guint n_keys)
   return line;
 }
 
-static char *
-format_line (VsSweepFormat format, char **columns, char **cells, guint n_keys)
+char *
+sweep_format_line (VsSweepFormat format, char **columns, char **cells, guint n_keys)
 {
   if (format == VS_SWEEP_JSONL)
     return jsonl_row (columns, cells, n_keys);
@@ -513,8 +516,8 @@ format_line (VsSweepFormat format, char **columns, char **cells, guint n_keys)
   return g_string_free (s, FALSE);
 }
 
-static char *
-format_header (VsSweepFormat format, char **columns)
+char *
+sweep_format_header (VsSweepFormat format, char **columns)
 {
   if (format == VS_SWEEP_JSONL)
     return g_strdup ("");
@@ -813,7 +816,7 @@ worker (gpointer data)
       if (s->skip[r])
         continue;
       char **cells = run_one (s, r);
-      char *line = format_line (s->opts->format, s->columns, cells, s->n_keys);
+      char *line = sweep_format_line (s->opts->format, s->columns, cells, s->n_keys);
       g_strfreev (cells);
       g_mutex_lock (&s->lock);
       s->done_line[r] = line;
@@ -944,7 +947,7 @@ resume_read (Sweep *s, char **kept, GPtrArray *extra, GError **error)
         continue;   /* a damaged row: run it again */
       g_autofree char *key = row_key (cells, s->n_keys);
       guint r = GPOINTER_TO_UINT (g_hash_table_lookup (runs, key));
-      char *line = format_line (s->opts->format, s->columns, cells, s->n_keys);
+      char *line = sweep_format_line (s->opts->format, s->columns, cells, s->n_keys);
       if (r && kept[r - 1] == NULL)
         kept[r - 1] = line;
       else if (r)
@@ -963,7 +966,7 @@ run_sweep (Sweep *s, GError **error)
   gboolean ok = FALSE;
   char **kept = g_new0 (char *, s->n_runs);
   GPtrArray *extra = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *header = format_header (o->format, s->columns);
+  g_autofree char *header = sweep_format_header (o->format, s->columns);
   gboolean resumed = FALSE;
   guint n_todo = s->n_runs;
   const char *out_name = o->output ? o->output : "stdout";
@@ -1006,6 +1009,21 @@ run_sweep (Sweep *s, GError **error)
     }
   else if (!outfile_rows_reset (f, error) || !outfile_write_rows (f, header, strlen (header), error))
     goto out;
+  guint n_planned = s->n_runs;
+  if (o->shard_n)
+    {
+      /* --shard K/N: the K-th of N contiguous slices, so the parts in
+       * order are the whole sweep's rows in order. */
+      guint lo = (guint) ((guint64) (o->shard_k - 1) * s->n_runs / o->shard_n);
+      guint hi = (guint) ((guint64) o->shard_k * s->n_runs / o->shard_n);
+      n_planned = hi - lo;
+      for (guint r = 0; r < s->n_runs; r++)
+        if ((r < lo || r >= hi) && !s->skip[r])
+          {
+            s->skip[r] = TRUE;
+            n_todo--;
+          }
+    }
 
   guint n_threads = o->n_threads ? o->n_threads : g_get_num_processors ();
   if (n_threads > n_todo)
@@ -1066,7 +1084,7 @@ run_sweep (Sweep *s, GError **error)
     {
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INTERRUPTED,
                    "interrupted: %u of %u runs written to %s; rerun with --resume to finish",
-                   written + (s->n_runs - n_todo), s->n_runs, out_name);
+                   written + (n_planned - n_todo), n_planned, out_name);
       outfile_commit (g_steal_pointer (&f), NULL);
       goto out;
     }
@@ -1119,13 +1137,6 @@ self_exe (void)
   return p ? p : g_strdup ("vramsim");
 }
 
-/* As config_load_json decides: a name without '/' or ".json" is a preset. */
-static gboolean
-is_preset_name (const char *s)
-{
-  return strchr (s, '/') == NULL && !g_str_has_suffix (s, ".json");
-}
-
 static char *
 default_reports_dir (const char *jobs_file)
 {
@@ -1137,6 +1148,57 @@ default_reports_dir (const char *jobs_file)
   return g_strconcat (abs, "-reports", NULL);
 }
 
+/* Writes one pinned config for --jobs-file into DIR: the merged JSON
+ * (extends resolved, fixed --set applied), so every node runs exactly the
+ * machine this sweep meant whatever its VRAMSIM_CONFIGS says. */
+static char *
+pin_config (const cJSON *json, const char *name, const char *dir, const char *stem, GError **error)
+{
+  cJSON *copy = cJSON_Duplicate (json, TRUE);
+  cJSON_DeleteItemFromObjectCaseSensitive (copy, "extends");
+  /* The "config" column the in-process sweep writes. */
+  if (name && !cJSON_IsString (cJSON_GetObjectItemCaseSensitive (copy, "name")))
+    {
+      cJSON_DeleteItemFromObjectCaseSensitive (copy, "name");
+      cJSON_AddStringToObject (copy, "name", name);
+    }
+  char *text = cJSON_Print (copy);
+  cJSON_Delete (copy);
+  g_autofree char *base = g_strdup_printf ("%s.json", stem);
+  g_strdelimit (base, "/ \n\r\t", '_');
+  char *path = g_build_filename (dir, base, NULL);
+  g_autofree char *full = g_strconcat (text, "\n", NULL);
+  cJSON_free (text);
+  if (!write_atomically (path, full, -1, error))
+    g_clear_pointer (&path, g_free);
+  return path;
+}
+
+/* A jobs file holds one command per line: a word with a line break would
+ * split one (and run its second half as shell). */
+static gboolean
+check_one_line (const char *what, const char *word, GError **error)
+{
+  if (strpbrk (word, "\n\r") == NULL)
+    return TRUE;
+  g_autofree char *shown = g_strescape (word, NULL);
+  g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+               "--jobs-file: %s \"%s\" holds a line break; a jobs file has one command per line, so it cannot name it",
+               what, shown);
+  return FALSE;
+}
+
+static gboolean
+dir_is_empty (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  if (d == NULL)
+    return TRUE;
+  gboolean empty = g_dir_read_name (d) == NULL;
+  g_dir_close (d);
+  return empty;
+}
+
 static gboolean
 write_jobs (Sweep *s, GError **error)
 {
@@ -1144,90 +1206,166 @@ write_jobs (Sweep *s, GError **error)
   g_autofree char *dir = o->reports_dir ? absolute (o->reports_dir) : default_reports_dir (o->jobs_file);
   g_autofree char *exe = self_exe ();
   g_autofree char *trace = absolute (o->trace_path);
+  g_autofree char *jobs_abs = absolute (o->jobs_file);
   guint width = 5;
   for (guint n = s->n_runs; n >= 100000; n /= 10)
     width++;
 
+  if (!check_one_line ("the trace", trace, error) || !check_one_line ("the reports folder", dir, error)
+      || !check_one_line ("vramsim", exe, error) || !check_one_line ("the jobs file", jobs_abs, error))
+    return FALSE;
+  for (guint k = 0; k < s->n_varies; k++)
+    for (guint v = 0; v < s->varies[k]->n_values; v++)
+      if (!check_one_line ("--vary value", s->varies[k]->values[v], error))
+        return FALSE;
+  if (g_file_test (o->jobs_file, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--jobs-file %s: is a folder", o->jobs_file);
+      return FALSE;
+    }
+  if (!o->resume && !dir_is_empty (dir))
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                   "--jobs-file: the reports folder %s is not empty (reports of an earlier sweep?): add --resume to "
+                   "continue that sweep, or give another --reports-dir", dir);
+      return FALSE;
+    }
+  gboolean made_dir = !g_file_test (dir, G_FILE_TEST_IS_DIR);
   if (g_mkdir_with_parents (dir, 0755) != 0)
     {
       int e = errno;
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "%s: %s", dir, g_strerror (e));
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "--reports-dir %s: %s", dir, g_strerror (e));
       return FALSE;
     }
 
-  /* The -c argument of each config. Fixed --set assignments are baked
-   * into a derived config file, so each report's "sets" holds exactly the
-   * varied keys and --merge can rebuild the key columns from it. */
+  /* Every config, and the capture config, pinned by absolute path to a
+   * file written beside the reports. Fixed --set assignments are baked
+   * into it, so each report's "sets" holds exactly the varied keys and
+   * --merge rebuilds the key columns from it. */
   char **cfg_arg = g_new0 (char *, s->n_configs + 1);
+  g_autofree char *cap_arg = NULL;
   gboolean ok = TRUE;
   for (guint i = 0; i < s->n_configs && ok; i++)
     {
-      if (o->sets && o->sets[0])
-        {
-          cJSON *copy = cJSON_Duplicate (s->config_json[i], TRUE);
-          cJSON_DeleteItemFromObjectCaseSensitive (copy, "extends");
-          char *json = cJSON_Print (copy);
-          cJSON_Delete (copy);
-          g_autofree char *base = g_strdup_printf ("config-%u-%s.json", i, s->config_names[i]);
-          g_strdelimit (base, "/ ", '_');
-          cfg_arg[i] = g_build_filename (dir, base, NULL);
-          g_autofree char *text = g_strconcat (json, "\n", NULL);
-          cJSON_free (json);
-          ok = write_atomically (cfg_arg[i], text, -1, error);
-        }
-      else if (!is_preset_name (o->configs[i]))
-        cfg_arg[i] = absolute (o->configs[i]);
-      else
-        cfg_arg[i] = g_strdup (o->configs[i]);
+      g_autofree char *stem = g_strdup_printf ("config-%u-%s", i, s->config_names[i]);
+      cfg_arg[i] = pin_config (s->config_json[i], s->config_names[i], dir, stem, error);
+      ok = cfg_arg[i] != NULL;
     }
-  if (!ok)
+  const char *cap = o->capture_config ? o->capture_config : trace_buf_header (s->buf)->config;
+  if (ok && cap)
     {
-      g_strfreev (cfg_arg);
-      return FALSE;
+      cJSON *cj = config_load_json (cap, error);
+      ok = cj != NULL;
+      if (ok)
+        cap_arg = pin_config (cj, NULL, dir, "capture-config", error);
+      ok = ok && cap_arg != NULL;
+      cJSON_Delete (cj);
     }
 
+  /* The plan of the sweep, so --merge, --status and --resume can check
+   * every report against what it should be a run of. */
+  cJSON *ident = sweep_trace_identity (trace);
+  char *ident_text = ident ? cJSON_PrintUnformatted (ident) : NULL;
+  cJSON_Delete (ident);
+
+  SweepJobsCheck *check = o->resume && ident_text ? sweep_jobs_check_new (ident_text) : NULL;
   g_autofree char *q_exe = shell_word (exe);
   g_autofree char *q_trace = shell_word (trace);
-  g_autofree char *q_dir = shell_word (dir);
-  GString *text = g_string_new (NULL);
-  g_string_append_printf (text,
-                          "# vramsim sweep: %u runs of %s, one self-contained command per line.\n"
-                          "# Run them with GNU parallel (grep -v '^#' FILE | parallel) or a Slurm array\n"
-                          "# (docs/cluster.md), then join the reports:\n"
-                          "#   %s sweep --merge %s/run-*.json -o results.csv\n",
-                          s->n_runs, trace, q_exe, q_dir);
-  guint written = 0;
-  for (guint r = 0; r < s->n_runs; r++)
+  g_autofree char *q_jobs = shell_word (jobs_abs);
+  GString *all = g_string_new (NULL), *todo = g_string_new (NULL);
+  guint written = 0, done = 0;
+  for (guint r = 0; r < s->n_runs && ok; r++)
     {
       guint idx[s->n_varies + 1];
       guint c = decode_run (s, r, idx);
       g_autofree char *report = g_strdup_printf ("%s/run-%0*u.json", dir, (int) width, r);
-      if (o->resume && g_file_test (report, G_FILE_TEST_EXISTS))
-        continue;
       g_autofree char *q_cfg = shell_word (cfg_arg[c]);
-      g_string_append_printf (text, "%s replay %s -c %s", q_exe, q_trace, q_cfg);
-      if (o->capture_config)
+      GString *line = g_string_new (NULL);
+      g_string_append_printf (line, "%s replay %s -c %s", q_exe, q_trace, q_cfg);
+      if (cap_arg)
         {
-          g_autofree char *cc = is_preset_name (o->capture_config)
-                                  ? g_strdup (o->capture_config) : absolute (o->capture_config);
-          g_autofree char *q = shell_word (cc);
-          g_string_append_printf (text, " --capture-config %s", q);
+          g_autofree char *q = shell_word (cap_arg);
+          g_string_append_printf (line, " --capture-config %s", q);
         }
       for (guint k = 0; k < s->n_varies; k++)
         {
           g_autofree char *a = g_strdup_printf ("%s=%s", s->varies[k]->key, s->varies[k]->values[idx[k]]);
           g_autofree char *q = shell_word (a);
-          g_string_append_printf (text, " --set %s", q);
+          g_string_append_printf (line, " --set %s", q);
         }
       g_autofree char *q_report = shell_word (report);
-      g_string_append_printf (text, " --format json -o %s\n", q_report);
-      written++;
+      g_string_append_printf (line, " --format json --report-errors -o %s\n", q_report);
+      g_string_append (all, line->str);
+      if (check && sweep_jobs_check_done (check, line->str))
+        done++;
+      else
+        {
+          g_string_append (todo, line->str);
+          written++;
+        }
+      g_string_free (line, TRUE);
     }
   g_strfreev (cfg_arg);
-  ok = write_atomically (o->jobs_file, text->str, text->len, error);
-  g_string_free (text, TRUE);
+  if (check)
+    sweep_jobs_check_free (check);
+
+  g_autofree char *head = NULL;
   if (ok)
-    fprintf (stderr, "vramsim: wrote %u commands to %s (reports go to %s)\n", written, o->jobs_file, dir);
+    head = g_strdup_printf ("# vramsim sweep: %u runs of %s, one self-contained command per line.\n"
+                            "# Run them with GNU parallel (grep -v '^#' FILE | parallel) or a Slurm array\n"
+                            "# (docs/cluster.md), then check and join the reports:\n"
+                            "#   %s sweep --status --jobs-file %s\n"
+                            "#   %s sweep --merge --jobs-file %s -o results.csv\n"
+                            "# trace: %s\n",
+                            s->n_runs, q_trace, q_exe, q_jobs, q_exe, q_jobs, ident_text ? ident_text : "{}");
+  const char *target = o->jobs_file;
+  g_autofree char *resume_file = NULL;
+  if (ok && o->resume && g_file_test (o->jobs_file, G_FILE_TEST_EXISTS))
+    {
+      /* The jobs file may be in use (array tasks still pending read their
+       * lines from it): it is never rewritten. Its commands must be this
+       * sweep's; those still to run go to FILE.resume-N. */
+      ok = sweep_jobs_same_commands (o->jobs_file, all->str, error);
+      for (guint k = 1; ok && resume_file == NULL; k++)
+        {
+          char *cand = g_strdup_printf ("%s.resume-%u", o->jobs_file, k);
+          if (!g_file_test (cand, G_FILE_TEST_EXISTS))
+            resume_file = cand;
+          else
+            g_free (cand);
+        }
+      target = resume_file;
+    }
+  if (ok && o->resume && resume_file && written == 0)
+    fprintf (stderr, "vramsim: all %u runs of %s have their report: nothing to resume (merge them with "
+             "vramsim sweep --merge --jobs-file %s -o results.csv)\n", s->n_runs, o->jobs_file, o->jobs_file);
+  else if (ok)
+    {
+      g_autofree char *text = g_strconcat (head, resume_file ? todo->str : all->str, NULL);
+      ok = write_atomically (target, text, -1, error);
+      if (ok && resume_file)
+        fprintf (stderr, "vramsim: %u of %u runs have their report; wrote the other %u commands to %s "
+                 "(%s is unchanged)\n", done, s->n_runs, written, resume_file, o->jobs_file);
+      else if (ok)
+        fprintf (stderr, "vramsim: wrote %u commands to %s (reports go to %s)\n", written, o->jobs_file, dir);
+    }
+  g_string_free (all, TRUE);
+  g_string_free (todo, TRUE);
+  cJSON_free (ident_text);
+  if (!ok && made_dir)
+    {
+      /* A failed --jobs-file leaves nothing behind. */
+      GDir *d = g_dir_open (dir, 0, NULL);
+      const char *n;
+      while (d && (n = g_dir_read_name (d)))
+        {
+          g_autofree char *p = g_build_filename (dir, n, NULL);
+          g_unlink (p);
+        }
+      if (d)
+        g_dir_close (d);
+      g_rmdir (dir);
+    }
   return ok;
 }
 
@@ -1303,6 +1441,7 @@ gboolean
 sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **error)
 {
   g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   GString *body = g_string_new (NULL);
   char **columns = NULL;
   gboolean ok = FALSE;
@@ -1335,7 +1474,7 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
             g_ptr_array_add (cols, g_strdup (*c));
           g_ptr_array_add (cols, NULL);
           columns = (char **) g_ptr_array_free (cols, FALSE);
-          g_autofree char *h = format_header (format, columns);
+          g_autofree char *h = sweep_format_header (format, columns);
           g_string_append (body, h);
         }
       guint n_sets = cJSON_IsObject (sets) ? (guint) cJSON_GetArraySize (sets) : 0;
@@ -1364,7 +1503,18 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
                        "%s: its --set keys differ from those of %s; merge reports of one sweep", reports[i], reports[0]);
           goto out;
         }
-      g_autofree char *line = format_line (format, columns, cells, 1 + keys->len);
+      g_autofree char *key = row_key (cells, 1 + keys->len);
+      const char *twin = g_hash_table_lookup (seen, key);
+      if (twin)
+        {
+          g_strfreev (cells);
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                       "--merge: %s is the same run as %s (same config and --set values); merge each run once",
+                       reports[i], twin);
+          goto out;
+        }
+      g_hash_table_insert (seen, g_steal_pointer (&key), reports[i]);
+      g_autofree char *line = sweep_format_line (format, columns, cells, 1 + keys->len);
       g_strfreev (cells);
       g_string_append (body, line);
     }
@@ -1373,13 +1523,114 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--merge: no reports given");
       goto out;
     }
-  if (output)
-    ok = write_atomically (output, body->str, body->len, error);
-  else
-    ok = fwrite (body->str, 1, body->len, stdout) == body->len && fflush (stdout) == 0;
+  for (guint i = 0; output && reports[i]; i++)
+    if (!outfile_check_not_input (output, "-o", reports[i], "the report", error))
+      goto out;
+  ok = outfile_write_all (output ? output : "-", output ? "-o" : NULL, body->str, (gssize) body->len, error);
 
 out:
   g_strfreev (columns);
   g_string_free (body, TRUE);
+  return ok;
+}
+
+/* ---------------------------------------------------------- merge shards */
+
+gboolean
+sweep_merge_shards (const VsSweepOptions *opts, char **parts, GError **error)
+{
+  Sweep s = { 0 };
+  gboolean ok = FALSE;
+  char **rows = NULL;
+  const char **from = NULL;
+  g_autoptr (GHashTable) runs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_mutex_init (&s.lock);
+  g_cond_init (&s.cond);
+  if (opts->format != VS_SWEEP_CSV)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--merge of --shard parts reads CSV parts (--format csv)");
+      goto out;
+    }
+  for (guint i = 0; opts->output && parts[i]; i++)
+    if (!outfile_check_not_input (opts->output, "-o", parts[i], "the part", error))
+      goto out;
+  if (!plan_init (&s, opts, error))
+    goto out;
+  for (guint r = 0; r < s.n_runs; r++)
+    {
+      char **k = run_key_cells (&s, r);
+      g_hash_table_insert (runs, row_key (k, s.n_keys), GUINT_TO_POINTER (r + 1));
+      g_strfreev (k);
+    }
+  rows = g_new0 (char *, s.n_runs + 1);
+  from = g_new0 (const char *, s.n_runs + 1);
+  guint n_cols = g_strv_length (s.columns);
+  for (guint i = 0; parts[i]; i++)
+    {
+      g_autoptr (GPtrArray) t = sweep_csv_read (parts[i], FALSE, error);
+      if (t == NULL)
+        goto out;
+      gboolean same = t->len > 0 && g_strv_length (t->pdata[0]) == n_cols;
+      for (guint c = 0; same && c < n_cols; c++)
+        same = strcmp (((char **) t->pdata[0])[c], s.columns[c]) == 0;
+      if (!same)
+        {
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                       "%s: its columns are not this sweep's (another --vary or -c?)", parts[i]);
+          goto out;
+        }
+      for (guint ln = 1; ln < t->len; ln++)
+        {
+          char **cells = t->pdata[ln];
+          g_autofree char *key = g_strv_length (cells) == n_cols ? row_key (cells, s.n_keys) : NULL;
+          guint r = key ? GPOINTER_TO_UINT (g_hash_table_lookup (runs, key)) : 0;
+          if (r == 0)
+            {
+              g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                           "%s: row %u is not a run of this sweep (extra, or damaged)", parts[i], ln);
+              goto out;
+            }
+          if (rows[r - 1])
+            {
+              g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                           "%s: row %u is a run that %s holds too (duplicated: parts of two shardings?)", parts[i],
+                           ln, from[r - 1]);
+              goto out;
+            }
+          rows[r - 1] = sweep_format_line (VS_SWEEP_CSV, s.columns, cells, s.n_keys);
+          from[r - 1] = parts[i];
+        }
+    }
+  guint missing = 0, first = 0;
+  for (guint r = s.n_runs; r-- > 0;)
+    if (rows[r] == NULL)
+      missing++, first = r;
+  if (missing)
+    {
+      char **k = run_key_cells (&s, first);
+      g_autofree char *shown = g_strjoinv (" ", k);
+      g_strfreev (k);
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                   "--merge: %u of %u runs are in no part (the first: run %u, %s); a shard is missing or was cut "
+                   "short: rerun it (--shard K/N -o PART --resume); nothing written", missing, s.n_runs, first, shown);
+      goto out;
+    }
+  GString *body = g_string_new (NULL);
+  char *header = sweep_format_header (VS_SWEEP_CSV, s.columns);
+  g_string_append (body, header);
+  g_free (header);
+  for (guint r = 0; r < s.n_runs; r++)
+    g_string_append (body, rows[r]);
+  ok = outfile_write_all (opts->output ? opts->output : "-", opts->output ? "-o" : NULL, body->str,
+                          (gssize) body->len, error);
+  g_string_free (body, TRUE);
+
+out:
+  if (rows)
+    for (guint r = 0; r < s.n_runs; r++)
+      g_free (rows[r]);
+  g_free (rows);
+  g_free (from);
+  sweep_clear (&s);
   return ok;
 }
