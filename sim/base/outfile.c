@@ -122,6 +122,7 @@ struct _VsOutFile {
   char *tmp;       /* the temporary, for TARGET_ATOMIC */
   int slot;        /* in the signal registry */
   off_t good;      /* TARGET_ROWS: the end of the last whole row */
+  gboolean created;  /* TARGET_ROWS: the file did not exist before */
   int error;       /* errno of the first failed write */
 };
 
@@ -455,6 +456,9 @@ outfile_abort (VsOutFile *f)
     fflush (f->stream);
   if (f->tmp)
     g_unlink (f->tmp);
+  /* Bad input found before the first row: no empty file left behind. */
+  if (f->kind == TARGET_ROWS && f->created && f->good == 0)
+    g_unlink (f->final);
   outfile_free (f);
 }
 
@@ -493,7 +497,10 @@ outfile_open_rows (const char *path, const char *what, GError **error)
   f->what = g_strdup (what);
   f->final = final;
   f->slot = -1;
-  f->fd = open (final, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  f->fd = open (final, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  f->created = f->fd >= 0;
+  if (f->fd < 0 && errno == EEXIST)
+    f->fd = open (final, O_RDWR | O_CLOEXEC);
   if (f->fd < 0)
     {
       set_io_error (error, what, path, "cannot write", errno);

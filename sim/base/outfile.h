@@ -64,7 +64,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsOutFile, outfile_abort)
  * truncating, and locked (flock, exclusive): a second writer is refused
  * ("another process is writing it"). Devices, FIFOs and "-" are written
  * directly. outfile_commit() fsyncs and closes; outfile_abort() closes and
- * keeps the rows written. */
+ * keeps the rows written (a file it created and never wrote is removed). */
 VsOutFile *outfile_open_rows (const char *path, const char *what, GError **error);
 /* Empties a rows file (a no-op for a direct target). */
 gboolean outfile_rows_reset (VsOutFile *f, GError **error);

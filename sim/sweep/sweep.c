@@ -591,6 +591,7 @@ typedef struct {
   char **columns;           /* NULL-terminated */
 
   /* running */
+  VsOutFile *out;           /* -o, locked */
   VsTraceBuf *buf;
   VsConfig *capture;
   char **done_line;         /* per run: the formatted row, once finished */
@@ -615,6 +616,7 @@ sweep_clear (Sweep *s)
       g_free (s->done_line[i]);
   g_free (s->done_line);
   g_free (s->skip);
+  outfile_abort (s->out);
   if (s->buf)
     trace_buf_free (s->buf);
   if (s->capture)
@@ -977,9 +979,7 @@ run_sweep (Sweep *s, GError **error)
   /* Rows go straight to OUT, each with one write, under an exclusive
    * lock: a kill at any moment leaves complete rows for --resume, and a
    * second sweep to the same OUT is refused instead of interleaving. */
-  f = outfile_open_rows (o->output ? o->output : "-", o->output ? "-o" : NULL, error);
-  if (f == NULL)
-    goto out;
+  f = g_steal_pointer (&s->out);   /* opened and locked before the trace was read */
   if (o->resume)
     {
       if (!resume_read (s, kept, extra, error))
@@ -1404,6 +1404,13 @@ sweep_run (const VsSweepOptions *opts, GError **error)
   }
   if (!plan_init (&s, opts, error))
     goto out;
+  /* The output is locked first: a second sweep to it fails at once. */
+  if (opts->jobs_file == NULL)
+    {
+      s.out = outfile_open_rows (opts->output ? opts->output : "-", opts->output ? "-o" : NULL, error);
+      if (s.out == NULL)
+        goto out;
+    }
   /* The trace is read (and checked) even for --jobs-file: a bad trace
    * should fail here, not in every job on the cluster. */
   s.buf = trace_buf_load (opts->trace_path, error);
