@@ -180,6 +180,7 @@ typedef enum { JOB_DONE, JOB_FAILED, JOB_MISSING, JOB_STALE } JobState;
 
 struct _SweepJobsCheck {
   cJSON *trace;
+  gboolean trace_changed;   /* the trace file is no longer the one planned */
   GHashTable *sha;     /* path -> SHA-256 now ("" when none) */
 };
 
@@ -188,6 +189,13 @@ check_new (const cJSON *trace)
 {
   SweepJobsCheck *c = g_new0 (SweepJobsCheck, 1);
   c->trace = trace ? cJSON_Duplicate (trace, TRUE) : NULL;
+  const cJSON *path = cJSON_GetObjectItemCaseSensitive (trace, "path");
+  if (cJSON_IsString (path))
+    {
+      cJSON *now = sweep_trace_identity (path->valuestring);
+      c->trace_changed = !cJSON_Compare (now, trace, TRUE);
+      cJSON_Delete (now);
+    }
   c->sha = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   return c;
 }
@@ -252,6 +260,9 @@ job_check (SweepJobsCheck *c, const Job *j, cJSON **report, char **why)
     reason = "not a vramsim replay report";
   else if (!cJSON_IsObject (run))
     reason = "it does not say what it is a run of (written by an older vramsim?)";
+  else if (c->trace_changed)
+    reason = "the trace is not the one the jobs file was written for (changed or replaced since: size or first MiB "
+             "differ)";
   else if (c->trace && !cJSON_Compare (cJSON_GetObjectItemCaseSensitive (run, "trace"), c->trace, TRUE))
     reason = "a run of another trace, or of the trace before it changed (path, size or first MiB differ)";
   else if (!same_string (run, "config", j->config))
