@@ -445,6 +445,11 @@ outfile_abort (VsOutFile *f)
 {
   if (f == NULL)
     return;
+  /* Bad input found before the first row: no empty file left behind
+   * (unless the name has been given to another file since). */
+  struct stat mine, now;
+  gboolean drop = f->kind == TARGET_ROWS && f->created && f->good == 0 && fstat (f->fd, &mine) == 0
+                  && stat (f->final, &now) == 0 && mine.st_dev == now.st_dev && mine.st_ino == now.st_ino;
   if (f->kind != TARGET_STDOUT)
     {
       if (f->stream)
@@ -456,8 +461,7 @@ outfile_abort (VsOutFile *f)
     fflush (f->stream);
   if (f->tmp)
     g_unlink (f->tmp);
-  /* Bad input found before the first row: no empty file left behind. */
-  if (f->kind == TARGET_ROWS && f->created && f->good == 0)
+  if (drop)
     g_unlink (f->final);
   outfile_free (f);
 }
