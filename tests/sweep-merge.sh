@@ -41,7 +41,7 @@ ok $? "a report of other values under a run's name: stale, refused"
 cp keep3.json jobs-reports/run-00003.json
 cp t.jsonl t.orig; echo '{"t": 4000, "op": "mark", "name": "x"}' >> t.jsonl
 "$V" sweep --merge --jobs-file jobs.txt -o m.csv 2> err
-[ $? = 1 ] && grep -q "12 have a stale one" err && grep -q "the trace is not the one the jobs file was written for" err; ok $? "the trace changed since: every report stale"
+[ $? = 1 ] && grep -q "12 a stale one" err && grep -q "the trace is not the one the jobs file was written for" err; ok $? "the trace changed since: every report stale"
 mv t.orig t.jsonl
 "$V" sweep t.jsonl -c a100-80g --vary memory.capacity=4GiB,8GiB --jobs-file other.txt --reports-dir jobs-reports 2> err
 [ $? = 1 ] && grep -q "is not empty" err && [ ! -e other.txt ]; ok $? "--jobs-file into a folder of older reports: refused"

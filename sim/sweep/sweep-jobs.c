@@ -217,6 +217,12 @@ sweep_jobs_check_free (SweepJobsCheck *c)
   g_free (c);
 }
 
+void
+sweep_jobs_check_expect (SweepJobsCheck *c, const char *path, const char *text)
+{
+  g_hash_table_insert (c->sha, g_strdup (path), g_compute_checksum_for_string (G_CHECKSUM_SHA256, text, -1));
+}
+
 static const char *
 sha_of (SweepJobsCheck *c, const char *path)
 {
@@ -520,14 +526,15 @@ sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat forma
   if (n_bad[JOB_MISSING] + n_bad[JOB_STALE] + n_dups + n_extras)
     {
       guint shown = MIN (n_bad[JOB_MISSING] + n_bad[JOB_STALE], 40);
+      /* The problems after the summary, without the last newline. */
+      if (problems->len && problems->str[problems->len - 1] == '\n')
+        g_string_truncate (problems, problems->len - 1);
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
-                   "--merge: %s: of %u runs, %u have no report, %u have a stale one (of another run), "
-                   "%u are listed twice, and %u reports are extra; nothing written%s\n%s"
-                   "(vramsim sweep --status --jobs-file %s lists them all; rerun the sweep with --resume to write "
-                   "the commands still to run)",
-                   jobs_file, p.jobs->len, n_bad[JOB_MISSING], n_bad[JOB_STALE], n_dups, n_extras,
-                   shown < n_bad[JOB_MISSING] + n_bad[JOB_STALE] ? " (the first are below)" : "", problems->str,
-                   jobs_file);
+                   "--merge: %s: of %u runs, %u have no report, %u a stale one (of another run), %u are listed "
+                   "twice, and %u reports are extra; nothing written (vramsim sweep --status --jobs-file %s lists "
+                   "them all; --resume writes the commands to rerun)%s:\n%s",
+                   jobs_file, p.jobs->len, n_bad[JOB_MISSING], n_bad[JOB_STALE], n_dups, n_extras, jobs_file,
+                   shown < n_bad[JOB_MISSING] + n_bad[JOB_STALE] ? "; the first" : "", problems->str);
       goto out;
     }
   ok = outfile_write_all (output ? output : "-", output ? "-o" : NULL, body->str, (gssize) body->len, error);

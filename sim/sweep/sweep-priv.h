@@ -15,6 +15,9 @@ SweepJobsCheck *sweep_jobs_check_new (const char *trace_ident);
  * exactly that command (done, or failed with an error report). */
 gboolean sweep_jobs_check_done (SweepJobsCheck *c, const char *line);
 void sweep_jobs_check_free (SweepJobsCheck *c);
+/* Judges reports naming config PATH against TEXT (what PATH will hold)
+ * instead of the file as it is now. */
+void sweep_jobs_check_expect (SweepJobsCheck *c, const char *path, const char *text);
 
 /* TRUE when JOBS_FILE lists exactly the commands of COMMANDS (lines). */
 gboolean sweep_jobs_same_commands (const char *jobs_file, const char *commands, GError **error);

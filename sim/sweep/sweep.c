@@ -1148,11 +1148,11 @@ default_reports_dir (const char *jobs_file)
   return g_strconcat (abs, "-reports", NULL);
 }
 
-/* Writes one pinned config for --jobs-file into DIR: the merged JSON
+/* The text of one pinned config for --jobs-file: the merged JSON
  * (extends resolved, fixed --set applied), so every node runs exactly the
  * machine this sweep meant whatever its VRAMSIM_CONFIGS says. */
 static char *
-pin_config (const cJSON *json, const char *name, const char *dir, const char *stem, GError **error)
+pin_text (const cJSON *json, const char *name)
 {
   cJSON *copy = cJSON_Duplicate (json, TRUE);
   cJSON_DeleteItemFromObjectCaseSensitive (copy, "extends");
@@ -1164,14 +1164,17 @@ pin_config (const cJSON *json, const char *name, const char *dir, const char *st
     }
   char *text = cJSON_Print (copy);
   cJSON_Delete (copy);
+  char *full = g_strconcat (text, "\n", NULL);
+  cJSON_free (text);
+  return full;
+}
+
+static char *
+pin_path (const char *dir, const char *stem)
+{
   g_autofree char *base = g_strdup_printf ("%s.json", stem);
   g_strdelimit (base, "/ \n\r\t", '_');
-  char *path = g_build_filename (dir, base, NULL);
-  g_autofree char *full = g_strconcat (text, "\n", NULL);
-  cJSON_free (text);
-  if (!write_atomically (path, full, -1, error))
-    g_clear_pointer (&path, g_free);
-  return path;
+  return g_build_filename (dir, base, NULL);
 }
 
 /* A jobs file holds one command per line: a word with a line break would
@@ -1243,22 +1246,25 @@ write_jobs (Sweep *s, GError **error)
    * into it, so each report's "sets" holds exactly the varied keys and
    * --merge rebuilds the key columns from it. */
   char **cfg_arg = g_new0 (char *, s->n_configs + 1);
-  g_autofree char *cap_arg = NULL;
+  char **cfg_text = g_new0 (char *, s->n_configs + 1);
+  g_autofree char *cap_arg = NULL, *cap_text = NULL;
   gboolean ok = TRUE;
-  for (guint i = 0; i < s->n_configs && ok; i++)
+  for (guint i = 0; i < s->n_configs; i++)
     {
       g_autofree char *stem = g_strdup_printf ("config-%u-%s", i, s->config_names[i]);
-      cfg_arg[i] = pin_config (s->config_json[i], s->config_names[i], dir, stem, error);
-      ok = cfg_arg[i] != NULL;
+      cfg_arg[i] = pin_path (dir, stem);
+      cfg_text[i] = pin_text (s->config_json[i], s->config_names[i]);
     }
   const char *cap = o->capture_config ? o->capture_config : trace_buf_header (s->buf)->config;
-  if (ok && cap)
+  if (cap)
     {
       cJSON *cj = config_load_json (cap, error);
       ok = cj != NULL;
       if (ok)
-        cap_arg = pin_config (cj, NULL, dir, "capture-config", error);
-      ok = ok && cap_arg != NULL;
+        {
+          cap_arg = pin_path (dir, "capture-config");
+          cap_text = pin_text (cj, NULL);
+        }
       cJSON_Delete (cj);
     }
 
@@ -1269,6 +1275,11 @@ write_jobs (Sweep *s, GError **error)
   cJSON_Delete (ident);
 
   SweepJobsCheck *check = o->resume && ident_text ? sweep_jobs_check_new (ident_text) : NULL;
+  /* Reports are checked against the configs as they are pinned now. */
+  for (guint i = 0; check && i < s->n_configs; i++)
+    sweep_jobs_check_expect (check, cfg_arg[i], cfg_text[i]);
+  if (check && cap_arg)
+    sweep_jobs_check_expect (check, cap_arg, cap_text);
   g_autofree char *q_exe = shell_word (exe);
   g_autofree char *q_trace = shell_word (trace);
   g_autofree char *q_jobs = shell_word (jobs_abs);
@@ -1305,7 +1316,6 @@ write_jobs (Sweep *s, GError **error)
         }
       g_string_free (line, TRUE);
     }
-  g_strfreev (cfg_arg);
   if (check)
     sweep_jobs_check_free (check);
 
@@ -1336,6 +1346,13 @@ write_jobs (Sweep *s, GError **error)
         }
       target = resume_file;
     }
+  /* Checked: now the pinned configs, then the jobs file. */
+  for (guint i = 0; ok && i < s->n_configs; i++)
+    ok = write_atomically (cfg_arg[i], cfg_text[i], -1, error);
+  if (ok && cap_arg)
+    ok = write_atomically (cap_arg, cap_text, -1, error);
+  g_strfreev (cfg_arg);
+  g_strfreev (cfg_text);
   if (ok && o->resume && resume_file && written == 0)
     fprintf (stderr, "vramsim: all %u runs of %s have their report: nothing to resume (merge them with "
              "vramsim sweep --merge --jobs-file %s -o results.csv)\n", s->n_runs, o->jobs_file, o->jobs_file);
