@@ -163,7 +163,7 @@ row "kernel-bytes: missing file" ':' "nope.csv" convert "$T" out.jsonl --kernel-
 row "unwritable report (-o)" ':' "nodir/out.json" replay "$T" -o nodir/out.json
 row "unwritable --series" ':' "nodir/out.csv" replay "$T" --series nodir/out.csv
 row "unwritable --timeline" ':' "nodir/out.json" replay "$T" --timeline nodir/out.json
-row "unwritable convert OUT" ':' "nodir/out.vtrace: cannot write" convert "$T" nodir/out.vtrace
+row "unwritable convert OUT" ':' "nodir/out.vtrace: cannot create" convert "$T" nodir/out.vtrace
 row "unwritable sweep -o" ':' "nodir/out.csv" sweep "$T" -c a100-80g -o nodir/out.csv
 # Outputs onto inputs (same device and inode), refused naming both.
 row "report onto the trace" 'cp "$T" in.jsonl' "report in.jsonl is the same file as the trace in.jsonl" replay in.jsonl -o in.jsonl

@@ -4,8 +4,8 @@
 # paths with line breaks refused, --resume past a row cut inside quotes,
 # progress on a terminal, outputs that are inputs refused.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 14
-echo 1..14
+skip_without_engine 15
+echo 1..15
 V=$VRAMSIM
 cd "$T" || exit 1
 
@@ -78,3 +78,5 @@ script -qec "$V sweep $T/t.jsonl -c a100-80g --vary memory.capacity=1MiB..2000Mi
 grep -q "sweep \[=*\] 2000/2000" tty.out; ok $? "a terminal gets a progress bar ending 2000/2000"
 "$V" sweep t.jsonl -c a100-80g --vary memory.capacity=1MiB..200MiB/1MiB -o p2.csv 2> err
 [ ! -s err ]; ok $? "stderr that is not a terminal gets none"
+"$V" sweep t.jsonl -c a100-80g --vary memory.capacity=1MiB..200MiB/1MiB -o p3.csv --progress 2> err
+tr '\r' '\n' < err | grep -q "sweep \[=*\] 200/200"; ok $? "--progress draws it on a file too (a Slurm log), as replay --progress"

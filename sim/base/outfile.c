@@ -256,13 +256,8 @@ open_common (const char *path, const char *what, gboolean named, GError **error)
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   if (f->fd < 0)
     {
-      g_autofree char *dir = g_path_get_dirname (final);
-      /* The folder is what the user can fix; GLib's message names the
-       * temporary. */
-      if (e == ENOENT || e == EACCES || e == EROFS)
-        set_io_error (error, what, path, "cannot write", e);
-      else
-        set_io_error (error, what, path, "cannot create a file beside it", e);
+      /* GLib's message would name the temporary; the user knows PATH. */
+      set_io_error (error, what, path, "cannot create", e);
       g_clear_pointer (&f->tmp, g_free);
       outfile_abort (f);
       return NULL;

@@ -12,7 +12,7 @@ cmd_sweep (int argc, char **argv)
   g_auto (GStrv) configs = NULL, varies = NULL, sets = NULL, rest = NULL;
   g_autofree char *output = NULL, *format = NULL, *jobs_file = NULL, *reports_dir = NULL, *capture = NULL;
   g_autofree char *shard = NULL;
-  gboolean resume = FALSE, merge = FALSE, status = FALSE;
+  gboolean resume = FALSE, merge = FALSE, status = FALSE, progress = FALSE;
   gint jobs = 0;
   GOptionEntry entries[] = {
     { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Target configs, comma-separated (preset names or JSON files); may repeat", "CONFIG[,CONFIG...]" },
@@ -26,6 +26,7 @@ cmd_sweep (int argc, char **argv)
     { "jobs-file", 0, 0, G_OPTION_ARG_FILENAME, &jobs_file, "Write one `vramsim replay` command per run here instead of running", "FILE" },
     { "reports-dir", 0, 0, G_OPTION_ARG_FILENAME, &reports_dir, "With --jobs-file: where the commands write their reports (default: FILE-reports/ beside FILE)", "DIR" },
     { "merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join the reports of --jobs-file FILE (or REPORT.json..., or with TRACE -c ... the --shard CSVs) into the sweep's table", NULL },
+    { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show progress on stderr even when it is not a terminal", NULL },
     { "status", 0, 0, G_OPTION_ARG_NONE, &status, "With --jobs-file FILE: which runs are done, failed, missing or stale", NULL },
     { "shard", 0, 0, G_OPTION_ARG_STRING, &shard, "Run only the K-th of N slices of the runs (rows as the whole sweep writes them)", "K/N" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
@@ -187,7 +188,7 @@ cmd_sweep (int argc, char **argv)
   o.output = output;
   o.format = fmt;
   o.resume = resume;
-  o.progress = isatty (2);
+  o.progress = progress || isatty (2);
   o.jobs_file = jobs_file;
   o.reports_dir = reports_dir;
   o.shard_k = shard_k;

@@ -843,7 +843,9 @@ draw_progress (guint done, guint total, gint64 t0, gboolean final)
   for (guint i = 0; i < width; i++)
     bar[i] = i < fill ? '=' : ' ';
   bar[width] = '\0';
-  if (rate > 0 && done < total)
+  if (el < 1 && !final)   /* a rate over the first few runs says nothing */
+    fprintf (stderr, "\rsweep [%s] %u/%u   ", bar, done, total);
+  else if (rate > 0 && done < total)
     fprintf (stderr, "\rsweep [%s] %u/%u  %.1f runs/s  ETA %.0fs   ", bar, done, total, rate, (total - done) / rate);
   else
     fprintf (stderr, "\rsweep [%s] %u/%u  %.1f runs/s            ", bar, done, total, rate);

@@ -686,9 +686,12 @@ trace_writer_new (const char *path, VsTraceFormat format, const VsTraceHeader *h
   VsTraceWriter *w = g_new0 (VsTraceWriter, 1);
   w->format = format;
   w->path = g_strdup (path);
-  w->out = outfile_open (path, NULL, error);
+  GError *oe = NULL;
+  w->out = outfile_open (path, NULL, &oe);
   if (w->out == NULL)
     {
+      g_set_error_literal (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, oe->message);
+      g_error_free (oe);
       g_free (w->path);
       g_free (w);
       return NULL;
@@ -761,9 +764,13 @@ trace_writer_finish (VsTraceWriter *w, GError **error)
       outbuf_put (&w->enc.out, end, n + 4);
     }
   gboolean ok = writer_flush (w, error);
-  if (ok)
-    ok = outfile_commit (g_steal_pointer (&w->out), error);
-  else
+  GError *oe = NULL;
+  if (ok && !(ok = outfile_commit (g_steal_pointer (&w->out), &oe)))
+    {
+      g_set_error_literal (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, oe->message);
+      g_error_free (oe);
+    }
+  else if (!ok)
     outfile_abort (g_steal_pointer (&w->out));
   writer_free (w);
   return ok;
