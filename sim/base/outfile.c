@@ -168,6 +168,12 @@ follow_links (const char *path, GError **error, const char *what)
   return NULL;
 }
 
+static gboolean
+is_descriptor_path (const char *path)
+{
+  return g_str_has_prefix (path, "/dev/std") || g_str_has_prefix (path, "/dev/fd/") || g_str_has_prefix (path, "/proc/");
+}
+
 /* Decides how PATH is written; for TARGET_ATOMIC sets *FINAL. */
 static gboolean
 classify (const char *path, const char *what, TargetKind *kind, char **final, GError **error)
@@ -193,8 +199,9 @@ classify (const char *path, const char *what, TargetKind *kind, char **final, GE
           return FALSE;
         }
       /* /dev/stdout, /proc/self/fd/N: the file behind a descriptor; its
-       * name in /proc is not one to put a temporary beside. */
-      if (!S_ISREG (st.st_mode) || g_str_has_prefix (path, "/dev/") || g_str_has_prefix (path, "/proc/"))
+       * name in /proc is not one to put a temporary beside. (/dev/shm
+       * holds plain files, written as any others.) */
+      if (!S_ISREG (st.st_mode) || is_descriptor_path (path))
         {
           *kind = TARGET_DIRECT;
           return TRUE;
@@ -232,8 +239,7 @@ open_common (const char *path, const char *what, gboolean named, GError **error)
       if (named)
         return f;
       /* O_APPEND: /dev/stdout onto a file the shell opened with >> adds. */
-      f->fd = open (path, O_WRONLY | O_CLOEXEC | (g_str_has_prefix (path, "/dev/fd/") || g_str_has_prefix (path, "/dev/std")
-                                                   || g_str_has_prefix (path, "/proc/") ? O_APPEND : 0));
+      f->fd = open (path, O_WRONLY | O_CLOEXEC | (is_descriptor_path (path) ? O_APPEND : 0));
       if (f->fd < 0)
         {
           set_io_error (error, what, path, "cannot write", errno);

@@ -3,9 +3,9 @@
  * input, with errors that name the path the user gave.
  *
  * What a PATH is decides how it is written (docs/errors.md, "Outputs"):
- * - "-", a path under /dev/ or /proc/, or an existing device, FIFO or
- *   socket: written directly (opened for writing, never created, removed or
- *   truncated): `-o /dev/null` stays /dev/null.
+ * - "-", /dev/stdout, /dev/fd/N, a path under /proc/, or an existing
+ *   device, FIFO or socket: written directly (opened for writing, never
+ *   created, removed or truncated): `-o /dev/null` stays /dev/null.
  * - a symlink: its final target is written, atomically beside the target;
  *   the link stays.
  * - a regular file, or a name that does not exist yet: a temporary beside
