@@ -12,7 +12,7 @@
 # silently. Both tools come from Debian (parallel, slurmctld, slurmd,
 # slurm-client), installed by .ci/run.
 . "$(dirname "$0")/sweep-lib.sh"
-echo 1..11
+echo 1..12
 V=$(realpath "$VRAMSIM")
 here=$(cd "$(dirname "$0")/.." && pwd)
 export VRAMSIM_CONFIGS=${VRAMSIM_CONFIGS:-$here/configs}
@@ -107,7 +107,7 @@ if [ -z "$slurm_why" ]; then
 fi
 if [ -n "$slurm_why" ]; then
   echo "# Slurm could not start:$slurm_why"
-  for i in 7 8 9 10 11; do ok 1 "Slurm did not start:$slurm_why"; done
+  for i in 7 8 9 10 11 12; do ok 1 "Slurm did not start:$slurm_why"; done
   exit 0
 fi
 ok 0 "slurmctld and slurmd up on 127.0.0.1 (ports $base, $(( base + 1 )))"
@@ -136,3 +136,13 @@ job2=$(sbatch --parsable --mem=100M --array=7 -o "$S/log/task-%a-again.log" "$he
 wait_array "$job2"
 "$V" sweep "${args[@]}" --merge "$T"/parts/part-*.csv -o slurm.csv && cmp slurm.csv inproc.csv >&2
 ok $? "task 7 resubmitted: the merge is byte-identical to the in-process sweep"
+
+# docs/jobs-array.sbatch: a jobs file as an array, CHUNK commands per task.
+small=("$T/t.jsonl" -c a100-80g --vary memory.capacity=256MiB..5120MiB/256MiB)   # 20 runs
+"$V" sweep "${small[@]}" -o small.csv
+mkdir arr
+"$V" sweep "${small[@]}" --jobs-file arr/jobs.txt 2> /dev/null
+job3=$(sbatch --parsable --mem=100M --array=1-2 --export=ALL,CHUNK=10 -o "$S/log/jobs-%a.log" "$here/docs/jobs-array.sbatch" "$T/arr/jobs.txt")
+wait_array "$job3"
+"$V" sweep --merge --jobs-file arr/jobs.txt -o arr.csv && cmp arr.csv small.csv >&2
+ok $? "docs/jobs-array.sbatch: 20 commands in 2 tasks of 10, merged byte-identical"
