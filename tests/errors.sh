@@ -165,6 +165,8 @@ row "unwritable --series" ':' "nodir/out.csv" replay "$T" --series nodir/out.csv
 row "unwritable --timeline" ':' "nodir/out.json" replay "$T" --timeline nodir/out.json
 row "unwritable convert OUT" ':' "nodir/out.vtrace: cannot create" convert "$T" nodir/out.vtrace
 row "unwritable sweep -o" ':' "nodir/out.csv" sweep "$T" -c a100-80g -o nodir/out.csv
+row "empty -o" ':' "report: an empty file name" replay "$T" -o ''
+row "--jobs-file a folder" 'mkdir d' "--jobs-file d: is a folder" sweep "$T" -c a100-80g --jobs-file d
 # Outputs onto inputs (same device and inode), refused naming both.
 row "report onto the trace" 'cp "$T" in.jsonl' "report in.jsonl is the same file as the trace in.jsonl" replay in.jsonl -o in.jsonl
 row "--series onto the report" ':' "--series r.json is the same file as the report r.json" replay "$T" -o r.json --series r.json
