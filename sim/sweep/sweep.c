@@ -9,7 +9,7 @@
  *   writes rows strictly in run order, buffering results that finish early,
  *   and flushes each row, so a sweep killed at any point leaves a file of
  *   complete rows that --resume can continue.
- * - SIGINT/SIGTERM stop dispatch; runs in flight finish (a replay cannot be
+ * - SIGINT/SIGTERM/SIGHUP stop dispatch; runs in flight finish (a replay cannot be
  *   cancelled, and takes milliseconds), every finished row is written, and
  *   a second signal kills the process the default way. */
 #include "sweep/sweep.h"
@@ -557,8 +557,13 @@ on_signal (int sig)
   interrupted = sig;
 }
 
+/* SIGINT (Ctrl-C), SIGTERM (Slurm, timeouts) and SIGHUP (a closed ssh
+ * session) stop the sweep the same way; an ignored SIGHUP (nohup) stays
+ * ignored. OLD has room for the three previous actions. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
 static void
-install_signals (struct sigaction *old_int, struct sigaction *old_term)
+install_signals (struct sigaction *old)
 {
   struct sigaction sa;
   memset (&sa, 0, sizeof sa);
@@ -566,15 +571,19 @@ install_signals (struct sigaction *old_int, struct sigaction *old_term)
   sa.sa_flags = SA_RESETHAND;   /* a second signal kills */
   sigemptyset (&sa.sa_mask);
   interrupted = 0;
-  sigaction (SIGINT, &sa, old_int);
-  sigaction (SIGTERM, &sa, old_term);
+  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
+    {
+      sigaction (stop_signals[i], NULL, &old[i]);
+      if (stop_signals[i] != SIGHUP || old[i].sa_handler != SIG_IGN || (old[i].sa_flags & SA_SIGINFO))
+        sigaction (stop_signals[i], &sa, NULL);
+    }
 }
 
 static void
-restore_signals (const struct sigaction *old_int, const struct sigaction *old_term)
+restore_signals (const struct sigaction *old)
 {
-  sigaction (SIGINT, old_int, NULL);
-  sigaction (SIGTERM, old_term, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
+    sigaction (stop_signals[i], &old[i], NULL);
 }
 
 /* ------------------------------------------------------------------ plan */
@@ -1030,8 +1039,8 @@ run_sweep (Sweep *s, GError **error)
   guint n_threads = o->n_threads ? o->n_threads : g_get_num_processors ();
   if (n_threads > n_todo)
     n_threads = MAX (n_todo, 1);
-  struct sigaction old_int, old_term;
-  install_signals (&old_int, &old_term);
+  struct sigaction old_sig[G_N_ELEMENTS (stop_signals)];
+  install_signals (old_sig);
   GThread **threads = g_new0 (GThread *, n_threads);
   s->n_workers_alive = n_threads;
   for (guint i = 0; i < n_threads; i++)
@@ -1078,7 +1087,7 @@ run_sweep (Sweep *s, GError **error)
   if (o->progress)
     draw_progress (s->n_finished, n_todo, t0, TRUE);
   int sig = interrupted;
-  restore_signals (&old_int, &old_term);
+  restore_signals (old_sig);
 
   if (!io_ok)
     goto out;

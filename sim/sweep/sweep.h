@@ -60,7 +60,7 @@ typedef struct {
 
 /* Runs (or, with jobs_file, writes the commands of) a sweep. Returns FALSE
  * with ERROR set on bad input (nothing written) or on an I/O error; an
- * interrupted sweep (SIGINT, SIGTERM) returns FALSE with
+ * interrupted sweep (SIGINT, SIGTERM, SIGHUP) returns FALSE with
  * VS_SWEEP_ERROR_INTERRUPTED after writing every finished row. */
 typedef enum { VS_SWEEP_ERROR_INPUT, VS_SWEEP_ERROR_IO, VS_SWEEP_ERROR_INTERRUPTED } VsSweepErrorCode;
 gboolean sweep_run (const VsSweepOptions *opts, GError **error);
