@@ -6,7 +6,7 @@
 # errors exit 1. Device nodes are private ones made with mknod in a temp
 # folder (tests run as root in CI), never the system's /dev.
 . "$(dirname "$0")/sweep-lib.sh"
-echo 1..30
+echo 1..31
 V=$VRAMSIM
 cd "$T" || exit 1
 have_nodes=0
@@ -79,6 +79,19 @@ for sig in INT TERM HUP; do
   kill $feeder 2> /dev/null; wait $feeder 2> /dev/null
   [ $made = 0 ] && ! ls | grep -q 'tmp' && [ ! -e tl.json ] && [ $rc -gt 128 ]; ok $? "SIG$sig during replay --timeline: temporary removed, killed by the signal (rc $rc)"
 done
+
+# convert (and synth, which writes through the same trace writer): the
+# temporary beside OUT goes on SIGTERM too.
+rm -f tr-conv; mkfifo tr-conv
+{ head -2 t.jsonl; sleep 3; } > tr-conv &
+feeder=$!
+"$V" convert tr-conv conv.vtrace 2> /dev/null &
+pid=$!
+for i in $(seq 50); do ls | grep -q '^conv.vtrace.tmp' && break; sleep 0.05; done
+ls | grep -q '^conv.vtrace.tmp'; made=$?
+kill -TERM $pid; wait $pid 2> /dev/null; rc=$?
+kill $feeder 2> /dev/null; wait $feeder 2> /dev/null
+[ $made = 0 ] && ! ls | grep -q 'conv.vtrace' && [ $rc = 143 ]; ok $? "SIGTERM during convert: temporary removed (rc $rc)"
 
 # 6. stdout write errors
 if [ $have_nodes = 1 ]; then

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "base/outfile.h"
 #include "import/import.h"
@@ -17,6 +18,11 @@ static gboolean
 looks_native (const char *path)
 {
   if (strcmp (path, "-") == 0)
+    return TRUE;
+  /* A FIFO cannot be read twice: what this peek took would be lost to the
+   * reader. Only native traces stream; the importers read files. */
+  struct stat st;
+  if (stat (path, &st) == 0 && !S_ISREG (st.st_mode))
     return TRUE;
   FILE *f = fopen (path, "rb");
   if (f == NULL)
