@@ -303,10 +303,6 @@ outfile_fd (VsOutFile *f)
   return f->fd;
 }
 
-/* Open files that have a stream, for outfile_for_stream(). */
-static GMutex streams_lock;
-static GSList *streams;
-
 FILE *
 outfile_stream (VsOutFile *f)
 {
@@ -315,26 +311,8 @@ outfile_stream (VsOutFile *f)
       f->stream = fdopen (f->fd, "w");
       if (f->stream == NULL)
         f->error = errno ? errno : ENOMEM;
-      else
-        {
-          g_mutex_lock (&streams_lock);
-          streams = g_slist_prepend (streams, f);
-          g_mutex_unlock (&streams_lock);
-        }
     }
   return f->stream;
-}
-
-VsOutFile *
-outfile_for_stream (FILE *stream)
-{
-  VsOutFile *found = NULL;
-  g_mutex_lock (&streams_lock);
-  for (GSList *l = streams; l && !found; l = l->next)
-    if (((VsOutFile *) l->data)->stream == stream)
-      found = l->data;
-  g_mutex_unlock (&streams_lock);
-  return found;
 }
 
 const char *
@@ -389,9 +367,6 @@ outfile_write (VsOutFile *f, const void *data, gsize len, GError **error)
 static void
 outfile_free (VsOutFile *f)
 {
-  g_mutex_lock (&streams_lock);
-  streams = g_slist_remove (streams, f);
-  g_mutex_unlock (&streams_lock);
   outfile_unregister_temp (f->slot);
   g_free (f->path);
   g_free (f->what);

@@ -36,9 +36,6 @@ int outfile_fd (VsOutFile *f);
 /* A stdio stream on outfile_fd(), made on first use; outfile_commit()
  * flushes it and reports its errors. */
 FILE *outfile_stream (VsOutFile *f);
-/* The open file whose outfile_stream() is STREAM, or NULL: for code that
- * carries only the FILE * (the replay's timeline). */
-VsOutFile *outfile_for_stream (FILE *stream);
 /* The name under which the data is written: the temporary, or PATH itself
  * for a direct target. */
 const char *outfile_write_path (const VsOutFile *f);
