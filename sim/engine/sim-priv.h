@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "base/evq.h"
-#include "base/fileio.h"
+#include "base/outfile.h"
 #include "flow/flow.h"
 #include "base/slotmap.h"
 #include "base/units.h"
@@ -347,7 +347,7 @@ struct Sim {
     Series *series;
     double *res_cur_t;     /* per loc: time of the last residency change */
     FILE *timeline;
-    char *timeline_tmp;
+    VsOutFile *timeline_file;   /* base/outfile.h; its stream is timeline */
     gboolean timeline_first;
   } out;
 };
