@@ -187,7 +187,9 @@ network_cost (const VsNetwork *net, VsCollKind kind, guint64 bytes, guint32 rank
             out->inter_bytes = plans[a].inter_bytes;
           }
       }
-  out->ns = (guint64) llround (best);
+  /* The config's rates are checked (a 1 GiB transfer ends within 2^63 ns);
+   * a larger message on a slow fabric still must not overflow. */
+  out->ns = best < 9.2e18 ? (guint64) llround (best) : (guint64) 9.2e18;
 }
 
 guint64
