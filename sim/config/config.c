@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 G_DEFINE_QUARK (vs-config-error-quark, config_error)
@@ -33,91 +34,138 @@ typedef enum {
   K_TIERS,    /* array of tier objects */
 } Kind;
 
+typedef union {
+  const char *s;
+  guint64 u;
+  double d;
+  gboolean b;
+  int e;
+} Val;
+
 typedef struct Field Field;
+/* A section check, run once a section (or one tier) has been compiled:
+ * the cross-field rules of the keys it holds. AT is the VsConfig, or the
+ * VsTier for a tier; PREFIX names it in messages ("memory", "tiers[1]"). */
+typedef gboolean (*FieldCheck) (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+
+/* One key of the schema. The table is the one list of keys: unknown-key
+ * errors, --set paths, the per-value checks, compiling (where each value
+ * goes, its default, whether it is required), writing back
+ * (config_to_json) and freeing all read it, so a new key is one line. */
 struct Field {
   const char *key;
   Kind kind;
-  const Field *sub;
-  const char *const *choices;
+  const Field *sub;               /* K_OBJ, K_TIERS: the keys inside */
+  const char *const *choices;     /* K_ENUM */
+  gsize at;                       /* leaves: offset of the value in VsConfig (VsTier for tier keys) */
+  Val def;                        /* leaves: the value when absent (docs/config.md says why) */
+  const char *need;               /* required: what to give, for "required (...)"; NULL: optional */
+  gboolean unless_unified;        /* required only when "unified" is false */
+  FieldCheck check;               /* K_OBJ, K_TIERS (per tier), K_STR: run after compiling it */
 };
+
+/* Where a value is stored, by kind: K_STR char * (owned), K_BYTES
+ * guint64, K_RATE/K_TIME/K_FRAC/K_POS double, K_COUNT guint, K_BOOL
+ * gboolean, K_ENUM the enum (int-sized). K_EXTENDS is not stored. */
+#define AT(member) .at = offsetof (VsConfig, member)
+#define TIER(member) .at = offsetof (VsTier, member)
+G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == sizeof (int));
 
 static const char *const attach_choices[] = { "host", "device", NULL };
 static const char *const oversub_choices[] = { "oom", "spill", "direct", "uvm", NULL };
 
+static gboolean check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_memory (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_link (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_tier (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+
 static const Field compute_fields[] = {
-  { "tflops", K_POS, NULL, NULL },
-  { NULL, 0, NULL, NULL },
+  { "tflops", K_POS, AT (tflops),
+    .need = "dense FP16/BF16 tensor TFLOPS, e.g. 312 for an A100; kernel compute time scales by it" },
+  { .key = NULL },
 };
 static const Field memory_fields[] = {
-  { "tech", K_STR, NULL, NULL },
-  { "capacity", K_BYTES, NULL, NULL },
-  { "bandwidth", K_RATE, NULL, NULL },
-  { "efficiency", K_FRAC, NULL, NULL },
-  { "latency", K_TIME, NULL, NULL },
-  { "reserved", K_BYTES, NULL, NULL },
-  { "alloc_granularity", K_BYTES, NULL, NULL },
-  { NULL, 0, NULL, NULL },
+  { "tech", K_STR, AT (memory.tech), .def.s = "" },
+  { "capacity", K_BYTES, AT (memory.capacity), .need = "the device memory size, e.g. \"80GiB\"" },
+  { "bandwidth", K_RATE, AT (memory.bandwidth), .need = "the peak device memory bandwidth, e.g. \"2039GB/s\"" },
+  { "efficiency", K_FRAC, AT (memory.efficiency), .def.d = 1.0 },
+  { "latency", K_TIME, AT (memory.latency_ns), .def.d = 0 },
+  { "reserved", K_BYTES, AT (memory.reserved), .def.u = 0 },
+  { "alloc_granularity", K_BYTES, AT (memory.alloc_granularity), .def.u = 2u << 20 },
+  { .key = NULL },
 };
 static const Field link_fields[] = {
-  { "tech", K_STR, NULL, NULL },
-  { "bandwidth", K_RATE, NULL, NULL },
-  { "efficiency", K_FRAC, NULL, NULL },
-  { "pageable_efficiency", K_FRAC, NULL, NULL },
-  { "latency", K_TIME, NULL, NULL },
-  { "copy_engines", K_COUNT, NULL, NULL },
-  { NULL, 0, NULL, NULL },
+  { "tech", K_STR, AT (link.tech), .def.s = "" },
+  { "bandwidth", K_RATE, AT (link.bandwidth), .unless_unified = TRUE,
+    .need = "the host link's peak bandwidth per direction, e.g. \"31.5GB/s\" for PCIe 4.0 x16; "
+            "or set \"unified\": true for one shared memory pool" },
+  { "efficiency", K_FRAC, AT (link.efficiency), .def.d = 1.0 },
+  { "pageable_efficiency", K_FRAC, AT (link.pageable_efficiency), .def.d = 0.5 },
+  { "latency", K_TIME, AT (link.latency_ns), .def.d = 10e3 },
+  { "copy_engines", K_COUNT, AT (link.copy_engines), .def.u = 2 },
+  { .key = NULL },
 };
 static const Field tier_fields[] = {
-  { "name", K_STR, NULL, NULL },
-  { "tech", K_STR, NULL, NULL },
-  { "capacity", K_BYTES, NULL, NULL },
-  { "bandwidth", K_RATE, NULL, NULL },
-  { "efficiency", K_FRAC, NULL, NULL },
-  { "latency", K_TIME, NULL, NULL },
-  { "attach", K_ENUM, NULL, attach_choices },
-  { NULL, 0, NULL, NULL },
+  { "name", K_STR, TIER (name), .need = "the tier's name, e.g. \"cxl0\"; it names its resource in reports" },
+  { "tech", K_STR, TIER (tech), .def.s = "" },
+  { "capacity", K_BYTES, TIER (capacity), .need = "the tier's size, e.g. \"256GiB\"" },
+  { "bandwidth", K_RATE, TIER (bandwidth), .need = "the tier's peak bandwidth, e.g. \"64GB/s\"" },
+  { "efficiency", K_FRAC, TIER (efficiency), .def.d = 1.0 },
+  { "latency", K_TIME, TIER (latency_ns), .def.d = 0 },
+  { "attach", K_ENUM, .choices = attach_choices, TIER (attach), .def.e = VS_ATTACH_HOST },
+  { .key = NULL },
 };
 static const Field host_fields[] = {
-  { "tech", K_STR, NULL, NULL },
-  { "capacity", K_BYTES, NULL, NULL },
-  { "bandwidth", K_RATE, NULL, NULL },
-  { NULL, 0, NULL, NULL },
+  { "tech", K_STR, AT (host.tech), .def.s = "" },
+  { "capacity", K_BYTES, AT (host.capacity), .def.u = 1ull << 40 },
+  { "bandwidth", K_RATE, AT (host.bandwidth), .def.d = 200e9 },
+  { .key = NULL },
 };
 static const Field uvm_fields[] = {
-  { "page", K_BYTES, NULL, NULL },
-  { "evict_unit", K_BYTES, NULL, NULL },
-  { "fault_batch", K_COUNT, NULL, NULL },
-  { "fault_latency", K_TIME, NULL, NULL },
-  { NULL, 0, NULL, NULL },
+  { "page", K_BYTES, AT (uvm.page), .def.u = 64u << 10 },
+  { "evict_unit", K_BYTES, AT (uvm.evict_unit), .def.u = 2u << 20 },
+  { "fault_batch", K_COUNT, AT (uvm.fault_batch), .def.u = 256 },
+  { "fault_latency", K_TIME, AT (uvm.fault_latency_ns), .def.d = 30e3 },
+  { .key = NULL },
 };
 static const Field policy_fields[] = {
-  { "oversubscription", K_ENUM, NULL, oversub_choices },
-  { NULL, 0, NULL, NULL },
+  { "oversubscription", K_ENUM, .choices = oversub_choices, AT (oversubscription), .def.e = VS_OVERSUB_OOM },
+  { .key = NULL },
 };
 static const Field gpu_fields[] = {
-  { "launch_latency", K_TIME, NULL, NULL },
-  { "legacy_default_stream", K_BOOL, NULL, NULL },
-  { NULL, 0, NULL, NULL },
+  { "launch_latency", K_TIME, AT (gpu.launch_latency_ns), .def.d = 0 },
+  { "legacy_default_stream", K_BOOL, AT (gpu.legacy_default_stream), .def.b = FALSE },
+  { .key = NULL },
 };
+/* Compiled in this order: the leaves first ("unified" decides what link
+ * and tiers require), then each section, then its check. */
 static const Field root_fields[] = {
-  { "name", K_STR, NULL, NULL },
-  { "description", K_STR, NULL, NULL },
-  { "extends", K_EXTENDS, NULL, NULL },
-  { "compute", K_OBJ, compute_fields, NULL },
-  { "memory", K_OBJ, memory_fields, NULL },
-  { "link", K_OBJ, link_fields, NULL },
-  { "tiers", K_TIERS, tier_fields, NULL },
-  { "host", K_OBJ, host_fields, NULL },
-  { "unified", K_BOOL, NULL, NULL },
-  { "uvm", K_OBJ, uvm_fields, NULL },
-  { "policy", K_OBJ, policy_fields, NULL },
-  { "gpu", K_OBJ, gpu_fields, NULL },
-  { NULL, 0, NULL, NULL },
+  { "name", K_STR, AT (name), .def.s = NULL /* the file's base name */, .check = check_name },
+  { "description", K_STR, AT (description), .def.s = "" },
+  { "extends", K_EXTENDS, .sub = NULL },
+  { "compute", K_OBJ, .sub = compute_fields },
+  { "memory", K_OBJ, .sub = memory_fields, .check = check_memory },
+  { "link", K_OBJ, .sub = link_fields, .check = check_link },
+  { "tiers", K_TIERS, .sub = tier_fields, .check = check_tier },
+  { "host", K_OBJ, .sub = host_fields, .check = check_host },
+  { "unified", K_BOOL, AT (unified), .def.b = FALSE },
+  { "uvm", K_OBJ, .sub = uvm_fields, .check = check_uvm },
+  { "policy", K_OBJ, .sub = policy_fields },
+  { "gpu", K_OBJ, .sub = gpu_fields },
+  { .key = NULL },
 };
 
-/* Resource names the engine uses; a tier may not take one. */
-static const char *const reserved_names[] = {
-  "device", "host", "sm", "device_mem", "link_h2d", "link_d2h", "host_mem", NULL,
+const char *const config_builtin_names[VS_BUILTIN_COUNT + 1] = {
+  [VS_BUILTIN_DEVICE] = "device",
+  [VS_BUILTIN_HOST] = "host",
+  [VS_BUILTIN_SM] = "sm",
+  [VS_BUILTIN_DEVICE_MEM] = "device_mem",
+  [VS_BUILTIN_LINK_H2D] = "link_h2d",
+  [VS_BUILTIN_LINK_D2H] = "link_d2h",
+  [VS_BUILTIN_HOST_MEM] = "host_mem",
+  [VS_BUILTIN_COUNT] = NULL,
 };
 
 static const Field *
@@ -171,14 +219,6 @@ json_type_name (const cJSON *v)
   if (cJSON_IsObject (v)) return "an object";
   return "an unknown value";
 }
-
-typedef union {
-  const char *s;
-  guint64 u;
-  double d;
-  gboolean b;
-  int e;
-} Val;
 
 /* Checks one leaf value V of kind F->kind and parses it into OUT. */
 static gboolean
@@ -892,36 +932,6 @@ member (const cJSON *obj, const char *key)
   return cJSON_IsNull (v) ? NULL : v;
 }
 
-/* Fetches FIELDS[KEY] of OBJ (at PREFIX). Returns 1 with *OUT set when
- * present, 0 when absent (null counts as absent), -1 on a bad value. */
-static int
-fetch (const Field *fields, const cJSON *obj, const char *prefix, const char *key,
-       const char *origin, Val *out, GError **error)
-{
-  const Field *f = field_find (fields, key);
-  g_assert (f != NULL);
-  const cJSON *v = member (obj, key);
-  if (v == NULL)
-    return 0;
-  g_autofree char *p = path_join (prefix, key);
-  return leaf_value (f, v, origin, p, out, error) ? 1 : -1;
-}
-
-#define GET(fields, obj, prefix, key, val) \
-  switch (fetch (fields, obj, prefix, key, origin, &val, error)) { case -1: goto fail; case 0: break; default:
-#define END_GET }
-
-#define REQUIRE(fields, obj, prefix, key, val, what)                                   \
-  do {                                                                                 \
-    int r_ = fetch (fields, obj, prefix, key, origin, &val, error);                    \
-    if (r_ < 0) goto fail;                                                             \
-    if (r_ == 0) {                                                                     \
-      g_autofree char *p_ = path_join (prefix, key);                                   \
-      fail (error, origin, p_, "required (%s)", what);                                 \
-      goto fail;                                                                       \
-    }                                                                                  \
-  } while (0)
-
 static gboolean
 valid_tier_name (const char *s)
 {
@@ -930,6 +940,198 @@ valid_tier_name (const char *s)
   for (const char *p = s; *p; p++)
     if (!g_ascii_isalnum (*p) && *p != '_' && *p != '-')
       return FALSE;
+  return TRUE;
+}
+
+static gboolean
+is_leaf (Kind k)
+{
+  return k != K_OBJ && k != K_TIERS && k != K_EXTENDS;
+}
+
+/* Stores leaf F's value V (parsed by leaf_value) at BASE + F->at. */
+static void
+store (const Field *f, void *base, Val v)
+{
+  char *p = (char *) base + f->at;
+  switch (f->kind)
+    {
+    case K_STR: *(char **) p = g_strdup (v.s); break;
+    case K_BYTES: *(guint64 *) p = v.u; break;
+    case K_RATE: case K_TIME: case K_FRAC: case K_POS: *(double *) p = v.d; break;
+    case K_COUNT: *(guint *) p = (guint) v.u; break;
+    case K_BOOL: *(gboolean *) p = v.b; break;
+    case K_ENUM: *(int *) p = v.e; break;
+    case K_EXTENDS: case K_OBJ: case K_TIERS: g_assert_not_reached ();
+    }
+}
+
+/* Compiles the leaves of OBJ (at PREFIX, FIELDS) into BASE: each present
+ * value, else its default, else "required". The tree was checked whole
+ * first (check_object), so values parse. */
+static gboolean
+compile_leaves (const Field *fields, const cJSON *obj, const char *prefix, void *base,
+                gboolean unified, const char *origin, GError **error)
+{
+  for (const Field *f = fields; f->key != NULL; f++)
+    {
+      if (!is_leaf (f->kind))
+        continue;
+      const cJSON *j = member (obj, f->key);
+      g_autofree char *p = path_join (prefix, f->key);
+      Val v = f->def;
+      if (j != NULL)
+        {
+          if (!leaf_value (f, j, origin, p, &v, error))
+            return FALSE;
+        }
+      else if (f->need != NULL && !(f->unless_unified && unified))
+        {
+          fail (error, origin, p, "required (%s)", f->need);
+          return FALSE;
+        }
+      else if (f->need != NULL)
+        continue;   /* optional here: left 0 */
+      if (f->kind != K_STR || v.s != NULL)
+        store (f, base, v);
+      if (f->check != NULL && !f->check ((VsConfig *) base, base, prefix, origin, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  if (c->name == NULL)
+    c->name = basename_no_json (origin);
+  if (c->name[0] == '\0')
+    {
+      fail (error, origin, "name", "must not be empty");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_memory (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  if (c->memory.capacity == 0)
+    {
+      fail (error, origin, "memory.capacity", "must be greater than 0");
+      return FALSE;
+    }
+  if (c->memory.bandwidth <= 0)
+    {
+      fail (error, origin, "memory.bandwidth", "must be greater than 0");
+      return FALSE;
+    }
+  if (c->memory.reserved >= c->memory.capacity)
+    {
+      g_autofree char *r = units_format_bytes (c->memory.reserved);
+      g_autofree char *cap = units_format_bytes (c->memory.capacity);
+      fail (error, origin, "memory.reserved", "%s leaves nothing of memory.capacity (%s); it must be less", r, cap);
+      return FALSE;
+    }
+  if (c->memory.alloc_granularity == 0
+      || (c->memory.alloc_granularity & (c->memory.alloc_granularity - 1)) != 0)
+    {
+      fail (error, origin, "memory.alloc_granularity",
+            "must be a power of two of at least 1 B (CUDA uses 2MiB), got %" G_GUINT64_FORMAT " B",
+            c->memory.alloc_granularity);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_link (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  if (!c->unified && c->link.bandwidth <= 0)
+    {
+      fail (error, origin, "link.bandwidth", "must be greater than 0");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* AT is tiers[I], PREFIX "tiers[I]"; the tiers before it are checked. */
+static gboolean
+check_tier (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  VsTier *tier = at;
+  guint i = (guint) (tier - c->tiers);
+  g_autofree char *np = g_strdup_printf ("%s.name", prefix);
+  if (!valid_tier_name (tier->name))
+    {
+      fail (error, origin, np, "'%s' is not a tier name (letters, digits, '_' and '-', not all digits)",
+            tier->name);
+      return FALSE;
+    }
+  if (g_strv_contains (config_builtin_names, tier->name))
+    {
+      fail (error, origin, np, "'%s' is reserved for a built-in resource; pick another name", tier->name);
+      return FALSE;
+    }
+  for (guint j = 0; j < i; j++)
+    if (strcmp (c->tiers[j].name, tier->name) == 0)
+      {
+        fail (error, origin, np, "'%s' is already the name of tiers[%u]; names must be unique", tier->name, j);
+        return FALSE;
+      }
+  if (tier->capacity == 0)
+    {
+      g_autofree char *p = g_strdup_printf ("%s.capacity", prefix);
+      fail (error, origin, p, "must be greater than 0");
+      return FALSE;
+    }
+  if (tier->bandwidth <= 0)
+    {
+      g_autofree char *p = g_strdup_printf ("%s.bandwidth", prefix);
+      fail (error, origin, p, "must be greater than 0");
+      return FALSE;
+    }
+  if (c->unified && tier->attach == VS_ATTACH_HOST)
+    {
+      g_autofree char *p = g_strdup_printf ("%s.attach", prefix);
+      fail (error, origin, p, "\"host\" means behind the host link, and a unified machine has none; "
+            "use \"device\"");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  if (c->host.capacity == 0)
+    {
+      fail (error, origin, "host.capacity", "must be greater than 0");
+      return FALSE;
+    }
+  if (c->host.bandwidth <= 0)
+    {
+      fail (error, origin, "host.bandwidth", "must be greater than 0");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  if (c->uvm.page == 0)
+    {
+      fail (error, origin, "uvm.page", "must be greater than 0");
+      return FALSE;
+    }
+  if (c->uvm.evict_unit == 0 || c->uvm.evict_unit % c->uvm.page != 0)
+    {
+      g_autofree char *e = units_format_bytes (c->uvm.evict_unit);
+      g_autofree char *pg = units_format_bytes (c->uvm.page);
+      fail (error, origin, "uvm.evict_unit", "%s is not a whole number (>= 1) of uvm.page (%s)", e, pg);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -948,209 +1150,32 @@ config_compile (const cJSON *root, const char *origin, GError **error)
     return NULL;
 
   VsConfig *c = g_new0 (VsConfig, 1);
-  Val v;
   c->origin = g_strdup (origin);
-
-  /* Defaults (docs/config.md gives the reason for each). */
-  c->memory.efficiency = 1.0;
-  c->memory.latency_ns = 0;
-  c->memory.reserved = 0;
-  c->memory.alloc_granularity = 2u << 20;
-  c->link.efficiency = 1.0;
-  c->link.pageable_efficiency = 0.5;
-  c->link.latency_ns = 10e3;
-  c->link.copy_engines = 2;
-  c->host.capacity = 1ull << 40;
-  c->host.bandwidth = 200e9;
-  c->uvm.page = 64u << 10;
-  c->uvm.evict_unit = 2u << 20;
-  c->uvm.fault_batch = 256;
-  c->uvm.fault_latency_ns = 30e3;
-  c->oversubscription = VS_OVERSUB_OOM;
-
-  GET (root_fields, root, "", "name", v) c->name = g_strdup (v.s); END_GET
-  if (c->name == NULL)
-    c->name = basename_no_json (origin);
-  if (c->name[0] == '\0')
+  if (!compile_leaves (root_fields, root, "", c, FALSE, origin, error))
+    goto fail;
+  for (const Field *f = root_fields; f->key != NULL; f++)
     {
-      fail (error, origin, "name", "must not be empty");
-      goto fail;
-    }
-  GET (root_fields, root, "", "description", v) c->description = g_strdup (v.s); END_GET
-  if (c->description == NULL)
-    c->description = g_strdup ("");
-  GET (root_fields, root, "", "unified", v) c->unified = v.b; END_GET
-
-  const cJSON *compute = member (root, "compute");
-  REQUIRE (compute_fields, compute, "compute", "tflops", v,
-           "dense FP16/BF16 tensor TFLOPS, e.g. 312 for an A100; kernel compute time scales by it");
-  c->tflops = v.d;
-
-  const cJSON *mem = member (root, "memory");
-  GET (memory_fields, mem, "memory", "tech", v) c->memory.tech = g_strdup (v.s); END_GET
-  REQUIRE (memory_fields, mem, "memory", "capacity", v, "the device memory size, e.g. \"80GiB\"");
-  c->memory.capacity = v.u;
-  REQUIRE (memory_fields, mem, "memory", "bandwidth", v, "the peak device memory bandwidth, e.g. \"2039GB/s\"");
-  c->memory.bandwidth = v.d;
-  GET (memory_fields, mem, "memory", "efficiency", v) c->memory.efficiency = v.d; END_GET
-  GET (memory_fields, mem, "memory", "latency", v) c->memory.latency_ns = v.d; END_GET
-  GET (memory_fields, mem, "memory", "reserved", v) c->memory.reserved = v.u; END_GET
-  GET (memory_fields, mem, "memory", "alloc_granularity", v) c->memory.alloc_granularity = v.u; END_GET
-  if (c->memory.capacity == 0)
-    {
-      fail (error, origin, "memory.capacity", "must be greater than 0");
-      goto fail;
-    }
-  if (c->memory.bandwidth <= 0)
-    {
-      fail (error, origin, "memory.bandwidth", "must be greater than 0");
-      goto fail;
-    }
-  if (c->memory.reserved >= c->memory.capacity)
-    {
-      g_autofree char *r = units_format_bytes (c->memory.reserved);
-      g_autofree char *cap = units_format_bytes (c->memory.capacity);
-      fail (error, origin, "memory.reserved", "%s leaves nothing of memory.capacity (%s); it must be less", r, cap);
-      goto fail;
-    }
-  if (c->memory.alloc_granularity == 0
-      || (c->memory.alloc_granularity & (c->memory.alloc_granularity - 1)) != 0)
-    {
-      fail (error, origin, "memory.alloc_granularity",
-            "must be a power of two of at least 1 B (CUDA uses 2MiB), got %" G_GUINT64_FORMAT " B",
-            c->memory.alloc_granularity);
-      goto fail;
-    }
-
-  const cJSON *link = member (root, "link");
-  GET (link_fields, link, "link", "tech", v) c->link.tech = g_strdup (v.s); END_GET
-  if (c->unified)
-    {
-      GET (link_fields, link, "link", "bandwidth", v) c->link.bandwidth = v.d; END_GET
-    }
-  else
-    {
-      REQUIRE (link_fields, link, "link", "bandwidth", v,
-               "the host link's peak bandwidth per direction, e.g. \"31.5GB/s\" for PCIe 4.0 x16; "
-               "or set \"unified\": true for one shared memory pool");
-      c->link.bandwidth = v.d;
-      if (c->link.bandwidth <= 0)
+      const cJSON *obj = member (root, f->key);
+      if (f->kind == K_OBJ)
         {
-          fail (error, origin, "link.bandwidth", "must be greater than 0");
-          goto fail;
-        }
-    }
-  GET (link_fields, link, "link", "efficiency", v) c->link.efficiency = v.d; END_GET
-  GET (link_fields, link, "link", "pageable_efficiency", v) c->link.pageable_efficiency = v.d; END_GET
-  GET (link_fields, link, "link", "latency", v) c->link.latency_ns = v.d; END_GET
-  GET (link_fields, link, "link", "copy_engines", v) c->link.copy_engines = (guint) v.u; END_GET
-
-  const cJSON *tiers = member (root, "tiers");
-  c->n_tiers = tiers != NULL ? (guint) cJSON_GetArraySize (tiers) : 0;
-  c->tiers = g_new0 (VsTier, c->n_tiers + 1);
-  for (guint i = 0; i < c->n_tiers; i++)
-    {
-      const cJSON *t = cJSON_GetArrayItem (tiers, (int) i);
-      g_autofree char *tp = g_strdup_printf ("tiers[%u]", i);
-      VsTier *tier = &c->tiers[i];
-      tier->efficiency = 1.0;
-      tier->attach = VS_ATTACH_HOST;
-      REQUIRE (tier_fields, t, tp, "name", v, "the tier's name, e.g. \"cxl0\"; it names its resource in reports");
-      tier->name = g_strdup (v.s);
-      GET (tier_fields, t, tp, "tech", v) tier->tech = g_strdup (v.s); END_GET
-      REQUIRE (tier_fields, t, tp, "capacity", v, "the tier's size, e.g. \"256GiB\"");
-      tier->capacity = v.u;
-      REQUIRE (tier_fields, t, tp, "bandwidth", v, "the tier's peak bandwidth, e.g. \"64GB/s\"");
-      tier->bandwidth = v.d;
-      GET (tier_fields, t, tp, "efficiency", v) tier->efficiency = v.d; END_GET
-      GET (tier_fields, t, tp, "latency", v) tier->latency_ns = v.d; END_GET
-      GET (tier_fields, t, tp, "attach", v) tier->attach = v.e == 0 ? VS_ATTACH_HOST : VS_ATTACH_DEVICE; END_GET
-
-      g_autofree char *np = g_strdup_printf ("%s.name", tp);
-      if (!valid_tier_name (tier->name))
-        {
-          fail (error, origin, np, "'%s' is not a tier name (letters, digits, '_' and '-', not all digits)",
-                tier->name);
-          goto fail;
-        }
-      if (g_strv_contains (reserved_names, tier->name))
-        {
-          fail (error, origin, np, "'%s' is reserved for a built-in resource; pick another name", tier->name);
-          goto fail;
-        }
-      for (guint j = 0; j < i; j++)
-        if (strcmp (c->tiers[j].name, tier->name) == 0)
-          {
-            fail (error, origin, np, "'%s' is already the name of tiers[%u]; names must be unique", tier->name, j);
+          if (!compile_leaves (f->sub, obj, f->key, c, c->unified, origin, error)
+              || (f->check != NULL && !f->check (c, c, f->key, origin, error)))
             goto fail;
-          }
-      if (tier->capacity == 0)
-        {
-          g_autofree char *p = g_strdup_printf ("%s.capacity", tp);
-          fail (error, origin, p, "must be greater than 0");
-          goto fail;
         }
-      if (tier->bandwidth <= 0)
+      else if (f->kind == K_TIERS)
         {
-          g_autofree char *p = g_strdup_printf ("%s.bandwidth", tp);
-          fail (error, origin, p, "must be greater than 0");
-          goto fail;
-        }
-      if (c->unified && tier->attach == VS_ATTACH_HOST)
-        {
-          g_autofree char *p = g_strdup_printf ("%s.attach", tp);
-          fail (error, origin, p, "\"host\" means behind the host link, and a unified machine has none; "
-                "use \"device\"");
-          goto fail;
+          c->n_tiers = obj != NULL ? (guint) cJSON_GetArraySize (obj) : 0;
+          c->tiers = g_new0 (VsTier, c->n_tiers + 1);
+          for (guint i = 0; i < c->n_tiers; i++)
+            {
+              g_autofree char *tp = g_strdup_printf ("%s[%u]", f->key, i);
+              if (!compile_leaves (f->sub, cJSON_GetArrayItem (obj, (int) i), tp, &c->tiers[i], c->unified,
+                                   origin, error)
+                  || !f->check (c, &c->tiers[i], tp, origin, error))
+                goto fail;
+            }
         }
     }
-
-  const cJSON *host = member (root, "host");
-  GET (host_fields, host, "host", "tech", v) c->host.tech = g_strdup (v.s); END_GET
-  GET (host_fields, host, "host", "capacity", v) c->host.capacity = v.u; END_GET
-  GET (host_fields, host, "host", "bandwidth", v) c->host.bandwidth = v.d; END_GET
-  if (c->host.capacity == 0)
-    {
-      fail (error, origin, "host.capacity", "must be greater than 0");
-      goto fail;
-    }
-  if (c->host.bandwidth <= 0)
-    {
-      fail (error, origin, "host.bandwidth", "must be greater than 0");
-      goto fail;
-    }
-
-  const cJSON *uvm = member (root, "uvm");
-  GET (uvm_fields, uvm, "uvm", "page", v) c->uvm.page = v.u; END_GET
-  GET (uvm_fields, uvm, "uvm", "evict_unit", v) c->uvm.evict_unit = v.u; END_GET
-  GET (uvm_fields, uvm, "uvm", "fault_batch", v) c->uvm.fault_batch = (guint) v.u; END_GET
-  GET (uvm_fields, uvm, "uvm", "fault_latency", v) c->uvm.fault_latency_ns = v.d; END_GET
-  if (c->uvm.page == 0)
-    {
-      fail (error, origin, "uvm.page", "must be greater than 0");
-      goto fail;
-    }
-  if (c->uvm.evict_unit == 0 || c->uvm.evict_unit % c->uvm.page != 0)
-    {
-      g_autofree char *e = units_format_bytes (c->uvm.evict_unit);
-      g_autofree char *pg = units_format_bytes (c->uvm.page);
-      fail (error, origin, "uvm.evict_unit", "%s is not a whole number (>= 1) of uvm.page (%s)", e, pg);
-      goto fail;
-    }
-
-  const cJSON *policy = member (root, "policy");
-  GET (policy_fields, policy, "policy", "oversubscription", v) c->oversubscription = (VsOversub) v.e; END_GET
-
-  const cJSON *gpu = member (root, "gpu");
-  GET (gpu_fields, gpu, "gpu", "launch_latency", v) c->gpu.launch_latency_ns = v.d; END_GET
-  GET (gpu_fields, gpu, "gpu", "legacy_default_stream", v) c->gpu.legacy_default_stream = v.b; END_GET
-
-  if (c->memory.tech == NULL) c->memory.tech = g_strdup ("");
-  if (c->link.tech == NULL) c->link.tech = g_strdup ("");
-  if (c->host.tech == NULL) c->host.tech = g_strdup ("");
-  for (guint i = 0; i < c->n_tiers; i++)
-    if (c->tiers[i].tech == NULL)
-      c->tiers[i].tech = g_strdup ("");
   return c;
 
 fail:
@@ -1195,22 +1220,27 @@ config_load (const char *name_or_path, const char *const *sets, GError **error)
   return c;
 }
 
+/* Frees the strings of FIELDS at BASE (and of every section and tier). */
+static void
+free_fields (const Field *fields, VsConfig *c, void *base)
+{
+  for (const Field *f = fields; f->key != NULL; f++)
+    if (f->kind == K_STR)
+      g_free (*(char **) ((char *) base + f->at));
+    else if (f->kind == K_OBJ)
+      free_fields (f->sub, c, c);
+    else if (f->kind == K_TIERS)
+      for (guint i = 0; c->tiers != NULL && i < c->n_tiers; i++)
+        free_fields (f->sub, c, &c->tiers[i]);
+}
+
 void
 config_free (VsConfig *c)
 {
   if (c == NULL)
     return;
-  g_free (c->name);
-  g_free (c->description);
+  free_fields (root_fields, c, c);
   g_free (c->origin);
-  g_free (c->memory.tech);
-  g_free (c->link.tech);
-  g_free (c->host.tech);
-  for (guint i = 0; c->tiers != NULL && i < c->n_tiers; i++)
-    {
-      g_free (c->tiers[i].name);
-      g_free (c->tiers[i].tech);
-    }
   g_free (c->tiers);
   g_free (c);
 }
@@ -1230,66 +1260,45 @@ add_owned_string (cJSON *obj, const char *key, char *s)
   g_free (s);
 }
 
+/* Writes the values of FIELDS at BASE into OBJ, in table order. */
+static void
+fields_to_json (const Field *fields, const VsConfig *c, const void *base, cJSON *obj)
+{
+  for (const Field *f = fields; f->key != NULL; f++)
+    {
+      const char *p = (const char *) base + f->at;
+      switch (f->kind)
+        {
+        case K_STR: cJSON_AddStringToObject (obj, f->key, *(char *const *) p); break;
+        case K_EXTENDS: break;
+        case K_BYTES: add_owned_string (obj, f->key, units_format_bytes_exact (*(const guint64 *) p)); break;
+        case K_RATE: add_owned_string (obj, f->key, units_format_rate_exact (*(const double *) p)); break;
+        case K_TIME: add_owned_string (obj, f->key, units_format_time_exact (*(const double *) p)); break;
+        case K_FRAC: case K_POS: cJSON_AddNumberToObject (obj, f->key, *(const double *) p); break;
+        case K_COUNT: cJSON_AddNumberToObject (obj, f->key, *(const guint *) p); break;
+        case K_BOOL: cJSON_AddBoolToObject (obj, f->key, *(const gboolean *) p); break;
+        case K_ENUM: cJSON_AddStringToObject (obj, f->key, f->choices[*(const int *) p]); break;
+        case K_OBJ: fields_to_json (f->sub, c, c, cJSON_AddObjectToObject (obj, f->key)); break;
+        case K_TIERS:
+          {
+            cJSON *a = cJSON_AddArrayToObject (obj, f->key);
+            for (guint i = 0; i < c->n_tiers; i++)
+              {
+                cJSON *o = cJSON_CreateObject ();
+                fields_to_json (f->sub, c, &c->tiers[i], o);
+                cJSON_AddItemToArray (a, o);
+              }
+          }
+          break;
+        }
+    }
+}
+
 cJSON *
 config_to_json (const VsConfig *c)
 {
   g_return_val_if_fail (c != NULL, NULL);
   cJSON *root = cJSON_CreateObject ();
-  cJSON_AddStringToObject (root, "name", c->name);
-  cJSON_AddStringToObject (root, "description", c->description);
-  cJSON *compute = cJSON_AddObjectToObject (root, "compute");
-  cJSON_AddNumberToObject (compute, "tflops", c->tflops);
-
-  cJSON *mem = cJSON_AddObjectToObject (root, "memory");
-  cJSON_AddStringToObject (mem, "tech", c->memory.tech);
-  add_owned_string (mem, "capacity", units_format_bytes_exact (c->memory.capacity));
-  add_owned_string (mem, "bandwidth", units_format_rate_exact (c->memory.bandwidth));
-  cJSON_AddNumberToObject (mem, "efficiency", c->memory.efficiency);
-  add_owned_string (mem, "latency", units_format_time_exact (c->memory.latency_ns));
-  add_owned_string (mem, "reserved", units_format_bytes_exact (c->memory.reserved));
-  add_owned_string (mem, "alloc_granularity", units_format_bytes_exact (c->memory.alloc_granularity));
-
-  cJSON *link = cJSON_AddObjectToObject (root, "link");
-  cJSON_AddStringToObject (link, "tech", c->link.tech);
-  add_owned_string (link, "bandwidth", units_format_rate_exact (c->link.bandwidth));
-  cJSON_AddNumberToObject (link, "efficiency", c->link.efficiency);
-  cJSON_AddNumberToObject (link, "pageable_efficiency", c->link.pageable_efficiency);
-  add_owned_string (link, "latency", units_format_time_exact (c->link.latency_ns));
-  cJSON_AddNumberToObject (link, "copy_engines", c->link.copy_engines);
-
-  cJSON *tiers = cJSON_AddArrayToObject (root, "tiers");
-  for (guint i = 0; i < c->n_tiers; i++)
-    {
-      const VsTier *t = &c->tiers[i];
-      cJSON *o = cJSON_CreateObject ();
-      cJSON_AddStringToObject (o, "name", t->name);
-      cJSON_AddStringToObject (o, "tech", t->tech);
-      add_owned_string (o, "capacity", units_format_bytes_exact (t->capacity));
-      add_owned_string (o, "bandwidth", units_format_rate_exact (t->bandwidth));
-      cJSON_AddNumberToObject (o, "efficiency", t->efficiency);
-      add_owned_string (o, "latency", units_format_time_exact (t->latency_ns));
-      cJSON_AddStringToObject (o, "attach", t->attach == VS_ATTACH_DEVICE ? "device" : "host");
-      cJSON_AddItemToArray (tiers, o);
-    }
-
-  cJSON *host = cJSON_AddObjectToObject (root, "host");
-  cJSON_AddStringToObject (host, "tech", c->host.tech);
-  add_owned_string (host, "capacity", units_format_bytes_exact (c->host.capacity));
-  add_owned_string (host, "bandwidth", units_format_rate_exact (c->host.bandwidth));
-
-  cJSON_AddBoolToObject (root, "unified", c->unified);
-
-  cJSON *uvm = cJSON_AddObjectToObject (root, "uvm");
-  add_owned_string (uvm, "page", units_format_bytes_exact (c->uvm.page));
-  add_owned_string (uvm, "evict_unit", units_format_bytes_exact (c->uvm.evict_unit));
-  cJSON_AddNumberToObject (uvm, "fault_batch", c->uvm.fault_batch);
-  add_owned_string (uvm, "fault_latency", units_format_time_exact (c->uvm.fault_latency_ns));
-
-  cJSON *policy = cJSON_AddObjectToObject (root, "policy");
-  cJSON_AddStringToObject (policy, "oversubscription", config_oversub_name (c->oversubscription));
-
-  cJSON *gpu = cJSON_AddObjectToObject (root, "gpu");
-  add_owned_string (gpu, "launch_latency", units_format_time_exact (c->gpu.launch_latency_ns));
-  cJSON_AddBoolToObject (gpu, "legacy_default_stream", c->gpu.legacy_default_stream);
+  fields_to_json (root_fields, c, c, root);
   return root;
 }

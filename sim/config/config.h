@@ -63,6 +63,17 @@ typedef struct {
   } gpu;
 } VsConfig;
 
+/* The built-in location and resource names: the engine names its
+ * locations ("device", "host") and flow-network resources by them, and a
+ * tier may not take one (config_builtin_names[VS_BUILTIN_COUNT] is NULL). */
+typedef enum {
+  VS_BUILTIN_DEVICE, VS_BUILTIN_HOST,                            /* locations */
+  VS_BUILTIN_SM, VS_BUILTIN_DEVICE_MEM, VS_BUILTIN_LINK_H2D,     /* resources */
+  VS_BUILTIN_LINK_D2H, VS_BUILTIN_HOST_MEM,
+  VS_BUILTIN_COUNT
+} VsBuiltin;
+extern const char *const config_builtin_names[VS_BUILTIN_COUNT + 1];
+
 /* "oom", "spill", "direct", "uvm". */
 const char *config_oversub_name (VsOversub o);
 

@@ -539,9 +539,9 @@ static const char *
 loc_name (Sim *s, int loc)
 {
   if (loc == LOC_DEVICE)
-    return "device";
+    return config_builtin_names[VS_BUILTIN_DEVICE];
   if (loc == s->loc_host)
-    return "host";
+    return config_builtin_names[VS_BUILTIN_HOST];
   return s->cfg->tiers[loc - 1].name;
 }
 
@@ -2718,20 +2718,20 @@ sim_setup (Sim *s)
   s->ns_per_byte = 1e9 / s->b_dev;
   s->tflops_scale = s->cap_cfg->tflops / c->tflops;
   s->pageable_cap = c->link.bandwidth * c->link.pageable_efficiency;
-  s->r_sm = flow_net_add_resource (s->net, "sm", 1.0);
-  s->r_dev = flow_net_add_resource (s->net, "device_mem", s->b_dev);
+  s->r_sm = flow_net_add_resource (s->net, config_builtin_names[VS_BUILTIN_SM], 1.0);
+  s->r_dev = flow_net_add_resource (s->net, config_builtin_names[VS_BUILTIN_DEVICE_MEM], s->b_dev);
   if (!c->unified)
     {
       double l = c->link.bandwidth * c->link.efficiency;
-      s->r_h2d = flow_net_add_resource (s->net, "link_h2d", l);
-      s->r_d2h = flow_net_add_resource (s->net, "link_d2h", l);
+      s->r_h2d = flow_net_add_resource (s->net, config_builtin_names[VS_BUILTIN_LINK_H2D], l);
+      s->r_d2h = flow_net_add_resource (s->net, config_builtin_names[VS_BUILTIN_LINK_D2H], l);
     }
   else
     s->r_h2d = s->r_d2h = s->r_dev;
   s->r_tier0 = flow_net_n_resources (s->net);
   for (guint i = 0; i < c->n_tiers; i++)
     flow_net_add_resource (s->net, c->tiers[i].name, c->tiers[i].bandwidth * c->tiers[i].efficiency);
-  s->r_host = c->unified ? s->r_dev : flow_net_add_resource (s->net, "host_mem", c->host.bandwidth);
+  s->r_host = c->unified ? s->r_dev : flow_net_add_resource (s->net, config_builtin_names[VS_BUILTIN_HOST_MEM], c->host.bandwidth);
 
   s->loc_host = (int) c->n_tiers + 1;
   s->n_locs = c->n_tiers + 2;
