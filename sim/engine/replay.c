@@ -51,6 +51,7 @@
 #include "model/copy.part.c"
 #include "engine/phase.part.c"
 #include "mem/alloc.part.c"
+#include "mem/alloc-model.part.c"
 #include "engine/issue.part.c"
 #include "engine/loop.part.c"
 #include "engine/setup.part.c"

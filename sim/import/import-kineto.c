@@ -118,7 +118,13 @@ import_write_extra (GArray *outs, const char *out_path, const char *device, cons
 {
   g_autoptr (VsTraceHeader) h = trace_header_new ();
   if (extra != NULL)
-    h->extra = cJSON_Duplicate (extra, TRUE);
+    {
+      h->extra = cJSON_Duplicate (extra, TRUE);
+      const cJSON *level = cJSON_GetObjectItemCaseSensitive (extra, "allocations");
+      if (cJSON_IsString (level) && strcmp (level->valuestring, "tensor") == 0)
+        trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
+      cJSON_DeleteItemFromObjectCaseSensitive (h->extra, "allocations");
+    }
   h->device = g_strdup (device);
   h->config = g_strdup (import_preset_for_device (device));
   h->tool = g_strdup (tool);

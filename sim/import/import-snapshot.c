@@ -653,7 +653,7 @@ import_snapshot (const char *path, const char *out_path, int device, GError **er
   g_autoptr (VsTraceHeader) h = trace_header_new ();
   h->tool = g_strdup ("vramsim convert (PyTorch memory snapshot)");
   h->extra = cJSON_CreateObject ();
-  cJSON_AddStringToObject (h->extra, "allocations", "tensor");
+  trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
   cJSON_AddItemToObject (h->extra, "allocator_settings", settings_json (s));
   cJSON_AddItemToObject (h->extra, "allocator_state", state_json (s, 1));
   cJSON *src = cJSON_AddObjectToObject (h->extra, "snapshot");

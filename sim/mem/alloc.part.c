@@ -9,10 +9,17 @@ static void
 alloc_release (Sim *s, Alloc *a)
 {
   a->freed = TRUE;
+  if (!a->via_model && a->kind == VS_MEM_DEVICE)
+    {
+      s->mem.none_cur -= a->charge;
+      s->mem.none_frees++;
+    }
   TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
   t->cur -= a->bytes;
   lru_remove (s, a);
-  if (a->kind == VS_MEM_PINNED)
+  if (a->via_model)
+    ;   /* the model's segments are the charge (alloc-model.part.c) */
+  else if (a->kind == VS_MEM_PINNED)
     loc_sub (s, s->mem.loc_host, a->charge);
   else if (a->kind == VS_MEM_MANAGED)
     {
@@ -69,7 +76,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
        * set below are left out. */
       a->acc_gen = 0;
       a->acc_idx = a->running = 0;
-      a->written = a->dirty = a->freed = a->fixed = FALSE;
+      a->written = a->dirty = a->freed = a->fixed = a->via_model = FALSE;
       a->loc = 0;
       a->lru_prev = a->lru_next = NULL;
       a->in_lru = FALSE;
@@ -89,6 +96,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
     a->kind = VS_MEM_MANAGED;
   a->charge = round_up (a->bytes, s->core.cfg->memory.alloc_granularity);
+  s->stats.n_allocs++;
   gboolean ok = TRUE;
   int oom_loc = LOC_DEVICE;
 
@@ -139,6 +147,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
           a->n_groups = (guint32) ((a->bytes + s->core.cfg->uvm.evict_unit - 1) / s->core.cfg->uvm.evict_unit);
         }
     }
+  else if (s->mem.amodel != NULL)
+    ok = amodel_alloc (s, a, ev);
   else
     {
       guint64 free_b = loc_free (s, LOC_DEVICE);
@@ -176,6 +186,14 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       s->core.halt = TRUE;
       alloc_unref (a);
       return FALSE;
+    }
+  if (!a->via_model && a->kind == VS_MEM_DEVICE)
+    {
+      /* Kind none's figures: each device allocation its own segment. */
+      s->mem.none_cur += a->charge;
+      s->mem.none_peak = MAX (s->mem.none_peak, s->mem.none_cur);
+      s->mem.none_allocs++;
+      s->mem.none_alloc_bytes += a->charge;
     }
   TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
   t->cur += a->bytes;
