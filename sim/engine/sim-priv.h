@@ -98,6 +98,8 @@ struct Alloc {
   int refs;
   gboolean fixed;        /* placed by `direct`: never moves */
   gboolean via_model;    /* charged through the allocator model (its segments are the device charge) */
+  gboolean start_device; /* managed: untouched pages are created on the device (5.7 first touch) */
+  gboolean touched;      /* managed: some page has been faulted in */
   /* Colder. */
   Live live;
   guint64 charge;

@@ -26,7 +26,10 @@ alloc_release (Sim *s, Alloc *a)
       if (s->core.cfg->unified)
         loc_sub (s, LOC_DEVICE, a->charge);
       else
-        loc_sub (s, LOC_DEVICE, man_resident (s, a));
+        {
+          loc_sub (s, LOC_DEVICE, man_resident (s, a));
+          loc_sub (s, s->mem.loc_host, a->bytes - man_resident (s, a));  /* its host share */
+        }
       man_set_groups (s, a, 0);
     }
   else
@@ -77,6 +80,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       a->acc_gen = 0;
       a->acc_idx = a->running = 0;
       a->written = a->dirty = a->freed = a->fixed = a->via_model = FALSE;
+      a->start_device = a->touched = FALSE;
       a->loc = 0;
       a->lru_prev = a->lru_next = NULL;
       a->in_lru = FALSE;
@@ -94,7 +98,13 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   a->below = -1;
   a->tag = stats_tag (s, ev->tag);
   if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
-    a->kind = VS_MEM_MANAGED;
+    {
+      /* Device memory the uvm policy made managed never lived on the host. */
+      a->kind = VS_MEM_MANAGED;
+      a->start_device = TRUE;
+    }
+  else if (a->kind == VS_MEM_MANAGED)
+    a->start_device = s->core.cfg->uvm.first_touch == VS_FIRST_TOUCH_DEVICE;
   a->charge = round_up (a->bytes, s->core.cfg->memory.alloc_granularity);
   s->stats.n_allocs++;
   gboolean ok = TRUE;
@@ -139,12 +149,16 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       a->charge = a->bytes;
       a->loc = LOC_DEVICE;
       oom_loc = s->mem.loc_host;
-      if (a->bytes > s->mem.loc_cap[s->mem.loc_host]
-          || a->bytes / s->core.cfg->uvm.evict_unit >= MAX_MANAGED_GROUPS)
+      if (a->bytes / s->core.cfg->uvm.evict_unit >= MAX_MANAGED_GROUPS)
         ok = FALSE;
+      else if (a->bytes > loc_free (s, s->mem.loc_host) && !s->core.opts->keep_going)
+        ok = FALSE;   /* not resident anywhere yet: charged to the host (5.7) */
       else
         {
+          if (a->bytes > loc_free (s, s->mem.loc_host))
+            report_oom (s, ev, s->mem.loc_host);
           a->n_groups = (guint32) ((a->bytes + s->core.cfg->uvm.evict_unit - 1) / s->core.cfg->uvm.evict_unit);
+          loc_add (s, s->mem.loc_host, a->bytes);
         }
     }
   else if (s->mem.amodel != NULL)
