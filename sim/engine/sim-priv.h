@@ -100,6 +100,8 @@ struct Alloc {
   gboolean via_model;    /* charged through the allocator model (its segments are the device charge) */
   gboolean start_device; /* managed: untouched pages are created on the device (5.7 first touch) */
   gboolean touched;      /* managed: some page has been faulted in */
+  guint users;           /* issued ops that access it and have not completed */
+  gboolean free_deferred;  /* managed, freed by the host before its users ran: released when they end */
   /* Colder. */
   Live live;
   guint64 charge;
@@ -512,6 +514,7 @@ static void op_complete (Sim *s, Op *op);
 
 /* mem/alloc.part.c */
 static void alloc_release (Sim *s, Alloc *a);
+static void alloc_release_charges (Sim *s, Alloc *a);
 static void report_oom (Sim *s, const VsEvent *ev, int loc);
 /* alloc-model.part.c */
 static void amodel_setup (Sim *s);

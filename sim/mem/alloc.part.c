@@ -5,8 +5,29 @@
  * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
+/* The program freed A: its id is free again. Managed memory that ops
+ * issued before the free still use stays until they end (their faults and
+ * residency count, as the GPU reaches them after the host moved on);
+ * everything else goes now. */
 static void
 alloc_release (Sim *s, Alloc *a)
+{
+  TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
+  t->cur -= a->bytes;
+  /* A is the one live under its id: do_alloc releases an id's old
+   * allocation before it adds the new one. */
+  slotmap_remove (&s->mem.allocs, a->id);
+  if (a->kind == VS_MEM_MANAGED && a->users > 0)
+    {
+      a->free_deferred = TRUE;
+      return;
+    }
+  alloc_release_charges (s, a);
+}
+
+/* A's memory leaves wherever it is charged, and the table's reference goes. */
+static void
+alloc_release_charges (Sim *s, Alloc *a)
 {
   a->freed = TRUE;
   if (!a->via_model && a->kind == VS_MEM_DEVICE)
@@ -14,8 +35,6 @@ alloc_release (Sim *s, Alloc *a)
       s->mem.none_cur -= a->charge;
       s->mem.none_frees++;
     }
-  TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
-  t->cur -= a->bytes;
   lru_remove (s, a);
   if (a->via_model)
     ;   /* the model's segments are the charge (alloc-model.part.c) */
@@ -41,9 +60,6 @@ alloc_release (Sim *s, Alloc *a)
         loc_sub (s, a->below, a->charge);
       a->below = -1;
     }
-  /* A is the one live under its id: do_alloc releases an id's old
-   * allocation before it adds the new one. */
-  slotmap_remove (&s->mem.allocs, a->id);
   alloc_unref (a);       /* the table's */
 }
 
@@ -80,7 +96,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       a->acc_gen = 0;
       a->acc_idx = a->running = 0;
       a->written = a->dirty = a->freed = a->fixed = a->via_model = FALSE;
-      a->start_device = a->touched = FALSE;
+      a->start_device = a->touched = a->free_deferred = FALSE;
+      a->users = 0;
       a->loc = 0;
       a->lru_prev = a->lru_next = NULL;
       a->in_lru = FALSE;

@@ -202,6 +202,28 @@ test_seeded (void)
   cJSON_Delete (r);
 }
 
+/* UVM, a free that the host makes before the GPU reaches the kernel that
+ * uses the memory: k0 (1 ms) holds stream 1, k1 reading 64 MiB of managed
+ * memory queues behind it, the host frees at t = 2 ns. k1 still faults
+ * its 1024 pages in when it starts (64 MiB over the link, first touch on
+ * the host), and the device holds context + 64 MiB = 164 MiB meanwhile;
+ * before the fix it faulted nothing. */
+static void
+test_uvm_early_free (void)
+{
+  const char *sets[] = { "uvm.first_touch=host", NULL };
+  cJSON *r = run (DRIVER, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":67108864,\"kind\":\"managed\"}\n"
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"k0\",\"stream\":1,\"dur\":1000000,\"bytes\":0}\n"
+    "{\"t\":1,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":2,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":3,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpfloat (num (r, "traffic.faults"), ==, 1024);
+  g_assert_cmpfloat (num (r, "traffic.fault_bytes"), ==, 64 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 164 * MiB);
+  cJSON_Delete (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -212,5 +234,6 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/unknown", test_unknown);
   g_test_add_func ("/alloc-model/spill-warns", test_spill_warns);
   g_test_add_func ("/alloc-model/seeded", test_seeded);
+  g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
   return g_test_run ();
 }
