@@ -339,6 +339,8 @@ struct Sim {
   struct {
     Series *series;
     double *res_cur_t;     /* per loc: time of the last residency change */
+    double alloc_cur_t;    /* time of the last allocated/reserved change (--series) */
+    guint64 alloc_val[2];  /* allocated, reserved since then */
     FILE *timeline;
     char *timeline_tmp;
     gboolean timeline_first;

@@ -166,6 +166,8 @@ amodel_settle (Sim *s)
       s->mem.dev_nonmanaged -= was - st.reserved;
     }
   s->mem.amodel_charged = st.reserved;
+  if (G_UNLIKELY (s->out.series))
+    series_allocs (s);
 }
 
 /* Device allocation A of event EV through the model. FALSE: out of memory

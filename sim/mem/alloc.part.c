@@ -34,6 +34,8 @@ alloc_release_charges (Sim *s, Alloc *a)
     {
       s->mem.none_cur -= a->charge;
       s->mem.none_frees++;
+      if (G_UNLIKELY (s->out.series))
+        series_allocs (s);
     }
   lru_remove (s, a);
   if (a->via_model)
@@ -225,6 +227,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       s->mem.none_peak = MAX (s->mem.none_peak, s->mem.none_cur);
       s->mem.none_allocs++;
       s->mem.none_alloc_bytes += a->charge;
+      if (G_UNLIKELY (s->out.series))
+        series_allocs (s);
     }
   TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
   t->cur += a->bytes;
