@@ -168,6 +168,8 @@ amodel_settle (Sim *s)
   s->mem.amodel_charged = st.reserved;
   if (G_UNLIKELY (s->out.series))
     series_allocs (s);
+  if (G_UNLIKELY (s->out.timeline))
+    timeline_allocator (s, st.allocated, st.reserved);
 }
 
 /* Device allocation A of event EV through the model. FALSE: out of memory

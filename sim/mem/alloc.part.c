@@ -36,6 +36,8 @@ alloc_release_charges (Sim *s, Alloc *a)
       s->mem.none_frees++;
       if (G_UNLIKELY (s->out.series))
         series_allocs (s);
+      if (G_UNLIKELY (s->out.timeline))
+        timeline_allocator (s, s->mem.none_cur, s->mem.none_cur);
     }
   lru_remove (s, a);
   if (a->via_model)
@@ -229,6 +231,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       s->mem.none_alloc_bytes += a->charge;
       if (G_UNLIKELY (s->out.series))
         series_allocs (s);
+      if (G_UNLIKELY (s->out.timeline))
+        timeline_allocator (s, s->mem.none_cur, s->mem.none_cur);
     }
   TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
   t->cur += a->bytes;
