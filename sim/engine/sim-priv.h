@@ -520,6 +520,7 @@ static void alloc_release_charges (Sim *s, Alloc *a);
 static void report_oom (Sim *s, const VsEvent *ev, int loc);
 /* alloc-model.part.c */
 static void amodel_setup (Sim *s);
+static void amodel_settle (Sim *s);
 static gboolean amodel_alloc (Sim *s, Alloc *a, const VsEvent *ev);
 static void amodel_free (Sim *s, guint64 id, guint64 t);
 static void amodel_empty_cache (Sim *s, guint64 t);

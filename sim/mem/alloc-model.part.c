@@ -146,6 +146,17 @@ amodel_setup (Sim *s)
       loc_add (s, LOC_DEVICE, st.reserved);
       s->mem.dev_nonmanaged += st.reserved;
     }
+  /* A warm cache larger than this device (with its context): PyTorch would
+   * have released what it did not use at its first failed cudaMalloc;
+   * start from there. */
+  if (s->mem.loc_used[LOC_DEVICE] > s->mem.loc_cap[LOC_DEVICE])
+    {
+      alloc_empty_cache (s->mem.amodel, 0);
+      alloc_reset_stats (s->mem.amodel);
+      amodel_settle (s);
+      s->mem.loc_peak[LOC_DEVICE] = s->mem.loc_used[LOC_DEVICE];  /* the replay starts here */
+      s->mem.overflow_peak = 0;
+    }
 }
 
 /* Brings the device's charge to the model's reserved bytes. */

@@ -32,6 +32,7 @@ struct _VsAlloc {
   gpointer addr_data;
   guint64 next_addr;       /* the model's own segment addresses */
   guint64 cache;           /* alloc_seed_cache bytes not yet used (reserved) */
+  guint64 peak_alloc;      /* the most allocated while reserved was at its peak */
 };
 
 extern const VsAllocOps alloc_pytorch_ops, alloc_async_ops, alloc_none_ops;

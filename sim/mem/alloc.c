@@ -160,9 +160,11 @@ alloc_new_address (VsAlloc *a, guint64 bytes, guint64 stream)
   return addr;
 }
 
-/* After each public operation: the peaks. Fragmentation is taken when
- * reserved first reaches its peak, after the operation that reached it
- * (so the block that needed the new segment counts as allocated). */
+/* After each public operation: the peaks. Fragmentation at the peak is
+ * what the reserved peak never held: 1 - (the most allocated while
+ * reserved stood at its peak) / the peak, so a cache that reached its peak
+ * early (a seeded window, a segment made for a small first tensor) is
+ * judged by its fullest moment there. */
 static void
 settle (VsAlloc *a)
 {
@@ -173,8 +175,12 @@ settle (VsAlloc *a)
     {
       st->peak_reserved = st->reserved;
       st->peak_reserved_t = a->t;
-      st->fragmentation_peak = 1.0 - (double) st->allocated / (double) st->reserved;
+      a->peak_alloc = st->allocated;
     }
+  else if (st->reserved == st->peak_reserved && st->allocated > a->peak_alloc)
+    a->peak_alloc = st->allocated;
+  if (st->peak_reserved > 0)
+    st->fragmentation_peak = 1.0 - (double) a->peak_alloc / (double) st->peak_reserved;
 }
 
 gboolean
@@ -266,4 +272,13 @@ void
 alloc_stats (const VsAlloc *a, VsAllocStats *st)
 {
   *st = a->st;
+}
+
+void
+alloc_reset_stats (VsAlloc *a)
+{
+  guint64 allocated = a->st.allocated, reserved = a->st.reserved;
+  a->st = (VsAllocStats) { .allocated = allocated, .reserved = reserved };
+  a->peak_alloc = 0;
+  settle (a);
 }

@@ -93,7 +93,7 @@ typedef struct {
   guint64 allocated, reserved;          /* now */
   guint64 peak_allocated, peak_reserved;
   guint64 segment_allocs, segment_frees, segment_alloc_bytes, segment_free_bytes;
-  double fragmentation_peak;            /* 1 - allocated/reserved when reserved first hit its peak */
+  double fragmentation_peak;            /* 1 - (most allocated while reserved was at its peak) / peak */
   guint64 peak_reserved_t;              /* the caller's time of that moment */
   guint64 retries;                      /* mallocs that freed cached segments to fit */
   guint64 ooms;
@@ -153,6 +153,9 @@ gboolean alloc_seed_block (VsAlloc *a, guint64 id, guint64 addr, guint64 bytes,
 void alloc_seed_cache (VsAlloc *a, guint64 bytes);
 
 void alloc_stats (const VsAlloc *a, VsAllocStats *st);
+/* Peaks and counters start again from now (a replay's setup that had to
+ * shrink a seeded state). */
+void alloc_reset_stats (VsAlloc *a);
 
 /* PyTorch's rounding of a request (CUDACachingAllocator.cpp round_size). */
 guint64 alloc_pytorch_round_size (const VsAllocConfig *cfg, guint64 bytes);

@@ -73,8 +73,9 @@ str (const cJSON *r, const char *path)
 
 /* Two 5 MiB tensors share one 20 MiB segment (a large-pool request below
  * 10 MiB): the device holds 100 MiB context + 20 MiB. Fragmentation at the
- * reserved peak (the first tensor's alloc): 1 - 5/20 = 0.75. Freed, the
- * segment stays cached (end 20 MiB); empty_cache frees it. */
+ * reserved peak: at most 10 MiB allocated while 20 MiB reserved,
+ * 1 - 10/20 = 0.5. Freed, the segment stays cached (end 20 MiB);
+ * empty_cache frees it. */
 static void
 test_pytorch (void)
 {
@@ -92,7 +93,7 @@ test_pytorch (void)
   g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 20 * MiB);
   g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
   g_assert_cmpfloat (num (r, "memory.allocator.segment_alloc_bytes"), ==, 20 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.fragmentation_peak"), ==, 0.75);
+  g_assert_cmpfloat (num (r, "memory.allocator.fragmentation_peak"), ==, 0.5);
   g_assert_cmpint (cJSON_GetArraySize (at (r, "warnings")), ==, 0);
   cJSON_Delete (r);
 
@@ -202,6 +203,29 @@ test_seeded (void)
   cJSON_Delete (r);
 }
 
+/* A profiler window's cache (reserved_bytes) larger than the device: it is
+ * released at the start, as PyTorch would at its first failed cudaMalloc,
+ * and the replay starts from the context alone: a 5 MiB tensor then makes
+ * a 20 MiB segment (peak 120 MiB, status ok). On a device it fits, the
+ * 512 MiB cache serves the segment: 100 + 512 MiB, no new segment. */
+static void
+test_seeded_cache (void)
+{
+  cJSON *r = run ("{\"vramsim_trace\": 1, \"allocations\": \"tensor\","
+                  " \"allocator_state\": {\"reserved_bytes\": 2147483648}}", NULL,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
+  cJSON_Delete (r);
+  r = run ("{\"vramsim_trace\": 1, \"allocations\": \"tensor\","
+           " \"allocator_state\": {\"reserved_bytes\": 536870912}}", NULL,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 612 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 0);
+  cJSON_Delete (r);
+}
+
 /* UVM, a free that the host makes before the GPU reaches the kernel that
  * uses the memory: k0 (1 ms) holds stream 1, k1 reading 64 MiB of managed
  * memory queues behind it, the host frees at t = 2 ns. k1 still faults
@@ -234,6 +258,7 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/unknown", test_unknown);
   g_test_add_func ("/alloc-model/spill-warns", test_spill_warns);
   g_test_add_func ("/alloc-model/seeded", test_seeded);
+  g_test_add_func ("/alloc-model/seeded-cache", test_seeded_cache);
   g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
   return g_test_run ();
 }

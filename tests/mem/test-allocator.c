@@ -139,13 +139,15 @@ test_large_split_merge (void)
   guint64 a1, a2;
   g_assert_true (alloc_malloc (a, 1, 5 * MiB, 0, 10, &a1));
   check (&r, "A20");
-  /* Fragmentation at the reserved peak: 1 - 5/20. */
+  /* Fragmentation at the reserved peak: 1 - 5/20 so far... */
   g_assert_cmpfloat (stats (a).fragmentation_peak, ==, 0.75);
   g_assert_cmpuint (stats (a).peak_reserved_t, ==, 10);
   g_assert_true (alloc_malloc (a, 2, 14 * MiB + MiB / 2, 0, 20, &a2));
   check (&r, "");
   g_assert_cmpuint (a2, ==, a1 + 5 * MiB);
   g_assert_cmpuint (alloc_block_bytes (a, 2), ==, 15 * MiB);
+  /* ... and 1 - 20/20 once the peak segment is full. */
+  g_assert_cmpfloat (stats (a).fragmentation_peak, ==, 0);
   g_assert_cmpuint (stats (a).allocated, ==, 20 * MiB);
   alloc_empty_cache (a, 30);
   check (&r, "");
