@@ -60,9 +60,9 @@ alloc_release_charges (Sim *s, Alloc *a)
       loc_sub (s, a->loc, a->charge);
       if (a->loc == LOC_DEVICE)
         s->mem.dev_nonmanaged -= a->charge;
-      if (a->below >= 0)
+      if (a->below != LOC_NONE)
         loc_sub (s, a->below, a->charge);
-      a->below = -1;
+      a->below = LOC_NONE;
     }
   alloc_unref (a);       /* the table's */
 }
@@ -116,7 +116,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   a->id = ev->id;
   a->bytes = ev->bytes;
   a->kind = ev->kind;
-  a->below = -1;
+  a->below = LOC_NONE;
   a->tag = stats_tag (s, ev->tag);
   if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
     {
