@@ -117,7 +117,10 @@ acc_add_few (Sim *s, Op *op, const VsEvent *ev)
   if (s->mem.dev_only && ev->bytes != VS_NONE && !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
     n = 0;
   for (guint i = 0; i < n; i++)
-    acc[i]->refs++;
+    {
+      acc[i]->refs++;
+      acc[i]->users++;   /* until op_complete */
+    }
   op->n_acc = n;
 }
 

@@ -125,6 +125,16 @@ op_complete (Sim *s, Op *op)
 {
   if (op->c.done)
     return;
+  for (guint i = 0; i < op->n_acc; i++)
+    {
+      Alloc *a = op->acc[i];
+      if (--a->users == 0 && a->free_deferred)
+        {
+          /* Freed by the host while this op was queued (alloc_release). */
+          a->free_deferred = FALSE;
+          alloc_release_charges (s, a);
+        }
+    }
   double end = s->core.now;
   double run = end - op->run_t;
   double contention = MAX (0.0, run - op->alone_ns);

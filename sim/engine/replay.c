@@ -62,6 +62,7 @@
 #include "model/copy.part.c"
 #include "engine/phase.part.c"
 #include "mem/alloc.part.c"
+#include "mem/alloc-model.part.c"
 #include "engine/issue.part.c"
 #include "engine/loop.part.c"
 #include "engine/setup.part.c"
@@ -84,7 +85,8 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
       s->out.series = g_new0 (Series, 1);
       s->out.series->fixed = s->core.opts->series_dt_ns > 0;
       s->out.series->dt = s->out.series->fixed ? s->core.opts->series_dt_ns : 1000.0;
-      s->out.series->n_cols = s->mem.n_locs + flow_net_n_resources (s->core.net);
+      /* locations, resources, then allocated and reserved bytes */
+      s->out.series->n_cols = s->mem.n_locs + flow_net_n_resources (s->core.net) + 2;
       s->out.series->sums = g_array_new (FALSE, TRUE, sizeof (double));
       flow_net_set_observer (s->core.net, on_load, s);
     }

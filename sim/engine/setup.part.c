@@ -49,6 +49,7 @@ sim_setup (Sim *s)
     s->mem.loc_cap[LOC_TIER (i)] = c->tiers[i].capacity;
   s->mem.loc_cap[s->mem.loc_host] = c->unified ? 0 : c->host.capacity;
   policy_setup (s);
+  amodel_setup (s);
 
   slotmap_init (&s->mem.allocs);
   s->host.threads = g_hash_table_new (NULL, NULL);
@@ -77,6 +78,7 @@ mark_free (gpointer p)
 static void
 sim_teardown (Sim *s)
 {
+  amodel_teardown (s);
   /* Free every op, job and allocation still alive, whatever holds them. */
   for (guint i = 0; i < s->gpu.ops_made->len; i++)
     {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "engine/replay.h"
+#include "mem/allocator.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -98,6 +99,11 @@ struct Alloc {
   int below;             /* loc of a clean copy kept below, or LOC_NONE */
   int refs;
   gboolean fixed;        /* placed by `direct`: never moves */
+  gboolean via_model;    /* charged through the allocator model (its segments are the device charge) */
+  gboolean start_device; /* managed: untouched pages are created on the device (5.7 first touch) */
+  gboolean touched;      /* managed: some page has been faulted in */
+  guint users;           /* issued ops that access it and have not completed */
+  gboolean free_deferred;  /* managed, freed by the host before its users ran: released when they end */
   /* Colder. */
   Live live;
   guint64 charge;
@@ -326,10 +332,17 @@ struct Sim {
     gboolean dev_only;     /* device and managed memory are always reached on the device */
     gboolean device_is_managed;  /* device allocations are made managed (uvm) */
     Alloc *free_allocs;    /* recycled, linked through lru_next */
+    /* The allocator model (alloc-model.part.c): NULL for kind none. */
+    VsAlloc *amodel;
+    VsAllocKind amodel_kind;
+    gboolean amodel_skipped;   /* tensor-level, but the policy is not oom */
+    guint64 amodel_charged;    /* its reserved bytes, as charged to the device */
+    /* Kind none's own figures: device allocations charged one by one. */
+    guint64 none_cur, none_peak, none_allocs, none_frees, none_alloc_bytes;
   } mem;
 
   struct {
-    guint64 n_events;
+    guint64 n_events, n_allocs;
     double last_end;
     guint64 cap_first_t, cap_last_end;
     gboolean cap_have;
@@ -367,6 +380,8 @@ struct Sim {
   struct {
     Series *series;
     double *res_cur_t;     /* per loc: time of the last residency change */
+    double alloc_cur_t;    /* time of the last allocated/reserved change (--series) */
+    guint64 alloc_val[2];  /* allocated, reserved since then */
     FILE *timeline;
     VsOutFile *timeline_file;   /* base/outfile.h; its stream is timeline */
     gboolean timeline_first;
@@ -532,6 +547,17 @@ static void op_complete (Sim *s, Op *op);
 
 /* mem/alloc.part.c */
 static void alloc_release (Sim *s, Alloc *a);
+static void alloc_release_charges (Sim *s, Alloc *a);
+static void report_oom (Sim *s, const VsEvent *ev, int loc);
+/* alloc-model.part.c */
+static void amodel_setup (Sim *s);
+static void amodel_settle (Sim *s);
+static gboolean amodel_alloc (Sim *s, Alloc *a, const VsEvent *ev);
+static void amodel_free (Sim *s, guint64 id, guint64 t);
+static void amodel_empty_cache (Sim *s, guint64 t);
+static void amodel_sync (Sim *s, guint64 t);
+static void amodel_report (Sim *s, cJSON *mem, cJSON *warnings);
+static void amodel_teardown (Sim *s);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
 
 /* engine/issue.part.c */

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glib.h>
+#include <cjson/cJSON.h>
 
 #include "trace/event.h"
 
@@ -48,3 +49,6 @@ int import_coll_kind_from_op (const char *name);
 /* Bytes of one element of a PyTorch dtype ("float", "c10::Half", "BFloat16",
  * "Float", "long int", ...); 0 when unknown. */
 guint import_dtype_bytes (const char *dtype);
+/* import_write with EXTRA's members added to the header (transfer none; may be NULL). */
+gboolean import_write_extra (GArray *outs, const char *out_path, const char *device, const char *tool,
+                             const cJSON *extra, GError **error);

@@ -43,6 +43,15 @@ timeline_resident (Sim *s, int loc, guint64 value)
             loc_name (s, loc), (s->core.now - s->core.t0) / 1e3, value / 1073741824.0);
 }
 
+/* The allocator's allocated and reserved bytes: one counter track. */
+static __attribute__ ((noinline, cold)) void
+timeline_allocator (Sim *s, guint64 allocated, guint64 reserved)
+{
+  tl_event (s, "{\"name\":\"allocator\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,"
+            "\"args\":{\"allocated GiB\":%.6f,\"reserved GiB\":%.6f}}",
+            (s->core.now - s->core.t0) / 1e3, allocated / 1073741824.0, reserved / 1073741824.0);
+}
+
 /* T's blocking call, issued at t->s_cur, returns at F. */
 static __attribute__ ((noinline, cold)) void
 timeline_host_wait (Sim *s, Thread *t, double f)

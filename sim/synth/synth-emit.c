@@ -72,6 +72,10 @@ synth_emit_new (const char *path, const VsConfig *cfg, double mfu, const char *w
   g_strchomp (h->device);
   h->config = g_strdup (cfg->name);
   h->tool = g_strdup_printf ("vramsim synth %s", workload);
+  /* A PyTorch job's allocations are tensors (its caching allocator's
+   * requests, SPEC 3); the STREAM benchmark's are driver calls. */
+  if (strcmp (workload, "stream") != 0)
+    trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
   VsTraceWriter *w = trace_writer_new (path, VS_FORMAT_AUTO, h, error);
   if (w == NULL)
     return NULL;
