@@ -26,10 +26,12 @@ printf 'config,other\n' > "$T/other.csv"
 [ $? = 1 ] && grep -q "other.csv: --resume: its columns" "$T/err"; ok $? "--resume on another sweep's file: exit 1"
 
 # A real interruption: a slow sweep (many runs, one thread) stopped by SIGINT
-# (from 2 GiB: the 1 GiB buffer and the preset's CUDA context fit).
+# once its first rows are out (from 2 GiB: the 1 GiB buffer and the preset's
+# CUDA context fit; under ASan on a loaded machine the 90,000 values take
+# ~20 s to check before the first row: wait up to 120 s).
 "$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=2GiB..90000GiB/1GiB -j 1 -o "$T/int.csv" 2> "$T/err" &
 pid=$!
-for i in $(seq 100); do [ -f "$T/int.csv" ] && [ "$(wc -l < "$T/int.csv")" -gt 2 ] && break; sleep 0.1; done
+for i in $(seq 1200); do [ -f "$T/int.csv" ] && [ "$(wc -l < "$T/int.csv")" -gt 2 ] && break; sleep 0.1; done
 kill -INT $pid
 wait $pid
 rc=$?
@@ -43,7 +45,7 @@ ok $? "the interrupted file holds the first runs, in order"
 # SIGHUP (a closed ssh session) stops a sweep the same way.
 "$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=1GiB..90000GiB/1GiB -j 1 -o "$T/hup.csv" 2> "$T/err" &
 pid=$!
-for i in $(seq 100); do [ -f "$T/hup.csv" ] && [ "$(wc -l < "$T/hup.csv")" -gt 2 ] && break; sleep 0.1; done
+for i in $(seq 1200); do [ -f "$T/hup.csv" ] && [ "$(wc -l < "$T/hup.csv")" -gt 2 ] && break; sleep 0.1; done
 kill -HUP $pid
 wait $pid
 rc=$?
