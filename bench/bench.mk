@@ -11,3 +11,17 @@ $(B)/bench/gen-trace: bench/gen-trace.c $(B)/libvramsim.a
 
 bench: $(BIN)/vramsim $(B)/bench/gen-trace
 	VRAMSIM=$(BIN)/vramsim GEN=$(B)/bench/gen-trace BENCH_DIR=$(B)/bench bench/run-bench.sh $(BENCH_ARGS)
+
+# `make validate-network`: the collective model against vidur's measured
+# NCCL times (bench/validate-network.c, docs/validation.md "Collectives").
+VIDUR_NETWORK ?= ../shared/reference-data/vidur/network
+
+$(B)/bench/validate-network: bench/validate-network.c $(B)/libvramsim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libvramsim.a $(LDLIBS)
+
+validate-network: $(B)/bench/validate-network
+	$(B)/bench/validate-network $(VIDUR_NETWORK)
+
+# tests/validate-network.sh runs it under `make test`.
+tests: $(B)/bench/validate-network

@@ -100,6 +100,11 @@ row "replay plain $(cnt $n10)" "$WALL" "$CPU" "$(rate "$n10" "$WALL")" "${RSS}M"
 growth=$(echo "($rss10 - $rss1) * 100 / $rss1" | bc -l)
 row "peak RSS $(cnt $n10) vs $(cnt $n1)" "" "" "" "$(printf '%+.1f%%' "$growth")" \
     "within 10% $(verdict "${growth#-}" 10 '<')"
+# The same 1M events with PyTorch's caching allocator between the trace's
+# allocations and the device (sim/mem/alloc-pytorch.c): target 5M ev/s.
+measure "$VRAMSIM" replay "$D/plain-1m.vtrace" -c a100-80g --set allocator.kind=pytorch --format json
+r=$(per_cpu "$n1")
+row "replay plain $(cnt $n1), allocator.kind=pytorch" "$WALL" "$CPU" "$(rate "$n1" "$WALL")" "${RSS}M" ">=5M ev/s $(verdict "$r" 5000000 '>=')" "$(crate "$n1")"
 # Stress shape (no target): kernels round-robin over 4 compute streams, whose
 # compute fractions add up to 3.3 GPUs: every kernel start and end changes
 # the rates of the others.

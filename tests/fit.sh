@@ -17,7 +17,10 @@ T=$here/traces/hand-train-step.jsonl
 
 # train-step (3 steps). Device peak by hand: params 128 MiB + grads 128 +
 # optimizer 256 + input 16 + activations 192 = 720 MiB = 754974720 B (the
-# pinned 16 MiB input buffer is host memory). On a100-80g, its capture
+# pinned 16 MiB input buffer is host memory), plus the preset's CUDA
+# context (memory.context: a100-80g 322 MiB, rtx3090 256 MiB), charged
+# before the first event: 1042 MiB = 1092616192 B on a100-80g, 976 MiB =
+# 1023410176 B on rtx3090. On a100-80g, its capture
 # config: compute = 3 x (40+180+180+20+360+360+60+30) us = 3.69 ms of sm;
 # memory = 3 x 1577058304 kernel bytes + 3 x 16 MiB h2d copies
 # = 4781506560 B at 2039 GB/s x 0.86 = 1.75354e12 B/s -> 2726774 ns;
@@ -32,7 +35,7 @@ rows = f["rows"]
 assert [r["config"] for r in rows] == ["a100-80g", "rtx3090"], rows   # faster first
 a = rows[0]
 assert a["status"] == "ok" and a["fits"] is True, a
-assert a["peak_device_bytes"] == 754974720, a
+assert a["peak_device_bytes"] == 1092616192, a
 assert a["capacity_bytes"] == 80 * 2**30, a
 assert a["bound"] == "compute", a
 b = a["bound_ns"]
@@ -42,16 +45,16 @@ assert abs(b["link"] - 50331648 / 25.2e9 * 1e9) <= 1, b
 assert b["swap"] == 0 and b["faults"] == 0, b
 assert f["capture_config"] == "a100-80g" and f["captured_ns"] == 8485151, f
 PY
-ok $? "a100-80g row: peak 720 MiB of 80 GiB, compute 3.69 ms, memory 2.727 ms, link 1.997 ms, bound compute"
+ok $? "a100-80g row: peak 720 MiB + 322 MiB context of 80 GiB, compute 3.69 ms, memory 2.727 ms, link 1.997 ms, bound compute"
 
 python3 - "$tmp/out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["rows"][1]
-# rtx3090: 24 GiB, same peak; slowder than the capture.
-assert r["capacity_bytes"] == 24 * 2**30 and r["peak_device_bytes"] == 754974720, r
+# rtx3090: 24 GiB, the same 720 MiB plus its 256 MiB context; slower than the capture.
+assert r["capacity_bytes"] == 24 * 2**30 and r["peak_device_bytes"] == 1023410176, r
 assert r["slowdown"] > 1 and abs(r["predicted_ns"] - r["slowdown"] * 8485151) < 2, r
 PY
-ok $? "rtx3090 row: 720 MiB of 24 GiB, predicted = slowdown x captured"
+ok $? "rtx3090 row: 720 MiB + 256 MiB context of 24 GiB, predicted = slowdown x captured"
 
 "$VRAMSIM" fit "$T" -c rtx3090 --format json > "$tmp/fit1.json"
 run "$VRAMSIM" replay "$T" -c rtx3090 --format json
@@ -63,24 +66,27 @@ assert f["predicted_ns"] == r["time"]["predicted_ns"] and f["slowdown"] == r["ti
 PY
 ok $? "a fit row's time is the replay report's"
 
-# Out of memory: 720 MiB on 512 MiB leaves 208 MiB = 218103808 B missing on
-# a discrete card; on the unified Jetson the pinned 16 MiB shares the pool,
-# 736 - 512 = 224 MiB = 234881024 B. OOM rows come last, least missing first.
+# Out of memory on 512 MiB: the trace's 720 MiB plus each preset's context.
+# rtx3090: 720 + 256 - 512 = 464 MiB = 486539264 B; a100-80g: 720 + 322 - 512
+# = 530 MiB = 555745280 B; on the unified Jetson AGX Orin the pinned 16 MiB
+# shares the pool and its context is 55 MiB: 736 + 55 - 512 = 279 MiB =
+# 292552704 B (peak 791 MiB). OOM rows come last, least missing first.
 run "$VRAMSIM" fit "$T" -c jetson-agx-orin,rtx3090,a100-80g --set memory.capacity=512MiB --format json
 ok $(( rc != 0 )) "predicted OOM rows exit 0"
 python3 - "$tmp/out" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
-assert [r["config"] for r in rows] == ["rtx3090", "a100-80g", "jetson-agx-orin"], rows
-for r in rows[:2]:
-    assert r["status"] == "oom" and r["fits"] is False and r["missing_bytes"] == 218103808, r
+assert [r["config"] for r in rows] == ["jetson-agx-orin", "rtx3090", "a100-80g"], rows
+for r in rows:
+    assert r["status"] == "oom" and r["fits"] is False, r
     assert r["predicted_ns"] is None and r["bound"] is None, r
-assert rows[2]["missing_bytes"] == 234881024 and rows[2]["peak_device_bytes"] == 736 * 2**20, rows[2]
+assert [r["missing_bytes"] for r in rows] == [292552704, 486539264, 555745280], rows
+assert rows[0]["peak_device_bytes"] == 791 * 2**20, rows[0]
 PY
-ok $? "OOM rows: 208 MiB missing (discrete), 224 MiB (unified Jetson), last, config order on ties"
+ok $? "OOM rows: 279 MiB missing (Jetson AGX Orin), 464 MiB (rtx3090), 530 MiB (a100-80g), least first"
 
 run "$VRAMSIM" fit "$T" -c a100-80g,rtx3090 --set memory.capacity=512MiB
-has "$out" "208 MiB more needed"; ok $? "text names how much is missing"
+has "$out" "464 MiB more needed"; ok $? "text names how much is missing"
 
 # Every preset, in predicted-time order, OOM rows after.
 run "$VRAMSIM" fit "$T" -c all --format csv

@@ -3,8 +3,8 @@
 # line) resumed with --resume ends equal to a full sweep, and keeps the rows
 # it found instead of running them again; SIGINT leaves complete rows only.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 6
-echo 1..6
+skip_without_engine 7
+echo 1..7
 args=("$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..4GiB/512MiB --vary policy.oversubscription=oom,spill,direct)
 
 "$VRAMSIM" sweep "${args[@]}" -o "$T/full.csv"; ok $? "the full sweep runs (48 runs)"
@@ -25,10 +25,13 @@ printf 'config,other\n' > "$T/other.csv"
 "$VRAMSIM" sweep "${args[@]}" -o "$T/other.csv" --resume 2> "$T/err"
 [ $? = 1 ] && grep -q "other.csv: --resume: its columns" "$T/err"; ok $? "--resume on another sweep's file: exit 1"
 
-# A real interruption: a slow sweep (many runs, one thread) stopped by SIGINT.
-"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=1GiB..90000GiB/1GiB -j 1 -o "$T/int.csv" 2> "$T/err" &
+# A real interruption: a slow sweep (many runs, one thread) stopped by SIGINT
+# once its first rows are out (from 2 GiB: the 1 GiB buffer and the preset's
+# CUDA context fit; under ASan on a loaded machine the 90,000 values take
+# ~20 s to check before the first row: wait up to 120 s).
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=2GiB..90000GiB/1GiB -j 1 -o "$T/int.csv" 2> "$T/err" &
 pid=$!
-for i in $(seq 100); do [ -f "$T/int.csv" ] && [ "$(wc -l < "$T/int.csv")" -gt 2 ] && break; sleep 0.1; done
+for i in $(seq 1200); do [ -f "$T/int.csv" ] && [ "$(wc -l < "$T/int.csv")" -gt 2 ] && break; sleep 0.1; done
 kill -INT $pid
 wait $pid
 rc=$?
@@ -37,5 +40,16 @@ rows=$(($(wc -l < "$T/int.csv") - 1))
   && grep -q "interrupted" "$T/err"
 ok $? "SIGINT: exit 130, complete rows only ($rows written), a message"
 awk -F, 'NR > 1 && $3 != "ok" { bad = 1 } END { exit bad }' "$T/int.csv" \
-  && [ "$(tail -n +2 "$T/int.csv" | cut -d, -f2 | head -3 | tr '\n' ' ')" = "1GiB 2GiB 3GiB " ]
+  && [ "$(tail -n +2 "$T/int.csv" | cut -d, -f2 | head -3 | tr '\n' ' ')" = "2GiB 3GiB 4GiB " ]
 ok $? "the interrupted file holds the first runs, in order"
+# SIGHUP (a closed ssh session) stops a sweep the same way.
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=1GiB..90000GiB/1GiB -j 1 -o "$T/hup.csv" 2> "$T/err" &
+pid=$!
+for i in $(seq 1200); do [ -f "$T/hup.csv" ] && [ "$(wc -l < "$T/hup.csv")" -gt 2 ] && break; sleep 0.1; done
+kill -HUP $pid
+wait $pid
+rc=$?
+rows=$(($(wc -l < "$T/hup.csv") - 1))
+[ $rc = 130 ] && [ $rows -gt 0 ] && [ $rows -lt 90000 ] && [ "$(tail -c 1 "$T/hup.csv" | od -An -c | tr -d ' ')" = '\n' ] \
+  && grep -q "interrupted" "$T/err"
+ok $? "SIGHUP: exit 130, complete rows only ($rows written)"

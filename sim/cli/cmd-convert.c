@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
+#include "base/outfile.h"
 #include "import/import.h"
 #include "import/kernel-bytes.h"
 #include "trace/trace.h"
@@ -16,6 +18,11 @@ static gboolean
 looks_native (const char *path)
 {
   if (strcmp (path, "-") == 0)
+    return TRUE;
+  /* A FIFO cannot be read twice: what this peek took would be lost to the
+   * reader. Only native traces stream; the importers read files. */
+  struct stat st;
+  if (stat (path, &st) == 0 && !S_ISREG (st.st_mode))
     return TRUE;
   FILE *f = fopen (path, "rb");
   if (f == NULL)
@@ -95,11 +102,14 @@ int
 cmd_convert (int argc, char **argv)
 {
   g_autofree char *format = NULL, *kernel_bytes = NULL;
+  gint device = -1;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
       "Encoding of OUT: jsonl or binary (default: binary when OUT ends in .vtrace, else jsonl)", "jsonl|binary" },
     { "kernel-bytes", 0, 0, G_OPTION_ARG_FILENAME, &kernel_bytes,
       "Give kernels without bytes their DRAM traffic from FILE: an Nsight Compute CSV (dram__bytes.sum) or NAME,BYTES lines", "FILE" },
+    { "device", 0, 0, G_OPTION_ARG_INT, &device,
+      "PyTorch memory snapshot: the device to import (default: the one with the most recorded actions)", "N" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("IN OUT - convert a trace between encodings, or import one");
@@ -107,11 +117,14 @@ cmd_convert (int argc, char **argv)
   g_option_context_set_description (ctx,
       "Translates a vramsim trace between JSON Lines (.jsonl) and the binary\n"
       "format (.vtrace) without loss; the input encoding is detected from its\n"
-      "first bytes. A PyTorch profiler (Kineto) JSON trace or an Nsight Systems\n"
-      "SQLite export is imported into a vramsim trace (docs/importers.md).\n"
+      "first bytes. A PyTorch profiler (Kineto) JSON trace, an Nsight Systems\n"
+      "SQLite export or a PyTorch memory snapshot (torch.cuda.memory.\n"
+      "_dump_snapshot() pickle, read without running any of it) is imported\n"
+      "into a vramsim trace (docs/importers.md).\n"
       "IN may be - for standard input, OUT - for standard output (JSONL only).\n"
       "OUT is written to a temporary file and renamed, so a failed conversion\n"
-      "leaves nothing behind. Formats: docs/trace-format.md.\n\n"
+      "leaves nothing behind (a device or FIFO is written directly; OUT may not\n"
+      "be IN). Formats: docs/trace-format.md.\n\n"
       "--kernel-bytes fills in the traffic of captured kernels (which carry\n"
       "none: the replay then counts each touched allocation once) from\n"
       "  ncu --csv --metrics dram__bytes.sum ./program > bytes.csv\n"
@@ -122,6 +135,7 @@ cmd_convert (int argc, char **argv)
       "  vramsim convert traces/hand-train-step.jsonl /tmp/train-step.vtrace\n"
       "  vramsim convert /tmp/train-step.vtrace - | head\n"
       "  vramsim convert profile.pt.trace.json step.vtrace\n"
+      "  vramsim convert snapshot.pickle step.jsonl --device 0\n"
       "  vramsim convert run.vtrace run-bytes.vtrace --kernel-bytes bytes.csv\n");
   GError *error = NULL;
   if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &error)
@@ -154,6 +168,18 @@ cmd_convert (int argc, char **argv)
       cmd_error ("convert: the binary format cannot be written to standard output");
       return 2;
     }
+  if (device < -1)
+    {
+      cmd_error ("convert: --device must be 0 or more, not %d", device);
+      return 2;
+    }
+  if (!outfile_check_not_input (out, "OUT", in, "IN", &error)
+      || !outfile_check_not_input (out, "OUT", kernel_bytes, "--kernel-bytes", &error))
+    {
+      cmd_error ("convert: %s", error->message);
+      g_clear_error (&error);
+      return 1;
+    }
   g_autoptr (VsKernelBytes) kb = NULL;
   if (kernel_bytes != NULL)
     {
@@ -178,6 +204,8 @@ cmd_convert (int argc, char **argv)
     ok = import_kineto (in, out, &error);
   else if (!looks_native (in) && import_nsys_detect (in))
     ok = import_nsys (in, out, &error);
+  else if (!looks_native (in) && import_snapshot_detect (in))
+    ok = import_snapshot (in, out, device, &error);
   else
     {
       ok = convert_native (in, out, fmt, NULL, &count, &error);

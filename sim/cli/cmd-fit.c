@@ -21,7 +21,7 @@
 
 #include "cli/cmds.h"
 #include "config/config.h"
-#include "base/fileio.h"
+#include "base/outfile.h"
 #include "engine/replay.h"
 #include "base/units.h"
 
@@ -457,7 +457,7 @@ cmd_fit (int argc, char **argv)
       cmd_error ("fit: --metric must be time or step, not '%s'", metric);
       return 2;
     }
-  if (out && !fileio_check_writable (out, "output", &error))
+  if (out && !outfile_check_writable (out, "output", &error))
     {
       cmd_error ("%s", error->message);
       return 1;
@@ -499,6 +499,11 @@ cmd_fit (int argc, char **argv)
     }
 
   const char *trace_path = rest[0];
+  if (!outfile_check_not_input (out, "output", trace_path, "the trace", &error))
+    {
+      cmd_error ("%s", error->message);
+      return 1;
+    }
   g_autoptr (VsTraceBuf) buf = trace_buf_load (trace_path, &error);
   if (buf == NULL)
     {
@@ -553,7 +558,7 @@ cmd_fit (int argc, char **argv)
       fputs (text, stdout);
       return fflush (stdout) == 0 ? 0 : 1;
     }
-  if (!fileio_write_atomic (out, text, -1, &error))
+  if (!outfile_write_all (out, "output", text, -1, &error))
     {
       cmd_error ("%s", error->message);
       return 1;

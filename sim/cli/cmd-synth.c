@@ -6,6 +6,7 @@
 
 #include "cli/cmds.h"
 #include "config/config.h"
+#include "base/outfile.h"
 #include "synth/synth.h"
 #include "base/units.h"
 
@@ -186,6 +187,11 @@ run (Common *c, const char *workload, gboolean (*gen) (const void *, SynthEmit *
       cmd_error ("%s", err->message);
       return 1;
     }
+  if (c->config && !outfile_check_not_input (c->output, "-o", c->config, "the config", &err))
+    {
+      cmd_error ("%s: %s", workload, err->message);
+      return 1;
+    }
   if (c->warnings)
     g_ptr_array_add (c->warnings, NULL);
   SynthEmit *e = synth_emit_new_warn (c->output, cfg, c->mfu, workload,
@@ -228,7 +234,7 @@ static gboolean gen_stream (const void *o, SynthEmit *e, GError **err) { return 
 static gboolean
 parse_precision (const char *s, SynthPrecision *p)
 {
-  static const char *names[] = { "fp32", "fp16", "bf16", "mixed" };
+  static const char *names[] = { "fp32", "fp16", "bf16", "mixed", "fp8" };
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     if (g_strcmp0 (s, names[i]) == 0)
       {
@@ -243,10 +249,11 @@ train (int argc, char **argv)
 {
   Common c = { NULL, NULL, 0.5, NULL };
   SynthTrainOpts o = { 0, 24, 1024, 16, 1024, 8, 50257, SYNTH_PREC_MIXED, SYNTH_OPT_ADAM, SYNTH_CKPT_NONE, 1,
-                       0, 1, 1, 1, FALSE };
+                       0, 1, 1, 1, FALSE, 1, 1, FALSE, 0, 0 };
   /* -1: not given (--params alone then picks the shape). */
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
-  int zero = 0, dp = 1, accum = 1, steps = 1;
+  int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2;
+  gboolean sp = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL;
   GOptionEntry entries[] = {
     { "params", 0, 0, G_OPTION_ARG_STRING, &params, "Parameter count (7.5e9, 350M); spread over --layers", "N" },
@@ -256,7 +263,7 @@ train (int argc, char **argv)
     { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (1024)", "S" },
     { "batch", 0, 0, G_OPTION_ARG_INT, &batch, "Micro-batch size per GPU (8)", "B" },
     { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (50257)", "V" },
-    { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16 or mixed (mixed)", "P" },
+    { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed; fp8: Transformer Engine)", "P" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
     { "checkpoint", 0, 0, G_OPTION_ARG_STRING, &checkpoint, "none, full, every=N or selective (none)", "MODE" },
     { "zero", 0, 0, G_OPTION_ARG_INT, &zero, "ZeRO stage 0-3 (0)", "STAGE" },
@@ -264,10 +271,15 @@ train (int argc, char **argv)
     { "grad-accum", 0, 0, G_OPTION_ARG_INT, &accum, "Micro-batches per step (1)", "K" },
     { "offload", 0, 0, G_OPTION_ARG_STRING, &offload, "none or optimizer (none)", "WHAT" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &steps, "Optimizer steps (1)", "S" },
+    { "tp", 0, 0, G_OPTION_ARG_INT, &tp, "Tensor-parallel ranks (Megatron) (1)", "T" },
+    { "sp", 0, 0, G_OPTION_ARG_NONE, &sp, "Sequence parallelism with --tp", NULL },
+    { "pp", 0, 0, G_OPTION_ARG_INT, &pp, "Pipeline stages, 1F1B over the --grad-accum micro-batches; the trace is stage 0 (1)", "P" },
+    { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
+    { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "Experts each token is routed to (2)", "K" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = NULL;
-  int rc = parse ("transformer-train", "Data-parallel training of a GPT-style transformer, one GPU's view.",
+  int rc = parse ("transformer-train", "Data-, tensor- and pipeline-parallel training of a GPT-style transformer, one GPU's view.",
                   entries, &c, &argc, &argv, &ctx);
   gboolean shape_given = layers != -1 || hidden != -1 || heads != -1;
   if (rc < 0 && params && !shape_given && parse_count (params, &o.params))
@@ -288,10 +300,18 @@ train (int argc, char **argv)
                           "transformer-train");
       else if (zero < 0 || zero > 3 || dp < 1 || accum < 1 || steps < 1)
         rc = usage_error (ctx, "%s: --zero is 0-3; --dp, --grad-accum and --steps are at least 1", "transformer-train");
+      else if (tp < 1 || pp < 1 || pp > layers || hidden % tp != 0 || heads % tp != 0)
+        rc = usage_error (ctx, "%s: --tp and --pp are at least 1, --tp divides --hidden and --heads, --pp at most --layers",
+                          "transformer-train");
+      else if (sp && tp < 2)
+        rc = usage_error (ctx, "%s: --sp needs --tp 2 or more", "transformer-train");
+      else if (experts < 0 || (experts > 0 && (top_k < 1 || top_k > experts || experts % MIN (dp, experts) != 0)))
+        rc = usage_error (ctx, "%s: --experts is 0 or more, --top-k 1..experts, and --dp ranks (or fewer) must split the experts evenly",
+                          "transformer-train");
       else if (params && !parse_count (params, &o.params))
         rc = usage_error (ctx, "--params: not a count: '%s'", params);
       else if (precision && !parse_precision (precision, &o.precision))
-        rc = usage_error (ctx, "--precision: expected fp32, fp16, bf16 or mixed, not '%s'", precision);
+        rc = usage_error (ctx, "--precision: expected fp32, fp16, bf16, mixed or fp8, not '%s'", precision);
       else if (optimizer && strcmp (optimizer, "adam") != 0 && strcmp (optimizer, "sgd") != 0)
         rc = usage_error (ctx, "--optimizer: expected adam or sgd, not '%s'", optimizer);
       else if (offload && strcmp (offload, "none") != 0 && strcmp (offload, "optimizer") != 0)
@@ -318,6 +338,7 @@ train (int argc, char **argv)
     }
   o.layers = layers, o.hidden = hidden, o.heads = heads, o.seq = seq, o.batch = batch, o.vocab = vocab;
   o.zero = zero, o.dp = dp, o.grad_accum = accum, o.steps = steps;
+  o.tp = tp, o.pp = pp, o.sp = sp, o.experts = experts, o.top_k = experts > 0 ? top_k : 0;
   if (zero > 0 && dp == 1)
     synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);
   if (o.params && shape_given)

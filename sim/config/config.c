@@ -29,6 +29,9 @@ typedef enum {
   K_FRAC,     /* number in (0, 1] */
   K_POS,      /* number > 0 */
   K_COUNT,    /* whole number >= 1 */
+  K_UINT,     /* whole number >= 0 */
+  K_UNIT,     /* number in [0, 1) */
+  K_SIZE_UNL, /* a size, or "unlimited" (stored as G_MAXUINT64) */
   K_BOOL,
   K_ENUM,
   K_OBJ,
@@ -66,14 +69,20 @@ struct Field {
 };
 
 /* Where a value is stored, by kind: K_STR char * (owned), K_BYTES
- * guint64, K_RATE/K_TIME/K_FRAC/K_POS double, K_COUNT guint, K_BOOL
+ * guint64, K_RATE/K_TIME/K_FRAC/K_POS/K_UNIT double, K_COUNT/K_UINT guint,
+ * K_SIZE_UNL guint64, K_BOOL
  * gboolean, K_ENUM the enum (int-sized). K_EXTENDS is not stored. */
 #define AT(member) .at = offsetof (VsConfig, member)
 #define TIER(member) .at = offsetof (VsTier, member)
 G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == sizeof (int));
 
 static const char *const attach_choices[] = { "host", "device", NULL };
+#define MAX_TIERS 64
+
 static const char *const oversub_choices[] = { "oom", "spill", "direct", "uvm", NULL };
+static const char *const allocator_choices[] = { "auto", "pytorch", "async", "none", NULL };
+static const char *const first_touch_choices[] = { "device", "host", NULL };
+G_STATIC_ASSERT (sizeof (VsAllocatorKind) == sizeof (int) && sizeof (VsFirstTouch) == sizeof (int));
 
 static gboolean check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_memory (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
@@ -81,6 +90,8 @@ static gboolean check_link (VsConfig *c, void *at, const char *prefix, const cha
 static gboolean check_tier (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_network_level (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_allocator (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 
 static const Field compute_fields[] = {
   { "tflops", K_POS, AT (tflops),
@@ -95,6 +106,20 @@ static const Field memory_fields[] = {
   { "latency", K_TIME, AT (memory.latency_ns), .def.d = 0 },
   { "reserved", K_BYTES, AT (memory.reserved), .def.u = 0 },
   { "alloc_granularity", K_BYTES, AT (memory.alloc_granularity), .def.u = 2u << 20 },
+  /* The CUDA context and loaded modules, charged when the replay starts;
+   * presets give a measured figure (docs/config.md), a new file none. */
+  { "context", K_BYTES, AT (memory.context), .def.u = 0 },
+  { .key = NULL },
+};
+/* PYTORCH_CUDA_ALLOC_CONF's keys and PyTorch's defaults (sim/mem/alloc-pytorch.c). */
+static const Field allocator_fields[] = {
+  { "kind", K_ENUM, .choices = allocator_choices, AT (allocator.kind), .def.e = VS_ALLOCATOR_AUTO },
+  { "expandable_segments", K_BOOL, AT (allocator.expandable_segments), .def.b = FALSE },
+  { "max_split_size", K_SIZE_UNL, AT (allocator.max_split_size), .def.u = G_MAXUINT64 },
+  { "roundup_power2_divisions", K_UINT, AT (allocator.roundup_power2_divisions), .def.u = 0 },
+  { "garbage_collection_threshold", K_UNIT, AT (allocator.garbage_collection_threshold), .def.d = 0 },
+  { "large_segment", K_BYTES, AT (allocator.large_segment), .def.u = 20u << 20 },
+  { "release_threshold", K_SIZE_UNL, AT (allocator.release_threshold), .def.u = G_MAXUINT64 },
   { .key = NULL },
 };
 static const Field link_fields[] = {
@@ -129,6 +154,9 @@ static const Field uvm_fields[] = {
   { "evict_unit", K_BYTES, AT (uvm.evict_unit), .def.u = 2u << 20 },
   { "fault_batch", K_COUNT, AT (uvm.fault_batch), .def.u = 256 },
   { "fault_latency", K_TIME, AT (uvm.fault_latency_ns), .def.d = 30e3 },
+  /* Where an untouched page of a program's managed allocation starts: on
+   * the device, as the H200 runs showed (docs/validation.md). */
+  { "first_touch", K_ENUM, .choices = first_touch_choices, AT (uvm.first_touch), .def.e = VS_FIRST_TOUCH_DEVICE },
   { .key = NULL },
 };
 static const Field policy_fields[] = {
@@ -140,6 +168,31 @@ static const Field gpu_fields[] = {
   { "legacy_default_stream", K_BOOL, AT (gpu.legacy_default_stream), .def.b = FALSE },
   { .key = NULL },
 };
+/* SPEC 4 `network` (docs/config.md): with no network given, a job of one
+ * GPU whose peers, if a trace names any, sit behind PCIe 4.0 x16 and a
+ * 100 Gb/s NIC each; latencies per step are NCCL's Simple ring figures
+ * (src/graph/tuning.cc hwLat: PCI 5.7 us, network 9.6 us). */
+static const Field network_intra_fields[] = {
+  { "tech", K_STR, AT (network.intra.tech), .def.s = "PCIe 4.0 x16" },
+  { "bandwidth", K_RATE, AT (network.intra.bandwidth), .def.d = 31.5e9 },
+  { "latency", K_TIME, AT (network.intra.latency_ns), .def.d = 5700 },
+  { "efficiency", K_FRAC, AT (network.intra.efficiency), .def.d = 1.0 },
+  { .key = NULL },
+};
+static const Field network_inter_fields[] = {
+  { "tech", K_STR, AT (network.inter.tech), .def.s = "100 Gb/s Ethernet per GPU" },
+  { "bandwidth", K_RATE, AT (network.inter.bandwidth), .def.d = 12.5e9 },
+  { "latency", K_TIME, AT (network.inter.latency_ns), .def.d = 9600 },
+  { "efficiency", K_FRAC, AT (network.inter.efficiency), .def.d = 1.0 },
+  { .key = NULL },
+};
+static const Field network_fields[] = {
+  { "ranks", K_COUNT, AT (network.ranks), .def.u = 1 },
+  { "ranks_per_node", K_COUNT, AT (network.ranks_per_node), .def.u = 1 },
+  { "intra", K_OBJ, .sub = network_intra_fields, .check = check_network_level },
+  { "inter", K_OBJ, .sub = network_inter_fields, .check = check_network_level },
+  { .key = NULL },
+};
 /* Compiled in this order: the leaves first ("unified" decides what link
  * and tiers require), then each section, then its check. */
 static const Field root_fields[] = {
@@ -148,6 +201,7 @@ static const Field root_fields[] = {
   { "extends", K_EXTENDS, .sub = NULL },
   { "compute", K_OBJ, .sub = compute_fields },
   { "memory", K_OBJ, .sub = memory_fields, .check = check_memory },
+  { "allocator", K_OBJ, .sub = allocator_fields, .check = check_allocator },
   { "link", K_OBJ, .sub = link_fields, .check = check_link },
   { "tiers", K_TIERS, .sub = tier_fields, .check = check_tier },
   { "host", K_OBJ, .sub = host_fields, .check = check_host },
@@ -155,6 +209,7 @@ static const Field root_fields[] = {
   { "uvm", K_OBJ, .sub = uvm_fields, .check = check_uvm },
   { "policy", K_OBJ, .sub = policy_fields },
   { "gpu", K_OBJ, .sub = gpu_fields },
+  { "network", K_OBJ, .sub = network_fields },
   { .key = NULL },
 };
 
@@ -302,9 +357,10 @@ leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path
           if (v->valuedouble != 0)
             {
               g_autofree char *n = number_text (v->valuedouble);
-              fail (error, origin, path, "%s has no unit: %s needs one, such as \"%s%s\" (units: %s; only 0 may go "
-                    "without one)", n, f->kind == K_RATE ? "a bandwidth" : "a time", n,
-                    f->kind == K_RATE ? "GB/s" : "us", units_accepted (f->kind == K_RATE ? VS_UNITS_RATE : VS_UNITS_TIME));
+              fail (error, origin, path, "%s has no unit: %s needs one, such as \"%s%s\" or \"%s%s\" (units: %s; "
+                    "only 0 may go without one)", n, f->kind == K_RATE ? "a bandwidth" : "a time", n,
+                    f->kind == K_RATE ? "GB/s" : "us", n, f->kind == K_RATE ? "B/s" : "ns",
+                    units_accepted (f->kind == K_RATE ? VS_UNITS_RATE : VS_UNITS_TIME));
               return FALSE;
             }
           out->d = 0;
@@ -365,6 +421,53 @@ leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path
         }
       out->u = (guint64) v->valuedouble;
       return TRUE;
+
+    case K_UINT:
+      if (!cJSON_IsNumber (v))
+        {
+          fail (error, origin, path, "expected a whole number, got %s", json_type_name (v));
+          return FALSE;
+        }
+      if (!(v->valuedouble >= 0) || v->valuedouble != floor (v->valuedouble)
+          || v->valuedouble > (double) G_MAXUINT)
+        {
+          fail (error, origin, path, "must be a whole number >= 0, got %g", v->valuedouble);
+          return FALSE;
+        }
+      out->u = (guint64) v->valuedouble;
+      return TRUE;
+
+    case K_UNIT:
+      if (!cJSON_IsNumber (v))
+        {
+          fail (error, origin, path, "expected a number in [0, 1), got %s", json_type_name (v));
+          return FALSE;
+        }
+      if (!(v->valuedouble >= 0 && v->valuedouble < 1))
+        {
+          fail (error, origin, path, "must be in [0, 1) (0: off), got %g", v->valuedouble);
+          return FALSE;
+        }
+      out->d = v->valuedouble;
+      return TRUE;
+
+    case K_SIZE_UNL:
+      if (cJSON_IsString (v) && strcmp (v->valuestring, "unlimited") == 0)
+        {
+          out->u = G_MAXUINT64;
+          return TRUE;
+        }
+      if (!cJSON_IsString (v) && !cJSON_IsNumber (v))
+        {
+          fail (error, origin, path, "expected \"unlimited\" or a size such as \"128MiB\", got %s",
+                json_type_name (v));
+          return FALSE;
+        }
+      {
+        Field as_bytes = *f;
+        as_bytes.kind = K_BYTES;
+        return leaf_value (&as_bytes, v, origin, path, out, error);
+      }
 
     case K_BOOL:
       if (!cJSON_IsBool (v))
@@ -455,6 +558,16 @@ check_value (const Field *f, const cJSON *v, const char *origin, const char *pat
       if (!cJSON_IsArray (v))
         {
           fail (error, origin, path, "expected an array of tier objects, got %s", json_type_name (v));
+          return FALSE;
+        }
+      /* More tiers than this are refused, before anything else is done
+       * with them: each is a resource of the flow network and a location
+       * of every allocation's state (100,000 took 75 s to refuse). */
+      int n = cJSON_GetArraySize (v);
+      if (n > MAX_TIERS)
+        {
+          fail (error, origin, path, "%d tiers; at most %d (a memory system of more levels is not one vramsim "
+                "models)", n, MAX_TIERS);
           return FALSE;
         }
       int i = 0;
@@ -590,7 +703,77 @@ config_find (const char *name_or_path, GError **error)
   return g_strdup (name_or_path);
 }
 
+gboolean
+config_check_trace_preset (const char *name, const char *trace_path, GError **error)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+  /* A name of letters, digits, '.', '-' and '_' not starting with '.': no
+   * path, no "..", nothing a header could point at a device or another
+   * folder with. */
+  gboolean ok = g_ascii_isalnum (*name) && strlen (name) <= 128;
+  for (const char *p = name; ok && *p; p++)
+    ok = g_ascii_isalnum (*p) || *p == '.' || *p == '-' || *p == '_';
+  if (ok && is_preset_name (name))
+    {
+      g_autofree char *path = preset_path (name, NULL);
+      if (path != NULL)
+        return TRUE;
+    }
+  g_auto (GStrv) names = config_list_presets ();
+  g_autofree char *list = g_strjoinv (", ", names);
+  g_autofree char *shown = g_strescape (name, NULL);
+  g_set_error (error, VS_CONFIG_ERROR, 0,
+               "%s: header field 'capture.config' is \"%.80s\", not a preset (presets: %s): a trace names a preset; "
+               "a config file is read only when you give it with --capture-config", trace_path, shown, list);
+  return FALSE;
+}
+
 /* ---- loading and extends ---- */
+
+/* The first number in the JSON TEXT that is not 0 but reads as 0 (1e-400:
+ * strtod underflows), or NULL. cJSON keeps only the double, so the text is
+ * looked at once, outside strings. */
+static const char *
+underflowing_number (const char *text, gsize len)
+{
+  gboolean in_str = FALSE;
+  for (const char *p = text, *end = text + len; p < end; p++)
+    {
+      if (in_str)
+        {
+          if (*p == '\\')
+            p++;
+          else if (*p == '"')
+            in_str = FALSE;
+          continue;
+        }
+      if (*p == '"')
+        {
+          in_str = TRUE;
+          continue;
+        }
+      if (!(g_ascii_isdigit (*p) || *p == '-'))
+        continue;
+      const char *q = p;
+      gboolean nonzero = FALSE, exp = FALSE;
+      while (q < end && (g_ascii_isdigit (*q) || strchr ("+-.eE", *q) != NULL))
+        {
+          if (*q == 'e' || *q == 'E')
+            exp = TRUE;
+          else if (!exp && *q >= '1' && *q <= '9')
+            nonzero = TRUE;
+          q++;
+        }
+      if (nonzero && exp)
+        {
+          g_autofree char *num = g_strndup (p, (gsize) (q - p));
+          if (g_ascii_strtod (num, NULL) == 0)
+            return p;
+        }
+      p = q - 1;
+    }
+  return NULL;
+}
 
 static cJSON *
 read_json_file (const char *path, GError **error)
@@ -634,6 +817,18 @@ read_json_file (const char *path, GError **error)
   if (!cJSON_IsObject (root))
     {
       g_set_error (error, VS_CONFIG_ERROR, 0, "%s: a config is a JSON object, not %s", path, json_type_name (root));
+      cJSON_Delete (root);
+      return NULL;
+    }
+  const char *uf = underflowing_number (text, len);
+  if (uf != NULL)
+    {
+      int line = 1;
+      for (const char *p = text; p < uf; p++)
+        line += *p == '\n';
+      gsize n = strspn (uf, "0123456789+-.eE");
+      g_set_error (error, VS_CONFIG_ERROR, 0, "%s:%d: %.*s is too small to represent (it is not 0)", path, line,
+                   (int) MIN (n, 40), uf);
       cJSON_Delete (root);
       return NULL;
     }
@@ -692,7 +887,10 @@ load_chain (const char *path, GPtrArray *canon_stack, GPtrArray *shown_stack, GE
       }
   if (canon_stack->len >= MAX_EXTENDS_DEPTH)
     {
-      g_set_error (error, VS_CONFIG_ERROR, 0, "%s: extends: chain deeper than %d files", path, MAX_EXTENDS_DEPTH);
+      /* Named by the user's file, where the chain starts: the file it
+       * reached may be any preset. */
+      g_set_error (error, VS_CONFIG_ERROR, 0, "%s: extends: chain deeper than %d files (it reached %s)",
+                   (char *) shown_stack->pdata[0], MAX_EXTENDS_DEPTH, path);
       return NULL;
     }
 
@@ -993,7 +1191,9 @@ store (const Field *f, void *base, Val v)
     case K_STR: *(char **) p = g_strdup (v.s); break;
     case K_BYTES: *(guint64 *) p = v.u; break;
     case K_RATE: case K_TIME: case K_FRAC: case K_POS: *(double *) p = v.d; break;
-    case K_COUNT: *(guint *) p = (guint) v.u; break;
+    case K_COUNT: case K_UINT: *(guint *) p = (guint) v.u; break;
+    case K_UNIT: *(double *) p = v.d; break;
+    case K_SIZE_UNL: *(guint64 *) p = v.u; break;
     case K_BOOL: *(gboolean *) p = v.b; break;
     case K_ENUM: *(int *) p = v.e; break;
     case K_EXTENDS: case K_OBJ: case K_TIERS: g_assert_not_reached ();
@@ -1151,12 +1351,47 @@ check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GErro
   return TRUE;
 }
 
+/* PyTorch's own limits on PYTORCH_CUDA_ALLOC_CONF (CUDAAllocatorConfig):
+ * max_split_size above 20 MiB (kLargeBuffer), divisions a power of two,
+ * and a large segment that is a whole number of 2 MiB pages. */
+static gboolean
+check_allocator (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  if (c->allocator.max_split_size != G_MAXUINT64 && c->allocator.max_split_size <= (20u << 20))
+    {
+      g_autofree char *m = units_format_bytes (c->allocator.max_split_size);
+      fail (error, origin, "allocator.max_split_size", "%s: PyTorch requires more than 20 MiB (or \"unlimited\")", m);
+      return FALSE;
+    }
+  guint d = c->allocator.roundup_power2_divisions;
+  if (d > 1 && (d & (d - 1)) != 0)
+    {
+      fail (error, origin, "allocator.roundup_power2_divisions", "%u: must be 0 (off) or a power of two", d);
+      return FALSE;
+    }
+  if (c->allocator.large_segment == 0 || c->allocator.large_segment % (2u << 20) != 0)
+    {
+      g_autofree char *l = units_format_bytes (c->allocator.large_segment);
+      fail (error, origin, "allocator.large_segment", "%s: must be a whole number (>= 1) of 2 MiB pages", l);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The smallest migration page: 4 KiB, the smallest page a GPU's MMU or
+ * the host maps (NVIDIA's UVM migrates 4 KiB to 2 MiB, REFERENCE). A
+ * smaller one would only give allocations billions of pages, past the
+ * engine's 2^31 evict units per allocation (a false OOM). */
+#define MIN_UVM_PAGE 4096u
+
 static gboolean
 check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
 {
-  if (c->uvm.page == 0)
+  if (c->uvm.page < MIN_UVM_PAGE)
     {
-      fail (error, origin, "uvm.page", "must be greater than 0");
+      g_autofree char *pg = units_format_bytes (c->uvm.page);
+      fail (error, origin, "uvm.page", "%s is below 4KiB, the smallest page a GPU or host maps (NVIDIA UVM moves "
+            "4KiB to 2MiB pages)", pg);
       return FALSE;
     }
   if (c->uvm.evict_unit == 0 || c->uvm.evict_unit % c->uvm.page != 0)
@@ -1167,6 +1402,95 @@ check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError
       return FALSE;
     }
   return TRUE;
+}
+
+/* Compiles section F (its leaves, then the sections inside it, then its
+ * check) from OBJ at PREFIX into C. */
+static gboolean
+compile_section (const Field *f, const cJSON *obj, const char *prefix, VsConfig *c, const char *origin,
+                 GError **error)
+{
+  if (!compile_leaves (f->sub, obj, prefix, c, c->unified, origin, error))
+    return FALSE;
+  for (const Field *s = f->sub; s->key != NULL; s++)
+    if (s->kind == K_OBJ)
+      {
+        g_autofree char *p = path_join (prefix, s->key);
+        if (!compile_section (s, member (obj, s->key), p, c, origin, error))
+          return FALSE;
+      }
+  return f->check == NULL || f->check (c, c, prefix, origin, error);
+}
+
+/* Rates slow enough to make a flow end beyond the representable time are
+ * errors naming the key (docs/config.md, "Limits"): a 1 GiB transfer must
+ * end within 2^63 ns, the replay's time limit, so an effective bandwidth
+ * (bandwidth x efficiency) is at least 2^30 B / (2^63 ns) = 0.1164 B/s;
+ * compute.tflops at least 1e-6 (1 MFLOPS: a second of compute captured on
+ * the fastest chip, ~10^4 TFLOPS, must end within 2^63 ns). Far below any
+ * machine; what they exclude is 1e-310 typed for 1e-3. */
+#define MIN_RATE_BPS (1073741824.0 / 9223372036.854775808)
+#define MIN_TFLOPS 1e-6
+
+static gboolean
+check_rate (double bw, double eff, const char *origin, const char *key, const char *eff_key, GError **error)
+{
+  if (bw * eff >= MIN_RATE_BPS)
+    return TRUE;
+  g_autofree char *b = bw >= 1 ? units_format_rate (bw) : g_strdup_printf ("%g B/s", bw);
+  if (eff_key != NULL && eff < 1)
+    fail (error, origin, bw >= MIN_RATE_BPS ? eff_key : key,
+          "%s x %s %g = %g B/s is too slow to simulate: a 1 GiB transfer would end beyond 2^63 ns (292 years); "
+          "the least is 0.1164 B/s", b, eff_key, eff, bw * eff);
+  else
+    fail (error, origin, key, "%s is too slow to simulate: a 1 GiB transfer would end beyond 2^63 ns (292 years); "
+          "the least is 0.1164 B/s", b);
+  return FALSE;
+}
+
+static gboolean
+check_rates (const VsConfig *c, const char *origin, GError **error)
+{
+  if (!check_rate (c->memory.bandwidth, c->memory.efficiency, origin, "memory.bandwidth", "memory.efficiency", error)
+      || !check_rate (c->host.bandwidth, 1, origin, "host.bandwidth", NULL, error))
+    return FALSE;
+  if (!c->unified
+      && (!check_rate (c->link.bandwidth, c->link.efficiency, origin, "link.bandwidth", "link.efficiency", error)
+          || !check_rate (c->link.bandwidth, c->link.pageable_efficiency, origin, "link.bandwidth",
+                          "link.pageable_efficiency", error)))
+    return FALSE;
+  for (guint i = 0; i < c->n_tiers; i++)
+    {
+      g_autofree char *bk = g_strdup_printf ("tiers[%u].bandwidth", i);
+      g_autofree char *ek = g_strdup_printf ("tiers[%u].efficiency", i);
+      if (!check_rate (c->tiers[i].bandwidth, c->tiers[i].efficiency, origin, bk, ek, error))
+        return FALSE;
+    }
+  if (c->tflops < MIN_TFLOPS)
+    {
+      fail (error, origin, "compute.tflops", "%g is too slow to simulate (at least 1e-06, 1 MFLOPS: a second of "
+            "compute on a fast chip would end beyond 2^63 ns)", c->tflops);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* A fabric level moves bytes: zero bandwidth would make every collective
+ * take forever, so it is an error naming the key. */
+static gboolean
+check_network_level (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  double bw = g_str_has_suffix (prefix, "intra") ? c->network.intra.bandwidth : c->network.inter.bandwidth;
+  if (!(bw > 0))
+    {
+      g_autofree char *p = path_join (prefix, "bandwidth");
+      fail (error, origin, p, "must be greater than 0 (the per-GPU bandwidth of this fabric level, e.g. \"300GB/s\")");
+      return FALSE;
+    }
+  double eff = g_str_has_suffix (prefix, "intra") ? c->network.intra.efficiency : c->network.inter.efficiency;
+  g_autofree char *bk = path_join (prefix, "bandwidth");
+  g_autofree char *ek = path_join (prefix, "efficiency");
+  return check_rate (bw, eff, origin, bk, ek, error);
 }
 
 VsConfig *
@@ -1192,13 +1516,12 @@ config_compile (const cJSON *root, const char *origin, GError **error)
       const cJSON *obj = member (root, f->key);
       if (f->kind == K_OBJ)
         {
-          if (!compile_leaves (f->sub, obj, f->key, c, c->unified, origin, error)
-              || (f->check != NULL && !f->check (c, c, f->key, origin, error)))
+          if (!compile_section (f, obj, f->key, c, origin, error))
             goto fail;
         }
       else if (f->kind == K_TIERS)
         {
-          c->n_tiers = obj != NULL ? (guint) cJSON_GetArraySize (obj) : 0;
+          c->n_tiers = obj != NULL ? (guint) cJSON_GetArraySize (obj) : 0; /* <= MAX_TIERS (check_value) */
           c->tiers = g_new0 (VsTier, c->n_tiers + 1);
           for (guint i = 0; i < c->n_tiers; i++)
             {
@@ -1210,6 +1533,8 @@ config_compile (const cJSON *root, const char *origin, GError **error)
             }
         }
     }
+  if (!check_rates (c, origin, error))
+    goto fail;
   return c;
 
 fail:
@@ -1309,7 +1634,14 @@ fields_to_json (const Field *fields, const VsConfig *c, const void *base, cJSON 
         case K_RATE: add_owned_string (obj, f->key, units_format_rate_exact (*(const double *) p)); break;
         case K_TIME: add_owned_string (obj, f->key, units_format_time_exact (*(const double *) p)); break;
         case K_FRAC: case K_POS: cJSON_AddNumberToObject (obj, f->key, *(const double *) p); break;
-        case K_COUNT: cJSON_AddNumberToObject (obj, f->key, *(const guint *) p); break;
+        case K_COUNT: case K_UINT: cJSON_AddNumberToObject (obj, f->key, *(const guint *) p); break;
+        case K_UNIT: cJSON_AddNumberToObject (obj, f->key, *(const double *) p); break;
+        case K_SIZE_UNL:
+          if (*(const guint64 *) p == G_MAXUINT64)
+            cJSON_AddStringToObject (obj, f->key, "unlimited");
+          else
+            add_owned_string (obj, f->key, units_format_bytes_exact (*(const guint64 *) p));
+          break;
         case K_BOOL: cJSON_AddBoolToObject (obj, f->key, *(const gboolean *) p); break;
         case K_ENUM: cJSON_AddStringToObject (obj, f->key, f->choices[*(const int *) p]); break;
         case K_OBJ: fields_to_json (f->sub, c, c, cJSON_AddObjectToObject (obj, f->key)); break;

@@ -17,6 +17,10 @@ GQuark config_error_quark (void);
 
 typedef enum { VS_ATTACH_HOST, VS_ATTACH_DEVICE } VsAttach;
 typedef enum { VS_OVERSUB_OOM, VS_OVERSUB_SPILL, VS_OVERSUB_DIRECT, VS_OVERSUB_UVM, VS_OVERSUB_COUNT } VsOversub;
+/* allocator.kind: auto follows the trace header's "allocations" (pytorch
+ * for "tensor", none otherwise); the others name sim/mem's models. */
+typedef enum { VS_ALLOCATOR_AUTO, VS_ALLOCATOR_PYTORCH, VS_ALLOCATOR_ASYNC, VS_ALLOCATOR_NONE } VsAllocatorKind;
+typedef enum { VS_FIRST_TOUCH_DEVICE, VS_FIRST_TOUCH_HOST } VsFirstTouch;
 
 typedef struct {
   char *name;
@@ -36,8 +40,18 @@ typedef struct {
   struct {
     char *tech;
     guint64 capacity, reserved, alloc_granularity;
+    guint64 context;         /* CUDA context + modules, charged at the start */
     double bandwidth, efficiency, latency_ns;
   } memory;
+  struct {
+    VsAllocatorKind kind;
+    gboolean expandable_segments;
+    guint64 max_split_size;  /* G_MAXUINT64: unlimited */
+    guint roundup_power2_divisions;
+    double garbage_collection_threshold;  /* 0: off */
+    guint64 large_segment;
+    guint64 release_threshold;  /* async; G_MAXUINT64: keep everything */
+  } allocator;
   struct {
     char *tech;
     double bandwidth, efficiency, pageable_efficiency, latency_ns;
@@ -55,12 +69,24 @@ typedef struct {
     guint64 page, evict_unit;
     guint fault_batch;
     double fault_latency_ns;
+    VsFirstTouch first_touch;
   } uvm;
   VsOversub oversubscription;
   struct {
     double launch_latency_ns;
     gboolean legacy_default_stream;
   } gpu;
+  /* SPEC 4 `network`: the job's ranks and the fabric they talk over
+   * (sim/model/network.h prices collectives on it). */
+  struct {
+    guint ranks, ranks_per_node;
+    struct {
+      char *tech;
+      double bandwidth;    /* bytes/s per GPU per direction (inter: the GPU's NIC share) */
+      double latency_ns;   /* per algorithm step */
+      double efficiency;
+    } intra, inter;
+  } network;
 } VsConfig;
 
 /* The built-in location and resource names: the engine names its
@@ -102,6 +128,12 @@ char **config_list_presets (void);
  * config_preset_dir(), or the path itself. NULL with an error listing the
  * presets when no such preset exists. */
 char *config_find (const char *name_or_path, GError **error);
+/* Whether NAME, a trace header's capture.config, is a preset there is
+ * (SPEC 2: the header names a preset). A path, or a name of no preset, is
+ * an error naming TRACE_PATH: a trace must not decide which file is read
+ * (/dev/stdin, ../../etc/passwd); a config file is read only when the user
+ * gives it. */
+gboolean config_check_trace_preset (const char *name, const char *trace_path, GError **error);
 /* (transfer full) C as a config tree with every default filled in and
  * every value written exactly (units_format_*_exact), so it loads back to
  * the same VsConfig. `vramsim configs --show` prints it. */

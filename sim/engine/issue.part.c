@@ -38,6 +38,9 @@ thread_issue (Sim *s, Thread *t)
         break;
       }
     case VS_OP_FREE:
+      /* The allocator takes the block back now (reusable by later work on
+       * its stream); queued ops keep the allocation until they end. */
+      amodel_free (s, ev->id, ev->t);
       if (ev->has_stream)
         {
           op_issue (s, ev);
@@ -64,10 +67,14 @@ thread_issue (Sim *s, Thread *t)
           }
         break;
       }
+    case VS_OP_EMPTY_CACHE:
+      amodel_empty_cache (s, ev->t);
+      break;
     case VS_OP_SYNC:
       f = now;
       if (ev->scope == VS_SYNC_DEVICE)
         {
+          amodel_sync (s, ev->t);
           /* A stream with nothing queued has finished its last op. */
           for (Stream *st = s->gpu.busy; st; st = st->busy_next)
             thread_block_on (t, &st->last->c);

@@ -49,6 +49,7 @@ sim_setup (Sim *s)
     s->mem.loc_cap[LOC_TIER (i)] = c->tiers[i].capacity;
   s->mem.loc_cap[s->mem.loc_host] = c->unified ? 0 : c->host.capacity;
   policy_setup (s);
+  amodel_setup (s);
 
   slotmap_init (&s->mem.allocs);
   s->host.threads = g_hash_table_new (NULL, NULL);
@@ -63,6 +64,7 @@ sim_setup (Sim *s)
   s->stats.marks = g_hash_table_new (g_str_hash, g_str_equal);
   g_queue_init (&s->gpu.ce_queue[0]);
   g_queue_init (&s->gpu.ce_queue[1]);
+  coll_setup (s);
 }
 
 static void
@@ -79,6 +81,7 @@ mark_free (gpointer p)
 static void
 sim_teardown (Sim *s)
 {
+  amodel_teardown (s);
   /* Free every op, job and allocation still alive, whatever holds them. */
   for (guint i = 0; i < s->gpu.ops_made->len; i++)
     {

@@ -111,7 +111,22 @@ import_push (GArray *outs, guint64 t, guint32 tid, VsOp op)
 gboolean
 import_write (GArray *outs, const char *out_path, const char *device, const char *tool, GError **error)
 {
+  return import_write_extra (outs, out_path, device, tool, NULL, error);
+}
+
+gboolean
+import_write_extra (GArray *outs, const char *out_path, const char *device, const char *tool,
+                    const cJSON *extra, GError **error)
+{
   g_autoptr (VsTraceHeader) h = trace_header_new ();
+  if (extra != NULL)
+    {
+      h->extra = cJSON_Duplicate (extra, TRUE);
+      const cJSON *level = cJSON_GetObjectItemCaseSensitive (extra, "allocations");
+      if (cJSON_IsString (level) && strcmp (level->valuestring, "tensor") == 0)
+        trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
+      cJSON_DeleteItemFromObjectCaseSensitive (h->extra, "allocations");
+    }
   h->device = g_strdup (device);
   h->config = g_strdup (import_preset_for_device (device));
   h->tool = g_strdup (tool);
@@ -176,6 +191,8 @@ import_write (GArray *outs, const char *out_path, const char *device, const char
           ev->scope = s ? VS_SYNC_STREAM : VS_SYNC_DEVICE;
           ev->stream = s ? s - 1 : 0;
         }
+      if (o->has_coll)
+        ev->collective = &o->coll;
       if (!trace_writer_write (w, ev, error))
         return FALSE;
       t_end = MAX (t_end, ev->t);
@@ -195,6 +212,11 @@ import_write (GArray *outs, const char *out_path, const char *device, const char
 
 /* ---- reading the file ---- */
 
+/* Whether PATH holds a JSON object with a top-level "traceEvents" or
+ * "schemaVersion" key, wherever it stands: the object's other values
+ * (a large "metadata" or "deviceProperties" first) are skimmed, not
+ * parsed, so detection does not depend on key order or on the first
+ * kilobytes. A vramsim header ends the search at its first key. */
 gboolean
 import_kineto_detect (const char *path)
 {
@@ -203,16 +225,72 @@ import_kineto_detect (const char *path)
   gzFile f = gzopen (path, "rb");
   if (f == NULL)
     return FALSE;
-  char buf[4097];
-  int n = gzread (f, buf, sizeof buf - 1);
+  char buf[65536], key[32];
+  gsize klen = 0;
+  int depth = 0, n;
+  gboolean in_str = FALSE, esc = FALSE, want_key = FALSE, is_key = FALSE, found = FALSE, done = FALSE;
+  while (!done && (n = gzread (f, buf, sizeof buf)) > 0)
+    for (int i = 0; i < n && !done; i++)
+      {
+        char c = buf[i];
+        if (depth == 0)
+          {
+            if (g_ascii_isspace (c))
+              continue;
+            if (c != '{')
+              done = TRUE;
+            depth = 1, want_key = TRUE;
+            continue;
+          }
+        if (in_str)
+          {
+            if (esc)
+              esc = FALSE, c = '?';
+            else if (c == '\\')
+              {
+                esc = TRUE;
+                continue;
+              }
+            else if (c == '"')
+              {
+                in_str = FALSE;
+                if (is_key)
+                  {
+                    key[klen] = '\0';
+                    is_key = FALSE;
+                    found = strcmp (key, "traceEvents") == 0 || strcmp (key, "schemaVersion") == 0;
+                    done = found || strcmp (key, "vramsim_trace") == 0;
+                  }
+                continue;
+              }
+            if (is_key && klen < sizeof key - 1)
+              key[klen++] = c;
+            continue;
+          }
+        switch (c)
+          {
+          case '"':
+            in_str = TRUE;
+            if (depth == 1 && want_key)
+              is_key = TRUE, klen = 0, want_key = FALSE;
+            break;
+          case '{':
+          case '[':
+            depth++;
+            break;
+          case '}':
+          case ']':
+            done = --depth == 0;
+            break;
+          case ',':
+            want_key = depth == 1;
+            break;
+          default:
+            break;
+          }
+      }
   gzclose (f);
-  if (n <= 0)
-    return FALSE;
-  buf[n] = '\0';
-  const char *p = buf;
-  while (g_ascii_isspace (*p))
-    p++;
-  return *p == '{' && (strstr (p, "\"traceEvents\"") || strstr (p, "\"schemaVersion\""));
+  return found;
 }
 
 static char *
@@ -406,6 +484,8 @@ typedef struct {
   GHashTable *rt_used;     /* correlation -> 1 when its GPU work was emitted */
   GHashTable *sync_by_corr;/* correlation -> cJSON cuda_sync event */
   GHashTable *record_stream; /* event record correlation -> stream + 1 */
+  GHashTable *comm;        /* tid + 1 -> GArray of CommRange, by ts */
+  guint32 world;           /* distributedInfo.world_size, 0 if absent */
   guint32 main_tid;
   double t0;               /* µs, rebased */
   guint t0_idx;            /* the event at t0 */
@@ -562,6 +642,130 @@ gpu_cmp (gconstpointer a, gconstpointer b)
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* ---- collectives (docs/importers.md "Collectives") ---- */
+
+/* A host range that names a collective: PyTorch's `nccl:*` annotation
+ * (kind, Input Dims and type) or `record_param_comms` (Collective name,
+ * In msg nelems, dtype, Group size). Unknown parts: kind -1, bytes
+ * VS_NONE, ranks 0. */
+typedef struct {
+  double ts, end;   /* µs */
+  int kind;
+  guint64 bytes;
+  guint32 ranks;
+} CommRange;
+
+static gboolean
+is_comm_range (const char *cat, const char *name)
+{
+  return (g_strcmp0 (cat, "user_annotation") == 0 && name && g_str_has_prefix (name, "nccl:"))
+         || (g_strcmp0 (cat, "cpu_op") == 0 && g_strcmp0 (name, "record_param_comms") == 0);
+}
+
+static guint64
+msg_bytes (double nelems, const char *dtype)
+{
+  guint size = import_dtype_bytes (dtype);
+  double b = nelems * size;
+  return size > 0 && nelems > 0 && b < 4e18 ? (guint64) b : VS_NONE;
+}
+
+static void
+comm_add (Kin *k, const cJSON *ev, double ts)
+{
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+  const char *name = str (ev, "name");
+  CommRange r = { ts, ts + num (ev, "dur", 0), -1, VS_NONE, 0 };
+  if (g_str_has_prefix (name, "nccl:"))
+    {
+      r.kind = import_coll_kind_from_op (name);
+      const cJSON *dims = cJSON_GetObjectItemCaseSensitive (args, "Input Dims");
+      const cJSON *types = cJSON_GetObjectItemCaseSensitive (args, "Input type");
+      const cJSON *d0 = cJSON_IsArray (dims) ? dims->child : NULL;
+      const cJSON *t0 = cJSON_IsArray (types) ? types->child : NULL;
+      if (cJSON_IsArray (d0) && d0->child != NULL && cJSON_IsString (t0))
+        {
+          double n = 1;
+          for (const cJSON *x = d0->child; x; x = x->next)
+            n *= cJSON_IsNumber (x) ? x->valuedouble : -1;
+          r.bytes = msg_bytes (n, t0->valuestring);
+        }
+    }
+  else
+    {
+      r.kind = import_coll_kind_from_op (str (args, "Collective name"));
+      r.bytes = msg_bytes (num (args, "In msg nelems", -1), str (args, "dtype"));
+      double gs = num (args, "Group size", 0);
+      r.ranks = gs >= 1 && gs < G_MAXUINT32 ? (guint32) gs : 0;
+    }
+  gpointer key = GUINT_TO_POINTER (tid_of (ev) + 1);
+  GArray *a = g_hash_table_lookup (k->comm, key);
+  if (a == NULL)
+    g_hash_table_insert (k->comm, key, a = g_array_new (FALSE, FALSE, sizeof (CommRange)));
+  g_array_append_val (a, r);
+}
+
+static gint
+comm_cmp (gconstpointer a, gconstpointer b)
+{
+  const CommRange *x = a, *y = b;
+  return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The collective of NCCL kernel G: its kind from the name, refined and
+ * sized by the comm ranges around its launch call on the launching
+ * thread (innermost first); none when the message size stays unknown. */
+static void
+comm_of (Kin *k, const Gpu *g, const char *name, ImportOut *o)
+{
+  int kind = import_coll_kind_from_kernel (name);
+  if (kind == -1)
+    return;
+  gint64 c = corr_of (g->ev);
+  const Gpu *rt = c >= 0 ? g_hash_table_lookup (k->rt, &c) : NULL;
+  GArray *a = rt ? g_hash_table_lookup (k->comm, GUINT_TO_POINTER (tid_of (rt->ev) + 1)) : NULL;
+  int op_kind = -1;
+  guint64 bytes = VS_NONE;
+  guint32 ranks = 0;
+  if (a != NULL && a->len > 0)
+    {
+      /* Last range starting at or before the call. */
+      guint lo = 0, hi = a->len;
+      while (lo < hi)
+        {
+          guint mid = (lo + hi) / 2;
+          if (g_array_index (a, CommRange, mid).ts <= rt->ts)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      /* Nested ranges (record_param_comms around nccl:*) sit just before. */
+      for (guint i = lo, seen = 0; i-- > 0 && seen < 4; seen++)
+        {
+          const CommRange *r = &g_array_index (a, CommRange, i);
+          if (r->end < rt->ts)
+            continue;
+          if (op_kind < 0)
+            op_kind = r->kind;
+          if (bytes == VS_NONE)
+            bytes = r->bytes;
+          if (ranks == 0)
+            ranks = r->ranks;
+        }
+    }
+  if (op_kind >= 0 && (kind == IMPORT_COLL_SENDRECV || kind == op_kind
+                       || (kind == VS_COLL_ALL_REDUCE && op_kind == VS_COLL_ALL_REDUCE)))
+    kind = op_kind;
+  if (kind == IMPORT_COLL_SENDRECV)
+    kind = VS_COLL_SEND;
+  if (ranks == 0)
+    ranks = k->world;
+  if (bytes == VS_NONE || ranks == 0)
+    return;
+  o->has_coll = TRUE;
+  o->coll = (VsCollective) { .kind = (guint8) kind, .ranks = ranks, .bytes = bytes };
+}
+
 static gboolean
 map_gpu (Kin *k, const Gpu *g, GError **error)
 {
@@ -605,6 +809,7 @@ map_gpu (Kin *k, const Gpu *g, GError **error)
     {
       o = import_push (k->outs, t, tid, VS_OP_KERNEL);
       o->ev.name = import_utf8 (k->chunk, name);
+      comm_of (k, g, name, o);
     }
   else if (strcmp (cat, "gpu_memset") == 0)
     {
@@ -769,6 +974,16 @@ import_kineto (const char *path, const char *out_path, GError **error)
     len = r->len;
     text = g_string_free (r, FALSE);
   }
+  gsize nul = trace_json_nul_escape (text, len);
+  if (nul != G_MAXSIZE)
+    {
+      guint line = 1;
+      for (gsize i = 0; i < nul; i++)
+        line += text[i] == '\n';
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s:%u: a string holds a NUL character (\\u0000): vramsim would cut the name there", path, line);
+      return FALSE;
+    }
   cJSON *root = cJSON_ParseWithLength (text, len);
   if (root == NULL)
     {
@@ -797,6 +1012,12 @@ import_kineto (const char *path, const char *out_path, GError **error)
   k->rt_used = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   k->sync_by_corr = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   k->record_stream = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  k->comm = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) g_array_unref);
+  {
+    const cJSON *dist = cJSON_GetObjectItemCaseSensitive (root, "distributedInfo");
+    double ws = num (dist, "world_size", 0);
+    k->world = ws >= 1 && ws < G_MAXUINT32 ? (guint32) ws : 0;
+  }
   GStringChunk *chunk = g_string_chunk_new (4096);
   k->chunk = chunk;
   GArray *gpus = g_array_new (FALSE, FALSE, sizeof (Gpu));
@@ -824,7 +1045,8 @@ import_kineto (const char *path, const char *out_path, GError **error)
       gboolean memory = g_strcmp0 (name, "[memory]") == 0;
       gboolean sync = g_strcmp0 (cat, "cuda_sync") == 0;
       gboolean annot = g_strcmp0 (cat, "user_annotation") == 0 && g_strcmp0 (ph, "X") == 0;
-      if (!(gpu || runtime || memory || sync || annot))
+      gboolean comm = is_comm_range (cat, name) && g_strcmp0 (ph, "X") == 0;
+      if (!(gpu || runtime || memory || sync || annot || comm))
         continue;
       double ts;
       if (!need (k, ev, idx, cat ? cat : name, "ts", &ts, error))
@@ -837,6 +1059,10 @@ import_kineto (const char *path, const char *out_path, GError **error)
         }
       Gpu g = { ev, ts, idx };
       gint64 c = corr_of (ev);
+      if (comm)
+        comm_add (k, ev, ts);
+      if (comm && !annot)
+        continue;
       if (gpu)
         {
           g_array_append_val (gpus, g);
@@ -887,6 +1113,13 @@ import_kineto (const char *path, const char *out_path, GError **error)
       }
   device = import_utf8 (chunk, device);
 
+  {
+    GHashTableIter it;
+    gpointer v;
+    g_hash_table_iter_init (&it, k->comm);
+    while (g_hash_table_iter_next (&it, NULL, &v))
+      g_array_sort (v, comm_cmp);
+  }
   /* Pass 2: GPU work in GPU order, so ops of one call keep theirs. */
   g_array_sort (gpus, gpu_cmp);
   for (guint i = 0; i < gpus->len; i++)
@@ -898,6 +1131,7 @@ import_kineto (const char *path, const char *out_path, GError **error)
 
   /* Memory events of the traced CUDA device (Device Type 1), in time order. */
   g_array_sort (mems, gpu_cmp);
+  guint64 start_reserved = 0;
   {
     GHashTable *live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
     guint64 next_id = 1;
@@ -956,6 +1190,11 @@ import_kineto (const char *path, const char *out_path, GError **error)
             first = FALSE;
             double total = num (args, "Total Allocated", -1);
             double base = total - bytes;
+            /* The cache the window starts on (docs/importers.md): the
+             * allocator model seeds it (alloc_seed_cache). */
+            double reserved = num (args, "Total Reserved", -1);
+            if (reserved > 0 && reserved < 9.0e15)
+              start_reserved = (guint64) reserved;
             if (total >= 0 && base > 0 && !int_field (k, g->idx, "args.Total Allocated", base, &nbase, error))
               {
                 g_hash_table_unref (live);
@@ -1009,7 +1248,20 @@ import_kineto (const char *path, const char *out_path, GError **error)
       goto out;
     }
   import_sort (k->outs);
-  ok = import_write (k->outs, out_path, device, "vramsim convert (Kineto import)", error);
+  {
+    /* [memory] events are the caching allocator's blocks: tensor-level. */
+    cJSON *extra = NULL;
+    if (mems->len > 0)
+      {
+        extra = cJSON_CreateObject ();
+        cJSON_AddStringToObject (extra, "allocations", "tensor");
+        if (start_reserved > 0)
+          cJSON_AddNumberToObject (cJSON_AddObjectToObject (extra, "allocator_state"), "reserved_bytes",
+                                   (double) start_reserved);
+      }
+    ok = import_write_extra (k->outs, out_path, device, "vramsim convert (Kineto import)", extra, error);
+    cJSON_Delete (extra);
+  }
 
 out:
   g_array_unref (k->outs);
@@ -1017,6 +1269,7 @@ out:
   g_hash_table_unref (k->rt_used);
   g_hash_table_unref (k->sync_by_corr);
   g_hash_table_unref (k->record_stream);
+  g_hash_table_unref (k->comm);
   g_string_chunk_free (chunk);
   g_array_unref (gpus);
   g_array_unref (mems);

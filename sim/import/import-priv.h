@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glib.h>
+#include <cjson/cJSON.h>
 
 #include "trace/event.h"
 
@@ -17,6 +18,8 @@ typedef struct {
   gint64 seq;            /* tie-break among equal t: order of creation */
   gboolean pinned_host;  /* copy: the host side is pinned (a staging buffer is made) */
   gboolean stream_unknown; /* sync: the stream the thread last launched on */
+  gboolean has_coll;     /* kernel: coll is its collective */
+  VsCollective coll;
 } ImportOut;
 
 /* The preset for a device name ("NVIDIA A100-SXM4-80GB" -> "a100-80g"), or NULL. */
@@ -31,3 +34,21 @@ void import_sort (GArray *outs);
 /* Writes sorted OUTS to OUT_PATH through a VsTraceWriter, adding the
  * synthetic allocations. */
 gboolean import_write (GArray *outs, const char *out_path, const char *device, const char *tool, GError **error);
+
+/* ---- collectives (import-comm.c) ---- */
+
+/* The collective an NCCL kernel name runs ("ncclKernel_AllReduce_RING_LL_Sum_float",
+ * "ncclDevKernel_AllGather_RING_LL"): a VsCollKind; IMPORT_COLL_SENDRECV for
+ * the SendRecv kernel (send, recv or all-to-all: the op says which); -1 when
+ * NAME is not an NCCL collective kernel. */
+#define IMPORT_COLL_SENDRECV (-2)
+int import_coll_kind_from_kernel (const char *name);
+/* The collective a framework op names ("nccl:all_reduce", "nccl:_all_gather_base",
+ * record_param_comms' "allreduce", "all_to_all", "broadcast", ...); -1 if none. */
+int import_coll_kind_from_op (const char *name);
+/* Bytes of one element of a PyTorch dtype ("float", "c10::Half", "BFloat16",
+ * "Float", "long int", ...); 0 when unknown. */
+guint import_dtype_bytes (const char *dtype);
+/* import_write with EXTRA's members added to the header (transfer none; may be NULL). */
+gboolean import_write_extra (GArray *outs, const char *out_path, const char *device, const char *tool,
+                             const cJSON *extra, GError **error);

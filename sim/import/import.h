@@ -13,3 +13,8 @@ gboolean import_kineto (const char *path, const char *out_path, GError **error);
 /* Nsight Systems SQLite export (nsys export --type sqlite). */
 gboolean import_nsys_detect (const char *path);
 gboolean import_nsys (const char *path, const char *out_path, GError **error);
+
+/* PyTorch memory snapshot pickle (torch.cuda.memory._dump_snapshot()), one
+ * device (-1: the one with the most recorded actions). */
+gboolean import_snapshot_detect (const char *path);
+gboolean import_snapshot (const char *path, const char *out_path, int device, GError **error);

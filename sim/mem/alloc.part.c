@@ -5,21 +5,54 @@
  * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
+/* The program freed A: its id is free again. Managed memory that ops
+ * issued before the free still use stays until they end (their faults and
+ * residency count, as the GPU reaches them after the host moved on);
+ * everything else goes now. */
 static void
 alloc_release (Sim *s, Alloc *a)
 {
-  a->freed = TRUE;
   TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
   t->cur -= a->bytes;
+  /* A is the one live under its id: do_alloc releases an id's old
+   * allocation before it adds the new one. */
+  slotmap_remove (&s->mem.allocs, a->id);
+  if (a->kind == VS_MEM_MANAGED && a->users > 0)
+    {
+      a->free_deferred = TRUE;
+      return;
+    }
+  alloc_release_charges (s, a);
+}
+
+/* A's memory leaves wherever it is charged, and the table's reference goes. */
+static void
+alloc_release_charges (Sim *s, Alloc *a)
+{
+  a->freed = TRUE;
+  if (!a->via_model && a->kind == VS_MEM_DEVICE)
+    {
+      s->mem.none_cur -= a->charge;
+      s->mem.none_frees++;
+      if (G_UNLIKELY (s->out.series))
+        series_allocs (s);
+      if (G_UNLIKELY (s->out.timeline))
+        timeline_allocator (s, s->mem.none_cur, s->mem.none_cur);
+    }
   lru_remove (s, a);
-  if (a->kind == VS_MEM_PINNED)
+  if (a->via_model)
+    ;   /* the model's segments are the charge (alloc-model.part.c) */
+  else if (a->kind == VS_MEM_PINNED)
     loc_sub (s, s->mem.loc_host, a->charge);
   else if (a->kind == VS_MEM_MANAGED)
     {
       if (s->core.cfg->unified)
         loc_sub (s, LOC_DEVICE, a->charge);
       else
-        loc_sub (s, LOC_DEVICE, man_resident (s, a));
+        {
+          loc_sub (s, LOC_DEVICE, man_resident (s, a));
+          loc_sub (s, s->mem.loc_host, a->bytes - man_resident (s, a));  /* its host share */
+        }
       man_set_groups (s, a, 0);
     }
   else
@@ -27,13 +60,10 @@ alloc_release (Sim *s, Alloc *a)
       loc_sub (s, a->loc, a->charge);
       if (a->loc == LOC_DEVICE)
         s->mem.dev_nonmanaged -= a->charge;
-      if (a->below >= 0)
+      if (a->below != LOC_NONE)
         loc_sub (s, a->below, a->charge);
-      a->below = -1;
+      a->below = LOC_NONE;
     }
-  /* A is the one live under its id: do_alloc releases an id's old
-   * allocation before it adds the new one. */
-  slotmap_remove (&s->mem.allocs, a->id);
   alloc_unref (a);       /* the table's */
 }
 
@@ -69,7 +99,9 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
        * set below are left out. */
       a->acc_gen = 0;
       a->acc_idx = a->running = 0;
-      a->written = a->dirty = a->freed = a->fixed = FALSE;
+      a->written = a->dirty = a->freed = a->fixed = a->via_model = FALSE;
+      a->start_device = a->touched = a->free_deferred = FALSE;
+      a->users = 0;
       a->loc = 0;
       a->lru_prev = a->lru_next = NULL;
       a->in_lru = FALSE;
@@ -84,11 +116,18 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   a->id = ev->id;
   a->bytes = ev->bytes;
   a->kind = ev->kind;
-  a->below = -1;
+  a->below = LOC_NONE;
   a->tag = stats_tag (s, ev->tag);
   if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
-    a->kind = VS_MEM_MANAGED;
+    {
+      /* Device memory the uvm policy made managed never lived on the host. */
+      a->kind = VS_MEM_MANAGED;
+      a->start_device = TRUE;
+    }
+  else if (a->kind == VS_MEM_MANAGED)
+    a->start_device = s->core.cfg->uvm.first_touch == VS_FIRST_TOUCH_DEVICE;
   a->charge = round_up (a->bytes, s->core.cfg->memory.alloc_granularity);
+  s->stats.n_allocs++;
   gboolean ok = TRUE;
   int oom_loc = LOC_DEVICE;
 
@@ -131,14 +170,20 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       a->charge = a->bytes;
       a->loc = LOC_DEVICE;
       oom_loc = s->mem.loc_host;
-      if (a->bytes > s->mem.loc_cap[s->mem.loc_host]
-          || a->bytes / s->core.cfg->uvm.evict_unit >= MAX_MANAGED_GROUPS)
+      if (a->bytes / s->core.cfg->uvm.evict_unit >= MAX_MANAGED_GROUPS)
         ok = FALSE;
+      else if (a->bytes > loc_free (s, s->mem.loc_host) && !s->core.opts->keep_going)
+        ok = FALSE;   /* not resident anywhere yet: charged to the host (5.7) */
       else
         {
+          if (a->bytes > loc_free (s, s->mem.loc_host))
+            report_oom (s, ev, s->mem.loc_host);
           a->n_groups = (guint32) ((a->bytes + s->core.cfg->uvm.evict_unit - 1) / s->core.cfg->uvm.evict_unit);
+          loc_add (s, s->mem.loc_host, a->bytes);
         }
     }
+  else if (s->mem.amodel != NULL)
+    ok = amodel_alloc (s, a, ev);
   else
     {
       guint64 free_b = loc_free (s, LOC_DEVICE);
@@ -176,6 +221,18 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       s->core.halt = TRUE;
       alloc_unref (a);
       return FALSE;
+    }
+  if (!a->via_model && a->kind == VS_MEM_DEVICE)
+    {
+      /* Kind none's figures: each device allocation its own segment. */
+      s->mem.none_cur += a->charge;
+      s->mem.none_peak = MAX (s->mem.none_peak, s->mem.none_cur);
+      s->mem.none_allocs++;
+      s->mem.none_alloc_bytes += a->charge;
+      if (G_UNLIKELY (s->out.series))
+        series_allocs (s);
+      if (G_UNLIKELY (s->out.timeline))
+        timeline_allocator (s, s->mem.none_cur, s->mem.none_cur);
     }
   TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
   t->cur += a->bytes;

@@ -34,6 +34,16 @@ man_set_groups (Sim *s, Alloc *a, guint32 r)
 {
   if (a->running > 0)
     s->mem.man_running_bytes += man_bytes (s, a, r) - man_resident (s, a);
+  /* Managed memory not resident on the device is charged to the host
+   * (5.7), under every policy; a unified machine has one pool. */
+  if (!s->core.cfg->unified && !a->freed)
+    {
+      guint64 was = man_resident (s, a), now = man_bytes (s, a, r);
+      if (now > was)
+        loc_sub (s, s->mem.loc_host, now - was);
+      else
+        loc_add (s, s->mem.loc_host, was - now);
+    }
   a->resident_groups = r;
 }
 
@@ -111,7 +121,7 @@ fault_in (Sim *s, Op *op)
 {
   if (s->core.cfg->unified || !op->has_managed)
     return;
-  guint64 total = 0, missing = 0, missing_pages = 0;
+  guint64 total = 0, missing = 0, missing_pages = 0, created_pages = 0;
   for (guint i = 0; i < op->n_acc; i++)
     {
       Alloc *a = op->acc[i];
@@ -119,7 +129,11 @@ fault_in (Sim *s, Op *op)
         continue;
       total = sat_add (total, a->bytes);
       missing = sat_add (missing, a->bytes - man_resident (s, a));
-      missing_pages += man_pages (s, a, a->n_groups) - man_pages (s, a, a->resident_groups);
+      guint64 mp = man_pages (s, a, a->n_groups) - man_pages (s, a, a->resident_groups);
+      missing_pages += mp;
+      if (a->start_device && !a->touched)
+        created_pages += mp;
+      a->touched = TRUE;
     }
   if (missing == 0)
     return;
@@ -154,9 +168,13 @@ fault_in (Sim *s, Op *op)
         }
       guint64 batches = (missing_pages + s->core.cfg->uvm.fault_batch - 1) / s->core.cfg->uvm.fault_batch;
       j = job_new (s, batches * s->core.cfg->uvm.fault_latency_ns);
-      job_add_flow (j, (double) missing_pages * s->core.cfg->uvm.page, INFINITY, pin, 2);
+      /* First touch on the device: pages never touched of an allocation
+       * whose pages start there are created on the GPU, faulted (the H200
+       * spent the fault time) but not moved (0 B migrated). */
+      guint64 moved = missing_pages - MIN (missing_pages, created_pages);
+      job_add_flow (j, (double) moved * s->core.cfg->uvm.page, INFINITY, pin, 2);
       s->stats.faults += missing_pages;
-      s->stats.fault_bytes += missing_pages * s->core.cfg->uvm.page;
+      s->stats.fault_bytes += moved * s->core.cfg->uvm.page;
     }
   else
     {

@@ -253,7 +253,15 @@ report_marks (Sim *s, cJSON *r)
 static void
 report_warnings (Sim *s, cJSON *r, double makespan)
 {
-  cJSON *w = cJSON_AddArrayToObject (r, "warnings");
+  /* One warnings[] per report: the memory section's (sim/mem/alloc-model.part.c)
+   * may have opened it already. */
+  cJSON *w = cJSON_GetObjectItemCaseSensitive (r, "warnings");
+  if (w == NULL)
+    w = cJSON_AddArrayToObject (r, "warnings");
+  gboolean mem_said = FALSE;
+  const cJSON *said;
+  cJSON_ArrayForEach (said, w)
+    mem_said |= cJSON_IsString (said) && g_str_has_prefix (said->valuestring, "memory unknown");
   /* What the trace's maker said (synth: a trace that does not fit its
    * own capture preset, a flag without effect). */
   const VsTraceHeader *h = trace_reader_header (s->core.reader);
@@ -276,12 +284,19 @@ report_warnings (Sim *s, cJSON *r, double makespan)
                                               100 * (1 - busy / makespan), b, m);
       cJSON_AddItemToArray (w, cJSON_CreateString (msg));
     }
-  /* No device memory at all: fits, OOM and spill answers mean nothing. */
+  /* No device memory at all beyond the preset's CUDA context (charged
+   * before the first event): fits, OOM and spill answers mean nothing.
+   * Said once: a trace without any allocation is already told so. */
   guint64 peak = 0;
   for (guint loc = 0; loc < s->mem.n_locs; loc++)
     if ((int) loc != s->mem.loc_host || s->core.cfg->unified)
       peak = MAX (peak, s->mem.loc_peak[loc]);
-  if (peak == 0 && s->stats.n_events > 0)
+  /* The allocator model may reserve a segment for a 0-byte allocation (an
+   * importer's "untracked" placeholder): the tags count the trace's own bytes. */
+  guint64 traced = 0;
+  for (guint i = 0; i < s->stats.tag_stats->len; i++)
+    traced = MAX (traced, g_array_index (s->stats.tag_stats, TagStat, i).peak);
+  if (!mem_said && (peak <= s->core.cfg->memory.context || traced == 0) && s->stats.n_events > 0)
     cJSON_AddItemToArray (w, cJSON_CreateString (
       "memory unknown: the trace allocates no device memory (record it with vramcap, or the PyTorch "
       "profiler with profile_memory=True); whether it fits, and any OOM or spill, are not predicted"));

@@ -58,6 +58,16 @@ series_begin (Sim *s)
 {
   for (guint i = 0; i < s->mem.n_locs; i++)
     s->out.res_cur_t[i] = s->core.t0;
+  s->out.alloc_cur_t = s->core.t0;
+  if (s->mem.amodel)
+    {
+      VsAllocStats st;
+      alloc_stats (s->mem.amodel, &st);
+      s->out.alloc_val[0] = st.allocated;
+      s->out.alloc_val[1] = st.reserved;
+    }
+  else
+    s->out.alloc_val[0] = s->out.alloc_val[1] = s->mem.none_cur;
 }
 
 /* Location LOC's use is about to change: integrate its value until now. */
@@ -67,6 +77,28 @@ series_resident (Sim *s, int loc)
   series_add (s->out.series, (guint) loc, s->out.res_cur_t[loc] - s->core.t0, s->core.now - s->core.t0,
               (double) s->mem.loc_used[loc]);
   s->out.res_cur_t[loc] = s->core.now;
+}
+
+/* The allocator's allocated and reserved bytes (the last two columns):
+ * integrates the values held since the last change, then takes the new. */
+static __attribute__ ((noinline, cold)) void
+series_allocs (Sim *s)
+{
+  Series *se = s->out.series;
+  guint col = se->n_cols - 2;
+  double t0 = s->out.alloc_cur_t > s->core.t0 ? s->out.alloc_cur_t - s->core.t0 : 0;
+  series_add (se, col, t0, s->core.now - s->core.t0, (double) s->out.alloc_val[0]);
+  series_add (se, col + 1, t0, s->core.now - s->core.t0, (double) s->out.alloc_val[1]);
+  s->out.alloc_cur_t = s->core.now;
+  if (s->mem.amodel)
+    {
+      VsAllocStats st;
+      alloc_stats (s->mem.amodel, &st);
+      s->out.alloc_val[0] = st.allocated;
+      s->out.alloc_val[1] = st.reserved;
+    }
+  else
+    s->out.alloc_val[0] = s->out.alloc_val[1] = s->mem.none_cur;
 }
 
 static void
@@ -86,13 +118,18 @@ series_write (Sim *s, const char *path, double makespan, GError **error)
   Series *se = s->out.series;
   for (guint loc = 0; loc < s->mem.n_locs; loc++)
     series_add (se, loc, s->out.res_cur_t[loc] - s->core.t0, makespan, (double) s->mem.loc_used[loc]);
+  {
+    double t0 = s->out.alloc_cur_t > s->core.t0 ? s->out.alloc_cur_t - s->core.t0 : 0;
+    series_add (se, se->n_cols - 2, t0, makespan, (double) s->out.alloc_val[0]);
+    series_add (se, se->n_cols - 1, t0, makespan, (double) s->out.alloc_val[1]);
+  }
   GString *out = g_string_new ("t_ns,dt_ns");
   for (guint loc = 0; loc < s->mem.n_locs; loc++)
     if (!(s->core.cfg->unified && (int) loc == s->mem.loc_host))
       g_string_append_printf (out, ",resident_%s_bytes", loc_name (s, (int) loc));
   for (guint i = 0; i < flow_net_n_resources (s->core.net); i++)
     g_string_append_printf (out, ",util_%s", flow_net_resource_name (s->core.net, i));
-  g_string_append_c (out, '\n');
+  g_string_append (out, ",allocated_bytes,reserved_bytes\n");
   const double *v = (const double *) se->sums->data;
   guint n = se->n_buckets;
   for (guint b = 0; b < n; b++)
@@ -110,12 +147,14 @@ series_write (Sim *s, const char *path, double makespan, GError **error)
                 continue;
               g_string_append_printf (out, ",%.0f", v[b * se->n_cols + col] / w);
             }
+          else if (col >= se->n_cols - 2)
+            g_string_append_printf (out, ",%.0f", v[b * se->n_cols + col] / w);
           else
             g_string_append_printf (out, ",%.4f", v[b * se->n_cols + col] / w);
         }
       g_string_append_c (out, '\n');
     }
-  gboolean ok = fileio_write_atomic (path, out->str, out->len, error);
+  gboolean ok = outfile_write_all (path, "--series", out->str, (gssize) out->len, error);
   g_string_free (out, TRUE);
   return ok;
 }

@@ -34,7 +34,8 @@ sim_report (Sim *s, double makespan)
   const VsConfig *c = s->core.cfg;
   cJSON *r = cJSON_CreateObject ();
   cJSON_AddNumberToObject (r, "vramsim_report", 1);
-  cJSON_AddStringToObject (r, "status", s->core.oom && !s->core.opts->keep_going ? "oom" : "ok");
+  /* --keep-going past capacity is an overflow, not a fit (5.9). */
+  cJSON_AddStringToObject (r, "status", !s->core.oom ? "ok" : s->core.opts->keep_going ? "overflow" : "oom");
   cJSON_AddStringToObject (r, "config", c->name ? c->name : "");
   cJSON_AddStringToObject (r, "capture_config", s->core.cap_cfg->name ? s->core.cap_cfg->name : "");
   cJSON_AddStringToObject (r, "trace", s->core.opts->trace_name ? s->core.opts->trace_name : trace_reader_path (s->core.reader));
@@ -79,6 +80,8 @@ sim_report (Sim *s, double makespan)
       cJSON_AddItemToArray (tags, o);
     }
   cJSON_AddNumberToObject (m, "overflow_bytes", (double) s->mem.overflow_peak);
+  cJSON *warnings = cJSON_AddArrayToObject (r, "warnings");
+  amodel_report (s, m, warnings);
 
   cJSON *tr = cJSON_AddObjectToObject (r, "traffic");
   cJSON_AddNumberToObject (tr, "h2d_bytes", (double) s->stats.h2d_bytes);
@@ -124,6 +127,8 @@ sim_report (Sim *s, double makespan)
       cJSON_AddItemToArray (top, o);
     }
   g_ptr_array_free (ks, TRUE);
+
+  coll_report (s, r);
 
   report_marks (s, r);
   report_warnings (s, r, makespan);

@@ -76,6 +76,15 @@ timeline_resident (Sim *s, int loc, guint64 value)
             loc_name (s, loc), tl_us (ts, tl_ns (s, s->core.now)), value / 1073741824.0);
 }
 
+/* The allocator's allocated and reserved bytes: one counter track. */
+static __attribute__ ((noinline, cold)) void
+timeline_allocator (Sim *s, guint64 allocated, guint64 reserved)
+{
+  tl_event (s, "{\"name\":\"allocator\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,"
+            "\"args\":{\"allocated GiB\":%.6f,\"reserved GiB\":%.6f}}",
+            (s->core.now - s->core.t0) / 1e3, allocated / 1073741824.0, reserved / 1073741824.0);
+}
+
 /* T's blocking call, issued at t->s_cur, returns at F. */
 static __attribute__ ((noinline, cold)) void
 timeline_host_wait (Sim *s, Thread *t, double f)
@@ -163,13 +172,16 @@ timeline_mark (Sim *s, Thread *t, const char *name, double now)
 static gboolean
 timeline_open (Sim *s, const char *path, GError **error)
 {
-  s->out.timeline_tmp = g_strdup_printf ("%s.tmp.%d", path, (int) getpid ());
-  s->out.timeline = fopen (s->out.timeline_tmp, "w");
+  /* base/outfile.h: a temporary beside PATH (removed on error and on
+   * SIGINT/SIGTERM/SIGHUP), or PATH itself for a device or FIFO. */
+  s->out.timeline_file = outfile_open (path, "--timeline", error);
+  if (s->out.timeline_file == NULL)
+    return FALSE;
+  s->out.timeline = outfile_stream (s->out.timeline_file);
   if (s->out.timeline == NULL)
     {
-      int e = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: cannot write: %s", path, g_strerror (e));
-      g_clear_pointer (&s->out.timeline_tmp, g_free);
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOMEM, "--timeline %s: cannot write", path);
+      outfile_abort (g_steal_pointer (&s->out.timeline_file));
       return FALSE;
     }
   fputs ("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", s->out.timeline);
@@ -191,23 +203,13 @@ timeline_close (Sim *s, const char *path, gboolean ok, GError **error)
 {
   if (s->out.timeline == NULL)
     return ok;
-  fputs ("\n]}\n", s->out.timeline);
-  gboolean wrote = fflush (s->out.timeline) == 0;
-  wrote &= fclose (s->out.timeline) == 0;
+  VsOutFile *out = g_steal_pointer (&s->out.timeline_file);
   s->out.timeline = NULL;
-  if (ok && !wrote)
-    {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
-      ok = FALSE;
-    }
-  if (ok && g_rename (s->out.timeline_tmp, path) != 0)
-    {
-      int e = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", path, g_strerror (e));
-      ok = FALSE;
-    }
   if (!ok)
-    g_unlink (s->out.timeline_tmp);
-  g_clear_pointer (&s->out.timeline_tmp, g_free);
-  return ok;
+    {
+      outfile_abort (out);
+      return FALSE;
+    }
+  outfile_write (out, "\n]}\n", 4, NULL);   /* a failure is reported by the commit */
+  return outfile_commit (out, error);
 }

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "model/network.h"
 #include "trace/trace.h"
 
 struct _SynthEmit {
@@ -33,6 +34,8 @@ struct _SynthEmit {
   GHashTable *event_time;  /* event -> ns */
   GError *error;           /* first write error */
   guint64 live_dev, peak_dev;  /* device bytes live, and their peak (synth_peak_device) */
+  VsNetwork net;           /* the preset's network */
+  SynthCommStats *comm;    /* watched, or NULL */
 };
 
 static guint64
@@ -88,6 +91,10 @@ synth_emit_new_warn (const char *path, const VsConfig *cfg, double mfu, const ch
   g_strchomp (h->device);
   h->config = g_strdup (cfg->name);
   h->tool = g_strdup_printf ("vramsim synth %s", workload);
+  /* A PyTorch job's allocations are tensors (its caching allocator's
+   * requests, SPEC 3); the STREAM benchmark's are driver calls. */
+  if (strcmp (workload, "stream") != 0)
+    trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
   VsTraceWriter *w = trace_writer_new (path, VS_FORMAT_AUTO, h, error);
   if (w == NULL)
     return NULL;
@@ -102,6 +109,7 @@ synth_emit_new_warn (const char *path, const VsConfig *cfg, double mfu, const ch
   e->kinds = u64_table ();
   e->stream_end = u64_table ();
   e->event_time = u64_table ();
+  network_from_config (&e->net, cfg);
   return e;
 }
 
@@ -212,6 +220,45 @@ synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
   ev.n_reads = nr;
   ev.writes = w;
   ev.n_writes = nw;
+  gpu_run (e, stream, ev.dur);
+  emit (e, &ev, SYNTH_LAUNCH_NS);
+  return ev.dur;
+}
+
+void
+synth_emit_watch_comm (SynthEmit *e, SynthCommStats *stats)
+{
+  e->comm = stats;
+}
+
+guint64
+synth_collective (SynthEmit *e, const char *name, guint64 stream, VsCollKind kind, guint64 bytes,
+                  guint32 ranks, guint64 read, guint64 write, guint64 wait_ns)
+{
+  VsCollective coll = { .kind = (guint8) kind, .ranks = ranks, .bytes = bytes };
+  guint64 r[1] = { read }, w[1] = { write };
+  VsEvent ev;
+  event_init (&ev, VS_OP_KERNEL);
+  ev.name = name;
+  ev.stream = stream;
+  /* No compute_ns: the time is the network's, not the SMs' (until the
+   * engine prices collectives, SPEC 5.4 splits it as for any kernel). */
+  /* Device-memory traffic: the input read and the output written. */
+  guint64 out = kind == VS_COLL_ALL_GATHER ? bytes * ranks
+                : kind == VS_COLL_REDUCE_SCATTER ? bytes / MAX (ranks, 1u)
+                : kind == VS_COLL_SEND ? 0 : bytes;
+  ev.bytes = (kind == VS_COLL_RECV ? 0 : bytes) + out;
+  ev.dur = network_time_ns (&e->net, kind, bytes, ranks) + wait_ns;
+  ev.reads = r;
+  ev.n_reads = read ? 1 : 0;
+  ev.writes = w;
+  ev.n_writes = write ? 1 : 0;
+  ev.collective = &coll;
+  if (e->comm != NULL)
+    {
+      e->comm->count[kind]++;
+      e->comm->bytes[kind] += bytes;
+    }
   gpu_run (e, stream, ev.dur);
   emit (e, &ev, SYNTH_LAUNCH_NS);
   return ev.dur;

@@ -46,6 +46,21 @@ guint64 synth_size (SynthEmit *e, guint64 id);
 guint64 synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
                       const guint64 *reads, guint n_reads, const guint64 *writes, guint n_writes,
                       guint64 bytes);
+/* What a generator's collectives moved, by kind (tests check the papers'
+ * volumes against it). */
+typedef struct {
+  guint64 count[VS_COLL_COUNT];
+  guint64 bytes[VS_COLL_COUNT];   /* sum of collective.bytes (per-rank input buffers) */
+} SynthCommStats;
+/* Counts every later collective into STATS (borrowed; NULL stops). */
+void synth_emit_watch_comm (SynthEmit *e, SynthCommStats *stats);
+/* A collective kernel (SPEC 3 `collective`): KIND of BYTES (the per-rank
+ * input buffer) over a group of RANKS, reading READ and writing WRITE (ids,
+ * 0: none). Its duration is the network model's time for it on the
+ * preset's `network` (sim/model/network.c) plus WAIT_NS spent waiting for
+ * the peer (a pipeline bubble). Returns the duration. */
+guint64 synth_collective (SynthEmit *e, const char *name, guint64 stream, VsCollKind kind, guint64 bytes,
+                          guint32 ranks, guint64 read, guint64 write, guint64 wait_ns);
 /* A copy of BYTES between ids (0 = pageable host memory). */
 guint64 synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes,
                     guint64 stream, gboolean async);
@@ -68,7 +83,8 @@ void synth_emit_abort (SynthEmit *e);
 
 /* ---- the workloads ---- */
 
-typedef enum { SYNTH_PREC_FP32, SYNTH_PREC_FP16, SYNTH_PREC_BF16, SYNTH_PREC_MIXED } SynthPrecision;
+/* SYNTH_PREC_FP8: mixed precision with Transformer Engine's FP8 GEMMs. */
+typedef enum { SYNTH_PREC_FP32, SYNTH_PREC_FP16, SYNTH_PREC_BF16, SYNTH_PREC_MIXED, SYNTH_PREC_FP8 } SynthPrecision;
 typedef enum { SYNTH_OPT_ADAM, SYNTH_OPT_SGD } SynthOptimizer;
 typedef enum { SYNTH_CKPT_NONE, SYNTH_CKPT_EVERY, SYNTH_CKPT_SELECTIVE } SynthCheckpoint;
 
@@ -81,14 +97,27 @@ typedef struct {
   guint checkpoint_every; /* SYNTH_CKPT_EVERY: layers per checkpointed segment */
   guint zero, dp, grad_accum, steps;
   gboolean offload_optimizer;
+  /* Parallel layouts (0 counts as 1): Megatron tensor parallelism over tp
+   * ranks (sp: with sequence parallelism), pp pipeline stages run 1F1B over
+   * the grad_accum micro-batches (the trace is stage 0's), and MoE layers
+   * of `experts` experts (0: dense) routing each token to top_k of them,
+   * experts spread over the data-parallel ranks. */
+  guint tp, pp;
+  gboolean sp;
+  guint experts, top_k;
 } SynthTrainOpts;
 
 /* Model-state bytes per parameter for a precision and optimizer (before
  * sharding): *p params, *g grads, *o optimizer states. */
 void synth_train_state_bytes (SynthPrecision prec, SynthOptimizer opt, guint *p, guint *g, guint *o);
-/* Activation bytes one layer saves with no recomputation:
- * s·b·h·(34 + 5·a·s/h) at 16 bits (Korthikanti et al.), doubled at fp32. */
+/* Activation bytes one layer saves with no recomputation (Korthikanti et
+ * al. 2022, Table 2): s·b·h·(34 + 5·a·s/h) at 16 bits, doubled at fp32;
+ * under tensor parallelism t, s·b·h·(10 + 24/t + 5·a·s/(h·t)), with
+ * sequence parallelism s·b·h/t·(34 + 5·a·s/h). */
 guint64 synth_train_layer_activations (const SynthTrainOpts *o);
+/* What one layer keeps under selective recomputation (the same table):
+ * 34·s·b·h, s·b·h·(10 + 24/t), or 34·s·b·h/t with sequence parallelism. */
+guint64 synth_train_layer_kept (const SynthTrainOpts *o);
 /* The activations tag peak the generator produces (docs/workloads.md). */
 guint64 synth_train_activation_peak (const SynthTrainOpts *o);
 gboolean synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error);

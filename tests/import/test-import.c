@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "import/import.h"
+#include "import/import-priv.h"
 #include "trace/trace.h"
 
 static char *
@@ -867,6 +868,96 @@ test_nsys_range_durations (void)
   g_rmdir (dir);
 }
 
+/* Collectives from the Kineto importer. The expected counts and byte sums
+ * were computed apart from the importer (a Python pass over the JSON: each
+ * NCCL kernel's launch call by correlation, the innermost `nccl:*`
+ * annotation around it on the same thread, Input Dims × dtype size) and
+ * are written here; ranks is distributedInfo.world_size. memory-profile-v100
+ * records no message sizes (older PyTorch), so none of its 2,020 NCCL
+ * kernels gets a collective. */
+typedef struct { guint64 count[VS_COLL_COUNT], bytes[VS_COLL_COUNT]; guint32 ranks; guint64 nccl; } CollCounts;
+
+static void
+count_colls (const char *path, CollCounts *c)
+{
+  memset (c, 0, sizeof *c);
+  g_autoptr (GError) err = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (path, &err);
+  g_assert_no_error (err);
+  VsEvent ev;
+  while (trace_next (r, &ev, &err))
+    if (ev.op == VS_OP_KERNEL)
+      {
+        c->nccl += g_str_has_prefix (ev.name, "nccl");
+        if (ev.collective == NULL)
+          continue;
+        c->count[ev.collective->kind]++;
+        c->bytes[ev.collective->kind] += ev.collective->bytes;
+        c->ranks = MAX (c->ranks, ev.collective->ranks);
+      }
+  g_assert_no_error (err);
+}
+
+static void
+test_kineto_collectives (void)
+{
+  /* NCCL's kernel names (src/device/generate.py), old and new. */
+  g_assert_cmpint (import_coll_kind_from_kernel ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"), ==, VS_COLL_ALL_REDUCE);
+  g_assert_cmpint (import_coll_kind_from_kernel ("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(ncclDevComm*)"), ==,
+                   VS_COLL_REDUCE_SCATTER);
+  g_assert_cmpint (import_coll_kind_from_kernel ("ncclDevKernel_Reduce_Sum_f16_RING_LL"), ==, VS_COLL_REDUCE);
+  g_assert_cmpint (import_coll_kind_from_kernel ("ncclDevKernel_AllGather_RING_LL"), ==, VS_COLL_ALL_GATHER);
+  g_assert_cmpint (import_coll_kind_from_kernel ("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"), ==, IMPORT_COLL_SENDRECV);
+  g_assert_cmpint (import_coll_kind_from_kernel ("ncclDevKernel_Broadcast_RING_LL"), ==, VS_COLL_BROADCAST);
+  g_assert_cmpint (import_coll_kind_from_kernel ("volta_sgemm_128x64_nn"), ==, -1);
+  g_assert_cmpint (import_coll_kind_from_op ("nccl:_reduce_scatter_base"), ==, VS_COLL_REDUCE_SCATTER);
+  g_assert_cmpint (import_coll_kind_from_op ("allreduce"), ==, VS_COLL_ALL_REDUCE);
+  g_assert_cmpint (import_coll_kind_from_op ("nccl:all_to_all"), ==, VS_COLL_ALL_TO_ALL);
+  g_assert_cmpint (import_coll_kind_from_op ("nccl:gather"), ==, -1);
+  g_assert_cmpuint (import_dtype_bytes ("c10::BFloat16"), ==, 2);
+  g_assert_cmpuint (import_dtype_bytes ("signed char"), ==, 1);
+  g_assert_cmpuint (import_dtype_bytes ("TensorList"), ==, 0);
+
+  static const struct {
+    const char *rel;
+    guint32 ranks;
+    guint64 nccl;
+    guint64 ar, ar_b, ag, ag_b, rs, rs_b, a2a, a2a_b;
+  } want[] = {
+    { "kineto/copies-rank0.json.gz", 16, 80, 10, 8965794640, 10, 73400320, 10, 587202560, 45, 157873564 },
+    { "kineto/sampled-rank0.json.gz", 128, 10, 4, 314195708, 2, 33554432, 0, 0, 4, 850250752 },
+    { "kineto/trace-diff-control.json.gz", 8, 60, 18, 1200223224, 0, 0, 0, 0, 42, 3865189408 },
+    { "kineto/memory-profile-v100.json.gz", 0, 2020, 0, 0, 0, 0, 0, 0, 0, 0 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    {
+      g_autofree char *src = real_trace (want[i].rel);
+      if (src == NULL)
+        {
+          g_test_skip ("real traces not found");
+          return;
+        }
+      g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+      g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+      g_autoptr (GError) err = NULL;
+      g_assert_true (import_kineto (src, out, &err));
+      CollCounts c;
+      count_colls (out, &c);
+      g_assert_cmpuint (c.nccl, ==, want[i].nccl);
+      g_assert_cmpuint (c.ranks, ==, want[i].ranks);
+      g_assert_cmpuint (c.count[VS_COLL_ALL_REDUCE], ==, want[i].ar);
+      g_assert_cmpuint (c.bytes[VS_COLL_ALL_REDUCE], ==, want[i].ar_b);
+      g_assert_cmpuint (c.count[VS_COLL_ALL_GATHER], ==, want[i].ag);
+      g_assert_cmpuint (c.bytes[VS_COLL_ALL_GATHER], ==, want[i].ag_b);
+      g_assert_cmpuint (c.count[VS_COLL_REDUCE_SCATTER], ==, want[i].rs);
+      g_assert_cmpuint (c.bytes[VS_COLL_REDUCE_SCATTER], ==, want[i].rs_b);
+      g_assert_cmpuint (c.count[VS_COLL_ALL_TO_ALL], ==, want[i].a2a);
+      g_assert_cmpuint (c.bytes[VS_COLL_ALL_TO_ALL], ==, want[i].a2a_b);
+      g_unlink (out);
+      g_rmdir (dir);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -876,6 +967,7 @@ main (int argc, char **argv)
   g_test_add_func ("/import/kineto/multistream", test_kineto_multistream);
   g_test_add_func ("/import/kineto/memory-v100", test_kineto_memory);
   g_test_add_func ("/import/kineto/copies", test_kineto_copies);
+  g_test_add_func ("/import/kineto/collectives", test_kineto_collectives);
   g_test_add_func ("/import/kineto/ns-resolution", test_kineto_ns);
   g_test_add_func ("/import/kineto/sampled", test_kineto_sampled);
   g_test_add_func ("/import/kineto/trace-diff", test_kineto_diff);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "model/network.h"
 #include "synth/synth.h"
 #include "trace/trace.h"
 
@@ -142,6 +143,25 @@ generate (Gen gen, const void *opts, const VsConfig *cfg, Stats *s)
   g_autoptr (GError) err = NULL;
   SynthEmit *e = synth_emit_new (out, cfg, 0.5, "test", &err);
   g_assert_no_error (err);
+  g_assert_true (gen (opts, e, &err));
+  g_assert_true (synth_emit_finish (e, &err));
+  g_assert_no_error (err);
+  measure (out, s);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
+/* generate(), counting the collectives into COMM. */
+static void
+generate_comm (Gen gen, const void *opts, const VsConfig *cfg, Stats *s, SynthCommStats *comm)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-synth-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "t.jsonl", NULL);
+  g_autoptr (GError) err = NULL;
+  SynthEmit *e = synth_emit_new (out, cfg, 0.5, "test", &err);
+  g_assert_no_error (err);
+  memset (comm, 0, sizeof *comm);
+  synth_emit_watch_comm (e, comm);
   g_assert_true (gen (opts, e, &err));
   g_assert_true (synth_emit_finish (e, &err));
   g_assert_no_error (err);
@@ -334,6 +354,172 @@ test_stream (void)
   stats_free (&s);
 }
 
+/* Megatron-LM (Shoeybi et al. 2019, section 3): per layer and micro-batch,
+ * 2 all-reduces of the s·b·h activations in the forward and 2 in the
+ * backward (+2 in a recomputed forward); with sequence parallelism
+ * (Korthikanti et al. 2022, section 4.2.2) each becomes an all-gather of
+ * the s/t shard and a reduce-scatter. --params: no embedding, so only the
+ * layers communicate. L = 4, m = 3 micro-batches, t = 8, fp16 message
+ * 2·s·b·h = 2·128·2·256 = 131072 bytes. */
+static void
+test_tp_volume (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("h100-sxm");
+  const guint64 L = 4, m = 3, t = 8, msg = 2 * 128 * 2 * 256;
+  SynthTrainOpts o = small_train ();
+  o.params = 4 * 12 * 256 * 256, o.tp = t, o.grad_accum = m;
+  Stats s;
+  SynthCommStats c;
+  generate_comm (gen_train, &o, cfg, &s, &c);
+  g_assert_cmpuint (c.count[VS_COLL_ALL_REDUCE], ==, 4 * L * m);        /* 48 */
+  g_assert_cmpuint (c.bytes[VS_COLL_ALL_REDUCE], ==, 4 * L * m * msg);  /* 6291456 */
+  g_assert_cmpuint (c.count[VS_COLL_ALL_GATHER] + c.count[VS_COLL_REDUCE_SCATTER], ==, 0);
+  /* Parameters split t ways: 12·h²/t per layer, 2 bytes each. */
+  g_assert_cmpuint (get (s.peak, "params"), ==, L * 12 * 256 * 256 / t * 2);
+  stats_free (&s);
+
+  o.checkpoint = SYNTH_CKPT_EVERY, o.checkpoint_every = 1;  /* full recompute: 6 a layer */
+  generate_comm (gen_train, &o, cfg, &s, &c);
+  g_assert_cmpuint (c.count[VS_COLL_ALL_REDUCE], ==, 6 * L * m);
+  stats_free (&s);
+
+  o.checkpoint = SYNTH_CKPT_NONE, o.sp = TRUE;
+  generate_comm (gen_train, &o, cfg, &s, &c);
+  g_assert_cmpuint (c.count[VS_COLL_ALL_REDUCE], ==, 0);
+  g_assert_cmpuint (c.count[VS_COLL_ALL_GATHER], ==, 4 * L * m);
+  g_assert_cmpuint (c.bytes[VS_COLL_ALL_GATHER], ==, 4 * L * m * msg / t);
+  g_assert_cmpuint (c.count[VS_COLL_REDUCE_SCATTER], ==, 4 * L * m);
+  g_assert_cmpuint (c.bytes[VS_COLL_REDUCE_SCATTER], ==, 4 * L * m * msg);
+  /* Same wire bytes as the all-reduces: (t-1)·msg/t gathered + (t-1)/t·msg scattered = 2(t-1)/t·msg. */
+  stats_free (&s);
+}
+
+/* ZeRO (Rajbhandari et al. 2020, section 7): per step a rank sends
+ * 2Ψ·(N-1)/N for stages 0-2 and 3Ψ·(N-1)/N for stage 3 (in parameters;
+ * ×2 bytes at fp16). Ψ = 4·12·256² = 3145728, N = 8, one micro-batch. The
+ * message sizes (input buffers) give the wire bytes: all-reduce
+ * 2(N-1)/N·in, reduce-scatter (N-1)/N·in, all-gather (N-1)·in. */
+static void
+test_zero_volume (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  const guint64 psi = 4 * 12 * 256 * 256, N = 8, L = 4;
+  for (guint z = 0; z <= 3; z++)
+    {
+      SynthTrainOpts o = small_train ();
+      o.params = psi, o.zero = z, o.dp = N;
+      Stats s;
+      SynthCommStats c;
+      generate_comm (gen_train, &o, cfg, &s, &c);
+      double wire = 2.0 * (N - 1) / N * c.bytes[VS_COLL_ALL_REDUCE] + (double) (N - 1) / N * c.bytes[VS_COLL_REDUCE_SCATTER]
+                    + (double) (N - 1) * c.bytes[VS_COLL_ALL_GATHER];
+      double want = (z == 3 ? 3.0 : 2.0) * psi * 2 * (N - 1) / N;
+      g_assert_cmpfloat (fabs (wire - want), <, 0.5);
+      if (z == 3)
+        {
+          /* each layer gathered for its forward and its backward, reduced once */
+          g_assert_cmpuint (c.count[VS_COLL_ALL_GATHER], ==, 2 * L);
+          g_assert_cmpuint (c.bytes[VS_COLL_ALL_GATHER], ==, 2 * psi * 2 / N);
+          g_assert_cmpuint (c.count[VS_COLL_REDUCE_SCATTER], ==, L);
+          g_assert_cmpuint (c.bytes[VS_COLL_REDUCE_SCATTER], ==, psi * 2);
+        }
+      else if (z == 0)
+        g_assert_cmpuint (c.bytes[VS_COLL_ALL_REDUCE], ==, psi * 2);
+      stats_free (&s);
+    }
+}
+
+/* Korthikanti et al. 2022, Table 2, bytes a layer keeps: t-way tensor
+ * parallel sbh(10 + 24/t + 5as/(ht)); with sequence parallelism
+ * sbh/t·(34 + 5as/h); selective: sbh(10 + 24/t), sbh·34/t. The generator's
+ * activation peak with selective recomputation and sequence parallelism is
+ * L·34·sbh/t plus one layer's recomputed 5·a·s²·b/t. */
+static void
+test_tp_activations (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("h100-sxm");
+  SynthTrainOpts o = small_train ();
+  const guint64 s = 128, b = 2, h = 256, a = 8, t = 4, L = 4, u = s * b * h;
+  o.tp = t;
+  g_assert_cmpuint (synth_train_layer_activations (&o), ==, u * 10 + u * 24 / t + 5 * a * s * s * b / t);
+  g_assert_cmpuint (synth_train_layer_kept (&o), ==, u * 10 + u * 24 / t);
+  o.sp = TRUE;
+  g_assert_cmpuint (synth_train_layer_activations (&o), ==, u * 34 / t + 5 * a * s * s * b / t);
+  g_assert_cmpuint (synth_train_layer_kept (&o), ==, u * 34 / t);
+  o.checkpoint = SYNTH_CKPT_SELECTIVE;
+  Stats st;
+  generate (gen_train, &o, cfg, &st);
+  g_assert_cmpuint (get (st.peak, "activations"), ==, L * (u * 34 / t) + 5 * a * s * s * b / t);
+  stats_free (&st);
+}
+
+/* 1F1B (Narayanan et al. 2021): stage 0 of p = 4 holds L/p = 2 layers and
+ * at most min(p, m) = 4 micro-batches' activations (Korthikanti section 5:
+ * the first stage stores p micro-batches of L/p layers, L layers' worth);
+ * each micro-batch sends its output and receives its gradient (s·b·h·2/t
+ * bytes); the step's first receive waits the bubble (p-1)·(t_f + t_b),
+ * t_b = 2·t_f. */
+static void
+test_pipeline (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  const guint64 p = 4, m = 8, L = 8, s = 128, b = 2, h = 256;
+  SynthTrainOpts o = small_train ();
+  o.layers = L, o.pp = p, o.grad_accum = m;
+  Stats st;
+  SynthCommStats c;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  g_assert_cmpuint (c.count[VS_COLL_SEND], ==, m);
+  g_assert_cmpuint (c.count[VS_COLL_RECV], ==, m);
+  g_assert_cmpuint (c.bytes[VS_COLL_SEND], ==, m * 2 * s * b * h);
+  g_assert_cmpuint (get (st.peak, "activations"), ==, p * (L / p) * synth_train_layer_activations (&o));
+  g_assert_cmpuint (get (st.peak, "params"), ==, (L / p) * 12 * h * h * 2 + 1000 * h * 2);
+  /* t_f: one micro-batch's forward on this stage (embedding, 2 layers, the send). */
+  VsNetwork net;
+  network_from_config (&net, cfg);
+  guint64 xfer = network_time_ns (&net, VS_COLL_SEND, 2 * s * b * h, 2);
+  guint64 t_f = (get (st.kernel_dur, "embedding_fwd") + get (st.kernel_dur, "transformer_layer_fwd")) / m + xfer;
+  g_assert_cmpuint (get (st.kernel_dur, "nccl_recv"), ==, m * xfer + (p - 1) * 3 * t_f);
+  stats_free (&st);
+}
+
+/* MoE (GShard; Switch Transformers): E = 8 experts over N = 8 ranks, one
+ * each; top-2 routing. A layer holds 4h² attention + 8h² of its one expert
+ * + the h·E router; 4 all-to-alls of s·b·k·h·2 bytes per layer per
+ * micro-batch; the expert MLP's 16·s·b·h activation bytes are kept k times. */
+static void
+test_moe (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("h100-sxm");
+  const guint64 L = 4, s = 128, b = 2, h = 256, E = 8, k = 2, a = 8;
+  SynthTrainOpts o = small_train ();
+  o.experts = E, o.top_k = k, o.dp = 8;
+  Stats st;
+  SynthCommStats c;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  g_assert_cmpuint (c.count[VS_COLL_ALL_TO_ALL], ==, 4 * L);
+  g_assert_cmpuint (c.bytes[VS_COLL_ALL_TO_ALL], ==, 4 * L * 2 * s * b * k * h);
+  g_assert_cmpuint (get (st.peak, "params"), ==, (L * (12 * h * h + h * E) + 1000 * h) * 2);
+  g_assert_cmpuint (synth_train_layer_activations (&o), ==, s * b * h * (34 + 16 * (k - 1)) + 5 * a * s * s * b);
+  stats_free (&st);
+}
+
+/* FP8 with Transformer Engine: 3 bytes a parameter (bf16 + FP8 copy), bf16
+ * grads, fp32 master + Adam (12); the saved GEMM inputs (14·s·b·h of the
+ * 34) in FP8 keep 27·s·b·h. */
+static void
+test_fp8 (void)
+{
+  guint p, g, o8;
+  synth_train_state_bytes (SYNTH_PREC_FP8, SYNTH_OPT_ADAM, &p, &g, &o8);
+  g_assert_cmpuint (p, ==, 3);
+  g_assert_cmpuint (g, ==, 2);
+  g_assert_cmpuint (o8, ==, 12);
+  SynthTrainOpts o = small_train ();
+  o.precision = SYNTH_PREC_FP8;
+  g_assert_cmpuint (synth_train_layer_kept (&o), ==, 27ull * 128 * 2 * 256);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -344,5 +530,11 @@ main (int argc, char **argv)
   g_test_add_func ("/synth/offload", test_offload);
   g_test_add_func ("/synth/kv-linear", test_kv_linear);
   g_test_add_func ("/synth/stream", test_stream);
+  g_test_add_func ("/synth/tp-volume", test_tp_volume);
+  g_test_add_func ("/synth/zero-volume", test_zero_volume);
+  g_test_add_func ("/synth/tp-activations", test_tp_activations);
+  g_test_add_func ("/synth/pipeline", test_pipeline);
+  g_test_add_func ("/synth/moe", test_moe);
+  g_test_add_func ("/synth/fp8", test_fp8);
   return g_test_run ();
 }

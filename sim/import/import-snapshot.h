@@ -1,0 +1,58 @@
+/* import-snapshot.h — PyTorch memory snapshots
+ * (torch.cuda.memory._dump_snapshot() pickles) read into one device's
+ * allocator history: the state at the window's first event, rebuilt by
+ * rewinding the final `segments` through the ring buffer of actions (as
+ * PyTorch's memory_viz does), then the actions. The importer
+ * (import_snapshot, import.h) writes them as a vramsim trace; the
+ * validation test replays them through the allocator model. */
+#pragma once
+
+#include <glib.h>
+
+#include "mem/allocator.h"
+
+typedef enum {
+  SNAP_ALLOC, SNAP_FREE_REQUESTED, SNAP_FREE_COMPLETED, SNAP_SEGMENT_ALLOC, SNAP_SEGMENT_FREE,
+  SNAP_SEGMENT_MAP, SNAP_SEGMENT_UNMAP, SNAP_SNAPSHOT, SNAP_OOM, SNAP_ACTION_COUNT
+} VsSnapActionKind;
+
+typedef struct {
+  guint8 action;        /* VsSnapActionKind */
+  gboolean user;        /* segment_free/unmap: the program's empty_cache, not the allocator */
+  gboolean empty_cache; /* the first action of such a release */
+  guint64 addr, size, stream;
+  guint64 t_us;         /* time_us, or 0 when the file has none */
+  const char *frame;    /* innermost user frame "file.py:line function", or NULL */
+} VsSnapAction;
+
+typedef struct {
+  guint64 addr, size, stream;
+  gboolean small, expandable;
+} VsSnapSegment;
+
+typedef struct {
+  guint64 addr, size, requested, stream;  /* size: the block's (what allocated counts) */
+  const char *frame;
+} VsSnapBlock;
+
+typedef struct {
+  int device, n_devices;
+  gboolean has_settings;       /* allocator_settings was in the file */
+  VsAllocConfig settings;      /* kind pytorch, the file's settings (defaults when absent) */
+  char *alloc_conf;            /* PYTORCH_CUDA_ALLOC_CONF as recorded, or NULL */
+  GArray *start_segments;      /* VsSnapSegment at the window's start, by address */
+  GArray *start_blocks;        /* VsSnapBlock allocated then, by address */
+  GArray *actions;             /* VsSnapAction in order */
+  GArray *final_segments;      /* VsSnapSegment at the dump */
+  guint64 start_reserved, final_reserved;
+  gboolean has_time;
+  guint64 rewind_mismatches;   /* actions the final state did not explain (ring buffer edges) */
+  GStringChunk *strings;
+} VsSnapshot;
+
+/* Reads PATH for DEVICE (-1: the device with the most recorded actions,
+ * else the most segments). */
+VsSnapshot *snapshot_load (const char *path, int device, GError **error);
+void snapshot_free (VsSnapshot *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsSnapshot, snapshot_free)
+const char *snapshot_action_name (guint action);
