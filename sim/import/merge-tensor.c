@@ -339,6 +339,7 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
                                        (guint64) ABS (g_array_index (diffs, gint64, i) - off));
         }
       m->st.offset_ns = off;
+      m->st.offset_vs_side_ns = off - off0;
       guint64 prev = 0;
       for (guint i = 0; i < n; i++)
         {
@@ -697,7 +698,10 @@ add_stats (cJSON *h, const VsMergeStats *st, const char *snapshot_path)
   cJSON_AddNumberToObject (o, "segments_replaced", (double) st->segments);
   cJSON_AddNumberToObject (o, "driver_allocations_kept", (double) st->driver_kept);
   cJSON_AddNumberToObject (o, "anchors", (double) st->anchors);
-  cJSON_AddNumberToObject (o, "clock_offset_ns", (double) st->offset_ns);
+  /* a string: ~1.8e18 ns does not survive a JSON double */
+  g_autofree char *off = g_strdup_printf ("%" G_GINT64_FORMAT, st->offset_ns);
+  cJSON_AddStringToObject (o, "clock_offset_ns", off);
+  cJSON_AddNumberToObject (o, "clock_offset_vs_sidecar_ns", (double) st->offset_vs_side_ns);
   cJSON_AddNumberToObject (o, "anchor_max_dev_ns", (double) st->anchor_dev_ns);
   cJSON_AddNumberToObject (o, "references", (double) st->refs);
   cJSON_AddNumberToObject (o, "references_in_life", (double) st->refs_exact);

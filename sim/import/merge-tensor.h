@@ -13,6 +13,7 @@ typedef struct {
   guint64 driver_kept;        /* device allocations no tensor explains */
   guint64 anchors;            /* snapshot segment events matched to driver allocations */
   gint64 offset_ns;           /* trace t = time_us * 1000 + offset_ns */
+  gint64 offset_vs_side_ns;   /* offset_ns less the sidecar's clock (-REALTIME at t 0) */
   guint64 anchor_dev_ns;      /* largest |anchor - offset| among the anchors */
   guint64 refs, refs_exact;   /* segment references remapped; of them inside the tensor's life */
   guint64 stretched;          /* tensor lives widened to cover a reference */
