@@ -880,7 +880,7 @@ header_json (char *out, size_t cap)
             "{\"vramsim_trace\":1,\"time_unit\":\"ns\",\"capture\":{\"device\":%s,"
             "\"config\":%s,\"tool\":\"" VRAMCAP_TOOL "\",\"memory_bytes\":%llu,"
             "\"sm_count\":%d,\"compute_capability\":%s,\"driver_version\":%s,"
-            "\"cuda_version\":%s,\"mode\":\"%s\",\"pid\":%ld}}",
+            "\"cuda_version\":%s,\"mode\":\"%s\",\"pid\":%ld},\"allocations\":\"driver\"}",
             dev, cfg, (unsigned long long) mem, sm, cc, drv, cuda,
             cap_mode == CAP_MODE_CUPTI ? "cupti" : "hook", (long) getpid ());
 }

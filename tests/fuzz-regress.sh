@@ -75,6 +75,17 @@ for f in "${inputs[@]}"; do
           || { echo "# import succeeded, but its trace does not read back:"; sed 's/^/#   /' "$tmp/stderr"; ok=1; }
         rm -f "$tmp/imported.jsonl"
       fi ;;
+    pickle)
+      # A PyTorch memory snapshot: an import that succeeds must write a
+      # trace vramsim reads back.
+      cp "$f" "$tmp/in.pickle"
+      vs convert in.pickle out.jsonl || ok=1
+      if [ -s "$tmp/out.jsonl" ]; then
+        mv "$tmp/out.jsonl" "$tmp/imported.jsonl"
+        (cd "$tmp" && timeout 60 "$VRAMSIM" info imported.jsonl > /dev/null 2> stderr) 2> /dev/null \
+          || { echo "# import succeeded, but its trace does not read back:"; sed 's/^/#   /' "$tmp/stderr"; ok=1; }
+        rm -f "$tmp/imported.jsonl"
+      fi ;;
     *) echo "# unknown target '$target' (name inputs TARGET-N)"; ok=1 ;;
   esac
   todo=$(awk -v n="$name" '$1 == n { $1 = ""; sub(/^ /, ""); print; exit }' "$here/tests/fuzz/regress/KNOWN" 2>/dev/null)

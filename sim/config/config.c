@@ -28,6 +28,9 @@ typedef enum {
   K_FRAC,     /* number in (0, 1] */
   K_POS,      /* number > 0 */
   K_COUNT,    /* whole number >= 1 */
+  K_UINT,     /* whole number >= 0 */
+  K_UNIT,     /* number in [0, 1) */
+  K_SIZE_UNL, /* a size, or "unlimited" (stored as G_MAXUINT64) */
   K_BOOL,
   K_ENUM,
   K_OBJ,
@@ -65,7 +68,8 @@ struct Field {
 };
 
 /* Where a value is stored, by kind: K_STR char * (owned), K_BYTES
- * guint64, K_RATE/K_TIME/K_FRAC/K_POS double, K_COUNT guint, K_BOOL
+ * guint64, K_RATE/K_TIME/K_FRAC/K_POS/K_UNIT double, K_COUNT/K_UINT guint,
+ * K_SIZE_UNL guint64, K_BOOL
  * gboolean, K_ENUM the enum (int-sized). K_EXTENDS is not stored. */
 #define AT(member) .at = offsetof (VsConfig, member)
 #define TIER(member) .at = offsetof (VsTier, member)
@@ -73,6 +77,9 @@ G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == size
 
 static const char *const attach_choices[] = { "host", "device", NULL };
 static const char *const oversub_choices[] = { "oom", "spill", "direct", "uvm", NULL };
+static const char *const allocator_choices[] = { "auto", "pytorch", "async", "none", NULL };
+static const char *const first_touch_choices[] = { "device", "host", NULL };
+G_STATIC_ASSERT (sizeof (VsAllocatorKind) == sizeof (int) && sizeof (VsFirstTouch) == sizeof (int));
 
 static gboolean check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_memory (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
@@ -80,6 +87,7 @@ static gboolean check_link (VsConfig *c, void *at, const char *prefix, const cha
 static gboolean check_tier (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_allocator (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 
 static const Field compute_fields[] = {
   { "tflops", K_POS, AT (tflops),
@@ -94,6 +102,20 @@ static const Field memory_fields[] = {
   { "latency", K_TIME, AT (memory.latency_ns), .def.d = 0 },
   { "reserved", K_BYTES, AT (memory.reserved), .def.u = 0 },
   { "alloc_granularity", K_BYTES, AT (memory.alloc_granularity), .def.u = 2u << 20 },
+  /* The CUDA context and loaded modules, charged when the replay starts;
+   * presets give a measured figure (docs/config.md), a new file none. */
+  { "context", K_BYTES, AT (memory.context), .def.u = 0 },
+  { .key = NULL },
+};
+/* PYTORCH_CUDA_ALLOC_CONF's keys and PyTorch's defaults (sim/mem/alloc-pytorch.c). */
+static const Field allocator_fields[] = {
+  { "kind", K_ENUM, .choices = allocator_choices, AT (allocator.kind), .def.e = VS_ALLOCATOR_AUTO },
+  { "expandable_segments", K_BOOL, AT (allocator.expandable_segments), .def.b = FALSE },
+  { "max_split_size", K_SIZE_UNL, AT (allocator.max_split_size), .def.u = G_MAXUINT64 },
+  { "roundup_power2_divisions", K_UINT, AT (allocator.roundup_power2_divisions), .def.u = 0 },
+  { "garbage_collection_threshold", K_UNIT, AT (allocator.garbage_collection_threshold), .def.d = 0 },
+  { "large_segment", K_BYTES, AT (allocator.large_segment), .def.u = 20u << 20 },
+  { "release_threshold", K_SIZE_UNL, AT (allocator.release_threshold), .def.u = G_MAXUINT64 },
   { .key = NULL },
 };
 static const Field link_fields[] = {
@@ -128,6 +150,9 @@ static const Field uvm_fields[] = {
   { "evict_unit", K_BYTES, AT (uvm.evict_unit), .def.u = 2u << 20 },
   { "fault_batch", K_COUNT, AT (uvm.fault_batch), .def.u = 256 },
   { "fault_latency", K_TIME, AT (uvm.fault_latency_ns), .def.d = 30e3 },
+  /* Where an untouched page of a program's managed allocation starts: on
+   * the device, as the H200 runs showed (docs/validation.md). */
+  { "first_touch", K_ENUM, .choices = first_touch_choices, AT (uvm.first_touch), .def.e = VS_FIRST_TOUCH_DEVICE },
   { .key = NULL },
 };
 static const Field policy_fields[] = {
@@ -147,6 +172,7 @@ static const Field root_fields[] = {
   { "extends", K_EXTENDS, .sub = NULL },
   { "compute", K_OBJ, .sub = compute_fields },
   { "memory", K_OBJ, .sub = memory_fields, .check = check_memory },
+  { "allocator", K_OBJ, .sub = allocator_fields, .check = check_allocator },
   { "link", K_OBJ, .sub = link_fields, .check = check_link },
   { "tiers", K_TIERS, .sub = tier_fields, .check = check_tier },
   { "host", K_OBJ, .sub = host_fields, .check = check_host },
@@ -337,6 +363,53 @@ leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path
         }
       out->u = (guint64) v->valuedouble;
       return TRUE;
+
+    case K_UINT:
+      if (!cJSON_IsNumber (v))
+        {
+          fail (error, origin, path, "expected a whole number, got %s", json_type_name (v));
+          return FALSE;
+        }
+      if (!(v->valuedouble >= 0) || v->valuedouble != floor (v->valuedouble)
+          || v->valuedouble > (double) G_MAXUINT)
+        {
+          fail (error, origin, path, "must be a whole number >= 0, got %g", v->valuedouble);
+          return FALSE;
+        }
+      out->u = (guint64) v->valuedouble;
+      return TRUE;
+
+    case K_UNIT:
+      if (!cJSON_IsNumber (v))
+        {
+          fail (error, origin, path, "expected a number in [0, 1), got %s", json_type_name (v));
+          return FALSE;
+        }
+      if (!(v->valuedouble >= 0 && v->valuedouble < 1))
+        {
+          fail (error, origin, path, "must be in [0, 1) (0: off), got %g", v->valuedouble);
+          return FALSE;
+        }
+      out->d = v->valuedouble;
+      return TRUE;
+
+    case K_SIZE_UNL:
+      if (cJSON_IsString (v) && strcmp (v->valuestring, "unlimited") == 0)
+        {
+          out->u = G_MAXUINT64;
+          return TRUE;
+        }
+      if (!cJSON_IsString (v) && !cJSON_IsNumber (v))
+        {
+          fail (error, origin, path, "expected \"unlimited\" or a size such as \"128MiB\", got %s",
+                json_type_name (v));
+          return FALSE;
+        }
+      {
+        Field as_bytes = *f;
+        as_bytes.kind = K_BYTES;
+        return leaf_value (&as_bytes, v, origin, path, out, error);
+      }
 
     case K_BOOL:
       if (!cJSON_IsBool (v))
@@ -959,7 +1032,9 @@ store (const Field *f, void *base, Val v)
     case K_STR: *(char **) p = g_strdup (v.s); break;
     case K_BYTES: *(guint64 *) p = v.u; break;
     case K_RATE: case K_TIME: case K_FRAC: case K_POS: *(double *) p = v.d; break;
-    case K_COUNT: *(guint *) p = (guint) v.u; break;
+    case K_COUNT: case K_UINT: *(guint *) p = (guint) v.u; break;
+    case K_UNIT: *(double *) p = v.d; break;
+    case K_SIZE_UNL: *(guint64 *) p = v.u; break;
     case K_BOOL: *(gboolean *) p = v.b; break;
     case K_ENUM: *(int *) p = v.e; break;
     case K_EXTENDS: case K_OBJ: case K_TIERS: g_assert_not_reached ();
@@ -1112,6 +1187,33 @@ check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GErro
   if (c->host.bandwidth <= 0)
     {
       fail (error, origin, "host.bandwidth", "must be greater than 0");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* PyTorch's own limits on PYTORCH_CUDA_ALLOC_CONF (CUDAAllocatorConfig):
+ * max_split_size above 20 MiB (kLargeBuffer), divisions a power of two,
+ * and a large segment that is a whole number of 2 MiB pages. */
+static gboolean
+check_allocator (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  if (c->allocator.max_split_size != G_MAXUINT64 && c->allocator.max_split_size <= (20u << 20))
+    {
+      g_autofree char *m = units_format_bytes (c->allocator.max_split_size);
+      fail (error, origin, "allocator.max_split_size", "%s: PyTorch requires more than 20 MiB (or \"unlimited\")", m);
+      return FALSE;
+    }
+  guint d = c->allocator.roundup_power2_divisions;
+  if (d > 1 && (d & (d - 1)) != 0)
+    {
+      fail (error, origin, "allocator.roundup_power2_divisions", "%u: must be 0 (off) or a power of two", d);
+      return FALSE;
+    }
+  if (c->allocator.large_segment == 0 || c->allocator.large_segment % (2u << 20) != 0)
+    {
+      g_autofree char *l = units_format_bytes (c->allocator.large_segment);
+      fail (error, origin, "allocator.large_segment", "%s: must be a whole number (>= 1) of 2 MiB pages", l);
       return FALSE;
     }
   return TRUE;
@@ -1275,7 +1377,14 @@ fields_to_json (const Field *fields, const VsConfig *c, const void *base, cJSON 
         case K_RATE: add_owned_string (obj, f->key, units_format_rate_exact (*(const double *) p)); break;
         case K_TIME: add_owned_string (obj, f->key, units_format_time_exact (*(const double *) p)); break;
         case K_FRAC: case K_POS: cJSON_AddNumberToObject (obj, f->key, *(const double *) p); break;
-        case K_COUNT: cJSON_AddNumberToObject (obj, f->key, *(const guint *) p); break;
+        case K_COUNT: case K_UINT: cJSON_AddNumberToObject (obj, f->key, *(const guint *) p); break;
+        case K_UNIT: cJSON_AddNumberToObject (obj, f->key, *(const double *) p); break;
+        case K_SIZE_UNL:
+          if (*(const guint64 *) p == G_MAXUINT64)
+            cJSON_AddStringToObject (obj, f->key, "unlimited");
+          else
+            add_owned_string (obj, f->key, units_format_bytes_exact (*(const guint64 *) p));
+          break;
         case K_BOOL: cJSON_AddBoolToObject (obj, f->key, *(const gboolean *) p); break;
         case K_ENUM: cJSON_AddStringToObject (obj, f->key, f->choices[*(const int *) p]); break;
         case K_OBJ: fields_to_json (f->sub, c, c, cJSON_AddObjectToObject (obj, f->key)); break;

@@ -17,6 +17,10 @@ GQuark config_error_quark (void);
 
 typedef enum { VS_ATTACH_HOST, VS_ATTACH_DEVICE } VsAttach;
 typedef enum { VS_OVERSUB_OOM, VS_OVERSUB_SPILL, VS_OVERSUB_DIRECT, VS_OVERSUB_UVM, VS_OVERSUB_COUNT } VsOversub;
+/* allocator.kind: auto follows the trace header's "allocations" (pytorch
+ * for "tensor", none otherwise); the others name sim/mem's models. */
+typedef enum { VS_ALLOCATOR_AUTO, VS_ALLOCATOR_PYTORCH, VS_ALLOCATOR_ASYNC, VS_ALLOCATOR_NONE } VsAllocatorKind;
+typedef enum { VS_FIRST_TOUCH_DEVICE, VS_FIRST_TOUCH_HOST } VsFirstTouch;
 
 typedef struct {
   char *name;
@@ -36,8 +40,18 @@ typedef struct {
   struct {
     char *tech;
     guint64 capacity, reserved, alloc_granularity;
+    guint64 context;         /* CUDA context + modules, charged at the start */
     double bandwidth, efficiency, latency_ns;
   } memory;
+  struct {
+    VsAllocatorKind kind;
+    gboolean expandable_segments;
+    guint64 max_split_size;  /* G_MAXUINT64: unlimited */
+    guint roundup_power2_divisions;
+    double garbage_collection_threshold;  /* 0: off */
+    guint64 large_segment;
+    guint64 release_threshold;  /* async; G_MAXUINT64: keep everything */
+  } allocator;
   struct {
     char *tech;
     double bandwidth, efficiency, pageable_efficiency, latency_ns;
@@ -55,6 +69,7 @@ typedef struct {
     guint64 page, evict_unit;
     guint fault_batch;
     double fault_latency_ns;
+    VsFirstTouch first_touch;
   } uvm;
   VsOversub oversubscription;
   struct {

@@ -109,7 +109,22 @@ import_push (GArray *outs, guint64 t, guint32 tid, VsOp op)
 gboolean
 import_write (GArray *outs, const char *out_path, const char *device, const char *tool, GError **error)
 {
+  return import_write_extra (outs, out_path, device, tool, NULL, error);
+}
+
+gboolean
+import_write_extra (GArray *outs, const char *out_path, const char *device, const char *tool,
+                    const cJSON *extra, GError **error)
+{
   g_autoptr (VsTraceHeader) h = trace_header_new ();
+  if (extra != NULL)
+    {
+      h->extra = cJSON_Duplicate (extra, TRUE);
+      const cJSON *level = cJSON_GetObjectItemCaseSensitive (extra, "allocations");
+      if (cJSON_IsString (level) && strcmp (level->valuestring, "tensor") == 0)
+        trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
+      cJSON_DeleteItemFromObjectCaseSensitive (h->extra, "allocations");
+    }
   h->device = g_strdup (device);
   h->config = g_strdup (import_preset_for_device (device));
   h->tool = g_strdup (tool);
@@ -896,6 +911,7 @@ import_kineto (const char *path, const char *out_path, GError **error)
 
   /* Memory events of the traced CUDA device (Device Type 1), in time order. */
   g_array_sort (mems, gpu_cmp);
+  guint64 start_reserved = 0;
   {
     GHashTable *live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
     guint64 next_id = 1;
@@ -941,6 +957,11 @@ import_kineto (const char *path, const char *out_path, GError **error)
             first = FALSE;
             double total = num (args, "Total Allocated", -1);
             double base = total - bytes;
+            /* The cache the window starts on (docs/importers.md): the
+             * allocator model seeds it (alloc_seed_cache). */
+            double reserved = num (args, "Total Reserved", -1);
+            if (reserved > 0 && reserved < 9.0e15)
+              start_reserved = (guint64) reserved;
             if (total >= 0 && base > 0 && !int_field (k, g->idx, "args.Total Allocated", base, &nbase, error))
               {
                 g_hash_table_unref (live);
@@ -985,7 +1006,20 @@ import_kineto (const char *path, const char *out_path, GError **error)
   }
 
   import_sort (k->outs);
-  ok = import_write (k->outs, out_path, device, "vramsim convert (Kineto import)", error);
+  {
+    /* [memory] events are the caching allocator's blocks: tensor-level. */
+    cJSON *extra = NULL;
+    if (mems->len > 0)
+      {
+        extra = cJSON_CreateObject ();
+        cJSON_AddStringToObject (extra, "allocations", "tensor");
+        if (start_reserved > 0)
+          cJSON_AddNumberToObject (cJSON_AddObjectToObject (extra, "allocator_state"), "reserved_bytes",
+                                   (double) start_reserved);
+      }
+    ok = import_write_extra (k->outs, out_path, device, "vramsim convert (Kineto import)", extra, error);
+    cJSON_Delete (extra);
+  }
 
 out:
   g_array_unref (k->outs);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glib.h>
+#include <cjson/cJSON.h>
 
 #include "trace/event.h"
 
@@ -31,3 +32,6 @@ void import_sort (GArray *outs);
 /* Writes sorted OUTS to OUT_PATH through a VsTraceWriter, adding the
  * synthetic allocations. */
 gboolean import_write (GArray *outs, const char *out_path, const char *device, const char *tool, GError **error);
+/* import_write with EXTRA's members added to the header (transfer none; may be NULL). */
+gboolean import_write_extra (GArray *outs, const char *out_path, const char *device, const char *tool,
+                             const cJSON *extra, GError **error);

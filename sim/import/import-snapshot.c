@@ -143,7 +143,8 @@ read_settings (VsSnapshot *s, const PkVal *set)
   gint64 msplit;
   if (pk_int (pk_get (set, "max_split_size"), &msplit) && msplit > 0)
     s->settings.max_split_size = (guint64) msplit;
-  s->settings.garbage_collection_threshold = pk_double (pk_get (set, "garbage_collection_threshold"), 0);
+  double gc = pk_double (pk_get (set, "garbage_collection_threshold"), 0);
+  s->settings.garbage_collection_threshold = gc > 0 && gc < 1 ? gc : 0; /* PyTorch's range (NaN: off) */
   const PkVal *exp = pk_get (set, "expandable_segments");
   s->settings.expandable_segments = exp != NULL && exp->type == PK_BOOL && exp->i;
   const PkVal *div = pk_get (set, "roundup_power2_divisions");
@@ -162,13 +163,6 @@ read_settings (VsSnapshot *s, const PkVal *set)
   else if (div != NULL)
     for (guint i = 0; i < VS_ALLOC_POW2_INTERVALS; i++)
       s->settings.roundup_power2_divisions[i] = (guint32) pk_u64 (div, 0);
-}
-
-static int
-cmp_seg (gconstpointer a, gconstpointer b)
-{
-  guint64 x = ((const VsSnapSegment *) a)->addr, y = ((const VsSnapSegment *) b)->addr;
-  return x < y ? -1 : x > y;
 }
 
 static int
@@ -288,106 +282,125 @@ classify_frees (VsSnapshot *s)
 
 /* ---- rewinding ---- */
 
-typedef struct {
-  GHashTable *live;   /* addr -> VsSnapBlock* (size 0: unknown) */
-  GArray *segs;       /* VsSnapSegment */
-} Rewind;
-
-static gint
-seg_at (GArray *segs, guint64 addr)
+/* Segments by address (VsSnapSegment*, owned): O(log n) per action. */
+static int
+tree_cmp (gconstpointer a, gconstpointer b, gpointer data)
 {
-  for (guint i = 0; i < segs->len; i++)
-    {
-      VsSnapSegment *g = &g_array_index (segs, VsSnapSegment, i);
-      if (addr >= g->addr && addr < g->addr + g->size)
-        return (gint) i;
-    }
-  return -1;
+  guint64 x = ((const VsSnapSegment *) a)->addr, y = ((const VsSnapSegment *) b)->addr;
+  return x < y ? -1 : x > y;
+}
+
+static GTree *
+seg_tree_new (void)
+{
+  return g_tree_new_full (tree_cmp, NULL, g_free, NULL);
 }
 
 static void
-rewind_one (VsSnapshot *s, Rewind *r, const VsSnapAction *a)
+seg_add (GTree *t, const VsSnapSegment *g)
+{
+  VsSnapSegment *c = g_memdup2 (g, sizeof *g);
+  g_tree_replace (t, c, c);
+}
+
+/* The segment holding ADDR, or NULL. */
+static VsSnapSegment *
+seg_find (GTree *t, guint64 addr)
+{
+  VsSnapSegment key = { .addr = addr + 1 };
+  GTreeNode *n = addr == G_MAXUINT64 ? NULL : g_tree_lower_bound (t, &key);
+  n = n != NULL ? g_tree_node_previous (n) : g_tree_node_last (t);
+  VsSnapSegment *g = n != NULL ? g_tree_node_value (n) : NULL;
+  return g != NULL && addr >= g->addr && addr - g->addr < g->size ? g : NULL;
+}
+
+static void
+seg_remove (GTree *t, VsSnapSegment *g)
+{
+  g_tree_remove (t, g);
+}
+
+static void
+rewind_one (VsSnapshot *s, GHashTable *live, GTree *segs, const VsSnapAction *a)
 {
   VsSnapBlock *b;
-  gint at;
+  VsSnapSegment *g;
   switch (a->action)
     {
     case SNAP_ALLOC:
-      if (!g_hash_table_remove (r->live, &a->addr))
+      if (!g_hash_table_remove (live, &a->addr))
         s->rewind_mismatches++;
       break;
     case SNAP_FREE_REQUESTED:
     case SNAP_FREE_COMPLETED:
-      if (g_hash_table_contains (r->live, &a->addr))
+      if (g_hash_table_contains (live, &a->addr))
         break;
       b = g_new0 (VsSnapBlock, 1);
       *b = (VsSnapBlock) { .addr = a->addr, .requested = a->size, .stream = a->stream };
-      g_hash_table_insert (r->live, g_memdup2 (&a->addr, sizeof a->addr), b);
+      g_hash_table_insert (live, g_memdup2 (&a->addr, sizeof a->addr), b);
       break;
     case SNAP_SEGMENT_ALLOC:
-      at = seg_at (r->segs, a->addr);
-      if (at < 0 || g_array_index (r->segs, VsSnapSegment, at).addr != a->addr)
+      g = seg_find (segs, a->addr);
+      if (g == NULL || g->addr != a->addr)
         s->rewind_mismatches++;
       else
-        g_array_remove_index (r->segs, (guint) at);
+        seg_remove (segs, g);
       break;
     case SNAP_SEGMENT_FREE:
-      {
-        VsSnapSegment g = { .addr = a->addr, .size = a->size, .stream = a->stream,
-                            .small = a->size == 2 * MiB };
-        g_array_append_val (r->segs, g);
-        break;
-      }
+      if (a->size == 0 || seg_find (segs, a->addr) != NULL)
+        {
+          s->rewind_mismatches++;
+          break;
+        }
+      seg_add (segs, &(VsSnapSegment) { .addr = a->addr, .size = a->size, .stream = a->stream,
+                                        .small = a->size == 2 * MiB });
+      break;
     case SNAP_SEGMENT_MAP:
       /* Before the map, [addr, addr+size) was not part of the segment. */
-      at = seg_at (r->segs, a->addr);
-      if (at < 0)
+      g = seg_find (segs, a->addr);
+      if (g == NULL)
         {
           s->rewind_mismatches++;
           break;
         }
       {
-        VsSnapSegment *g = &g_array_index (r->segs, VsSnapSegment, at);
-        guint64 end = g->addr + g->size;
-        if (a->addr == g->addr && a->size >= g->size)
-          g_array_remove_index (r->segs, (guint) at);
-        else if (a->addr == g->addr)
-          {
-            g->addr += a->size;
-            g->size -= a->size;
-          }
-        else if (a->addr + a->size >= end)
-          g->size = a->addr - g->addr;
-        else
-          {
-            VsSnapSegment tail = *g;
-            tail.addr = a->addr + a->size;
-            tail.size = end - tail.addr;
-            g->size = a->addr - g->addr;
-            g_array_append_val (r->segs, tail);
-          }
+        guint64 end = g->addr + g->size, mend = a->addr + MIN (a->size, end - a->addr);
+        VsSnapSegment head = *g, tail = *g;
+        seg_remove (segs, g);
+        head.size = a->addr - head.addr;
+        tail.addr = mend;
+        tail.size = end - mend;
+        if (head.size > 0)
+          seg_add (segs, &head);
+        if (tail.size > 0)
+          seg_add (segs, &tail);
       }
       break;
     case SNAP_SEGMENT_UNMAP:
       {
         /* Before the unmap the range was mapped: join it to its neighbours. */
-        VsSnapSegment g = { .addr = a->addr, .size = a->size, .stream = a->stream, .expandable = TRUE,
-                            .small = FALSE };
-        for (guint i = 0; i < r->segs->len;)
+        if (a->size == 0 || seg_find (segs, a->addr) != NULL)
           {
-            VsSnapSegment *x = &g_array_index (r->segs, VsSnapSegment, i);
-            if (x->expandable && (x->addr + x->size == g.addr || g.addr + g.size == x->addr))
-              {
-                guint64 lo = MIN (x->addr, g.addr);
-                g.size += x->size;
-                g.addr = lo;
-                g.small = x->small;
-                g_array_remove_index (r->segs, i);
-              }
-            else
-              i++;
+            s->rewind_mismatches++;
+            break;
           }
-        g_array_append_val (r->segs, g);
+        VsSnapSegment n = { .addr = a->addr, .size = a->size, .stream = a->stream, .expandable = TRUE };
+        VsSnapSegment *before = a->addr > 0 ? seg_find (segs, a->addr - 1) : NULL;
+        if (before != NULL && before->expandable)
+          {
+            n.addr = before->addr;
+            n.size += before->size;
+            n.small = before->small;
+            seg_remove (segs, before);
+          }
+        VsSnapSegment *after = seg_find (segs, a->addr + a->size);
+        if (after != NULL && after->expandable && after->addr == a->addr + a->size)
+          {
+            n.size += after->size;
+            n.small = after->small;
+            seg_remove (segs, after);
+          }
+        seg_add (segs, &n);
         break;
       }
     default:
@@ -412,16 +425,29 @@ infer_block (const VsSnapshot *s, const VsSnapSegment *g, guint64 addr, guint64 
   return r;
 }
 
+static gboolean
+seg_collect (gpointer key, gpointer value, gpointer data)
+{
+  g_array_append_val ((GArray *) data, *(VsSnapSegment *) value);
+  return FALSE;
+}
+
 static void
 rewind_window (VsSnapshot *s, GHashTable *live)
 {
-  Rewind r = { .live = live, .segs = g_array_copy (s->final_segments) };
+  g_autoptr (GTree) segs = seg_tree_new ();
+  for (guint i = 0; i < s->final_segments->len; i++)
+    {
+      const VsSnapSegment *g = &g_array_index (s->final_segments, VsSnapSegment, i);
+      if (seg_find (segs, g->addr) == NULL)
+        seg_add (segs, g);
+    }
   for (guint i = s->actions->len; i-- > 0;)
-    rewind_one (s, &r, &g_array_index (s->actions, VsSnapAction, i));
-  g_array_sort (r.segs, cmp_seg);
-  s->start_segments = r.segs;
-  for (guint i = 0; i < r.segs->len; i++)
-    s->start_reserved += g_array_index (r.segs, VsSnapSegment, i).size;
+    rewind_one (s, live, segs, &g_array_index (s->actions, VsSnapAction, i));
+  s->start_segments = g_array_new (FALSE, FALSE, sizeof (VsSnapSegment));
+  g_tree_foreach (segs, seg_collect, s->start_segments);
+  for (guint i = 0; i < s->start_segments->len; i++)
+    s->start_reserved += g_array_index (s->start_segments, VsSnapSegment, i).size;
 
   GHashTableIter it;
   gpointer v;
@@ -429,7 +455,7 @@ rewind_window (VsSnapshot *s, GHashTable *live)
   while (g_hash_table_iter_next (&it, NULL, &v))
     {
       VsSnapBlock *b = v;
-      if (seg_at (r.segs, b->addr) < 0)
+      if (seg_find (segs, b->addr) == NULL)
         {
           s->rewind_mismatches++;
           continue;
@@ -440,7 +466,7 @@ rewind_window (VsSnapshot *s, GHashTable *live)
   for (guint i = 0; i < s->start_blocks->len; i++)
     {
       VsSnapBlock *b = &g_array_index (s->start_blocks, VsSnapBlock, i);
-      const VsSnapSegment *g = &g_array_index (r.segs, VsSnapSegment, seg_at (r.segs, b->addr));
+      const VsSnapSegment *g = seg_find (segs, b->addr);
       guint64 boundary = g->addr + g->size;
       if (i + 1 < s->start_blocks->len)
         boundary = MIN (boundary, g_array_index (s->start_blocks, VsSnapBlock, i + 1).addr);
@@ -493,7 +519,15 @@ snapshot_load (const char *path, int device, GError **error)
   s->start_blocks = g_array_new (FALSE, FALSE, sizeof (VsSnapBlock));
   s->n_devices = traces ? (int) traces->n : 0;
   for (guint i = 0; i < segs->n; i++)
-    s->n_devices = MAX (s->n_devices, (int) pk_u64 (pk_get (segs->items[i], "device"), 0) + 1);
+    {
+      guint64 d = pk_u64 (pk_get (segs->items[i], "device"), 0);
+      if (d >= 4096)
+        {
+          bad (error, path, "segments[%u]: device %" G_GUINT64_FORMAT " out of range", i, d);
+          return NULL;
+        }
+      s->n_devices = MAX (s->n_devices, (int) d + 1);
+    }
   if (device >= 0 && device >= MAX (s->n_devices, 1))
     {
       bad (error, path, "--device %d: the snapshot has %d device%s", device, s->n_devices,
@@ -619,7 +653,7 @@ import_snapshot (const char *path, const char *out_path, int device, GError **er
   g_autoptr (VsTraceHeader) h = trace_header_new ();
   h->tool = g_strdup ("vramsim convert (PyTorch memory snapshot)");
   h->extra = cJSON_CreateObject ();
-  cJSON_AddStringToObject (h->extra, "allocations", "tensor");
+  trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
   cJSON_AddItemToObject (h->extra, "allocator_settings", snapshot_settings_json (s));
   cJSON_AddItemToObject (h->extra, "allocator_state", snapshot_state_json (s, 1));
   cJSON *src = cJSON_AddObjectToObject (h->extra, "snapshot");

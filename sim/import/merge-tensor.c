@@ -815,8 +815,9 @@ merge_tensor (const char *snapshot_path, int device, const char *trace_path, con
 
   if (h->extra == NULL)
     h->extra = cJSON_CreateObject ();
-  set_field (h->extra, "allocations", cJSON_CreateString ("tensor"));
-  set_field (h->extra, "allocator_settings", snapshot_settings_json (s));
+  trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
+  trace_header_set_allocator_settings (h, snapshot_settings_json (s));
+  cJSON_DeleteItemFromObjectCaseSensitive (h->extra, "tensor_note");
   set_field (h->extra, "allocator_state", snapshot_state_json (s, m.st.first_tensor_id));
   add_stats (h->extra, &m.st, snapshot_path);
   {
@@ -863,7 +864,7 @@ merge_tensor_note (const char *trace_path, const char *note, const char *out_pat
   g_autoptr (VsTraceHeader) h = trace_header_copy (trace_reader_header (r));
   if (h->extra == NULL)
     h->extra = cJSON_CreateObject ();
-  set_field (h->extra, "allocations", cJSON_CreateString ("driver"));
+  trace_header_set_allocations (h, VS_ALLOCS_DRIVER);
   set_field (h->extra, "tensor_note", cJSON_CreateString (note));
   g_autoptr (VsTraceWriter) w = trace_writer_new (out_path, VS_FORMAT_AUTO, h, error);
   if (w == NULL)

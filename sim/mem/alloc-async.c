@@ -130,6 +130,7 @@ async_sync (VsAlloc *a)
 static void
 async_empty_cache (VsAlloc *a)
 {
+  alloc_release_cache (a);
   trim_to (a, 0);
 }
 

@@ -50,7 +50,8 @@ none_malloc (VsAlloc *a, guint64 id, guint64 bytes, guint64 stream, guint64 *add
       *addr = *u64map_lookup (&n->addr, id);
       return TRUE;
     }
-  if (alloc_over_limit (a, charge))
+  gboolean cached = alloc_take_cache (a, charge);
+  if (!cached && alloc_over_limit (a, charge))
     {
       a->st.oom_largest_free = 0;
       a->st.oom_reserved_free = a->st.reserved - a->st.allocated;
@@ -59,7 +60,8 @@ none_malloc (VsAlloc *a, guint64 id, guint64 bytes, guint64 stream, guint64 *add
   *addr = alloc_new_address (a, charge, stream);
   u64map_insert (&n->live, id, charge);
   u64map_insert (&n->addr, id, *addr);
-  alloc_note_segment (a, VS_SEG_ALLOC, *addr, charge, stream);
+  if (!cached)
+    alloc_note_segment (a, VS_SEG_ALLOC, *addr, charge, stream);
   alloc_note_allocated (a, (gint64) charge);
   return TRUE;
 }

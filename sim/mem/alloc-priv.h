@@ -31,6 +31,7 @@ struct _VsAlloc {
   VsSegAddrFn addr_fn;
   gpointer addr_data;
   guint64 next_addr;       /* the model's own segment addresses */
+  guint64 cache;           /* alloc_seed_cache bytes not yet used (reserved) */
 };
 
 extern const VsAllocOps alloc_pytorch_ops, alloc_async_ops, alloc_none_ops;
@@ -47,6 +48,18 @@ alloc_note_allocated (VsAlloc *a, gint64 delta)
 /* An address for a new range of BYTES: the source's, else the next one of
  * the model's own (2 MiB-aligned, never reused: only their order matters). */
 guint64 alloc_new_address (VsAlloc *a, guint64 bytes, guint64 stream);
+/* A new segment (or mapping) of BYTES served from the seeded cache: TRUE
+ * when it covers them (reserved unchanged, no event). */
+static inline gboolean
+alloc_take_cache (VsAlloc *a, guint64 bytes)
+{
+  if (a->cache < bytes)
+    return FALSE;
+  a->cache -= bytes;
+  return TRUE;
+}
+/* Releases what is left of the seeded cache (empty_cache, release-and-retry). */
+void alloc_release_cache (VsAlloc *a);
 /* Would reserving BYTES more pass the driver limit? */
 static inline gboolean
 alloc_over_limit (const VsAlloc *a, guint64 bytes)

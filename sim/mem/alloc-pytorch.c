@@ -345,7 +345,10 @@ map_block (Pt *pt, PtBlock *to_map, guint64 size)
   guint64 begin = (to_map->addr - es->base) / es->page;
   guint64 end = (to_map->addr + size - es->base + es->page - 1) / es->page;
   guint64 bytes = (end - begin) * es->page;
-  if (bytes == 0 || alloc_over_limit (pt->a, bytes))
+  if (bytes == 0)
+    return FALSE;
+  gboolean cached = alloc_take_cache (pt->a, bytes);
+  if (!cached && alloc_over_limit (pt->a, bytes))
     return FALSE;
   PtPool *p = pool_of (pt, to_map);
   g_tree_remove (p->unmapped, to_map);
@@ -362,7 +365,8 @@ map_block (Pt *pt, PtBlock *to_map, guint64 size)
   try_merge (pt, to_map, to_map->prev);
   try_merge (pt, to_map, to_map->next);
   pool_insert (p, to_map);
-  alloc_note_segment (pt->a, VS_SEG_MAP, addr, bytes, to_map->stream);
+  if (!cached)
+    alloc_note_segment (pt->a, VS_SEG_MAP, addr, bytes, to_map->stream);
   return TRUE;
 }
 
@@ -502,6 +506,7 @@ release_cached_blocks (Pt *pt)
   complete_pending (pt);
   release_blocks (pt, &pt->large);
   release_blocks (pt, &pt->small);
+  alloc_release_cache (pt->a);
 }
 
 /* release_available_cached_blocks: frees oversize cached blocks of the
@@ -645,11 +650,13 @@ alloc_block (Pt *pt, PtPool *p, guint64 stream, guint64 size, guint64 seg_size, 
 {
   if (expandable)
     return try_allocate_expandable (pt, p, stream, size);
-  if (alloc_over_limit (pt->a, seg_size))
+  gboolean cached = alloc_take_cache (pt->a, seg_size);
+  if (!cached && alloc_over_limit (pt->a, seg_size))
     return NULL;
   guint64 addr = alloc_new_address (pt->a, seg_size, stream);
   PtBlock *b = block_new (addr, seg_size, stream, p->small, NULL, TRUE);
-  alloc_note_segment (pt->a, VS_SEG_ALLOC, addr, seg_size, stream);
+  if (!cached)
+    alloc_note_segment (pt->a, VS_SEG_ALLOC, addr, seg_size, stream);
   return b;
 }
 

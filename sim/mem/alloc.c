@@ -106,6 +106,8 @@ alloc_set_limit (VsAlloc *a, guint64 limit)
   a->cfg.limit = limit;
 }
 
+static void settle (VsAlloc *a);
+
 void
 alloc_note_segment (VsAlloc *a, VsSegAction action, guint64 addr, guint64 bytes, guint64 stream)
 {
@@ -127,6 +129,24 @@ alloc_note_segment (VsAlloc *a, VsSegAction action, guint64 addr, guint64 bytes,
       VsSegEvent ev = { .action = (guint8) action, .addr = addr, .bytes = bytes, .stream = stream };
       a->seg_fn (&ev, a->seg_data);
     }
+}
+
+void
+alloc_seed_cache (VsAlloc *a, guint64 bytes)
+{
+  a->cache += bytes;
+  a->st.reserved += bytes;
+  settle (a);
+}
+
+void
+alloc_release_cache (VsAlloc *a)
+{
+  if (a->cache == 0)
+    return;
+  guint64 n = a->cache;
+  a->cache = 0;
+  alloc_note_segment (a, VS_SEG_FREE, 0, n, 0);
 }
 
 guint64

@@ -145,6 +145,13 @@ void alloc_seed_segment (VsAlloc *a, guint64 addr, guint64 bytes, guint64 stream
 gboolean alloc_seed_block (VsAlloc *a, guint64 id, guint64 addr, guint64 bytes,
                            guint64 requested);
 
+/* Warm start of unknown layout (a profiler trace gives only the reserved
+ * total): BYTES of cached segments that serve the window's new segments
+ * before the driver is asked, on the assumption that a steady-state job's
+ * cache holds the segments its next steps need. Counted as reserved; freed
+ * whole by empty_cache and by a release-and-retry (one segment_free). */
+void alloc_seed_cache (VsAlloc *a, guint64 bytes);
+
 void alloc_stats (const VsAlloc *a, VsAllocStats *st);
 
 /* PyTorch's rounding of a request (CUDACachingAllocator.cpp round_size). */

@@ -3,7 +3,7 @@
 #   make fuzz                    build every harness and run each for FUZZ_TIME
 #                                seconds (default 60) on FUZZ_JOBS at once
 #   make fuzz-build              only build them (build/fuzz/fuzz-TARGET)
-#   make fuzz-TARGET-run         run one: jsonl, bin, config, kineto, replay, kbytes
+#   make fuzz-TARGET-run         run one: jsonl, bin, config, kineto, replay, kbytes, pickle
 #
 # Harnesses and every sim/*.c object are compiled with clang
 # -fsanitize=fuzzer(-no-link),address,undefined into build/fuzz/. A run
@@ -19,7 +19,7 @@ FUZZ_TIME    ?= 60
 FUZZ_JOBS    ?= 2
 FUZZ_FLAGS   ?= -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
 FUZZ_B        = build/fuzz
-FUZZ_TARGETS  = jsonl bin config kineto replay kbytes
+FUZZ_TARGETS  = jsonl bin config kineto replay kbytes pickle
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # The project's own warnings are not errors here: clang warns differently
 # from the compiler the project is built with, and these objects belong to

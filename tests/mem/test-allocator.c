@@ -438,6 +438,28 @@ test_seed (void)
   check (&r, "");
 }
 
+/* A seeded cache of unknown layout (50 MiB): a 30 MiB segment comes out of
+ * it with no event; the next 30 MiB does not fit the 20 MiB left and is a
+ * new segment; empty_cache frees the rest of the cache as one segment. */
+static void
+test_seed_cache (void)
+{
+  VsAllocConfig cfg;
+  alloc_config_init (&cfg);
+  Rec r;
+  g_autoptr (VsAlloc) a = model (&cfg, &r);
+  alloc_seed_cache (a, 50 * MiB);
+  g_assert_true (alloc_malloc (a, 1, 30 * MiB, 0, 0, NULL));
+  check (&r, "");
+  g_assert_cmpuint (stats (a).reserved, ==, 50 * MiB);
+  g_assert_true (alloc_malloc (a, 2, 30 * MiB, 0, 0, NULL));
+  check (&r, "A30");
+  g_assert_cmpuint (stats (a).reserved, ==, 80 * MiB);
+  alloc_empty_cache (a, 0);
+  check (&r, "F20");
+  g_assert_cmpuint (stats (a).reserved, ==, 60 * MiB);
+}
+
 /* none: each allocation a driver call rounded to 2 MiB. */
 static void
 test_none (void)
@@ -516,6 +538,7 @@ main (int argc, char **argv)
   g_test_add_func ("/allocator/gc", test_gc);
   g_test_add_func ("/allocator/expandable", test_expandable);
   g_test_add_func ("/allocator/seed", test_seed);
+  g_test_add_func ("/allocator/seed-cache", test_seed_cache);
   g_test_add_func ("/allocator/none", test_none);
   g_test_add_func ("/allocator/async", test_async);
   return g_test_run ();
