@@ -77,7 +77,9 @@ def _vramcap_hook():
             return
         st["dumped"] = True
         torch = _sys.modules.get("torch")
-        if torch is not None and st["history"]:
+        if torch is not None and st["status"].startswith("recording") and not st["history"]:
+            st["status"] = "no-cuda: torch %s never initialised CUDA" % st["torch"]
+        elif torch is not None and st["history"]:
             if dump(snap, why):
                 st["status"] = "ok " + snap
                 if st["parts"]:
