@@ -27,7 +27,7 @@ export LD_LIBRARY_PATH="$STUB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset PYTHONPATH VRAMCAP_TORCH_ENTRIES VRAMCAP_TORCH_POLL
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo "1..14"
+echo "1..15"
 
 # norm TRACE: the header's allocations, tensor_note and tensor_merge counts,
 # then one line per event without t and host_ns.
@@ -88,10 +88,23 @@ cat > expect-t <<'EOF2'
 EOF2
 norm t.vtrace > t.norm && diff expect-t t.norm >&2
 ok $? "merged trace: tensors (stream, frame tags) for the two segments, touches remapped to the tensors, empty_cache, header allocations tensor"
-[ -f t.torch.pickle ] && [ -f t.vtrace.addrs ] && [ ! -e t.torch-status ] && "$VRAMSIM" replay t.vtrace > /dev/null
-ok $? "snapshot and address sidecar kept beside the trace, status file removed; the merged trace replays"
+[ -f t.torch.pickle ] && [ -f t.vtrace.addrs ] && [ ! -e t.torch-status ]
+ok $? "snapshot and address sidecar kept beside the trace, status file removed"
+# The replay follows the header (allocations tensor -> the pytorch model) and
+# makes the fake allocator's two segments: 4096 B -> a 2 MiB small segment,
+# 1 MiB + 1 B -> a 20 MiB large one (the real rules give the same), peak
+# reserved 22 MiB = 23068672 B, both freed by empty_cache.
+"$VRAMSIM" replay t.vtrace --format json -o t.json && python3 - t.json <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["memory"]["allocator"]
+want = {"kind": "pytorch", "segment_allocs": 2, "segment_frees": 2, "peak_reserved_bytes": 23068672,
+        "segment_alloc_bytes": 23068672, "end_reserved_bytes": 0, "peak_allocated_bytes": 4096 + 1049088}
+got = {k: a.get(k) for k in want}
+assert got == want, got
+PY
+ok $? "replayed with the pytorch model: the snapshot's two segments, 22 MiB reserved peak, released by empty_cache"
 
-# 4: --no-torch: the driver's trace, no sidecar, PYTHONPATH untouched.
+# 5: --no-torch: the driver's trace, no sidecar, PYTHONPATH untouched.
 cat > expect-drv <<'EOF2'
 {"bytes": 2097152, "id": 1, "kind": "device", "op": "alloc"}
 {"bytes": 20971520, "id": 2, "kind": "device", "op": "alloc"}
