@@ -206,10 +206,11 @@ def _vramcap_hook():
                 pass
 
     # ---- the import watcher ----
-    import importlib.abc
+    # Plain classes: importlib.abc costs ~10 ms of start-up to import, and a
+    # meta-path finder or loader needs only these methods.
     import importlib.machinery
 
-    class _Loader(importlib.abc.Loader):
+    class _Loader(object):
         def __init__(self, inner):
             self.inner = inner
 
@@ -226,7 +227,7 @@ def _vramcap_hook():
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-    class _Finder(importlib.abc.MetaPathFinder):
+    class _Finder(object):
         def find_spec(self, name, path, target=None):
             if name != "torch":
                 return None
