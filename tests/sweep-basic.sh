@@ -13,8 +13,9 @@ ok $? "columns: config, varied keys as written, status, results, error"
 # Run order: configs outermost, the last --vary fastest; 2GiB..: values in the first bound's unit.
 [ "$(tail -n +2 "$T/r.csv" | cut -d, -f1-3 | head -4 | tr '\n' ' ')" = "a100-80g,512MiB,oom a100-80g,512MiB,spill a100-80g,1024MiB,oom a100-80g,1024MiB,spill " ]
 ok $? "rows in run order, range values in the unit of the first bound"
-[ "$(grep -c '^a100-80g,512MiB,oom,oom,' "$T/r.csv")" = 1 ] && [ "$(grep -c '^rtx3090,1536MiB,oom,ok,.*,1073741824,' "$T/r.csv")" = 1 ]
-ok $? "512 MiB under oom is an oom row; 1536 MiB fits the 1 GiB buffer (peak 1073741824)"
+# The device holds the 1 GiB buffer and the preset's CUDA context (rtx3090: 256 MiB).
+[ "$(grep -c '^a100-80g,512MiB,oom,oom,' "$T/r.csv")" = 1 ] && [ "$(grep -c '^rtx3090,1536MiB,oom,ok,.*,1342177280,' "$T/r.csv")" = 1 ]
+ok $? "512 MiB under oom is an oom row; 1536 MiB fits the 1 GiB buffer and the context (peak 1342177280)"
 # The same run through `vramsim replay` gives the same predicted_ns.
 want=$("$VRAMSIM" replay "$T/t.jsonl" -c rtx3090 --set memory.capacity=1536MiB --set policy.oversubscription=oom --format json \
        | sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' | head -1)
@@ -27,8 +28,8 @@ got=$(grep '^rtx3090,1536MiB,oom,' "$T/r.csv" | cut -d, -f5)
   --vary policy.oversubscription=oom,spill -j 4 -o "$T/j4.csv" && cmp -s "$T/j1.csv" "$T/j4.csv" && cmp -s "$T/j1.csv" "$T/r.csv"
 ok $? "identical CSV with -j 1 and -j 4"
 
-"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=1GiB,2GiB --format jsonl > "$T/r.jsonl"
-[ "$(wc -l < "$T/r.jsonl")" = 2 ] && head -1 "$T/r.jsonl" | grep -q '^{"config":"a100-80g","memory.capacity":"1GiB","status":"ok","predicted_ns":[0-9]*,'
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=2GiB,3GiB --format jsonl > "$T/r.jsonl"
+[ "$(wc -l < "$T/r.jsonl")" = 2 ] && head -1 "$T/r.jsonl" | grep -q '^{"config":"a100-80g","memory.capacity":"2GiB","status":"ok","predicted_ns":[0-9]*,'
 ok $? "--format jsonl: one object per run, to stdout without -o"
 
 # An invalid combination is an error row, not a failed sweep.

@@ -25,8 +25,9 @@ printf 'config,other\n' > "$T/other.csv"
 "$VRAMSIM" sweep "${args[@]}" -o "$T/other.csv" --resume 2> "$T/err"
 [ $? = 1 ] && grep -q "other.csv: --resume: its columns" "$T/err"; ok $? "--resume on another sweep's file: exit 1"
 
-# A real interruption: a slow sweep (many runs, one thread) stopped by SIGINT.
-"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=1GiB..90000GiB/1GiB -j 1 -o "$T/int.csv" 2> "$T/err" &
+# A real interruption: a slow sweep (many runs, one thread) stopped by SIGINT
+# (from 2 GiB: the 1 GiB buffer and the preset's CUDA context fit).
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=2GiB..90000GiB/1GiB -j 1 -o "$T/int.csv" 2> "$T/err" &
 pid=$!
 for i in $(seq 100); do [ -f "$T/int.csv" ] && [ "$(wc -l < "$T/int.csv")" -gt 2 ] && break; sleep 0.1; done
 kill -INT $pid
@@ -37,5 +38,5 @@ rows=$(($(wc -l < "$T/int.csv") - 1))
   && grep -q "interrupted" "$T/err"
 ok $? "SIGINT: exit 130, complete rows only ($rows written), a message"
 awk -F, 'NR > 1 && $3 != "ok" { bad = 1 } END { exit bad }' "$T/int.csv" \
-  && [ "$(tail -n +2 "$T/int.csv" | cut -d, -f2 | head -3 | tr '\n' ' ')" = "1GiB 2GiB 3GiB " ]
+  && [ "$(tail -n +2 "$T/int.csv" | cut -d, -f2 | head -3 | tr '\n' ' ')" = "2GiB 3GiB 4GiB " ]
 ok $? "the interrupted file holds the first runs, in order"

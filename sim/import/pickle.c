@@ -425,7 +425,8 @@ pickle_parse (const guint8 *data, gsize len, const char *name, GError **error)
   doc->arena = g_ptr_array_new_with_free_func (val_free);
   Pk k = {
     .p = data, .end = data + len, .start = data, .name = name, .doc = doc,
-    .stack = g_ptr_array_new (), .marks = g_array_new (FALSE, FALSE, sizeof (guint)),
+    /* sized: pdata is never NULL, even for an empty stack (pointer arithmetic below) */
+    .stack = g_ptr_array_sized_new (64), .marks = g_array_new (FALSE, FALSE, sizeof (guint)),
     .memo = g_ptr_array_new (), .error = error,
   };
   gboolean ok = TRUE;

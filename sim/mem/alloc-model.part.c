@@ -174,11 +174,8 @@ static gboolean
 amodel_alloc (Sim *s, Alloc *a, const VsEvent *ev)
 {
   VsAlloc *m = s->mem.amodel;
-  if (alloc_is_live (m, a->id))
-    {
-      alloc_free (m, a->id, ev->t);  /* an id allocated again: the old one is gone */
-      amodel_settle (s);
-    }
+  /* (The readers reject an alloc of a live id; a live id here is one the
+   * header seeded, whose alloc takes its block.) */
   guint64 other = s->mem.loc_used[LOC_DEVICE] - MIN (s->mem.loc_used[LOC_DEVICE], s->mem.amodel_charged);
   guint64 cap = s->mem.loc_cap[LOC_DEVICE];
   alloc_set_limit (m, cap > other ? cap - other : 0);

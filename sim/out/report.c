@@ -39,19 +39,27 @@ report_to_text (const cJSON *r)
                           str (r, "trace"), str (r, "config"), str (r, "capture_config"), str (r, "policy"));
   const char *status = str (r, "status");
   g_string_append_printf (out, "  %-22s %s\n", "status", status);
-  if (strcmp (status, "oom") == 0)
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive (r, "oom");
+  if ((strcmp (status, "oom") == 0 || strcmp (status, "overflow") == 0) && o != NULL)
     {
-      const cJSON *o = cJSON_GetObjectItemCaseSensitive (r, "oom");
       g_autofree char *req = units_format_bytes ((guint64) get (o, "requested"));
       g_autofree char *use = units_format_bytes ((guint64) get (o, "in_use"));
       g_autofree char *cap = units_format_bytes ((guint64) get (o, "capacity"));
       g_string_append_printf (out, "  %-22s event %.0f (t=%.0f ns) asked %s with %s of %s in use\n",
                               "out of memory", get (o, "event"), get (o, "t_ns"), req, use, cap);
+      if (cJSON_GetObjectItemCaseSensitive (o, "reserved_free"))
+        {
+          /* As PyTorch's message: what the cache held but could not use. */
+          g_autofree char *rf = units_format_bytes ((guint64) get (o, "reserved_free"));
+          g_autofree char *lf = units_format_bytes ((guint64) get (o, "largest_free_block"));
+          g_string_append_printf (out, "  %-22s %s reserved but unallocated, largest free block %s\n", "", rf, lf);
+        }
     }
   line_time (out, "captured time", get (r, "time.captured_ns"));
   gboolean stopped = strcmp (status, "oom") == 0;
+  gboolean no_fit = stopped || strcmp (status, "overflow") == 0;
   line_time (out, stopped ? "predicted time to OOM" : "predicted time", get (r, "time.predicted_ns"));
-  if (!stopped)
+  if (!no_fit)
     g_string_append_printf (out, "  %-22s %.3fx\n", "slowdown", get (r, "time.slowdown"));
   line_time (out, "host blocked", get (r, "host.blocked_ns"));
   g_string_append (out, "stalls\n");
@@ -67,6 +75,19 @@ report_to_text (const cJSON *r)
       g_autofree char *pk = units_format_bytes ((guint64) get (t, "peak_bytes"));
       g_autofree char *cp = units_format_bytes ((guint64) get (t, "capacity"));
       g_string_append_printf (out, "  %-22s %s / %s\n", str (t, "name"), pk, cp);
+    }
+  const cJSON *al = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "memory"), "allocator");
+  if (al != NULL && cJSON_GetObjectItemCaseSensitive (al, "peak_reserved_bytes"))
+    {
+      /* torch.cuda.memory_summary's order: allocated, reserved, then what
+       * the device holds beside them. */
+      g_autofree char *pa = units_format_bytes ((guint64) get (al, "peak_allocated_bytes"));
+      g_autofree char *pr = units_format_bytes ((guint64) get (al, "peak_reserved_bytes"));
+      g_autofree char *cx = units_format_bytes ((guint64) get (r, "memory.context_bytes"));
+      g_string_append_printf (out, "  %-22s %s peak (allocator %s)\n", "allocated", pa, str (al, "kind"));
+      g_string_append_printf (out, "  %-22s %s peak, fragmentation %.1f %% at the peak\n", "reserved", pr,
+                              100.0 * get (al, "fragmentation_peak"));
+      g_string_append_printf (out, "  %-22s %s\n", "context", cx);
     }
   if (get (r, "memory.overflow_bytes") > 0)
     {

@@ -329,9 +329,15 @@ char **
 sweep_report_cells (const cJSON *report)
 {
   char **cells = g_new0 (char *, N_RESULT_COLUMNS + 1);
+  /* A run that did not fit (oom, or overflow under --keep-going) has no
+   * time to rank: its predicted_ns and slowdown stay empty (SPEC 5.9). */
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive (report, "status");
+  gboolean no_fit = cJSON_IsString (st) && (strcmp (st->valuestring, "oom") == 0 || strcmp (st->valuestring, "overflow") == 0);
   for (guint i = 0; i < N_RESULT_COLUMNS; i++)
     {
       const cJSON *node = result_columns[i].path[0] ? report_lookup (report, result_columns[i].path) : NULL;
+      if (no_fit && result_columns[i].path[0] && strcmp (result_columns[i].path[0], "time") == 0)
+        node = NULL;
       if (node == NULL)
         cells[i] = g_strdup ("");
       else if (cJSON_IsString (node))

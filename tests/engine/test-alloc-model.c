@@ -1,0 +1,216 @@
+/* test-alloc-model.c — the replay with the allocator model (SPEC 5.6, 5.9;
+ * sim/mem/alloc-model.part.c) against numbers computed by hand.
+ *
+ * The test machine: 1 GiB of device memory, a 100 MiB CUDA context,
+ * 100 GB/s, granularity 2 MiB. Traces say "allocations": "tensor" unless
+ * noted (the default kind then is pytorch). */
+#include <math.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "engine/replay.h"
+
+#define MiB 1048576.0
+
+static const char *base_config =
+  "{\"name\": \"t\", \"compute\": {\"tflops\": 100},"
+  " \"memory\": {\"capacity\": \"1GiB\", \"bandwidth\": \"100GB/s\", \"alloc_granularity\": \"2MiB\","
+  "              \"context\": \"100MiB\"},"
+  " \"link\": {\"bandwidth\": \"10GB/s\"}}";
+
+static cJSON *
+run (const char *header, const char *const *sets, const char *body, gboolean keep_going)
+{
+  g_autoptr (GError) error = NULL;
+  cJSON *root = cJSON_Parse (base_config);
+  for (guint i = 0; sets && sets[i]; i++)
+    g_assert_true (config_set (root, sets[i], "test", &error));
+  g_autoptr (VsConfig) cfg = config_compile (root, "test", &error);
+  g_assert_no_error (error);
+  cJSON_Delete (root);
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp ("vramsim-alloc-XXXXXX.jsonl", &path, &error);
+  g_assert_no_error (error);
+  close (fd);
+  g_autofree char *text = g_strconcat (header, "\n", body, NULL);
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  g_autoptr (VsTraceReader) r = trace_open (path, &error);
+  g_assert_no_error (error);
+  VsReplayOptions opts = { .keep_going = keep_going };
+  cJSON *report = replay_run (r, cfg, cfg, &opts, &error);
+  g_assert_no_error (error);
+  g_unlink (path);
+  return report;
+}
+
+#define TENSOR "{\"vramsim_trace\": 1, \"allocations\": \"tensor\"}"
+#define DRIVER "{\"vramsim_trace\": 1}"
+
+static const cJSON *
+at (const cJSON *o, const char *path)
+{
+  g_auto (GStrv) parts = g_strsplit (path, ".", -1);
+  for (guint i = 0; parts[i] && o; i++)
+    o = cJSON_IsArray (o) ? cJSON_GetArrayItem (o, atoi (parts[i])) : cJSON_GetObjectItemCaseSensitive (o, parts[i]);
+  if (o == NULL)
+    g_error ("no %s in the report", path);
+  return o;
+}
+
+static double
+num (const cJSON *r, const char *path)
+{
+  return at (r, path)->valuedouble;
+}
+
+static const char *
+str (const cJSON *r, const char *path)
+{
+  return at (r, path)->valuestring;
+}
+
+/* Two 5 MiB tensors share one 20 MiB segment (a large-pool request below
+ * 10 MiB): the device holds 100 MiB context + 20 MiB. Fragmentation at the
+ * reserved peak (the first tensor's alloc): 1 - 5/20 = 0.75. Freed, the
+ * segment stays cached (end 20 MiB); empty_cache frees it. */
+static void
+test_pytorch (void)
+{
+  cJSON *r = run (TENSOR, NULL,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":5242880,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":3,\"op\":\"free\",\"id\":2}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "pytorch");
+  g_assert_cmpfloat (num (r, "memory.context_bytes"), ==, 100 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 10 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 20 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_alloc_bytes"), ==, 20 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.fragmentation_peak"), ==, 0.75);
+  g_assert_cmpint (cJSON_GetArraySize (at (r, "warnings")), ==, 0);
+  cJSON_Delete (r);
+
+  r = run (TENSOR, NULL,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":2,\"op\":\"empty_cache\"}\n", FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  cJSON_Delete (r);
+}
+
+/* A driver-level trace keeps the per-allocation charge: each 5 MiB
+ * rounded to 6 MiB, 100 + 12 MiB on the device. */
+static void
+test_driver_none (void)
+{
+  cJSON *r = run (DRIVER, NULL,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "none");
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 112 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  cJSON_Delete (r);
+  /* allocator.kind=pytorch on the same trace: one 20 MiB segment. */
+  const char *sets[] = { "allocator.kind=pytorch", NULL };
+  r = run (DRIVER, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
+  cJSON_Delete (r);
+}
+
+/* Release and retry, then OOM, on 1 GiB - 100 MiB = 924 MiB for segments:
+ * 600 MiB (segment 600) freed and cached; 400 MiB on stream 7 cannot share
+ * it and 600 + 400 > 924: the cached segment is released, 400 fits (one
+ * retry). Then 600 MiB more: 400 + 600 > 924, nothing cached to free: OOM,
+ * with 0 B reserved but free. With --keep-going: status overflow, the
+ * device overflows by 100 + 400 + 600 - 1024 = 76 MiB. */
+static void
+test_retry_oom (void)
+{
+  const char *body =
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":629145600,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":2,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":7}\n"
+    "{\"t\":3,\"op\":\"alloc\",\"id\":3,\"bytes\":629145600,\"kind\":\"device\",\"stream\":7}\n";
+  cJSON *r = run (TENSOR, NULL, body, FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "oom");
+  g_assert_cmpfloat (num (r, "oom.event"), ==, 3);
+  g_assert_cmpfloat (num (r, "oom.requested"), ==, 600 * MiB);
+  g_assert_cmpfloat (num (r, "oom.in_use"), ==, 500 * MiB);
+  g_assert_cmpfloat (num (r, "oom.reserved_free"), ==, 0);
+  g_assert_cmpfloat (num (r, "oom.largest_free_block"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  cJSON_Delete (r);
+
+  r = run (TENSOR, NULL, body, TRUE);
+  g_assert_cmpstr (str (r, "status"), ==, "overflow");
+  g_assert_cmpfloat (num (r, "memory.overflow_bytes"), ==, 76 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 1000 * MiB);
+  cJSON_Delete (r);
+}
+
+/* A trace without allocations: the memory is unknown, and the report says so. */
+static void
+test_unknown (void)
+{
+  cJSON *r = run (DRIVER, NULL, "{\"t\":0,\"op\":\"kernel\",\"name\":\"k\",\"dur\":1000}\n", FALSE);
+  const cJSON *w = at (r, "warnings");
+  g_assert_cmpint (cJSON_GetArraySize (w), ==, 1);
+  g_assert_nonnull (strstr (cJSON_GetArrayItem (w, 0)->valuestring, "memory unknown"));
+  cJSON_Delete (r);
+}
+
+/* Under spill a tensor-level trace is charged per allocation (the model
+ * runs under oom only), with a warning. */
+static void
+test_spill_warns (void)
+{
+  const char *sets[] = { "policy.oversubscription=spill", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "none");
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 106 * MiB);
+  g_assert_nonnull (strstr (cJSON_GetArrayItem (at (r, "warnings"), 0)->valuestring, "policy oom only"));
+  cJSON_Delete (r);
+}
+
+/* A warm start from the header (a snapshot window): a 20 MiB segment with
+ * id 1's 4 MiB block at its start. id 1's alloc takes that block, id 2's
+ * 8 MiB the free 16 MiB after it: no new segment, reserved stays 20 MiB. */
+static void
+test_seeded (void)
+{
+  cJSON *r = run ("{\"vramsim_trace\": 1, \"allocations\": \"tensor\", \"allocator_state\":"
+                  " {\"segments\": [[1099511627776, 20971520, 0, \"large\", false]],"
+                  "  \"blocks\": [[1, 1099511627776, 4194304]]}}", NULL,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":4194304,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":8388608,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
+  cJSON_Delete (r);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/alloc-model/pytorch", test_pytorch);
+  g_test_add_func ("/alloc-model/driver-none", test_driver_none);
+  g_test_add_func ("/alloc-model/retry-oom", test_retry_oom);
+  g_test_add_func ("/alloc-model/unknown", test_unknown);
+  g_test_add_func ("/alloc-model/spill-warns", test_spill_warns);
+  g_test_add_func ("/alloc-model/seeded", test_seeded);
+  return g_test_run ();
+}
