@@ -97,6 +97,11 @@ typedef struct {
   guint32 max_tid;
   GArray *tensors;             /* Tensor */
   guint *by_addr;              /* tensor indices sorted by addr */
+  /* The sweep of step 4: tensors alive at the trace event being remapped,
+   * by address (value: index + 1), from their events in time order. */
+  GTree *alive;
+  GArray *sweep;               /* TEv */
+  guint sweep_at;
   VsMergeStats st;
 } Merge;
 
@@ -493,12 +498,67 @@ cmp_addr (gconstpointer a, gconstpointer b)
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Step 4: the tensor holding PTR (inside driver allocation D) at T, or 0. */
+static int
+cmp_tev (gconstpointer a, gconstpointer b)
+{
+  const TEv *x = a, *y = b;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static gint
+cmp_addr_key (gconstpointer a, gconstpointer b, gpointer unused)
+{
+  gsize x = GPOINTER_TO_SIZE (a), y = GPOINTER_TO_SIZE (b);
+  return x < y ? -1 : x > y;
+}
+
+/* Brings the sweep to trace time T (the emission rule: allocations at T
+ * are in, frees at T not yet). */
+static void
+sweep_to (Merge *m, guint64 t)
+{
+  while (m->sweep_at < m->sweep->len)
+    {
+      const TEv *x = &g_array_index (m->sweep, TEv, m->sweep_at);
+      if (x->t > t || (x->t == t && x->op != VS_OP_ALLOC))
+        break;
+      const Tensor *z = &g_array_index (m->tensors, Tensor, x->tensor);
+      gpointer key = GSIZE_TO_POINTER ((gsize) z->addr);
+      if (x->op == VS_OP_ALLOC)
+        g_tree_replace (m->alive, key, GUINT_TO_POINTER (x->tensor + 1));
+      else if (GPOINTER_TO_UINT (g_tree_lookup (m->alive, key)) == x->tensor + 1)
+        g_tree_remove (m->alive, key);
+      m->sweep_at++;
+    }
+}
+
+/* Step 4: the tensor holding PTR (inside driver allocation D) at T, or 0.
+ * The common case, a tensor alive at T, comes from the sweep in O(log n);
+ * the rest (the sweep lags where the trace's threads interleave out of
+ * time order, or no tensor is alive there) from a scan of the tensors at
+ * addresses in [D's base, PTR]. */
 static guint64
 resolve (Merge *m, const DAlloc *d, guint64 ptr, guint64 t)
 {
   if (ptr < d->addr || ptr >= d->addr + d->bytes)
     return 0;
+  if (m->alive != NULL)
+    {
+      GTreeNode *up = g_tree_upper_bound (m->alive, GSIZE_TO_POINTER ((gsize) ptr));
+      GTreeNode *at = up ? g_tree_node_previous (up) : g_tree_node_last (m->alive);
+      if (at != NULL)
+        {
+          const Tensor *x = &g_array_index (m->tensors, Tensor, GPOINTER_TO_UINT (g_tree_node_value (at)) - 1);
+          if (x->addr <= ptr && ptr < x->addr + MAX (x->bytes, 1) && x->ta <= t && t <= x->tf)
+            {
+              m->st.refs++;
+              m->st.refs_exact++;
+              return x->id;
+            }
+        }
+    }
   guint n = m->tensors->len, lo = 0, hi = n;
   while (lo < hi)
     {
@@ -616,11 +676,26 @@ remap (Merge *m)
 {
   g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   guint ai = 0;
+  m->sweep = g_array_new (FALSE, FALSE, sizeof (TEv));
+  for (guint i = 0; i < m->tensors->len; i++)
+    {
+      const Tensor *z = &g_array_index (m->tensors, Tensor, i);
+      TEv a = { .t = z->ta, .order = z->oa, .op = VS_OP_ALLOC, .tensor = i };
+      g_array_append_val (m->sweep, a);
+      if (z->tf != G_MAXUINT64)
+        {
+          TEv f = { .t = z->tf, .order = z->of, .op = VS_OP_FREE, .tensor = i };
+          g_array_append_val (m->sweep, f);
+        }
+    }
+  g_array_sort (m->sweep, cmp_tev);
+  m->alive = g_tree_new_full (cmp_addr_key, NULL, NULL, NULL);
   for (guint64 k = 0; k < m->evs->len; k++)
     {
       DEv *d = &g_array_index (m->evs, DEv, k);
       VsEvent *e = &d->ev;
       Side *s = g_hash_table_lookup (m->side, &k);
+      sweep_to (m, e->t);
       gboolean lost = FALSE;
       switch (e->op)
         {
@@ -677,15 +752,6 @@ remap (Merge *m)
     }
 }
 
-static int
-cmp_tev (gconstpointer a, gconstpointer b)
-{
-  const TEv *x = a, *y = b;
-  if (x->t != y->t)
-    return x->t < y->t ? -1 : 1;
-  return x->order < y->order ? -1 : x->order > y->order;
-}
-
 static void
 add_stats (cJSON *h, const VsMergeStats *st, const char *snapshot_path)
 {
@@ -732,6 +798,10 @@ merge_clear (Merge *m)
     g_string_chunk_free (m->strings);
   if (m->tensors)
     g_array_unref (m->tensors);
+  if (m->alive)
+    g_tree_destroy (m->alive);
+  if (m->sweep)
+    g_array_unref (m->sweep);
   g_free (m->by_addr);
 }
 
