@@ -88,17 +88,22 @@ find_hook (char *out)
 {
   const char *env = getenv ("VRAMCAP_PYTHON_HOOK");
   char self[PATH_MAX], cand[PATH_MAX + 64], probe[PATH_MAX + 96];
-  const char *rel[] = { "../share/vramsim/python-hook", "../capture/python-hook" };
+#ifndef VRAMCAP_HOOK_SRC
+#define VRAMCAP_HOOK_SRC "/nonexistent"
+#endif
+  const char *rel[] = { "../share/vramsim/python-hook", "../capture/python-hook", VRAMCAP_HOOK_SRC };
   ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0)
     return -1;
   self[n] = 0;
   char *dir = dirname (self);
-  for (int k = env && *env ? -1 : 0; k < 2; k++) {
+  for (int k = env && *env ? -1 : 0; k < 3; k++) {
     if (k < 0)
       snprintf (cand, sizeof cand, "%s", env);
-    else
+    else if (k < 2)
       snprintf (cand, sizeof cand, "%s/%s", dir, rel[k]);
+    else
+      snprintf (cand, sizeof cand, "%s", rel[k]);
     snprintf (probe, sizeof probe, "%s/sitecustomize.py", cand);
     if (access (probe, R_OK) == 0 && realpath (cand, out))
       return 0;
@@ -314,7 +319,8 @@ main (int argc, char **argv)
   char hook[PATH_MAX];
   if (torch && find_hook (hook) != 0) {
     fprintf (stderr, "vramcap: PyTorch hook not found (looked in ../share/vramsim/python-hook and "
-             "../capture/python-hook beside vramcap; set VRAMCAP_PYTHON_HOOK); capturing without it\n");
+             "../capture/python-hook beside vramcap, and in " VRAMCAP_HOOK_SRC "; set VRAMCAP_PYTHON_HOOK); "
+             "capturing without it\n");
     torch = 0;
   }
   if (!torch) {
