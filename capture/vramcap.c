@@ -113,7 +113,16 @@ find_hook (char *out)
   return -1;
 }
 
-/* Runs ARGV (vramsim), waits; its exit status, or -1. */
+/* The environment vramcap changes for the program, as it found it: the
+ * merge runs without the shim or the hook. */
+static const char *const g_env_names[] = {
+  "LD_PRELOAD", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "PYTHONPATH",
+};
+#define N_ENV (sizeof g_env_names / sizeof g_env_names[0])
+static char *g_env_orig[N_ENV];
+
+/* Runs ARGV (vramsim) in the original environment, waits; its exit
+ * status, or -1. */
 static int
 run_wait (char *const *av)
 {
@@ -121,6 +130,12 @@ run_wait (char *const *av)
   if (p < 0)
     return -1;
   if (p == 0) {
+    for (size_t k = 0; k < N_ENV; k++) {
+      if (g_env_orig[k])
+        setenv (g_env_names[k], g_env_orig[k], 1);
+      else
+        unsetenv (g_env_names[k]);
+    }
     execv (av[0], av);
     _exit (127);
   }
@@ -294,6 +309,10 @@ main (int argc, char **argv)
       fprintf (stderr, "vramcap: output path too long\n");
       return 1;
     }
+  }
+  for (size_t k = 0; k < N_ENV; k++) {
+    const char *v = getenv (g_env_names[k]);
+    g_env_orig[k] = v ? strdup (v) : NULL;
   }
   char pid[32];
   snprintf (pid, sizeof pid, "%ld", (long) getpid ());
