@@ -159,6 +159,62 @@ row "kernel-bytes: ncu CSV, unknown unit" "printf '%s\\n' '\"Kernel Name\",\"Met
 row "kernel-bytes: unterminated quote" "printf '\"axpy(float,1GiB\\n' > kb.csv" "kb.csv:1: unterminated quote" \
     convert "$T" out.jsonl --kernel-bytes kb.csv
 row "kernel-bytes: missing file" ':' "nope.csv" convert "$T" out.jsonl --kernel-bytes nope.csv
+# ---- issue 16 (rd16): traces and values that were read wrongly ----
+trow "text after the header on line 1" "raw '{\"vramsim_trace\": 1} {\"t\": 0, \"op\": \"mark\", \"name\": \"x\"}\n'" \
+   "in.jsonl:1: text after the header object" in.jsonl
+trow "format version 1e400" "raw '{\"vramsim_trace\": 1e400}\n'" \
+   "in.jsonl:1: header field 'vramsim_trace' must be a positive integer" in.jsonl
+trow "binary magic, then JSONL" "{ printf 'VRAMTRC\032'; printf '%s\n' '$H' '$A1'; } > in.vtrace" \
+   "in.vtrace: header: the binary magic is followed by \"{\"vr\", not a format version" in.vtrace
+trow "gzip stream cut short" "printf '%s\n' '$H' '$A1' | gzip | head -c 40 > in.jsonl" \
+   "in.jsonl: gzip: truncated (the compressed data ends early)" in.jsonl
+trow "gzip of something else" "echo hello | gzip > in.jsonl" "in.jsonl: not a vramsim trace (neither JSON Lines nor the binary format, once gunzipped)" in.jsonl
+trow "UTF-16 text" "printf '\377\376{\000}\000' > in.jsonl" "in.jsonl: not a vramsim trace: the file is UTF-16 text" in.jsonl
+trow "field given twice" "trace '{\"t\": 0, \"op\": \"alloc\", \"id\": 1, \"bytes\": 5, \"bytes\": 6, \"kind\": \"device\"}'" \
+   "in.jsonl:2: field 'bytes' appears twice" in.jsonl
+trow "header key given twice" "raw '{\"vramsim_trace\": 1, \"capture\": {\"config\": \"a100-80g\", \"config\": \"h100-sxm\"}}\n'" \
+   "in.jsonl:1: header field 'capture.config' appears twice" in.jsonl
+trow "NUL in a header string" "raw '{\"vramsim_trace\": 1, \"capture\": {\"device\": \"A100\\\\u0000x\"}}\n'" \
+   "in.jsonl:1: the header holds a NUL character" in.jsonl
+trow "integer that underflows (1e-400)" "trace '{\"t\": 1e-400, \"op\": \"mark\", \"name\": \"x\"}'" \
+   "in.jsonl:2: field 't' must be a non-negative integer (1e-400)" in.jsonl
+trow "kernel: unknown precision" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"precision\": \"fp4\"}'" \
+   "in.jsonl:2: field 'precision': unknown value \"fp4\"" in.jsonl
+trow "kernel: grid of two" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"grid\": [4, 4]}'" \
+   "in.jsonl:2: field 'grid' must be three positive integers" in.jsonl
+trow "kernel: collective of 0 ranks" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"collective\": {\"kind\": \"all_reduce\", \"bytes\": 8, \"ranks\": 0}}'" \
+   "in.jsonl:2: field 'collective.ranks' must be at least 1" in.jsonl
+trow "header: unknown allocations" "raw '{\"vramsim_trace\": 1, \"allocations\": \"cuda\"}\n'" \
+   "in.jsonl:1: header field 'allocations' must be \"tensor\" or \"driver\"" in.jsonl
+row "header capture.config is a path (replay)" "raw '{\"vramsim_trace\": 1, \"capture\": {\"config\": \"/dev/stdin\"}}\n'" \
+   "in.jsonl: header field 'capture.config' is \"/dev/stdin\", not a preset (presets: a100-40g," replay in.jsonl -c a100-80g -o out.json
+row "header capture.config is a path (sweep)" "raw '{\"vramsim_trace\": 1, \"capture\": {\"config\": \"../../../etc/passwd\"}}\n'" \
+   "in.jsonl: header field 'capture.config' is \"../../../etc/passwd\", not a preset" sweep in.jsonl -c a100-80g -o out.csv
+row "Kineto: NUL in a name" "printf '%s\\n' '{\"schemaVersion\": 1,' '\"traceEvents\": [{\"name\": \"gemm\\u0000x\", \"ph\": \"X\"}]}' > in.json" \
+   "in.json:2: a string holds a NUL character (\\u0000): vramsim would cut the name there" convert in.json out.jsonl
+row "convert: header over 1 MiB to binary" "python3 -c 'print(\"{\\\"vramsim_trace\\\": 1, \\\"note\\\": \\\"\" + \"x\" * 1100000 + \"\\\"}\")' > big.jsonl" \
+   "out.vtrace: the header is 1100051 bytes of JSON; the binary format holds at most 1048576" convert big.jsonl out.vtrace
+row "convert: name over 1 MiB to binary" "python3 -c 'print(\"{\\\"vramsim_trace\\\": 1}\"); print(\"{\\\"t\\\": 0, \\\"op\\\": \\\"mark\\\", \\\"name\\\": \\\"\" + \"x\" * 1100000 + \"\\\"}\")' > big.jsonl" \
+   "out.vtrace: event 0: the name is 1100000 bytes; the binary format holds strings of at most 1048576" convert big.jsonl out.vtrace
+row "--set: size without a unit" ':' "memory.capacity: '24': a size needs a unit, such as \"24GiB\" or \"24B\" (units: B KB MB GB TB KiB MiB GiB TiB; only 0 may go without one)" \
+    replay "$T" --set memory.capacity=24 -o out.json
+row "config: bandwidth without a unit" "cfg '{\"extends\": \"a100-80g\", \"memory\": {\"bandwidth\": 2039000000000}}'" \
+    "cfg.json: memory.bandwidth: 2039000000000 has no unit: a bandwidth needs one" replay "$T" -c cfg.json -o out.json
+row "config: number that underflows (1e-400)" "cfg '{\"extends\": \"a100-80g\",' ' \"memory\": {\"efficiency\": 1e-400}}'" \
+    "cfg.json:2: 1e-400 is too small to represent (it is not 0)" replay "$T" -c cfg.json -o out.json
+row "--set: space after the unit" ':' "memory.capacity: '1GiB ': text after the unit" replay "$T" --set 'memory.capacity=1GiB ' -o out.json
+row "--set: size that underflows" ':' "'1e-400B': size too small to represent (it is not 0)" replay "$T" --set memory.reserved=1e-400B -o out.json
+row "--set: time of 2^64 - 1 ns" ':' "'18446744073709551615ns': time too large (below 2^63 ns, 292 years)" \
+    replay "$T" --set memory.latency=18446744073709551615ns -o out.json
+row "--set: efficiency 1e-310" ':' "memory.efficiency: 2039 GB/s x memory.efficiency 1e-310 = 2.039e-298 B/s is too slow to simulate: a 1 GiB transfer would end beyond 2^63 ns" \
+    replay "$T" --set memory.efficiency=1e-310 -o out.json
+row "--set: bandwidth 1e-290 B/s" ':' "memory.bandwidth: 1e-290 B/s x memory.efficiency 0.86" replay "$T" --set memory.bandwidth=1e-290B/s -o out.json
+row "--set: tflops 1e-310" ':' "compute.tflops: 1e-310 is too slow to simulate" replay "$T" --set compute.tflops=1e-310 -o out.json
+row "--set: uvm.page 4 B" ':' "uvm.page: 4 B is below 4KiB, the smallest page a GPU or host maps" replay "$T" --set uvm.page=4B -o out.json
+row "config: 100,000 tiers" "python3 -c 'import json; json.dump({\"extends\": \"a100-80g\", \"tiers\": [{\"name\": \"t%d\" % i, \"capacity\": \"1GiB\", \"bandwidth\": \"1GB/s\"} for i in range(100000)]}, open(\"cfg.json\", \"w\"))'" \
+    "cfg.json: tiers: 100000 tiers; at most 64" replay "$T" -c cfg.json -o out.json
+row "config: extends chain of 34 files" "for i in \$(seq 0 32); do echo \"{\\\"extends\\\": \\\"c\$((i + 1)).json\\\"}\" > c\$i.json; done; echo '{\"extends\": \"a100-80g\"}' > c33.json; mv c0.json cfg.json" \
+    "cfg.json: extends: chain deeper than 32 files (it reached ./c32.json)" replay "$T" -c cfg.json -o out.json
 # ---- outputs ----
 row "unwritable report (-o)" ':' "nodir/out.json" replay "$T" -o nodir/out.json
 row "unwritable --series" ':' "nodir/out.csv" replay "$T" --series nodir/out.csv

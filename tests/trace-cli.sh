@@ -92,6 +92,53 @@ sed 's/"ranks": 8/"ranks": 0/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
 run "$VRAMSIM" info "$tmp/kf-bad.jsonl"
 { [ $rc -eq 1 ] && [ "$err" = "vramsim: $tmp/kf-bad.jsonl:4: field 'collective.ranks' must be at least 1" ]; }; result "collective with ranks 0: exit 1, line and key named"
 
+# ---- line ends, BOM, gzip, -0 (issue 16, items 8 and 13) ----
+printf '%s\r' '{"vramsim_trace": 1, "time_unit": "ns"}' '{"t": 0, "op": "alloc", "id": 1, "bytes": 8, "kind": "device"}' \
+  '{"t": 5, "op": "free", "id": 1}' > "$tmp/cr.jsonl"
+run "$VRAMSIM" info "$tmp/cr.jsonl"
+{ [ $rc -eq 0 ] && [[ $out == *"events     2 (alloc 1, free 1)"* ]]; }; result "CR-only line ends: every event is read"
+printf '{"vramsim_trace": 1}\r{"t": 0, "op": "mark", "name": "a"}\r\n{"t": 1, "op": "mark", "name": "b"}\n{"t": 2, "op": "mark", "name": "c"}' > "$tmp/mixed.jsonl"
+run "$VRAMSIM" info "$tmp/mixed.jsonl"
+{ [ $rc -eq 0 ] && [[ $out == *"events     3 (mark 3)"* ]]; }; result "CR, CRLF and LF in one file (CR first): every event is read"
+printf '{"vramsim_trace": 1}\r\n{"t": 0, "op": "mark", "name": "a"}\r{"t": 1, "op": "mark", "name": "b"}\n' > "$tmp/mixed.jsonl"
+run "$VRAMSIM" info "$tmp/mixed.jsonl"
+{ [ $rc -eq 1 ] && [[ $err == *"mixed.jsonl:2: invalid JSON: unexpected text after the object"* ]]; }; result "a lone CR inside an LF file: an error naming the line, not lost events"
+printf '\357\273\277' | cat - traces/overlap.jsonl > "$tmp/bom.jsonl"
+"$VRAMSIM" convert "$tmp/bom.jsonl" "$tmp/bom-out.jsonl"
+{ cmp -s traces/overlap.jsonl "$tmp/bom-out.jsonl"; }; result "a UTF-8 byte order mark is skipped"
+gzip -c traces/overlap.jsonl > "$tmp/o.jsonl.gz"
+"$VRAMSIM" convert "$tmp/o.jsonl.gz" "$tmp/o.vtrace" && gzip -c "$tmp/o.vtrace" > "$tmp/o.vtrace.gz"
+"$VRAMSIM" convert "$tmp/o.vtrace.gz" "$tmp/o-back.jsonl"
+{ cmp -s traces/overlap.jsonl "$tmp/o-back.jsonl"; }; result "gzipped JSONL and gzipped binary traces read as the plain ones"
+{ head -n 10 traces/overlap.jsonl | gzip; tail -n +11 traces/overlap.jsonl | gzip; } > "$tmp/two.gz"
+"$VRAMSIM" convert - "$tmp/two-back.jsonl" < "$tmp/two.gz"
+{ cmp -s traces/overlap.jsonl "$tmp/two-back.jsonl"; }; result "two gzip members one after the other, from standard input"
+printf '%s\n' '{"vramsim_trace": 1}' '{"t": -0, "op": "alloc", "id": 1, "bytes": -0.0, "kind": "device"}' > "$tmp/negzero.jsonl"
+run "$VRAMSIM" convert "$tmp/negzero.jsonl" -
+{ [ $rc -eq 0 ] && [[ $out == *'{"t": 0, "op": "alloc", "id": 1, "bytes": 0, "kind": "device"}'* ]]; }; result "-0 is 0"
+run "$VRAMSIM" replay traces/overlap.jsonl --series-dt 1 --series "$tmp/s.csv"
+{ [ $rc -ne 0 ] && [[ $err == *"--series-dt: '1': a time needs a unit, such as \"1us\""* ]] && [ ! -e "$tmp/s.csv" ]; }; result "--series-dt 1 is refused: a time needs a unit"
+
+printf '%s\n' '{"vramsim_trace": 1, "capture": {"config": "/dev/zero"}}' '{"t": 0, "op": "mark", "name": "x"}' > "$tmp/hdrpath.jsonl"
+run "$VRAMSIM" replay "$tmp/hdrpath.jsonl" -c a100-80g --capture-config configs/a100-80g.json -o "$tmp/hdrpath.json"
+{ [ $rc -eq 0 ] && [ -s "$tmp/hdrpath.json" ]; }; result "a header capture.config that is a path is not read when --capture-config is given"
+
+# ---- Kineto detection does not depend on key order (issue 14) ----
+real=${VRAMSIM_REAL_TRACES:-../shared/real-traces}/kineto/alexnet-a100.json.gz
+if [ -f "$real" ]; then
+  python3 - "$real" "$tmp/kmeta.json" <<'EOF'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+out = {"metadata": {"notes": "x" * 20000, "nested": [{"traceEvents": "not this one"}]}}
+out.update(d)
+json.dump(out, open(sys.argv[2], "w"))
+EOF
+  "$VRAMSIM" convert "$real" "$tmp/k-plain.jsonl" && "$VRAMSIM" convert "$tmp/kmeta.json" "$tmp/k-meta.jsonl"
+  { cmp -s "$tmp/k-plain.jsonl" "$tmp/k-meta.jsonl"; }; result "a Kineto file whose first 20 KB are a metadata object imports as the plain one"
+else
+  not_ok "a Kineto file whose first 20 KB are a metadata object imports as the plain one: $real missing"
+fi
+
 # ---- info numbers, by hand ----
 cat > "$tmp/small.jsonl" <<'EOF'
 {"vramsim_trace": 1, "time_unit": "ns", "capture": {"device": "Test GPU", "config": "a100-80g"}}

@@ -185,8 +185,8 @@ parse_value (const char *s, const Unit *units, gsize n_units, const char *what,
   if (out->bare && !bare_ok && out->dval != 0)
     {
       const char *eg_unit = example + strspn (example, "0123456789.");
-      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': a %s needs a unit, such as \"%s%s\" (units: %s; only 0 may go "
-                   "without one)", s, what, numtext, eg_unit, accepted);
+      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': a %s needs a unit, such as \"%s%s\" or \"%s%s\" (units: %s; "
+                   "only 0 may go without one)", s, what, numtext, eg_unit, numtext, units[0].name, accepted);
       return FALSE;
     }
   return TRUE;

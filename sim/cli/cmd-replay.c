@@ -102,6 +102,12 @@ cmd_replay (int argc, char **argv)
       cmd_error ("%s: the trace names no capture config: give one with -c", trace_path);
       return 2;
     }
+  if ((config == NULL || capture_config == NULL) && h->config != NULL
+      && !config_check_trace_preset (h->config, trace_path, &error))
+    {
+      cmd_error ("%s", error->message);
+      return 1;
+    }
   g_autoptr (VsConfig) target = config_load (target_name, (const char *const *) sets, &error);
   if (target == NULL)
     {

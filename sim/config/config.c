@@ -76,6 +76,8 @@ struct Field {
 G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == sizeof (int));
 
 static const char *const attach_choices[] = { "host", "device", NULL };
+#define MAX_TIERS 64
+
 static const char *const oversub_choices[] = { "oom", "spill", "direct", "uvm", NULL };
 static const char *const allocator_choices[] = { "auto", "pytorch", "async", "none", NULL };
 static const char *const first_touch_choices[] = { "device", "host", NULL };
@@ -314,9 +316,10 @@ leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path
           if (v->valuedouble != 0)
             {
               g_autofree char *n = number_text (v->valuedouble);
-              fail (error, origin, path, "%s has no unit: %s needs one, such as \"%s%s\" (units: %s; only 0 may go "
-                    "without one)", n, f->kind == K_RATE ? "a bandwidth" : "a time", n,
-                    f->kind == K_RATE ? "GB/s" : "us", units_accepted (f->kind == K_RATE ? VS_UNITS_RATE : VS_UNITS_TIME));
+              fail (error, origin, path, "%s has no unit: %s needs one, such as \"%s%s\" or \"%s%s\" (units: %s; "
+                    "only 0 may go without one)", n, f->kind == K_RATE ? "a bandwidth" : "a time", n,
+                    f->kind == K_RATE ? "GB/s" : "us", n, f->kind == K_RATE ? "B/s" : "ns",
+                    units_accepted (f->kind == K_RATE ? VS_UNITS_RATE : VS_UNITS_TIME));
               return FALSE;
             }
           out->d = 0;
@@ -515,6 +518,16 @@ check_value (const Field *f, const cJSON *v, const char *origin, const char *pat
           fail (error, origin, path, "expected an array of tier objects, got %s", json_type_name (v));
           return FALSE;
         }
+      /* More tiers than this are refused, before anything else is done
+       * with them: each is a resource of the flow network and a location
+       * of every allocation's state (100,000 took 75 s to refuse). */
+      int n = cJSON_GetArraySize (v);
+      if (n > MAX_TIERS)
+        {
+          fail (error, origin, path, "%d tiers; at most %d (a memory system of more levels is not one vramsim "
+                "models)", n, MAX_TIERS);
+          return FALSE;
+        }
       int i = 0;
       for (const cJSON *t = v->child; t != NULL; t = t->next, i++)
         {
@@ -647,7 +660,77 @@ config_find (const char *name_or_path, GError **error)
   return g_strdup (name_or_path);
 }
 
+gboolean
+config_check_trace_preset (const char *name, const char *trace_path, GError **error)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+  /* A name of letters, digits, '.', '-' and '_' not starting with '.': no
+   * path, no "..", nothing a header could point at a device or another
+   * folder with. */
+  gboolean ok = g_ascii_isalnum (*name) && strlen (name) <= 128;
+  for (const char *p = name; ok && *p; p++)
+    ok = g_ascii_isalnum (*p) || *p == '.' || *p == '-' || *p == '_';
+  if (ok && is_preset_name (name))
+    {
+      g_autofree char *path = preset_path (name, NULL);
+      if (path != NULL)
+        return TRUE;
+    }
+  g_auto (GStrv) names = config_list_presets ();
+  g_autofree char *list = g_strjoinv (", ", names);
+  g_autofree char *shown = g_strescape (name, NULL);
+  g_set_error (error, VS_CONFIG_ERROR, 0,
+               "%s: header field 'capture.config' is \"%.80s\", not a preset (presets: %s): a trace names a preset; "
+               "a config file is read only when you give it with --capture-config", trace_path, shown, list);
+  return FALSE;
+}
+
 /* ---- loading and extends ---- */
+
+/* The first number in the JSON TEXT that is not 0 but reads as 0 (1e-400:
+ * strtod underflows), or NULL. cJSON keeps only the double, so the text is
+ * looked at once, outside strings. */
+static const char *
+underflowing_number (const char *text, gsize len)
+{
+  gboolean in_str = FALSE;
+  for (const char *p = text, *end = text + len; p < end; p++)
+    {
+      if (in_str)
+        {
+          if (*p == '\\')
+            p++;
+          else if (*p == '"')
+            in_str = FALSE;
+          continue;
+        }
+      if (*p == '"')
+        {
+          in_str = TRUE;
+          continue;
+        }
+      if (!(g_ascii_isdigit (*p) || *p == '-'))
+        continue;
+      const char *q = p;
+      gboolean nonzero = FALSE, exp = FALSE;
+      while (q < end && (g_ascii_isdigit (*q) || strchr ("+-.eE", *q) != NULL))
+        {
+          if (*q == 'e' || *q == 'E')
+            exp = TRUE;
+          else if (!exp && *q >= '1' && *q <= '9')
+            nonzero = TRUE;
+          q++;
+        }
+      if (nonzero && exp)
+        {
+          g_autofree char *num = g_strndup (p, (gsize) (q - p));
+          if (g_ascii_strtod (num, NULL) == 0)
+            return p;
+        }
+      p = q - 1;
+    }
+  return NULL;
+}
 
 static cJSON *
 read_json_file (const char *path, GError **error)
@@ -691,6 +774,18 @@ read_json_file (const char *path, GError **error)
   if (!cJSON_IsObject (root))
     {
       g_set_error (error, VS_CONFIG_ERROR, 0, "%s: a config is a JSON object, not %s", path, json_type_name (root));
+      cJSON_Delete (root);
+      return NULL;
+    }
+  const char *uf = underflowing_number (text, len);
+  if (uf != NULL)
+    {
+      int line = 1;
+      for (const char *p = text; p < uf; p++)
+        line += *p == '\n';
+      gsize n = strspn (uf, "0123456789+-.eE");
+      g_set_error (error, VS_CONFIG_ERROR, 0, "%s:%d: %.*s is too small to represent (it is not 0)", path, line,
+                   (int) MIN (n, 40), uf);
       cJSON_Delete (root);
       return NULL;
     }
@@ -749,7 +844,10 @@ load_chain (const char *path, GPtrArray *canon_stack, GPtrArray *shown_stack, GE
       }
   if (canon_stack->len >= MAX_EXTENDS_DEPTH)
     {
-      g_set_error (error, VS_CONFIG_ERROR, 0, "%s: extends: chain deeper than %d files", path, MAX_EXTENDS_DEPTH);
+      /* Named by the user's file, where the chain starts: the file it
+       * reached may be any preset. */
+      g_set_error (error, VS_CONFIG_ERROR, 0, "%s: extends: chain deeper than %d files (it reached %s)",
+                   (char *) shown_stack->pdata[0], MAX_EXTENDS_DEPTH, path);
       return NULL;
     }
 
@@ -1235,13 +1333,20 @@ check_allocator (VsConfig *c, void *at, const char *prefix, const char *origin, 
     }
   return TRUE;
 }
+/* The smallest migration page: 4 KiB, the smallest page a GPU's MMU or
+ * the host maps (NVIDIA's UVM migrates 4 KiB to 2 MiB, REFERENCE). A
+ * smaller one would only give allocations billions of pages, past the
+ * engine's 2^31 evict units per allocation (a false OOM). */
+#define MIN_UVM_PAGE 4096u
 
 static gboolean
 check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
 {
-  if (c->uvm.page == 0)
+  if (c->uvm.page < MIN_UVM_PAGE)
     {
-      fail (error, origin, "uvm.page", "must be greater than 0");
+      g_autofree char *pg = units_format_bytes (c->uvm.page);
+      fail (error, origin, "uvm.page", "%s is below 4KiB, the smallest page a GPU or host maps (NVIDIA UVM moves "
+            "4KiB to 2MiB pages)", pg);
       return FALSE;
     }
   if (c->uvm.evict_unit == 0 || c->uvm.evict_unit % c->uvm.page != 0)
@@ -1249,6 +1354,59 @@ check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError
       g_autofree char *e = units_format_bytes (c->uvm.evict_unit);
       g_autofree char *pg = units_format_bytes (c->uvm.page);
       fail (error, origin, "uvm.evict_unit", "%s is not a whole number (>= 1) of uvm.page (%s)", e, pg);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Rates slow enough to make a flow end beyond the representable time are
+ * errors naming the key (docs/config.md, "Limits"): a 1 GiB transfer must
+ * end within 2^63 ns, the replay's time limit, so an effective bandwidth
+ * (bandwidth x efficiency) is at least 2^30 B / (2^63 ns) = 0.1164 B/s;
+ * compute.tflops at least 1e-6 (1 MFLOPS: a second of compute captured on
+ * the fastest chip, ~10^4 TFLOPS, must end within 2^63 ns). Far below any
+ * machine; what they exclude is 1e-310 typed for 1e-3. */
+#define MIN_RATE_BPS (1073741824.0 / 9223372036.854775808)
+#define MIN_TFLOPS 1e-6
+
+static gboolean
+check_rate (double bw, double eff, const char *origin, const char *key, const char *eff_key, GError **error)
+{
+  if (bw * eff >= MIN_RATE_BPS)
+    return TRUE;
+  g_autofree char *b = bw >= 1 ? units_format_rate (bw) : g_strdup_printf ("%g B/s", bw);
+  if (eff_key != NULL && eff < 1)
+    fail (error, origin, bw >= MIN_RATE_BPS ? eff_key : key,
+          "%s x %s %g = %g B/s is too slow to simulate: a 1 GiB transfer would end beyond 2^63 ns (292 years); "
+          "the least is 0.1164 B/s", b, eff_key, eff, bw * eff);
+  else
+    fail (error, origin, key, "%s is too slow to simulate: a 1 GiB transfer would end beyond 2^63 ns (292 years); "
+          "the least is 0.1164 B/s", b);
+  return FALSE;
+}
+
+static gboolean
+check_rates (const VsConfig *c, const char *origin, GError **error)
+{
+  if (!check_rate (c->memory.bandwidth, c->memory.efficiency, origin, "memory.bandwidth", "memory.efficiency", error)
+      || !check_rate (c->host.bandwidth, 1, origin, "host.bandwidth", NULL, error))
+    return FALSE;
+  if (!c->unified
+      && (!check_rate (c->link.bandwidth, c->link.efficiency, origin, "link.bandwidth", "link.efficiency", error)
+          || !check_rate (c->link.bandwidth, c->link.pageable_efficiency, origin, "link.bandwidth",
+                          "link.pageable_efficiency", error)))
+    return FALSE;
+  for (guint i = 0; i < c->n_tiers; i++)
+    {
+      g_autofree char *bk = g_strdup_printf ("tiers[%u].bandwidth", i);
+      g_autofree char *ek = g_strdup_printf ("tiers[%u].efficiency", i);
+      if (!check_rate (c->tiers[i].bandwidth, c->tiers[i].efficiency, origin, bk, ek, error))
+        return FALSE;
+    }
+  if (c->tflops < MIN_TFLOPS)
+    {
+      fail (error, origin, "compute.tflops", "%g is too slow to simulate (at least 1e-06, 1 MFLOPS: a second of "
+            "compute on a fast chip would end beyond 2^63 ns)", c->tflops);
       return FALSE;
     }
   return TRUE;
@@ -1283,7 +1441,7 @@ config_compile (const cJSON *root, const char *origin, GError **error)
         }
       else if (f->kind == K_TIERS)
         {
-          c->n_tiers = obj != NULL ? (guint) cJSON_GetArraySize (obj) : 0;
+          c->n_tiers = obj != NULL ? (guint) cJSON_GetArraySize (obj) : 0; /* <= MAX_TIERS (check_value) */
           c->tiers = g_new0 (VsTier, c->n_tiers + 1);
           for (guint i = 0; i < c->n_tiers; i++)
             {
@@ -1295,6 +1453,8 @@ config_compile (const cJSON *root, const char *origin, GError **error)
             }
         }
     }
+  if (!check_rates (c, origin, error))
+    goto fail;
   return c;
 
 fail:

@@ -117,6 +117,12 @@ char **config_list_presets (void);
  * config_preset_dir(), or the path itself. NULL with an error listing the
  * presets when no such preset exists. */
 char *config_find (const char *name_or_path, GError **error);
+/* Whether NAME, a trace header's capture.config, is a preset there is
+ * (SPEC 2: the header names a preset). A path, or a name of no preset, is
+ * an error naming TRACE_PATH: a trace must not decide which file is read
+ * (/dev/stdin, ../../etc/passwd); a config file is read only when the user
+ * gives it. */
+gboolean config_check_trace_preset (const char *name, const char *trace_path, GError **error);
 /* (transfer full) C as a config tree with every default filled in and
  * every value written exactly (units_format_*_exact), so it loads back to
  * the same VsConfig. `vramsim configs --show` prints it. */

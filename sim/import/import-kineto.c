@@ -208,6 +208,11 @@ import_write_extra (GArray *outs, const char *out_path, const char *device, cons
 
 /* ---- reading the file ---- */
 
+/* Whether PATH holds a JSON object with a top-level "traceEvents" or
+ * "schemaVersion" key, wherever it stands: the object's other values
+ * (a large "metadata" or "deviceProperties" first) are skimmed, not
+ * parsed, so detection does not depend on key order or on the first
+ * kilobytes. A vramsim header ends the search at its first key. */
 gboolean
 import_kineto_detect (const char *path)
 {
@@ -216,16 +221,72 @@ import_kineto_detect (const char *path)
   gzFile f = gzopen (path, "rb");
   if (f == NULL)
     return FALSE;
-  char buf[4097];
-  int n = gzread (f, buf, sizeof buf - 1);
+  char buf[65536], key[32];
+  gsize klen = 0;
+  int depth = 0, n;
+  gboolean in_str = FALSE, esc = FALSE, want_key = FALSE, is_key = FALSE, found = FALSE, done = FALSE;
+  while (!done && (n = gzread (f, buf, sizeof buf)) > 0)
+    for (int i = 0; i < n && !done; i++)
+      {
+        char c = buf[i];
+        if (depth == 0)
+          {
+            if (g_ascii_isspace (c))
+              continue;
+            if (c != '{')
+              done = TRUE;
+            depth = 1, want_key = TRUE;
+            continue;
+          }
+        if (in_str)
+          {
+            if (esc)
+              esc = FALSE, c = '?';
+            else if (c == '\\')
+              {
+                esc = TRUE;
+                continue;
+              }
+            else if (c == '"')
+              {
+                in_str = FALSE;
+                if (is_key)
+                  {
+                    key[klen] = '\0';
+                    is_key = FALSE;
+                    found = strcmp (key, "traceEvents") == 0 || strcmp (key, "schemaVersion") == 0;
+                    done = found || strcmp (key, "vramsim_trace") == 0;
+                  }
+                continue;
+              }
+            if (is_key && klen < sizeof key - 1)
+              key[klen++] = c;
+            continue;
+          }
+        switch (c)
+          {
+          case '"':
+            in_str = TRUE;
+            if (depth == 1 && want_key)
+              is_key = TRUE, klen = 0, want_key = FALSE;
+            break;
+          case '{':
+          case '[':
+            depth++;
+            break;
+          case '}':
+          case ']':
+            done = --depth == 0;
+            break;
+          case ',':
+            want_key = depth == 1;
+            break;
+          default:
+            break;
+          }
+      }
   gzclose (f);
-  if (n <= 0)
-    return FALSE;
-  buf[n] = '\0';
-  const char *p = buf;
-  while (g_ascii_isspace (*p))
-    p++;
-  return *p == '{' && (strstr (p, "\"traceEvents\"") || strstr (p, "\"schemaVersion\""));
+  return found;
 }
 
 static char *
@@ -782,6 +843,16 @@ import_kineto (const char *path, const char *out_path, GError **error)
     len = r->len;
     text = g_string_free (r, FALSE);
   }
+  gsize nul = trace_json_nul_escape (text, len);
+  if (nul != G_MAXSIZE)
+    {
+      guint line = 1;
+      for (gsize i = 0; i < nul; i++)
+        line += text[i] == '\n';
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s:%u: a string holds a NUL character (\\u0000): vramsim would cut the name there", path, line);
+      return FALSE;
+    }
   cJSON *root = cJSON_ParseWithLength (text, len);
   if (root == NULL)
     {

@@ -1272,7 +1272,12 @@ sweep_run (const VsSweepOptions *opts, GError **error)
     goto out;
   const char *cap = opts->capture_config;
   if (cap == NULL)
-    cap = trace_buf_header (s.buf)->config;
+    {
+      /* A header names a preset, never a file to read (issue 16, item 9). */
+      cap = trace_buf_header (s.buf)->config;
+      if (cap != NULL && !config_check_trace_preset (cap, opts->trace_path, error))
+        goto out;
+    }
   if (cap)
     {
       s.capture = config_load (cap, NULL, error);

@@ -1177,7 +1177,19 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
   len = GUINT32_FROM_LE (len);
   if (ver < VS_BIN_VERSION_MIN || ver > VS_BIN_VERSION)
     {
-      if (ver > VS_BIN_VERSION)
+      if (ver > 255)
+        {
+          /* No vramsim will write version 256: these are other bytes
+           * after the magic (text, say), not a later format. */
+          char shown[5];
+          for (int i = 0; i < 4; i++)
+            shown[i] = g_ascii_isprint (r->in.p[8 + i]) ? (char) r->in.p[8 + i] : '.';
+          shown[4] = 0;
+          g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                       "%s: header: the binary magic is followed by \"%s\", not a format version: the file is "
+                       "corrupt, or not a binary trace", path, shown);
+        }
+      else if (ver > VS_BIN_VERSION)
         g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
                      "%s: header: binary trace version %u is newer than this vramsim reads (%u); upgrade vramsim",
                      path, ver, VS_BIN_VERSION);
@@ -1208,7 +1220,7 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
       g_free (where);
       goto fail;
     }
-  r->base.header = trace_header_from_json (obj, where, &err);
+  r->base.header = trace_header_from_json_text (obj, (const char *) r->in.p - len, len, where, &err);
   g_free (where);
   cJSON_Delete (obj);
   if (r->base.header == NULL)

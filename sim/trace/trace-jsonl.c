@@ -24,6 +24,7 @@ typedef struct {
   IdList lists[3];
   VsKernelShape shape;     /* the current kernel's, when it has one */
   VsCollective coll;
+  gboolean cr_lines;       /* lines end in CR (old Mac files), CRLF or LF; else in LF or CRLF */
 } JsonlReader;
 
 /* ---- low-level scanning ---- */
@@ -189,9 +190,19 @@ parse_uint_named (JsonlReader *r, Cur *c, const char *name, guint64 max, gboolea
   if (p < c->end && *p == '-')
     {
       Cur t = *c;
-      if (skip_number (&t))
-        return FAIL ("field '%s' must not be negative (%.*s)", name, (int) (t.p - c->p), c->p);
-      return FAIL ("field '%s' must be %s", name, what);
+      if (!skip_number (&t))
+        return FAIL ("field '%s' must be %s", name, what);
+      /* -0 (or -0.0e5) is 0. */
+      const char *q = c->p + 1;
+      while (q < t.p && (*q == '0' || *q == '.'))
+        q++;
+      if ((q == t.p || *q == 'e' || *q == 'E') && is_value_end (&t))
+        {
+          c->p = t.p;
+          *out = 0;
+          return TRUE;
+        }
+      return FAIL ("field '%s' must not be negative (%.*s)", name, (int) (t.p - c->p), c->p);
     }
   guint64 v = 0;
   const char *start = p;
@@ -221,6 +232,11 @@ parse_uint_named (JsonlReader *r, Cur *c, const char *name, guint64 max, gboolea
       memcpy (buf, start, n);
       buf[n] = 0;
       double d = g_ascii_strtod (buf, NULL);
+      /* 1e-400 underflows to 0 but is not 0 (nor an integer). */
+      if (d == 0 && !round_it)
+        for (const char *q = buf; *q && *q != 'e' && *q != 'E'; q++)
+          if (*q >= '1' && *q <= '9')
+            return FAIL ("field '%s' must be %s (%s)", name, what, buf);
       if (round_it)
         d = floor (d + 0.5);
       if (!(d == floor (d)))
@@ -785,11 +801,56 @@ parse_event (JsonlReader *r, const char *line, const char *end, VsEvent *ev, gui
 
 #undef FAIL
 
+/* The first CR or LF in [p, end), or NULL. */
+static const guint8 *
+find_cr_or_lf (const guint8 *p, const guint8 *end)
+{
+  for (; p < end; p++)
+    if (*p == '\r' || *p == '\n')
+      return p;
+  return NULL;
+}
+
+/* The next line of a file whose lines end in CR, LF or CRLF (cr_lines):
+ * slower than the memchr of next_line, and only for such files. */
+static gboolean
+next_line_cr (JsonlReader *r, const char **line, const char **end, GError **error)
+{
+  VsInBuf *in = &r->in;
+  for (;;)
+    {
+      const guint8 *nl = find_cr_or_lf (in->p, in->end);
+      /* A CR at the end of the buffer may be the first half of a CRLF. */
+      if (nl != NULL && (*nl == '\n' || nl + 1 < in->end || in->eof))
+        {
+          *line = (const char *) in->p;
+          *end = (const char *) nl;
+          in->p = nl + 1 + (*nl == '\r' && nl + 1 < in->end && nl[1] == '\n');
+          r->base.line++;
+          return TRUE;
+        }
+      if (nl == NULL && in->eof && in->p < in->end)
+        {
+          *line = (const char *) in->p;
+          *end = (const char *) in->end;
+          in->p = in->end;
+          r->base.line++;
+          return TRUE;
+        }
+      if (in->eof)
+        return FALSE;
+      if (!inbuf_fill (in, r->base.path, error))
+        return FALSE;
+    }
+}
+
 /* Returns the next line [*line, *end) without its newline; FALSE at EOF. */
 static gboolean
 next_line (JsonlReader *r, const char **line, const char **end, GError **error)
 {
   VsInBuf *in = &r->in;
+  if (G_UNLIKELY (r->cr_lines))
+    return next_line_cr (r, line, end, error);
   for (;;)
     {
       const guint8 *nl = in->p < in->end ? memchr (in->p, '\n', (gsize) (in->end - in->p)) : NULL;
@@ -853,6 +914,22 @@ trace_jsonl_open (const char *path, VsInBuf *in, GError **error)
   r->scratch = g_string_sized_new (256);
   const char *line, *end;
   GError *err = NULL;
+  /* Line ends: the first one in the file decides. A lone CR (no LF after
+   * it) means CR-terminated lines, which would otherwise read as one long
+   * header line and lose every event. */
+  for (;;)
+    {
+      const guint8 *nl = find_cr_or_lf (r->in.p, r->in.end);
+      if (nl != NULL && (nl + 1 < r->in.end || r->in.eof))
+        {
+          r->cr_lines = *nl == '\r' && (nl + 1 == r->in.end || nl[1] != '\n');
+          break;
+        }
+      if (r->in.eof)
+        break;
+      if (!inbuf_fill (&r->in, path, &err))
+        goto fail;
+    }
   /* The header: the first non-empty line. */
   for (;;)
     {
@@ -869,12 +946,25 @@ trace_jsonl_open (const char *path, VsInBuf *in, GError **error)
         break;
     }
   char *where = g_strdup_printf ("%s:%" G_GUINT64_FORMAT, path, r->base.line);
-  cJSON *obj = cJSON_ParseWithLength (line, (gsize) (end - line));
+  const char *obj_end = NULL;
+  cJSON *obj = cJSON_ParseWithLengthOpts (line, (gsize) (end - line), &obj_end, FALSE);
+  if (obj != NULL)
+    {
+      /* Nothing but blanks after the header object on its line: events
+       * there (or a file whose line ends were lost) must not vanish. */
+      const char *q = obj_end;
+      while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
+        q++;
+      if (q < end)
+        g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                     "%s: text after the header object (\"%.*s\"): the header is one JSON object alone on "
+                     "its line, each event goes on a line of its own", where, (int) MIN (end - q, 20), q);
+    }
   if (obj == NULL)
     g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
                  "%s: not a vramsim trace (the header line is not valid JSON)", where);
-  else
-    r->base.header = trace_header_from_json (obj, where, &err);
+  else if (err == NULL)
+    r->base.header = trace_header_from_json_text (obj, line, (gsize) (end - line), where, &err);
   g_free (where);
   cJSON_Delete (obj);
   if (r->base.header == NULL)

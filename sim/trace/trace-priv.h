@@ -48,12 +48,22 @@ typedef struct {
   const guint8 *data;   /* start of the buffer */
   const guint8 *p, *end;/* unread bytes */
   gboolean eof;         /* nothing more will come after end */
+  /* gzip input (inbuf_start_gzip): fd's bytes are inflated into the
+   * buffer. The stream is on the heap: zlib keeps a pointer to it. */
+  struct z_stream_s *z;
+  guint8 *zraw;         /* compressed bytes read, not yet inflated */
+  gsize zraw_cap;
+  gboolean zraw_eof;
 } VsInBuf;
 
 /* Moves the unread bytes to the front and reads more; grows the buffer when
  * it is full and MIN_FREE more bytes are wanted. FALSE on a read error. */
 gboolean inbuf_fill (VsInBuf *b, const char *path, GError **error);
 void inbuf_close (VsInBuf *b);
+/* From now on B's bytes (from the unread ones on) are a gzip stream
+ * (RFC 1952; several members are read one after the other), read through
+ * as they come: memory stays bounded. */
+gboolean inbuf_start_gzip (VsInBuf *b, const char *path, GError **error);
 
 /* ---- the reader base ---- */
 
@@ -116,6 +126,10 @@ gboolean trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, G
 
 /* Parses and checks a header object; WHERE prefixes messages ("t.jsonl:1"). */
 VsTraceHeader *trace_header_from_json (const cJSON *obj, const char *where, GError **error);
+/* The same for an object parsed from TEXT (LEN bytes), which is checked
+ * for what cJSON would hide: a key given twice, a \u0000 in a string. */
+VsTraceHeader *trace_header_from_json_text (const cJSON *obj, const char *text, gsize len, const char *where,
+                                            GError **error);
 /* The header as one line of JSON in the canonical form (no newline). */
 char *trace_header_to_line (const VsTraceHeader *h);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 G_DEFINE_QUARK (vs-trace-error-quark, trace_error)
 
@@ -58,10 +59,12 @@ const guint32 trace_op_required[VS_OP_COUNT] = {
 
 #define VS_INBUF_SIZE (1u << 20)
 
+static gboolean inbuf_fill_gzip (VsInBuf *b, gsize left, const char *path, GError **error);
+
 gboolean
 inbuf_fill (VsInBuf *b, const char *path, GError **error)
 {
-  if (b->eof || b->fd < 0)
+  if (b->eof || (b->fd < 0 && b->z == NULL))
     {
       b->eof = TRUE;
       return TRUE;
@@ -85,6 +88,8 @@ inbuf_fill (VsInBuf *b, const char *path, GError **error)
   b->data = b->own;
   b->p = b->own;
   b->end = b->own + left;
+  if (b->z != NULL)
+    return inbuf_fill_gzip (b, left, path, error);
   for (;;)
     {
       ssize_t n = read (b->fd, b->own + left, b->cap - left);
@@ -110,6 +115,105 @@ inbuf_close (VsInBuf *b)
     close (b->fd);
   b->fd = -1;
   g_clear_pointer (&b->own, g_free);
+  if (b->z != NULL)
+    {
+      inflateEnd (b->z);
+      g_clear_pointer (&b->z, g_free);
+    }
+  g_clear_pointer (&b->zraw, g_free);
+}
+
+/* Reads raw (compressed) bytes into the raw buffer once it is used up. */
+static gboolean
+zraw_read (VsInBuf *b, const char *path, GError **error)
+{
+  ssize_t n;
+  do
+    n = read (b->fd, b->zraw, b->zraw_cap);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    {
+      int e = errno;
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: read failed: %s", path, g_strerror (e));
+      return FALSE;
+    }
+  b->zraw_eof = n == 0;
+  b->z->next_in = b->zraw;
+  b->z->avail_in = (uInt) n;
+  return TRUE;
+}
+
+gboolean
+inbuf_start_gzip (VsInBuf *b, const char *path, GError **error)
+{
+  g_return_val_if_fail (b->z == NULL, FALSE);
+  /* The compressed bytes read so far start the raw buffer. */
+  gsize n = (gsize) (b->end - b->p);
+  b->zraw_cap = MAX ((gsize) VS_INBUF_SIZE, n);
+  b->zraw = g_malloc (b->zraw_cap);
+  memcpy (b->zraw, b->p, n);
+  b->zraw_eof = b->eof || b->fd < 0;
+  b->z = g_new0 (z_stream, 1);
+  b->z->next_in = b->zraw;
+  b->z->avail_in = (uInt) n;
+  if (inflateInit2 (b->z, 16 + MAX_WBITS) != Z_OK) /* 16 +: the gzip wrapper */
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: gzip: cannot start zlib", path);
+      return FALSE;
+    }
+  if (b->own == NULL)
+    {
+      b->cap = VS_INBUF_SIZE;
+      b->own = g_malloc (b->cap);
+    }
+  b->p = b->end = b->data = b->own;
+  b->eof = FALSE;
+  return TRUE;
+}
+
+/* inbuf_fill for gzip input: inflates into the buffer after its LEFT
+ * unread bytes until some come out or the stream ends. */
+static gboolean
+inbuf_fill_gzip (VsInBuf *b, gsize left, const char *path, GError **error)
+{
+  z_stream *z = b->z;
+  for (;;)
+    {
+      if (z->avail_in == 0 && !b->zraw_eof && !zraw_read (b, path, error))
+        return FALSE;
+      z->next_out = b->own + left;
+      z->avail_out = (uInt) MIN (b->cap - left, (gsize) G_MAXUINT32);
+      int rc = inflate (z, Z_NO_FLUSH);
+      gsize got = (gsize) (z->next_out - (b->own + left));
+      left += got;
+      b->end = b->own + left;
+      if (rc == Z_STREAM_END)
+        {
+          /* Another member may follow (cat a.gz b.gz), or nothing. */
+          if (z->avail_in == 0 && !b->zraw_eof && !zraw_read (b, path, error))
+            return FALSE;
+          if (z->avail_in == 0)
+            {
+              b->eof = TRUE;
+              return TRUE;
+            }
+          inflateReset (z);
+        }
+      else if ((rc == Z_OK || rc == Z_BUF_ERROR) && z->avail_in == 0 && b->zraw_eof && got == 0)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                       "%s: gzip: truncated (the compressed data ends early)", path);
+          return FALSE;
+        }
+      else if (rc != Z_OK && rc != Z_BUF_ERROR)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: gzip: corrupt data (%s)", path,
+                       z->msg ? z->msg : "inflate failed");
+          return FALSE;
+        }
+      if (got > 0 || left == b->cap)
+        return TRUE;
+    }
 }
 
 /* ---- header ---- */
@@ -225,7 +329,7 @@ trace_header_from_json (const cJSON *obj, const char *where, GError **error)
       return NULL;
     }
   double version = cJSON_IsNumber (ver) ? ver->valuedouble : 0;
-  if (!(version >= 1) || version != floor (version))
+  if (!(version >= 1) || version != floor (version) || !isfinite (version))
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
                    "%s: header field 'vramsim_trace' must be a positive integer (the format version)", where);
@@ -284,6 +388,61 @@ trace_header_from_json (const cJSON *obj, const char *where, GError **error)
     }
   h->extra = cJSON_Duplicate (obj, TRUE);
   return g_steal_pointer (&h);
+}
+
+gsize
+trace_json_nul_escape (const char *text, gsize len)
+{
+  /* An escape is a backslash preceded by an even number of backslashes. */
+  const char *end = text + len;
+  for (const char *p = text; (p = memchr (p, '\\', (gsize) (end - p))) != NULL; p++)
+    if (end - p >= 6 && p[1] == 'u' && memcmp (p + 2, "0000", 4) == 0)
+      {
+        const char *q = p;
+        while (q > text && q[-1] == '\\')
+          q--;
+        if ((p - q) % 2 == 0)
+          return (gsize) (p - text);
+      }
+  return G_MAXSIZE;
+}
+
+/* A key of OBJ's members that another member repeats, or NULL. */
+static const char *
+duplicate_key (const cJSON *obj)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  for (const cJSON *a = obj->child; a; a = a->next)
+    if (a->string && !g_hash_table_add (seen, a->string))
+      return a->string;
+  return NULL;
+}
+
+VsTraceHeader *
+trace_header_from_json_text (const cJSON *obj, const char *text, gsize len, const char *where, GError **error)
+{
+  /* cJSON ends a string at an escaped NUL without a word ("a\u0000b" reads
+   * as "a"): refuse it, as event strings are. */
+  if (trace_json_nul_escape (text, len) != G_MAXSIZE)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: the header holds a NUL character (\\u0000) in a string", where);
+      return NULL;
+    }
+  /* A key given twice is an error, as in events and configs. */
+  if (cJSON_IsObject (obj))
+    {
+      const char *dup = duplicate_key (obj);
+      const cJSON *cap = cJSON_GetObjectItemCaseSensitive (obj, "capture");
+      const char *dup_cap = dup == NULL && cJSON_IsObject (cap) ? duplicate_key (cap) : NULL;
+      if (dup != NULL || dup_cap != NULL)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: header field '%s%s' appears twice", where,
+                       dup_cap ? "capture." : "", dup ? dup : dup_cap);
+          return NULL;
+        }
+    }
+  return trace_header_from_json (obj, where, error);
 }
 
 cJSON *
@@ -626,13 +785,39 @@ trace_open (const char *path, GError **error)
           return NULL;
         }
     }
-  /* Enough bytes to tell the encodings apart. */
-  while (!in.eof && (gsize) (in.end - in.p) < 8)
-    if (!inbuf_fill (&in, path, error))
-      {
-        inbuf_close (&in);
-        return NULL;
-      }
+  /* Enough bytes to tell the encodings apart: the binary magic, a gzip
+   * stream (read through, then told apart again), a UTF-8 byte order mark
+   * (skipped: editors on Windows write one), else JSON Lines. */
+  for (int round = 0;; round++)
+    {
+      while (!in.eof && (gsize) (in.end - in.p) < 8)
+        if (!inbuf_fill (&in, path, error))
+          {
+            inbuf_close (&in);
+            return NULL;
+          }
+      if (round == 0 && in.end - in.p >= 2 && in.p[0] == 0x1f && in.p[1] == 0x8b)
+        {
+          if (!inbuf_start_gzip (&in, path, error))
+            {
+              inbuf_close (&in);
+              return NULL;
+            }
+          continue;
+        }
+      break;
+    }
+  gboolean gz = in.z != NULL;
+  if (in.end - in.p >= 3 && memcmp (in.p, "\xef\xbb\xbf", 3) == 0)
+    {
+      in.p += 3;
+      while (!in.eof && (gsize) (in.end - in.p) < 8)
+        if (!inbuf_fill (&in, path, error))
+          {
+            inbuf_close (&in);
+            return NULL;
+          }
+    }
   gsize n = (gsize) (in.end - in.p);
   if (n >= 8 && memcmp (in.p, VS_BIN_MAGIC, 8) == 0)
     return trace_bin_open (path, &in, error);
@@ -640,7 +825,8 @@ trace_open (const char *path, GError **error)
   while (i < n && g_ascii_isspace (in.p[i]))
     i++;
   if (n == 0)
-    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: empty file, not a trace", path);
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: empty %s, not a trace", path,
+                 gz ? "gzip stream" : "file");
   else if (i < n && in.p[i] == '{')
     return trace_jsonl_open (path, &in, error);
   else if (i == n && in.eof)
@@ -649,9 +835,19 @@ trace_open (const char *path, GError **error)
     return trace_jsonl_open (path, &in, error);
   else if (n < 8 && in.eof && memcmp (in.p, VS_BIN_MAGIC, n) == 0)
     g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: truncated binary trace (%zu bytes)", path, n);
+  else if (n >= 4 && (memcmp (in.p, "\xff\xfe", 2) == 0 || memcmp (in.p, "\xfe\xff", 2) == 0))
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                 "%s: not a vramsim trace: the file is UTF-16 text (traces are UTF-8)", path);
+  else if (n >= 4 && (memcmp (in.p, "BZh", 3) == 0 || memcmp (in.p, "\xfd" "7zXZ", 5) == 0
+                      || memcmp (in.p, "\x28\xb5\x2f\xfd", 4) == 0 || memcmp (in.p, "PK\x03\x04", 4) == 0))
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                 "%s: not a vramsim trace: the file is compressed with %s, which vramsim does not read "
+                 "(gzip it, or decompress it first)", path,
+                 in.p[0] == 'B' ? "bzip2" : in.p[0] == 0xfd ? "xz" : in.p[0] == 'P' ? "zip" : "zstd");
   else
     g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
-                 "%s: not a vramsim trace (neither JSON Lines nor the binary format)", path);
+                 "%s: not a vramsim trace (neither JSON Lines nor the binary format%s)", path,
+                 gz ? ", once gunzipped" : "");
   inbuf_close (&in);
   return NULL;
 }
@@ -792,6 +988,15 @@ trace_writer_new (const char *path, VsTraceFormat format, const VsTraceHeader *h
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "the binary format cannot be written to stdout");
       return NULL;
     }
+  g_autofree char *line = trace_header_to_line (header);
+  /* The writer refuses what its reader would (docs/trace-format.md). */
+  if (format == VS_FORMAT_BINARY && strlen (line) > VS_BIN_MAX_HEADER)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: the header is %zu bytes of JSON; the binary format holds at most %u (1 MiB): write JSONL "
+                   "instead", path, strlen (line), VS_BIN_MAX_HEADER);
+      return NULL;
+    }
   VsTraceWriter *w = g_new0 (VsTraceWriter, 1);
   w->format = format;
   w->path = g_strdup (path);
@@ -814,7 +1019,6 @@ trace_writer_new (const char *path, VsTraceFormat format, const VsTraceHeader *h
       umask (mask);
       fchmod (w->fd, 0666 & ~mask);
     }
-  g_autofree char *line = trace_header_to_line (header);
   if (format == VS_FORMAT_JSONL)
     {
       w->text = g_string_sized_new (VS_OUT_FLUSH + 4096);
@@ -844,6 +1048,15 @@ trace_writer_write (VsTraceWriter *w, const VsEvent *ev, GError **error)
       trace_json_append_event (w->text, ev);
       g_string_append_c (w->text, '\n');
       return w->text->len < VS_OUT_FLUSH || writer_flush (w, error);
+    }
+  const char *str = ev->op == VS_OP_KERNEL || ev->op == VS_OP_MARK ? ev->name : ev->op == VS_OP_ALLOC ? ev->tag : NULL;
+  if (G_UNLIKELY (str != NULL && strlen (str) > VS_BIN_MAX_STRING))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: event %" G_GUINT64_FORMAT ": the %s is %zu bytes; the binary format holds strings of at "
+                   "most %u (1 MiB): write JSONL instead", w->path, w->enc.count,
+                   ev->op == VS_OP_ALLOC ? "tag" : "name", strlen (str), VS_BIN_MAX_STRING);
+      return FALSE;
     }
   bin_enc_event (&w->enc, ev);
   return w->enc.out.len < VS_OUT_FLUSH || writer_flush (w, error);

@@ -115,5 +115,10 @@ gboolean trace_writer_finish (VsTraceWriter *w, GError **error);
 void trace_writer_abort (VsTraceWriter *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTraceWriter, trace_writer_abort)
 
+/* The offset of the first escaped NUL ("\u0000") in the JSON TEXT, or
+ * G_MAXSIZE: cJSON cuts strings there without a word, so a reader that
+ * parses with cJSON refuses such text first. */
+gsize trace_json_nul_escape (const char *text, gsize len);
+
 /* Formats one event as its JSONL line (no newline), for tests and tools. */
 char *trace_event_to_json_line (const VsEvent *ev);

@@ -94,7 +94,7 @@ test_bytes_errors (void)
   expect_bytes_error ("inf", "'inf' is not a size", NULL);
   expect_bytes_error ("1.5B", "whole number", NULL);
   /* SPEC 4: a bare number other than 0 needs a unit. */
-  expect_bytes_error ("24", "'24': a size needs a unit, such as \"24GiB\"", "(units: B KB MB GB TB KiB MiB GiB TiB; only 0");
+  expect_bytes_error ("24", "'24': a size needs a unit, such as \"24GiB\" or \"24B\"", "(units: B KB MB GB TB KiB MiB GiB TiB; only 0");
   expect_bytes_error ("1e3", "needs a unit", NULL);
   expect_bytes_error ("-5", "cannot be negative", NULL);
   expect_bytes_error ("-0.5GiB", "cannot be negative", NULL);
@@ -148,7 +148,7 @@ test_rate_table (void)
     { "-1GB/s", "negative" },
     { "fast", "is not a bandwidth" },
     { "1e300TB/s", "too large" },
-    { "1000", "'1000': a bandwidth needs a unit, such as \"1000GB/s\" (units: B/s KB/s" },
+    { "1000", "'1000': a bandwidth needs a unit, such as \"1000GB/s\" or \"1000B/s\" (units: B/s KB/s" },
     { "1e-400GB/s", "too small to represent" },
     { "1GB/s\n", "text after the unit" },
   };
@@ -188,7 +188,7 @@ test_time_table (void)
     { "-5ns", "negative" },
     { "soon", "'soon' is not a time" },
     { "1e20s", "too large" },
-    { "1", "'1': a time needs a unit, such as \"1us\" (units: ns us ms s; only 0 may go without one)" },
+    { "1", "'1': a time needs a unit, such as \"1us\" or \"1ns\" (units: ns us ms s; only 0 may go without one)" },
     { "18446744073709551615ns", "'18446744073709551615ns': time too large (below 2^63 ns, 292 years)" },
     { "9223372036854775807ns", "time too large" },
     { "1e-400s", "too small to represent" },

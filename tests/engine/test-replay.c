@@ -784,6 +784,36 @@ test_timeline_escapes (void)
   cJSON_Delete (j);
 }
 
+/* A flow whose end is beyond any time (a rate config_compile would refuse,
+ * forced into a compiled config): the replay says it cannot go on, it does
+ * not report the events before as the whole answer (issue 16, item 10). */
+static void
+test_never_ending_flow (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp ("vramsim-test-XXXXXX.jsonl", &path, &error);
+  g_assert_no_error (error);
+  close (fd);
+  const char *text = "{\"vramsim_trace\": 1}\n"
+                     "{\"t\": 0, \"op\": \"alloc\", \"id\": 1, \"bytes\": 1073741824, \"kind\": \"device\"}\n"
+                     "{\"t\": 10, \"op\": \"memset\", \"dst\": 1, \"bytes\": 1073741824}\n"
+                     "{\"t\": 20, \"op\": \"free\", \"id\": 1}\n";
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  g_autoptr (VsTraceReader) r = trace_open (path, &error);
+  g_assert_no_error (error);
+  g_autoptr (VsConfig) target = make_config (NULL);
+  g_autoptr (VsConfig) capture = make_config (NULL);
+  target->memory.efficiency = 1e-310; /* 100 GB/s x 1e-310: 1 GiB takes 1e300 s */
+  VsReplayOptions none = { 0 };
+  cJSON *report = replay_run (r, target, capture, &none, &error);
+  g_assert_null (report);
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "the replay cannot go on at t = 10 ns: 1 of its flows would never end"));
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -823,5 +853,6 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/tags", test_tags);
   g_test_add_func ("/replay/kernel/id-reused-while-queued", test_kernel_id_reused_while_queued);
   g_test_add_func ("/replay/timeline/escapes", test_timeline_escapes);
+  g_test_add_func ("/replay/never-ending-flow", test_never_ending_flow);
   return g_test_run ();
 }
