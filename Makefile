@@ -78,7 +78,9 @@ install: all
 	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/vramsim/plots/
 	if [ -f lib/libvramcap.so ]; then \
 	  install -d $(DESTDIR)$(PREFIX)/lib && install -m 755 lib/libvramcap.so $(DESTDIR)$(PREFIX)/lib/ && \
-	  install -m 755 bin/vramcap $(DESTDIR)$(PREFIX)/bin/; fi
+	  install -m 755 bin/vramcap $(DESTDIR)$(PREFIX)/bin/ && \
+	  install -d $(DESTDIR)$(PREFIX)/share/vramsim/python-hook && \
+	  install -m 644 capture/python-hook/sitecustomize.py $(DESTDIR)$(PREFIX)/share/vramsim/python-hook/; fi
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/bin/vramsim $(DESTDIR)$(PREFIX)/bin/vramcap \

@@ -33,6 +33,12 @@ typedef struct {
   uint64_t id, bytes, src, dst, stream, value, dur;
   uint64_t *touches;      /* owned by the shim's buffer (malloc) */
   uint64_t corr;          /* CUPTI correlation id, 0 if none */
+  /* Not written to the trace; the address sidecar (recorder.c) takes them:
+   * alloc: base; copy: dst pointer, addr2 src; memset: dst; prefetch: the
+   * pointer; kernel: n_ptrs parameter words that hit allocations, stored
+   * after the touches in the same array. */
+  uint64_t addr, addr2;
+  uint32_t n_ptrs;
   uint32_t tid, name_sid, n_touches;
   uint8_t op, sub, async, pending;
   uint8_t managed;        /* kernel: touches managed memory (not written) */
