@@ -194,10 +194,24 @@ post_torch (const char *absout, const char *base)
     av[k++] = (char *) "--tensor-note";
     av[k++] = line;
   }
+  /* convert refuses to write over its own input, so the merged trace goes
+   * to a sibling first and replaces the driver-level one only when whole. */
+  char merged[PATH_MAX + 64], dcopy[PATH_MAX], bcopy[PATH_MAX];
+  snprintf (dcopy, sizeof dcopy, "%s", absout);
+  snprintf (bcopy, sizeof bcopy, "%s", absout);
+  /* same folder, same extension (convert picks the format by it) */
+  snprintf (merged, sizeof merged, "%s/.merge-%ld-%s", dirname (dcopy), (long) getpid (), basename (bcopy));
   av[k++] = (char *) absout;
-  av[k++] = (char *) absout;
+  av[k++] = merged;
   av[k] = NULL;
-  if (run_wait (av) != 0)
+  int rc = run_wait (av);
+  if (rc == 0 && rename (merged, absout) != 0) {
+    fprintf (stderr, "vramcap: cannot rename %s to %s: %s\n", merged, absout, strerror (errno));
+    rc = 1;
+  }
+  if (rc != 0)
+    unlink (merged);
+  if (rc != 0)
     fprintf (stderr, "vramcap: the tensor merge failed; %s keeps the driver's allocations "
              "(retry: vramsim convert --tensor %s %s OUT)\n", absout,
              strncmp (line, "ok ", 3) == 0 ? line + 3 : "SNAPSHOT", absout);
