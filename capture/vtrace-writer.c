@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define VTW_BUF (1u << 20)
@@ -97,21 +98,69 @@ put_opt (VtWriter *w, uint64_t v)
   put_uv (w, v == VTW_NONE ? 0 : v + 1);
 }
 
+/* PATH with its symlinks followed (the last name need not exist); NULL
+ * with errno set. Plain libc: the shim does not link GLib. */
+static char *
+resolve_links (const char *path)
+{
+  char *p = strdup (path);
+  for (int depth = 0; p && depth < 40; depth++) {
+    struct stat st;
+    if (lstat (p, &st) != 0 || !S_ISLNK (st.st_mode))
+      return p;
+    char target[4096];
+    ssize_t n = readlink (p, target, sizeof target - 1);
+    if (n < 0) {
+      free (p);
+      return NULL;
+    }
+    target[n] = '\0';
+    char *next;
+    const char *slash = strrchr (p, '/');
+    if (target[0] == '/' || !slash)
+      next = strdup (target);
+    else if (asprintf (&next, "%.*s/%s", (int) (slash - p), p, target) < 0)
+      next = NULL;
+    free (p);
+    p = next;
+  }
+  if (p) {
+    free (p);
+    errno = ELOOP;
+  }
+  return NULL;
+}
+
 VtWriter *
 vtw_open (const char *path, const char *header_json)
 {
   VtWriter *w = calloc (1, sizeof *w);
   if (!w)
     return NULL;
-  w->path = strdup (path);
-  size_t tl = strlen (path) + 32;
-  w->tmp = malloc (tl);
-  if (!w->path || !w->tmp)
-    goto fail;
-  snprintf (w->tmp, tl, "%s.tmp.%ld", path, (long) getpid ());
-  w->fd = open (w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (w->fd < 0)
-    goto fail;
+  struct stat st;
+  if (stat (path, &st) == 0 && !S_ISREG (st.st_mode)) {
+    /* A device or FIFO (-o /dev/null) is written in place: renaming over
+     * it would replace the node with a regular file. */
+    w->path = strdup (path);
+    if (!w->path)
+      goto fail;
+    w->fd = open (path, O_WRONLY | O_CLOEXEC);
+    if (w->fd < 0)
+      goto fail;
+  } else {
+    /* A symlink: its target is written, atomically beside it. */
+    w->path = resolve_links (path);
+    if (!w->path)
+      goto fail;
+    size_t tl = strlen (w->path) + 32;
+    w->tmp = malloc (tl);
+    if (!w->tmp)
+      goto fail;
+    snprintf (w->tmp, tl, "%s.tmp.%ld", w->path, (long) getpid ());
+    w->fd = open (w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (w->fd < 0)
+      goto fail;
+  }
   put (w, "VRAMTRC\x1a", 8);
   put_u32 (w, 1);
   size_t hl = strlen (header_json);
@@ -240,9 +289,9 @@ vtw_finish (VtWriter *w)
   int err = w->failed;
   if (close (w->fd) != 0 && !err)
     err = errno;
-  if (!err && rename (w->tmp, w->path) != 0)
+  if (w->tmp && !err && rename (w->tmp, w->path) != 0)
     err = errno;
-  if (err)
+  if (w->tmp && err)
     unlink (w->tmp);
   free_writer (w);
   errno = err;
@@ -264,6 +313,7 @@ vtw_abort (VtWriter *w)
   if (!w)
     return;
   close (w->fd);
-  unlink (w->tmp);
+  if (w->tmp)
+    unlink (w->tmp);
   free_writer (w);
 }

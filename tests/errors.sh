@@ -223,6 +223,26 @@ row "unwritable --series" ':' "nodir/out.csv" replay "$T" --series nodir/out.csv
 row "unwritable --timeline" ':' "nodir/out.json" replay "$T" --timeline nodir/out.json
 row "unwritable convert OUT" ':' "nodir/out.vtrace: cannot create" convert "$T" nodir/out.vtrace
 row "unwritable sweep -o" ':' "nodir/out.csv" sweep "$T" -c a100-80g -o nodir/out.csv
+row "empty -o" ':' "report: an empty file name" replay "$T" -o ''
+row "--jobs-file a folder" 'mkdir d' "--jobs-file d: is a folder" sweep "$T" -c a100-80g --jobs-file d
+# Outputs onto inputs (same device and inode), refused naming both.
+row "report onto the trace" 'cp "$T" in.jsonl' "report in.jsonl is the same file as the trace in.jsonl" replay in.jsonl -o in.jsonl
+row "--series onto the report" ':' "--series r.json is the same file as the report r.json" replay "$T" -o r.json --series r.json
+row "convert OUT onto IN" 'cp "$T" in.jsonl; ln in.jsonl out.jsonl' "OUT out.jsonl is the same file as IN in.jsonl" convert in.jsonl out.jsonl
+row "sweep -o onto the trace" 'cp "$T" in.jsonl' "-o in.jsonl is the same file as the trace in.jsonl" sweep in.jsonl -c a100-80g -o in.jsonl
+row "sweep --jobs-file onto a config" 'echo "{\"extends\": \"a100-80g\"}" > c.json' "--jobs-file c.json is the same file as the config c.json" \
+    sweep "$T" -c c.json --jobs-file c.json
+# ---- sweeps across machines ----
+row "--jobs-file into a folder of older reports" 'mkdir jobs-reports; echo {} > jobs-reports/run-00000.json' \
+    "is not empty (reports of an earlier sweep?): add --resume" sweep "$T" -c a100-80g --jobs-file jobs.txt
+row "--merge --jobs-file with a run missing" '"$VRAMSIM" sweep "$T" -c a100-80g --jobs-file jobs.txt 2> /dev/null' \
+    "of 1 runs, 1 have no report" sweep --merge --jobs-file jobs.txt -o out.csv
+row "--merge --jobs-file of no jobs file" ':' "--jobs-file jobs.txt: no such file" sweep --merge --jobs-file jobs.txt -o out.csv
+row "--status --jobs-file of no jobs file" ':' "--jobs-file jobs.txt: no such file" sweep --status --jobs-file jobs.txt
+row "--resume with another sweep's jobs file" '"$VRAMSIM" sweep "$T" -c a100-80g --jobs-file jobs.txt 2> /dev/null' \
+    "jobs.txt holds the commands of another sweep" sweep "$T" -c rtx3090 --jobs-file jobs.txt --resume
+row "--merge of --shard parts, one missing" '"$VRAMSIM" sweep "$T" -c a100-80g,rtx3090 --shard 1/2 -o p1.csv' \
+    "1 of 2 runs are in no part (the first: run 1, rtx3090)" sweep "$T" -c a100-80g,rtx3090 --merge p1.csv -o out.csv
 }
 
 if [ $table = 1 ]; then

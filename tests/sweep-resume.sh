@@ -3,8 +3,8 @@
 # line) resumed with --resume ends equal to a full sweep, and keeps the rows
 # it found instead of running them again; SIGINT leaves complete rows only.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 6
-echo 1..6
+skip_without_engine 7
+echo 1..7
 args=("$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..4GiB/512MiB --vary policy.oversubscription=oom,spill,direct)
 
 "$VRAMSIM" sweep "${args[@]}" -o "$T/full.csv"; ok $? "the full sweep runs (48 runs)"
@@ -39,3 +39,14 @@ ok $? "SIGINT: exit 130, complete rows only ($rows written), a message"
 awk -F, 'NR > 1 && $3 != "ok" { bad = 1 } END { exit bad }' "$T/int.csv" \
   && [ "$(tail -n +2 "$T/int.csv" | cut -d, -f2 | head -3 | tr '\n' ' ')" = "1GiB 2GiB 3GiB " ]
 ok $? "the interrupted file holds the first runs, in order"
+# SIGHUP (a closed ssh session) stops a sweep the same way.
+"$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g --vary memory.capacity=1GiB..90000GiB/1GiB -j 1 -o "$T/hup.csv" 2> "$T/err" &
+pid=$!
+for i in $(seq 100); do [ -f "$T/hup.csv" ] && [ "$(wc -l < "$T/hup.csv")" -gt 2 ] && break; sleep 0.1; done
+kill -HUP $pid
+wait $pid
+rc=$?
+rows=$(($(wc -l < "$T/hup.csv") - 1))
+[ $rc = 130 ] && [ $rows -gt 0 ] && [ $rows -lt 90000 ] && [ "$(tail -c 1 "$T/hup.csv" | od -An -c | tr -d ' ')" = '\n' ] \
+  && grep -q "interrupted" "$T/err"
+ok $? "SIGHUP: exit 130, complete rows only ($rows written)"

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
+#include "base/outfile.h"
 #include "import/import.h"
 #include "import/kernel-bytes.h"
 #include "trace/trace.h"
@@ -16,6 +18,11 @@ static gboolean
 looks_native (const char *path)
 {
   if (strcmp (path, "-") == 0)
+    return TRUE;
+  /* A FIFO cannot be read twice: what this peek took would be lost to the
+   * reader. Only native traces stream; the importers read files. */
+  struct stat st;
+  if (stat (path, &st) == 0 && !S_ISREG (st.st_mode))
     return TRUE;
   FILE *f = fopen (path, "rb");
   if (f == NULL)
@@ -80,7 +87,8 @@ cmd_convert (int argc, char **argv)
       "SQLite export is imported into a vramsim trace (docs/importers.md).\n"
       "IN may be - for standard input, OUT - for standard output (JSONL only).\n"
       "OUT is written to a temporary file and renamed, so a failed conversion\n"
-      "leaves nothing behind. Formats: docs/trace-format.md.\n\n"
+      "leaves nothing behind (a device or FIFO is written directly; OUT may not\n"
+      "be IN). Formats: docs/trace-format.md.\n\n"
       "--kernel-bytes fills in the traffic of captured kernels (which carry\n"
       "none: the replay then counts each touched allocation once) from\n"
       "  ncu --csv --metrics dram__bytes.sum ./program > bytes.csv\n"
@@ -121,6 +129,13 @@ cmd_convert (int argc, char **argv)
     {
       cmd_error ("convert: the binary format cannot be written to standard output");
       return 2;
+    }
+  if (!outfile_check_not_input (out, "OUT", in, "IN", &error)
+      || !outfile_check_not_input (out, "OUT", kernel_bytes, "--kernel-bytes", &error))
+    {
+      cmd_error ("convert: %s", error->message);
+      g_clear_error (&error);
+      return 1;
     }
   g_autoptr (VsKernelBytes) kb = NULL;
   if (kernel_bytes != NULL)

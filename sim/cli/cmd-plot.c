@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli/cmds.h"
+#include "base/outfile.h"
 #include "out/plot.h"
 
 int
@@ -66,6 +67,14 @@ cmd_plot (int argc, char **argv)
       cmd_error ("plot: -o %s: the output must end in .png or .svg", output);
       return 2;
     }
+
+  for (char **in = rest + 1; *in; in++)
+    if (!outfile_check_not_input (output, "-o", *in, "the input", &err))
+      {
+        cmd_error ("plot: %s", err->message);
+        g_error_free (err);
+        return 1;
+      }
 
   VsPlotOptions o = { 0 };
   o.kind = (VsPlotKind) kind;

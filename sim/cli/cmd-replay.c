@@ -5,20 +5,87 @@
 
 #include "cli/cmds.h"
 #include "config/config.h"
-#include "base/fileio.h"
+#include "base/outfile.h"
 #include "engine/replay.h"
 #include "base/units.h"
+#include "sweep/sweep.h"
 
-/* Writes TEXT to PATH through a temporary name, or to stdout for NULL. */
+/* Writes TEXT to PATH (base/outfile.h), or to stdout for NULL. */
 static gboolean
 write_out (const char *path, const char *text, GError **error)
 {
-  if (path == NULL)
+  return outfile_write_all (path ? path : "-", path ? "report" : NULL, text, -1, error);
+}
+
+/* What this report is a run of, for sweeps run as separate jobs
+ * (docs/cluster.md): --merge, --status and --resume compare it with the
+ * jobs file, so a report of another trace, config or value is never
+ * taken for this run's. */
+static void
+add_run_of (cJSON *report, const char *trace_path, const char *config, const char *capture_config,
+            char **sets)
+{
+  cJSON *run = cJSON_AddObjectToObject (report, "run_of");
+  cJSON *id = sweep_trace_identity (trace_path);
+  if (id)
+    cJSON_AddItemToObject (run, "trace", id);
+  if (config)
     {
-      fputs (text, stdout);
-      return fflush (stdout) == 0;
+      cJSON_AddStringToObject (run, "config", config);
+      g_autofree char *h = sweep_file_sha256 (config);
+      if (h)
+        cJSON_AddStringToObject (run, "config_sha256", h);
     }
-  return fileio_write_atomic (path, text, -1, error);
+  if (capture_config)
+    {
+      cJSON_AddStringToObject (run, "capture_config", capture_config);
+      g_autofree char *h = sweep_file_sha256 (capture_config);
+      if (h)
+        cJSON_AddStringToObject (run, "capture_config_sha256", h);
+    }
+  if (sets)
+    {
+      cJSON *o = cJSON_AddObjectToObject (report, "sets");
+      for (guint i = 0; sets[i]; i++)
+        {
+          const char *eq = strchr (sets[i], '=');
+          g_autofree char *key = g_strndup (sets[i], eq ? (gsize) (eq - sets[i]) : strlen (sets[i]));
+          cJSON_DeleteItemFromObjectCaseSensitive (o, key);
+          cJSON_AddStringToObject (o, key, eq ? eq + 1 : "");
+        }
+    }
+}
+
+/* --report-errors: a run that cannot be made (its config does not
+ * compile) still leaves a report, status "error", so a sweep's --status
+ * tells it from a job that never ran or crashed, and --merge makes the
+ * same error row an in-process sweep does. */
+static int
+fail_with_report (const char *out, const char *message, const char *trace_path, const char *config,
+                  const char *capture_config, char **sets)
+{
+  cmd_error ("%s", message);
+  if (out == NULL)
+    return 1;
+  cJSON *report = cJSON_CreateObject ();
+  cJSON_AddNumberToObject (report, "vramsim_report", 1);
+  cJSON_AddStringToObject (report, "status", "error");
+  g_autoptr (GError) e = NULL;
+  cJSON *cfg = config ? config_load_json (config, &e) : NULL;
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive (cfg, "name");
+  cJSON_AddStringToObject (report, "config", cJSON_IsString (name) ? name->valuestring : config ? config : "");
+  cJSON_Delete (cfg);
+  cJSON_AddStringToObject (report, "trace", trace_path);
+  cJSON_AddStringToObject (report, "error", message);
+  add_run_of (report, trace_path, config, capture_config, sets);
+  char *p = cJSON_Print (report);
+  g_autofree char *text = g_strconcat (p, "\n", NULL);
+  cJSON_free (p);
+  cJSON_Delete (report);
+  g_autoptr (GError) werr = NULL;
+  if (!outfile_write_all (out, "report", text, -1, &werr))
+    cmd_error ("%s", werr->message);
+  return 1;
 }
 
 int
@@ -27,7 +94,7 @@ cmd_replay (int argc, char **argv)
   g_autofree char *config = NULL, *capture_config = NULL, *format = NULL, *out = NULL;
   g_autofree char *series = NULL, *series_dt = NULL, *timeline = NULL;
   g_auto (GStrv) sets = NULL;
-  gboolean keep_going = FALSE, progress = FALSE;
+  gboolean keep_going = FALSE, progress = FALSE, report_errors = FALSE;
   GOptionEntry entries[] = {
     { "config", 'c', 0, G_OPTION_ARG_STRING, &config, "Target machine: a preset name or a JSON file (default: the trace's capture config)", "CONFIG" },
     { "capture-config", 0, 0, G_OPTION_ARG_STRING, &capture_config, "The machine the trace was recorded on (default: the trace header's, else the target)", "CONFIG" },
@@ -39,6 +106,7 @@ cmd_replay (int argc, char **argv)
     { "timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "Write a Chrome-trace JSON timeline (open in ui.perfetto.dev)", "FILE" },
     { "keep-going", 0, 0, G_OPTION_ARG_NONE, &keep_going, "On out-of-memory, overflow the device and go on", NULL },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show progress on stderr even when it is not a terminal", NULL },
+    { "report-errors", 0, 0, G_OPTION_ARG_NONE, &report_errors, "When the config does not compile, still write a JSON report (status \"error\") to -o, then exit 1 (sweep --jobs-file commands use it)", NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("TRACE - replay a trace against a modeled machine");
@@ -81,14 +149,22 @@ cmd_replay (int argc, char **argv)
     }
 
   /* Outputs that cannot be written fail now, not after a long replay. */
-  if ((out && !fileio_check_writable (out, "report", &error))
-      || (series && !fileio_check_writable (series, "--series", &error))
-      || (timeline && !fileio_check_writable (timeline, "--timeline", &error)))
+  /* Outputs that cannot be written, or that are the trace itself, fail
+   * now, not after a long replay. */
+  const char *trace_path = argv[1];
+  if ((out && !outfile_check_writable (out, "report", &error))
+      || (series && !outfile_check_writable (series, "--series", &error))
+      || (timeline && !outfile_check_writable (timeline, "--timeline", &error))
+      || !outfile_check_not_input (out, "report", trace_path, "the trace", &error)
+      || !outfile_check_not_input (series, "--series", trace_path, "the trace", &error)
+      || !outfile_check_not_input (timeline, "--timeline", trace_path, "the trace", &error)
+      || !outfile_check_not_input (series, "--series", out, "the report", &error)
+      || !outfile_check_not_input (timeline, "--timeline", out, "the report", &error)
+      || !outfile_check_not_input (timeline, "--timeline", series, "--series", &error))
     {
       cmd_error ("%s", error->message);
       return 1;
     }
-  const char *trace_path = argv[1];
   g_autoptr (VsTraceReader) reader = trace_open (trace_path, &error);
   if (reader == NULL)
     {
@@ -109,6 +185,8 @@ cmd_replay (int argc, char **argv)
       return 1;
     }
   g_autoptr (VsConfig) target = config_load (target_name, (const char *const *) sets, &error);
+  if (target == NULL && report_errors)
+    return fail_with_report (out, error->message, trace_path, config, capture_config, sets);
   if (target == NULL)
     {
       cmd_error ("%s", error->message);
@@ -136,17 +214,7 @@ cmd_replay (int argc, char **argv)
       cmd_error ("%s", error->message);
       return 1;
     }
-  if (sets)
-    {
-      cJSON *o = cJSON_AddObjectToObject (report, "sets");
-      for (guint i = 0; sets[i]; i++)
-        {
-          const char *eq = strchr (sets[i], '=');
-          g_autofree char *key = g_strndup (sets[i], eq ? (gsize) (eq - sets[i]) : strlen (sets[i]));
-          cJSON_DeleteItemFromObjectCaseSensitive (o, key);
-          cJSON_AddStringToObject (o, key, eq ? eq + 1 : "");
-        }
-    }
+  add_run_of (report, trace_path, config, capture_config, sets);
   g_autofree char *text = NULL;
   if (json)
     {

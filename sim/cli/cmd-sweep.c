@@ -11,7 +11,8 @@ cmd_sweep (int argc, char **argv)
 {
   g_auto (GStrv) configs = NULL, varies = NULL, sets = NULL, rest = NULL;
   g_autofree char *output = NULL, *format = NULL, *jobs_file = NULL, *reports_dir = NULL, *capture = NULL;
-  gboolean resume = FALSE, merge = FALSE;
+  g_autofree char *shard = NULL;
+  gboolean resume = FALSE, merge = FALSE, status = FALSE, progress = FALSE;
   gint jobs = 0;
   GOptionEntry entries[] = {
     { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Target configs, comma-separated (preset names or JSON files); may repeat", "CONFIG[,CONFIG...]" },
@@ -24,11 +25,14 @@ cmd_sweep (int argc, char **argv)
     { "resume", 0, 0, G_OPTION_ARG_NONE, &resume, "Skip runs already in -o (or, with --jobs-file, runs whose report exists)", NULL },
     { "jobs-file", 0, 0, G_OPTION_ARG_FILENAME, &jobs_file, "Write one `vramsim replay` command per run here instead of running", "FILE" },
     { "reports-dir", 0, 0, G_OPTION_ARG_FILENAME, &reports_dir, "With --jobs-file: where the commands write their reports (default: FILE-reports/ beside FILE)", "DIR" },
-    { "merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join replay reports (REPORT.json...) into the sweep's table", NULL },
+    { "merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join the reports of --jobs-file FILE (or REPORT.json..., or with TRACE -c ... the --shard CSVs) into the sweep's table", NULL },
+    { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show progress on stderr even when it is not a terminal", NULL },
+    { "status", 0, 0, G_OPTION_ARG_NONE, &status, "With --jobs-file FILE: which runs are done, failed, missing or stale", NULL },
+    { "shard", 0, 0, G_OPTION_ARG_STRING, &shard, "Run only the K-th of N slices of the runs (rows as the whole sweep writes them)", "K/N" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL },
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("TRACE -c CONFIG[,CONFIG...] | --merge REPORT.json...");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("TRACE -c CONFIG[,CONFIG...] | --merge --jobs-file FILE | --status --jobs-file FILE");
   g_option_context_set_summary (ctx,
     "Replays TRACE on every combination of configs and --vary values, in parallel,\n"
     "and writes one row per run: config, the varied keys, status, predicted_ns,\n"
@@ -38,8 +42,12 @@ cmd_sweep (int argc, char **argv)
     "Examples:\n"
     "  vramsim sweep t.jsonl -c a100-80g,rtx3090 --vary memory.capacity=8GiB..32GiB/8GiB -o r.csv\n"
     "  vramsim sweep t.jsonl -c a100-80g --vary policy.oversubscription=oom,spill,uvm --jobs-file jobs.txt\n"
-    "  vramsim sweep --merge jobs-reports/run-*.json -o r.csv\n"
-    "Exit status: 0 done, 1 bad input, 2 bad usage, 130 interrupted (finished rows kept; use --resume).\n"
+    "  vramsim sweep --status --jobs-file jobs.txt\n"
+    "  vramsim sweep --merge --jobs-file jobs.txt -o r.csv\n"
+    "  vramsim sweep t.jsonl -c a100-80g --vary memory.capacity=8GiB..80GiB/1GiB --shard 3/8 -o part-3.csv\n"
+    "  vramsim sweep t.jsonl -c a100-80g --vary memory.capacity=8GiB..80GiB/1GiB --merge part-*.csv -o r.csv\n"
+    "Exit status: 0 done, 1 bad input (or, for --status, runs without a report), 2 bad usage,\n"
+    "130 interrupted (finished rows kept; use --resume).\n"
     "See docs/cluster.md for GNU parallel and Slurm.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   GError *err = NULL;
@@ -59,11 +67,42 @@ cmd_sweep (int argc, char **argv)
       return 2;
     }
 
-  if (merge)
+  if (status)
+    {
+      if (jobs_file == NULL || rest != NULL || merge)
+        {
+          cmd_error ("sweep: --status takes --jobs-file FILE and nothing else");
+          return 2;
+        }
+      gboolean complete = FALSE;
+      if (!sweep_status (jobs_file, &complete, &err))
+        {
+          cmd_error ("%s", err->message);
+          g_error_free (err);
+          return 1;
+        }
+      return complete ? 0 : 1;
+    }
+  if (merge && jobs_file)
+    {
+      if (rest != NULL)
+        {
+          cmd_error ("sweep: --merge --jobs-file FILE reads the report list from FILE: give no REPORT files");
+          return 2;
+        }
+      if (!sweep_merge_jobs (jobs_file, output, fmt, &err))
+        {
+          cmd_error ("%s", err->message);
+          g_error_free (err);
+          return 1;
+        }
+      return 0;
+    }
+  if (merge && configs == NULL)
     {
       if (rest == NULL || rest[0] == NULL)
         {
-          cmd_error ("sweep: --merge needs REPORT.json files");
+          cmd_error ("sweep: --merge needs --jobs-file FILE (or REPORT.json files)");
           return 2;
         }
       if (!sweep_merge (rest, output, fmt, &err))
@@ -74,8 +113,32 @@ cmd_sweep (int argc, char **argv)
         }
       return 0;
     }
+  guint shard_k = 0, shard_n = 0;
+  if (shard)
+    {
+      char *end = NULL;
+      guint64 k = g_ascii_strtoull (shard, &end, 10), n = 0;
+      if (end && *end == '/')
+        n = g_ascii_strtoull (end + 1, &end, 10);
+      if (!g_ascii_isdigit (shard[0]) || end == NULL || *end != '\0' || k < 1 || n < 1 || k > n || n > 10000000)
+        {
+          cmd_error ("sweep: --shard %s: expected K/N with 1 <= K <= N (3/8: the third of eight slices)", shard);
+          return 2;
+        }
+      if (jobs_file || merge)
+        {
+          cmd_error ("sweep: --shard runs a slice in this process: not with --jobs-file or --merge");
+          return 2;
+        }
+      shard_k = (guint) k, shard_n = (guint) n;
+    }
+  if (merge && (rest == NULL || rest[0] == NULL || rest[1] == NULL))
+    {
+      cmd_error ("sweep: --merge of --shard parts: give TRACE, the sweep's options and the PART.csv files");
+      return 2;
+    }
 
-  if (rest == NULL || rest[0] == NULL || rest[1] != NULL)
+  if (!merge && (rest == NULL || rest[0] == NULL || rest[1] != NULL))
     {
       cmd_error ("sweep: give exactly one TRACE (see vramsim sweep --help)");
       return 2;
@@ -125,10 +188,12 @@ cmd_sweep (int argc, char **argv)
   o.output = output;
   o.format = fmt;
   o.resume = resume;
-  o.progress = isatty (2);
+  o.progress = progress || isatty (2);
   o.jobs_file = jobs_file;
   o.reports_dir = reports_dir;
-  if (!sweep_run (&o, &err))
+  o.shard_k = shard_k;
+  o.shard_n = shard_n;
+  if (merge ? !sweep_merge_shards (&o, rest + 1, &err) : !sweep_run (&o, &err))
     {
       cmd_error ("%s", err->message);
       int rc = g_error_matches (err, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INTERRUPTED) ? 130 : 1;

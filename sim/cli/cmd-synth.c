@@ -6,6 +6,7 @@
 
 #include "cli/cmds.h"
 #include "config/config.h"
+#include "base/outfile.h"
 #include "synth/synth.h"
 #include "base/units.h"
 
@@ -101,6 +102,11 @@ run (Common *c, const char *workload, gboolean (*gen) (const void *, SynthEmit *
   if (cfg == NULL)
     {
       cmd_error ("%s", err->message);
+      return 1;
+    }
+  if (c->config && !outfile_check_not_input (c->output, "-o", c->config, "the config", &err))
+    {
+      cmd_error ("%s: %s", workload, err->message);
       return 1;
     }
   SynthEmit *e = synth_emit_new (c->output, cfg, c->mfu, workload, &err);

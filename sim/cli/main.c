@@ -1,6 +1,9 @@
 /* main.c — `vramsim`: dispatch to a subcommand (sim/cmd-*.c). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cmds.h"
 
@@ -29,6 +32,26 @@ cmd_error (const char *fmt, ...)
   fputc ('\n', stderr);
 }
 
+/* Runs at exit, after every command and after GOption's --help (which
+ * exits by itself): output that never reached stdout (a full disk,
+ * /dev/full, a closed pipe's EIO) is an error, exit 1, as for any output
+ * file. A stdout closed before the start (>&-) that was never written is
+ * not. */
+static void
+close_stdout (void)
+{
+  gboolean failed = ferror (stdout) != 0;
+  errno = 0;
+  if (fflush (stdout) != 0 && errno != EBADF)
+    failed = TRUE;
+  if (failed)
+    {
+      int e = errno;
+      fprintf (stderr, "vramsim: cannot write to stdout%s%s\n", e ? ": " : "", e ? g_strerror (e) : "");
+      _exit (1);
+    }
+}
+
 static void
 usage (FILE *f)
 {
@@ -43,6 +66,7 @@ usage (FILE *f)
 int
 main (int argc, char **argv)
 {
+  atexit (close_stdout);
   if (argc < 2)
     {
       usage (stderr);

@@ -84,7 +84,7 @@ job_run_flows (Sim *s, Job *j)
   j->pending = j->n_flows;
   for (guint i = 0; i < j->n_flows; i++)
     flow_start (s->core.net, s->core.now, j->flows[i].amount, j->flows[i].cap,
-                j->flows[i].path, j->flows[i].n_path, j, 1);
+                j->flows[i].path, j->flows[i].n_path, j, FLOW_JOB);
 }
 
 /* Starts J now, or when its dependencies end. The engine holds a ref to

@@ -9,7 +9,7 @@ static void
 on_flow_done (gpointer user, gpointer owner, guint64 tag)
 {
   Sim *s = user;
-  if (tag == 1)
+  if (tag == FLOW_JOB)
     {
       Job *j = owner;
       if (--j->pending == 0)

@@ -31,11 +31,11 @@ op_run (Sim *s, Op *op)
       if (op->mode[i] & ACC_W)
         {
           a->written = TRUE;
-          if (!a->dirty && a->below >= 0 && a->kind == VS_MEM_DEVICE)
+          if (!a->dirty && a->below != LOC_NONE && a->kind == VS_MEM_DEVICE)
             {
               /* The copy below is stale now: give its room back. */
               loc_sub (s, a->below, a->charge);
-              a->below = -1;
+              a->below = LOC_NONE;
             }
           a->dirty = TRUE;
           if (a->kind == VS_MEM_MANAGED)
@@ -46,7 +46,7 @@ op_run (Sim *s, Op *op)
   switch (op->type)
     {
     case VS_OP_KERNEL:
-      kernel_run (s, op, NULL);
+      kernel_run (s, op);
       if (op->waiting == 0)
         op_complete (s, op);
       return;
@@ -91,24 +91,24 @@ op_phase (Sim *s, Op *op)
   for (;;)
     {
       double spent = s->core.now - op->phase_t;
-      if (op->phase == 1)
+      if (op->phase == PHASE_SWAP_IN)
         op->swap_ns += spent;
-      else if (op->phase == 2)
+      else if (op->phase == PHASE_FAULT_IN)
         op->fault_ns += spent;
-      else if (op->phase == 3)
+      else if (op->phase == PHASE_RUNNING)
         {
           op_complete (s, op);
           return;
         }
-      op->phase++;
+      op->phase++;       /* the next phase: OpPhase is in order */
       op->phase_t = s->core.now;
       op->waiting = 0;
-      if (op->phase == 1)
+      if (op->phase == PHASE_SWAP_IN)
         {
           if (s->mem.spill)
             swap_in (s, op);
         }
-      else if (op->phase == 2)
+      else if (op->phase == PHASE_FAULT_IN)
         fault_in (s, op);
       else
         {
@@ -146,7 +146,7 @@ op_complete (Sim *s, Op *op)
     stats_kernel (s, op, end);
   if (G_UNLIKELY (s->out.timeline))
     timeline_op (s, op, end);
-  if (op->ce >= 0)
+  if (op->ce != CE_NONE)
     {
       s->gpu.ce_busy[op->ce]--;
       Op *next = g_queue_pop_head (&s->gpu.ce_queue[op->ce]);

@@ -18,8 +18,8 @@
  *    to alloc_granularity; managed memory is charged per resident evict
  *    unit; pinned memory is charged to the host. Before a device
  *    allocation fails, resident managed memory is evicted (as the driver
- *    does for cudaMalloc). The oversubscription policy is a table of
- *    functions (policies[]).
+ *    does for cudaMalloc). The oversubscription policy is a named part,
+ *    one file each in sim/mem (policy-*.part.c, the table in policy.part.c).
  *  - Managed memory (5.7): residency counted in evict_unit groups per
  *    allocation; LRU is kept per allocation (a kernel touches all of an
  *    allocation, so group LRU and allocation LRU agree, and which of its
@@ -27,11 +27,19 @@
  *    leave in proportion). A fault-in is: write back dirty evicted groups,
  *    then ceil(pages / fault_batch) x fault_latency, then the migration
  *    flow — one after the other.
+ *
+ * This file is the engine's one translation unit: it #includes its parts,
+ * files of one job each under sim/engine, sim/mem, sim/model and sim/out
+ * (docs/architecture.md), so that the hot paths inline across them; their
+ * shared types and what each offers the others are in sim-priv.h. Here is
+ * replay_run: setup, the main loop, the report and the output files.
  */
 
 #include "engine/sim-priv.h"
 
-/* The parts, in this order (each one's prototypes are in sim-priv.h). */
+/* The parts. sim-priv.h declares what crosses parts, so the order is
+ * free but for the policy table (policy.part.c) after the policies; this
+ * one keeps the functions where the single file had them. */
 #include "engine/refs.part.c"
 #include "out/series.part.c"
 #include "out/timeline.part.c"
@@ -46,6 +54,8 @@
 #include "mem/policy-uvm.part.c"
 #include "mem/policy.part.c"
 #include "engine/thread.part.c"
+#include "engine/stream.part.c"
+#include "engine/acc.part.c"
 #include "engine/op.part.c"
 #include "model/kernel.part.c"
 #include "model/copy.part.c"

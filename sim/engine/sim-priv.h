@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "base/evq.h"
-#include "base/fileio.h"
+#include "base/outfile.h"
 #include "flow/flow.h"
 #include "base/slotmap.h"
 #include "base/units.h"
@@ -53,7 +53,7 @@ typedef struct {
  * sentinel in Sim), so that a replay stopped early (OOM) frees everything
  * whatever references are still held. Live is the first member of jobs;
  * an allocation's hot fields come first (its `live` is found with
- * offsetof). Ops, one per GPU event, are kept in Sim.ops_made instead:
+ * offsetof). Ops, one per GPU event, are kept in Sim.gpu.ops_made instead:
  * every op ever made, live or recycled (cheaper than linking each one in
  * and out; there are only as many as were live at once). */
 typedef struct Live {
@@ -81,10 +81,11 @@ enum { EQ_OP_RETRY, EQ_JOB_DELAY };
 /* Where an allocation's bytes are: device, one of the tiers, or the host. */
 #define LOC_DEVICE 0
 #define LOC_TIER(k) ((k) + 1)
+#define LOC_NONE (-1)          /* no location (Alloc.below: no copy kept below) */
 
 struct Alloc {
   /* Hot: what every op that uses it reads or writes (one cache line). */
-  guint64 id;            /* key in Sim.allocs */
+  guint64 id;            /* key in Sim.mem.allocs */
   guint64 bytes;
   guint64 acc_gen;       /* acc_add's deduplication stamp */
   guint acc_idx;
@@ -93,7 +94,7 @@ struct Alloc {
   gboolean written, dirty;
   gboolean freed;
   int loc;               /* LOC_DEVICE, LOC_TIER(k), or s->mem.loc_host */
-  int below;             /* loc of a clean copy kept below, or -1 */
+  int below;             /* loc of a clean copy kept below, or LOC_NONE */
   int refs;
   gboolean fixed;        /* placed by `direct`: never moves */
   /* Colder. */
@@ -125,15 +126,34 @@ struct Stream {
   Op *head, *tail;
   Op *last;              /* last issued op (ref) */
   guint64 cap_end;       /* estimated end of its last op at capture */
-  Stream *busy_prev, *busy_next;  /* on Sim.busy while ops are queued */
+  Stream *busy_prev, *busy_next;  /* on Sim.gpu.busy while ops are queued */
 };
 
 #define OP_INLINE_ACC 6
 /* Managed allocations of more evict units are refused (OOM): the counts
  * are 32-bit. */
 #define MAX_MANAGED_GROUPS (1u << 31)
-#define ACC_R 1
-#define ACC_W 2
+/* How an op uses one of its allocations (Op.mode): bits. A touch reads
+ * and writes it without traffic of its own (5.4: it counts for residency
+ * and dirtiness, not for the kernel's bytes). */
+enum { ACC_R = 1, ACC_W = 2, ACC_TOUCH = 4 };
+
+/* An op's phases (Op.phase), in order: op_phase moves it from one to the
+ * next; an op that needs neither swap-in nor fault-in goes straight to
+ * running (op_begin). */
+typedef enum {
+  PHASE_QUEUED,          /* waiting on its stream, dependencies, a copy engine */
+  PHASE_SWAP_IN,         /* spilled allocations coming back (the spill policy) */
+  PHASE_FAULT_IN,        /* managed pages faulting in */
+  PHASE_RUNNING,         /* its flows or job under way */
+} OpPhase;
+
+/* Who owns a flow (flow_start's tag, read back in on_flow_done): an op
+ * (a kernel's compute and memory flows) or a job (a copy, a move, a
+ * fault's migration). */
+enum { FLOW_OP = 0, FLOW_JOB = 1 };
+
+#define CE_NONE (-1)           /* Op.ce: the op needs no copy engine */
 
 struct Op {
   Completion c;
@@ -143,8 +163,8 @@ struct Op {
   guint8 retry_pending, started;
   guint8 has_managed;    /* some of acc is managed memory (fault_in has work) */
   guint8 has_pinned;     /* some of acc is pinned host memory */
-  gint8 ce;              /* copy-engine pool, -1 none */
-  guint8 phase;          /* 0 queued, 1 swap-in, 2 fault-in, 3 running */
+  gint8 ce;              /* copy-engine pool (0 h2d, 1 the others), or CE_NONE */
+  guint8 phase;          /* OpPhase */
   int deps;
   int waiting;
   guint32 n_acc, acc_cap;
@@ -169,7 +189,7 @@ struct Op {
 
 struct Thread {
   guint32 tid;
-  gboolean has_cur;      /* the read-ahead event (Sim.ev) is this thread's */
+  gboolean has_cur;      /* the read-ahead event (Sim.core.ev) is this thread's */
   gboolean idle;         /* its last call has returned */
   gboolean ended;
   guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress,
@@ -327,7 +347,7 @@ struct Sim {
     Series *series;
     double *res_cur_t;     /* per loc: time of the last residency change */
     FILE *timeline;
-    char *timeline_tmp;
+    VsOutFile *timeline_file;   /* base/outfile.h; its stream is timeline */
     gboolean timeline_first;
   } out;
 };
@@ -367,24 +387,18 @@ typedef struct Part {
 
 /* engine/refs.part.c */
 static void completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg);
-static void completion_fire_slow (Sim *s, Completion *c);
 static inline void completion_fire (Sim *s, Completion *c);
 static void job_unref (Job *j);
-static void alloc_unref_last (Alloc *a);
 static void alloc_unref (Alloc *a);
-static void op_release (Op *op);
 static inline void op_unref (Op *op);
 
 /* out/series.part.c */
-static void series_add (Series *se, guint col, double t0, double t1, double value);
 static __attribute__ ((noinline, cold)) void series_begin (Sim *s);
 static __attribute__ ((noinline, cold)) void series_resident (Sim *s, int loc);
 static void on_load (gpointer user, guint res, double t0, double t1, double load);
 static gboolean series_write (Sim *s, const char *path, double makespan, GError **error);
 
 /* out/timeline.part.c */
-static void tl_event (Sim *s, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
-static char *json_str (const char *str);
 static __attribute__ ((noinline, cold)) void timeline_resident (Sim *s, int loc, guint64 value);
 static __attribute__ ((noinline, cold)) void timeline_host_wait (Sim *s, Thread *t, double f);
 static __attribute__ ((noinline, cold)) void timeline_stream (Sim *s, guint64 id);
@@ -396,7 +410,6 @@ static gboolean timeline_close (Sim *s, const char *path, gboolean ok, GError **
 
 /* mem/loc.part.c */
 static const char *loc_name (Sim *s, int loc);
-static void loc_set (Sim *s, int loc, guint64 value);
 static void loc_add (Sim *s, int loc, guint64 bytes);
 static void loc_sub (Sim *s, int loc, guint64 bytes);
 static guint64 loc_free (Sim *s, int loc);
@@ -408,7 +421,6 @@ static int tier_with_room (Sim *s, guint64 bytes);
 static gboolean place_below (Sim *s, Alloc *a);
 
 /* mem/lru.part.c */
-static Lru *lru_of (Sim *s, const Alloc *a);
 static void lru_remove (Sim *s, Alloc *a);
 static void lru_touch (Sim *s, Alloc *a);
 static gboolean evictable (const Alloc *a, Alloc *const *keep, guint n_keep);
@@ -418,7 +430,6 @@ static Job *job_new (Sim *s, double delay);
 static void job_add_flow (Job *j, double amount, double cap, const guint *path, guint n_path);
 static double job_alone (Sim *s, const Job *j);
 static void job_finish (Sim *s, Job *j);
-static void job_dep_done (Sim *s, gpointer obj, guint64 arg);
 static void job_after (Job *j, Job *dep);
 static void job_run_flows (Sim *s, Job *j);
 static void job_start (Sim *s, Job *j);
@@ -426,8 +437,6 @@ static GPtrArray *jobs_take (Sim *s);
 static void jobs_give (Sim *s, GPtrArray *a);
 
 /* mem/policy-spill.part.c */
-static Job *spill_victim (Sim *s, Alloc *v);
-static gboolean spill_for (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, GPtrArray *jobs);
 static void swap_in (Sim *s, Op *op);
 
 /* mem/managed.part.c */
@@ -436,45 +445,42 @@ static guint64 man_pages (const Sim *s, const Alloc *a, guint64 groups);
 static guint64 man_resident (const Sim *s, const Alloc *a);
 static void man_set_groups (Sim *s, Alloc *a, guint32 r);
 static void man_shrink (Sim *s, Alloc *a, guint32 r);
-static guint64 evict_groups (Sim *s, Alloc *a, guint64 need, guint64 *wb);
 static Job *evict_managed (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, guint64 *freed_out);
 static guint64 sat_add (guint64 a, guint64 b);
 static void fault_in (Sim *s, Op *op);
 
 /* mem/policy-oom.part.c, policy-spill, policy-direct, policy-uvm, policy */
 static gboolean nofit_oom (Sim *s, Alloc *a, GPtrArray *jobs);
-static gboolean nofit_spill (Sim *s, Alloc *a, GPtrArray *jobs);
-static gboolean nofit_direct (Sim *s, Alloc *a, GPtrArray *jobs);
 static void policy_setup (Sim *s);
 
 /* engine/thread.part.c */
 static __attribute__ ((noinline)) Thread *thread_get_slow (Sim *s, guint32 tid);
-static inline Thread *thread_get (Sim *s, guint32 tid);
 static inline __attribute__ ((always_inline)) void note_captured (Sim *s, const VsEvent *ev);
 static void mark_close (Sim *s, Thread *t, double now, guint64 cap_t);
 static inline __attribute__ ((always_inline)) void thread_schedule (Sim *s, Thread *t);
-static void thread_end (Sim *s, Thread *t);
 static inline __attribute__ ((always_inline)) void reader_advance (Sim *s);
 static inline __attribute__ ((always_inline)) void thread_finish (Sim *s, Thread *t, double f);
 static void thread_wait_done (Sim *s, gpointer obj, guint64 arg);
 static void thread_block_on (Thread *t, Completion *c);
 
-/* engine/op.part.c */
+/* engine/stream.part.c */
 static __attribute__ ((noinline)) Stream *stream_find_slow (Sim *s, guint64 id);
 static inline Stream *stream_find (Sim *s, guint64 id);
 static Stream *stream_get (Sim *s, guint64 id);
-static void op_dep_done (Sim *s, gpointer obj, guint64 arg);
 static void op_depend (Op *op, Op *on);
 static inline Op *event_find (Sim *s, guint64 event);
+
+/* engine/acc.part.c */
 static inline Alloc *alloc_find (Sim *s, guint64 id);
 static inline Alloc *alloc_lookup (Sim *s, guint64 id);
 static void acc_begin (Sim *s, Op *op);
 static inline void acc_add (Sim *s, Op *op, guint64 id, guint8 mode);
-static inline void acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m, guint *kinds, gboolean ref);
 static void acc_add_few (Sim *s, Op *op, const VsEvent *ev);
 static inline void acc_end (Op *op);
 static double op_wsum (const Op *op);
 static Alloc *ref (Alloc *a);
+
+/* engine/op.part.c */
 static __attribute__ ((noinline)) void op_issue_extra (Sim *s, Op *op, const VsEvent *ev);
 static Op *op_issue (Sim *s, const VsEvent *ev);
 static void op_resume (Sim *s, gpointer obj, guint64 arg);
@@ -483,10 +489,8 @@ static void op_begin (Sim *s, Op *op);
 static void op_try_start (Sim *s, Op *op);
 
 /* model/kernel.part.c */
-static void part_add (Part *parts, guint *n_parts, const guint *path, guint n, double amount);
 static int alloc_loc (Sim *s, const Alloc *a);
-static inline gboolean kernel_start_compute (Sim *s, Op *op, double c1, double d1);
-static void kernel_run (Sim *s, Op *op, Job *j_unused);
+static void kernel_run (Sim *s, Op *op);
 
 /* model/copy.part.c */
 static gboolean pageable (const Alloc *host_side);
@@ -494,27 +498,23 @@ static Job *copy_job (Sim *s, Op *op);
 static Job *prefetch_job (Sim *s, Op *op);
 
 /* engine/phase.part.c */
-static inline guint op_tracked (const Sim *s, const Op *op);
 static void op_run (Sim *s, Op *op);
 static void op_phase (Sim *s, Op *op);
 static void op_complete (Sim *s, Op *op);
 
 /* mem/alloc.part.c */
 static void alloc_release (Sim *s, Alloc *a);
-static void report_oom (Sim *s, const VsEvent *ev, int loc);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
 
 /* engine/issue.part.c */
 static void thread_issue (Sim *s, Thread *t);
 
 /* engine/loop.part.c */
-static void on_flow_done (gpointer user, gpointer owner, guint64 tag);
 static inline void progress (Sim *s);
 static void sim_loop (Sim *s);
 
 /* engine/setup.part.c */
 static void sim_setup (Sim *s);
-static void mark_free (gpointer p);
 static void sim_teardown (Sim *s);
 
 /* out/stats.part.c */
@@ -523,7 +523,4 @@ static const char *stats_mark (Sim *s, const char *name);
 static int stats_tag (Sim *s, const char *tag);
 
 /* out/sim-report.part.c */
-static GPtrArray *table_values (GHashTable *h);
-static gint kernel_cmp (gconstpointer a, gconstpointer b);
-static gint mark_cmp (gconstpointer a, gconstpointer b);
 static cJSON *sim_report (Sim *s, double makespan);

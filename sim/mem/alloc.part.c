@@ -27,9 +27,9 @@ alloc_release (Sim *s, Alloc *a)
       loc_sub (s, a->loc, a->charge);
       if (a->loc == LOC_DEVICE)
         s->mem.dev_nonmanaged -= a->charge;
-      if (a->below >= 0)
+      if (a->below != LOC_NONE)
         loc_sub (s, a->below, a->charge);
-      a->below = -1;
+      a->below = LOC_NONE;
     }
   /* A is the one live under its id: do_alloc releases an id's old
    * allocation before it adds the new one. */
@@ -84,7 +84,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   a->id = ev->id;
   a->bytes = ev->bytes;
   a->kind = ev->kind;
-  a->below = -1;
+  a->below = LOC_NONE;
   a->tag = stats_tag (s, ev->tag);
   if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
     a->kind = VS_MEM_MANAGED;

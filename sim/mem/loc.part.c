@@ -111,20 +111,22 @@ move_path (Sim *s, int loc, gboolean out, guint *p)
   return n + 1;
 }
 
+/* The first location below the device (tiers in order, then the host)
+ * with room for BYTES, or LOC_NONE. */
 static int
 tier_with_room (Sim *s, guint64 bytes)
 {
   for (int loc = 1; loc <= s->mem.loc_host; loc++)
     if (bytes <= loc_free (s, loc))
       return loc;
-  return -1;
+  return LOC_NONE;
 }
 
 static gboolean
 place_below (Sim *s, Alloc *a)
 {
   int loc = tier_with_room (s, a->charge);
-  if (loc < 0)
+  if (loc == LOC_NONE)
     return FALSE;
   a->loc = loc;
   loc_add (s, loc, a->charge);

@@ -12,12 +12,12 @@ spill_victim (Sim *s, Alloc *v)
 {
   int target;
   Job *j = NULL;
-  if (v->below >= 0 && !v->dirty)
+  if (v->below != LOC_NONE && !v->dirty)
     target = v->below;
   else
     {
       target = tier_with_room (s, v->charge);
-      if (target < 0)
+      if (target == LOC_NONE)
         return NULL;
       loc_add (s, target, v->charge);
       if (v->written)
@@ -32,7 +32,7 @@ spill_victim (Sim *s, Alloc *v)
   loc_sub (s, LOC_DEVICE, v->charge);
   s->mem.dev_nonmanaged -= v->charge;
   v->loc = target;
-  v->below = -1;
+  v->below = LOC_NONE;
   v->dirty = FALSE;
   lru_remove (s, v);
   if (j != NULL)
@@ -62,7 +62,7 @@ spill_for (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, GPtrArray *jo
       next = a->lru_next;
       if (a->kind != VS_MEM_DEVICE || a->loc != LOC_DEVICE || !evictable (a, keep, n_keep))
         continue;
-      if (a->below < 0 || a->dirty)
+      if (a->below == LOC_NONE || a->dirty)
         if (tier_with_room (s, a->charge) < 0)
           return FALSE;
       freed += a->charge;

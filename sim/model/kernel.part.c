@@ -51,13 +51,13 @@ kernel_start_compute (Sim *s, Op *op, double c1, double d1)
   if (c1 > 0)
     {
       op->waiting++;
-      flow_start (s->core.net, s->core.now, c1 * 1e-9, c1 * (1 / d1), &s->gpu.r_sm, 1, op, 0);
+      flow_start (s->core.net, s->core.now, c1 * 1e-9, c1 * (1 / d1), &s->gpu.r_sm, 1, op, FLOW_OP);
     }
   return TRUE;
 }
 
 static void
-kernel_run (Sim *s, Op *op, Job *j_unused)
+kernel_run (Sim *s, Op *op)
 {
   double d0 = op->dur == VS_NONE ? 0 : i2d (op->dur);
   double x, wsum = -1;  /* -1: not summed yet */
@@ -79,7 +79,7 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
       if (!kernel_start_compute (s, op, c1, d1))
         return;
       op->waiting++;
-      flow_start (s->core.net, s->core.now, x, x * (1 / d1) * 1e9, &s->gpu.r_dev, 1, op, 0);
+      flow_start (s->core.net, s->core.now, x, x * (1 / d1) * 1e9, &s->gpu.r_dev, 1, op, FLOW_OP);
       return;
     }
 
@@ -103,12 +103,12 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
             Alloc *a = op->acc[i];
             double sz = (double) a->bytes;
             int loc = alloc_loc (s, a);
-            if (op->mode[i] & (ACC_R | 4))
+            if (op->mode[i] & (ACC_R | ACC_TOUCH))
               {
                 guint n = read_path (s, loc, path);
                 part_add (parts, &n_parts, path, n, x * sz / wsum);
               }
-            if ((op->mode[i] & ACC_W) && !(op->mode[i] & 4))
+            if ((op->mode[i] & ACC_W) && !(op->mode[i] & ACC_TOUCH))
               {
                 guint n = write_path (s, loc, path);
                 part_add (parts, &n_parts, path, n, x * sz / wsum);
@@ -126,6 +126,6 @@ kernel_run (Sim *s, Op *op, Job *j_unused)
     {
       op->waiting++;
       flow_start (s->core.net, s->core.now, parts[i].amount, parts[i].amount * per_ns * 1e9,
-                  parts[i].path, parts[i].n, op, 0);
+                  parts[i].path, parts[i].n, op, FLOW_OP);
     }
 }

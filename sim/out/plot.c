@@ -6,7 +6,7 @@
  * can restyle a plot by editing a template or the --script-only output.
  * Units shown: time in ms (stalls pick us/ms/s by magnitude), memory in
  * GiB, utilization in %, rates in GB/s. Every output (image, script, data)
- * is written to a temporary name and renamed into place. */
+ * is written to a temporary name and renamed into place (base/outfile.h). */
 #include "out/plot.h"
 
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include <glib/gstdio.h>
 #include <cjson/cJSON.h>
 
-#include "base/fileio.h"
+#include "base/outfile.h"
 #include "sweep/sweep.h"
 #include "base/units.h"
 
@@ -1087,7 +1087,7 @@ plot_run (const VsPlotOptions *o, GError **error)
           g_autofree char *stem = g_strdup_printf ("data%s", suffix);
           data_paths[i] = g_build_filename (tmpdir, stem, NULL);
         }
-      if (!fileio_write_atomic (data_paths[i], p.data->pdata[i], -1, error))
+      if (!outfile_write_all (data_paths[i], NULL, p.data->pdata[i], -1, error))
         goto out_fail;
     }
 
@@ -1095,47 +1095,30 @@ plot_run (const VsPlotOptions *o, GError **error)
     {
       g_autofree char *script = build_script (o, &p, terminal, o->output, data_paths, template_text, tname);
       g_autofree char *gp = sibling (o->output, ".gp");
-      ok = fileio_write_atomic (gp, script, -1, error);
+      ok = outfile_write_all (gp, NULL, script, -1, error);
       goto out;
     }
   else
     {
-      /* gnuplot writes a temporary image beside OUT, renamed on success. */
-      g_autofree char *dir = g_path_get_dirname (o->output);
-      g_autofree char *base = g_path_get_basename (o->output);
-      g_autofree char *tmpl = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);
-      int fd = g_mkstemp (tmpl);
-      if (fd < 0)
-        {
-          int en = errno;
-          g_set_error (error, VS_PLOT_ERROR, 0, "%s: %s", o->output, g_strerror (en));
-          goto out_fail;
-        }
-      close (fd);
-      g_autofree char *script = build_script (o, &p, terminal, tmpl, data_paths, template_text, tname);
+      /* gnuplot writes the image by name: a temporary beside OUT renamed
+       * on success, or OUT itself for a device or FIFO (base/outfile.h). */
+      VsOutFile *img = outfile_open_named (o->output, NULL, error);
+      if (img == NULL)
+        goto out_fail;
+      const char *target = outfile_write_path (img);
+      g_autofree char *script = build_script (o, &p, terminal, target, data_paths, template_text, tname);
       g_autofree char *gp = g_build_filename (tmpdir, "plot.gp", NULL);
-      ok = fileio_write_atomic (gp, script, -1, error) && run_gnuplot (gp, error);
+      ok = outfile_write_all (gp, NULL, script, -1, error) && run_gnuplot (gp, error);
       struct stat st;
-      if (ok && (g_stat (tmpl, &st) != 0 || st.st_size == 0))
+      if (ok && outfile_is_atomic (img) && (g_stat (target, &st) != 0 || st.st_size == 0))
         {
           g_set_error (error, VS_PLOT_ERROR, 0, "gnuplot wrote no image for %s", o->output);
           ok = FALSE;
         }
       if (ok)
-        {
-          /* mkstemp made it 0600; an image is as public as any other output. */
-          mode_t mask = umask (0);
-          umask (mask);
-          g_chmod (tmpl, 0666 & ~mask);
-        }
-      if (ok && g_rename (tmpl, o->output) != 0)
-        {
-          int en = errno;
-          g_set_error (error, VS_PLOT_ERROR, 0, "%s: %s", o->output, g_strerror (en));
-          ok = FALSE;
-        }
-      if (!ok)
-        g_unlink (tmpl);
+        ok = outfile_commit (img, error);
+      else
+        outfile_abort (img);
       goto out;
     }
 

@@ -115,7 +115,7 @@ series_write (Sim *s, const char *path, double makespan, GError **error)
         }
       g_string_append_c (out, '\n');
     }
-  gboolean ok = fileio_write_atomic (path, out->str, out->len, error);
+  gboolean ok = outfile_write_all (path, "--series", out->str, (gssize) out->len, error);
   g_string_free (out, TRUE);
   return ok;
 }

@@ -114,13 +114,16 @@ timeline_mark (Sim *s, const Thread *t, const char *name, double now)
 static gboolean
 timeline_open (Sim *s, const char *path, GError **error)
 {
-  s->out.timeline_tmp = g_strdup_printf ("%s.tmp.%d", path, (int) getpid ());
-  s->out.timeline = fopen (s->out.timeline_tmp, "w");
+  /* base/outfile.h: a temporary beside PATH (removed on error and on
+   * SIGINT/SIGTERM/SIGHUP), or PATH itself for a device or FIFO. */
+  s->out.timeline_file = outfile_open (path, "--timeline", error);
+  if (s->out.timeline_file == NULL)
+    return FALSE;
+  s->out.timeline = outfile_stream (s->out.timeline_file);
   if (s->out.timeline == NULL)
     {
-      int e = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: cannot write: %s", path, g_strerror (e));
-      g_clear_pointer (&s->out.timeline_tmp, g_free);
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOMEM, "--timeline %s: cannot write", path);
+      outfile_abort (g_steal_pointer (&s->out.timeline_file));
       return FALSE;
     }
   fputs ("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", s->out.timeline);
@@ -139,23 +142,13 @@ timeline_close (Sim *s, const char *path, gboolean ok, GError **error)
 {
   if (s->out.timeline == NULL)
     return ok;
-  fputs ("\n]}\n", s->out.timeline);
-  gboolean wrote = fflush (s->out.timeline) == 0;
-  wrote &= fclose (s->out.timeline) == 0;
+  VsOutFile *out = g_steal_pointer (&s->out.timeline_file);
   s->out.timeline = NULL;
-  if (ok && !wrote)
-    {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
-      ok = FALSE;
-    }
-  if (ok && g_rename (s->out.timeline_tmp, path) != 0)
-    {
-      int e = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", path, g_strerror (e));
-      ok = FALSE;
-    }
   if (!ok)
-    g_unlink (s->out.timeline_tmp);
-  g_clear_pointer (&s->out.timeline_tmp, g_free);
-  return ok;
+    {
+      outfile_abort (out);
+      return FALSE;
+    }
+  outfile_write (out, "\n]}\n", 4, NULL);   /* a failure is reported by the commit */
+  return outfile_commit (out, error);
 }

@@ -9,11 +9,12 @@
  *   writes rows strictly in run order, buffering results that finish early,
  *   and flushes each row, so a sweep killed at any point leaves a file of
  *   complete rows that --resume can continue.
- * - SIGINT/SIGTERM stop dispatch; runs in flight finish (a replay cannot be
+ * - SIGINT/SIGTERM/SIGHUP stop dispatch; runs in flight finish (a replay cannot be
  *   cancelled, and takes milliseconds), every finished row is written, and
  *   a second signal kills the process the default way. */
 #include "sweep/sweep.h"
-#include "base/fileio.h"
+#include "sweep/sweep-priv.h"
+#include "base/outfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -331,7 +332,9 @@ sweep_report_cells (const cJSON *report)
   char **cells = g_new0 (char *, N_RESULT_COLUMNS + 1);
   for (guint i = 0; i < N_RESULT_COLUMNS; i++)
     {
-      const cJSON *node = result_columns[i].path[0] ? report_lookup (report, result_columns[i].path) : NULL;
+      /* The error of a replay --report-errors report. */
+      const cJSON *node = result_columns[i].path[0] ? report_lookup (report, result_columns[i].path)
+                          : cJSON_GetObjectItemCaseSensitive (report, "error");
       if (node == NULL)
         cells[i] = g_strdup ("");
       else if (cJSON_IsString (node))
@@ -418,6 +421,8 @@ sweep_csv_read (const char *path, gboolean drop_partial, GError **error)
             g_string_append_c (cell, '"'), i++;
           else if (c == '"')
             quoted = FALSE;
+          else if (i == len && drop_partial)
+            break;   /* a row cut inside quotes by a kill: dropped with its cells */
           else if (i == len)
             {
               g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "%s:%u: unterminated quoted field", path, line);
@@ -462,6 +467,8 @@ sweep_csv_read (const char *path, gboolean drop_partial, GError **error)
       any = TRUE;
       g_string_append_c (cell, c);
     }
+  for (guint i = 0; i < row->len; i++)
+    g_free (row->pdata[i]);   /* a dropped partial row */
   g_ptr_array_free (row, TRUE);
   g_string_free (cell, TRUE);
   return rows;
@@ -499,8 +506,8 @@ jsonl_row (char **columns, char **cells, guint n_keys)
   return line;
 }
 
-static char *
-format_line (VsSweepFormat format, char **columns, char **cells, guint n_keys)
+char *
+sweep_format_line (VsSweepFormat format, char **columns, char **cells, guint n_keys)
 {
   if (format == VS_SWEEP_JSONL)
     return jsonl_row (columns, cells, n_keys);
@@ -509,8 +516,8 @@ format_line (VsSweepFormat format, char **columns, char **cells, guint n_keys)
   return g_string_free (s, FALSE);
 }
 
-static char *
-format_header (VsSweepFormat format, char **columns)
+char *
+sweep_format_header (VsSweepFormat format, char **columns)
 {
   if (format == VS_SWEEP_JSONL)
     return g_strdup ("");
@@ -537,7 +544,7 @@ row_key (char **cells, guint n_keys)
 static gboolean
 write_atomically (const char *path, const char *text, gssize len, GError **error)
 {
-  return fileio_write_atomic (path, text, len, error);
+  return outfile_write_all (path, NULL, text, len, error);
 }
 
 /* --------------------------------------------------------------- signals */
@@ -550,8 +557,13 @@ on_signal (int sig)
   interrupted = sig;
 }
 
+/* SIGINT (Ctrl-C), SIGTERM (Slurm, timeouts) and SIGHUP (a closed ssh
+ * session) stop the sweep the same way; an ignored SIGHUP (nohup) stays
+ * ignored. OLD has room for the three previous actions. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
 static void
-install_signals (struct sigaction *old_int, struct sigaction *old_term)
+install_signals (struct sigaction *old)
 {
   struct sigaction sa;
   memset (&sa, 0, sizeof sa);
@@ -559,15 +571,19 @@ install_signals (struct sigaction *old_int, struct sigaction *old_term)
   sa.sa_flags = SA_RESETHAND;   /* a second signal kills */
   sigemptyset (&sa.sa_mask);
   interrupted = 0;
-  sigaction (SIGINT, &sa, old_int);
-  sigaction (SIGTERM, &sa, old_term);
+  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
+    {
+      sigaction (stop_signals[i], NULL, &old[i]);
+      if (stop_signals[i] != SIGHUP || old[i].sa_handler != SIG_IGN || (old[i].sa_flags & SA_SIGINFO))
+        sigaction (stop_signals[i], &sa, NULL);
+    }
 }
 
 static void
-restore_signals (const struct sigaction *old_int, const struct sigaction *old_term)
+restore_signals (const struct sigaction *old)
 {
-  sigaction (SIGINT, old_int, NULL);
-  sigaction (SIGTERM, old_term, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
+    sigaction (stop_signals[i], &old[i], NULL);
 }
 
 /* ------------------------------------------------------------------ plan */
@@ -584,6 +600,7 @@ typedef struct {
   char **columns;           /* NULL-terminated */
 
   /* running */
+  VsOutFile *out;           /* -o, locked */
   VsTraceBuf *buf;
   VsConfig *capture;
   char **done_line;         /* per run: the formatted row, once finished */
@@ -608,6 +625,7 @@ sweep_clear (Sweep *s)
       g_free (s->done_line[i]);
   g_free (s->done_line);
   g_free (s->skip);
+  outfile_abort (s->out);
   if (s->buf)
     trace_buf_free (s->buf);
   if (s->capture)
@@ -809,7 +827,7 @@ worker (gpointer data)
       if (s->skip[r])
         continue;
       char **cells = run_one (s, r);
-      char *line = format_line (s->opts->format, s->columns, cells, s->n_keys);
+      char *line = sweep_format_line (s->opts->format, s->columns, cells, s->n_keys);
       g_strfreev (cells);
       g_mutex_lock (&s->lock);
       s->done_line[r] = line;
@@ -834,25 +852,15 @@ draw_progress (guint done, guint total, gint64 t0, gboolean final)
   for (guint i = 0; i < width; i++)
     bar[i] = i < fill ? '=' : ' ';
   bar[width] = '\0';
-  if (rate > 0 && done < total)
+  if (el < 1 && !final)   /* a rate over the first few runs says nothing */
+    fprintf (stderr, "\rsweep [%s] %u/%u   ", bar, done, total);
+  else if (rate > 0 && done < total)
     fprintf (stderr, "\rsweep [%s] %u/%u  %.1f runs/s  ETA %.0fs   ", bar, done, total, rate, (total - done) / rate);
   else
     fprintf (stderr, "\rsweep [%s] %u/%u  %.1f runs/s            ", bar, done, total, rate);
   if (final)
     fputc ('\n', stderr);
   fflush (stderr);
-}
-
-static gboolean
-write_out (FILE *f, const char *text, const char *path, GError **error)
-{
-  if (fputs (text, f) < 0 || fflush (f) != 0)
-    {
-      int e = errno;
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "%s: %s", path ? path : "stdout", g_strerror (e));
-      return FALSE;
-    }
-  return TRUE;
 }
 
 /* --resume: reads the rows already in OUTPUT. Returns the lines (formatted
@@ -952,7 +960,7 @@ resume_read (Sweep *s, char **kept, GPtrArray *extra, GError **error)
         continue;   /* a damaged row: run it again */
       g_autofree char *key = row_key (cells, s->n_keys);
       guint r = GPOINTER_TO_UINT (g_hash_table_lookup (runs, key));
-      char *line = format_line (s->opts->format, s->columns, cells, s->n_keys);
+      char *line = sweep_format_line (s->opts->format, s->columns, cells, s->n_keys);
       if (r && kept[r - 1] == NULL)
         kept[r - 1] = line;
       else if (r)
@@ -967,22 +975,28 @@ static gboolean
 run_sweep (Sweep *s, GError **error)
 {
   const VsSweepOptions *o = s->opts;
-  FILE *f = stdout;
+  VsOutFile *f = NULL;
   gboolean ok = FALSE;
   char **kept = g_new0 (char *, s->n_runs);
   GPtrArray *extra = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *header = format_header (o->format, s->columns);
+  g_autofree char *header = sweep_format_header (o->format, s->columns);
   gboolean resumed = FALSE;
   guint n_todo = s->n_runs;
+  const char *out_name = o->output ? o->output : "stdout";
 
   s->done_line = g_new0 (char *, s->n_runs);
   s->skip = g_new0 (gboolean, s->n_runs);
 
+  /* Rows go straight to OUT, each with one write, under an exclusive
+   * lock: a kill at any moment leaves complete rows for --resume, and a
+   * second sweep to the same OUT is refused instead of interleaving. */
+  f = g_steal_pointer (&s->out);   /* opened and locked before the trace was read */
   if (o->resume)
     {
       if (!resume_read (s, kept, extra, error))
         goto out;
-      /* Rewrite the file with the rows kept, then append. */
+      /* Rewrite the file with the rows kept (whole or not at all), then
+       * append to it, locked again. */
       GString *text = g_string_new (header);
       for (guint r = 0; r < s->n_runs; r++)
         if (kept[r])
@@ -998,28 +1012,35 @@ run_sweep (Sweep *s, GError **error)
       g_string_free (text, TRUE);
       if (!w)
         goto out;
-      f = fopen (o->output, "a");
-    }
-  else if (o->output)
-    {
-      f = fopen (o->output, "w");
-      if (f && !write_out (f, header, o->output, error))
+      VsOutFile *again = outfile_open_rows (o->output, "-o", error);
+      if (again == NULL)
         goto out;
+      outfile_abort (f);
+      f = again;
     }
-  else if (!write_out (f, header, NULL, error))
+  else if (!outfile_rows_reset (f, error) || !outfile_write_rows (f, header, strlen (header), error))
     goto out;
-  if (f == NULL)
+  guint n_planned = s->n_runs;
+  if (o->shard_n)
     {
-      int e = errno;
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "%s: %s", o->output, g_strerror (e));
-      goto out;
+      /* --shard K/N: the K-th of N contiguous slices, so the parts in
+       * order are the whole sweep's rows in order. */
+      guint lo = (guint) ((guint64) (o->shard_k - 1) * s->n_runs / o->shard_n);
+      guint hi = (guint) ((guint64) o->shard_k * s->n_runs / o->shard_n);
+      n_planned = hi - lo;
+      for (guint r = 0; r < s->n_runs; r++)
+        if ((r < lo || r >= hi) && !s->skip[r])
+          {
+            s->skip[r] = TRUE;
+            n_todo--;
+          }
     }
 
   guint n_threads = o->n_threads ? o->n_threads : g_get_num_processors ();
   if (n_threads > n_todo)
     n_threads = MAX (n_todo, 1);
-  struct sigaction old_int, old_term;
-  install_signals (&old_int, &old_term);
+  struct sigaction old_sig[G_N_ELEMENTS (stop_signals)];
+  install_signals (old_sig);
   GThread **threads = g_new0 (GThread *, n_threads);
   s->n_workers_alive = n_threads;
   for (guint i = 0; i < n_threads; i++)
@@ -1041,7 +1062,7 @@ run_sweep (Sweep *s, GError **error)
           char *line = s->done_line[w];
           s->done_line[w] = NULL;
           g_mutex_unlock (&s->lock);
-          if (io_ok && !write_out (f, line, o->output, error))
+          if (io_ok && !outfile_write_rows (f, line, strlen (line), error))
             {
               io_ok = FALSE;
               interrupted = -1;   /* stop dispatching */
@@ -1066,10 +1087,7 @@ run_sweep (Sweep *s, GError **error)
   if (o->progress)
     draw_progress (s->n_finished, n_todo, t0, TRUE);
   int sig = interrupted;
-  restore_signals (&old_int, &old_term);
-  if (f != stdout)
-    fclose (f);
-  f = stdout;
+  restore_signals (old_sig);
 
   if (!io_ok)
     goto out;
@@ -1077,7 +1095,8 @@ run_sweep (Sweep *s, GError **error)
     {
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INTERRUPTED,
                    "interrupted: %u of %u runs written to %s; rerun with --resume to finish",
-                   written + (s->n_runs - n_todo), s->n_runs, o->output ? o->output : "stdout");
+                   written + (n_planned - n_todo), n_planned, out_name);
+      outfile_commit (g_steal_pointer (&f), NULL);
       goto out;
     }
   if (resumed)
@@ -1094,11 +1113,10 @@ run_sweep (Sweep *s, GError **error)
       if (!w)
         goto out;
     }
-  ok = TRUE;
+  ok = outfile_commit (g_steal_pointer (&f), error);
 
 out:
-  if (f != stdout && f != NULL)
-    fclose (f);
+  outfile_abort (f);   /* the rows written stay */
   for (guint r = 0; r < s->n_runs; r++)
     g_free (kept[r]);
   g_free (kept);
@@ -1130,13 +1148,6 @@ self_exe (void)
   return p ? p : g_strdup ("vramsim");
 }
 
-/* As config_load_json decides: a name without '/' or ".json" is a preset. */
-static gboolean
-is_preset_name (const char *s)
-{
-  return strchr (s, '/') == NULL && !g_str_has_suffix (s, ".json");
-}
-
 static char *
 default_reports_dir (const char *jobs_file)
 {
@@ -1148,6 +1159,60 @@ default_reports_dir (const char *jobs_file)
   return g_strconcat (abs, "-reports", NULL);
 }
 
+/* The text of one pinned config for --jobs-file: the merged JSON
+ * (extends resolved, fixed --set applied), so every node runs exactly the
+ * machine this sweep meant whatever its VRAMSIM_CONFIGS says. */
+static char *
+pin_text (const cJSON *json, const char *name)
+{
+  cJSON *copy = cJSON_Duplicate (json, TRUE);
+  cJSON_DeleteItemFromObjectCaseSensitive (copy, "extends");
+  /* The "config" column the in-process sweep writes. */
+  if (name && !cJSON_IsString (cJSON_GetObjectItemCaseSensitive (copy, "name")))
+    {
+      cJSON_DeleteItemFromObjectCaseSensitive (copy, "name");
+      cJSON_AddStringToObject (copy, "name", name);
+    }
+  char *text = cJSON_Print (copy);
+  cJSON_Delete (copy);
+  char *full = g_strconcat (text, "\n", NULL);
+  cJSON_free (text);
+  return full;
+}
+
+static char *
+pin_path (const char *dir, const char *stem)
+{
+  g_autofree char *base = g_strdup_printf ("%s.json", stem);
+  g_strdelimit (base, "/ \n\r\t", '_');
+  return g_build_filename (dir, base, NULL);
+}
+
+/* A jobs file holds one command per line: a word with a line break would
+ * split one (and run its second half as shell). */
+static gboolean
+check_one_line (const char *what, const char *word, GError **error)
+{
+  if (strpbrk (word, "\n\r") == NULL)
+    return TRUE;
+  g_autofree char *shown = g_strescape (word, NULL);
+  g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+               "--jobs-file: %s \"%s\" holds a line break; a jobs file has one command per line, so it cannot name it",
+               what, shown);
+  return FALSE;
+}
+
+static gboolean
+dir_is_empty (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  if (d == NULL)
+    return TRUE;
+  gboolean empty = g_dir_read_name (d) == NULL;
+  g_dir_close (d);
+  return empty;
+}
+
 static gboolean
 write_jobs (Sweep *s, GError **error)
 {
@@ -1155,90 +1220,180 @@ write_jobs (Sweep *s, GError **error)
   g_autofree char *dir = o->reports_dir ? absolute (o->reports_dir) : default_reports_dir (o->jobs_file);
   g_autofree char *exe = self_exe ();
   g_autofree char *trace = absolute (o->trace_path);
+  g_autofree char *jobs_abs = absolute (o->jobs_file);
   guint width = 5;
   for (guint n = s->n_runs; n >= 100000; n /= 10)
     width++;
 
+  if (!check_one_line ("the trace", trace, error) || !check_one_line ("the reports folder", dir, error)
+      || !check_one_line ("vramsim", exe, error) || !check_one_line ("the jobs file", jobs_abs, error))
+    return FALSE;
+  for (guint k = 0; k < s->n_varies; k++)
+    for (guint v = 0; v < s->varies[k]->n_values; v++)
+      if (!check_one_line ("--vary value", s->varies[k]->values[v], error))
+        return FALSE;
+  if (g_file_test (o->jobs_file, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--jobs-file %s: is a folder", o->jobs_file);
+      return FALSE;
+    }
+  if (!o->resume && !dir_is_empty (dir))
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                   "--jobs-file: the reports folder %s is not empty (reports of an earlier sweep?): add --resume to "
+                   "continue that sweep, or give another --reports-dir", dir);
+      return FALSE;
+    }
+  gboolean made_dir = !g_file_test (dir, G_FILE_TEST_IS_DIR);
   if (g_mkdir_with_parents (dir, 0755) != 0)
     {
       int e = errno;
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "%s: %s", dir, g_strerror (e));
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_IO, "--reports-dir %s: %s", dir, g_strerror (e));
       return FALSE;
     }
 
-  /* The -c argument of each config. Fixed --set assignments are baked
-   * into a derived config file, so each report's "sets" holds exactly the
-   * varied keys and --merge can rebuild the key columns from it. */
+  /* Every config, and the capture config, pinned by absolute path to a
+   * file written beside the reports. Fixed --set assignments are baked
+   * into it, so each report's "sets" holds exactly the varied keys and
+   * --merge rebuilds the key columns from it. */
   char **cfg_arg = g_new0 (char *, s->n_configs + 1);
+  char **cfg_text = g_new0 (char *, s->n_configs + 1);
+  g_autofree char *cap_arg = NULL, *cap_text = NULL;
   gboolean ok = TRUE;
-  for (guint i = 0; i < s->n_configs && ok; i++)
+  for (guint i = 0; i < s->n_configs; i++)
     {
-      if (o->sets && o->sets[0])
-        {
-          cJSON *copy = cJSON_Duplicate (s->config_json[i], TRUE);
-          cJSON_DeleteItemFromObjectCaseSensitive (copy, "extends");
-          char *json = cJSON_Print (copy);
-          cJSON_Delete (copy);
-          g_autofree char *base = g_strdup_printf ("config-%u-%s.json", i, s->config_names[i]);
-          g_strdelimit (base, "/ ", '_');
-          cfg_arg[i] = g_build_filename (dir, base, NULL);
-          g_autofree char *text = g_strconcat (json, "\n", NULL);
-          cJSON_free (json);
-          ok = write_atomically (cfg_arg[i], text, -1, error);
-        }
-      else if (!is_preset_name (o->configs[i]))
-        cfg_arg[i] = absolute (o->configs[i]);
-      else
-        cfg_arg[i] = g_strdup (o->configs[i]);
+      g_autofree char *stem = g_strdup_printf ("config-%u-%s", i, s->config_names[i]);
+      cfg_arg[i] = pin_path (dir, stem);
+      cfg_text[i] = pin_text (s->config_json[i], s->config_names[i]);
     }
-  if (!ok)
+  const char *cap = o->capture_config ? o->capture_config : trace_buf_header (s->buf)->config;
+  if (cap)
     {
-      g_strfreev (cfg_arg);
-      return FALSE;
+      cJSON *cj = config_load_json (cap, error);
+      ok = cj != NULL;
+      if (ok)
+        {
+          cap_arg = pin_path (dir, "capture-config");
+          cap_text = pin_text (cj, NULL);
+        }
+      cJSON_Delete (cj);
     }
 
+  /* The plan of the sweep, so --merge, --status and --resume can check
+   * every report against what it should be a run of. */
+  cJSON *ident = sweep_trace_identity (trace);
+  char *ident_text = ident ? cJSON_PrintUnformatted (ident) : NULL;
+  cJSON_Delete (ident);
+
+  SweepJobsCheck *check = o->resume && ident_text ? sweep_jobs_check_new (ident_text) : NULL;
+  /* Reports are checked against the configs as they are pinned now. */
+  for (guint i = 0; check && i < s->n_configs; i++)
+    sweep_jobs_check_expect (check, cfg_arg[i], cfg_text[i]);
+  if (check && cap_arg)
+    sweep_jobs_check_expect (check, cap_arg, cap_text);
   g_autofree char *q_exe = shell_word (exe);
   g_autofree char *q_trace = shell_word (trace);
-  g_autofree char *q_dir = shell_word (dir);
-  GString *text = g_string_new (NULL);
-  g_string_append_printf (text,
-                          "# vramsim sweep: %u runs of %s, one self-contained command per line.\n"
-                          "# Run them with GNU parallel (grep -v '^#' FILE | parallel) or a Slurm array\n"
-                          "# (docs/cluster.md), then join the reports:\n"
-                          "#   %s sweep --merge %s/run-*.json -o results.csv\n",
-                          s->n_runs, trace, q_exe, q_dir);
-  guint written = 0;
-  for (guint r = 0; r < s->n_runs; r++)
+  g_autofree char *q_jobs = shell_word (jobs_abs);
+  GString *all = g_string_new (NULL), *todo = g_string_new (NULL);
+  guint written = 0, done = 0;
+  for (guint r = 0; r < s->n_runs && ok; r++)
     {
       guint idx[s->n_varies + 1];
       guint c = decode_run (s, r, idx);
       g_autofree char *report = g_strdup_printf ("%s/run-%0*u.json", dir, (int) width, r);
-      if (o->resume && g_file_test (report, G_FILE_TEST_EXISTS))
-        continue;
       g_autofree char *q_cfg = shell_word (cfg_arg[c]);
-      g_string_append_printf (text, "%s replay %s -c %s", q_exe, q_trace, q_cfg);
-      if (o->capture_config)
+      GString *line = g_string_new (NULL);
+      g_string_append_printf (line, "%s replay %s -c %s", q_exe, q_trace, q_cfg);
+      if (cap_arg)
         {
-          g_autofree char *cc = is_preset_name (o->capture_config)
-                                  ? g_strdup (o->capture_config) : absolute (o->capture_config);
-          g_autofree char *q = shell_word (cc);
-          g_string_append_printf (text, " --capture-config %s", q);
+          g_autofree char *q = shell_word (cap_arg);
+          g_string_append_printf (line, " --capture-config %s", q);
         }
       for (guint k = 0; k < s->n_varies; k++)
         {
           g_autofree char *a = g_strdup_printf ("%s=%s", s->varies[k]->key, s->varies[k]->values[idx[k]]);
           g_autofree char *q = shell_word (a);
-          g_string_append_printf (text, " --set %s", q);
+          g_string_append_printf (line, " --set %s", q);
         }
       g_autofree char *q_report = shell_word (report);
-      g_string_append_printf (text, " --format json -o %s\n", q_report);
-      written++;
+      g_string_append_printf (line, " --format json --report-errors -o %s\n", q_report);
+      g_string_append (all, line->str);
+      if (check && sweep_jobs_check_done (check, line->str))
+        done++;
+      else
+        {
+          g_string_append (todo, line->str);
+          written++;
+        }
+      g_string_free (line, TRUE);
     }
-  g_strfreev (cfg_arg);
-  ok = write_atomically (o->jobs_file, text->str, text->len, error);
-  g_string_free (text, TRUE);
+  if (check)
+    sweep_jobs_check_free (check);
+
+  g_autofree char *head = NULL;
   if (ok)
-    fprintf (stderr, "vramsim: wrote %u commands to %s (reports go to %s)\n", written, o->jobs_file, dir);
+    head = g_strdup_printf ("# vramsim sweep: %u runs of %s, one self-contained command per line.\n"
+                            "# Run them with GNU parallel (grep -v '^#' FILE | parallel) or a Slurm array\n"
+                            "# (docs/cluster.md), then check and join the reports:\n"
+                            "#   %s sweep --status --jobs-file %s\n"
+                            "#   %s sweep --merge --jobs-file %s -o results.csv\n"
+                            "# trace: %s\n",
+                            s->n_runs, q_trace, q_exe, q_jobs, q_exe, q_jobs, ident_text ? ident_text : "{}");
+  const char *target = o->jobs_file;
+  g_autofree char *resume_file = NULL;
+  if (ok && o->resume && g_file_test (o->jobs_file, G_FILE_TEST_EXISTS))
+    {
+      /* The jobs file may be in use (array tasks still pending read their
+       * lines from it): it is never rewritten. Its commands must be this
+       * sweep's; those still to run go to FILE.resume-N. */
+      ok = sweep_jobs_same_commands (o->jobs_file, all->str, error);
+      for (guint k = 1; ok && resume_file == NULL; k++)
+        {
+          char *cand = g_strdup_printf ("%s.resume-%u", o->jobs_file, k);
+          if (!g_file_test (cand, G_FILE_TEST_EXISTS))
+            resume_file = cand;
+          else
+            g_free (cand);
+        }
+      target = resume_file;
+    }
+  /* Checked: now the pinned configs, then the jobs file. */
+  for (guint i = 0; ok && i < s->n_configs; i++)
+    ok = write_atomically (cfg_arg[i], cfg_text[i], -1, error);
+  if (ok && cap_arg)
+    ok = write_atomically (cap_arg, cap_text, -1, error);
+  g_strfreev (cfg_arg);
+  g_strfreev (cfg_text);
+  if (ok && o->resume && resume_file && written == 0)
+    fprintf (stderr, "vramsim: all %u runs of %s have their report: nothing to resume (merge them with "
+             "vramsim sweep --merge --jobs-file %s -o results.csv)\n", s->n_runs, o->jobs_file, o->jobs_file);
+  else if (ok)
+    {
+      g_autofree char *text = g_strconcat (head, resume_file ? todo->str : all->str, NULL);
+      ok = write_atomically (target, text, -1, error);
+      if (ok && resume_file)
+        fprintf (stderr, "vramsim: %u of %u runs have their report; wrote the other %u commands to %s "
+                 "(%s is unchanged)\n", done, s->n_runs, written, resume_file, o->jobs_file);
+      else if (ok)
+        fprintf (stderr, "vramsim: wrote %u commands to %s (reports go to %s)\n", written, o->jobs_file, dir);
+    }
+  g_string_free (all, TRUE);
+  g_string_free (todo, TRUE);
+  cJSON_free (ident_text);
+  if (!ok && made_dir)
+    {
+      /* A failed --jobs-file leaves nothing behind. */
+      GDir *d = g_dir_open (dir, 0, NULL);
+      const char *n;
+      while (d && (n = g_dir_read_name (d)))
+        {
+          g_autofree char *p = g_build_filename (dir, n, NULL);
+          g_unlink (p);
+        }
+      if (d)
+        g_dir_close (d);
+      g_rmdir (dir);
+    }
   return ok;
 }
 
@@ -1257,8 +1412,33 @@ sweep_run (const VsSweepOptions *opts, GError **error)
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--resume needs -o RESULTS");
       goto out;
     }
+  /* Outputs never overwrite an input. */
+  {
+    const char *outs[2] = { opts->output, opts->jobs_file };
+    const char *out_what[2] = { "-o", "--jobs-file" };
+    for (guint i = 0; i < 2; i++)
+      {
+        if (outs[i] == NULL)
+          continue;
+        if (!outfile_check_not_input (outs[i], out_what[i], opts->trace_path, "the trace", error)
+            || !outfile_check_not_input (outs[i], out_what[i], opts->capture_config, "--capture-config", error))
+          goto out;
+        for (char **c = opts->configs; c && *c; c++)
+          if (!outfile_check_not_input (outs[i], out_what[i], *c, "the config", error))
+            goto out;
+      }
+    if (!outfile_check_not_input (opts->jobs_file, "--jobs-file", opts->output, "-o", error))
+      goto out;
+  }
   if (!plan_init (&s, opts, error))
     goto out;
+  /* The output is locked first: a second sweep to it fails at once. */
+  if (opts->jobs_file == NULL)
+    {
+      s.out = outfile_open_rows (opts->output ? opts->output : "-", opts->output ? "-o" : NULL, error);
+      if (s.out == NULL)
+        goto out;
+    }
   /* The trace is read (and checked) even for --jobs-file: a bad trace
    * should fail here, not in every job on the cluster. */
   s.buf = trace_buf_load (opts->trace_path, error);
@@ -1301,6 +1481,7 @@ gboolean
 sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **error)
 {
   g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   GString *body = g_string_new (NULL);
   char **columns = NULL;
   gboolean ok = FALSE;
@@ -1333,7 +1514,7 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
             g_ptr_array_add (cols, g_strdup (*c));
           g_ptr_array_add (cols, NULL);
           columns = (char **) g_ptr_array_free (cols, FALSE);
-          g_autofree char *h = format_header (format, columns);
+          g_autofree char *h = sweep_format_header (format, columns);
           g_string_append (body, h);
         }
       guint n_sets = cJSON_IsObject (sets) ? (guint) cJSON_GetArraySize (sets) : 0;
@@ -1362,7 +1543,18 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
                        "%s: its --set keys differ from those of %s; merge reports of one sweep", reports[i], reports[0]);
           goto out;
         }
-      g_autofree char *line = format_line (format, columns, cells, 1 + keys->len);
+      g_autofree char *key = row_key (cells, 1 + keys->len);
+      const char *twin = g_hash_table_lookup (seen, key);
+      if (twin)
+        {
+          g_strfreev (cells);
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                       "--merge: %s is the same run as %s (same config and --set values); merge each run once",
+                       reports[i], twin);
+          goto out;
+        }
+      g_hash_table_insert (seen, g_steal_pointer (&key), reports[i]);
+      g_autofree char *line = sweep_format_line (format, columns, cells, 1 + keys->len);
       g_strfreev (cells);
       g_string_append (body, line);
     }
@@ -1371,13 +1563,114 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--merge: no reports given");
       goto out;
     }
-  if (output)
-    ok = write_atomically (output, body->str, body->len, error);
-  else
-    ok = fwrite (body->str, 1, body->len, stdout) == body->len && fflush (stdout) == 0;
+  for (guint i = 0; output && reports[i]; i++)
+    if (!outfile_check_not_input (output, "-o", reports[i], "the report", error))
+      goto out;
+  ok = outfile_write_all (output ? output : "-", output ? "-o" : NULL, body->str, (gssize) body->len, error);
 
 out:
   g_strfreev (columns);
   g_string_free (body, TRUE);
+  return ok;
+}
+
+/* ---------------------------------------------------------- merge shards */
+
+gboolean
+sweep_merge_shards (const VsSweepOptions *opts, char **parts, GError **error)
+{
+  Sweep s = { 0 };
+  gboolean ok = FALSE;
+  char **rows = NULL;
+  const char **from = NULL;
+  g_autoptr (GHashTable) runs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_mutex_init (&s.lock);
+  g_cond_init (&s.cond);
+  if (opts->format != VS_SWEEP_CSV)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--merge of --shard parts reads CSV parts (--format csv)");
+      goto out;
+    }
+  for (guint i = 0; opts->output && parts[i]; i++)
+    if (!outfile_check_not_input (opts->output, "-o", parts[i], "the part", error))
+      goto out;
+  if (!plan_init (&s, opts, error))
+    goto out;
+  for (guint r = 0; r < s.n_runs; r++)
+    {
+      char **k = run_key_cells (&s, r);
+      g_hash_table_insert (runs, row_key (k, s.n_keys), GUINT_TO_POINTER (r + 1));
+      g_strfreev (k);
+    }
+  rows = g_new0 (char *, s.n_runs + 1);
+  from = g_new0 (const char *, s.n_runs + 1);
+  guint n_cols = g_strv_length (s.columns);
+  for (guint i = 0; parts[i]; i++)
+    {
+      g_autoptr (GPtrArray) t = sweep_csv_read (parts[i], FALSE, error);
+      if (t == NULL)
+        goto out;
+      gboolean same = t->len > 0 && g_strv_length (t->pdata[0]) == n_cols;
+      for (guint c = 0; same && c < n_cols; c++)
+        same = strcmp (((char **) t->pdata[0])[c], s.columns[c]) == 0;
+      if (!same)
+        {
+          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                       "%s: its columns are not this sweep's (another --vary or -c?)", parts[i]);
+          goto out;
+        }
+      for (guint ln = 1; ln < t->len; ln++)
+        {
+          char **cells = t->pdata[ln];
+          g_autofree char *key = g_strv_length (cells) == n_cols ? row_key (cells, s.n_keys) : NULL;
+          guint r = key ? GPOINTER_TO_UINT (g_hash_table_lookup (runs, key)) : 0;
+          if (r == 0)
+            {
+              g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                           "%s: row %u is not a run of this sweep (extra, or damaged)", parts[i], ln);
+              goto out;
+            }
+          if (rows[r - 1])
+            {
+              g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                           "%s: row %u is a run that %s holds too (duplicated: parts of two shardings?)", parts[i],
+                           ln, from[r - 1]);
+              goto out;
+            }
+          rows[r - 1] = sweep_format_line (VS_SWEEP_CSV, s.columns, cells, s.n_keys);
+          from[r - 1] = parts[i];
+        }
+    }
+  guint missing = 0, first = 0;
+  for (guint r = s.n_runs; r-- > 0;)
+    if (rows[r] == NULL)
+      missing++, first = r;
+  if (missing)
+    {
+      char **k = run_key_cells (&s, first);
+      g_autofree char *shown = g_strjoinv (" ", k);
+      g_strfreev (k);
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
+                   "--merge: %u of %u runs are in no part (the first: run %u, %s); a shard is missing or was cut "
+                   "short: rerun it (--shard K/N -o PART --resume); nothing written", missing, s.n_runs, first, shown);
+      goto out;
+    }
+  GString *body = g_string_new (NULL);
+  char *header = sweep_format_header (VS_SWEEP_CSV, s.columns);
+  g_string_append (body, header);
+  g_free (header);
+  for (guint r = 0; r < s.n_runs; r++)
+    g_string_append (body, rows[r]);
+  ok = outfile_write_all (opts->output ? opts->output : "-", opts->output ? "-o" : NULL, body->str,
+                          (gssize) body->len, error);
+  g_string_free (body, TRUE);
+
+out:
+  if (rows)
+    for (guint r = 0; r < s.n_runs; r++)
+      g_free (rows[r]);
+  g_free (rows);
+  g_free (from);
+  sweep_clear (&s);
   return ok;
 }

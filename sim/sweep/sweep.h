@@ -55,11 +55,12 @@ typedef struct {
   gboolean progress;            /* progress bar on stderr */
   const char *jobs_file;        /* write commands instead of running */
   const char *reports_dir;      /* for jobs_file; NULL = default */
+  guint shard_k, shard_n;       /* --shard K/N (1 <= K <= N); 0/0 = every run */
 } VsSweepOptions;
 
 /* Runs (or, with jobs_file, writes the commands of) a sweep. Returns FALSE
  * with ERROR set on bad input (nothing written) or on an I/O error; an
- * interrupted sweep (SIGINT, SIGTERM) returns FALSE with
+ * interrupted sweep (SIGINT, SIGTERM, SIGHUP) returns FALSE with
  * VS_SWEEP_ERROR_INTERRUPTED after writing every finished row. */
 typedef enum { VS_SWEEP_ERROR_INPUT, VS_SWEEP_ERROR_IO, VS_SWEEP_ERROR_INTERRUPTED } VsSweepErrorCode;
 gboolean sweep_run (const VsSweepOptions *opts, GError **error);
@@ -68,6 +69,30 @@ gboolean sweep_run (const VsSweepOptions *opts, GError **error);
  * in-process sweep writes: key columns from each report's "config" and
  * "sets", rows in the order given. */
 gboolean sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **error);
+
+/* --merge --jobs-file FILE: the rows of every run FILE lists, from the
+ * reports its commands write, in FILE's order. Refuses (exit 1, naming
+ * them) runs without a report, reports of another run (stale: another
+ * trace, config or value), reports in the folder that FILE does not list
+ * (extra) and runs listed twice. */
+gboolean sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat format, GError **error);
+
+/* --merge of --shard CSVs: checks (with the sweep's own options) that the
+ * parts hold every run once, and writes them in run order. */
+gboolean sweep_merge_shards (const VsSweepOptions *opts, char **parts, GError **error);
+
+/* --status --jobs-file FILE: prints, on stdout, how many runs are done,
+ * failed (an error report: the config did not compile), missing (no
+ * report: never ran, or killed or crashed) and stale, then one line per
+ * run that is not done. *COMPLETE is TRUE when every run has its report. */
+gboolean sweep_status (const char *jobs_file, gboolean *complete, GError **error);
+
+/* (transfer full) What identifies a trace file across machines: its
+ * absolute path, size and the SHA-256 of its first MiB (the header and
+ * first events). NULL for what is not a regular file. */
+cJSON *sweep_trace_identity (const char *path);
+/* (transfer full) The SHA-256 of a regular file, or NULL. */
+char *sweep_file_sha256 (const char *path);
 
 /* ---- small helpers shared with plot ---- */
 

@@ -3,6 +3,7 @@
  * handling (temporary file + rename). Encodings live in trace-jsonl.c,
  * trace-bin.c and trace-buf.c. */
 #include "trace/trace-priv.h"
+#include "base/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -924,7 +925,7 @@ struct _VsTraceWriter {
   VsTraceFormat format;
   int fd;
   char *path;
-  char *tmp;            /* NULL when writing stdout */
+  VsOutFile *out;       /* base/outfile.h: temporary + rename, or direct */
   GString *text;        /* JSONL pending output */
   VsBinEnc enc;         /* binary encoder (its out buffer is the pending output) */
 };
@@ -1000,25 +1001,17 @@ trace_writer_new (const char *path, VsTraceFormat format, const VsTraceHeader *h
   VsTraceWriter *w = g_new0 (VsTraceWriter, 1);
   w->format = format;
   w->path = g_strdup (path);
-  if (is_stdout)
-    w->fd = 1;
-  else
+  GError *oe = NULL;
+  w->out = outfile_open (path, NULL, &oe);
+  if (w->out == NULL)
     {
-      w->tmp = g_strconcat (path, ".tmp-XXXXXX", NULL);
-      w->fd = g_mkstemp (w->tmp);
-      if (w->fd < 0)
-        {
-          int e = errno;
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: cannot create: %s", path, g_strerror (e));
-          g_free (w->tmp);
-          g_free (w->path);
-          g_free (w);
-          return NULL;
-        }
-      mode_t mask = umask (0);
-      umask (mask);
-      fchmod (w->fd, 0666 & ~mask);
+      g_set_error_literal (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, oe->message);
+      g_error_free (oe);
+      g_free (w->path);
+      g_free (w);
+      return NULL;
     }
+  w->fd = outfile_fd (w->out);
   if (format == VS_FORMAT_JSONL)
     {
       w->text = g_string_sized_new (VS_OUT_FLUSH + 4096);
@@ -1070,7 +1063,6 @@ writer_free (VsTraceWriter *w)
   if (w->format == VS_FORMAT_BINARY)
     bin_enc_clear (&w->enc);
   g_free (w->path);
-  g_free (w->tmp);
   g_free (w);
 }
 
@@ -1095,30 +1087,14 @@ trace_writer_finish (VsTraceWriter *w, GError **error)
       outbuf_put (&w->enc.out, end, n + 4);
     }
   gboolean ok = writer_flush (w, error);
-  if (w->tmp)
+  GError *oe = NULL;
+  if (ok && !(ok = outfile_commit (g_steal_pointer (&w->out), &oe)))
     {
-      if (ok && fsync (w->fd) != 0 && errno != EINVAL)
-        {
-          int e = errno;
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: write failed: %s", w->path, g_strerror (e));
-          ok = FALSE;
-        }
-      if (close (w->fd) != 0 && ok)
-        {
-          int e = errno;
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: write failed: %s", w->path, g_strerror (e));
-          ok = FALSE;
-        }
-      if (ok && rename (w->tmp, w->path) != 0)
-        {
-          int e = errno;
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: cannot rename into place: %s", w->path,
-                       g_strerror (e));
-          ok = FALSE;
-        }
-      if (!ok)
-        unlink (w->tmp);
+      g_set_error_literal (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, oe->message);
+      g_error_free (oe);
     }
+  else if (!ok)
+    outfile_abort (g_steal_pointer (&w->out));
   writer_free (w);
   return ok;
 }
@@ -1128,11 +1104,7 @@ trace_writer_abort (VsTraceWriter *w)
 {
   if (w == NULL)
     return;
-  if (w->tmp)
-    {
-      close (w->fd);
-      unlink (w->tmp);
-    }
+  outfile_abort (g_steal_pointer (&w->out));
   writer_free (w);
 }
 

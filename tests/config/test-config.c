@@ -649,6 +649,84 @@ test_presets_numbers (void)
   g_assert_null (config_oversub_name (VS_OVERSUB_COUNT));
 }
 
+/* The schema table drives compiling and writing back. Every preset,
+ * written with config_to_json and compiled again, gives the same text
+ * (the writing is exact for every kind); and a100-80g-cxl's written
+ * values are those of its files (configs/a100-80g.json, -cxl.json) key by
+ * key: two keys given the same place in VsConfig, or a value stored with
+ * the wrong width, would break one of them. */
+static void
+test_to_json_round_trip (void)
+{
+  g_auto (GStrv) names = config_list_presets ();
+  g_assert_true (g_strv_length (names) >= 19);
+  for (guint i = 0; names[i]; i++)
+    {
+      GError *error = NULL;
+      g_autoptr (VsConfig) c = config_load (names[i], NULL, &error);
+      g_assert_no_error (error);
+      cJSON *j1 = config_to_json (c);
+      g_autoptr (VsConfig) c2 = config_compile (j1, "round-trip", &error);
+      g_assert_no_error (error);
+      cJSON *j2 = config_to_json (c2);
+      g_autofree char *t1 = cJSON_PrintUnformatted (j1);
+      g_autofree char *t2 = cJSON_PrintUnformatted (j2);
+      g_assert_cmpstr (t1, ==, t2);
+      /* Every value written is a value compiled: spot checks per kind. */
+      g_assert_cmpuint (c2->memory.capacity, ==, c->memory.capacity);
+      g_assert_cmpfloat (c2->link.pageable_efficiency, ==, c->link.pageable_efficiency);
+      g_assert_cmpuint (c2->link.copy_engines, ==, c->link.copy_engines);
+      g_assert_cmpint (c2->oversubscription, ==, c->oversubscription);
+      g_assert_cmpuint (c2->n_tiers, ==, c->n_tiers);
+      for (guint k = 0; k < c->n_tiers; k++)
+        {
+          g_assert_cmpstr (c2->tiers[k].name, ==, c->tiers[k].name);
+          g_assert_cmpint (c2->tiers[k].attach, ==, c->tiers[k].attach);
+        }
+      cJSON_Delete (j1);
+      cJSON_Delete (j2);
+    }
+
+  GError *error = NULL;
+  g_autoptr (VsConfig) c = config_load ("a100-80g-cxl", NULL, &error);
+  g_assert_no_error (error);
+  cJSON *j = config_to_json (c);
+  static const struct { const char *a, *b, *want; } keys[] = {
+    { "memory", "capacity", "80GiB" }, { "memory", "bandwidth", "2039GB/s" },
+    { "memory", "latency", "405ns" }, { "memory", "reserved", "0B" },
+    { "memory", "alloc_granularity", "2MiB" }, { "memory", "tech", "HBM2e" },
+    { "link", "bandwidth", "31.5GB/s" }, { "link", "latency", "10us" },
+    { "link", "tech", "PCIe 4.0 x16" }, { "host", "capacity", "1TiB" },
+    { "host", "bandwidth", "200GB/s" }, { "uvm", "page", "64KiB" },
+    { "uvm", "evict_unit", "2MiB" }, { "uvm", "fault_latency", "45us" },
+    { "policy", "oversubscription", "oom" }, { "gpu", "launch_latency", "0ns" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      const cJSON *v = cJSON_GetObjectItem (cJSON_GetObjectItem (j, keys[i].a), keys[i].b);
+      g_assert_true (cJSON_IsString (v));
+      if (strcmp (v->valuestring, keys[i].want) != 0)
+        g_error ("%s.%s: %s, expected %s", keys[i].a, keys[i].b, v->valuestring, keys[i].want);
+    }
+  const cJSON *link = cJSON_GetObjectItem (j, "link"), *mem = cJSON_GetObjectItem (j, "memory");
+  g_assert_cmpfloat (cJSON_GetObjectItem (mem, "efficiency")->valuedouble, ==, 0.86);
+  g_assert_cmpfloat (cJSON_GetObjectItem (link, "efficiency")->valuedouble, ==, 0.8);
+  g_assert_cmpfloat (cJSON_GetObjectItem (link, "pageable_efficiency")->valuedouble, ==, 0.4);
+  g_assert_cmpfloat (cJSON_GetObjectItem (link, "copy_engines")->valuedouble, ==, 2);
+  g_assert_cmpfloat (cJSON_GetObjectItem (cJSON_GetObjectItem (j, "uvm"), "fault_batch")->valuedouble, ==, 256);
+  g_assert_cmpfloat (cJSON_GetObjectItem (cJSON_GetObjectItem (j, "compute"), "tflops")->valuedouble, ==, 312);
+  g_assert_true (cJSON_IsFalse (cJSON_GetObjectItem (j, "unified")));
+  g_assert_true (cJSON_IsFalse (cJSON_GetObjectItem (cJSON_GetObjectItem (j, "gpu"), "legacy_default_stream")));
+  const cJSON *t = cJSON_GetArrayItem (cJSON_GetObjectItem (j, "tiers"), 0);
+  g_assert_cmpstr (cJSON_GetObjectItem (t, "name")->valuestring, ==, "cxl0");
+  g_assert_cmpstr (cJSON_GetObjectItem (t, "capacity")->valuestring, ==, "256GiB");
+  g_assert_cmpstr (cJSON_GetObjectItem (t, "bandwidth")->valuestring, ==, "64GB/s");
+  g_assert_cmpstr (cJSON_GetObjectItem (t, "latency")->valuestring, ==, "250ns");
+  g_assert_cmpstr (cJSON_GetObjectItem (t, "attach")->valuestring, ==, "host");
+  g_assert_cmpfloat (cJSON_GetObjectItem (t, "efficiency")->valuedouble, ==, 0.8);
+  cJSON_Delete (j);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -679,6 +757,7 @@ main (int argc, char **argv)
   g_test_add_func ("/config/validation", test_validation);
   g_test_add_func ("/config/presets-all", test_presets_all);
   g_test_add_func ("/config/presets-numbers", test_presets_numbers);
+  g_test_add_func ("/config/to-json-round-trip", test_to_json_round_trip);
   int status = g_test_run ();
   g_rmdir (tmpdir);
   g_free (tmpdir);

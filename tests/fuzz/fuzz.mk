@@ -25,8 +25,10 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fn
 # from the compiler the project is built with, and these objects belong to
 # the modules' owners.
 FUZZ_CFLAGS   = -std=gnu11 -g -O1 $(FUZZ_SAN) -Isim $(PKG_CFLAGS) \
-                -DVRAMSIM_VERSION='"$(VERSION)"' -DVRAMSIM_PREFIX='"$(PREFIX)"' -Wno-everything
+                -DVRAMSIM_VERSION='"$(VERSION)"' -DVRAMSIM_PREFIX='"$(PREFIX)"' -Wno-everything -MMD -MP
 FUZZ_SIM_OBJS = $(SIM_SRCS:sim/%.c=$(FUZZ_B)/sim/%.o)
+# Headers and the engine's *.part.c (#included by replay.c) rebuild what uses them.
+-include $(FUZZ_SIM_OBJS:.o=.d)
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_B)/fuzz-%)
 
 # (fuzz-TARGET-run are pattern targets, so not .PHONY: make skips implicit

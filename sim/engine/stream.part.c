@@ -1,0 +1,68 @@
+/* stream.part.c — streams (5.3) and the dependencies between their ops:
+ * finding a stream by id, an op waiting for another (stream_wait, the
+ * legacy default stream), recorded events.
+ *
+ * Part of the replay engine: #included by sim/engine/replay.c (one
+ * translation unit; not compiled alone). */
+#include "engine/sim-priv.h"
+
+static __attribute__ ((noinline)) Stream *
+stream_find_slow (Sim *s, guint64 id)
+{
+  guint64 *v = u64map_lookup (&s->gpu.streams, id + 1);
+  Stream *st = v ? GSIZE_TO_POINTER (*v) : NULL;
+  if (st)
+    s->gpu.last_stream = st;
+  return st;
+}
+
+static inline Stream *
+stream_find (Sim *s, guint64 id)
+{
+  Stream *st = s->gpu.last_stream;
+  if (G_LIKELY (st != NULL && st->id == id))
+    return st;   /* ops come in runs on one stream */
+  return stream_find_slow (s, id);
+}
+
+static Stream *
+stream_get (Sim *s, guint64 id)
+{
+  Stream *st = stream_find (s, id);
+  if (st == NULL)
+    {
+      st = g_new0 (Stream, 1);
+      st->id = id;
+      u64map_insert (&s->gpu.streams, id + 1, GPOINTER_TO_SIZE (st));
+      g_ptr_array_add (s->gpu.stream_list, st);
+      if (G_UNLIKELY (s->out.timeline))
+        timeline_stream (s, id);
+    }
+  return st;
+}
+
+static void
+op_dep_done (Sim *s, gpointer obj, guint64 arg)
+{
+  Op *op = obj;
+  if (--op->deps == 0)
+    op_try_start (s, op);
+  op_unref (op);
+}
+
+static void
+op_depend (Op *op, Op *on)
+{
+  if (on == NULL || on->c.done || on == op)
+    return;
+  op->deps++;
+  op->c.refs++;
+  completion_wait (&on->c, op_dep_done, op, 0);
+}
+
+static inline Op *
+event_find (Sim *s, guint64 event)
+{
+  guint64 *v = u64map_lookup (&s->gpu.events, event + 1);
+  return v ? GSIZE_TO_POINTER (*v) : NULL;
+}
