@@ -8,6 +8,7 @@
  * below is the one list of keys: unknown-key errors, --set paths and the
  * per-field checks all read it. */
 #include "config/config.h"
+#include "trace/trace.h" /* trace_json_nul_escape */
 #include "base/units.h"
 
 #include <errno.h>
@@ -801,6 +802,18 @@ read_json_file (const char *path, GError **error)
   if (!cJSON_IsObject (root))
     {
       g_set_error (error, VS_CONFIG_ERROR, 0, "%s: a config is a JSON object, not %s", path, json_type_name (root));
+      cJSON_Delete (root);
+      return NULL;
+    }
+  /* cJSON cuts a string at an escaped NUL without a word ("a\\u0000b" is
+   * "a"): refuse it, as the trace readers do. */
+  gsize nul = trace_json_nul_escape (text, len);
+  if (nul != G_MAXSIZE)
+    {
+      int line = 1;
+      for (gsize i = 0; i < nul; i++)
+        line += text[i] == '\n';
+      g_set_error (error, VS_CONFIG_ERROR, 0, "%s:%d: a string holds a NUL character (\\u0000)", path, line);
       cJSON_Delete (root);
       return NULL;
     }
