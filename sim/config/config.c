@@ -28,6 +28,7 @@ typedef enum {
   K_FRAC,     /* number in (0, 1] */
   K_POS,      /* number > 0 */
   K_COUNT,    /* whole number >= 1 */
+  K_FREQ,     /* clock: "1410MHz" (Hz, kHz, MHz, GHz); a bare number other than 0 is refused */
   K_BOOL,
   K_ENUM,
   K_OBJ,
@@ -65,7 +66,7 @@ struct Field {
 };
 
 /* Where a value is stored, by kind: K_STR char * (owned), K_BYTES
- * guint64, K_RATE/K_TIME/K_FRAC/K_POS double, K_COUNT guint, K_BOOL
+ * guint64, K_RATE/K_TIME/K_FRAC/K_POS/K_FREQ double, K_COUNT guint, K_BOOL
  * gboolean, K_ENUM the enum (int-sized). K_EXTENDS is not stored. */
 #define AT(member) .at = offsetof (VsConfig, member)
 #define TIER(member) .at = offsetof (VsTier, member)
@@ -73,6 +74,7 @@ G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == size
 
 static const char *const attach_choices[] = { "host", "device", NULL };
 static const char *const oversub_choices[] = { "oom", "spill", "direct", "uvm", NULL };
+static const char *const kmodel_choices[] = { "waves", "simple", NULL };
 
 static gboolean check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_memory (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
@@ -80,10 +82,27 @@ static gboolean check_link (VsConfig *c, void *at, const char *prefix, const cha
 static gboolean check_tier (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_compute (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 
+/* Dense peaks per precision (0 = not given: the kernel model falls back
+ * to a documented neighbour, kernel-model.c); check_compute makes fp16
+ * (or its other name, tflops) required. */
 static const Field compute_fields[] = {
-  { "tflops", K_POS, AT (tflops),
-    .need = "dense FP16/BF16 tensor TFLOPS, e.g. 312 for an A100; kernel compute time scales by it" },
+  { "tflops", K_POS, AT (tflops), .def.d = 0 },
+  { "fp64", K_POS, AT (compute.peak[1]), .def.d = 0 },
+  { "fp32", K_POS, AT (compute.peak[2]), .def.d = 0 },
+  { "tf32", K_POS, AT (compute.peak[3]), .def.d = 0 },
+  { "fp16", K_POS, AT (compute.peak[4]), .def.d = 0 },
+  { "bf16", K_POS, AT (compute.peak[5]), .def.d = 0 },
+  { "fp8", K_POS, AT (compute.peak[6]), .def.d = 0 },
+  { "int8", K_POS, AT (compute.peak[7]), .def.d = 0 },
+  { "sms", K_COUNT, AT (compute.sms), .def.u = 0 },
+  { "clock", K_FREQ, AT (compute.clock_hz), .def.d = 0 },
+  { "l2", K_BYTES, AT (compute.l2), .def.u = 0 },
+  { .key = NULL },
+};
+static const Field model_fields[] = {
+  { "kernel", K_ENUM, .choices = kmodel_choices, AT (kernel_model), .def.e = VS_KMODEL_WAVES },
   { .key = NULL },
 };
 static const Field memory_fields[] = {
@@ -145,7 +164,7 @@ static const Field root_fields[] = {
   { "name", K_STR, AT (name), .def.s = NULL /* the file's base name */, .check = check_name },
   { "description", K_STR, AT (description), .def.s = "" },
   { "extends", K_EXTENDS, .sub = NULL },
-  { "compute", K_OBJ, .sub = compute_fields },
+  { "compute", K_OBJ, .sub = compute_fields, .check = check_compute },
   { "memory", K_OBJ, .sub = memory_fields, .check = check_memory },
   { "link", K_OBJ, .sub = link_fields, .check = check_link },
   { "tiers", K_TIERS, .sub = tier_fields, .check = check_tier },
@@ -154,6 +173,7 @@ static const Field root_fields[] = {
   { "uvm", K_OBJ, .sub = uvm_fields, .check = check_uvm },
   { "policy", K_OBJ, .sub = policy_fields },
   { "gpu", K_OBJ, .sub = gpu_fields },
+  { "model", K_OBJ, .sub = model_fields },
   { .key = NULL },
 };
 
@@ -218,6 +238,28 @@ json_type_name (const cJSON *v)
   if (cJSON_IsArray (v)) return "an array";
   if (cJSON_IsObject (v)) return "an object";
   return "an unknown value";
+}
+
+/* "1410MHz", "1.98 GHz": a finite number >= 0, an optional space, a unit. */
+static gboolean
+parse_freq (const char *s, double *hz)
+{
+  static const struct { const char *unit; double scale; } units[] = {
+    { "Hz", 1 }, { "kHz", 1e3 }, { "MHz", 1e6 }, { "GHz", 1e9 },
+  };
+  char *end = NULL;
+  double d = g_ascii_strtod (s, &end);
+  if (end == s || !isfinite (d) || d < 0)
+    return FALSE;
+  if (*end == ' ')
+    end++;
+  for (gsize i = 0; i < G_N_ELEMENTS (units); i++)
+    if (strcmp (end, units[i].unit) == 0)
+      {
+        *hz = d * units[i].scale;
+        return TRUE;
+      }
+  return FALSE;
 }
 
 /* Checks one leaf value V of kind F->kind and parses it into OUT. */
@@ -337,6 +379,22 @@ leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path
         }
       out->u = (guint64) v->valuedouble;
       return TRUE;
+
+    case K_FREQ:
+      if (cJSON_IsNumber (v) && v->valuedouble == 0)
+        {
+          out->d = 0;
+          return TRUE;
+        }
+      if (cJSON_IsString (v) && parse_freq (v->valuestring, &out->d))
+        return TRUE;
+      if (cJSON_IsString (v))
+        fail (error, origin, path, "'%s' is not a clock such as \"1410MHz\" (units: Hz kHz MHz GHz; case matters)",
+              v->valuestring);
+      else
+        fail (error, origin, path, "expected a clock with its unit such as \"1410MHz\" (units: Hz kHz MHz GHz), got %s",
+              json_type_name (v));
+      return FALSE;
 
     case K_BOOL:
       if (!cJSON_IsBool (v))
@@ -958,7 +1016,7 @@ store (const Field *f, void *base, Val v)
     {
     case K_STR: *(char **) p = g_strdup (v.s); break;
     case K_BYTES: *(guint64 *) p = v.u; break;
-    case K_RATE: case K_TIME: case K_FRAC: case K_POS: *(double *) p = v.d; break;
+    case K_RATE: case K_TIME: case K_FRAC: case K_POS: case K_FREQ: *(double *) p = v.d; break;
     case K_COUNT: *(guint *) p = (guint) v.u; break;
     case K_BOOL: *(gboolean *) p = v.b; break;
     case K_ENUM: *(int *) p = v.e; break;
@@ -1135,6 +1193,31 @@ check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError
   return TRUE;
 }
 
+/* compute.tflops is another name for compute.fp16 (SPEC 4): one of them
+ * is required, and both, when given, must agree. */
+static gboolean
+check_compute (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  double *fp16 = &c->compute.peak[4];
+  if (c->tflops > 0 && *fp16 > 0 && c->tflops != *fp16)
+    {
+      fail (error, origin, "compute.tflops", "is another name for compute.fp16, and they differ (%g and %g); "
+            "give one", c->tflops, *fp16);
+      return FALSE;
+    }
+  if (*fp16 == 0)
+    *fp16 = c->tflops;
+  if (*fp16 == 0)
+    {
+      fail (error, origin, "compute.tflops",
+            "required (dense FP16 tensor TFLOPS, e.g. 312 for an A100, as compute.fp16 or compute.tflops; "
+            "kernel compute time scales by it)");
+      return FALSE;
+    }
+  c->tflops = *fp16;
+  return TRUE;
+}
+
 VsConfig *
 config_compile (const cJSON *root, const char *origin, GError **error)
 {
@@ -1274,8 +1357,23 @@ fields_to_json (const Field *fields, const VsConfig *c, const void *base, cJSON 
         case K_BYTES: add_owned_string (obj, f->key, units_format_bytes_exact (*(const guint64 *) p)); break;
         case K_RATE: add_owned_string (obj, f->key, units_format_rate_exact (*(const double *) p)); break;
         case K_TIME: add_owned_string (obj, f->key, units_format_time_exact (*(const double *) p)); break;
-        case K_FRAC: case K_POS: cJSON_AddNumberToObject (obj, f->key, *(const double *) p); break;
-        case K_COUNT: cJSON_AddNumberToObject (obj, f->key, *(const guint *) p); break;
+        case K_FRAC: case K_POS:
+          /* 0: an optional figure not given (compute peaks): left out */
+          if (*(const double *) p > 0)
+            cJSON_AddNumberToObject (obj, f->key, *(const double *) p);
+          break;
+        case K_COUNT:
+          if (*(const guint *) p > 0)
+            cJSON_AddNumberToObject (obj, f->key, *(const guint *) p);
+          break;
+        case K_FREQ:
+          if (*(const double *) p > 0)
+            {
+              double hz = *(const double *) p;
+              add_owned_string (obj, f->key, fmod (hz, 1e6) == 0 ? g_strdup_printf ("%.17gMHz", hz / 1e6)
+                                                                 : g_strdup_printf ("%.17gHz", hz));
+            }
+          break;
         case K_BOOL: cJSON_AddBoolToObject (obj, f->key, *(const gboolean *) p); break;
         case K_ENUM: cJSON_AddStringToObject (obj, f->key, f->choices[*(const int *) p]); break;
         case K_OBJ: fields_to_json (f->sub, c, c, cJSON_AddObjectToObject (obj, f->key)); break;

@@ -16,6 +16,9 @@
 GQuark config_error_quark (void);
 
 typedef enum { VS_ATTACH_HOST, VS_ATTACH_DEVICE } VsAttach;
+/* model.kernel: how a kernel's captured time moves to another chip
+ * (docs/model.md): "waves" (kernel-model.c) or SPEC 5.4's "simple" rule. */
+typedef enum { VS_KMODEL_WAVES, VS_KMODEL_SIMPLE, VS_KMODEL_COUNT } VsKernelModelKind;
 typedef enum { VS_OVERSUB_OOM, VS_OVERSUB_SPILL, VS_OVERSUB_DIRECT, VS_OVERSUB_UVM, VS_OVERSUB_COUNT } VsOversub;
 
 typedef struct {
@@ -32,7 +35,16 @@ typedef struct {
   char *name;
   char *description;
   char *origin;            /* file it was read from */
-  double tflops;           /* compute.tflops */
+  double tflops;           /* compute.fp16 (compute.tflops is another name for it) */
+  struct {
+    /* Dense peak TFLOPS (TOPS for int8) indexed by VsPrecision
+     * (trace/event.h: [1] fp64 .. [7] int8; [0] unused); 0 = not given. */
+    double peak[8];
+    guint sms;             /* streaming multiprocessors (CUs); 0 = not given */
+    double clock_hz;       /* boost clock; 0 = not given */
+    guint64 l2;            /* L2 cache bytes; 0 = not given */
+  } compute;
+  VsKernelModelKind kernel_model;  /* model.kernel */
   struct {
     char *tech;
     guint64 capacity, reserved, alloc_granularity;
