@@ -185,7 +185,8 @@ static const PrecRule prec_rules[] = {
   { "hmma", VS_PREC_FP16 },
   { "hgemm", VS_PREC_FP16 },
   { "hcudnn", VS_PREC_FP16 },
-  { "f16", VS_PREC_FP16 },            /* f16f16, fp16, _f16_ */
+  { "fp16", VS_PREC_FP16 },
+  { "f16", VS_PREC_FP16 },            /* f16f16, _f16_ */
   { "half", VS_PREC_FP16 },
   { "_hhs_", VS_PREC_FP16 },
   { "_hss_", VS_PREC_FP16 },
@@ -228,6 +229,10 @@ kernel_class_of (const char *name)
   if (name == NULL)
     return k;
   g_autofree char *lc = g_ascii_strdown (name, -1);
+  /* FBGEMM's namespace (fbgemm_gpu::permute_2D_data_kernel, its FP8
+   * quantizers) is not a GEMM. */
+  for (char *p = strstr (lc, "fbgemm"); p != NULL; p = strstr (p, "fbgemm"))
+    memcpy (p, "fb_lib", 6);
   for (gsize i = 0; i < G_N_ELEMENTS (class_rules); i++)
     if (strstr (lc, class_rules[i].token) != NULL)
       {
