@@ -70,6 +70,28 @@ run "$VRAMSIM" convert "$tmp/missing.jsonl" "$tmp/m.jsonl"
 run "$VRAMSIM" info "$tmp/bad.jsonl"
 { [ $rc -eq 1 ] && [[ $err == *"bad.jsonl:30: "* ]] && [ -z "$out" ]; }; result "info on a bad trace exits 1 naming the line"
 
+# ---- SPEC 3 kernel shape, collective, empty_cache, header allocations ----
+cat > "$tmp/kf.jsonl" <<'EOF'
+{"vramsim_trace": 1, "time_unit": "ns", "capture": {"config": "h100-sxm"}, "allocations": "tensor", "allocator_settings": {"expandable_segments": true}}
+{"t": 0, "op": "alloc", "id": 1, "bytes": 1073741824, "kind": "device"}
+{"t": 10, "op": "kernel", "name": "gemm", "stream": 1, "dur": 1000, "reads": [1], "flops": 68719476736, "precision": "bf16", "grid": [132, 2, 1], "block": [256, 1, 1], "regs": 168, "smem": 232448}
+{"t": 20, "op": "kernel", "name": "ncclAllReduce", "dur": 5000, "writes": [1], "collective": {"kind": "all_reduce", "bytes": 1073741824, "ranks": 8}}
+{"t": 30, "op": "empty_cache"}
+{"t": 31, "op": "empty_cache", "stream": 1}
+{"t": 40, "op": "free", "id": 1}
+EOF
+"$VRAMSIM" convert "$tmp/kf.jsonl" "$tmp/kf.vtrace" && "$VRAMSIM" convert "$tmp/kf.vtrace" "$tmp/kf-back.jsonl"
+{ cmp -s "$tmp/kf.jsonl" "$tmp/kf-back.jsonl"; }; result "kernel shape, collective, empty_cache, allocations: jsonl -> vtrace -> jsonl is byte-identical"
+{ [ "$(od -An -tu1 -j8 -N4 "$tmp/kf.vtrace" | tr -s ' ')" = " 2 0 0 0" ]; }; result ".vtrace is format version 2"
+run "$VRAMSIM" info "$tmp/kf.vtrace" --format json
+{ [ $rc -eq 0 ] && grep -qF '"empty_cache": 2}' "$tmp/_stdout"; }; result "info counts empty_cache from the binary form"
+sed 's/"bf16"/"fp4"/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
+run "$VRAMSIM" convert "$tmp/kf-bad.jsonl" "$tmp/kf-bad.vtrace"
+{ [ $rc -eq 1 ] && [[ $err == "vramsim: $tmp/kf-bad.jsonl:3: field 'precision': unknown value \"fp4\""* ]] && [ ! -e "$tmp/kf-bad.vtrace" ]; }; result "unknown precision: exit 1, line and key named, no output"
+sed 's/"ranks": 8/"ranks": 0/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
+run "$VRAMSIM" info "$tmp/kf-bad.jsonl"
+{ [ $rc -eq 1 ] && [ "$err" = "vramsim: $tmp/kf-bad.jsonl:4: field 'collective.ranks' must be at least 1" ]; }; result "collective with ranks 0: exit 1, line and key named"
+
 # ---- info numbers, by hand ----
 cat > "$tmp/small.jsonl" <<'EOF'
 {"vramsim_trace": 1, "time_unit": "ns", "capture": {"device": "Test GPU", "config": "a100-80g"}}

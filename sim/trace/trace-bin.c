@@ -121,7 +121,8 @@ bin_enc_event (VsBinEnc *e, const VsEvent *ev)
   if (ev->op == VS_OP_ALLOC && ev->tag)
     tag_sid = enc_sid (e, ev->tag) + 1;
   VsOutBuf *o = &e->out;
-  put_u8 (o, ev->op);
+  gboolean ext = ev->op == VS_OP_KERNEL && (ev->shape != NULL || ev->collective != NULL);
+  put_u8 (o, ext ? VS_BIN_KERNEL_X : ev->op);
   put_sv (o, (gint64) (ev->t - e->prev_t));
   e->prev_t = ev->t;
   put_uv (o, ev->tid);
@@ -164,6 +165,28 @@ bin_enc_event (VsBinEnc *e, const VsEvent *ev)
       put_ids (o, ev->reads, ev->n_reads);
       put_ids (o, ev->writes, ev->n_writes);
       put_ids (o, ev->touches, ev->n_touches);
+      if (ext)
+        {
+          put_u8 (o, (ev->shape ? VS_BIN_HAS_SHAPE : 0) | (ev->collective ? VS_BIN_HAS_COLL : 0));
+          if (ev->shape)
+            {
+              const VsKernelShape *k = ev->shape;
+              put_opt (o, k->flops);
+              put_u8 (o, k->precision);
+              for (int i = 0; i < 3; i++)
+                put_uv (o, k->grid[i]);
+              for (int i = 0; i < 3; i++)
+                put_uv (o, k->block[i]);
+              put_uv (o, k->regs);
+              put_uv (o, k->smem);
+            }
+          if (ev->collective)
+            {
+              put_u8 (o, ev->collective->kind);
+              put_uv (o, ev->collective->bytes);
+              put_uv (o, ev->collective->ranks);
+            }
+        }
       break;
     case VS_OP_SYNC:
       put_u8 (o, ev->scope);
@@ -185,6 +208,9 @@ bin_enc_event (VsBinEnc *e, const VsEvent *ev)
       break;
     case VS_OP_MARK:
       put_uv (o, name_sid);
+      break;
+    case VS_OP_EMPTY_CACHE:
+      put_uv (o, ev->has_stream ? ev->stream + 1 : 0);
       break;
     default:
       g_return_if_reached ();
@@ -368,6 +394,61 @@ dec_string_def (VsBinDec *d, GError **error)
   return TRUE;
 }
 
+/* An integer of at most MAX. */
+static gboolean
+get_small (VsBinDec *d, const char *field, guint64 max, guint32 *out, GError **error)
+{
+  guint64 v;
+  if (!get_uv (d, &v, error))
+    return FALSE;
+  if (v > max)
+    return DFAIL ("field '%s' is out of range (%" G_GUINT64_FORMAT ")", field, v);
+  *out = (guint32) v;
+  return TRUE;
+}
+
+/* The extensions of a VS_BIN_KERNEL_X record; trace_validate checks the
+ * values. */
+static gboolean
+dec_kernel_ext (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
+{
+  guint8 has;
+  guint32 v;
+  if (!get_u8 (d, &has, error))
+    return FALSE;
+  if (has == 0 || (has & ~(VS_BIN_HAS_SHAPE | VS_BIN_HAS_COLL)) != 0)
+    return DFAIL ("bad kernel extension flags 0x%02x", has);
+  if (has & VS_BIN_HAS_SHAPE)
+    {
+      VsKernelShape *k = &d->shape;
+      *k = (VsKernelShape) { 0 };
+      if (!get_opt (d, "flops", &k->flops, error) || !get_u8 (d, &k->precision, error))
+        return FALSE;
+      for (int i = 0; i < 3; i++)
+        if (!get_small (d, "grid", G_MAXUINT32, &k->grid[i], error))
+          return FALSE;
+      for (int i = 0; i < 3; i++)
+        if (!get_small (d, "block", G_MAXUINT32, &k->block[i], error))
+          return FALSE;
+      if (!get_small (d, "regs", G_MAXUINT32, &k->regs, error) || !get_small (d, "smem", G_MAXUINT32, &k->smem, error))
+        return FALSE;
+      ev->shape = k;
+      *present |= VS_F_SHAPE;
+    }
+  if (has & VS_BIN_HAS_COLL)
+    {
+      VsCollective *c = &d->coll;
+      *c = (VsCollective) { 0 };
+      if (!get_u8 (d, &c->kind, error) || !get_int (d, "collective.bytes", &c->bytes, error)
+          || !get_small (d, "collective.ranks", G_MAXUINT32, &v, error))
+        return FALSE;
+      c->ranks = v;
+      ev->collective = c;
+      *present |= VS_FB (VS_F_COLLECTIVE);
+    }
+  return TRUE;
+}
+
 /* The careful decoder: checks every byte against the end of the buffer,
  * refills it, and builds the exact message for every kind of bad input. */
 static int
@@ -390,7 +471,7 @@ dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
             }
         }
       op = *d->in->p++;
-      if (op < VS_OP_COUNT)
+      if (op < VS_OP_COUNT || op == VS_BIN_KERNEL_X)
         break;
       if (op == VS_BIN_END)
         return 0;
@@ -404,6 +485,9 @@ dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
     }
 
   guint64 dt_raw, u;
+  gboolean ext = op == VS_BIN_KERNEL_X;
+  if (ext)
+    op = VS_OP_KERNEL;
   ev->op = op;
   if (!get_uv (d, &dt_raw, error))
     return -1;
@@ -434,7 +518,9 @@ dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
   ev->name = ev->tag = NULL;
   ev->reads = ev->writes = ev->touches = NULL;
   ev->n_reads = ev->n_writes = ev->n_touches = 0;
-  *present = VS_F_COMMON | trace_op_fields[op];
+  ev->shape = NULL;
+  ev->collective = NULL;
+  *present = (VS_F_COMMON | trace_op_fields[op]) & ~(VS_F_SHAPE | VS_FB (VS_F_COLLECTIVE));
   guint8 b;
   switch (op)
     {
@@ -496,6 +582,8 @@ dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
         ev->n_reads = nr;
         ev->n_writes = nw;
         ev->n_touches = nt;
+        if (ext && !dec_kernel_ext (d, ev, present, error))
+          return -1;
         break;
       }
     case VS_OP_SYNC:
@@ -524,6 +612,14 @@ dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
       if (!get_sid (d, "name", &ev->name, error))
         return -1;
       break;
+    case VS_OP_EMPTY_CACHE:
+      if (!get_opt (d, "stream", &ev->stream, error))
+        return -1;
+      if (ev->stream == VS_NONE)
+        ev->stream = 0;
+      else
+        ev->has_stream = TRUE;
+      break;
     default:
       g_assert_not_reached ();
     }
@@ -549,7 +645,7 @@ dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
  * trace_validate, finds the error and words its message, exactly as it
  * did before the fast path existed. */
 
-#define FAST_MARGIN 1024
+#define FAST_MARGIN 1280
 
 /* A varint of three to nine bytes at *PP (the first two have the
  * continuation bit): unrolled, each byte added in place with its
@@ -622,8 +718,64 @@ fast_uv_long (const guint8 **pp, guint64 *out)
  * holds three of them (bin_dec_init). */
 #define FAST_LIST 32
 /* The longest record the fast path reads: a kernel (op, 13 varints, three
- * lists of FAST_LIST ids), 9 bytes a varint. */
-G_STATIC_ASSERT (1 + 13 * 9 + 3 * FAST_LIST * 9 <= FAST_MARGIN);
+ * lists of FAST_LIST ids) with extensions (has, precision and kind bytes,
+ * 11 varints), 9 bytes a varint. */
+G_STATIC_ASSERT (1 + 13 * 9 + 3 * FAST_LIST * 9 + 3 + 11 * 9 <= FAST_MARGIN);
+
+/* The extensions of a VS_BIN_KERNEL_X record at P, into D's shape and
+ * collective (which no one reads until the event is returned), checked as
+ * trace_validate would (check_kernel_extras). Returns the end of the
+ * record, or NULL: give up. Out of line:
+ * few kernels carry them, and the plain kernel's loop keeps its registers. */
+static const guint8 *__attribute__ ((noinline))
+fast_kernel_ext (VsBinDec *d, VsEvent *e, const guint8 *p, gboolean validate)
+{
+  guint64 v[8], u, bytes, ranks;
+  guint has = *p++;
+  if (G_UNLIKELY (has == 0 || (has & ~(guint) (VS_BIN_HAS_SHAPE | VS_BIN_HAS_COLL)) != 0))
+    return NULL;
+  e->op = VS_OP_KERNEL;
+  if (has & VS_BIN_HAS_SHAPE)
+    {
+      VsKernelShape *k = &d->shape;
+      FOPT (k->flops);
+      k->precision = *p++;
+      guint64 big = 0;
+      for (int i = 0; i < 8; i++)
+        {
+          FUV (u);
+          v[i] = u;
+          big |= u;
+        }
+      if (G_UNLIKELY (big > G_MAXUINT32 || k->precision >= VS_PREC_COUNT))
+        return NULL;
+      for (int i = 0; i < 3; i++)
+        {
+          k->grid[i] = (guint32) v[i];
+          k->block[i] = (guint32) v[3 + i];
+        }
+      k->regs = (guint32) v[6];
+      k->smem = (guint32) v[7];
+      if (validate
+          && G_UNLIKELY (((v[0] == 0 || v[1] == 0 || v[2] == 0) && (v[0] | v[1] | v[2]) != 0)
+                         || ((v[3] == 0 || v[4] == 0 || v[5] == 0) && (v[3] | v[4] | v[5]) != 0)))
+        return NULL;
+      e->shape = k;
+    }
+  if (has & VS_BIN_HAS_COLL)
+    {
+      VsCollective *c = &d->coll;
+      c->kind = *p++;
+      FUV (bytes);
+      FUV (ranks);
+      if (G_UNLIKELY (c->kind >= VS_COLL_COUNT || ranks == 0 || ranks > G_MAXUINT32))
+        return NULL;
+      c->bytes = bytes;
+      c->ranks = (guint32) ranks;
+      e->collective = c;
+    }
+  return p;
+}
 
 /* Decodes (and if VALIDATE checks) the event whose op byte (OP, below
  * VS_OP_COUNT) is at *PP.
@@ -686,6 +838,8 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
   e->id = e->bytes = e->src = e->dst = e->stream = e->event = 0;
   e->dur = e->compute_ns = VS_NONE;
   e->name = e->tag = NULL;
+  e->shape = NULL;
+  e->collective = NULL;
 
   /* Every op but kernel clears the id lists (a kernel sets them). */
 #define NO_LISTS()                                                                                               \
@@ -761,6 +915,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         return FALSE;
       break;
     case VS_OP_KERNEL:
+    case VS_BIN_KERNEL_X:
       {
         FUV (u);
         if (G_UNLIKELY (u >= n_strings))
@@ -804,6 +959,10 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
           for (const guint64 *q = ids; q < w; q++)
             if (!FAST_LIVE (*q))
               return FALSE;
+        /* (p is passed by value: taking its address would keep it in
+         * memory through the whole decoder.) */
+        if (G_UNLIKELY (op == VS_BIN_KERNEL_X) && (p = fast_kernel_ext (d, e, p, validate)) == NULL)
+          return FALSE;
         break;
       }
     case VS_OP_SYNC:
@@ -843,6 +1002,15 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         return FALSE;
       e->name = strings[u];
       break;
+    case VS_OP_EMPTY_CACHE:
+      NO_LISTS ();
+      FUV (u);
+      if (u != 0)
+        {
+          e->stream = u - 1;
+          e->has_stream = TRUE;
+        }
+      break;
     default:
       __builtin_unreachable (); /* bin_dec_fast checked op */
     }
@@ -876,7 +1044,7 @@ bin_dec_fast (VsBinDec *d, VsEvent *ev)
   if (G_UNLIKELY (in->end - p < FAST_MARGIN))
     return FALSE;
   guint op = *p;
-  if (G_UNLIKELY (op >= VS_OP_COUNT))
+  if (G_UNLIKELY (op >= VS_OP_COUNT) && op != VS_BIN_KERNEL_X)
     return FALSE;
   gboolean ok = d->r->validate ? dec_event_fast (d, ev, &p, op, TRUE) : dec_event_fast (d, ev, &p, op, FALSE);
   if (G_LIKELY (ok))
@@ -1007,7 +1175,7 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
   memcpy (&len, r->in.p + 12, 4);
   ver = GUINT32_FROM_LE (ver);
   len = GUINT32_FROM_LE (len);
-  if (ver != VS_BIN_VERSION)
+  if (ver < VS_BIN_VERSION_MIN || ver > VS_BIN_VERSION)
     {
       if (ver > VS_BIN_VERSION)
         g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,

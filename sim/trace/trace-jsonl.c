@@ -22,6 +22,8 @@ typedef struct {
   GStringChunk *chunk;
   GString *scratch;
   IdList lists[3];
+  VsKernelShape shape;     /* the current kernel's, when it has one */
+  VsCollective coll;
 } JsonlReader;
 
 /* ---- low-level scanning ---- */
@@ -175,17 +177,21 @@ is_value_end (const Cur *c)
          || *c->p == '\r';
 }
 
+/* A non-negative integer up to MAX for the field or key NAME. A number
+ * with a fraction or exponent is accepted when integral, or (ROUND)
+ * rounded to the nearest integer. */
 static gboolean
-parse_uint (JsonlReader *r, Cur *c, int field, guint64 max, guint64 *out, GError **error)
+parse_uint_named (JsonlReader *r, Cur *c, const char *name, guint64 max, gboolean round_it, guint64 *out,
+                  GError **error)
 {
-  const char *name = trace_field_names[field];
   const char *p = c->p;
+  const char *what = round_it ? "a non-negative number" : "a non-negative integer";
   if (p < c->end && *p == '-')
     {
       Cur t = *c;
       if (skip_number (&t))
         return FAIL ("field '%s' must not be negative (%.*s)", name, (int) (t.p - c->p), c->p);
-      return FAIL ("field '%s' must be a non-negative integer", name);
+      return FAIL ("field '%s' must be %s", name, what);
     }
   guint64 v = 0;
   const char *start = p;
@@ -203,20 +209,22 @@ parse_uint (JsonlReader *r, Cur *c, int field, guint64 max, guint64 *out, GError
       p++;
     }
   if (p == start)
-    return FAIL ("field '%s' must be a non-negative integer", name);
+    return FAIL ("field '%s' must be %s", name, what);
   if (p < c->end && (*p == '.' || *p == 'e' || *p == 'E'))
     {
       /* 1e6 or 1000.0: accepted when integral. */
       Cur t = { start, c->end };
       if (!skip_number (&t) || !is_value_end (&t))
-        return FAIL ("field '%s' must be a non-negative integer", name);
+        return FAIL ("field '%s' must be %s", name, what);
       char buf[64];
       gsize n = MIN ((gsize) (t.p - start), sizeof buf - 1);
       memcpy (buf, start, n);
       buf[n] = 0;
       double d = g_ascii_strtod (buf, NULL);
+      if (round_it)
+        d = floor (d + 0.5);
       if (!(d == floor (d)))
-        return FAIL ("field '%s' must be a non-negative integer (%s)", name, buf);
+        return FAIL ("field '%s' must be %s (%s)", name, what, buf);
       if (d >= 1.8e19)
         return FAIL ("field '%s' is out of range (%s; at most %" G_GUINT64_FORMAT ")", name, buf, max);
       v = (guint64) d;
@@ -224,13 +232,19 @@ parse_uint (JsonlReader *r, Cur *c, int field, guint64 max, guint64 *out, GError
     }
   Cur t = { p, c->end };
   if (!is_value_end (&t))
-    return FAIL ("field '%s' must be a non-negative integer", name);
+    return FAIL ("field '%s' must be %s", name, what);
   if (v > max)
     return FAIL ("field '%s' is out of range (%.*s; at most %" G_GUINT64_FORMAT ")", name, (int) (p - start), start,
                  max);
   c->p = p;
   *out = v;
   return TRUE;
+}
+
+static gboolean
+parse_uint (JsonlReader *r, Cur *c, int field, guint64 max, guint64 *out, GError **error)
+{
+  return parse_uint_named (r, c, trace_field_names[field], max, FALSE, out, error);
 }
 
 static int
@@ -249,9 +263,8 @@ hex4 (const char *p)
 
 /* Decodes a JSON string into r->scratch. */
 static gboolean
-parse_string_raw (JsonlReader *r, Cur *c, int field, GError **error)
+parse_string_raw_named (JsonlReader *r, Cur *c, const char *name, GError **error)
 {
-  const char *name = trace_field_names[field];
   if (c->p >= c->end || *c->p != '"')
     return FAIL ("field '%s' must be a string", name);
   GString *s = r->scratch;
@@ -315,6 +328,12 @@ parse_string_raw (JsonlReader *r, Cur *c, int field, GError **error)
 }
 
 static gboolean
+parse_string_raw (JsonlReader *r, Cur *c, int field, GError **error)
+{
+  return parse_string_raw_named (r, c, trace_field_names[field], error);
+}
+
+static gboolean
 parse_string (JsonlReader *r, Cur *c, int field, const char **out, GError **error)
 {
   if (!parse_string_raw (r, c, field, error))
@@ -332,17 +351,23 @@ parse_string (JsonlReader *r, Cur *c, int field, const char **out, GError **erro
 }
 
 static gboolean
-parse_enum (JsonlReader *r, Cur *c, int field, int (*lookup) (const char *), const char *expected,
-            guint8 *out, GError **error)
+parse_enum_named (JsonlReader *r, Cur *c, const char *name, int (*lookup) (const char *), const char *expected,
+                  guint8 *out, GError **error)
 {
-  if (!parse_string_raw (r, c, field, error))
+  if (!parse_string_raw_named (r, c, name, error))
     return FALSE;
   int v = lookup (r->scratch->str);
   if (v < 0)
-    return FAIL ("field '%s': unknown value \"%s\" (expected %s)", trace_field_names[field], r->scratch->str,
-                 expected);
+    return FAIL ("field '%s': unknown value \"%s\" (expected %s)", name, r->scratch->str, expected);
   *out = (guint8) v;
   return TRUE;
+}
+
+static gboolean
+parse_enum (JsonlReader *r, Cur *c, int field, int (*lookup) (const char *), const char *expected,
+            guint8 *out, GError **error)
+{
+  return parse_enum_named (r, c, trace_field_names[field], lookup, expected, out, error);
 }
 
 static gboolean
@@ -400,6 +425,103 @@ parse_ids (JsonlReader *r, Cur *c, int field, IdList *l, GError **error)
     }
 }
 
+static const char *const expected_precision = "fp64, fp32, tf32, fp16, bf16, fp8 or int8";
+static const char *const expected_collective =
+  "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send or recv";
+
+/* A grid or block: [x, y, z], three positive integers below 2^32. */
+static gboolean
+parse_dim3 (JsonlReader *r, Cur *c, int field, guint32 *out, GError **error)
+{
+  const char *name = trace_field_names[field];
+  if (c->p >= c->end || *c->p != '[')
+    return FAIL ("field '%s' must be three positive integers [x, y, z]", name);
+  c->p++;
+  for (int i = 0; i < 3; i++)
+    {
+      skip_ws (c);
+      guint64 v;
+      if (c->p >= c->end || !(g_ascii_isdigit (*c->p) || *c->p == '-'))
+        return FAIL ("field '%s' must be three positive integers [x, y, z]", name);
+      if (!parse_uint (r, c, field, G_MAXUINT32, &v, error))
+        return FALSE;
+      if (v == 0)
+        return FAIL ("field '%s' must be three positive integers [x, y, z] (%s %c is 0)", name, name, "xyz"[i]);
+      out[i] = (guint32) v;
+      skip_ws (c);
+      if (c->p < c->end && *c->p == (i < 2 ? ',' : ']'))
+        c->p++;
+      else
+        return FAIL ("field '%s' must be three positive integers [x, y, z]", name);
+    }
+  return TRUE;
+}
+
+/* A collective: {"kind": K, "bytes": N, "ranks": R}, all three required;
+ * other keys are ignored, as in events. */
+static gboolean
+parse_collective (JsonlReader *r, Cur *c, VsCollective *out, GError **error)
+{
+  if (c->p >= c->end || *c->p != '{')
+    return FAIL ("field 'collective' must be an object {\"kind\": ..., \"bytes\": ..., \"ranks\": ...}");
+  c->p++;
+  guint seen = 0;
+  guint64 v;
+  skip_ws (c);
+  if (c->p < c->end && *c->p == '}')
+    c->p++;
+  else
+    for (;;)
+      {
+        skip_ws (c);
+        /* skip_value has checked the object's syntax already. */
+        const char *k = c->p + 1;
+        skip_string (c);
+        gsize kn = (gsize) (c->p - 1 - k);
+        skip_ws (c);
+        c->p++; /* ':' */
+        skip_ws (c);
+        int which = kn == 4 && memcmp (k, "kind", 4) == 0 ? 0 : kn == 5 && memcmp (k, "bytes", 5) == 0 ? 1
+                    : kn == 5 && memcmp (k, "ranks", 5) == 0 ? 2 : -1;
+        if (which >= 0 && (seen & (1u << which)))
+          return FAIL ("field 'collective': key '%.*s' appears twice", (int) kn, k);
+        if (which >= 0)
+          seen |= 1u << which;
+        if (which == 0 && !parse_enum_named (r, c, "collective.kind", event_collective_from_name, expected_collective,
+                                             &out->kind, error))
+          return FALSE;
+        if (which == 1)
+          {
+            if (!parse_uint_named (r, c, "collective.bytes", VS_TRACE_INT_MAX, FALSE, &v, error))
+              return FALSE;
+            out->bytes = v;
+          }
+        if (which == 2)
+          {
+            if (!parse_uint_named (r, c, "collective.ranks", G_MAXUINT32, FALSE, &v, error))
+              return FALSE;
+            if (v == 0)
+              return FAIL ("field 'collective.ranks' must be at least 1");
+            out->ranks = (guint32) v;
+          }
+        if (which < 0)
+          skip_value (c, 1);
+        skip_ws (c);
+        if (*c->p == ',')
+          {
+            c->p++;
+            continue;
+          }
+        c->p++; /* '}' */
+        break;
+      }
+  static const char *const keys[3] = { "kind", "bytes", "ranks" };
+  for (int i = 0; i < 3; i++)
+    if (!(seen & (1u << i)))
+      return FAIL ("field 'collective': missing key '%s'", keys[i]);
+  return TRUE;
+}
+
 /* ---- one line ---- */
 
 static int
@@ -414,15 +536,20 @@ field_from_key (const char *k, gsize n)
     case 'o': K ("op", VS_F_OP); break;
     case 'h': K ("host_ns", VS_F_HOST_NS); break;
     case 'i': K ("id", VS_F_ID); break;
-    case 'b': K ("bytes", VS_F_BYTES); break;
+    case 'b': K ("bytes", VS_F_BYTES); K ("block", VS_F_BLOCK); break;
     case 'k': K ("kind", VS_F_KIND); break;
-    case 's': K ("stream", VS_F_STREAM); K ("src", VS_F_SRC); K ("scope", VS_F_SCOPE); break;
+    case 's':
+      K ("stream", VS_F_STREAM); K ("src", VS_F_SRC); K ("scope", VS_F_SCOPE); K ("smem", VS_F_SMEM);
+      break;
     case 'd': K ("dir", VS_F_DIR); K ("dst", VS_F_DST); K ("dur", VS_F_DUR); break;
     case 'a': K ("async", VS_F_ASYNC); break;
     case 'n': K ("name", VS_F_NAME); break;
-    case 'r': K ("reads", VS_F_READS); break;
+    case 'r': K ("reads", VS_F_READS); K ("regs", VS_F_REGS); break;
     case 'w': K ("writes", VS_F_WRITES); break;
-    case 'c': K ("compute_ns", VS_F_COMPUTE_NS); break;
+    case 'c': K ("compute_ns", VS_F_COMPUTE_NS); K ("collective", VS_F_COLLECTIVE); break;
+    case 'f': K ("flops", VS_F_FLOPS); break;
+    case 'p': K ("precision", VS_F_PRECISION); break;
+    case 'g': K ("grid", VS_F_GRID); break;
     case 'e': K ("event", VS_F_EVENT); break;
     default: break;
     }
@@ -466,6 +593,10 @@ parse_event (JsonlReader *r, const char *line, const char *end, VsEvent *ev, gui
         skip_ws (&c);
         if (f >= 0)
           {
+            /* A field given twice is an error (as a key twice in a config
+             * is): which one was meant is anyone's guess. */
+            if (G_UNLIKELY (seen & VS_FB (f)))
+              return FAIL ("field '%s' appears twice", trace_field_names[f]);
             slot[f] = c.p;
             seen |= VS_FB (f);
           }
@@ -509,6 +640,11 @@ parse_event (JsonlReader *r, const char *line, const char *end, VsEvent *ev, gui
   *present = want | VS_FB (VS_F_OP);
   if (op == VS_OP_KERNEL && !(want & VS_FB (VS_F_BYTES)))
     ev->bytes = VS_NONE;
+  if (G_UNLIKELY (want & VS_F_SHAPE))
+    {
+      r->shape = (VsKernelShape) { .flops = VS_NONE };
+      ev->shape = &r->shape;
+    }
   guint64 u;
   while (want)
     {
@@ -606,11 +742,43 @@ parse_event (JsonlReader *r, const char *line, const char *end, VsEvent *ev, gui
           if (!parse_enum (r, &v, f, event_to_from_name, expected_to, &ev->to, error))
             return FALSE;
           break;
+        case VS_F_FLOPS:
+          if (!parse_uint_named (r, &v, trace_field_names[f], VS_TRACE_INT_MAX, TRUE, &r->shape.flops, error))
+            return FALSE;
+          break;
+        case VS_F_PRECISION:
+          if (!parse_enum (r, &v, f, event_precision_from_name, expected_precision, &r->shape.precision, error))
+            return FALSE;
+          break;
+        case VS_F_GRID:
+          if (!parse_dim3 (r, &v, f, r->shape.grid, error))
+            return FALSE;
+          break;
+        case VS_F_BLOCK:
+          if (!parse_dim3 (r, &v, f, r->shape.block, error))
+            return FALSE;
+          break;
+        case VS_F_REGS:
+          if (!parse_uint (r, &v, f, G_MAXUINT32, &u, error))
+            return FALSE;
+          r->shape.regs = (guint32) u;
+          break;
+        case VS_F_SMEM:
+          if (!parse_uint (r, &v, f, G_MAXUINT32, &u, error))
+            return FALSE;
+          r->shape.smem = (guint32) u;
+          break;
+        case VS_F_COLLECTIVE:
+          r->coll = (VsCollective) { 0 };
+          if (!parse_collective (r, &v, &r->coll, error))
+            return FALSE;
+          ev->collective = &r->coll;
+          break;
         default:
           g_assert_not_reached ();
         }
     }
-  if (op != VS_OP_ALLOC && op != VS_OP_FREE)
+  if (op != VS_OP_ALLOC && op != VS_OP_FREE && op != VS_OP_EMPTY_CACHE)
     ev->has_stream = FALSE;
   return TRUE;
 }
@@ -807,6 +975,23 @@ kv_ids (GString *s, const char *k, const guint64 *ids, guint32 n)
   g_string_append_c (s, ']');
 }
 
+/* A grid or block, unless absent (all 0). */
+static void
+kv_dim3 (GString *s, const char *k, const guint32 *d)
+{
+  if ((d[0] | d[1] | d[2]) == 0)
+    return;
+  key (s, k);
+  g_string_append_c (s, '[');
+  for (int i = 0; i < 3; i++)
+    {
+      if (i)
+        g_string_append (s, ", ");
+      append_u64 (s, d[i]);
+    }
+  g_string_append_c (s, ']');
+}
+
 /* Canonical form: t, op, the op's fields in SPEC order, then tid and
  * host_ns; fields at their default (0, false, absent) are left out, except
  * the stream of a stream sync and the event of an event sync. */
@@ -869,6 +1054,32 @@ trace_json_append_event (GString *s, const VsEvent *ev)
       kv_ids (s, "reads", ev->reads, ev->n_reads);
       kv_ids (s, "writes", ev->writes, ev->n_writes);
       kv_ids (s, "touches", ev->touches, ev->n_touches);
+      if (ev->shape)
+        {
+          const VsKernelShape *k = ev->shape;
+          if (k->flops != VS_NONE)
+            kv_u64 (s, "flops", k->flops);
+          if (event_precision_name (k->precision))
+            kv_str (s, "precision", event_precision_name (k->precision));
+          kv_dim3 (s, "grid", k->grid);
+          kv_dim3 (s, "block", k->block);
+          if (k->regs)
+            kv_u64 (s, "regs", k->regs);
+          if (k->smem)
+            kv_u64 (s, "smem", k->smem);
+        }
+      if (ev->collective)
+        {
+          const char *kind = event_collective_name (ev->collective->kind);
+          key (s, "collective");
+          g_string_append (s, "{\"kind\": ");
+          trace_json_append_string (s, kind ? kind : "?");
+          g_string_append (s, ", \"bytes\": ");
+          append_u64 (s, ev->collective->bytes);
+          g_string_append (s, ", \"ranks\": ");
+          append_u64 (s, ev->collective->ranks);
+          g_string_append_c (s, '}');
+        }
       break;
     case VS_OP_SYNC:
       kv_str (s, "scope", event_scope_name (ev->scope) ? event_scope_name (ev->scope) : "?");
@@ -896,6 +1107,10 @@ trace_json_append_event (GString *s, const VsEvent *ev)
       break;
     case VS_OP_MARK:
       kv_str (s, "name", ev->name ? ev->name : "");
+      break;
+    case VS_OP_EMPTY_CACHE:
+      if (ev->has_stream)
+        kv_u64 (s, "stream", ev->stream);
       break;
     default:
       break;

@@ -13,8 +13,14 @@ enum {
   VS_F_T, VS_F_OP, VS_F_TID, VS_F_HOST_NS, VS_F_ID, VS_F_BYTES, VS_F_KIND,
   VS_F_STREAM, VS_F_TAG, VS_F_DIR, VS_F_SRC, VS_F_DST, VS_F_ASYNC, VS_F_DUR,
   VS_F_NAME, VS_F_READS, VS_F_WRITES, VS_F_TOUCHES, VS_F_COMPUTE_NS,
-  VS_F_SCOPE, VS_F_EVENT, VS_F_TO, VS_F_COUNT
+  VS_F_SCOPE, VS_F_EVENT, VS_F_TO,
+  /* the kernel's shape and collective (SPEC 3) */
+  VS_F_FLOPS, VS_F_PRECISION, VS_F_GRID, VS_F_BLOCK, VS_F_REGS, VS_F_SMEM, VS_F_COLLECTIVE,
+  VS_F_COUNT
 };
+G_STATIC_ASSERT (VS_F_COUNT <= 31); /* bit 31 is VS_F_VALIDATED */
+#define VS_F_SHAPE (VS_FB (VS_F_FLOPS) | VS_FB (VS_F_PRECISION) | VS_FB (VS_F_GRID) | VS_FB (VS_F_BLOCK) \
+                    | VS_FB (VS_F_REGS) | VS_FB (VS_F_SMEM))
 #define VS_FB(f) (1u << (f))
 #define VS_F_COMMON (VS_FB (VS_F_T) | VS_FB (VS_F_OP) | VS_FB (VS_F_TID) | VS_FB (VS_F_HOST_NS))
 /* Set in *present by a reader that has validated the event itself (the
@@ -125,7 +131,16 @@ void trace_json_append_event (GString *s, const VsEvent *ev);
 /* ---- binary codec (trace-bin.c), shared with trace-buf.c ---- */
 
 #define VS_BIN_MAGIC "VRAMTRC\x1a"
-#define VS_BIN_VERSION 1
+/* Version 2 added the empty_cache record (op 10) and the kernel record
+ * with extensions (VS_BIN_KERNEL_X); a version 1 file holds neither and
+ * reads as it always did. */
+#define VS_BIN_VERSION 2
+#define VS_BIN_VERSION_MIN 1
+/* A kernel with a shape and/or a collective: the kernel body, then u8 has
+ * (bit 0 shape, bit 1 collective) and the parts it names. */
+#define VS_BIN_KERNEL_X 0x14
+#define VS_BIN_HAS_SHAPE 1
+#define VS_BIN_HAS_COLL 2
 #define VS_BIN_STRING_DEF 0xF0
 #define VS_BIN_END 0xFE
 #define VS_BIN_MAX_HEADER (1u << 20)
@@ -160,6 +175,8 @@ typedef struct _VsBinDec {
   guint64 prev_t;
   guint64 *ids;           /* reads, writes, touches of the current kernel */
   gsize ids_cap;
+  VsKernelShape shape;    /* the current kernel's extensions */
+  VsCollective coll;
   gboolean careful_only;  /* tests: never take the fast path */
 } VsBinDec;
 

@@ -20,6 +20,7 @@ const char *const trace_field_names[VS_F_COUNT] = {
   "t", "op", "tid", "host_ns", "id", "bytes", "kind", "stream", "tag", "dir",
   "src", "dst", "async", "dur", "name", "reads", "writes", "touches",
   "compute_ns", "scope", "event", "to",
+  "flops", "precision", "grid", "block", "regs", "smem", "collective",
 };
 
 #define F VS_FB
@@ -30,12 +31,13 @@ const guint32 trace_op_fields[VS_OP_COUNT] = {
                  | F (VS_F_ASYNC) | F (VS_F_DUR),
   [VS_OP_MEMSET] = F (VS_F_DST) | F (VS_F_BYTES) | F (VS_F_STREAM) | F (VS_F_ASYNC) | F (VS_F_DUR),
   [VS_OP_KERNEL] = F (VS_F_NAME) | F (VS_F_STREAM) | F (VS_F_DUR) | F (VS_F_BYTES) | F (VS_F_COMPUTE_NS)
-                   | F (VS_F_READS) | F (VS_F_WRITES) | F (VS_F_TOUCHES),
+                   | F (VS_F_READS) | F (VS_F_WRITES) | F (VS_F_TOUCHES) | VS_F_SHAPE | F (VS_F_COLLECTIVE),
   [VS_OP_SYNC] = F (VS_F_SCOPE) | F (VS_F_STREAM) | F (VS_F_EVENT),
   [VS_OP_EVENT_RECORD] = F (VS_F_EVENT) | F (VS_F_STREAM),
   [VS_OP_STREAM_WAIT] = F (VS_F_STREAM) | F (VS_F_EVENT),
   [VS_OP_PREFETCH] = F (VS_F_ID) | F (VS_F_BYTES) | F (VS_F_TO) | F (VS_F_STREAM),
   [VS_OP_MARK] = F (VS_F_NAME),
+  [VS_OP_EMPTY_CACHE] = F (VS_F_STREAM),
 };
 const guint32 trace_op_required[VS_OP_COUNT] = {
   [VS_OP_ALLOC] = F (VS_F_ID) | F (VS_F_BYTES) | F (VS_F_KIND),
@@ -132,7 +134,49 @@ trace_header_copy (const VsTraceHeader *h)
   c->config = g_strdup (h->config);
   c->tool = g_strdup (h->tool);
   c->extra = h->extra ? cJSON_Duplicate (h->extra, TRUE) : NULL;
+  c->allocations = h->allocations;
   return c;
+}
+
+static const char *const allocations_names[VS_ALLOCS_COUNT] = { NULL, "tensor", "driver" };
+
+const char *
+trace_allocations_name (VsAllocations a)
+{
+  return (guint) a < VS_ALLOCS_COUNT ? allocations_names[a] : NULL;
+}
+
+VsAllocations
+trace_header_allocations (const VsTraceHeader *h)
+{
+  g_return_val_if_fail (h != NULL, VS_ALLOCS_UNSPECIFIED);
+  return h->allocations;
+}
+
+void
+trace_header_set_allocations (VsTraceHeader *h, VsAllocations a)
+{
+  g_return_if_fail (h != NULL && (guint) a < VS_ALLOCS_COUNT);
+  h->allocations = a;
+}
+
+const cJSON *
+trace_header_allocator_settings (const VsTraceHeader *h)
+{
+  g_return_val_if_fail (h != NULL, NULL);
+  const cJSON *v = h->extra ? cJSON_GetObjectItemCaseSensitive (h->extra, "allocator_settings") : NULL;
+  return cJSON_IsObject (v) ? v : NULL;
+}
+
+void
+trace_header_set_allocator_settings (VsTraceHeader *h, cJSON *settings)
+{
+  g_return_if_fail (h != NULL && (settings == NULL || cJSON_IsObject (settings)));
+  if (h->extra == NULL)
+    h->extra = cJSON_CreateObject ();
+  cJSON_DeleteItemFromObjectCaseSensitive (h->extra, "allocator_settings");
+  if (settings != NULL)
+    cJSON_AddItemToObject (h->extra, "allocator_settings", settings);
 }
 
 void
@@ -216,6 +260,28 @@ trace_header_from_json (const cJSON *obj, const char *where, GError **error)
            && header_string (cap, "config", &h->config, where, error)
            && header_string (cap, "tool", &h->tool, where, error)))
     return NULL;
+  const cJSON *allocs = cJSON_GetObjectItemCaseSensitive (obj, "allocations");
+  if (allocs != NULL && !cJSON_IsNull (allocs))
+    {
+      int a = cJSON_IsString (allocs) ? (strcmp (allocs->valuestring, "tensor") == 0   ? VS_ALLOCS_TENSOR
+                                         : strcmp (allocs->valuestring, "driver") == 0 ? VS_ALLOCS_DRIVER
+                                                                                       : -1)
+                                      : -1;
+      if (a < 0)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                       "%s: header field 'allocations' must be \"tensor\" or \"driver\"", where);
+          return NULL;
+        }
+      h->allocations = (VsAllocations) a;
+    }
+  const cJSON *settings = cJSON_GetObjectItemCaseSensitive (obj, "allocator_settings");
+  if (settings != NULL && !cJSON_IsNull (settings) && !cJSON_IsObject (settings))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: header field 'allocator_settings' must be an object", where);
+      return NULL;
+    }
   h->extra = cJSON_Duplicate (obj, TRUE);
   return g_steal_pointer (&h);
 }
@@ -243,10 +309,13 @@ trace_header_to_json (const VsTraceHeader *h)
               && strcmp (it->string, "tool") != 0 && !cJSON_GetObjectItemCaseSensitive (cap, it->string))
             cJSON_AddItemToObject (cap, it->string, cJSON_Duplicate (it, TRUE));
     }
+  if (trace_allocations_name (h->allocations) != NULL)
+    cJSON_AddStringToObject (o, "allocations", trace_allocations_name (h->allocations));
   if (h->extra)
     for (const cJSON *it = h->extra->child; it; it = it->next)
       if (it->string && strcmp (it->string, "vramsim_trace") != 0 && strcmp (it->string, "time_unit") != 0
-          && strcmp (it->string, "capture") != 0 && !cJSON_GetObjectItemCaseSensitive (o, it->string))
+          && strcmp (it->string, "capture") != 0 && strcmp (it->string, "allocations") != 0
+          && !cJSON_GetObjectItemCaseSensitive (o, it->string))
         cJSON_AddItemToObject (o, it->string, cJSON_Duplicate (it, TRUE));
   return o;
 }
@@ -375,6 +444,44 @@ check_list (VsTraceReader *r, const guint64 *ids, guint32 n, int field, GError *
   return TRUE;
 }
 
+/* A grid or block: all three absent (0) or all positive. */
+static gboolean
+check_dim3 (VsTraceReader *r, const guint32 *d, int field, GError **error)
+{
+  if ((d[0] == 0 || d[1] == 0 || d[2] == 0) && (d[0] | d[1] | d[2]) != 0)
+    return FAIL ("field '%s' must be three positive integers [x, y, z] (got [%u, %u, %u])", trace_field_names[field],
+                 d[0], d[1], d[2]);
+  return TRUE;
+}
+
+/* The shape and collective of a kernel (SPEC 3); the JSONL reader has
+ * checked its own, the binary careful path comes here. */
+static gboolean
+check_kernel_extras (VsTraceReader *r, const VsEvent *ev, GError **error)
+{
+  const VsKernelShape *k = ev->shape;
+  if (k != NULL)
+    {
+      if (k->precision >= VS_PREC_COUNT)
+        return FAIL ("field 'precision': unknown precision %u", k->precision);
+      if (k->flops != VS_NONE && k->flops > VS_TRACE_INT_MAX)
+        return FAIL ("field 'flops' is out of range (%" G_GUINT64_FORMAT ")", k->flops);
+      if (!check_dim3 (r, k->grid, VS_F_GRID, error) || !check_dim3 (r, k->block, VS_F_BLOCK, error))
+        return FALSE;
+    }
+  const VsCollective *c = ev->collective;
+  if (c != NULL)
+    {
+      if (c->kind >= VS_COLL_COUNT)
+        return FAIL ("field 'collective': unknown kind %u", c->kind);
+      if (c->ranks == 0)
+        return FAIL ("field 'collective': 'ranks' must be at least 1");
+      if (c->bytes > VS_TRACE_INT_MAX)
+        return FAIL ("field 'collective': 'bytes' is out of range (%" G_GUINT64_FORMAT ")", c->bytes);
+    }
+  return TRUE;
+}
+
 gboolean
 trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **error)
 {
@@ -415,6 +522,9 @@ trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **e
         return FAIL ("field 'to': unknown destination %u", ev->to);
       break;
     case VS_OP_KERNEL:
+      if (G_UNLIKELY (ev->shape != NULL || ev->collective != NULL) && !check_kernel_extras (r, ev, error))
+        return FALSE;
+      /* fall through */
     case VS_OP_MARK:
       if (ev->name == NULL)
         return FAIL ("missing field 'name' (required for %s)", event_op_name (ev->op));

@@ -23,6 +23,16 @@ typedef enum { VS_TRACE_ERROR_IO, VS_TRACE_ERROR_PARSE, VS_TRACE_ERROR_INVALID }
 
 typedef enum { VS_FORMAT_AUTO, VS_FORMAT_JSONL, VS_FORMAT_BINARY } VsTraceFormat;
 
+/* What the trace's allocations are (header field `allocations`, SPEC 3):
+ * a framework's tensors (profilers, memory snapshots, generators) or the
+ * driver calls a capture saw. The default allocator model follows it. */
+typedef enum {
+  VS_ALLOCS_UNSPECIFIED, /* the header does not say */
+  VS_ALLOCS_TENSOR,      /* "tensor" */
+  VS_ALLOCS_DRIVER,      /* "driver" */
+  VS_ALLOCS_COUNT
+} VsAllocations;
+
 /* The header: the first JSONL line, or the binary file's header JSON. */
 typedef struct {
   guint version;        /* vramsim_trace; 1 */
@@ -31,7 +41,19 @@ typedef struct {
   char *config;         /* capture.config (a preset name), or NULL */
   char *tool;           /* capture.tool, or NULL */
   cJSON *extra;         /* the whole header object as read, for fields not above; may be NULL */
+  VsAllocations allocations; /* `allocations` */
 } VsTraceHeader;
+
+/* "tensor", "driver"; NULL for VS_ALLOCS_UNSPECIFIED. */
+const char *trace_allocations_name (VsAllocations a);
+VsAllocations trace_header_allocations (const VsTraceHeader *h);
+void trace_header_set_allocations (VsTraceHeader *h, VsAllocations a);
+/* (transfer none) The header's `allocator_settings` object (the settings
+ * the capture's allocator ran with, e.g. PYTORCH_CUDA_ALLOC_CONF parsed by
+ * an importer), or NULL when absent. */
+const cJSON *trace_header_allocator_settings (const VsTraceHeader *h);
+/* Sets (SETTINGS: transfer full, an object) or removes (NULL) it. */
+void trace_header_set_allocator_settings (VsTraceHeader *h, cJSON *settings);
 
 VsTraceHeader *trace_header_new (void);
 VsTraceHeader *trace_header_copy (const VsTraceHeader *h);
