@@ -71,10 +71,12 @@ struct Field {
 #define AT(member) .at = offsetof (VsConfig, member)
 #define TIER(member) .at = offsetof (VsTier, member)
 G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == sizeof (int));
+G_STATIC_ASSERT (sizeof (VsKernelModelKind) == sizeof (int) && sizeof (VsTf32Policy) == sizeof (int));
 
 static const char *const attach_choices[] = { "host", "device", NULL };
 static const char *const oversub_choices[] = { "oom", "spill", "direct", "uvm", NULL };
 static const char *const kmodel_choices[] = { "waves", "simple", NULL };
+static const char *const tf32_choices[] = { "conv", "all", "none", NULL };
 
 static gboolean check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_memory (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
@@ -103,6 +105,7 @@ static const Field compute_fields[] = {
 };
 static const Field model_fields[] = {
   { "kernel", K_ENUM, .choices = kmodel_choices, AT (kernel_model), .def.e = VS_KMODEL_WAVES },
+  { "tf32", K_ENUM, .choices = tf32_choices, AT (tf32), .def.e = VS_TF32_CONV },
   { .key = NULL },
 };
 static const Field memory_fields[] = {

@@ -19,6 +19,9 @@ typedef enum { VS_ATTACH_HOST, VS_ATTACH_DEVICE } VsAttach;
 /* model.kernel: how a kernel's captured time moves to another chip
  * (docs/model.md): "waves" (kernel-model.c) or SPEC 5.4's "simple" rule. */
 typedef enum { VS_KMODEL_WAVES, VS_KMODEL_SIMPLE, VS_KMODEL_COUNT } VsKernelModelKind;
+/* model.tf32: which FP32 work captured on a chip without TF32 units runs
+ * on the target's TF32 tensor cores (docs/model.md). */
+typedef enum { VS_TF32_CONV, VS_TF32_ALL, VS_TF32_NONE, VS_TF32_COUNT } VsTf32Policy;
 typedef enum { VS_OVERSUB_OOM, VS_OVERSUB_SPILL, VS_OVERSUB_DIRECT, VS_OVERSUB_UVM, VS_OVERSUB_COUNT } VsOversub;
 
 typedef struct {
@@ -45,6 +48,7 @@ typedef struct {
     guint64 l2;            /* L2 cache bytes; 0 = not given */
   } compute;
   VsKernelModelKind kernel_model;  /* model.kernel */
+  VsTf32Policy tf32;               /* model.tf32 */
   struct {
     char *tech;
     guint64 capacity, reserved, alloc_granularity;

@@ -20,9 +20,9 @@
  *        target's ridge point R = peak(precision) / bandwidth,
  *        gamma = 1 - I / (2R) for I <= R, R / (2I) above;
  *      - `bytes` alone: m0 = min(bytes / B0, w0) (SPEC 5.4);
- *      - neither: by class (kernel-class.h): elementwise, reduce, norm and
- *        softmax gamma = 1 (they move memory; the memory part is d0 x the
- *        capture's sustained bandwidth, so a bandwidth sweep moves them);
+ *      - neither: by class (kernel-class.h): elementwise, reduce, norm
+ *        and softmax gamma = 1 (the memory part is d0 x the capture's
+ *        sustained bandwidth, so a bandwidth sweep moves them);
  *        GEMMs, convolutions and attention a small gamma, other 0.5
  *        (class_gamma; the values and the data they were set on are in
  *        docs/model.md).
@@ -33,6 +33,14 @@
  *    that precision; everything else runs on the CUDA cores at the fp32
  *    (fp64) rate. Both chips are taken to reach the same fraction of
  *    their peak.
+ * 3c. FP32 GEMMs and convolutions captured on a chip without TF32 units
+ *    (Volta: its tf32 peak is its fp32 rate) run on the target's TF32
+ *    tensor cores when the target has them and model.tf32 allows it:
+ *    "conv" (the default: PyTorch's torch.backends.cudnn.allow_tf32 is
+ *    true), "all" (matmuls too: torch.backends.cuda.matmul.allow_tf32, on
+ *    in NVIDIA's NGC containers and in PyTorch 1.7-1.11), "none". A
+ *    capture on a chip with TF32 that still ran sgemm says TF32 was off:
+ *    it stays FP32.
  * 4. Waves (Habitat; NeuSight, Lee et al., "Forecasting GPU Performance
  *    for Deep Learning Training and Inference", ASPLOS 2025: a kernel is
  *    tiles run in waves over the SMs): with the grid, the block and its
@@ -63,6 +71,11 @@
 
 G_STATIC_ASSERT (VS_PREC_COUNT == 8);
 
+struct _VsKernelModel {
+  VsKernelChip cap, tgt;
+  GHashTable *cache;   /* Key* -> VsKernelFactors* */
+};
+
 static const char *const bound_names[VS_BOUND_COUNT] = { "compute", "memory", "latency", "communication" };
 
 const char *
@@ -80,6 +93,8 @@ kernel_chip_from_config (VsKernelChip *chip, const VsConfig *c)
   if (chip->peak[VS_PREC_FP16] == 0)
     chip->peak[VS_PREC_FP16] = c->tflops * 1e12;
   chip->sms = c->compute.sms;
+  chip->clock_hz = c->compute.clock_hz;
+  chip->tf32 = c->tf32;
   chip->mem_bps = c->memory.bandwidth * c->memory.efficiency;
 }
 
@@ -124,6 +139,19 @@ class_gamma (guint cls)
     }
 }
 
+/* Whether FP32 work of class CLS captured on M's capture chip runs on the
+ * target's TF32 tensor cores (assumption 3c). */
+static gboolean
+tf32_upgrade (const VsKernelModel *m, guint cls)
+{
+  gboolean cap_has = m->cap.peak[VS_PREC_TF32] > m->cap.peak[VS_PREC_FP32];
+  gboolean tgt_has = m->tgt.peak[VS_PREC_TF32] > m->tgt.peak[VS_PREC_FP32];
+  if (cap_has || !tgt_has)
+    return FALSE;
+  return (cls == VS_KCLASS_CONV && m->tgt.tf32 != VS_TF32_NONE)
+         || (cls == VS_KCLASS_GEMM_SIMT && m->tgt.tf32 == VS_TF32_ALL);
+}
+
 static gboolean
 tensor_class (guint cls)
 {
@@ -165,11 +193,6 @@ blocks_per_sm (const VsKernelShape *s)
     k = MIN (k, SM_SMEM / s->smem);
   return (guint) MAX (k, 1);
 }
-
-struct _VsKernelModel {
-  VsKernelChip cap, tgt;
-  GHashTable *cache;   /* Key* -> VsKernelFactors* */
-};
 
 typedef struct {
   char *name;
@@ -249,7 +272,21 @@ factors_compute (const VsKernelModel *m, const char *name, const VsKernelShape *
   guint used0 = f->precision, used1 = f->precision;
   double p0 = kernel_chip_peak (&m->cap, f->precision, &used0);
   double p1 = kernel_chip_peak (&m->tgt, f->precision, &used1);
+  if (f->precision == VS_PREC_FP32 && tf32_upgrade (m, f->kind.cls))
+    {
+      /* Assumption 3c: cuDNN / cuBLAS pick TF32 kernels on the target. */
+      p1 = m->tgt.peak[VS_PREC_TF32];
+      f->precision = VS_PREC_TF32;
+    }
   f->fallback = used0 != f->precision || used1 != f->precision;
+  if (!tensor_class (f->kind.cls) && f->kind.cls != VS_KCLASS_GEMM_SIMT && m->cap.sms > 0 && m->tgt.sms > 0
+      && m->cap.clock_hz > 0 && m->tgt.clock_hz > 0)
+    {
+      /* Issue-rate work (assumption 3b): the rate is sms x clock. */
+      p0 = m->cap.sms * m->cap.clock_hz;
+      p1 = m->tgt.sms * m->tgt.clock_hz;
+      f->fallback = FALSE;
+    }
   f->cscale = p0 / p1;
   f->mscale = m->cap.mem_bps / m->tgt.mem_bps;
 
@@ -317,7 +354,9 @@ kernel_model_predict (const VsKernelModel *m, const VsKernelFactors *f, guint64 
   double m0;
   if (compute_ns != VS_NONE)
     m0 = w - MIN ((double) compute_ns, w);
-  else if (flops != VS_NONE && bytes != VS_NONE)
+  else if (kernel_class_memory_bound (f->kind.cls) && bytes == VS_NONE)
+    m0 = w;
+  else if (flops != VS_NONE && bytes != VS_NONE && !kernel_class_memory_bound (f->kind.cls))
     m0 = w * habitat_gamma ((double) flops, (double) bytes, kernel_chip_peak (&m->tgt, f->precision, NULL),
                             m->tgt.mem_bps);
   else if (bytes != VS_NONE)
@@ -331,7 +370,12 @@ kernel_model_predict (const VsKernelModel *m, const VsKernelFactors *f, guint64 
   out->c1_ns = c0 * f->cscale;
   out->m1_ns = m0 * f->mscale;
   out->d1_ns = fl + out->c1_ns + out->m1_ns;
+  /* The bytes it moves: the trace's when given (never more than the
+   * memory part can move at the capture's bandwidth, so that alone it
+   * still ends at d1), else what the memory part moves. */
   out->mem_bytes = m0 * 1e-9 * m->cap.mem_bps;
+  if (bytes != VS_NONE)
+    out->mem_bytes = MIN (out->mem_bytes, (double) bytes);
   if (f->subwave || w <= 0)
     out->bound = VS_BOUND_LATENCY;
   else

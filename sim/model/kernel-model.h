@@ -39,6 +39,8 @@ const char *kernel_bound_name (guint b);
 typedef struct {
   double peak[VS_PREC_COUNT];  /* dense FLOP/s per precision; 0 = not given */
   double sms;                  /* 0 = not given: waves are not modeled */
+  double clock_hz;             /* boost clock; 0 = not given */
+  VsTf32Policy tf32;           /* as a target: model.tf32 */
   double mem_bps;              /* sustained device memory: bandwidth x efficiency */
 } VsKernelChip;
 

@@ -196,6 +196,52 @@ test_communication_and_fallback (void)
 }
 
 static void
+test_issue_rate_and_tf32 (void)
+{
+  /* With clocks: a memory-bound kernel's time beyond its bytes runs at
+   * sms x clock. V100 PCIe 80 x 1380 MHz, A40 84 x 1740 MHz. */
+  VsKernelChip v = V100, a40 = chip (37.4, 149.7, 84, 696e9, 0.95);
+  v.clock_hz = 1380e6;
+  a40.clock_hz = 1740e6;
+  g_autoptr (VsKernelModel) m = kernel_model_new (&v, &a40);
+  const VsKernelFactors *f = kernel_model_factors (m, "vectorized_elementwise_kernel", NULL);
+  g_assert_cmpfloat_with_epsilon (f->cscale, (80 * 1380e6) / (84 * 1740e6), 1e-12);
+  /* 40.5 MB = 50 us at 810 GB/s; 50 us more at the issue rate:
+   * 1300 + 5e4 x 110.4/146.16 + 5e4 x 810/661.2. */
+  VsKernelPred p;
+  kernel_model_predict (m, f, 101300, 40500000, VS_NONE, VS_NONE, &p);
+  g_assert_cmpfloat_with_epsilon (p.d1_ns, 1300 + 5e4 * (80 * 1380e6) / (84 * 1740e6) + 5e4 * 810e9 / 661.2e9, 1e-6);
+  /* An FP32 sgemm stays at the FP32 peaks: 14 -> 37.4. */
+  f = kernel_model_factors (m, "volta_sgemm_128x64_nn", NULL);
+  g_assert_cmpfloat_with_epsilon (f->cscale, 14 / 37.4, 1e-12);
+
+  /* TF32: a V100 (tf32 = its fp32 rate) capture on an A100 with TF32
+   * 156. Convolutions move to TF32 by default, GEMMs only with "all". */
+  VsKernelChip a = A100;
+  a.peak[VS_PREC_TF32] = 156e12;
+  g_autoptr (VsKernelModel) mc = kernel_model_new (&v, &a);
+  f = kernel_model_factors (mc, "volta_scudnn_128x64_relu_small_nn_v1", NULL);
+  g_assert_cmpint (f->precision, ==, VS_PREC_TF32);
+  g_assert_cmpfloat_with_epsilon (f->cscale, 14 / 156.0, 1e-12);
+  f = kernel_model_factors (mc, "volta_sgemm_128x64_nn", NULL);
+  g_assert_cmpfloat_with_epsilon (f->cscale, 14 / 19.5, 1e-12);
+  a.tf32 = VS_TF32_ALL;
+  g_autoptr (VsKernelModel) ma = kernel_model_new (&v, &a);
+  f = kernel_model_factors (ma, "volta_sgemm_128x64_nn", NULL);
+  g_assert_cmpfloat_with_epsilon (f->cscale, 14 / 156.0, 1e-12);
+  a.tf32 = VS_TF32_NONE;
+  g_autoptr (VsKernelModel) mn = kernel_model_new (&v, &a);
+  f = kernel_model_factors (mn, "volta_scudnn_128x64_relu_small_nn_v1", NULL);
+  g_assert_cmpfloat_with_epsilon (f->cscale, 14 / 19.5, 1e-12);
+  /* Captured on a chip with TF32, an sgemm says TF32 was off: it stays. */
+  a.tf32 = VS_TF32_ALL;
+  g_autoptr (VsKernelModel) mb = kernel_model_new (&a, &a);
+  f = kernel_model_factors (mb, "ampere_sgemm_128x64_nn", NULL);
+  g_assert_cmpint (f->precision, ==, VS_PREC_FP32);
+  g_assert_cmpfloat (f->cscale, ==, 1.0);
+}
+
+static void
 test_chip_from_config (void)
 {
   GError *error = NULL;
@@ -222,6 +268,7 @@ main (int argc, char **argv)
   g_test_add_func ("/kernel-model/intensity-habitat-gamma", test_intensity);
   g_test_add_func ("/kernel-model/identity", test_identity);
   g_test_add_func ("/kernel-model/communication-and-fallback", test_communication_and_fallback);
+  g_test_add_func ("/kernel-model/issue-rate-and-tf32", test_issue_rate_and_tf32);
   g_test_add_func ("/kernel-model/chip-from-config", test_chip_from_config);
   return g_test_run ();
 }
