@@ -17,6 +17,8 @@ typedef struct {
   gint64 seq;            /* tie-break among equal t: order of creation */
   gboolean pinned_host;  /* copy: the host side is pinned (a staging buffer is made) */
   gboolean stream_unknown; /* sync: the stream the thread last launched on */
+  gboolean has_shape;    /* kernel: shape holds what the source says (ev.shape is set at write time) */
+  VsKernelShape shape;
 } ImportOut;
 
 /* The preset for a device name ("NVIDIA A100-SXM4-80GB" -> "a100-80g"), or NULL. */
