@@ -25,7 +25,10 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) -Isim $(PKG_CFLAGS) \
              -DVRAMSIM_VERSION='"$(VERSION)"' -DVRAMSIM_PREFIX='"$(PREFIX)"' -MMD -MP
 LDLIBS     = $(PKG_LIBS) -lm -lpthread
 
-SIM_SRCS   = $(filter-out sim/cli/main.c,$(sort $(wildcard sim/*/*.c)))
+# NAME.part.c files are parts of one translation unit (sim/engine/replay.c
+# #includes them: docs/architecture.md), not compiled alone; the -MMD
+# dependencies rebuild replay.o when one changes.
+SIM_SRCS   = $(filter-out sim/cli/main.c %.part.c,$(sort $(wildcard sim/*/*.c)))
 SIM_OBJS   = $(SIM_SRCS:sim/%.c=$(B)/sim/%.o)
 TEST_SRCS  = $(sort $(wildcard tests/*/test-*.c))
 TEST_BINS  = $(TEST_SRCS:tests/%.c=$(B)/tests/%)

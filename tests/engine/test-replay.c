@@ -738,6 +738,51 @@ test_tags (void)
   cJSON_Delete (r);
 }
 
+/* ---- observers ---- */
+
+/* Every name a timeline holds is escaped: a config, a kernel and a mark
+ * whose names need it (a quote, a backslash, a tab) give a timeline that
+ * a JSON parser reads, with the names back as they were. */
+static void
+test_timeline_escapes (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *tl = NULL;
+  int fd = g_file_open_tmp ("vramsim-test-XXXXXX.json", &tl, &error);
+  g_assert_no_error (error);
+  close (fd);
+  VsReplayOptions opts = { .timeline_path = tl };
+  const char *sets[] = { "name=my \"x\" card\\", NULL };
+  cJSON *r = replay_with (sets,
+                          "{\"t\": 0, \"op\": \"mark\", \"name\": \"step \\\"1\\\"\\t\"}\n"
+                          "{\"t\": 10, \"op\": \"kernel\", \"name\": \"k<\\\"q\\\\\\\">\", \"stream\": 0, \"dur\": 1000}\n"
+                          "{\"t\": 20, \"op\": \"sync\", \"scope\": \"device\"}\n", &opts);
+  cJSON_Delete (r);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (tl, &text, NULL, &error));
+  g_unlink (tl);
+  cJSON *j = cJSON_Parse (text);
+  g_assert_nonnull (j);   /* before the fix: the config name's quotes ended the string */
+  gboolean cfg = FALSE, kernel = FALSE, mark = FALSE;
+  const cJSON *e;
+  cJSON_ArrayForEach (e, cJSON_GetObjectItem (j, "traceEvents"))
+    {
+      const char *ph = cJSON_GetObjectItem (e, "ph")->valuestring;
+      const cJSON *args = cJSON_GetObjectItem (e, "args");
+      const char *name = cJSON_GetObjectItem (e, "name")->valuestring;
+      if (strcmp (name, "process_name") == 0 && cJSON_GetObjectItem (e, "pid")->valueint == 1)
+        cfg = strcmp (cJSON_GetObjectItem (args, "name")->valuestring, "GPU (predicted, my \"x\" card\\)") == 0;
+      if (strcmp (ph, "X") == 0 && strcmp (name, "k<\"q\\\">") == 0)
+        kernel = TRUE;
+      if (strcmp (ph, "i") == 0)
+        mark = strcmp (name, "step \"1\"\t") == 0;
+    }
+  g_assert_true (cfg);
+  g_assert_true (kernel);
+  g_assert_true (mark);
+  cJSON_Delete (j);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -776,5 +821,6 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/capacity/spill-clean-copy", test_spill_clean_copy);
   g_test_add_func ("/replay/tags", test_tags);
   g_test_add_func ("/replay/kernel/id-reused-while-queued", test_kernel_id_reused_while_queued);
+  g_test_add_func ("/replay/timeline/escapes", test_timeline_escapes);
   return g_test_run ();
 }

@@ -1,0 +1,117 @@
+#!/bin/bash
+# diff-check.sh — byte-identical check of two vramsim binaries (a change
+# that must not move any output: docs/performance.md, "Differential
+# check"). Replays one comparison set with both and compares every JSON
+# report, text report, stderr, exit status, --series CSV and --timeline
+# file byte for byte.
+#
+#   bench/diff-check.sh OLD_VRAMSIM [NEW_VRAMSIM] [GEN_TRACE]
+#
+# OLD_VRAMSIM: the binary of the commit before the change (e.g. built in
+# `git worktree add /tmp/base HEAD~1`). NEW defaults to bin/vramsim,
+# GEN_TRACE to build/bench/gen-trace (make build/bench/gen-trace).
+# Traces are made once under $DIFF_DIR (default build/diff); outputs go
+# to $DIFF_DIR/old and $DIFF_DIR/new. Prints the number of outputs
+# compared and each that differs; exit 0 when all are identical.
+#
+# The set: gen-trace's 100k-event plain, stress (--streams 4), uvm, spill
+# and --streams 7 --live 500 traces, as .vtrace and JSONL; 24 random
+# traces (bench/rand-trace.py: every op, ids reused, device/managed/
+# pinned) as JSONL and binary, each under oom, oom --keep-going, spill,
+# uvm and direct at 24 GiB and at 80 GiB, with gpu.legacy_default_stream,
+# and on a100-80g-cxl with a 5 us launch latency; the repository's
+# traces/*.jsonl on two configs; and a config whose name needs escaping.
+#
+# EXPECT="FILE..." names outputs expected to differ (reported, not
+# counted): against commits before r12-engine, quoted.timeline.json,
+# whose config name the old timeline wrote unescaped (invalid JSON).
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+OLD=$(realpath "${1:?usage: diff-check.sh OLD_VRAMSIM [NEW_VRAMSIM] [GEN_TRACE]}")
+NEW=$(realpath "${2:-$here/bin/vramsim}")
+GEN=${3:-$here/build/bench/gen-trace}
+D=${DIFF_DIR:-$here/build/diff}
+N_RAND=${N_RAND:-24}
+export VRAMSIM_CONFIGS=$here/configs
+mkdir -p "$D/traces"
+T=$D/traces
+# Copies: a rebuild while this runs must not change what is compared.
+cp "$OLD" "$D/vramsim.old" && cp "$NEW" "$D/vramsim.new" || exit 1
+OLD=$D/vramsim.old NEW=$D/vramsim.new
+
+# Traces (made once; the random ones from their seed).
+for spec in "plain:" "stress:--streams 4" "uvm:--mode uvm" "spill:--mode spill" "live:--streams 7 --live 500"; do
+  name=${spec%%:*} args=${spec#*:}
+  [ -s "$T/$name.vtrace" ] || "$GEN" -n 100000 $args -o "$T/$name.vtrace" > /dev/null || exit 1
+  [ -s "$T/$name.jsonl" ] || "$NEW" convert "$T/$name.vtrace" "$T/$name.jsonl" || exit 1
+done
+for i in $(seq 1 "$N_RAND"); do
+  [ -s "$T/rand$i.jsonl" ] || python3 "$here/bench/rand-trace.py" "$i" "$T/rand$i.jsonl" || exit 1
+  [ -s "$T/rand$i.vtrace" ] || "$NEW" convert "$T/rand$i.jsonl" "$T/rand$i.vtrace" || exit 1
+done
+cat > "$T/quoted.json" <<'JSON'
+{"extends": "a100-80g", "name": "my \"x\" card\\ \t", "description": "a name JSON must escape"}
+JSON
+
+# The runs: one line each, "ID|ARGS..." (ARGS split on spaces; the trace
+# first). Series and timeline are written where named.
+runs=$D/runs.txt
+: > "$runs"
+add () { echo "$*" >> "$runs"; }
+for f in plain stress uvm spill live; do
+  for x in vtrace jsonl; do
+    pol=; [ $f = spill ] && pol="--set policy.oversubscription=spill"
+    add "big-$f-$x|$T/$f.$x -c a100-80g $pol --format json --series @S --timeline @T"
+  done
+done
+for i in $(seq 1 "$N_RAND"); do
+  for x in jsonl vtrace; do
+    st=; [ "$i" -le 6 ] && st="--series @S --timeline @T"
+    for cap in 24GiB 80GiB; do
+      for p in oom oom-kg spill uvm direct; do
+        case $p in oom-kg) a="--set policy.oversubscription=oom --keep-going" ;; *) a="--set policy.oversubscription=$p" ;; esac
+        add "r$i-$x-$cap-$p|$T/rand$i.$x -c a100-80g --set memory.capacity=$cap $a --format json $st"
+      done
+    done
+    add "r$i-$x-legacy|$T/rand$i.$x -c a100-80g --set memory.capacity=24GiB --set gpu.legacy_default_stream=true --keep-going --format json $st"
+    add "r$i-$x-cxl|$T/rand$i.$x -c a100-80g-cxl --set gpu.launch_latency=5us --set memory.capacity=24GiB --set policy.oversubscription=spill --format json $st"
+  done
+done
+for f in "$here"/traces/*.jsonl; do
+  b=$(basename "$f" .jsonl)
+  for c in a100-80g rtx3090; do
+    add "repo-$b-$c|$f -c $c --format json --series @S --timeline @T"
+    add "repo-$b-$c-text|$f -c $c"
+  done
+done
+add "quoted|$here/traces/train-step.jsonl -c $T/quoted.json --format json --timeline @T"
+
+run_all () {   # run_all BINARY OUTDIR
+  local bin=$1 o=$2 id args
+  rm -rf "$o"; mkdir -p "$o"
+  while IFS='|' read -r id args; do
+    args=${args//@S/$o/$id.series.csv}
+    args=${args//@T/$o/$id.timeline.json}
+    # shellcheck disable=SC2086
+    "$bin" replay $args > "$o/$id.out" 2> "$o/$id.err"
+    echo "$?" > "$o/$id.rc"
+  done < "$runs"
+}
+run_all "$OLD" "$D/old" &
+run_all "$NEW" "$D/new"
+wait
+# Paths inside outputs name their run's folder: make them the same.
+n=0 bad=0
+for f in "$D"/old/*; do
+  b=$(basename "$f")
+  n=$((n + 1))
+  if ! cmp -s <(sed "s#$D/old#DIR#g" "$f") <(sed "s#$D/new#DIR#g" "$D/new/$b" 2>/dev/null); then
+    case " ${EXPECT:-} " in
+      *" $b "*) echo "differs, as expected: $b" ;;
+      *) echo "differs: $b"; bad=$((bad + 1)) ;;
+    esac
+  fi
+done
+[ "$(ls "$D/new" | wc -l)" = "$n" ] || { echo "the new binary wrote $(ls "$D/new" | wc -l) files, the old $n"; bad=$((bad + 1)); }
+echo "diff-check: $n outputs compared, $bad differ ($(wc -l < "$runs") runs)"
+[ "$bad" = 0 ]

@@ -1,0 +1,117 @@
+/* refs.part.c — completions (what ops, jobs and threads wait on) and the
+ * reference counts that recycle ops, jobs and allocations.
+ *
+ * Part of the replay engine: #included by sim/engine/replay.c (one
+ * translation unit; not compiled alone). */
+#include "engine/sim-priv.h"
+
+static void
+completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg)
+{
+  Waiter w = { fn, obj, arg };
+  if (c->w0.fn == NULL)
+    {
+      c->w0 = w;
+      return;
+    }
+  if (c->waiters == NULL)
+    c->waiters = g_array_new (FALSE, FALSE, sizeof (Waiter));
+  g_array_append_val (c->waiters, w);
+}
+
+static void
+completion_fire_slow (Sim *s, Completion *c)
+{
+  Waiter w0 = c->w0;
+  GArray *ws = c->waiters;
+  c->w0.fn = NULL;
+  c->waiters = NULL;
+  if (w0.fn)
+    w0.fn (s, w0.obj, w0.arg);
+  if (ws == NULL)
+    return;
+  for (guint i = 0; i < ws->len; i++)
+    {
+      Waiter *w = &g_array_index (ws, Waiter, i);
+      w->fn (s, w->obj, w->arg);
+    }
+  g_array_free (ws, TRUE);
+}
+
+/* Marks C done and wakes its waiters (most completions have none). */
+static inline void
+completion_fire (Sim *s, Completion *c)
+{
+  c->done = TRUE;
+  if (c->w0.fn != NULL)   /* waiters only with w0 */
+    completion_fire_slow (s, c);
+}
+
+static void op_release (Op *op);
+static inline void op_unref (Op *op);
+
+static void
+job_unref (Job *j)
+{
+  if (j != NULL && --j->c.refs == 0)
+    {
+      g_assert (j->c.w0.fn == NULL);   /* no waiters */
+      live_unlink (&j->live);
+      j->next_free = *j->pool;   /* recycled, like ops */
+      *j->pool = j;
+    }
+}
+
+/* A's last reference is gone. */
+static void
+alloc_unref_last (Alloc *a)
+{
+  live_unlink (&a->live);
+  job_unref (a->moving);
+  /* Recycled (one is made per alloc event), linked through lru_next. */
+  a->lru_next = *a->pool;
+  *a->pool = a;
+}
+
+static void
+alloc_unref (Alloc *a)
+{
+  if (a != NULL && --a->refs == 0)
+    alloc_unref_last (a);
+}
+
+static void
+op_release (Op *op)
+{
+  g_assert (op->c.w0.fn == NULL);   /* no waiters */
+  for (guint i = 0; i < op->n_acc; i++)
+    {
+      Alloc *a = op->acc[i];   /* never NULL */
+      if (--a->refs == 0)
+        alloc_unref_last (a);
+    }
+  if (op->acc != op->acc_inline)
+    {
+      g_free (op->acc);
+      g_free (op->mode);
+      op->acc = op->acc_inline;   /* nothing for sim_teardown to free */
+    }
+  /* Only the other ops hold these (a kernel has its acc alone). */
+  if (op->type != VS_OP_KERNEL)
+    {
+      alloc_unref (op->src);
+      alloc_unref (op->dst);
+      alloc_unref (op->target);
+      op_unref (op->wait_for);
+    }
+  /* Ops are recycled: one is made and freed per GPU event. */
+  op->next = *op->pool;
+  *op->pool = op;
+}
+
+static inline void
+op_unref (Op *op)
+{
+  if (op != NULL && --op->c.refs == 0)
+    op_release (op);
+}

@@ -1,0 +1,529 @@
+/* sim-priv.h — the replay engine's shared state and the parts' interfaces
+ * (private to sim/engine/replay.c, the one translation unit that
+ * #includes every part: docs/architecture.md).
+ *
+ * The engine is one translation unit so that its hot paths inline across
+ * parts (docs/performance.md); each part is a file of one job under the
+ * room it belongs to (sim/engine, sim/mem, sim/model, sim/out), named
+ * NAME.part.c, which the Makefile does not compile alone. The prototypes
+ * at the end list what each part offers the others. */
+#pragma once
+
+#include "engine/replay.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/evq.h"
+#include "base/fileio.h"
+#include "flow/flow.h"
+#include "base/slotmap.h"
+#include "base/units.h"
+
+typedef struct Sim Sim;
+typedef struct Op Op;
+typedef struct Job Job;
+typedef struct Thread Thread;
+typedef struct Alloc Alloc;
+
+/* ------------------------------------------------------------------ */
+/* Completion: something others wait for (an op, a job).               */
+
+typedef void (*WaitFn) (Sim *s, gpointer obj, guint64 arg);
+typedef struct {
+  WaitFn fn;
+  gpointer obj;
+  guint64 arg;
+} Waiter;
+
+typedef struct {
+  gboolean done;
+  Waiter w0;            /* most completions have at most one waiter */
+  GArray *waiters;      /* the others (Waiter), created on demand: only
+                         * when w0 is taken, cleared with it */
+  int refs;
+} Completion;
+
+/* Every job and allocation is on a live list (a circular list with a
+ * sentinel in Sim), so that a replay stopped early (OOM) frees everything
+ * whatever references are still held. Live is the first member of jobs;
+ * an allocation's hot fields come first (its `live` is found with
+ * offsetof). Ops, one per GPU event, are kept in Sim.ops_made instead:
+ * every op ever made, live or recycled (cheaper than linking each one in
+ * and out; there are only as many as were live at once). */
+typedef struct Live {
+  struct Live *prev, *next;
+} Live;
+
+static void
+live_link (Live *head, Live *n)
+{
+  n->next = head->next;
+  n->prev = head;
+  head->next->prev = n;
+  head->next = n;
+}
+
+static void
+live_unlink (Live *n)
+{
+  n->prev->next = n->next;
+  n->next->prev = n->prev;
+}
+
+enum { EQ_OP_RETRY, EQ_JOB_DELAY };
+
+/* Where an allocation's bytes are: device, one of the tiers, or the host. */
+#define LOC_DEVICE 0
+#define LOC_TIER(k) ((k) + 1)
+
+struct Alloc {
+  /* Hot: what every op that uses it reads or writes (one cache line). */
+  guint64 id;            /* key in Sim.allocs */
+  guint64 bytes;
+  guint64 acc_gen;       /* acc_add's deduplication stamp */
+  guint acc_idx;
+  guint running;         /* running ops using it */
+  guint8 kind;           /* effective VsMemKind */
+  gboolean written, dirty;
+  gboolean freed;
+  int loc;               /* LOC_DEVICE, LOC_TIER(k), or s->mem.loc_host */
+  int below;             /* loc of a clean copy kept below, or -1 */
+  int refs;
+  gboolean fixed;        /* placed by `direct`: never moves */
+  /* Colder. */
+  Live live;
+  guint64 charge;
+  int tag;
+  Alloc *lru_prev, *lru_next;
+  gboolean in_lru;
+  Job *moving;           /* an eviction in flight */
+  Alloc **pool;          /* the free list it returns to */
+  /* managed: residency in evict units, kept as counts (the first
+   * resident_groups groups are on the device; see man_bytes) */
+  guint32 n_groups, resident_groups, dirty_groups;
+};
+
+struct Job {
+  Live live;
+  Completion c;          /* a Job is waited on like an op */
+  int deps;              /* jobs to wait for before starting */
+  double delay;          /* ns of pure latency before the flows */
+  guint n_flows, pending;
+  struct { double amount, cap; guint path[VS_FLOW_MAX_PATH]; guint n_path; } flows[2];
+  Job **pool, *next_free;
+};
+
+typedef struct Stream Stream;
+struct Stream {
+  guint64 id;
+  Op *head, *tail;
+  Op *last;              /* last issued op (ref) */
+  guint64 cap_end;       /* estimated end of its last op at capture */
+  Stream *busy_prev, *busy_next;  /* on Sim.busy while ops are queued */
+};
+
+#define OP_INLINE_ACC 6
+/* Managed allocations of more evict units are refused (OOM): the counts
+ * are 32-bit. */
+#define MAX_MANAGED_GROUPS (1u << 31)
+#define ACC_R 1
+#define ACC_W 2
+
+struct Op {
+  Completion c;
+  guint8 type;           /* VsOp */
+  guint8 dir, to;
+  guint8 async;
+  guint8 retry_pending, started;
+  guint8 has_managed;    /* some of acc is managed memory (fault_in has work) */
+  guint8 has_pinned;     /* some of acc is pinned host memory */
+  gint8 ce;              /* copy-engine pool, -1 none */
+  guint8 phase;          /* 0 queued, 1 swap-in, 2 fault-in, 3 running */
+  int deps;
+  int waiting;
+  guint32 n_acc, acc_cap;
+  guint64 index;
+  Stream *st;
+  Op *next;
+  guint kinds;           /* 1 << kind of each allocation in acc */
+  double issue_t, ready_t, phase_t, run_t, alone_ns;
+  double swap_ns, fault_ns, ce_ns;
+  guint64 bytes, dur, compute_ns;
+  const char *name;
+  Alloc **acc;           /* acc_inline, or allocated when longer */
+  guint8 *mode;
+  Alloc *src, *dst;      /* copy (host side may be NULL = pageable) */
+  Alloc *target;         /* prefetch, stream-ordered free */
+  Op *wait_for;          /* stream_wait */
+  Op **pool;             /* the free list it returns to */
+  /* Last: not cleared when an op is recycled (acc_add fills them). */
+  Alloc *acc_inline[OP_INLINE_ACC];
+  guint8 mode_inline[OP_INLINE_ACC];
+};
+
+struct Thread {
+  guint32 tid;
+  gboolean has_cur;      /* the read-ahead event (Sim.ev) is this thread's */
+  gboolean idle;         /* its last call has returned */
+  gboolean ended;
+  guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress,
+                                * or of the last call once it returned (idle) */
+  guint8 issued_op;
+  gboolean has_prev;
+  double f_prev, s_cur;
+  int waits;
+  const char *mark_name;
+  double mark_t;
+  guint64 mark_t_cap;
+};
+
+typedef struct {
+  char *name;
+  guint64 cur, peak;
+} TagStat;
+
+typedef struct {
+  const char *name;
+  guint64 count;
+  double captured_ns, predicted_ns, stall_ns;
+} KernelStat;
+
+typedef struct {
+  const char *name;
+  guint64 count;
+  double predicted_ns, captured_ns;
+} MarkStat;
+
+/* An oversubscription policy (sim/mem/policy*.part.c): its hooks, and
+ * the flags it sets at setup, which the per-event code reads inline from
+ * s->mem. */
+typedef struct {
+  const char *name;            /* as in the config ("oom", "spill", ...) */
+  gboolean spill;              /* device memory can leave the device: swap-in before an op, lru_dev kept */
+  gboolean dev_only;           /* device and managed memory are always reached on the device
+                                * (unless the machine is unified) */
+  gboolean device_is_managed;  /* device allocations are made managed memory */
+  /* A device allocation A does not fit once managed memory is evicted:
+   * place it (TRUE, with the jobs to wait for added to JOBS) or not (OOM). */
+  gboolean (*nofit) (Sim *s, Alloc *a, GPtrArray *jobs);
+} Policy;
+
+typedef struct {
+  Alloc *head, *tail;    /* least recently touched first */
+} Lru;
+
+/* The --series output: time-weighted means per bucket. Buckets widen (pairs
+ * merge) when more than SERIES_MAX would be needed, unless dt is fixed. */
+#define SERIES_MAX 4096
+typedef struct {
+  double dt;
+  gboolean fixed;
+  guint n_cols;          /* resident locs + resources */
+  GArray *sums;          /* double [n_buckets * n_cols]: integral over the bucket */
+  guint n_buckets;
+} Series;
+
+/* The engine's state, in one sub-struct per concern, so that what a part
+ * reaches shows in its code: s->core (the clock, the queue, the flow
+ * network, the trace), s->host (host threads), s->gpu (resources,
+ * streams, ops, copy engines), s->mem (locations, allocations, LRU, the
+ * policy's flags), s->stats (what the report counts) and s->out (the
+ * --series and --timeline observers). */
+struct Sim {
+  struct {
+    const VsConfig *cfg, *cap_cfg;
+    const VsReplayOptions *opts;
+    VsTraceReader *reader;
+    /* The one event read ahead: it stays valid (the reader's buffers with
+     * it) until the next trace_next, which comes only after it is issued. */
+    VsEvent ev;
+    GError *error;
+    VsEvq *q;
+    VsFlowNet *net;
+    double now, t0;
+    gboolean stopped, oom, have_t0, eof;
+    gboolean halt;         /* stopped, or error set: the main loop ends */
+    Live live_jobs, live_allocs;
+    Job *free_jobs;
+    GPtrArray *jobs_spare;
+  } core;
+
+  struct {
+    GHashTable *threads;   /* tid -> Thread* */
+    GPtrArray *thread_list;
+    Thread *last_thread;   /* the last thread_get: events come in runs */
+    Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
+    double issue_t;        /* INFINITY while issue_thread is NULL */
+  } host;
+
+  struct {
+    /* resources */
+    guint r_sm, r_dev, r_h2d, r_d2h, r_host, r_tier0;
+    double b_dev, b0_dev;  /* target and capture effective device bandwidth */
+    double ns_per_byte, ns_per_byte0;  /* their inverses, in ns per byte */
+    double tflops_scale;   /* capture tflops / target tflops */
+    double pageable_cap;
+    VsU64Map streams;      /* stream id + 1 -> Stream* */
+    Stream *last_stream;   /* the last stream_find (streams live to the end) */
+    GPtrArray *stream_list;
+    Stream *busy;          /* streams with queued ops: a device sync waits on these */
+    VsU64Map events;       /* event id + 1 -> Op* (last recorded) */
+    GQueue ce_queue[2];
+    guint ce_busy[2];
+    gboolean issue_extra;  /* a timeline or the legacy default stream: op_issue's rare work */
+    guint64 acc_gen;
+    struct Part *parts;    /* kernel_run's scratch: 2 per location */
+    GPtrArray *ops_made;   /* every op (live, or recycled on free_ops) */
+    Op *free_ops;
+  } gpu;
+
+  struct {
+    int loc_host;          /* index of the host location */
+    guint n_locs;
+    guint64 *loc_cap, *loc_used, *loc_peak;
+    guint64 dev_nonmanaged;
+    guint64 man_running_bytes;  /* resident bytes of managed allocations running ops use */
+    guint64 overflow_peak;
+    VsSlotMap allocs;      /* id -> Alloc* of the live allocations */
+    Lru lru_dev, lru_man;  /* device allocations; managed ones with resident groups */
+    const Policy *policy;
+    gboolean spill;        /* the spill policy: device memory can leave the device (swap-in, lru_dev) */
+    gboolean dev_only;     /* device and managed memory are always reached on the device */
+    gboolean device_is_managed;  /* device allocations are made managed (uvm) */
+    Alloc *free_allocs;    /* recycled, linked through lru_next */
+  } mem;
+
+  struct {
+    guint64 n_events;
+    double last_end;
+    guint64 cap_first_t, cap_last_end;
+    gboolean cap_have;
+    double blocked_ns, contention_ns, fault_ns, swap_ns, ce_ns;
+    guint64 h2d_bytes, d2h_bytes, swap_out_bytes, swap_in_bytes, fault_bytes,
+            faults, writeback_bytes, prefetch_bytes, unknown_refs;
+    GHashTable *tags;      /* name -> index into tag_stats */
+    const char *last_tag;  /* the last stats_tag, by address */
+    int last_tag_index;
+    GArray *tag_stats;
+    GHashTable *kernels;   /* name -> KernelStat* */
+    VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
+#define KCACHE 64
+    /* A direct-mapped cache in front of kernel_by_ptr (a trace has few
+     * kernel names): slot (address >> 4) & (KCACHE - 1). */
+    struct { const char *name; KernelStat *k; } kcache[KCACHE];
+    GHashTable *marks;     /* name -> MarkStat* */
+    cJSON *oom_obj;
+    guint64 last_progress;
+    guint64 next_progress; /* n_events of the next progress line (never without --progress) */
+  } stats;
+
+  struct {
+    Series *series;
+    double *res_cur_t;     /* per loc: time of the last residency change */
+    FILE *timeline;
+    char *timeline_tmp;
+    gboolean timeline_first;
+  } out;
+};
+
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+
+/* A trace integer as a double: trace integers are below 2^63 (the
+ * readers check), so the signed conversion, one instruction, is exact
+ * wherever the unsigned one is. */
+static inline double
+i2d (guint64 v)
+{
+  return (double) (gint64) v;
+}
+
+static inline guint64
+round_up (guint64 v, guint64 g)
+{
+  if (g <= 1 || v > G_MAXUINT64 - g)
+    return v;
+  return (v + g - 1) / g * g;
+}
+
+
+/* ---- running ---- */
+
+typedef struct Part {
+  guint path[VS_FLOW_MAX_PATH];
+  guint n;
+  double amount;
+} Part;
+
+/* ------------------------------------------------------------------ */
+/* What each part offers the others                                     */
+
+/* engine/refs.part.c */
+static void completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg);
+static void completion_fire_slow (Sim *s, Completion *c);
+static inline void completion_fire (Sim *s, Completion *c);
+static void job_unref (Job *j);
+static void alloc_unref_last (Alloc *a);
+static void alloc_unref (Alloc *a);
+static void op_release (Op *op);
+static inline void op_unref (Op *op);
+
+/* out/series.part.c */
+static void series_add (Series *se, guint col, double t0, double t1, double value);
+static __attribute__ ((noinline, cold)) void series_begin (Sim *s);
+static __attribute__ ((noinline, cold)) void series_resident (Sim *s, int loc);
+static void on_load (gpointer user, guint res, double t0, double t1, double load);
+static gboolean series_write (Sim *s, const char *path, double makespan, GError **error);
+
+/* out/timeline.part.c */
+static void tl_event (Sim *s, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+static char *json_str (const char *str);
+static __attribute__ ((noinline, cold)) void timeline_resident (Sim *s, int loc, guint64 value);
+static __attribute__ ((noinline, cold)) void timeline_host_wait (Sim *s, Thread *t, double f);
+static __attribute__ ((noinline, cold)) void timeline_stream (Sim *s, guint64 id);
+static __attribute__ ((noinline, cold)) void timeline_captured (Sim *s, Stream *st, const VsEvent *ev);
+static __attribute__ ((noinline, cold)) void timeline_op (Sim *s, const Op *op, double end);
+static __attribute__ ((noinline, cold)) void timeline_mark (Sim *s, const Thread *t, const char *name, double now);
+static gboolean timeline_open (Sim *s, const char *path, GError **error);
+static gboolean timeline_close (Sim *s, const char *path, gboolean ok, GError **error);
+
+/* mem/loc.part.c */
+static const char *loc_name (Sim *s, int loc);
+static void loc_set (Sim *s, int loc, guint64 value);
+static void loc_add (Sim *s, int loc, guint64 bytes);
+static void loc_sub (Sim *s, int loc, guint64 bytes);
+static guint64 loc_free (Sim *s, int loc);
+static guint read_path (Sim *s, int loc, guint *p);
+static guint write_path (Sim *s, int loc, guint *p);
+static guint host_copy_path (Sim *s, int loc, gboolean h2d, guint *p);
+static guint move_path (Sim *s, int loc, gboolean out, guint *p);
+static int tier_with_room (Sim *s, guint64 bytes);
+static gboolean place_below (Sim *s, Alloc *a);
+
+/* mem/lru.part.c */
+static Lru *lru_of (Sim *s, const Alloc *a);
+static void lru_remove (Sim *s, Alloc *a);
+static void lru_touch (Sim *s, Alloc *a);
+static gboolean evictable (const Alloc *a, Alloc *const *keep, guint n_keep);
+
+/* engine/job.part.c */
+static Job *job_new (Sim *s, double delay);
+static void job_add_flow (Job *j, double amount, double cap, const guint *path, guint n_path);
+static double job_alone (Sim *s, const Job *j);
+static void job_finish (Sim *s, Job *j);
+static void job_dep_done (Sim *s, gpointer obj, guint64 arg);
+static void job_after (Job *j, Job *dep);
+static void job_run_flows (Sim *s, Job *j);
+static void job_start (Sim *s, Job *j);
+static GPtrArray *jobs_take (Sim *s);
+static void jobs_give (Sim *s, GPtrArray *a);
+
+/* mem/policy-spill.part.c */
+static Job *spill_victim (Sim *s, Alloc *v);
+static gboolean spill_for (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, GPtrArray *jobs);
+static void swap_in (Sim *s, Op *op);
+
+/* mem/managed.part.c */
+static guint64 man_bytes (const Sim *s, const Alloc *a, guint64 groups);
+static guint64 man_pages (const Sim *s, const Alloc *a, guint64 groups);
+static guint64 man_resident (const Sim *s, const Alloc *a);
+static void man_set_groups (Sim *s, Alloc *a, guint32 r);
+static void man_shrink (Sim *s, Alloc *a, guint32 r);
+static guint64 evict_groups (Sim *s, Alloc *a, guint64 need, guint64 *wb);
+static Job *evict_managed (Sim *s, guint64 need, Alloc *const *keep, guint n_keep, guint64 *freed_out);
+static guint64 sat_add (guint64 a, guint64 b);
+static void fault_in (Sim *s, Op *op);
+
+/* mem/policy-oom.part.c, policy-spill, policy-direct, policy-uvm, policy */
+static gboolean nofit_oom (Sim *s, Alloc *a, GPtrArray *jobs);
+static gboolean nofit_spill (Sim *s, Alloc *a, GPtrArray *jobs);
+static gboolean nofit_direct (Sim *s, Alloc *a, GPtrArray *jobs);
+static void policy_setup (Sim *s);
+
+/* engine/thread.part.c */
+static __attribute__ ((noinline)) Thread *thread_get_slow (Sim *s, guint32 tid);
+static inline Thread *thread_get (Sim *s, guint32 tid);
+static inline __attribute__ ((always_inline)) void note_captured (Sim *s, const VsEvent *ev);
+static void mark_close (Sim *s, Thread *t, double now, guint64 cap_t);
+static inline __attribute__ ((always_inline)) void thread_schedule (Sim *s, Thread *t);
+static void thread_end (Sim *s, Thread *t);
+static inline __attribute__ ((always_inline)) void reader_advance (Sim *s);
+static inline __attribute__ ((always_inline)) void thread_finish (Sim *s, Thread *t, double f);
+static void thread_wait_done (Sim *s, gpointer obj, guint64 arg);
+static void thread_block_on (Thread *t, Completion *c);
+
+/* engine/op.part.c */
+static __attribute__ ((noinline)) Stream *stream_find_slow (Sim *s, guint64 id);
+static inline Stream *stream_find (Sim *s, guint64 id);
+static Stream *stream_get (Sim *s, guint64 id);
+static void op_dep_done (Sim *s, gpointer obj, guint64 arg);
+static void op_depend (Op *op, Op *on);
+static inline Op *event_find (Sim *s, guint64 event);
+static inline Alloc *alloc_find (Sim *s, guint64 id);
+static inline Alloc *alloc_lookup (Sim *s, guint64 id);
+static void acc_begin (Sim *s, Op *op);
+static inline void acc_add (Sim *s, Op *op, guint64 id, guint8 mode);
+static inline void acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 id, guint8 m, guint *kinds, gboolean ref);
+static void acc_add_few (Sim *s, Op *op, const VsEvent *ev);
+static inline void acc_end (Op *op);
+static double op_wsum (const Op *op);
+static Alloc *ref (Alloc *a);
+static __attribute__ ((noinline)) void op_issue_extra (Sim *s, Op *op, const VsEvent *ev);
+static Op *op_issue (Sim *s, const VsEvent *ev);
+static void op_resume (Sim *s, gpointer obj, guint64 arg);
+static void op_wait_job (Op *op, Job *j);
+static void op_begin (Sim *s, Op *op);
+static void op_try_start (Sim *s, Op *op);
+
+/* model/kernel.part.c */
+static void part_add (Part *parts, guint *n_parts, const guint *path, guint n, double amount);
+static int alloc_loc (Sim *s, const Alloc *a);
+static inline gboolean kernel_start_compute (Sim *s, Op *op, double c1, double d1);
+static void kernel_run (Sim *s, Op *op, Job *j_unused);
+
+/* model/copy.part.c */
+static gboolean pageable (const Alloc *host_side);
+static Job *copy_job (Sim *s, Op *op);
+static Job *prefetch_job (Sim *s, Op *op);
+
+/* engine/phase.part.c */
+static inline guint op_tracked (const Sim *s, const Op *op);
+static void op_run (Sim *s, Op *op);
+static void op_phase (Sim *s, Op *op);
+static void op_complete (Sim *s, Op *op);
+
+/* mem/alloc.part.c */
+static void alloc_release (Sim *s, Alloc *a);
+static void report_oom (Sim *s, const VsEvent *ev, int loc);
+static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
+
+/* engine/issue.part.c */
+static void thread_issue (Sim *s, Thread *t);
+
+/* engine/loop.part.c */
+static void on_flow_done (gpointer user, gpointer owner, guint64 tag);
+static inline void progress (Sim *s);
+static void sim_loop (Sim *s);
+
+/* engine/setup.part.c */
+static void sim_setup (Sim *s);
+static void mark_free (gpointer p);
+static void sim_teardown (Sim *s);
+
+/* out/stats.part.c */
+static inline __attribute__ ((always_inline)) void stats_kernel (Sim *s, const Op *op, double end);
+static const char *stats_mark (Sim *s, const char *name);
+static int stats_tag (Sim *s, const char *tag);
+
+/* out/sim-report.part.c */
+static GPtrArray *table_values (GHashTable *h);
+static gint kernel_cmp (gconstpointer a, gconstpointer b);
+static gint mark_cmp (gconstpointer a, gconstpointer b);
+static cJSON *sim_report (Sim *s, double makespan);

@@ -1,0 +1,189 @@
+/* alloc.part.c — allocation and free events: placement on the device, the
+ * policy's answer when it does not fit, OOM.
+ *
+ * Part of the replay engine: #included by sim/engine/replay.c (one
+ * translation unit; not compiled alone). */
+#include "engine/sim-priv.h"
+
+static void
+alloc_release (Sim *s, Alloc *a)
+{
+  a->freed = TRUE;
+  TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
+  t->cur -= a->bytes;
+  lru_remove (s, a);
+  if (a->kind == VS_MEM_PINNED)
+    loc_sub (s, s->mem.loc_host, a->charge);
+  else if (a->kind == VS_MEM_MANAGED)
+    {
+      if (s->core.cfg->unified)
+        loc_sub (s, LOC_DEVICE, a->charge);
+      else
+        loc_sub (s, LOC_DEVICE, man_resident (s, a));
+      man_set_groups (s, a, 0);
+    }
+  else
+    {
+      loc_sub (s, a->loc, a->charge);
+      if (a->loc == LOC_DEVICE)
+        s->mem.dev_nonmanaged -= a->charge;
+      if (a->below >= 0)
+        loc_sub (s, a->below, a->charge);
+      a->below = -1;
+    }
+  /* A is the one live under its id: do_alloc releases an id's old
+   * allocation before it adds the new one. */
+  slotmap_remove (&s->mem.allocs, a->id);
+  alloc_unref (a);       /* the table's */
+}
+
+/* Records the first allocation that did not fit in LOC (the device, or
+ * the host for pinned and managed memory). */
+static void
+report_oom (Sim *s, const VsEvent *ev, int loc)
+{
+  if (s->stats.oom_obj)
+    return;
+  s->core.oom = TRUE;
+  cJSON *o = cJSON_CreateObject ();
+  cJSON_AddNumberToObject (o, "event", (double) ev->index);
+  cJSON_AddNumberToObject (o, "t_ns", (double) ev->t);
+  cJSON_AddNumberToObject (o, "predicted_t_ns", floor (s->core.now - s->core.t0));
+  cJSON_AddNumberToObject (o, "requested", (double) ev->bytes);
+  cJSON_AddNumberToObject (o, "in_use", (double) s->mem.loc_used[loc]);
+  cJSON_AddNumberToObject (o, "capacity", (double) s->mem.loc_cap[loc]);
+  cJSON_AddStringToObject (o, "memory", loc_name (s, loc));
+  s->stats.oom_obj = o;
+}
+
+/* Handles an alloc event. Returns FALSE when the replay must stop (OOM);
+ * JOBS receives what the call must wait for. */
+static gboolean
+do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
+{
+  Alloc *a = s->mem.free_allocs;
+  if (a != NULL)
+    {
+      s->mem.free_allocs = a->lru_next;
+      /* Field by field (a memset's `rep stos` costs more); the fields
+       * set below are left out. */
+      a->acc_gen = 0;
+      a->acc_idx = a->running = 0;
+      a->written = a->dirty = a->freed = a->fixed = FALSE;
+      a->loc = 0;
+      a->lru_prev = a->lru_next = NULL;
+      a->in_lru = FALSE;
+      a->moving = NULL;
+      a->n_groups = a->resident_groups = a->dirty_groups = 0;
+    }
+  else
+    a = g_new0 (Alloc, 1);
+  a->pool = &s->mem.free_allocs;
+  live_link (&s->core.live_allocs, &a->live);
+  a->refs = 1;
+  a->id = ev->id;
+  a->bytes = ev->bytes;
+  a->kind = ev->kind;
+  a->below = -1;
+  a->tag = stats_tag (s, ev->tag);
+  if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
+    a->kind = VS_MEM_MANAGED;
+  a->charge = round_up (a->bytes, s->core.cfg->memory.alloc_granularity);
+  gboolean ok = TRUE;
+  int oom_loc = LOC_DEVICE;
+
+  if (s->core.cfg->unified && a->kind != VS_MEM_DEVICE)
+    {
+      /* One pool: pinned and managed memory are charged like device memory. */
+      if (loc_free (s, LOC_DEVICE) < a->charge)
+        {
+          if (s->core.opts->keep_going)
+            report_oom (s, ev, LOC_DEVICE);
+          else
+            ok = FALSE;
+        }
+      if (ok)
+        loc_add (s, LOC_DEVICE, a->charge);
+      a->loc = LOC_DEVICE;
+      if (a->kind == VS_MEM_PINNED)
+        a->kind = VS_MEM_DEVICE, s->mem.dev_nonmanaged += a->charge;
+    }
+  else if (a->kind == VS_MEM_PINNED)
+    {
+      a->charge = a->bytes;
+      a->loc = s->mem.loc_host;
+      oom_loc = s->mem.loc_host;
+      if (a->charge > loc_free (s, s->mem.loc_host))
+        {
+          if (s->core.opts->keep_going)
+            report_oom (s, ev, s->mem.loc_host);
+          else
+            ok = FALSE;
+        }
+      if (ok)
+        loc_add (s, s->mem.loc_host, a->charge);
+    }
+  else if (a->kind == VS_MEM_MANAGED)
+    {
+      /* Managed memory lives in host memory when not on the device: one
+       * larger than the host cannot be allocated (this also bounds the
+       * engine's per-group state). */
+      a->charge = a->bytes;
+      a->loc = LOC_DEVICE;
+      oom_loc = s->mem.loc_host;
+      if (a->bytes > s->mem.loc_cap[s->mem.loc_host]
+          || a->bytes / s->core.cfg->uvm.evict_unit >= MAX_MANAGED_GROUPS)
+        ok = FALSE;
+      else
+        {
+          a->n_groups = (guint32) ((a->bytes + s->core.cfg->uvm.evict_unit - 1) / s->core.cfg->uvm.evict_unit);
+        }
+    }
+  else
+    {
+      guint64 free_b = loc_free (s, LOC_DEVICE);
+      if (a->charge > free_b)
+        {
+          guint64 got = 0;
+          Job *wb = evict_managed (s, a->charge - free_b, NULL, 0, &got);
+          if (wb)
+            g_ptr_array_add (jobs, wb);
+          free_b += got;
+        }
+      if (a->charge <= free_b)
+        {
+          a->loc = LOC_DEVICE;
+          loc_add (s, LOC_DEVICE, a->charge);
+          s->mem.dev_nonmanaged += a->charge;
+        }
+      else if (!s->mem.policy->nofit (s, a, jobs))
+        {
+          if (s->core.opts->keep_going)
+            {
+              report_oom (s, ev, LOC_DEVICE);
+              a->loc = LOC_DEVICE;
+              loc_add (s, LOC_DEVICE, a->charge);
+              s->mem.dev_nonmanaged += a->charge;
+            }
+          else
+            ok = FALSE;
+        }
+    }
+  if (!ok)
+    {
+      report_oom (s, ev, oom_loc);
+      s->core.stopped = TRUE;
+      s->core.halt = TRUE;
+      alloc_unref (a);
+      return FALSE;
+    }
+  TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
+  t->cur += a->bytes;
+  t->peak = MAX (t->peak, t->cur);
+  Alloc *old = alloc_find (s, a->id);
+  if (old)
+    alloc_release (s, old);
+  slotmap_add (&s->mem.allocs, a->id, GPOINTER_TO_SIZE (a));
+  lru_touch (s, a);
+  return TRUE;
+}

@@ -1,0 +1,158 @@
+/* sim-report.part.c — building the JSON report (SPEC 5.8) from the engine's
+ * statistics.
+ *
+ * Part of the replay engine: #included by sim/engine/replay.c (one
+ * translation unit; not compiled alone). */
+#include "engine/sim-priv.h"
+
+static GPtrArray *
+table_values (GHashTable *h)
+{
+  GPtrArray *a = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, h);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    g_ptr_array_add (a, v);
+  return a;
+}
+
+static gint
+kernel_cmp (gconstpointer a, gconstpointer b)
+{
+  const KernelStat *x = *(KernelStat *const *) a, *y = *(KernelStat *const *) b;
+  if (x->predicted_ns != y->predicted_ns)
+    return x->predicted_ns > y->predicted_ns ? -1 : 1;
+  return g_strcmp0 (x->name, y->name);
+}
+
+static gint
+mark_cmp (gconstpointer a, gconstpointer b)
+{
+  const MarkStat *x = *(MarkStat *const *) a, *y = *(MarkStat *const *) b;
+  return g_strcmp0 (x->name, y->name);
+}
+
+#define KERNELS_TOP 20
+
+static cJSON *
+sim_report (Sim *s, double makespan)
+{
+  const VsConfig *c = s->core.cfg;
+  cJSON *r = cJSON_CreateObject ();
+  cJSON_AddNumberToObject (r, "vramsim_report", 1);
+  cJSON_AddStringToObject (r, "status", s->core.oom && !s->core.opts->keep_going ? "oom" : "ok");
+  cJSON_AddStringToObject (r, "config", c->name ? c->name : "");
+  cJSON_AddStringToObject (r, "capture_config", s->core.cap_cfg->name ? s->core.cap_cfg->name : "");
+  cJSON_AddStringToObject (r, "trace", s->core.opts->trace_name ? s->core.opts->trace_name : trace_reader_path (s->core.reader));
+  cJSON_AddStringToObject (r, "policy", config_oversub_name (c->oversubscription));
+  cJSON_AddNumberToObject (r, "events", (double) s->stats.n_events);
+
+  double captured = s->stats.cap_have ? (double) (s->stats.cap_last_end - s->stats.cap_first_t) : 0;
+  cJSON *t = cJSON_AddObjectToObject (r, "time");
+  cJSON_AddNumberToObject (t, "captured_ns", captured);
+  cJSON_AddNumberToObject (t, "predicted_ns", round (makespan));
+  cJSON_AddNumberToObject (t, "slowdown", captured > 0 ? round (makespan) / captured : 0);
+
+  cJSON *h = cJSON_AddObjectToObject (r, "host");
+  cJSON_AddNumberToObject (h, "blocked_ns", round (s->stats.blocked_ns));
+  cJSON_AddNumberToObject (h, "threads", s->host.thread_list->len);
+
+  cJSON *st = cJSON_AddObjectToObject (r, "stalls");
+  cJSON_AddNumberToObject (st, "contention_ns", round (s->stats.contention_ns));
+  cJSON_AddNumberToObject (st, "fault_ns", round (s->stats.fault_ns));
+  cJSON_AddNumberToObject (st, "swap_ns", round (s->stats.swap_ns));
+  cJSON_AddNumberToObject (st, "copy_engine_ns", round (s->stats.ce_ns));
+
+  cJSON *m = cJSON_AddObjectToObject (r, "memory");
+  cJSON *tiers = cJSON_AddArrayToObject (m, "tiers");
+  for (guint loc = 0; loc < s->mem.n_locs; loc++)
+    {
+      if (c->unified && (int) loc == s->mem.loc_host)
+        continue;
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "name", loc_name (s, (int) loc));
+      cJSON_AddNumberToObject (o, "capacity", (double) s->mem.loc_cap[loc]);
+      cJSON_AddNumberToObject (o, "peak_bytes", (double) s->mem.loc_peak[loc]);
+      cJSON_AddItemToArray (tiers, o);
+    }
+  cJSON *tags = cJSON_AddArrayToObject (m, "tags");
+  for (guint i = 0; i < s->stats.tag_stats->len; i++)
+    {
+      TagStat *ts = &g_array_index (s->stats.tag_stats, TagStat, i);
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "tag", ts->name);
+      cJSON_AddNumberToObject (o, "peak_bytes", (double) ts->peak);
+      cJSON_AddItemToArray (tags, o);
+    }
+  cJSON_AddNumberToObject (m, "overflow_bytes", (double) s->mem.overflow_peak);
+
+  cJSON *tr = cJSON_AddObjectToObject (r, "traffic");
+  cJSON_AddNumberToObject (tr, "h2d_bytes", (double) s->stats.h2d_bytes);
+  cJSON_AddNumberToObject (tr, "d2h_bytes", (double) s->stats.d2h_bytes);
+  cJSON_AddNumberToObject (tr, "swap_out_bytes", (double) s->stats.swap_out_bytes);
+  cJSON_AddNumberToObject (tr, "swap_in_bytes", (double) s->stats.swap_in_bytes);
+  cJSON_AddNumberToObject (tr, "fault_bytes", (double) s->stats.fault_bytes);
+  cJSON_AddNumberToObject (tr, "faults", (double) s->stats.faults);
+  cJSON_AddNumberToObject (tr, "writeback_bytes", (double) s->stats.writeback_bytes);
+  cJSON_AddNumberToObject (tr, "prefetch_bytes", (double) s->stats.prefetch_bytes);
+
+  cJSON *res = cJSON_AddArrayToObject (r, "resources");
+  for (guint i = 0; i < flow_net_n_resources (s->core.net); i++)
+    {
+      VsResourceStats rs;
+      flow_net_resource_stats (s->core.net, i, &rs);
+      double cap = flow_net_resource_capacity (s->core.net, i);
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "name", flow_net_resource_name (s->core.net, i));
+      cJSON_AddNumberToObject (o, "capacity_bps", cap);
+      /* For sm the amount is GPU-time: reported in GPU-ns. */
+      cJSON_AddNumberToObject (o, "bytes", round (i == s->gpu.r_sm ? rs.bytes * 1e9 : rs.bytes));
+      cJSON_AddNumberToObject (o, "busy_ns", round (rs.busy_ns));
+      cJSON_AddNumberToObject (o, "utilization_mean", makespan > 0 ? rs.bytes / (cap * makespan * 1e-9) : 0);
+      cJSON_AddNumberToObject (o, "saturated_ns", round (rs.saturated_ns));
+      cJSON_AddItemToArray (res, o);
+    }
+
+  cJSON *k = cJSON_AddObjectToObject (r, "kernels");
+  GPtrArray *ks = table_values (s->stats.kernels);
+  g_ptr_array_sort (ks, kernel_cmp);
+  cJSON_AddNumberToObject (k, "distinct", ks->len);
+  cJSON *top = cJSON_AddArrayToObject (k, "top");
+  for (guint i = 0; i < ks->len && i < KERNELS_TOP; i++)
+    {
+      KernelStat *ki = ks->pdata[i];
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "name", ki->name);
+      cJSON_AddNumberToObject (o, "count", (double) ki->count);
+      cJSON_AddNumberToObject (o, "captured_ns", round (ki->captured_ns));
+      cJSON_AddNumberToObject (o, "predicted_ns", round (ki->predicted_ns));
+      cJSON_AddNumberToObject (o, "stall_ns", round (ki->stall_ns));
+      cJSON_AddItemToArray (top, o);
+    }
+  g_ptr_array_free (ks, TRUE);
+
+  cJSON *marks = cJSON_AddArrayToObject (r, "marks");
+  GPtrArray *ms = table_values (s->stats.marks);
+  g_ptr_array_sort (ms, mark_cmp);
+  for (guint i = 0; i < ms->len; i++)
+    {
+      MarkStat *mi = ms->pdata[i];
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "name", mi->name);
+      cJSON_AddNumberToObject (o, "count", (double) mi->count);
+      cJSON_AddNumberToObject (o, "captured_ns", round (mi->captured_ns));
+      cJSON_AddNumberToObject (o, "predicted_ns", round (mi->predicted_ns));
+      cJSON_AddItemToArray (marks, o);
+    }
+  g_ptr_array_free (ms, TRUE);
+
+  if (s->stats.oom_obj)
+    {
+      cJSON_AddItemToObject (r, "oom", s->stats.oom_obj);
+      s->stats.oom_obj = NULL;
+    }
+  if (s->stats.unknown_refs)
+    cJSON_AddNumberToObject (r, "unresolved_refs", (double) s->stats.unknown_refs);
+  return r;
+}

@@ -1,0 +1,81 @@
+/* stats.part.c — the statistics the report counts per kernel name, per
+ * mark and per tag: looked up here, by name, so that the engine's parts
+ * only say what happened (a kernel completed, a mark was reached, an
+ * allocation was tagged). Always on: the report needs them; the kernel
+ * lookup is on every kernel's path, so it is inline and cached.
+ *
+ * Part of the replay engine: #included by sim/engine/replay.c (one
+ * translation unit; not compiled alone). */
+#include "engine/sim-priv.h"
+
+/* Kernel OP completed at END: its name's row (count, captured and
+ * predicted time, stall). */
+static inline __attribute__ ((always_inline)) void
+stats_kernel (Sim *s, const Op *op, double end)
+{
+  const char *name = op->name ? op->name : "(unnamed)";
+  /* Readers intern names: look up by address first (a small cache,
+   * then the map), by text after. */
+  guint ks = (GPOINTER_TO_SIZE (name) >> 4) & (KCACHE - 1);
+  KernelStat *k = s->stats.kcache[ks].k;
+  if (G_UNLIKELY (s->stats.kcache[ks].name != name))
+    {
+      guint64 *kp = u64map_lookup (&s->stats.kernel_by_ptr, GPOINTER_TO_SIZE (name));
+      k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
+    }
+  if (k == NULL)
+    {
+      k = g_hash_table_lookup (s->stats.kernels, name);
+      if (k == NULL)
+        {
+          k = g_new0 (KernelStat, 1);
+          k->name = name;
+          g_hash_table_insert (s->stats.kernels, (gpointer) name, k);
+        }
+      u64map_insert (&s->stats.kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
+    }
+  s->stats.kcache[ks].name = name;
+  s->stats.kcache[ks].k = k;
+  k->count++;
+  k->captured_ns += op->dur == VS_NONE ? 0 : i2d (op->dur);
+  k->predicted_ns += end - op->ready_t;
+  k->stall_ns += MAX (0.0, end - op->ready_t - op->alone_ns);
+}
+
+/* A thread reached mark NAME: counts it, and returns the row's own copy
+ * of the name (the thread's open mark, closed at its next mark). */
+static const char *
+stats_mark (Sim *s, const char *name)
+{
+  MarkStat *m = g_hash_table_lookup (s->stats.marks, name);
+  if (m == NULL)
+    {
+      m = g_new0 (MarkStat, 1);
+      m->name = g_strdup (name);
+      g_hash_table_insert (s->stats.marks, (gpointer) m->name, m);
+    }
+  m->count++;
+  return m->name;
+}
+
+/* The index of TAG's row in tag_stats (NULL: "untagged"). */
+static int
+stats_tag (Sim *s, const char *tag)
+{
+  if (tag == NULL)
+    tag = "untagged";
+  if (tag == s->stats.last_tag)
+    return s->stats.last_tag_index;   /* readers intern strings: same text, same address */
+  gpointer v;
+  if (g_hash_table_lookup_extended (s->stats.tags, tag, NULL, &v))
+    {
+      s->stats.last_tag = tag;
+      s->stats.last_tag_index = GPOINTER_TO_INT (v);
+      return GPOINTER_TO_INT (v);
+    }
+  TagStat t = { g_strdup (tag), 0, 0 };
+  g_array_append_val (s->stats.tag_stats, t);
+  int i = (int) s->stats.tag_stats->len - 1;
+  g_hash_table_insert (s->stats.tags, t.name, GINT_TO_POINTER (i));
+  return i;
+}
