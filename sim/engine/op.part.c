@@ -289,6 +289,11 @@ op_issue (Sim *s, const VsEvent *ev)
   op->dur = ev->dur;
   op->compute_ns = ev->compute_ns;
   op->name = ev->name;
+  if (ev->op == VS_OP_KERNEL)
+    {
+      op->flops = ev->shape != NULL ? ev->shape->flops : VS_NONE;
+      op->kf = kernel_factors (s, ev);
+    }
   op->ce = -1;
   op->issue_t = s->core.now;
   acc_begin (s, op);

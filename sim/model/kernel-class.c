@@ -35,6 +35,9 @@ typedef struct {
   guint8 cls;
 } ClassRule;
 
+/* A GEMM whose name says neither SIMT nor tensor: decided by precision. */
+#define GENERIC_GEMM VS_KCLASS_COUNT
+
 /* Before the GEMM rules: names that carry GEMM or cuDNN tokens but are
  * not GEMMs or convolutions. */
 static const ClassRule class_rules[] = {
@@ -88,6 +91,13 @@ static const ClassRule class_rules[] = {
   { "implicit_gemm", VS_KCLASS_CONV },
   { "winograd", VS_KCLASS_CONV },
   { "fft", VS_KCLASS_CONV },          /* cuDNN's FFT convolution: fft2d_r2c_32x32 */
+  /* GEMMs on the CUDA cores, by name */
+  { "sgemm", VS_KCLASS_GEMM_SIMT },      /* volta_sgemm_128x64_nn, cutlass_80_simt_sgemm */
+  { "dgemm", VS_KCLASS_GEMM_SIMT },
+  { "cgemm", VS_KCLASS_GEMM_SIMT },
+  { "zgemm", VS_KCLASS_GEMM_SIMT },
+  { "gemmsn", VS_KCLASS_GEMM_SIMT },     /* cuBLAS gemmSN_TN_kernel (small FP32) */
+  { "gemmk1", VS_KCLASS_GEMM_SIMT },
   /* GEMMs that name tensor cores */
   { "h884", VS_KCLASS_GEMM_TENSOR },
   { "h1688", VS_KCLASS_GEMM_TENSOR },
@@ -107,9 +117,9 @@ static const ClassRule class_rules[] = {
   { "triton_mm", VS_KCLASS_GEMM_TENSOR },
   { "triton_bmm", VS_KCLASS_GEMM_TENSOR },
   { "triton_tem", VS_KCLASS_GEMM_TENSOR },
-  /* "gemm" alone: SIMT unless the name states a tensor precision
-   * (kernel_class_of) */
-  { "gemm", VS_KCLASS_GEMM_SIMT },
+  /* "gemm" alone: tensor cores unless the name states FP32 or FP64
+   * (kernel_class_of; GENERIC_GEMM) */
+  { "gemm", GENERIC_GEMM },
   /* names that say elementwise outright, whatever functor they carry */
   { "elementwise", VS_KCLASS_ELEMENTWISE },
   { "pointwise", VS_KCLASS_ELEMENTWISE },
@@ -126,6 +136,7 @@ static const ClassRule class_rules[] = {
   { "cumsum", VS_KCLASS_REDUCE },
   { "topk", VS_KCLASS_REDUCE },
   { "argmax", VS_KCLASS_REDUCE },
+  { "loss", VS_KCLASS_REDUCE },
   /* elementwise and data movement */
   { "triton_", VS_KCLASS_ELEMENTWISE }, /* Inductor's fused pointwise kernels (triton__0d1d2d, triton_poi_) */
   { "catarray", VS_KCLASS_ELEMENTWISE },
@@ -139,6 +150,8 @@ static const ClassRule class_rules[] = {
   { "scatter", VS_KCLASS_ELEMENTWISE },
   { "permute", VS_KCLASS_ELEMENTWISE },
   { "embedding", VS_KCLASS_ELEMENTWISE },
+  { "embed", VS_KCLASS_ELEMENTWISE },
+  { "adam", VS_KCLASS_ELEMENTWISE },      /* optimizer steps: a pass over the states */
   { "dropout", VS_KCLASS_ELEMENTWISE },
   { "_pool", VS_KCLASS_ELEMENTWISE },   /* max_pool_forward_nchw, adaptive_average_pool */
   { "pool_", VS_KCLASS_ELEMENTWISE },
@@ -245,12 +258,11 @@ kernel_class_of (const char *name)
         k.precision = prec_rules[i].precision;
         break;
       }
-  /* A plain "gemm" that states a tensor-core precision runs on tensor
-   * cores (sm80_xmma_gemm_f16f16..., gemm_bf16); one that states FP32,
-   * FP64 or nothing runs on the CUDA cores. */
-  if (k.cls == VS_KCLASS_GEMM_SIMT && k.precision != VS_PREC_NONE && k.precision != VS_PREC_FP32
-      && k.precision != VS_PREC_FP64)
-    k.cls = VS_KCLASS_GEMM_TENSOR;
+  /* A plain "gemm" runs on tensor cores (sm80_xmma_gemm_f16f16...,
+   * gemm_bf16, a framework's "fwd_gemm"), unless it states FP32 or FP64
+   * (gemm_kernel<float>): then on the CUDA cores. */
+  if (k.cls == GENERIC_GEMM)
+    k.cls = k.precision == VS_PREC_FP32 || k.precision == VS_PREC_FP64 ? VS_KCLASS_GEMM_SIMT : VS_KCLASS_GEMM_TENSOR;
   if (k.cls == VS_KCLASS_GEMM_SIMT && k.precision == VS_PREC_NONE)
     k.precision = VS_PREC_FP32;
   return k;

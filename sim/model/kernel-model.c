@@ -4,7 +4,9 @@
  * Assumptions, and where they come from:
  *
  * 1. A kernel's captured time d0 is a fixed floor F = min(d0, 1.3 us)
- *    plus a scalable part w0 = d0 - F. F is the time of an empty kernel
+ *    plus a scalable part w0 = d0 - F (F shrinks to what is left of d0
+ *    beyond the trace's bytes at the capture bandwidth, or beyond its
+ *    compute_ns: a kernel those already fill hides its launch). F is the time of an empty kernel
  *    back to back in a CUDA graph (gpu-benches gpu-small-kernels,
  *    VS_KERNEL_FLOOR_NS): launch and drain no chip makes shorter, so F is
  *    the same on both chips and tiny kernels keep their time.
@@ -265,7 +267,12 @@ factors_compute (const VsKernelModel *m, const char *name, const VsKernelShape *
   f->kind = kernel_class_of (name);
   f->precision = (guint8) compute_precision (f->kind, shape);
   f->cscale = f->mscale = 1.0;
+  f->sm_share = 1.0;
   f->gamma = class_gamma (f->kind.cls);
+  guint64 blocks = shape != NULL ? (guint64) shape->grid[0] * shape->grid[1] * shape->grid[2] : 0;
+  guint k = shape != NULL ? blocks_per_sm (shape) : 0;
+  if (blocks > 0 && k > 0 && m->tgt.sms > 0)
+    f->sm_share = MIN (1.0, (double) blocks / (m->tgt.sms * k));
   if (f->kind.cls == VS_KCLASS_COMM)
     return;
 
@@ -290,8 +297,6 @@ factors_compute (const VsKernelModel *m, const char *name, const VsKernelShape *
   f->cscale = p0 / p1;
   f->mscale = m->cap.mem_bps / m->tgt.mem_bps;
 
-  guint64 blocks = shape != NULL ? (guint64) shape->grid[0] * shape->grid[1] * shape->grid[2] : 0;
-  guint k = shape != NULL ? blocks_per_sm (shape) : 0;
   if (blocks > 0 && k > 0 && m->cap.sms > 0 && m->tgt.sms > 0)
     {
       f->waves0 = ceil ((double) blocks / (m->cap.sms * k));
@@ -300,8 +305,10 @@ factors_compute (const VsKernelModel *m, const char *name, const VsKernelShape *
       f->cscale = (f->waves1 * m->tgt.sms / p1) / (f->waves0 * m->cap.sms / p0);
       f->subwave = f->waves0 == 1 && f->waves1 == 1 && (double) blocks < m->cap.sms * k
                    && (double) blocks < m->tgt.sms * k;
+      /* Latency-bound: the same time, or more where the target's memory
+       * cannot move the bytes that fast. */
       if (f->subwave)
-        f->mscale = 1.0;
+        f->mscale = MAX (1.0, f->mscale);
     }
 }
 
@@ -349,7 +356,14 @@ kernel_model_predict (const VsKernelModel *m, const VsKernelFactors *f, guint64 
       out->bound = VS_BOUND_COMMUNICATION;
       return;
     }
+  /* The floor is what the kernel spends beyond its known parts: none
+   * when its bytes at the capture's bandwidth, or its compute_ns, already
+   * fill d0 (a bandwidth-bound kernel hides its launch). */
   double fl = MIN (d, VS_KERNEL_FLOOR_NS);
+  if (bytes != VS_NONE)
+    fl = MIN (fl, MAX (0.0, d - (double) bytes / m->cap.mem_bps * 1e9));
+  if (compute_ns != VS_NONE)
+    fl = MIN (fl, MAX (0.0, d - (double) compute_ns));
   double w = d - fl;
   double m0;
   if (compute_ns != VS_NONE)

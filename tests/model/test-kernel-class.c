@@ -98,6 +98,11 @@ static const Case cases[] = {
   { "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda, convert_float_double>",
     VS_KCLASS_ELEMENTWISE, VS_PREC_FP32 },
   { "my_custom_thing", VS_KCLASS_OTHER, VS_PREC_NONE },
+  /* a bare "gemm": tensor cores, unless FP32 or FP64 is stated */
+  { "fwd_gemm_1", VS_KCLASS_GEMM_TENSOR, VS_PREC_NONE },
+  { "void gemm_kernel<float, 128>(float const*)", VS_KCLASS_GEMM_SIMT, VS_PREC_FP32 },
+  { "void fbgemm_gpu::permute_2D_data_kernel<false, int, int>(int, int)", VS_KCLASS_ELEMENTWISE, VS_PREC_NONE },
+  { "adam_step", VS_KCLASS_ELEMENTWISE, VS_PREC_NONE },
 };
 
 static void
