@@ -75,6 +75,7 @@ G_STATIC_ASSERT (VS_PREC_COUNT == 8);
 
 struct _VsKernelModel {
   VsKernelChip cap, tgt;
+  double ns_per_byte0, bytes_per_ns0;   /* the capture's sustained bandwidth, both ways */
   GHashTable *cache;   /* Key* -> VsKernelFactors* */
 };
 
@@ -247,6 +248,8 @@ kernel_model_new (const VsKernelChip *capture, const VsKernelChip *target)
   VsKernelModel *m = g_new0 (VsKernelModel, 1);
   m->cap = *capture;
   m->tgt = *target;
+  m->ns_per_byte0 = 1e9 / capture->mem_bps;
+  m->bytes_per_ns0 = capture->mem_bps * 1e-9;
   m->cache = g_hash_table_new_full (key_hash, key_equal, key_free, g_free);
   return m;
 }
@@ -269,6 +272,8 @@ factors_compute (const VsKernelModel *m, const char *name, const VsKernelShape *
   f->cscale = f->mscale = 1.0;
   f->sm_share = 1.0;
   f->gamma = class_gamma (f->kind.cls);
+  f->membound = kernel_class_memory_bound (f->kind.cls);
+  f->comm = f->kind.cls == VS_KCLASS_COMM;
   guint64 blocks = shape != NULL ? (guint64) shape->grid[0] * shape->grid[1] * shape->grid[2] : 0;
   guint k = shape != NULL ? blocks_per_sm (shape) : 0;
   if (blocks > 0 && k > 0 && m->tgt.sms > 0)
@@ -286,6 +291,7 @@ factors_compute (const VsKernelModel *m, const char *name, const VsKernelShape *
       f->precision = VS_PREC_TF32;
     }
   f->fallback = used0 != f->precision || used1 != f->precision;
+  f->peak1 = p1;   /* the target's ridge point (Habitat's gamma) uses this peak */
   if (!tensor_class (f->kind.cls) && f->kind.cls != VS_KCLASS_GEMM_SIMT && m->cap.sms > 0 && m->tgt.sms > 0
       && m->cap.clock_hz > 0 && m->tgt.clock_hz > 0)
     {
@@ -346,37 +352,34 @@ void
 kernel_model_predict (const VsKernelModel *m, const VsKernelFactors *f, guint64 d0, guint64 bytes,
                       guint64 compute_ns, guint64 flops, VsKernelPred *out)
 {
+  /* Once per kernel event (the rest is per name, in the factors): kept
+   * to a few dozen instructions (docs/performance.md). */
   double d = (double) d0;
-  memset (out, 0, sizeof *out);
-  if (f->kind.cls == VS_KCLASS_COMM)
+  if (G_UNLIKELY (f->comm))
     {
       /* Kept whole: the network, not the chip, sets its time. */
-      out->c0_ns = out->c1_ns = d;
-      out->d1_ns = d;
-      out->bound = VS_BOUND_COMMUNICATION;
+      *out = (VsKernelPred) { .c0_ns = d, .c1_ns = d, .d1_ns = d, .bound = VS_BOUND_COMMUNICATION };
       return;
     }
   /* The floor is what the kernel spends beyond its known parts: none
    * when its bytes at the capture's bandwidth, or its compute_ns, already
    * fill d0 (a bandwidth-bound kernel hides its launch). */
-  double fl = MIN (d, VS_KERNEL_FLOOR_NS);
-  if (bytes != VS_NONE)
-    fl = MIN (fl, MAX (0.0, d - (double) bytes / m->cap.mem_bps * 1e9));
-  if (compute_ns != VS_NONE)
-    fl = MIN (fl, MAX (0.0, d - (double) compute_ns));
+  double fl = d < VS_KERNEL_FLOOR_NS ? d : VS_KERNEL_FLOOR_NS;
+  double bt = bytes != VS_NONE ? (double) bytes * m->ns_per_byte0 : -1;   /* its bytes' time at capture */
+  if (bt >= 0 && d - bt < fl)
+    fl = MAX (0.0, d - bt);
+  if (compute_ns != VS_NONE && d - (double) compute_ns < fl)
+    fl = MAX (0.0, d - (double) compute_ns);
   double w = d - fl;
   double m0;
   if (compute_ns != VS_NONE)
     m0 = w - MIN ((double) compute_ns, w);
-  else if (kernel_class_memory_bound (f->kind.cls) && bytes == VS_NONE)
-    m0 = w;
-  else if (flops != VS_NONE && bytes != VS_NONE && !kernel_class_memory_bound (f->kind.cls))
-    m0 = w * habitat_gamma ((double) flops, (double) bytes, kernel_chip_peak (&m->tgt, f->precision, NULL),
-                            m->tgt.mem_bps);
-  else if (bytes != VS_NONE)
-    m0 = MIN ((double) bytes / m->cap.mem_bps * 1e9, w);
+  else if (bt < 0)
+    m0 = w * f->gamma;   /* 1 for the memory-bound classes */
+  else if (flops != VS_NONE && !f->membound)
+    m0 = w * habitat_gamma ((double) flops, (double) bytes, f->peak1, m->tgt.mem_bps);
   else
-    m0 = w * f->gamma;
+    m0 = MIN (bt, w);
   double c0 = w - m0;
   out->floor_ns = fl;
   out->c0_ns = c0;
@@ -387,11 +390,8 @@ kernel_model_predict (const VsKernelModel *m, const VsKernelFactors *f, guint64 
   /* The bytes it moves: the trace's when given (never more than the
    * memory part can move at the capture's bandwidth, so that alone it
    * still ends at d1), else what the memory part moves. */
-  out->mem_bytes = m0 * 1e-9 * m->cap.mem_bps;
-  if (bytes != VS_NONE)
-    out->mem_bytes = MIN (out->mem_bytes, (double) bytes);
-  if (f->subwave || w <= 0)
-    out->bound = VS_BOUND_LATENCY;
-  else
-    out->bound = m0 >= c0 ? VS_BOUND_MEMORY : VS_BOUND_COMPUTE;
+  out->mem_bytes = m0 * m->bytes_per_ns0;
+  if (bytes != VS_NONE && (double) bytes < out->mem_bytes)
+    out->mem_bytes = (double) bytes;
+  out->bound = f->subwave || w <= 0 ? VS_BOUND_LATENCY : m0 >= c0 ? VS_BOUND_MEMORY : VS_BOUND_COMPUTE;
 }

@@ -62,6 +62,8 @@ typedef struct {
   double cscale;       /* compute part: target / capture */
   double mscale;       /* memory part: target / capture */
   double waves0, waves1;  /* wave counts (0: not known) */
+  gboolean membound, comm;  /* the class is memory-bound / communication */
+  double peak1;        /* the target's peak (FLOP/s) for the compute part's precision */
   double sm_share;     /* fraction of the target's SMs its blocks fill at once (<= 1; 1 when not known):
                         * kernels running together share the SMs in these proportions */
 } VsKernelFactors;
