@@ -382,7 +382,7 @@ gpu_benches (const char *ref)
     { "h200.txt", "h200" }, { "a40.txt", "a40" }, { "l40.txt", "l40s" },
   };
   printf ("\n### gpu-benches\n\n");
-  printf ("STREAM scale, 1 GiB each way, captured on a100-80g (%s):\n\n", "gpu-stream/a100_80.txt");
+  printf ("STREAM scale, 1 GiB read + 1 GiB written, captured on a100-80g (%s):\n\n", "gpu-stream/a100_80.txt");
   printf ("| predicted on | measured GB/s | predicted GB/s | error |\n| --- | --- | --- | --- |\n");
   double bw0 = stream_scale (ref, "a100_80.txt");
   if (bw0 <= 0)
