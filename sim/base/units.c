@@ -2,10 +2,12 @@
  *
  * Units are case-sensitive: "GB" is 10^9 bytes, "GiB" 2^30, "Gb" is an
  * error (bits are not a unit here). A value is a decimal number (digits,
- * optional fraction, optional exponent), an optional space, and a unit.
- * Integers without fraction or exponent are parsed exactly as integers, so
- * byte counts up to 2^64 - 1 survive; fractional sizes are rounded to the
- * nearest byte. */
+ * optional fraction, optional exponent), an optional space, and a unit;
+ * nothing before or after (SPEC 4, docs/config.md). A bare number other
+ * than 0 is an error that lists the units: "24" must not quietly mean 24
+ * bytes (or a 1 ns series bucket). Integers without fraction or exponent
+ * are parsed exactly as integers, so byte counts up to 2^64 - 1 survive;
+ * fractional sizes are rounded to the nearest byte. */
 #include "base/units.h"
 
 #include <math.h>
@@ -38,6 +40,7 @@ static const Unit time_units[] = {
 #define TWO_POW_64 18446744073709551616.0
 
 typedef struct {
+  gboolean bare;       /* no unit given */
   gboolean integral;   /* digits only: exact value in ival */
   guint64 ival;
   double dval;
@@ -54,27 +57,28 @@ accepted_list (const Unit *units, gsize n)
 }
 
 /* Splits S into number and unit. WHAT names the kind ("size", "bandwidth",
- * "time") for messages. */
+ * "time") for messages; a bare number is accepted when BARE_OK or 0. */
 static gboolean
 parse_value (const char *s, const Unit *units, gsize n_units, const char *what,
-             const char *example, Parsed *out, GError **error)
+             const char *example, gboolean bare_ok, Parsed *out, GError **error)
 {
   g_autofree char *accepted = accepted_list (units, n_units);
   const char *p = s;
+  gboolean negative = FALSE;
 
   if (s == NULL)
     {
       g_set_error (error, VS_UNITS_ERROR, 0, "missing %s", what);
       return FALSE;
     }
-  while (g_ascii_isspace (*p))
-    p++;
-  if (*p == '-')
+  if (g_ascii_isspace (*p))
     {
-      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': a %s cannot be negative", s, what);
+      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': space before the %s (write it as \"%s\")", s, what, example);
       return FALSE;
     }
-  if (*p == '+')
+  if (*p == '-')
+    negative = TRUE, p++; /* refused below unless the number is 0 ("-0") */
+  else if (*p == '+')
     p++;
 
   const char *num = p;
@@ -111,16 +115,21 @@ parse_value (const char *s, const Unit *units, gsize n_units, const char *what,
     }
   const char *num_end = p;
 
-  while (*p == ' ' || *p == '\t')
+  if (*p == ' ')
     p++;
   const char *unit = p;
   const char *unit_end = unit + strlen (unit);
-  while (unit_end > unit && g_ascii_isspace (unit_end[-1]))
-    unit_end--;
+  if (p > num_end ? unit_end == unit : unit_end > unit && g_ascii_isspace (unit_end[-1]))
+    {
+      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': text after the unit (a %s is a number, an optional space "
+                   "and a unit, such as \"%s\")", s, what, example);
+      return FALSE;
+    }
 
   out->unit = NULL;
-  if (unit_end == unit)
-    out->unit = &units[0];   /* bare number: the base unit */
+  out->bare = unit_end == unit;
+  if (out->bare)
+    out->unit = &units[0];   /* bare number: the base unit, if allowed (below) */
   else
     for (gsize i = 0; i < n_units; i++)
       if (strlen (units[i].name) == (gsize) (unit_end - unit)
@@ -146,7 +155,7 @@ parse_value (const char *s, const Unit *units, gsize n_units, const char *what,
           guint digit = (guint) (*d - '0');
           if (v > (G_MAXUINT64 - digit) / 10)
             {
-              g_set_error (error, VS_UNITS_ERROR, 0, "'%s': %s too large (limit 2^64)", s, what);
+              g_set_error (error, VS_UNITS_ERROR, 0, "'%s': %s too large (the number must be below 2^64)", s, what);
               return FALSE;
             }
           v = v * 10 + digit;
@@ -161,14 +170,33 @@ parse_value (const char *s, const Unit *units, gsize n_units, const char *what,
       g_set_error (error, VS_UNITS_ERROR, 0, "'%s': %s too large", s, what);
       return FALSE;
     }
+  /* 1e-400 is not 0: strtod underflows it. */
+  if (out->dval == 0 && strpbrk (numtext, "123456789") != NULL
+      && (strpbrk (numtext, "eE") == NULL || strpbrk (numtext, "123456789") < strpbrk (numtext, "eE")))
+    {
+      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': %s too small to represent (it is not 0)", s, what);
+      return FALSE;
+    }
+  if (negative && out->dval != 0)
+    {
+      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': a %s cannot be negative", s, what);
+      return FALSE;
+    }
+  if (out->bare && !bare_ok && out->dval != 0)
+    {
+      const char *eg_unit = example + strspn (example, "0123456789.");
+      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': a %s needs a unit, such as \"%s%s\" (units: %s; only 0 may go "
+                   "without one)", s, what, numtext, eg_unit, accepted);
+      return FALSE;
+    }
   return TRUE;
 }
 
-gboolean
-units_parse_bytes (const char *s, guint64 *out, GError **error)
+static gboolean
+parse_bytes (const char *s, gboolean bare_ok, guint64 *out, GError **error)
 {
   Parsed p;
-  if (!parse_value (s, size_units, G_N_ELEMENTS (size_units), "size", "80GiB", &p, error))
+  if (!parse_value (s, size_units, G_N_ELEMENTS (size_units), "size", "80GiB", bare_ok, &p, error))
     return FALSE;
   if (p.integral)
     {
@@ -191,15 +219,27 @@ units_parse_bytes (const char *s, guint64 *out, GError **error)
   return TRUE;
 
 too_large:
-  g_set_error (error, VS_UNITS_ERROR, 0, "'%s': size too large (limit 2^64 bytes, 16 EiB)", s);
+  g_set_error (error, VS_UNITS_ERROR, 0, "'%s': size too large (at most 18446744073709551615B, 2^64 - 1 bytes)", s);
   return FALSE;
+}
+
+gboolean
+units_parse_bytes (const char *s, guint64 *out, GError **error)
+{
+  return parse_bytes (s, FALSE, out, error);
+}
+
+gboolean
+units_parse_bytes_bare (const char *s, guint64 *out, GError **error)
+{
+  return parse_bytes (s, TRUE, out, error);
 }
 
 gboolean
 units_parse_rate (const char *s, double *out_bytes_per_s, GError **error)
 {
   Parsed p;
-  if (!parse_value (s, rate_units, G_N_ELEMENTS (rate_units), "bandwidth", "936GB/s", &p, error))
+  if (!parse_value (s, rate_units, G_N_ELEMENTS (rate_units), "bandwidth", "936GB/s", FALSE, &p, error))
     return FALSE;
   double v = p.dval * (double) p.unit->mult;
   if (!(v < TWO_POW_64))
@@ -215,16 +255,28 @@ gboolean
 units_parse_time (const char *s, double *out_ns, GError **error)
 {
   Parsed p;
-  if (!parse_value (s, time_units, G_N_ELEMENTS (time_units), "time", "10us", &p, error))
+  if (!parse_value (s, time_units, G_N_ELEMENTS (time_units), "time", "10us", FALSE, &p, error))
     return FALSE;
+  /* Times become integer ns in the replay, where every time stays below
+   * 2^63 (as trace times do). */
   double v = p.dval * (double) p.unit->mult;
-  if (!(v < TWO_POW_64))
+  if (!(v < TWO_POW_64 / 2))
     {
-      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': time too large (limit 2^64 ns, 584 years)", s);
+      g_set_error (error, VS_UNITS_ERROR, 0, "'%s': time too large (below 2^63 ns, 292 years)", s);
       return FALSE;
     }
   *out_ns = v;
   return TRUE;
+}
+
+const char *
+units_accepted (VsUnitKind kind)
+{
+  static const char *const lists[] = {
+    "B KB MB GB TB KiB MiB GiB TiB", "B/s KB/s MB/s GB/s TB/s KiB/s MiB/s GiB/s TiB/s", "ns us ms s",
+  };
+  g_return_val_if_fail ((guint) kind < G_N_ELEMENTS (lists), "");
+  return lists[kind];
 }
 
 /* ---- printing ---- */

@@ -11,10 +11,17 @@
 GQuark units_error_quark (void);
 
 gboolean units_parse_bytes (const char *s, guint64 *out, GError **error);
+/* As units_parse_bytes, but a bare integer is a number of bytes (for
+ * formats documented so, like a NAME,BYTES table). */
+gboolean units_parse_bytes_bare (const char *s, guint64 *out, GError **error);
 gboolean units_parse_rate (const char *s, double *out_bytes_per_s, GError **error);
 gboolean units_parse_time (const char *s, double *out_ns, GError **error);
 
 /* (transfer full) Human forms: "24 GiB", "1.5 MiB", "936 GB/s", "1.23 ms". */
+typedef enum { VS_UNITS_SIZE, VS_UNITS_RATE, VS_UNITS_TIME } VsUnitKind;
+/* The accepted units of KIND, for messages: "B KB MB ...". */
+const char *units_accepted (VsUnitKind kind);
+
 char *units_format_bytes (guint64 bytes);
 char *units_format_rate (double bytes_per_s);
 char *units_format_time (double ns);

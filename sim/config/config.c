@@ -265,6 +265,16 @@ parse_freq (const char *s, double *hz)
   return FALSE;
 }
 
+/* A JSON number as a person wrote it: 1073741824, 5000.5, 5e-07. */
+static char *
+number_text (double d)
+{
+  if (d == floor (d) && fabs (d) < 1e17)
+    return g_strdup_printf ("%.0f", d);
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  return g_strdup (g_ascii_formatd (buf, sizeof buf, "%.15g", d));
+}
+
 /* Checks one leaf value V of kind F->kind and parses it into OUT. */
 static gboolean
 leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path, Val *out, GError **error)
@@ -285,23 +295,20 @@ leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path
     case K_BYTES:
       if (cJSON_IsNumber (v))
         {
-          double d = v->valuedouble;
-          if (!(d >= 0))
+          /* SPEC 4: a bare number other than 0 is an error. */
+          if (v->valuedouble < 0)
             {
-              fail (error, origin, path, "a size cannot be negative (got %g)", d);
+              fail (error, origin, path, "a size cannot be negative (got %g)", v->valuedouble);
               return FALSE;
             }
-          if (d != floor (d))
+          if (v->valuedouble != 0)
             {
-              fail (error, origin, path, "a size without a unit is a whole number of bytes (got %g)", d);
+              g_autofree char *n = number_text (v->valuedouble);
+              fail (error, origin, path, "%s has no unit: a size needs one, such as \"%sGiB\" or \"%sB\" (units: %s; "
+                    "only 0 may go without one)", n, n, n, units_accepted (VS_UNITS_SIZE));
               return FALSE;
             }
-          if (!(d < 18446744073709551616.0))
-            {
-              fail (error, origin, path, "size too large (limit 2^64 bytes)");
-              return FALSE;
-            }
-          out->u = (guint64) d;
+          out->u = 0;
           return TRUE;
         }
       if (cJSON_IsString (v))
@@ -317,14 +324,21 @@ leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path
     case K_TIME:
       if (cJSON_IsNumber (v))
         {
-          double d = v->valuedouble;
-          if (!(d >= 0) || !isfinite (d))
+          if (v->valuedouble < 0)
             {
               fail (error, origin, path, "%s cannot be negative (got %g)",
-                    f->kind == K_RATE ? "a bandwidth" : "a time", d);
+                    f->kind == K_RATE ? "a bandwidth" : "a time", v->valuedouble);
               return FALSE;
             }
-          out->d = d;
+          if (v->valuedouble != 0)
+            {
+              g_autofree char *n = number_text (v->valuedouble);
+              fail (error, origin, path, "%s has no unit: %s needs one, such as \"%s%s\" (units: %s; only 0 may go "
+                    "without one)", n, f->kind == K_RATE ? "a bandwidth" : "a time", n,
+                    f->kind == K_RATE ? "GB/s" : "us", units_accepted (f->kind == K_RATE ? VS_UNITS_RATE : VS_UNITS_TIME));
+              return FALSE;
+            }
+          out->d = 0;
           return TRUE;
         }
       if (cJSON_IsString (v))
@@ -872,8 +886,11 @@ config_set (cJSON *root, const char *assignment, const char *origin, GError **er
         }
       if (seg[i + 1] == NULL)
         {
-          /* A text field takes the text as typed: name=1 is "1". */
-          if ((f->kind == K_STR || f->kind == K_ENUM) && !cJSON_IsString (value) && !cJSON_IsNull (value))
+          /* A text field takes the text as typed: name=1 is "1"; so does
+           * a size, bandwidth or time, which the unit parser then judges
+           * as typed (24 needs a unit, 1e-400 is not 0). */
+          if ((f->kind == K_STR || f->kind == K_ENUM || f->kind == K_BYTES || f->kind == K_RATE || f->kind == K_TIME)
+              && !cJSON_IsString (value) && !cJSON_IsNull (value))
             {
               cJSON_Delete (value);
               value = cJSON_CreateString (text);

@@ -230,7 +230,7 @@ kernel_bytes_load (const char *path, GError **error)
           return NULL;
         }
       guint64 b;
-      if (!units_parse_bytes (f->pdata[f->len - 1], &b, &err))
+      if (!units_parse_bytes_bare (f->pdata[f->len - 1], &b, &err))
         {
           g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s:%u: %s", path, ln + 1, err->message);
           g_error_free (err);

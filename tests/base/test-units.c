@@ -8,7 +8,9 @@ test_bytes_table (void)
 {
   static const struct { const char *s; guint64 v; } ok[] = {
     { "0", 0 },
-    { "512", 512 },
+    { "-0", 0 },                               /* negative zero is zero */
+    { "0.0", 0 },
+    { "0e-400", 0 },
     { "512B", 512 },
     { "512 B", 512 },
     { "1KB", 1000 },
@@ -25,13 +27,11 @@ test_bytes_table (void)
     { "0.5KB", 500 },
     { ".5KiB", 512 },
     { "2.KiB", 2048 },
-    { "1e3", 1000 },
+    { "1e3B", 1000 },
     { "1e3 MiB", 1048576000ull },
     { "2.5e1GB", 25000000000ull },
     { "+4KiB", 4096 },
-    { "  7 GB  ", 7000000000ull },
     { "0.3KB", 300 },                          /* 300.00000000000006, rounded */
-    { "18446744073709551615", G_MAXUINT64 },   /* exact: integers are not doubles */
     { "18446744073709551615B", G_MAXUINT64 },
     { "16777215TiB", 16777215ull << 40 },
   };
@@ -45,6 +45,25 @@ test_bytes_table (void)
       if (v != ok[i].v)
         g_error ("'%s': got %" G_GUINT64_FORMAT ", want %" G_GUINT64_FORMAT, ok[i].s, v, ok[i].v);
     }
+}
+
+/* A NAME,BYTES table may give bare byte counts. */
+static void
+test_bytes_bare (void)
+{
+  guint64 v = 0;
+  GError *error = NULL;
+  g_assert_true (units_parse_bytes_bare ("18446744073709551615", &v, &error)); /* exact */
+  g_assert_cmpuint (v, ==, G_MAXUINT64);
+  g_assert_true (units_parse_bytes_bare ("512", &v, &error));
+  g_assert_cmpuint (v, ==, 512);
+  g_assert_true (units_parse_bytes_bare ("2KiB", &v, &error));
+  g_assert_cmpuint (v, ==, 2048);
+  g_assert_no_error (error);
+  g_assert_false (units_parse_bytes_bare ("512 ", &v, &error));
+  g_clear_error (&error);
+  g_assert_false (units_parse_bytes ("512", &v, &error));
+  g_clear_error (&error);
 }
 
 static void
@@ -73,12 +92,23 @@ test_bytes_errors (void)
   expect_bytes_error ("", "is not a size", NULL);
   expect_bytes_error ("nan", "'nan' is not a size", NULL);
   expect_bytes_error ("inf", "'inf' is not a size", NULL);
-  expect_bytes_error ("1.5", "whole number", NULL);
-  expect_bytes_error ("18446744073709551616", "too large", NULL);
+  expect_bytes_error ("1.5B", "whole number", NULL);
+  /* SPEC 4: a bare number other than 0 needs a unit. */
+  expect_bytes_error ("24", "'24': a size needs a unit, such as \"24GiB\"", "(units: B KB MB GB TB KiB MiB GiB TiB; only 0");
+  expect_bytes_error ("1e3", "needs a unit", NULL);
+  expect_bytes_error ("-5", "cannot be negative", NULL);
+  expect_bytes_error ("-0.5GiB", "cannot be negative", NULL);
+  /* Nothing before or after (docs/config.md); one space between. */
+  expect_bytes_error ("1GiB ", "'1GiB ': text after the unit", NULL);
+  expect_bytes_error ("  7 GB  ", "space before the size", NULL);
+  expect_bytes_error ("7  GB", "unknown size unit ' GB'", NULL);
+  /* Underflow is not 0. */
+  expect_bytes_error ("1e-400B", "'1e-400B': size too small to represent (it is not 0)", NULL);
+  expect_bytes_error ("18446744073709551616B", "too large", NULL);
   expect_bytes_error ("16777216TiB", "too large", NULL);
-  expect_bytes_error ("20000000000000000000", "too large", NULL);
-  expect_bytes_error ("1e30", "too large", NULL);
-  expect_bytes_error ("1e400", "too large", NULL);
+  expect_bytes_error ("20000000000000000000B", "too large", NULL);
+  expect_bytes_error ("1e30B", "too large", NULL);
+  expect_bytes_error ("1e400B", "too large", NULL);
   expect_bytes_error ("1 2 GiB", "unknown size unit '2 GiB'", NULL);
   expect_bytes_error ("0x10", "unknown size unit 'x10'", NULL);
 }
@@ -88,7 +118,6 @@ test_rate_table (void)
 {
   static const struct { const char *s; double v; } ok[] = {
     { "0", 0 },
-    { "1000", 1000 },
     { "5B/s", 5 },
     { "1KB/s", 1e3 },
     { "12MB/s", 12e6 },
@@ -102,7 +131,7 @@ test_rate_table (void)
     { "1MiB/s", 1048576 },
     { "2GiB/s", 2147483648.0 },
     { "1TiB/s", 1099511627776.0 },
-    { "1.5", 1.5 },
+    { "1.5B/s", 1.5 },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (ok); i++)
     {
@@ -119,6 +148,9 @@ test_rate_table (void)
     { "-1GB/s", "negative" },
     { "fast", "is not a bandwidth" },
     { "1e300TB/s", "too large" },
+    { "1000", "'1000': a bandwidth needs a unit, such as \"1000GB/s\" (units: B/s KB/s" },
+    { "1e-400GB/s", "too small to represent" },
+    { "1GB/s\n", "text after the unit" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
@@ -136,7 +168,7 @@ static void
 test_time_table (void)
 {
   static const struct { const char *s; double v; } ok[] = {
-    { "0", 0 }, { "405", 405 }, { "405ns", 405 }, { "405 ns", 405 },
+    { "0", 0 }, { "0s", 0 }, { "-0us", 0 }, { "405ns", 405 }, { "405 ns", 405 },
     { "10us", 10e3 }, { "2.5us", 2500 }, { "45us", 45e3 }, { "3ms", 3e6 },
     { "1.5s", 1.5e9 }, { "0.25ns", 0.25 }, { "1e2us", 1e5 },
   };
@@ -156,6 +188,10 @@ test_time_table (void)
     { "-5ns", "negative" },
     { "soon", "'soon' is not a time" },
     { "1e20s", "too large" },
+    { "1", "'1': a time needs a unit, such as \"1us\" (units: ns us ms s; only 0 may go without one)" },
+    { "18446744073709551615ns", "'18446744073709551615ns': time too large (below 2^63 ns, 292 years)" },
+    { "9223372036854775807ns", "time too large" },
+    { "1e-400s", "too small to represent" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
@@ -258,6 +294,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/units/bytes", test_bytes_table);
+  g_test_add_func ("/units/bytes-bare", test_bytes_bare);
   g_test_add_func ("/units/bytes-errors", test_bytes_errors);
   g_test_add_func ("/units/rate", test_rate_table);
   g_test_add_func ("/units/time", test_time_table);

@@ -72,20 +72,38 @@ test_defaults (void)
 static void
 test_bare_numbers (void)
 {
-  /* A bare number is bytes, bytes/s or ns. */
+  /* SPEC 4: a size, bandwidth or time needs its unit; a bare number other
+   * than 0 (a JSON number, or text without a unit) is an error that lists
+   * the units. 0 may go without one. */
+  static const struct { const char *json, *what; } bad[] = {
+    { "{\"memory\": {\"capacity\": 1073741824}}",
+      "memory.capacity: 1073741824 has no unit: a size needs one, such as \"1073741824GiB\" or \"1073741824B\" "
+      "(units: B KB MB GB TB KiB MiB GiB TiB; only 0 may go without one)" },
+    { "{\"memory\": {\"bandwidth\": 5e11}}", "memory.bandwidth: 500000000000 has no unit: a bandwidth needs one" },
+    { "{\"memory\": {\"latency\": 250}}", "memory.latency: 250 has no unit: a time needs one, such as \"250us\" (units: ns us ms s" },
+    { "{\"memory\": {\"reserved\": \"1000\"}}", "memory.reserved: '1000': a size needs a unit, such as \"1000GiB\"" },
+    { "{\"link\": {\"latency\": 5000.5}}", "link.latency: 5000.5 has no unit" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *path = write_file ("bare.json", bad[i].json);
+      GError *error = NULL;
+      g_autoptr (VsConfig) c = config_load (path, NULL, &error);
+      g_assert_null (c);
+      g_assert_nonnull (error);
+      if (strstr (error->message, bad[i].what) == NULL)
+        g_error ("%s: got '%s', want '%s'", bad[i].json, error->message, bad[i].what);
+      g_clear_error (&error);
+      g_unlink (path);
+    }
   g_autofree char *path = write_file ("bare.json",
-      "{\"compute\": {\"tflops\": 1.5},"
-      " \"memory\": {\"capacity\": 1073741824, \"bandwidth\": 5e11, \"latency\": 250, \"reserved\": \"1000\"},"
-      " \"link\": {\"bandwidth\": 16000000000, \"latency\": 5000.5}}");
+      "{\"compute\": {\"tflops\": 1.5}, \"memory\": {\"capacity\": \"1GiB\", \"bandwidth\": \"1GB/s\", \"reserved\": 0, "
+      "\"latency\": \"0\"}, \"link\": {\"bandwidth\": \"1GB/s\"}, \"gpu\": {\"launch_latency\": 0}}");
   GError *error = NULL;
   g_autoptr (VsConfig) c = config_load (path, NULL, &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (c->memory.capacity, ==, 1073741824);
-  g_assert_cmpfloat (c->memory.bandwidth, ==, 5e11);
-  g_assert_cmpfloat (c->memory.latency_ns, ==, 250);
-  g_assert_cmpuint (c->memory.reserved, ==, 1000);
-  g_assert_cmpfloat (c->link.bandwidth, ==, 16e9);
-  g_assert_cmpfloat (c->link.latency_ns, ==, 5000.5);
+  g_assert_cmpuint (c->memory.reserved, ==, 0);
+  g_assert_cmpfloat (c->memory.latency_ns, ==, 0);
   g_unlink (path);
 }
 
@@ -211,7 +229,7 @@ test_load_errors (void)
   g_clear_error (&error);
 
   g_autofree char *dup = write_file ("dup.json",
-      "{\"compute\": {\"tflops\": 1}, \"memory\": {\"capacity\": 1, \"capacity\": 2, \"bandwidth\": 1}}");
+      "{\"compute\": {\"tflops\": 1}, \"memory\": {\"capacity\": \"1B\", \"capacity\": \"2B\", \"bandwidth\": \"1B/s\"}}");
   g_assert_null (config_load (dup, NULL, &error));
   assert_msg (error, "dup.json: memory.capacity: duplicate key", NULL);
   g_clear_error (&error);
@@ -348,7 +366,7 @@ test_set_errors (void)
     { "memory", "expected KEY=VALUE", NULL },
     { "=5", "expected KEY=VALUE", NULL },
     { "memory..capacity=1", "empty key segment", NULL },
-    { "memory={\"capacity\": 1, \"speed\": 2}", "memory.speed: unknown key", NULL },
+    { "memory={\"capacity\": \"1B\", \"speed\": 2}", "memory.speed: unknown key", NULL },
     { "tiers=[{\"name\": \"x\", \"cap\": 1}]", "tiers[0].cap: unknown key", NULL },
     { "tiers.cxl0=5", "tiers[0]: expected a tier object", NULL },
   };
@@ -405,7 +423,7 @@ test_validation (void)
     { "{\"tiers\": [5]}", "tiers[0]", "expected a tier object" },
     { "{\"memory\": {\"capacity\": true}}", "memory.capacity", "expected a size" },
     { "{\"memory\": {\"capacity\": -5}}", "memory.capacity", "negative" },
-    { "{\"memory\": {\"capacity\": 1.5}}", "memory.capacity", "whole number of bytes" },
+    { "{\"memory\": {\"capacity\": \"1.5B\"}}", "memory.capacity", "a size in bytes must be a whole number" },
     { "{\"memory\": {\"capacity\": \"80 gib\"}}", "memory.capacity", "unknown size unit 'gib'" },
     { "{\"memory\": {\"bandwidth\": \"2039GB\"}}", "memory.bandwidth", "unknown bandwidth unit 'GB'" },
     { "{\"memory\": {\"bandwidth\": [1]}}", "memory.bandwidth", "expected a bandwidth" },
@@ -437,21 +455,21 @@ test_validation (void)
     { "{\"uvm\": {\"fault_batch\": 2.5}}", "uvm.fault_batch", ">= 1" },
     { "{\"uvm\": {\"fault_batch\": \"256\"}}", "uvm.fault_batch", "expected a whole number" },
     { "{\"link\": {\"copy_engines\": 0}}", "link.copy_engines", ">= 1" },
-    { "{\"tiers\": [{\"name\": \"cxl0\", \"capacity\": 1, \"bandwidth\": 1, \"attach\": \"pcie\"}]}",
+    { "{\"tiers\": [{\"name\": \"cxl0\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\", \"attach\": \"pcie\"}]}",
       "tiers[0].attach", "'pcie' is not one of \"host\", \"device\"" },
     { "{\"tiers\": [" TIER ", " TIER "]}", "tiers[1].name", "already the name of tiers[0]" },
-    { "{\"tiers\": [{\"name\": \"device\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
-    { "{\"tiers\": [{\"name\": \"host\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
-    { "{\"tiers\": [{\"name\": \"sm\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
-    { "{\"tiers\": [{\"name\": \"device_mem\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
-    { "{\"tiers\": [{\"name\": \"link_h2d\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
-    { "{\"tiers\": [{\"name\": \"link_d2h\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
-    { "{\"tiers\": [{\"name\": \"host_mem\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "reserved" },
-    { "{\"tiers\": [{\"name\": \"a.b\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "not a tier name" },
-    { "{\"tiers\": [{\"name\": \"7\", \"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "not a tier name" },
-    { "{\"tiers\": [{\"capacity\": 1, \"bandwidth\": 1}]}", "tiers[0].name", "required" },
-    { "{\"tiers\": [{\"name\": \"x\", \"bandwidth\": 1}]}", "tiers[0].capacity", "required" },
-    { "{\"tiers\": [{\"name\": \"x\", \"capacity\": 1}]}", "tiers[0].bandwidth", "required" },
+    { "{\"tiers\": [{\"name\": \"device\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"host\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"sm\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"device_mem\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"link_h2d\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"link_d2h\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"host_mem\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "reserved" },
+    { "{\"tiers\": [{\"name\": \"a.b\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "not a tier name" },
+    { "{\"tiers\": [{\"name\": \"7\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "not a tier name" },
+    { "{\"tiers\": [{\"capacity\": \"1B\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].name", "required" },
+    { "{\"tiers\": [{\"name\": \"x\", \"bandwidth\": \"1B/s\"}]}", "tiers[0].capacity", "required" },
+    { "{\"tiers\": [{\"name\": \"x\", \"capacity\": \"1B\"}]}", "tiers[0].bandwidth", "required" },
     { "{\"policy\": {\"oversubscription\": \"swap\"}}", "policy.oversubscription", "'swap' is not one of" },
     { "{\"policy\": {\"oversubscription\": 1}}", "policy.oversubscription", "expected one of" },
     { "{\"compute\": {\"tflops\": 0}}", "compute.tflops", "greater than 0" },
@@ -488,11 +506,11 @@ test_validation (void)
   /* And these are fine. */
   static const char *const good[] = {
     "{\"unified\": true, \"link\": null}",
-    "{\"unified\": true, \"tiers\": [{\"name\": \"nvme\", \"capacity\": 1, \"bandwidth\": 1, \"attach\": \"device\"}]}",
-    "{\"memory\": {\"alloc_granularity\": 1, \"reserved\": \"1GiB\"}}",
+    "{\"unified\": true, \"tiers\": [{\"name\": \"nvme\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\", \"attach\": \"device\"}]}",
+    "{\"memory\": {\"alloc_granularity\": \"1B\", \"reserved\": \"1GiB\"}}",
     "{\"uvm\": {\"page\": \"4KiB\", \"evict_unit\": \"4KiB\", \"fault_batch\": 1}}",
     "{\"extends\": null, \"description\": null}",
-    "{\"tiers\": [{\"name\": \"cxl_0-a\", \"capacity\": 1, \"bandwidth\": 1, \"efficiency\": 1}]}",
+    "{\"tiers\": [{\"name\": \"cxl_0-a\", \"capacity\": \"1B\", \"bandwidth\": \"1B/s\", \"efficiency\": 1}]}",
   };
   for (gsize i = 0; i < G_N_ELEMENTS (good); i++)
     {

@@ -16,7 +16,7 @@
 
 static const char *base_config =
   "{\"name\": \"t\", \"compute\": {\"tflops\": 100},"
-  " \"memory\": {\"capacity\": \"8GiB\", \"bandwidth\": \"100GB/s\", \"alloc_granularity\": 1},"
+  " \"memory\": {\"capacity\": \"8GiB\", \"bandwidth\": \"100GB/s\", \"alloc_granularity\": \"1B\"},"
   " \"link\": {\"bandwidth\": \"10GB/s\", \"pageable_efficiency\": 0.5, \"latency\": \"10us\", \"copy_engines\": 1},"
   " \"tiers\": [{\"name\": \"cxl0\", \"capacity\": \"4GiB\", \"bandwidth\": \"10GB/s\", \"attach\": \"host\"}],"
   " \"host\": {\"capacity\": \"1TiB\", \"bandwidth\": \"1000GB/s\"},"
