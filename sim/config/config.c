@@ -719,6 +719,18 @@ basename_no_json (const char *path)
 
 #define MAX_EXTENDS_DEPTH 32
 
+/* compute.tflops is another name for compute.fp16 (SPEC 4): giving one
+ * (by --set, or in a config that extends another) removes the other from
+ * COMPUTE, so that the new figure is the one that counts. */
+static void
+compute_alias_drop (cJSON *compute, const char *key)
+{
+  if (strcmp (key, "tflops") == 0)
+    cJSON_DeleteItemFromObjectCaseSensitive (compute, "fp16");
+  else if (strcmp (key, "fp16") == 0)
+    cJSON_DeleteItemFromObjectCaseSensitive (compute, "tflops");
+}
+
 static cJSON *
 load_chain (const char *path, GPtrArray *canon_stack, GPtrArray *shown_stack, GError **error)
 {
@@ -792,6 +804,17 @@ load_chain (const char *path, GPtrArray *canon_stack, GPtrArray *shown_stack, GE
       g_ptr_array_remove_index (shown_stack, shown_stack->len - 1);
       if (parent == NULL)
         goto fail;
+      {
+        /* compute.tflops and compute.fp16 are one figure: the child's
+         * name for it replaces the parent's other name. */
+        const cJSON *cc = cJSON_GetObjectItemCaseSensitive (root, "compute");
+        cJSON *pc = cJSON_GetObjectItemCaseSensitive (parent, "compute");
+        if (cJSON_IsObject (cc) && cJSON_IsObject (pc))
+          for (const char *const *k = (const char *const[]) { "tflops", "fp16", NULL }; *k; k++)
+            if (cJSON_GetObjectItemCaseSensitive (cc, *k) != NULL
+                && !cJSON_IsNull (cJSON_GetObjectItemCaseSensitive (cc, *k)))
+              compute_alias_drop (pc, *k);
+      }
       merge_into (parent, root);
       cJSON_Delete (root);
       root = parent;
@@ -897,6 +920,8 @@ config_set (cJSON *root, const char *assignment, const char *origin, GError **er
             }
           if (!check_value (f, value, where, p, error))
             goto out;
+          if (fields == compute_fields && !cJSON_IsNull (value))
+            compute_alias_drop (obj, s);
           if (cJSON_GetObjectItemCaseSensitive (obj, s) != NULL)
             cJSON_ReplaceItemInObjectCaseSensitive (obj, s, value);
           else
