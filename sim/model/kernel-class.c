@@ -235,12 +235,41 @@ kernel_class_memory_bound (guint cls)
          || cls == VS_KCLASS_SOFTMAX;
 }
 
+static VsKernelKind classify (const char *name);
+
+/* Names seen by this process -> their kind: a sweep replays one trace
+ * many times, and matching a name against the tables (lower-casing it,
+ * ~130 substring searches) cost 30 us per replay of a 9-name trace. The
+ * table lives for the process (a process sees few kernel names); sweeps
+ * replay on several threads, hence the lock. */
+static GMutex cache_lock;
+static GHashTable *cache;   /* char* -> VsKernelKind packed as cls << 8 | precision, + 1 */
+
 VsKernelKind
 kernel_class_of (const char *name)
 {
   VsKernelKind k = { VS_KCLASS_OTHER, VS_PREC_NONE };
   if (name == NULL)
     return k;
+  g_mutex_lock (&cache_lock);
+  if (cache == NULL)
+    cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  guint v = GPOINTER_TO_UINT (g_hash_table_lookup (cache, name));
+  if (v == 0)
+    {
+      k = classify (name);
+      g_hash_table_insert (cache, g_strdup (name), GUINT_TO_POINTER (((guint) k.cls << 8 | k.precision) + 1));
+    }
+  else
+    k = (VsKernelKind) { (guint8) ((v - 1) >> 8), (guint8) ((v - 1) & 0xff) };
+  g_mutex_unlock (&cache_lock);
+  return k;
+}
+
+static VsKernelKind
+classify (const char *name)
+{
+  VsKernelKind k = { VS_KCLASS_OTHER, VS_PREC_NONE };
   g_autofree char *lc = g_ascii_strdown (name, -1);
   /* FBGEMM's namespace (fbgemm_gpu::permute_2D_data_kernel, its FP8
    * quantizers) is not a GEMM. */
