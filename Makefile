@@ -33,7 +33,7 @@ SIM_OBJS   = $(SIM_SRCS:sim/%.c=$(B)/sim/%.o)
 TEST_SRCS  = $(sort $(wildcard tests/*/test-*.c))
 TEST_BINS  = $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
-.PHONY: all test check asan asan-test install uninstall clean bench fuzz capture tests
+.PHONY: all test check asan asan-test install uninstall clean bench fuzz capture tests validate
 all: $(BIN)/vramsim capture
 
 $(B)/sim/%.o: sim/%.c
@@ -53,6 +53,11 @@ $(B)/tests/%: tests/%.c $(B)/libvramsim.a
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libvramsim.a $(LDLIBS)
 
 tests: $(TEST_BINS) $(BIN)/vramsim
+
+# The kernel model across GPUs on published measurements (docs/validation.md,
+# "Across GPUs"): prints the tables that page shows.
+validate: $(B)/tests/model/validate-across
+	$(B)/tests/model/validate-across ../shared/reference-data ../shared/real-traces
 
 -include capture/capture.mk
 
