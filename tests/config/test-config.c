@@ -726,6 +726,8 @@ test_to_json_round_trip (void)
   g_assert_cmpstr (cJSON_GetObjectItem (t, "attach")->valuestring, ==, "host");
   g_assert_cmpfloat (cJSON_GetObjectItem (t, "efficiency")->valuedouble, ==, 0.8);
   cJSON_Delete (j);
+}
+
 /* The compute section (SPEC 4): per-precision peaks, tflops as another
  * name for fp16, clock units, and what the presets say. */
 static void

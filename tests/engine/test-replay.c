@@ -279,8 +279,12 @@ test_kernel_faster_compute (void)
   cJSON *r = replay (sets, kernel_body);
   ASSERT_NS (r, "time.predicted_ns", 750650);
   const cJSON *w = cJSON_GetObjectItem (r, "warnings");
-  g_assert_cmpint (cJSON_GetArraySize (w), ==, 1);
-  g_assert_nonnull (strstr (cJSON_GetArrayItem (w, 0)->valuestring, "no compute.fp32 peak; its compute.fp16 stands in"));
+  /* One warning says so (others may say other things: memory unknown). */
+  int fallback = 0;
+  const cJSON *wi;
+  cJSON_ArrayForEach (wi, w)
+    fallback += strstr (wi->valuestring, "no compute.fp32 peak; its compute.fp16 stands in") != NULL;
+  g_assert_cmpint (fallback, ==, 1);
   cJSON_Delete (r);
   const char *simple[] = { "compute.tflops=200", "model.kernel=simple", NULL };
   r = replay (simple, kernel_body);
@@ -443,7 +447,11 @@ test_kernel_classes_report (void)
       g_assert_cmpfloat (cJSON_GetObjectItem (o, "captured_ns")->valuedouble, ==, 1000000);
       g_assert_cmpfloat_with_epsilon (cJSON_GetObjectItem (o, "predicted_ns")->valuedouble, 1000000, 1.5);
     }
-  g_assert_null (cJSON_GetObjectItem (r, "warnings"));
+  /* No precision fallback on the capture machine (the one warning is that
+   * the trace has no allocations: memory unknown). */
+  const cJSON *wi;
+  cJSON_ArrayForEach (wi, cJSON_GetObjectItem (r, "warnings"))
+    g_assert_null (strstr (wi->valuestring, "stands in"));
   cJSON_Delete (r);
   /* Half the memory bandwidth: the elementwise kernel (all memory beyond
    * its 1.3 us floor) takes 1300 + 998700 x 2 ns; the sgemm's 10 % memory

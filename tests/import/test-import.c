@@ -759,6 +759,8 @@ test_kineto_collectives (void)
       g_unlink (out);
       g_rmdir (dir);
     }
+}
+
 /* Imports the Kineto text TEXT; returns the kernel events' shapes and
  * bytes in order (as VsKernelShape + bytes pairs). */
 typedef struct { VsKernelShape shape; gboolean has_shape; guint64 bytes; } KShape;
