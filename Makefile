@@ -33,7 +33,7 @@ SIM_OBJS   = $(SIM_SRCS:sim/%.c=$(B)/sim/%.o)
 TEST_SRCS  = $(sort $(wildcard tests/*/test-*.c))
 TEST_BINS  = $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
-.PHONY: all test check asan asan-test install uninstall clean bench fuzz capture tests
+.PHONY: all test check asan asan-test install uninstall clean bench fuzz capture tests validate
 all: $(BIN)/vramsim capture
 
 $(B)/sim/%.o: sim/%.c
@@ -53,6 +53,11 @@ $(B)/tests/%: tests/%.c $(B)/libvramsim.a
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libvramsim.a $(LDLIBS)
 
 tests: $(TEST_BINS) $(BIN)/vramsim
+
+# The kernel model across GPUs on published measurements (docs/validation.md,
+# "Across GPUs"): prints the tables that page shows.
+validate: $(B)/tests/model/validate-across
+	$(B)/tests/model/validate-across ../shared/reference-data ../shared/real-traces
 
 -include capture/capture.mk
 
@@ -87,7 +92,9 @@ install: all
 	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/vramsim/plots/
 	if [ -f lib/libvramcap.so ]; then \
 	  install -d $(DESTDIR)$(PREFIX)/lib && install -m 755 lib/libvramcap.so $(DESTDIR)$(PREFIX)/lib/ && \
-	  install -m 755 bin/vramcap $(DESTDIR)$(PREFIX)/bin/; fi
+	  install -m 755 bin/vramcap $(DESTDIR)$(PREFIX)/bin/ && \
+	  install -d $(DESTDIR)$(PREFIX)/share/vramsim/python-hook && \
+	  install -m 644 capture/python-hook/sitecustomize.py $(DESTDIR)$(PREFIX)/share/vramsim/python-hook/; fi
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/bin/vramsim $(DESTDIR)$(PREFIX)/bin/vramcap \

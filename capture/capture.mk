@@ -34,9 +34,11 @@ $(CAP_LIB): $(CAP_SRCS) $(CAP_HDRS) capture/libvramcap.map capture/capture.mk
 	$(CC) $(CAP_CFLAGS) -shared -Wl,--version-script=capture/libvramcap.map \
 	  -Wl,-z,defs -o $@ $(CAP_SRCS) -ldl -lpthread
 
-$(CAP_BIN): capture/vramcap.c
+# The source tree's hook is vramcap's last place to look (a build outside
+# bin/, as the asan one, has no ../capture beside it).
+$(CAP_BIN): capture/vramcap.c capture/capture.mk
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WARN) -O2 -g -o $@ $<
+	$(CC) -std=gnu11 $(WARN) -O2 -g -DVRAMCAP_HOOK_SRC='"$(CURDIR)/capture/python-hook"' -o $@ $<
 
 # ---- test-only stub driver and programs (tests/capture-*.sh) ----
 CAP_STUB_DIR = $(B)/tests/stub-cuda

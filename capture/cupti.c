@@ -102,6 +102,18 @@ corr_put_locked (CorrMap *m, uint32_t corr, uint64_t seq)
   m->t[j] = (Corr) { corr, seq };
 }
 
+/* CORR's seq, left in place; UINT64_MAX when absent. */
+static uint64_t
+corr_peek_locked (const CorrMap *m, uint32_t corr)
+{
+  if (!m->cap || !corr)
+    return UINT64_MAX;
+  size_t j = corr_slot (m, corr);
+  while (m->t[j].corr && m->t[j].corr != corr)
+    j = (j + 1) & (m->cap - 1);
+  return m->t[j].corr ? m->t[j].seq : UINT64_MAX;
+}
+
 /* Removes CORR; returns its seq or UINT64_MAX. */
 static uint64_t
 corr_take_locked (CorrMap *m, uint32_t corr)
@@ -567,6 +579,26 @@ gpu_time (uint32_t corr, uint64_t start, uint64_t end)
   return 1;
 }
 
+/* The launch CUPTI recorded (grid, block, registers, shared memory), onto
+ * the kernel event of K's correlation while it waits for its time
+ * (SPEC 3 kernel shape). Called before gpu_time_kernel takes it. */
+static void
+gpu_shape_kernel (const CUpti_ActivityKernel10 *k)
+{
+  if (k->gridX < 1 || k->gridY < 1 || k->gridZ < 1 || k->blockX < 1 || k->blockY < 1 || k->blockZ < 1)
+    return;
+  uint64_t seq = corr_peek_locked (&g_corr, k->correlationId);
+  VtEvent *e = seq == UINT64_MAX ? NULL : cap_get_locked (seq);
+  if (!e || e->op != VTW_KERNEL)
+    return;
+  e->grid[0] = (uint32_t) k->gridX, e->grid[1] = (uint32_t) k->gridY, e->grid[2] = (uint32_t) k->gridZ;
+  e->block[0] = (uint32_t) k->blockX, e->block[1] = (uint32_t) k->blockY, e->block[2] = (uint32_t) k->blockZ;
+  e->regs = k->registersPerThread;
+  int64_t smem = (int64_t) k->staticSharedMemory + (int64_t) k->dynamicSharedMemory;
+  e->smem = smem > 0 ? (uint32_t) smem : 0;
+  e->has_shape = 1;
+}
+
 static void
 gpu_time_kernel (uint32_t corr, uint64_t node_id, uint64_t start, uint64_t end)
 {
@@ -639,6 +671,7 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, siz
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *) rec;
+      gpu_shape_kernel (k);
       gpu_time_kernel (k->correlationId, k->graphNodeId, k->start, k->end);
       break;
     }

@@ -7,7 +7,9 @@
 # copies through CUDA arrays, 3D peer and batch calls; 100,000 empty
 # kernel launches (the cost of capture per launch); a graph launch; a program that exits with work in flight; copies and
 # memory-bound kernels alone and side by side) and a small PyTorch training
-# step are run plain, then captured with vramcap in both modes; each trace
+# step are run plain, then captured with vramcap in both modes (the PyTorch
+# step also at tensor level, torch-tensor: the merged trace against the real
+# run's segments, reserved peak and smallest memory fraction); each trace
 # is replayed on the preset that the capture named for the GPU, and the
 # script prints wall time, captured time and predicted time per run.
 #
@@ -19,7 +21,8 @@
 #                                       (on a machine with nvcc, no GPU)
 # GPU_CHECK_PROGS=DIR uses programs built earlier with --build;
 # GPU_CHECK_ONLY="NAME..." runs only those (streams, managed-0.02-gpu,
-# pool, copies, launches, managed-over, graph, nosync, contend, torch, ...).
+# pool, copies, launches, managed-over, graph, nosync, contend, torch,
+# torch-tensor, ...).
 # GPU_CHECK_TIMEOUT=S: seconds a plain run may take (120; captures 60 more).
 # VRAMSIM / VRAMCAP override the binaries (a wrapper that sets
 # LD_LIBRARY_PATH, say). The oversubscribed run (managed-over) needs 24 GiB
@@ -233,6 +236,41 @@ for _ in range(10):
     opt.zero_grad(); m(x).square().mean().backward(); opt.step()
 torch.cuda.synchronize(); print("torch ok")
 PY
+# The tensor-level check (issue 18): the same step, optionally under
+# torch.cuda.set_per_process_memory_fraction(argv[1]); prints the allocator's
+# own figures for the comparison.
+cat > "$1/train-step.py" <<'PY'
+import sys
+import torch
+if len(sys.argv) > 1:
+    torch.cuda.set_per_process_memory_fraction(float(sys.argv[1]))
+m = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096)).cuda()
+opt = torch.optim.AdamW(m.parameters())
+x = torch.randn(512, 4096, device="cuda")
+for _ in range(10):
+    opt.zero_grad(); m(x).square().mean().backward(); opt.step()
+torch.cuda.synchronize()
+s = torch.cuda.memory_stats()
+print("# reserved_peak %d segments %d total %d" % (torch.cuda.max_memory_reserved(),
+      s.get("segment.all.allocated", 0), torch.cuda.get_device_properties(0).total_memory))
+PY
+# The cost of torch's memory history per allocation (what the hook turns on).
+cat > "$1/history-cost.py" <<'PY'
+import time
+import torch
+def run(n=100000):
+    torch.cuda.synchronize(); t = time.perf_counter()
+    for _ in range(n):
+        y = torch.empty(1024, device="cuda"); del y
+    torch.cuda.synchronize(); return (time.perf_counter() - t) / n * 1e6
+torch.empty(1, device="cuda"); run(1000)
+off = min(run() for _ in range(3))
+torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python", max_entries=1000000)
+on = min(run() for _ in range(3))
+torch.cuda.memory._record_memory_history(enabled=None)
+print("# history-cost: alloc+free %.2f us plain, %.2f us with the memory history (stacks=python): +%.2f us"
+      % (off, on, on - off))
+PY
 }
 
 build () { # DIR
@@ -334,3 +372,82 @@ elif python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; th
 else
   echo "# torch: python3 has no CUDA-enabled torch, skipped"
 fi
+
+# torch-tensor (issue 18): the step captured with the PyTorch hook; the
+# merged trace replayed with allocator.kind=pytorch on the capture preset
+# against the real run's segments and reserved peak; then the smallest
+# set_per_process_memory_fraction at which the step runs (bisection, 7
+# steps) against the smallest memory.capacity at which vramsim says it fits
+# (bisection on the merged trace, oversubscription oom). PyTorch's fraction
+# caps the allocator's reserved bytes; vramsim's capacity also holds the
+# preset's CUDA context (memory.context), so the two are compared as
+# fraction x total against capacity - context.
+tensor_check () {
+  T2=$W/tt
+  mkdir -p "$T2"
+  timeout "${GPU_CHECK_TIMEOUT:-120}" python3 "$P/history-cost.py" 2>&1 | grep '^# '
+  timeout "${GPU_CHECK_TIMEOUT:-120}" python3 "$P/train-step.py" > "$T2/plain.out" 2>&1
+  echo "# torch-tensor: plain exit $?"; grep '^# ' "$T2/plain.out"
+  real=$(sed -n 's/^# reserved_peak \([0-9]*\) segments \([0-9]*\) total \([0-9]*\)$/\1 \2 \3/p' "$T2/plain.out")
+  t0=$(now_ms)
+  timeout $(( ${GPU_CHECK_TIMEOUT:-120} + 60 )) "$VRAMCAP" -o "$T2/step.vtrace" -- python3 "$P/train-step.py" \
+    > "$T2/cap.out" 2> "$T2/cap.err"
+  echo "# torch-tensor capture: exit $?, wall $(( $(now_ms) - t0 )) ms"; grep -m8 vramcap: "$T2/cap.err"
+  timeout $(( ${GPU_CHECK_TIMEOUT:-120} + 60 )) "$VRAMCAP" --no-torch -o "$T2/drv.vtrace" -- python3 "$P/train-step.py" \
+    > /dev/null 2>&1
+  for tr in step drv; do
+    "$VRAMSIM" replay "$T2/$tr.vtrace" --set allocator.kind=pytorch --format json -o "$T2/$tr.json" 2> "$T2/$tr.rerr" ||
+      { echo "  $tr: replay failed: $(head -1 "$T2/$tr.rerr")"; continue; }
+  done
+  VRAMSIM="$VRAMSIM" python3 - "$T2/step.vtrace" "$T2/step.torch.pickle" "$T2/step.json" "$T2/drv.json" $real <<'PY'
+import json, pickle, subprocess, sys, os
+trace, snap, rep, drv = sys.argv[1:5]
+real = [int(x) for x in sys.argv[5:8]] if len(sys.argv) >= 8 else None
+vs = os.environ.get("VRAMSIM", "bin/vramsim")
+h = json.loads(subprocess.run([vs, "convert", trace, "-"], capture_output=True, text=True).stdout.split("\n")[0])
+print("  header: allocations %s, tensor_merge %s" % (h.get("allocations"), json.dumps(h.get("tensor_merge"))))
+d = pickle.load(open(snap, "rb"))
+seg = [(e["action"], e["size"]) for e in d["device_traces"][0] if e["action"].startswith("segment")]
+print("  snapshot: %d segment events, %d segments at the dump, %d B reserved at the dump"
+      % (len(seg), len(d["segments"]), sum(s["total_size"] for s in d["segments"])))
+for name, path in (("tensor trace", rep), ("driver trace", drv)):
+    try:
+        a = json.load(open(path))["memory"]["allocator"]
+    except Exception as e:
+        print("  %s: no report (%s)" % (name, e)); continue
+    print("  %s replayed (pytorch model): %d segment allocs, %d frees, reserved peak %d B"
+          % (name, a["segment_allocs"], a["segment_frees"], a["peak_reserved_bytes"]))
+if real:
+    print("  real run: reserved peak %d B, %d segments allocated" % (real[0], real[1]))
+PY
+  # Bisection: the real step under a memory fraction (exit 0 = it ran).
+  total=$(echo "$real" | awk '{ print $3 }')
+  lo=0; hi=1000   # per mille of total memory
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    mid=$(( (lo + hi) / 2 ))
+    [ $mid = $lo ] && break
+    f=$(awk -v m=$mid 'BEGIN { printf "%.3f", m / 1000 }')
+    if timeout "${GPU_CHECK_TIMEOUT:-120}" python3 "$P/train-step.py" "$f" > /dev/null 2>&1; then hi=$mid; else lo=$mid; fi
+  done
+  fbytes=$(awk -v m=$hi -v t="${total:-0}" 'BEGIN { printf "%d", m / 1000 * t }')
+  echo "  smallest fraction that runs: 0.$(printf %03d $hi) (${fbytes} B of ${total:-?})"
+  # vramsim: the smallest capacity (MiB) at which the merged trace fits.
+  ctx=$("$VRAMSIM" configs --show "$( "$VRAMSIM" convert "$T2/step.vtrace" - 2>/dev/null | head -1 |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["capture"].get("config") or "h200")')" 2>/dev/null |
+        sed -n 's/.*"context":[[:space:]]*"\([0-9]*\)MiB".*/\1/p' | head -1)
+  lo=0; hi=$(( ${total:-150000000000} / 1048576 ))
+  while [ $(( hi - lo )) -gt 16 ]; do
+    mid=$(( (lo + hi) / 2 ))
+    if "$VRAMSIM" replay "$T2/step.vtrace" --set allocator.kind=pytorch --set memory.capacity=${mid}MiB \
+         --set policy.oversubscription=oom --format json -o "$T2/b.json" 2>/dev/null &&
+       [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["status"])' "$T2/b.json")" = ok ]; then
+      hi=$mid; else lo=$mid; fi
+  done
+  echo "  vramsim: fits from ${hi} MiB (less the context ${ctx:-?} MiB: $(( hi - ${ctx:-0} )) MiB) against $(( ${fbytes:-0} / 1048576 )) MiB from the fraction"
+  if [ -n "$KEEP" ]; then cp "$T2/step.vtrace" "$T2/step.vtrace.addrs" "$T2/step.torch.pickle" "$T2/cap.err" "$KEEP/" 2>/dev/null; fi
+}
+case " ${GPU_CHECK_ONLY:-torch-tensor} " in
+  *" torch-tensor "*)
+    if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then tensor_check
+    else echo "# torch-tensor: python3 has no CUDA-enabled torch, skipped"; fi ;;
+esac

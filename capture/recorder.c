@@ -70,6 +70,25 @@ static CapDevice g_dev;
 static int g_have_dev;
 static char g_driver[64];
 
+/* The address sidecar (FILE.addrs), written when $VRAMCAP_ADDRS is 1 (vramcap
+ * sets it with its PyTorch hook): the device addresses behind the trace's
+ * ids, which the trace format does not carry and vramsim convert --tensor
+ * needs to join a PyTorch memory snapshot to the trace (docs/capture.md
+ * "Tensor-level allocations"). Lines, hex addresses, IDX the event's index
+ * in the trace:
+ *   vramcap-addrs 1 REALTIME_NS     CLOCK_REALTIME at trace time 0
+ *   a IDX ADDR                      alloc: base address
+ *   c IDX DST SRC                   copy: its two pointers
+ *   m IDX DST                       memset
+ *   p IDX PTR                       prefetch
+ *   k IDX PTR...                    kernel: parameter words inside allocations
+ * Plain write(2) through a buffer (signal handlers finish it too); FILE.addrs
+ * is renamed into place with the trace, and removed if the trace is not. */
+static int g_addrs_on, g_addrs_fd = -1;
+static char g_addrs_tmp[4200], g_addrs_buf[65536];
+static size_t g_addrs_len;
+static uint64_t g_real0;                 /* CLOCK_REALTIME ns at trace time 0 */
+
 static pid_t g_pid;                      /* the process this state belongs to */
 static uint32_t g_next_tid;
 static __thread int64_t t_tid = -1;
@@ -407,6 +426,7 @@ cap_alloc (uint64_t t0, uint64_t t1, uintptr_t p, uint64_t bytes, int kind,
     g_map[i] = (Range) { p, p + bytes, g_next_id++, kind };
     g_map_n++;
     e->id = g_map[i].id;
+    e->addr = p;
     e->bytes = bytes;
     e->sub = (uint8_t) kind;
     e->stream = stream_ordered ? cap_stream_id_locked (stream) : VTW_NONE;
@@ -496,6 +516,8 @@ copy_locked (uint64_t t0, uint64_t t1, int dir, uintptr_t dst, uintptr_t src, ui
     e->bytes = bytes;
     e->src = s ? s->id : 0;
     e->dst = d ? d->id : 0;
+    e->addr = dst;
+    e->addr2 = src;
     e->stream = cap_stream_id_locked (stream);
     e->async = (uint8_t) async;
     e->pending = (uint8_t) pending;
@@ -576,6 +598,7 @@ cap_memset (uint64_t t0, uint64_t t1, uintptr_t dst, uint64_t bytes, uintptr_t s
   VtEvent *e = push_locked (t0, t1, VTW_MEMSET, &seq);
   if (e) {
     e->dst = d ? d->id : 0;
+    e->addr = dst;
     e->bytes = bytes;
     e->stream = cap_stream_id_locked (stream);
     e->async = (uint8_t) async;
@@ -592,17 +615,21 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
             const uint64_t *words, size_t n_words, int pending, uint64_t corr)
 {
   uint64_t seq = UINT64_MAX;
-  uint64_t local[64];
-  uint64_t *ids = n_words <= 64 ? local : malloc (n_words * sizeof *ids);
+  /* ids[0..n) the touched ids, ptrs[0..np) the words that hit them (the
+   * address sidecar's). */
+  uint64_t local[128];
+  uint64_t *ids = n_words <= 64 ? local : malloc (2 * n_words * sizeof *ids);
   if (!ids)
     n_words = 0, ids = local;
+  uint64_t *ptrs = ids + (n_words <= 64 ? 64 : n_words);
   cap_lock ();
-  size_t n = 0;
+  size_t n = 0, np = 0;
   int managed = 0;
   for (size_t i = 0; i < n_words; i++) {
     const Range *r = map_find ((uintptr_t) words[i]);
     if (!r)
       continue;
+    ptrs[np++] = words[i];
     managed |= r->kind == CAP_MEM_MANAGED;
     size_t k = 0;
     while (k < n && ids[k] != r->id)
@@ -619,10 +646,13 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
     e->pending = (uint8_t) pending;
     e->corr = corr;
     if (n) {
-      e->touches = malloc (n * sizeof *e->touches);
+      size_t keep = g_addrs_on ? np : 0;
+      e->touches = malloc ((n + keep) * sizeof *e->touches);
       if (e->touches) {
         memcpy (e->touches, ids, n * sizeof *ids);
+        memcpy (e->touches + n, ptrs, keep * sizeof *ptrs);
         e->n_touches = (uint32_t) n;
+        e->n_ptrs = (uint32_t) keep;
       }
     }
     after_push_locked ();
@@ -691,6 +721,7 @@ cap_prefetch (uint64_t t0, uint64_t t1, uintptr_t p, uint64_t bytes, int to_host
     VtEvent *e = push_locked (t0, t1, VTW_PREFETCH, NULL);
     if (e) {
       e->id = r->id;
+      e->addr = p;
       e->bytes = bytes;
       e->sub = (uint8_t) (to_host ? 1 : 0);
       e->stream = cap_stream_id_locked (stream);
@@ -849,7 +880,7 @@ header_json (char *out, size_t cap)
             "{\"vramsim_trace\":1,\"time_unit\":\"ns\",\"capture\":{\"device\":%s,"
             "\"config\":%s,\"tool\":\"" VRAMCAP_TOOL "\",\"memory_bytes\":%llu,"
             "\"sm_count\":%d,\"compute_capability\":%s,\"driver_version\":%s,"
-            "\"cuda_version\":%s,\"mode\":\"%s\",\"pid\":%ld}}",
+            "\"cuda_version\":%s,\"mode\":\"%s\",\"pid\":%ld},\"allocations\":\"driver\"}",
             dev, cfg, (unsigned long long) mem, sm, cc, drv, cuda,
             cap_mode == CAP_MODE_CUPTI ? "cupti" : "hook", (long) getpid ());
 }
@@ -860,6 +891,109 @@ write_failed (void)
   if (!g_failed)
     cap_warn ("cannot write %s: %s; recording stops", g_out, strerror (errno));
   g_failed = 1;
+}
+
+static void
+addrs_flush (void)
+{
+  size_t off = 0;
+  while (g_addrs_fd >= 0 && off < g_addrs_len) {
+    ssize_t r = write (g_addrs_fd, g_addrs_buf + off, g_addrs_len - off);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      cap_warn ("cannot write %s: %s; no address sidecar", g_addrs_tmp, strerror (errno));
+      close (g_addrs_fd);
+      unlink (g_addrs_tmp);
+      g_addrs_fd = -1;
+      break;
+    }
+    off += (size_t) r;
+  }
+  g_addrs_len = 0;
+}
+
+static void
+addrs_put (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+static void
+addrs_put (const char *fmt, ...)
+{
+  if (g_addrs_fd < 0)
+    return;
+  if (g_addrs_len + 64 > sizeof g_addrs_buf)
+    addrs_flush ();
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vsnprintf (g_addrs_buf + g_addrs_len, sizeof g_addrs_buf - g_addrs_len, fmt, ap);
+  va_end (ap);
+  if (n > 0)
+    g_addrs_len += (size_t) n;
+}
+
+static void
+addrs_open (void)
+{
+  if (!g_addrs_on || g_addrs_fd >= 0)
+    return;
+  snprintf (g_addrs_tmp, sizeof g_addrs_tmp, "%s.addrs.tmp.%ld", g_out, (long) getpid ());
+  g_addrs_fd = open (g_addrs_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (g_addrs_fd < 0) {
+    cap_warn ("cannot create %s: %s; no address sidecar", g_addrs_tmp, strerror (errno));
+    g_addrs_on = 0;
+    return;
+  }
+  g_addrs_len = 0;
+  addrs_put ("vramcap-addrs 1 %llu\n", (unsigned long long) g_real0);
+}
+
+/* The sidecar line of E, the trace's event IDX. */
+static void
+addrs_event (uint64_t idx, const VtEvent *e)
+{
+  unsigned long long i = (unsigned long long) idx;
+  switch (e->op) {
+  case VTW_ALLOC:
+    addrs_put ("a %llu %llx\n", i, (unsigned long long) e->addr);
+    break;
+  case VTW_COPY:
+    if (e->src || e->dst)
+      addrs_put ("c %llu %llx %llx\n", i, (unsigned long long) e->addr, (unsigned long long) e->addr2);
+    break;
+  case VTW_MEMSET:
+    if (e->dst)
+      addrs_put ("m %llu %llx\n", i, (unsigned long long) e->addr);
+    break;
+  case VTW_PREFETCH:
+    addrs_put ("p %llu %llx\n", i, (unsigned long long) e->addr);
+    break;
+  case VTW_KERNEL:
+    if (!e->n_ptrs)
+      break;
+    addrs_put ("k %llu", i);
+    for (uint32_t k = 0; k < e->n_ptrs; k++)
+      addrs_put (" %llx", (unsigned long long) e->touches[e->n_touches + k]);
+    addrs_put ("\n");
+    break;
+  default:
+    break;
+  }
+}
+
+/* After the trace is finished (OK: renamed into place). */
+static void
+addrs_close (int ok)
+{
+  if (g_addrs_fd < 0)
+    return;
+  addrs_flush ();
+  if (g_addrs_fd < 0)
+    return;
+  close (g_addrs_fd);
+  g_addrs_fd = -1;
+  char final[4200];
+  snprintf (final, sizeof final, "%s.addrs", g_out);
+  if (!ok || rename (g_addrs_tmp, final) != 0)
+    unlink (g_addrs_tmp);
 }
 
 /* Writes the buffer up to the first pending event (ALL: everything). */
@@ -881,6 +1015,7 @@ write_prefix_locked (int all)
       write_failed ();
       return;
     }
+    addrs_open ();
   }
   for (size_t i = 0; i < k; i++) {
     VtEvent *e = &g_ev[i];
@@ -895,6 +1030,8 @@ write_prefix_locked (int all)
       write_failed ();
       return;
     }
+    if (g_addrs_fd >= 0)
+      addrs_event (vtw_count (g_w) - 1, e);
     free (e->touches);
     e->touches = NULL;
   }
@@ -930,15 +1067,22 @@ finish_locked (int dying)
       g_w = vtw_open (g_out, hdr);
       if (!g_w)
         write_failed ();
+      else
+        addrs_open ();
     }
   }
   if (g_w) {
     uint64_t n = vtw_count (g_w);
     if (g_failed) {
       vtw_abort (g_w);
+      addrs_close (0);
     } else if (vtw_finish (g_w) != 0) {
       write_failed ();
-    } else if (!g_root) {
+      addrs_close (0);
+    } else {
+      addrs_close (1);
+    }
+    if (!g_failed && !g_root) {
       cap_warn ("process %ld wrote %llu events to %s", (long) getpid (),
                 (unsigned long long) n, g_out);
     }
@@ -1037,6 +1181,10 @@ atfork_child (void)
   pthread_mutex_init (&g_lock, NULL);
   vtw_drop (g_w);
   g_w = NULL;
+  if (g_addrs_fd >= 0)
+    close (g_addrs_fd); /* the parent's */
+  g_addrs_fd = -1;
+  g_addrs_len = 0;
   for (size_t i = 0; i < g_n; i++)
     free (g_ev[i].touches);
   g_n = 0;
@@ -1072,7 +1220,12 @@ cap_init (void)
     return;
   g_inited = 1;
   g_t0 = 0;
+  struct timespec rt;
+  clock_gettime (CLOCK_REALTIME, &rt);
   g_t0 = cap_now ();
+  g_real0 = (uint64_t) rt.tv_sec * 1000000000u + (uint64_t) rt.tv_nsec;
+  const char *ad = getenv ("VRAMCAP_ADDRS");
+  g_addrs_on = ad && strcmp (ad, "1") == 0;
   g_pid = getpid ();
   const char *m = getenv ("VRAMCAP_MODE");
   g_requested = m && strcmp (m, "hook") == 0 ? CAP_MODE_HOOK : CAP_MODE_CUPTI;

@@ -1,20 +1,34 @@
 /* vramcap.c — the capture launcher: runs a program with libvramcap.so
- * loaded (CUPTI injection or LD_PRELOAD hooks) and execs it, so the
- * program's exit status is vramcap's. See docs/capture.md. */
+ * loaded (CUPTI injection or LD_PRELOAD hooks). See docs/capture.md.
+ *
+ * With --no-torch it execs the program, so the program's exit status is
+ * vramcap's. By default it also puts the PyTorch start-up hook
+ * (capture/python-hook/sitecustomize.py) first on PYTHONPATH and asks the
+ * shim for its address sidecar; it then runs the program as a child, waits,
+ * and, when the hook reported on the program (FILE's base + .torch-status),
+ * rewrites the trace with `vramsim convert --tensor` (or --tensor-note,
+ * saying why there are no tensors) before exiting with the child's status,
+ * or dying of the signal that killed it. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void
 usage (FILE *f)
 {
   fprintf (f,
-           "Usage: vramcap [-o FILE] [--mode cupti|hook] [--] PROGRAM [ARGS...]\n"
+           "Usage: vramcap [-o FILE] [--mode cupti|hook] [--no-torch] [--torch-entries N]\n"
+           "               [--] PROGRAM [ARGS...]\n"
            "\n"
            "Runs PROGRAM and records its CUDA memory activity (allocations, copies,\n"
            "kernels, syncs) into a vramsim trace.\n"
@@ -25,13 +39,24 @@ usage (FILE *f)
            "  -m, --mode MODE     cupti (default): the driver loads the shim through\n"
            "                      CUDA_INJECTION64_PATH and CUPTI reports GPU times;\n"
            "                      hook: LD_PRELOAD wrappers, GPU times from CUDA events\n"
+           "      --no-torch      no PyTorch hook: the trace keeps the driver's segment\n"
+           "                      allocations, and vramcap execs PROGRAM\n"
+           "      --torch-entries N  PyTorch memory-history ring buffer (default\n"
+           "                      1000000 entries; dumped before it wraps)\n"
            "  -h, --help          show this help\n"
+           "\n"
+           "A Python program that imports torch also gets the caching allocator's\n"
+           "tensors: a start-up hook records torch's memory history, and at exit\n"
+           "vramcap rewrites FILE with the tensors in place of the segments they\n"
+           "explain (vramsim convert --tensor; the snapshot is kept beside FILE).\n"
            "\n"
            "NVTX ranges become mark events: vramcap sets NVTX_INJECTION64_PATH to the\n"
            "shim unless it is already set.\n"
            "\n"
            "The shim is found at ../lib/libvramcap.so beside this program, or at\n"
-           "$VRAMCAP_LIB.\n");
+           "$VRAMCAP_LIB; the hook in ../share/vramsim/python-hook (or the source\n"
+           "tree's capture/python-hook), or $VRAMCAP_PYTHON_HOOK; vramsim beside\n"
+           "this program, or $VRAMCAP_VRAMSIM.\n");
 }
 
 static int
@@ -57,10 +82,155 @@ find_lib (char *out, size_t cap)
   return 0;
 }
 
+/* The folder holding the hook's sitecustomize.py, or -1. */
+static int
+find_hook (char *out)
+{
+  const char *env = getenv ("VRAMCAP_PYTHON_HOOK");
+  char self[PATH_MAX], cand[PATH_MAX + 64], probe[PATH_MAX + 96];
+#ifndef VRAMCAP_HOOK_SRC
+#define VRAMCAP_HOOK_SRC "/nonexistent"
+#endif
+  const char *rel[] = { "../share/vramsim/python-hook", "../capture/python-hook", VRAMCAP_HOOK_SRC };
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return -1;
+  self[n] = 0;
+  char *dir = dirname (self);
+  for (int k = env && *env ? -1 : 0; k < 3; k++) {
+    if (k < 0)
+      snprintf (cand, sizeof cand, "%s", env);
+    else if (k < 2)
+      snprintf (cand, sizeof cand, "%s/%s", dir, rel[k]);
+    else
+      snprintf (cand, sizeof cand, "%s", rel[k]);
+    snprintf (probe, sizeof probe, "%s/sitecustomize.py", cand);
+    if (access (probe, R_OK) == 0 && realpath (cand, out))
+      return 0;
+    if (k < 0)
+      return -1; /* an explicit folder that is not one */
+  }
+  return -1;
+}
+
+/* The environment vramcap changes for the program, as it found it: the
+ * merge runs without the shim or the hook. */
+static const char *const g_env_names[] = {
+  "LD_PRELOAD", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "PYTHONPATH",
+};
+#define N_ENV (sizeof g_env_names / sizeof g_env_names[0])
+static char *g_env_orig[N_ENV];
+
+/* Runs ARGV (vramsim) in the original environment, waits; its exit
+ * status, or -1. */
+static int
+run_wait (char *const *av)
+{
+  pid_t p = fork ();
+  if (p < 0)
+    return -1;
+  if (p == 0) {
+    for (size_t k = 0; k < N_ENV; k++) {
+      if (g_env_orig[k])
+        setenv (g_env_names[k], g_env_orig[k], 1);
+      else
+        unsetenv (g_env_names[k]);
+    }
+    execv (av[0], av);
+    _exit (127);
+  }
+  int st;
+  while (waitpid (p, &st, 0) < 0)
+    if (errno != EINTR)
+      return -1;
+  return WIFEXITED (st) ? WEXITSTATUS (st) : -1;
+}
+
+/* After the program: what the hook said (BASE.torch-status) decides how the
+ * trace is rewritten. No status: the program never ran the hook (not
+ * Python, python -I/-S/-E, or --no-torch): the trace stays as written. */
+static void
+post_torch (const char *absout, const char *base)
+{
+  char status_path[PATH_MAX + 32], line[PATH_MAX + 256];
+  snprintf (status_path, sizeof status_path, "%s.torch-status", base);
+  FILE *f = fopen (status_path, "r");
+  if (!f)
+    return;
+  int got = fgets (line, sizeof line, f) != NULL;
+  fclose (f);
+  unlink (status_path);
+  if (!got)
+    return;
+  line[strcspn (line, "\n")] = 0;
+  struct stat sb;
+  if (stat (absout, &sb) != 0)
+    return; /* the shim wrote no trace (it says why) */
+  char vs[PATH_MAX];
+  const char *env = getenv ("VRAMCAP_VRAMSIM");
+  if (env && *env)
+    snprintf (vs, sizeof vs, "%s", env);
+  else {
+    char self[PATH_MAX];
+    ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+      return;
+    self[n] = 0;
+    snprintf (vs, sizeof vs, "%s/vramsim", dirname (self));
+  }
+  if (access (vs, X_OK) != 0) {
+    fprintf (stderr, "vramcap: cannot run %s for the tensor merge; the trace keeps the driver's "
+             "allocations (set VRAMCAP_VRAMSIM)\n", vs);
+    return;
+  }
+  char *av[8];
+  int k = 0;
+  av[k++] = vs;
+  av[k++] = (char *) "convert";
+  if (strncmp (line, "ok ", 3) == 0) {
+    av[k++] = (char *) "--tensor";
+    av[k++] = line + 3;
+  } else {
+    av[k++] = (char *) "--tensor-note";
+    av[k++] = line;
+  }
+  /* convert refuses to write over its own input, so the merged trace goes
+   * to a sibling first and replaces the driver-level one only when whole. */
+  char merged[PATH_MAX + 64], dcopy[PATH_MAX], bcopy[PATH_MAX];
+  snprintf (dcopy, sizeof dcopy, "%s", absout);
+  snprintf (bcopy, sizeof bcopy, "%s", absout);
+  /* same folder, same extension (convert picks the format by it) */
+  snprintf (merged, sizeof merged, "%s/.merge-%ld-%s", dirname (dcopy), (long) getpid (), basename (bcopy));
+  av[k++] = (char *) absout;
+  av[k++] = merged;
+  av[k] = NULL;
+  int rc = run_wait (av);
+  if (rc == 0 && rename (merged, absout) != 0) {
+    fprintf (stderr, "vramcap: cannot rename %s to %s: %s\n", merged, absout, strerror (errno));
+    rc = 1;
+  }
+  if (rc != 0)
+    unlink (merged);
+  if (rc != 0)
+    fprintf (stderr, "vramcap: the tensor merge failed; %s keeps the driver's allocations "
+             "(retry: vramsim convert --tensor %s %s OUT)\n", absout,
+             strncmp (line, "ok ", 3) == 0 ? line + 3 : "SNAPSHOT", absout);
+}
+
+static volatile sig_atomic_t g_child;
+
+static void
+forward (int sig)
+{
+  if (g_child > 0)
+    kill (g_child, sig);
+}
+
 int
 main (int argc, char **argv)
 {
-  const char *out = "vramcap.vtrace", *mode = "cupti";
+  const char *out = "vramcap.vtrace", *mode = "cupti", *entries = NULL;
+  int torch = 1;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -90,6 +260,28 @@ main (int argc, char **argv)
     }
     if (strncmp (a, "--mode=", 7) == 0) {
       mode = a + 7;
+      continue;
+    }
+    if (strcmp (a, "--no-torch") == 0) {
+      torch = 0;
+      continue;
+    }
+    if (strcmp (a, "--torch-entries") == 0 || strncmp (a, "--torch-entries=", 16) == 0) {
+      if (a[15] == '=')
+        entries = a + 16;
+      else if (i + 1 < argc)
+        entries = argv[++i];
+      else {
+        fprintf (stderr, "vramcap: %s needs a value\n", a);
+        return 2;
+      }
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull (entries, &end, 10);
+      if (errno || *end || end == entries || v == 0 || entries[0] == '-') {
+        fprintf (stderr, "vramcap: --torch-entries must be a positive integer, not '%s'\n", entries);
+        return 2;
+      }
       continue;
     }
     if (a[0] == '-') {
@@ -132,6 +324,10 @@ main (int argc, char **argv)
       return 1;
     }
   }
+  for (size_t k = 0; k < N_ENV; k++) {
+    const char *v = getenv (g_env_names[k]);
+    g_env_orig[k] = v ? strdup (v) : NULL;
+  }
   char pid[32];
   snprintf (pid, sizeof pid, "%ld", (long) getpid ());
   setenv ("VRAMCAP_OUTPUT", absout, 1);
@@ -153,7 +349,102 @@ main (int argc, char **argv)
   const char *nvtx = getenv ("NVTX_INJECTION64_PATH");
   if (!nvtx || !*nvtx)
     setenv ("NVTX_INJECTION64_PATH", lib, 1);
-  execvp (argv[i], argv + i);
-  fprintf (stderr, "vramcap: cannot run %s: %s\n", argv[i], strerror (errno));
-  return errno == ENOENT ? 127 : 126;
+  char hook[PATH_MAX];
+  if (torch && find_hook (hook) != 0) {
+    fprintf (stderr, "vramcap: PyTorch hook not found (looked in ../share/vramsim/python-hook and "
+             "../capture/python-hook beside vramcap, and in " VRAMCAP_HOOK_SRC "; set VRAMCAP_PYTHON_HOOK); "
+             "capturing without it\n");
+    torch = 0;
+  }
+  if (!torch) {
+    setenv ("VRAMCAP_TORCH", "0", 1);
+    execvp (argv[i], argv + i);
+    fprintf (stderr, "vramcap: cannot run %s: %s\n", argv[i], strerror (errno));
+    return errno == ENOENT ? 127 : 126;
+  }
+  const char *pp = getenv ("PYTHONPATH");
+  size_t ppl = strlen (hook) + (pp ? strlen (pp) : 0) + 2;
+  char *pypath = malloc (ppl);
+  if (!pypath)
+    return 1;
+  snprintf (pypath, ppl, "%s%s%s", hook, pp && *pp ? ":" : "", pp && *pp ? pp : "");
+  setenv ("PYTHONPATH", pypath, 1);
+  setenv ("VRAMCAP_TORCH", "1", 1);
+  setenv ("VRAMCAP_ADDRS", "1", 1);
+  if (entries)
+    setenv ("VRAMCAP_TORCH_ENTRIES", entries, 1);
+  char base[PATH_MAX + 1];
+  size_t ol = strlen (absout);
+  snprintf (base, sizeof base, "%.*s", (int) (ol > 7 && strcmp (absout + ol - 7, ".vtrace") == 0 ? ol - 7 : ol),
+            absout);
+  {
+    /* a status left by an earlier run must not speak for this one */
+    char sp[PATH_MAX + 32];
+    snprintf (sp, sizeof sp, "%s.torch-status", base);
+    unlink (sp);
+  }
+  /* The exec-or-fail report of the child comes back through a pipe. */
+  int fds[2];
+  if (pipe2 (fds, O_CLOEXEC) != 0) {
+    fprintf (stderr, "vramcap: pipe: %s\n", strerror (errno));
+    return 1;
+  }
+  pid_t child = fork ();
+  if (child < 0) {
+    fprintf (stderr, "vramcap: fork: %s\n", strerror (errno));
+    return 1;
+  }
+  if (child == 0) {
+    close (fds[0]);
+    char me[32];
+    snprintf (me, sizeof me, "%ld", (long) getpid ());
+    setenv ("VRAMCAP_PID", me, 1);
+    execvp (argv[i], argv + i);
+    int e = errno;
+    ssize_t w = write (fds[1], &e, sizeof e);
+    (void) w;
+    _exit (127);
+  }
+  close (fds[1]);
+  g_child = child;
+  /* The terminal's SIGINT/SIGQUIT reach the program too; TERM and HUP sent
+   * to vramcap are passed on. vramcap outlives the program to merge. */
+  signal (SIGINT, SIG_IGN);
+  signal (SIGQUIT, SIG_IGN);
+  struct sigaction sa;
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = forward;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGTERM, &sa, NULL);
+  sigaction (SIGHUP, &sa, NULL);
+  int exec_err = 0;
+  ssize_t r;
+  while ((r = read (fds[0], &exec_err, sizeof exec_err)) < 0 && errno == EINTR)
+    ;
+  close (fds[0]);
+  int st = 0;
+  while (waitpid (child, &st, 0) < 0)
+    if (errno != EINTR) {
+      fprintf (stderr, "vramcap: waitpid: %s\n", strerror (errno));
+      return 1;
+    }
+  if (r == (ssize_t) sizeof exec_err) {
+    fprintf (stderr, "vramcap: cannot run %s: %s\n", argv[i], strerror (exec_err));
+    return exec_err == ENOENT ? 127 : 126;
+  }
+  post_torch (absout, base);
+  if (WIFSIGNALED (st)) {
+    /* Die of the same signal (the child already dumped any core). */
+    int sig = WTERMSIG (st);
+    struct rlimit no = { 0, 0 };
+    setrlimit (RLIMIT_CORE, &no);
+    signal (sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset (&set);
+    sigaddset (&set, sig);
+    sigprocmask (SIG_UNBLOCK, &set, NULL);
+    raise (sig);
+    return 128 + sig;
+  }
+  return WIFEXITED (st) ? WEXITSTATUS (st) : 1;
 }

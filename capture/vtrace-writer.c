@@ -162,7 +162,7 @@ vtw_open (const char *path, const char *header_json)
       goto fail;
   }
   put (w, "VRAMTRC\x1a", 8);
-  put_u32 (w, 1);
+  put_u32 (w, 2);   /* version 2: kernel records may carry a shape */
   size_t hl = strlen (header_json);
   put_u32 (w, (uint32_t) hl);
   put (w, header_json, hl);
@@ -194,7 +194,8 @@ vtw_event (VtWriter *w, const VtEvent *e)
   int64_t dt = (int64_t) (e->t - w->last_t);
   w->last_t = e->t;
   w->count++;
-  put_u8 (w, e->op);
+  /* A kernel with a shape is record 0x14 (kernel with extensions). */
+  put_u8 (w, e->op == VTW_KERNEL && e->has_shape ? 0x14 : e->op);
   put_sv (w, dt);
   put_uv (w, e->tid);
   put_uv (w, e->host_ns);
@@ -237,6 +238,17 @@ vtw_event (VtWriter *w, const VtEvent *e)
     put_uv (w, e->n_touches);
     for (uint32_t i = 0; i < e->n_touches; i++)
       put_uv (w, e->touches[i]);
+    if (e->has_shape) {
+      put_u8 (w, 1);              /* extensions: the shape */
+      put_opt (w, VTW_NONE);      /* flops */
+      put_u8 (w, 0);              /* precision: not known */
+      for (int i = 0; i < 3; i++)
+        put_uv (w, e->grid[i]);
+      for (int i = 0; i < 3; i++)
+        put_uv (w, e->block[i]);
+      put_uv (w, e->regs);
+      put_uv (w, e->smem);
+    }
     break;
   case VTW_SYNC:
     put_u8 (w, e->sub);

@@ -1,5 +1,5 @@
 /* vtrace-writer.h — a small, dependency-free writer of the binary trace
- * format (docs/trace-format.md, version 1) for the capture shim.
+ * format (docs/trace-format.md, version 2) for the capture shim.
  *
  * The shim is injected into arbitrary programs, so this writer uses only
  * libc: no GLib, no stdio buffering shared with the program. Output goes to
@@ -23,7 +23,9 @@ enum { VTW_ALLOC, VTW_FREE, VTW_COPY, VTW_MEMSET, VTW_KERNEL, VTW_SYNC,
  *   free: id, stream (opt)
  *   copy: sub = dir (0 h2d, 1 d2h, 2 d2d, 3 p2p), bytes, src, dst, stream, async, dur (opt)
  *   memset: dst, bytes, stream, async, dur (opt)
- *   kernel: name_sid, stream, dur (absent is written as 0), touches
+ *   kernel: name_sid, stream, dur (absent is written as 0), touches; with
+ *           has_shape, grid, block, regs, smem (a version 2 kernel record
+ *           with extensions, docs/trace-format.md)
  *   sync: sub = scope (0 device, 1 stream, 2 event), value
  *   event_record: value = event, stream; stream_wait: stream, value = event
  *   prefetch: id, bytes, sub = to (0 device, 1 host), stream
@@ -33,9 +35,17 @@ typedef struct {
   uint64_t id, bytes, src, dst, stream, value, dur;
   uint64_t *touches;      /* owned by the shim's buffer (malloc) */
   uint64_t corr;          /* CUPTI correlation id, 0 if none */
+  /* Not written to the trace; the address sidecar (recorder.c) takes them:
+   * alloc: base; copy: dst pointer, addr2 src; memset: dst; prefetch: the
+   * pointer; kernel: n_ptrs parameter words that hit allocations, stored
+   * after the touches in the same array. */
+  uint64_t addr, addr2;
+  uint32_t n_ptrs;
   uint32_t tid, name_sid, n_touches;
   uint8_t op, sub, async, pending;
   uint8_t managed;        /* kernel: touches managed memory (not written) */
+  uint8_t has_shape;      /* kernel: grid, block, regs, smem are known (CUPTI's record) */
+  uint32_t grid[3], block[3], regs, smem;
 } VtEvent;
 
 typedef struct VtWriter VtWriter;

@@ -120,7 +120,7 @@ for l in open(sys.argv[1]):
 PY
 }
 
-echo "1..30"
+echo "1..31"
 cd "$T"
 
 # The stubs themselves, seen by a plain CUPTI client (cupti-probe.c, small
@@ -256,6 +256,18 @@ ok $? "prog-managed: allocations (device, managed, stream-ordered), touches, lat
 # The first kernel loses the union of its fault group and migration.
 diff "$T/expect-managed" man.norm >&2
 ok $? "prog-managed: first kernel on managed memory 2000 ns (4000 less 2000 of fault handling)"
+# The launch CUPTI recorded rides on each kernel (SPEC 3 kernel shape):
+# prog-managed launches axpy on 4 blocks of 256 threads; the stub's records
+# say 32 registers and 1024 B of static shared memory.
+"$VRAMSIM" convert man.vtrace man.raw2.jsonl 2>/dev/null && python3 - man.raw2.jsonl <<'PY'
+import json, sys
+k = [json.loads(l) for l in open(sys.argv[1])][1:]
+k = [e for e in k if e["op"] == "kernel"]
+assert len(k) == 3, k
+for e in k:
+    assert (e["grid"], e["block"], e["regs"], e["smem"]) == ([4, 1, 1], [256, 1, 1], 32, 1024), e
+PY
+ok $? "prog-managed: kernels carry grid [4,1,1], block [256,1,1], 32 registers, 1024 B shared memory from CUPTI's records"
 # The summary of what the counters showed, once, at exit.
 [ "$(grep -c '^vramcap: unified memory: ' man.err)" = 1 ]
 ok $? "prog-managed: one 'vramcap: unified memory: ' line on stderr at exit"

@@ -27,6 +27,9 @@ for e in lines[1:]:
     if e["op"] == "kernel":
         for f in ("reads", "writes", "touches"):
             e.setdefault(f, [])
+        # the launch shape (CUPTI mode) is checked on its own (capture-cupti.sh)
+        for f in ("grid", "block", "regs", "smem"):
+            e.pop(f, None)
     print(json.dumps(e, sort_keys=True))
 PY
 }

@@ -202,6 +202,8 @@ row "config: bandwidth without a unit" "cfg '{\"extends\": \"a100-80g\", \"memor
     "cfg.json: memory.bandwidth: 2039000000000 has no unit: a bandwidth needs one" replay "$T" -c cfg.json -o out.json
 row "config: number that underflows (1e-400)" "cfg '{\"extends\": \"a100-80g\",' ' \"memory\": {\"efficiency\": 1e-400}}'" \
     "cfg.json:2: 1e-400 is too small to represent (it is not 0)" replay "$T" -c cfg.json -o out.json
+row "config: NUL in a string" "cfg '{\"extends\": \"a100-80g\",' ' \"memory\": {\"tech\": \"HBM\\u0000x\"}}'" \
+    "cfg.json:2: a string holds a NUL character" replay "$T" -c cfg.json -o out.json
 row "--set: space after the unit" ':' "memory.capacity: '1GiB ': text after the unit" replay "$T" --set 'memory.capacity=1GiB ' -o out.json
 row "--set: size that underflows" ':' "'1e-400B': size too small to represent (it is not 0)" replay "$T" --set memory.reserved=1e-400B -o out.json
 row "--set: time of 2^64 - 1 ns" ':' "'18446744073709551615ns': time too large (below 2^63 ns, 292 years)" \

@@ -10,6 +10,7 @@
 #include "base/outfile.h"
 #include "import/import.h"
 #include "import/kernel-bytes.h"
+#include "import/merge-tensor.h"
 #include "trace/trace.h"
 
 /* A native trace begins with the binary magic or a header line naming
@@ -101,7 +102,7 @@ convert_native (const char *in, const char *out, VsTraceFormat format, VsKernelB
 int
 cmd_convert (int argc, char **argv)
 {
-  g_autofree char *format = NULL, *kernel_bytes = NULL;
+  g_autofree char *format = NULL, *kernel_bytes = NULL, *tensor = NULL, *addrs = NULL, *note = NULL;
   gint device = -1;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
@@ -110,6 +111,12 @@ cmd_convert (int argc, char **argv)
       "Give kernels without bytes their DRAM traffic from FILE: an Nsight Compute CSV (dram__bytes.sum) or NAME,BYTES lines", "FILE" },
     { "device", 0, 0, G_OPTION_ARG_INT, &device,
       "PyTorch memory snapshot: the device to import (default: the one with the most recorded actions)", "N" },
+    { "tensor", 0, 0, G_OPTION_ARG_FILENAME, &tensor,
+      "IN is a vramcap trace: replace the segments it allocated with the tensors of the PyTorch memory snapshot FILE (docs/capture.md)", "FILE" },
+    { "addrs", 0, 0, G_OPTION_ARG_FILENAME, &addrs,
+      "With --tensor: vramcap's address sidecar (default IN.addrs)", "FILE" },
+    { "tensor-note", 0, 0, G_OPTION_ARG_STRING, &note,
+      "Copy IN with \"allocations\": \"driver\" and this reason in the header (what vramcap writes when it has no snapshot)", "TEXT" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("IN OUT - convert a trace between encodings, or import one");
@@ -136,7 +143,8 @@ cmd_convert (int argc, char **argv)
       "  vramsim convert /tmp/train-step.vtrace - | head\n"
       "  vramsim convert profile.pt.trace.json step.vtrace\n"
       "  vramsim convert snapshot.pickle step.jsonl --device 0\n"
-      "  vramsim convert run.vtrace run-bytes.vtrace --kernel-bytes bytes.csv\n");
+      "  vramsim convert run.vtrace run-bytes.vtrace --kernel-bytes bytes.csv\n"
+      "  vramsim convert --tensor run.snapshot.pickle run.vtrace run-tensor.vtrace\n");
   GError *error = NULL;
   if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &error)
       || !g_option_context_parse (ctx, &argc, &argv, &error))
@@ -196,9 +204,31 @@ cmd_convert (int argc, char **argv)
           return 1;
         }
     }
+  if ((tensor != NULL || note != NULL) && (kb != NULL || (tensor != NULL && note != NULL)))
+    {
+      cmd_error ("convert: --tensor, --tensor-note and --kernel-bytes do not go together");
+      return 2;
+    }
+  if (addrs != NULL && tensor == NULL)
+    {
+      cmd_error ("convert: --addrs goes with --tensor");
+      return 2;
+    }
   gboolean ok, refused = FALSE;
   guint64 count = 0;
-  if (kb != NULL)
+  VsMergeStats ms;
+  if (tensor != NULL)
+    {
+      if (!looks_native (in))
+        {
+          cmd_error ("convert: --tensor reads a vramcap trace, and %s is not a vramsim trace", in);
+          return 1;
+        }
+      ok = merge_tensor (tensor, device, in, addrs, out, &ms, &error);
+    }
+  else if (note != NULL)
+    ok = merge_tensor_note (in, note, out, &error);
+  else if (kb != NULL)
     ok = convert_native (in, out, fmt, kb, &count, &error);
   else if (!looks_native (in) && import_kineto_detect (in))
     ok = import_kineto (in, out, &error);
@@ -220,6 +250,13 @@ cmd_convert (int argc, char **argv)
     }
   if (isatty (2) && strcmp (out, "-") != 0)
     fprintf (stderr, "vramsim: wrote %s (%" G_GUINT64_FORMAT " events)\n", out, count);
+  if (tensor != NULL && (ms.unresolved > 0 || ms.stretched > 0 || isatty (2)))
+    fprintf (stderr, "vramsim: --tensor: %" G_GUINT64_FORMAT " tensors replace %" G_GUINT64_FORMAT
+             " segment allocations (%" G_GUINT64_FORMAT " driver allocations kept); %" G_GUINT64_FORMAT
+             " anchors, clocks within %" G_GUINT64_FORMAT " ns; %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+             " references inside the tensor's life, %" G_GUINT64_FORMAT " widened (up to %" G_GUINT64_FORMAT
+             " ns), %" G_GUINT64_FORMAT " dropped\n", ms.tensors, ms.segments, ms.driver_kept, ms.anchors,
+             ms.anchor_dev_ns, ms.refs_exact, ms.refs, ms.stretched, ms.stretch_max_ns, ms.unresolved);
   if (kb != NULL)
     {
       guint64 kernels, set;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/kernel-class.h"
 #include "trace/trace-priv.h"
 
 typedef struct {
@@ -35,6 +36,8 @@ typedef struct {
   GHashTable *streams, *threads;
   gsize last_tid, last_stream;  /* the last added, + 1 (0: none) */
   guint64 kernel_dur;
+  guint64 class_count[VS_KCLASS_COUNT], class_dur[VS_KCLASS_COUNT];
+  GHashTable *kernel_class;  /* name -> class + 1: each name is classified once */
   guint64 copy_bytes[VS_DIR_COUNT];
 } Info;
 
@@ -101,8 +104,19 @@ info_event (Info *in, const VsEvent *ev)
         break;
       }
     case VS_OP_KERNEL:
-      in->kernel_dur += dur;
-      break;
+      {
+        in->kernel_dur += dur;
+        const char *name = ev->name ? ev->name : "";
+        guint cls = GPOINTER_TO_UINT (g_hash_table_lookup (in->kernel_class, name));
+        if (cls == 0)
+          {
+            cls = kernel_class_of (name).cls + 1;
+            g_hash_table_insert (in->kernel_class, g_strdup (name), GUINT_TO_POINTER (cls));
+          }
+        in->class_count[cls - 1]++;
+        in->class_dur[cls - 1] += dur;
+        break;
+      }
     case VS_OP_COPY:
       in->copy_bytes[ev->dir] += ev->bytes;
       break;
@@ -171,8 +185,18 @@ print_json (const Info *in, const VsTraceHeader *h, const char *path)
     }
   g_string_append_printf (s, "},\n  \"streams\": %u,\n  \"threads\": %u,\n", g_hash_table_size (in->streams),
                           g_hash_table_size (in->threads));
-  g_string_append_printf (s, "  \"kernels\": {\"count\": %" G_GUINT64_FORMAT ", \"dur_ns\": %" G_GUINT64_FORMAT "},\n",
-                          in->ops[VS_OP_KERNEL], in->kernel_dur);
+  g_string_append_printf (s, "  \"kernels\": {\"count\": %" G_GUINT64_FORMAT ", \"dur_ns\": %" G_GUINT64_FORMAT
+                          ", \"classes\": [", in->ops[VS_OP_KERNEL], in->kernel_dur);
+  gboolean first = TRUE;
+  for (guint c = 0; c < VS_KCLASS_COUNT; c++)
+    if (in->class_count[c] > 0)
+      {
+        g_string_append_printf (s, "%s{\"class\": \"%s\", \"count\": %" G_GUINT64_FORMAT ", \"dur_ns\": %"
+                                G_GUINT64_FORMAT "}", first ? "" : ", ", kernel_class_name (c), in->class_count[c],
+                                in->class_dur[c]);
+        first = FALSE;
+      }
+  g_string_append (s, "]},\n");
   g_string_append (s, "  \"copy_bytes\": {");
   for (guint d = 0; d < VS_DIR_COUNT; d++)
     g_string_append_printf (s, "%s\"%s\": %" G_GUINT64_FORMAT, d ? ", " : "", event_dir_name (d), in->copy_bytes[d]);
@@ -222,6 +246,23 @@ print_text (const Info *in, const VsTraceHeader *h, const char *path)
   printf ("streams    %u, threads %u\n", g_hash_table_size (in->streams), g_hash_table_size (in->threads));
   format_time (a, sizeof a, in->kernel_dur);
   printf ("kernels    %" G_GUINT64_FORMAT ", %s captured\n", in->ops[VS_OP_KERNEL], a);
+  /* The mix by class (kernel-class.h), largest captured time first. */
+  guint order[VS_KCLASS_COUNT], n = 0;
+  for (guint c = 0; c < VS_KCLASS_COUNT; c++)
+    if (in->class_count[c] > 0)
+      {
+        guint i = n++;
+        for (; i > 0 && in->class_dur[order[i - 1]] < in->class_dur[c]; i--)
+          order[i] = order[i - 1];
+        order[i] = c;
+      }
+  for (guint i = 0; i < n; i++)
+    {
+      guint c = order[i];
+      format_time (a, sizeof a, in->class_dur[c]);
+      printf ("  %-14s %8" G_GUINT64_FORMAT "  %12s  %5.1f %%\n", kernel_class_name (c), in->class_count[c], a,
+              in->kernel_dur ? 100.0 * (double) in->class_dur[c] / (double) in->kernel_dur : 0.0);
+    }
   printf ("copies    ");
   for (guint d = 0; d < VS_DIR_COUNT; d++)
     {
@@ -250,7 +291,8 @@ cmd_info (int argc, char **argv)
       "Reads TRACE (.jsonl or .vtrace, validating it) and prints events per op,\n"
       "the captured duration (first t to the last event's end), peak live bytes\n"
       "overall, per allocation kind and per tag, streams, threads, kernel count\n"
-      "and time, and copy bytes per direction. --format json prints the same\n"
+      "and time (with the mix by kernel class, docs/model.md), and copy bytes\n"
+      "per direction. --format json prints the same\n"
       "numbers for scripts; docs/trace-format.md names the fields.\n\n"
       "Examples:\n"
       "  vramsim info traces/hand-train-step.jsonl\n"
@@ -290,6 +332,7 @@ cmd_info (int argc, char **argv)
   in.allocs = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
   in.streams = g_hash_table_new (g_direct_hash, g_direct_equal);
   in.threads = g_hash_table_new (g_direct_hash, g_direct_equal);
+  in.kernel_class = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   VsEvent ev;
   while (trace_next (r, &ev, &error))
     info_event (&in, &ev);
@@ -309,5 +352,6 @@ cmd_info (int argc, char **argv)
   g_hash_table_destroy (in.allocs);
   g_hash_table_destroy (in.streams);
   g_hash_table_destroy (in.threads);
+  g_hash_table_destroy (in.kernel_class);
   return rc;
 }

@@ -9,6 +9,7 @@
  * per-field checks all read it. */
 #include "config/config.h"
 #include "base/suggest.h"
+#include "trace/trace.h" /* trace_json_nul_escape */
 #include "base/units.h"
 
 #include <errno.h>
@@ -32,6 +33,7 @@ typedef enum {
   K_UINT,     /* whole number >= 0 */
   K_UNIT,     /* number in [0, 1) */
   K_SIZE_UNL, /* a size, or "unlimited" (stored as G_MAXUINT64) */
+  K_FREQ,     /* clock: "1410MHz" (Hz, kHz, MHz, GHz); a bare number other than 0 is refused */
   K_BOOL,
   K_ENUM,
   K_OBJ,
@@ -69,12 +71,13 @@ struct Field {
 };
 
 /* Where a value is stored, by kind: K_STR char * (owned), K_BYTES
- * guint64, K_RATE/K_TIME/K_FRAC/K_POS/K_UNIT double, K_COUNT/K_UINT guint,
+ * guint64, K_RATE/K_TIME/K_FRAC/K_POS/K_UNIT/K_FREQ double, K_COUNT/K_UINT guint,
  * K_SIZE_UNL guint64, K_BOOL
  * gboolean, K_ENUM the enum (int-sized). K_EXTENDS is not stored. */
 #define AT(member) .at = offsetof (VsConfig, member)
 #define TIER(member) .at = offsetof (VsTier, member)
 G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == sizeof (int));
+G_STATIC_ASSERT (sizeof (VsKernelModelKind) == sizeof (int) && sizeof (VsTf32Policy) == sizeof (int));
 
 static const char *const attach_choices[] = { "host", "device", NULL };
 #define MAX_TIERS 64
@@ -83,6 +86,8 @@ static const char *const oversub_choices[] = { "oom", "spill", "direct", "uvm", 
 static const char *const allocator_choices[] = { "auto", "pytorch", "async", "none", NULL };
 static const char *const first_touch_choices[] = { "device", "host", NULL };
 G_STATIC_ASSERT (sizeof (VsAllocatorKind) == sizeof (int) && sizeof (VsFirstTouch) == sizeof (int));
+static const char *const kmodel_choices[] = { "waves", "simple", NULL };
+static const char *const tf32_choices[] = { "conv", "all", "none", NULL };
 
 static gboolean check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_memory (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
@@ -92,10 +97,28 @@ static gboolean check_host (VsConfig *c, void *at, const char *prefix, const cha
 static gboolean check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_network_level (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_allocator (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_compute (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 
+/* Dense peaks per precision (0 = not given: the kernel model falls back
+ * to a documented neighbour, kernel-model.c); check_compute makes fp16
+ * (or its other name, tflops) required. */
 static const Field compute_fields[] = {
-  { "tflops", K_POS, AT (tflops),
-    .need = "dense FP16/BF16 tensor TFLOPS, e.g. 312 for an A100; kernel compute time scales by it" },
+  { "tflops", K_POS, AT (tflops), .def.d = 0 },
+  { "fp64", K_POS, AT (compute.peak[1]), .def.d = 0 },
+  { "fp32", K_POS, AT (compute.peak[2]), .def.d = 0 },
+  { "tf32", K_POS, AT (compute.peak[3]), .def.d = 0 },
+  { "fp16", K_POS, AT (compute.peak[4]), .def.d = 0 },
+  { "bf16", K_POS, AT (compute.peak[5]), .def.d = 0 },
+  { "fp8", K_POS, AT (compute.peak[6]), .def.d = 0 },
+  { "int8", K_POS, AT (compute.peak[7]), .def.d = 0 },
+  { "sms", K_COUNT, AT (compute.sms), .def.u = 0 },
+  { "clock", K_FREQ, AT (compute.clock_hz), .def.d = 0 },
+  { "l2", K_BYTES, AT (compute.l2), .def.u = 0 },
+  { .key = NULL },
+};
+static const Field model_fields[] = {
+  { "kernel", K_ENUM, .choices = kmodel_choices, AT (kernel_model), .def.e = VS_KMODEL_WAVES },
+  { "tf32", K_ENUM, .choices = tf32_choices, AT (tf32), .def.e = VS_TF32_CONV },
   { .key = NULL },
 };
 static const Field memory_fields[] = {
@@ -199,7 +222,7 @@ static const Field root_fields[] = {
   { "name", K_STR, AT (name), .def.s = NULL /* the file's base name */, .check = check_name },
   { "description", K_STR, AT (description), .def.s = "" },
   { "extends", K_EXTENDS, .sub = NULL },
-  { "compute", K_OBJ, .sub = compute_fields },
+  { "compute", K_OBJ, .sub = compute_fields, .check = check_compute },
   { "memory", K_OBJ, .sub = memory_fields, .check = check_memory },
   { "allocator", K_OBJ, .sub = allocator_fields, .check = check_allocator },
   { "link", K_OBJ, .sub = link_fields, .check = check_link },
@@ -210,6 +233,7 @@ static const Field root_fields[] = {
   { "policy", K_OBJ, .sub = policy_fields },
   { "gpu", K_OBJ, .sub = gpu_fields },
   { "network", K_OBJ, .sub = network_fields },
+  { "model", K_OBJ, .sub = model_fields },
   { .key = NULL },
 };
 
@@ -287,6 +311,28 @@ json_type_name (const cJSON *v)
   if (cJSON_IsArray (v)) return "an array";
   if (cJSON_IsObject (v)) return "an object";
   return "an unknown value";
+}
+
+/* "1410MHz", "1.98 GHz": a finite number >= 0, an optional space, a unit. */
+static gboolean
+parse_freq (const char *s, double *hz)
+{
+  static const struct { const char *unit; double scale; } units[] = {
+    { "Hz", 1 }, { "kHz", 1e3 }, { "MHz", 1e6 }, { "GHz", 1e9 },
+  };
+  char *end = NULL;
+  double d = g_ascii_strtod (s, &end);
+  if (end == s || !isfinite (d) || d < 0)
+    return FALSE;
+  if (*end == ' ')
+    end++;
+  for (gsize i = 0; i < G_N_ELEMENTS (units); i++)
+    if (strcmp (end, units[i].unit) == 0)
+      {
+        *hz = d * units[i].scale;
+        return TRUE;
+      }
+  return FALSE;
 }
 
 /* A JSON number as a person wrote it: 1073741824, 5000.5, 5e-07. */
@@ -468,6 +514,21 @@ leaf_value (const Field *f, const cJSON *v, const char *origin, const char *path
         as_bytes.kind = K_BYTES;
         return leaf_value (&as_bytes, v, origin, path, out, error);
       }
+    case K_FREQ:
+      if (cJSON_IsNumber (v) && v->valuedouble == 0)
+        {
+          out->d = 0;
+          return TRUE;
+        }
+      if (cJSON_IsString (v) && parse_freq (v->valuestring, &out->d))
+        return TRUE;
+      if (cJSON_IsString (v))
+        fail (error, origin, path, "'%s' is not a clock such as \"1410MHz\" (units: Hz kHz MHz GHz; case matters)",
+              v->valuestring);
+      else
+        fail (error, origin, path, "expected a clock with its unit such as \"1410MHz\" (units: Hz kHz MHz GHz), got %s",
+              json_type_name (v));
+      return FALSE;
 
     case K_BOOL:
       if (!cJSON_IsBool (v))
@@ -820,6 +881,18 @@ read_json_file (const char *path, GError **error)
       cJSON_Delete (root);
       return NULL;
     }
+  /* cJSON cuts a string at an escaped NUL without a word ("a\\u0000b" is
+   * "a"): refuse it, as the trace readers do. */
+  gsize nul = trace_json_nul_escape (text, len);
+  if (nul != G_MAXSIZE)
+    {
+      int line = 1;
+      for (gsize i = 0; i < nul; i++)
+        line += text[i] == '\n';
+      g_set_error (error, VS_CONFIG_ERROR, 0, "%s:%d: a string holds a NUL character (\\u0000)", path, line);
+      cJSON_Delete (root);
+      return NULL;
+    }
   const char *uf = underflowing_number (text, len);
   if (uf != NULL)
     {
@@ -868,6 +941,18 @@ basename_no_json (const char *path)
 }
 
 #define MAX_EXTENDS_DEPTH 32
+
+/* compute.tflops is another name for compute.fp16 (SPEC 4): giving one
+ * (by --set, or in a config that extends another) removes the other from
+ * COMPUTE, so that the new figure is the one that counts. */
+static void
+compute_alias_drop (cJSON *compute, const char *key)
+{
+  if (strcmp (key, "tflops") == 0)
+    cJSON_DeleteItemFromObjectCaseSensitive (compute, "fp16");
+  else if (strcmp (key, "fp16") == 0)
+    cJSON_DeleteItemFromObjectCaseSensitive (compute, "tflops");
+}
 
 static cJSON *
 load_chain (const char *path, GPtrArray *canon_stack, GPtrArray *shown_stack, GError **error)
@@ -945,6 +1030,17 @@ load_chain (const char *path, GPtrArray *canon_stack, GPtrArray *shown_stack, GE
       g_ptr_array_remove_index (shown_stack, shown_stack->len - 1);
       if (parent == NULL)
         goto fail;
+      {
+        /* compute.tflops and compute.fp16 are one figure: the child's
+         * name for it replaces the parent's other name. */
+        const cJSON *cc = cJSON_GetObjectItemCaseSensitive (root, "compute");
+        cJSON *pc = cJSON_GetObjectItemCaseSensitive (parent, "compute");
+        if (cJSON_IsObject (cc) && cJSON_IsObject (pc))
+          for (const char *const *k = (const char *const[]) { "tflops", "fp16", NULL }; *k; k++)
+            if (cJSON_GetObjectItemCaseSensitive (cc, *k) != NULL
+                && !cJSON_IsNull (cJSON_GetObjectItemCaseSensitive (cc, *k)))
+              compute_alias_drop (pc, *k);
+      }
       merge_into (parent, root);
       cJSON_Delete (root);
       root = parent;
@@ -1051,6 +1147,8 @@ config_set (cJSON *root, const char *assignment, const char *origin, GError **er
             }
           if (!check_value (f, value, where, p, error))
             goto out;
+          if (fields == compute_fields && !cJSON_IsNull (value))
+            compute_alias_drop (obj, s);
           if (cJSON_GetObjectItemCaseSensitive (obj, s) != NULL)
             cJSON_ReplaceItemInObjectCaseSensitive (obj, s, value);
           else
@@ -1190,7 +1288,7 @@ store (const Field *f, void *base, Val v)
     {
     case K_STR: *(char **) p = g_strdup (v.s); break;
     case K_BYTES: *(guint64 *) p = v.u; break;
-    case K_RATE: case K_TIME: case K_FRAC: case K_POS: *(double *) p = v.d; break;
+    case K_RATE: case K_TIME: case K_FRAC: case K_POS: case K_FREQ: *(double *) p = v.d; break;
     case K_COUNT: case K_UINT: *(guint *) p = (guint) v.u; break;
     case K_UNIT: *(double *) p = v.d; break;
     case K_SIZE_UNL: *(guint64 *) p = v.u; break;
@@ -1493,6 +1591,31 @@ check_network_level (VsConfig *c, void *at, const char *prefix, const char *orig
   return check_rate (bw, eff, origin, bk, ek, error);
 }
 
+/* compute.tflops is another name for compute.fp16 (SPEC 4): one of them
+ * is required, and both, when given, must agree. */
+static gboolean
+check_compute (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  double *fp16 = &c->compute.peak[4];
+  if (c->tflops > 0 && *fp16 > 0 && c->tflops != *fp16)
+    {
+      fail (error, origin, "compute.tflops", "is another name for compute.fp16, and they differ (%g and %g); "
+            "give one", c->tflops, *fp16);
+      return FALSE;
+    }
+  if (*fp16 == 0)
+    *fp16 = c->tflops;
+  if (*fp16 == 0)
+    {
+      fail (error, origin, "compute.tflops",
+            "required (dense FP16 tensor TFLOPS, e.g. 312 for an A100, as compute.fp16 or compute.tflops; "
+            "kernel compute time scales by it)");
+      return FALSE;
+    }
+  c->tflops = *fp16;
+  return TRUE;
+}
+
 VsConfig *
 config_compile (const cJSON *root, const char *origin, GError **error)
 {
@@ -1633,8 +1756,24 @@ fields_to_json (const Field *fields, const VsConfig *c, const void *base, cJSON 
         case K_BYTES: add_owned_string (obj, f->key, units_format_bytes_exact (*(const guint64 *) p)); break;
         case K_RATE: add_owned_string (obj, f->key, units_format_rate_exact (*(const double *) p)); break;
         case K_TIME: add_owned_string (obj, f->key, units_format_time_exact (*(const double *) p)); break;
-        case K_FRAC: case K_POS: cJSON_AddNumberToObject (obj, f->key, *(const double *) p); break;
-        case K_COUNT: case K_UINT: cJSON_AddNumberToObject (obj, f->key, *(const guint *) p); break;
+        case K_FRAC: case K_POS:
+          /* 0: an optional figure not given (compute peaks): left out */
+          if (*(const double *) p > 0)
+            cJSON_AddNumberToObject (obj, f->key, *(const double *) p);
+          break;
+        case K_COUNT:
+          if (*(const guint *) p > 0)
+            cJSON_AddNumberToObject (obj, f->key, *(const guint *) p);
+          break;
+        case K_FREQ:
+          if (*(const double *) p > 0)
+            {
+              double hz = *(const double *) p;
+              add_owned_string (obj, f->key, fmod (hz, 1e6) == 0 ? g_strdup_printf ("%.17gMHz", hz / 1e6)
+                                                                 : g_strdup_printf ("%.17gHz", hz));
+            }
+          break;
+        case K_UINT: cJSON_AddNumberToObject (obj, f->key, *(const guint *) p); break;
         case K_UNIT: cJSON_AddNumberToObject (obj, f->key, *(const double *) p); break;
         case K_SIZE_UNL:
           if (*(const guint64 *) p == G_MAXUINT64)

@@ -16,6 +16,12 @@
 GQuark config_error_quark (void);
 
 typedef enum { VS_ATTACH_HOST, VS_ATTACH_DEVICE } VsAttach;
+/* model.kernel: how a kernel's captured time moves to another chip
+ * (docs/model.md): "waves" (kernel-model.c) or SPEC 5.4's "simple" rule. */
+typedef enum { VS_KMODEL_WAVES, VS_KMODEL_SIMPLE, VS_KMODEL_COUNT } VsKernelModelKind;
+/* model.tf32: which FP32 work captured on a chip without TF32 units runs
+ * on the target's TF32 tensor cores (docs/model.md). */
+typedef enum { VS_TF32_CONV, VS_TF32_ALL, VS_TF32_NONE, VS_TF32_COUNT } VsTf32Policy;
 typedef enum { VS_OVERSUB_OOM, VS_OVERSUB_SPILL, VS_OVERSUB_DIRECT, VS_OVERSUB_UVM, VS_OVERSUB_COUNT } VsOversub;
 /* allocator.kind: auto follows the trace header's "allocations" (pytorch
  * for "tensor", none otherwise); the others name sim/mem's models. */
@@ -36,7 +42,17 @@ typedef struct {
   char *name;
   char *description;
   char *origin;            /* file it was read from */
-  double tflops;           /* compute.tflops */
+  double tflops;           /* compute.fp16 (compute.tflops is another name for it) */
+  struct {
+    /* Dense peak TFLOPS (TOPS for int8) indexed by VsPrecision
+     * (trace/event.h: [1] fp64 .. [7] int8; [0] unused); 0 = not given. */
+    double peak[8];
+    guint sms;             /* streaming multiprocessors (CUs); 0 = not given */
+    double clock_hz;       /* boost clock; 0 = not given */
+    guint64 l2;            /* L2 cache bytes; 0 = not given */
+  } compute;
+  VsKernelModelKind kernel_model;  /* model.kernel */
+  VsTf32Policy tf32;               /* model.tf32 */
   struct {
     char *tech;
     guint64 capacity, reserved, alloc_granularity;

@@ -75,6 +75,11 @@ op_issue (Sim *s, const VsEvent *ev)
   op->has_coll = ev->collective != NULL && ev->op == VS_OP_KERNEL;
   if (G_UNLIKELY (op->has_coll))
     op->coll = *ev->collective;
+  if (ev->op == VS_OP_KERNEL)
+    {
+      op->flops = ev->shape != NULL ? ev->shape->flops : VS_NONE;
+      op->kf = kernel_factors (s, ev);
+    }
   op->ce = CE_NONE;
   op->issue_t = s->core.now;
   acc_begin (s, op);

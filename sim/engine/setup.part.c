@@ -21,6 +21,14 @@ sim_setup (Sim *s)
   s->gpu.ns_per_byte0 = 1e9 / s->gpu.b0_dev;
   s->gpu.ns_per_byte = 1e9 / s->gpu.b_dev;
   s->gpu.tflops_scale = s->core.cap_cfg->tflops / c->tflops;
+  {
+    VsKernelChip cap, tgt;
+    kernel_chip_from_config (&cap, s->core.cap_cfg);
+    kernel_chip_from_config (&tgt, c);
+    s->gpu.kmodel = kernel_model_new (&cap, &tgt);
+    s->gpu.simple = c->kernel_model == VS_KMODEL_SIMPLE;
+  }
+  s->stats.warnings = g_ptr_array_new_with_free_func (g_free);
   s->gpu.pageable_cap = c->link.bandwidth * c->link.pageable_efficiency;
   s->gpu.r_sm = flow_net_add_resource (s->core.net, config_builtin_names[VS_BUILTIN_SM], 1.0);
   s->gpu.r_dev = flow_net_add_resource (s->core.net, config_builtin_names[VS_BUILTIN_DEVICE_MEM], s->gpu.b_dev);
@@ -143,6 +151,8 @@ sim_teardown (Sim *s)
   g_array_free (s->stats.tag_stats, TRUE);
   g_hash_table_destroy (s->stats.kernels);
   u64map_clear (&s->stats.kernel_by_ptr);
+  kernel_model_free (s->gpu.kmodel);
+  g_ptr_array_free (s->stats.warnings, TRUE);
   GList *ms = g_hash_table_get_values (s->stats.marks);
   g_list_free_full (ms, mark_free);
   g_hash_table_destroy (s->stats.marks);

@@ -26,6 +26,7 @@
 #include "base/slotmap.h"
 #include "base/units.h"
 #include "model/network.h"
+#include "model/kernel-model.h"
 
 typedef struct Sim Sim;
 typedef struct Op Op;
@@ -172,6 +173,7 @@ struct Op {
   guint8 has_pinned;     /* some of acc is pinned host memory */
   gint8 ce;              /* copy-engine pool (0 h2d, 1 the others), or CE_NONE */
   guint8 phase;          /* OpPhase */
+  guint8 kbound;         /* kernel: VsKernelBound of its prediction (kernel_run) */
   int deps;
   int waiting;
   guint32 n_acc, acc_cap;
@@ -182,6 +184,8 @@ struct Op {
   double issue_t, ready_t, phase_t, run_t, alone_ns;
   double swap_ns, fault_ns, ce_ns;
   guint64 bytes, dur, compute_ns;
+  guint64 flops;         /* kernel: its shape's flops, VS_NONE if absent */
+  const VsKernelFactors *kf;  /* kernel: the model's factors for its name and shape (kernel_factors) */
   const char *name;
   gboolean has_coll;     /* kernel: coll is its collective (SPEC 3) */
   VsCollective coll;
@@ -318,7 +322,14 @@ struct Sim {
     guint r_sm, r_dev, r_h2d, r_d2h, r_host, r_tier0;
     double b_dev, b0_dev;  /* target and capture effective device bandwidth */
     double ns_per_byte, ns_per_byte0;  /* their inverses, in ns per byte */
-    double tflops_scale;   /* capture tflops / target tflops */
+    double tflops_scale;   /* capture tflops / target tflops (model.kernel "simple") */
+    VsKernelModel *kmodel; /* capture -> target (sim/model/kernel-model.c) */
+    gboolean simple;       /* model.kernel "simple": SPEC 5.4's rule times kernels */
+    /* Direct-mapped caches in front of kernel_model_factors, by interned
+     * name address (readers intern names): one for kernels without a
+     * shape, one holding the last shape seen in the slot. */
+    struct { const char *name; const VsKernelFactors *kf; } kfcache[64];
+    struct { const char *name; VsKernelShape shape; const VsKernelFactors *kf; } kscache[64];
     double pageable_cap;
     VsU64Map streams;      /* stream id + 1 -> Stream* */
     Stream *last_stream;   /* the last stream_find (streams live to the end) */
@@ -370,6 +381,13 @@ struct Sim {
     int last_tag_index;
     GArray *tag_stats;
     GHashTable *kernels;   /* name -> KernelStat* */
+    struct {
+      guint64 count;
+      double captured_ns, predicted_ns;
+      double bound_ns[VS_BOUND_COUNT];  /* predicted time per bound: the class's bound is the largest */
+    } kclass[VS_KCLASS_COUNT];
+    guint fallback_warned;  /* 1 << precision whose peak a chip lacked (warned once) */
+    GPtrArray *warnings;    /* char*: the report's warnings[] */
     VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
 #define KCACHE 64
     /* A direct-mapped cache in front of kernel_by_ptr (a trace has few
@@ -544,6 +562,9 @@ static void op_try_start (Sim *s, Op *op);
 
 /* model/kernel.part.c */
 static int alloc_loc (Sim *s, const Alloc *a);
+static const VsKernelFactors *kernel_factors (Sim *s, const VsEvent *ev);
+static void kernel_run_simple (Sim *s, Op *op);
+static void kernel_run_waves (Sim *s, Op *op);
 static void kernel_run (Sim *s, Op *op);
 
 /* model/collective.part.c */

@@ -29,6 +29,7 @@
 #include <cjson/cJSON.h>
 
 #include "import/import-priv.h"
+#include "model/kernel-class.h"
 #include "trace/trace.h"
 #include "trace/trace-priv.h"
 
@@ -193,6 +194,8 @@ import_write_extra (GArray *outs, const char *out_path, const char *device, cons
         }
       if (o->has_coll)
         ev->collective = &o->coll;
+      if (o->has_shape)
+        ev->shape = &o->shape;
       if (!trace_writer_write (w, ev, error))
         return FALSE;
       t_end = MAX (t_end, ev->t);
@@ -486,6 +489,9 @@ typedef struct {
   GHashTable *record_stream; /* event record correlation -> stream + 1 */
   GHashTable *comm;        /* tid + 1 -> GArray of CommRange, by ts */
   guint32 world;           /* distributedInfo.world_size, 0 if absent */
+  GHashTable *cpu_ops;     /* External id -> cJSON cpu_op with shapes or flops */
+  GHashTable *ops_by_tid;  /* tid + 1 -> GArray of OpSpan, by start */
+  GHashTable *op_kernels;  /* cJSON cpu_op -> kernels it launched: compute-class << 32 | others */
   guint32 main_tid;
   double t0;               /* µs, rebased */
   guint t0_idx;            /* the event at t0 */
@@ -766,6 +772,192 @@ comm_of (Kin *k, const Gpu *g, const char *name, ImportOut *o)
   o->coll = (VsCollective) { .kind = (guint8) kind, .ranks = ranks, .bytes = bytes };
 }
 
+/* ---- what a kernel's work is (SPEC 3 kernel shape) ---- */
+
+static gint64
+ext_of (const cJSON *ev)
+{
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+  return i64 (num (args, "External id", -1));
+}
+
+typedef struct { double ts, end; const cJSON *ev; } OpSpan;
+
+static gint
+span_cmp (gconstpointer a, gconstpointer b)
+{
+  const OpSpan *x = a, *y = b;
+  return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The CPU op that launched kernel KEV, or NULL. Older Kineto gives GPU
+ * work the External id of its op; newer gives it its correlation (as
+ * copies-rank0.json.gz does), and then the op is the innermost one on the
+ * launching call's thread whose span holds the call. */
+static const cJSON *
+launching_op (Kin *k, const cJSON *kev)
+{
+  gint64 ext = ext_of (kev), c = corr_of (kev);
+  if (ext >= 0 && ext != c)
+    return g_hash_table_lookup (k->cpu_ops, &ext);
+  const Gpu *r = c >= 0 ? g_hash_table_lookup (k->rt, &c) : NULL;
+  if (r == NULL)
+    return NULL;
+  GArray *ops = g_hash_table_lookup (k->ops_by_tid, GUINT_TO_POINTER (tid_of (r->ev) + 1));
+  if (ops == NULL || ops->len == 0)
+    return NULL;
+  guint lo = 0, hi = ops->len;   /* the first span starting after the call */
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      if (g_array_index (ops, OpSpan, mid).ts <= r->ts)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  /* Spans nest: the latest-starting one that still holds the call is the
+   * innermost. A few steps back suffice (the depth of the op stack). */
+  for (guint i = lo, steps = 0; i > 0 && steps < 64; i--, steps++)
+    {
+      const OpSpan *sp = &g_array_index (ops, OpSpan, i - 1);
+      if (sp->end >= r->ts)
+        return sp->ev;
+    }
+  return NULL;
+}
+
+static gboolean
+compute_class (guint cls)
+{
+  return cls == VS_KCLASS_GEMM_SIMT || cls == VS_KCLASS_GEMM_TENSOR || cls == VS_KCLASS_CONV
+         || cls == VS_KCLASS_ATTENTION;
+}
+
+/* args.KEY as [x, y, z] of positive whole numbers into OUT; absent: 0s. */
+static gboolean
+dim3 (Kin *k, guint idx, const cJSON *args, const char *key, guint32 out[3], GError **error)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (args, key);
+  if (v == NULL || cJSON_IsNull (v))
+    return TRUE;
+  if (!cJSON_IsArray (v) || cJSON_GetArraySize (v) != 3)
+    return BAD (idx, "kernel 'args.%s' is not [x, y, z]", key);
+  for (int i = 0; i < 3; i++)
+    {
+      double d = cJSON_GetArrayItem (v, i)->valuedouble;
+      if (!cJSON_IsNumber (cJSON_GetArrayItem (v, i)) || !(d >= 1) || d != floor (d) || d > G_MAXUINT32)
+        return BAD (idx, "kernel 'args.%s' is not three positive whole numbers", key);
+      out[i] = (guint32) d;
+    }
+  return TRUE;
+}
+
+/* args.KEY, a whole number >= 0 below 2^32, into OUT; absent: 0. */
+static gboolean
+count32 (Kin *k, guint idx, const cJSON *args, const char *key, guint32 *out, GError **error)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (args, key);
+  if (v == NULL || cJSON_IsNull (v))
+    return TRUE;
+  if (!cJSON_IsNumber (v) || !(v->valuedouble >= 0) || v->valuedouble > G_MAXUINT32)
+    return BAD (idx, "kernel 'args.%s' is not a whole number >= 0", key);
+  *out = (guint32) v->valuedouble;
+  return TRUE;
+}
+
+/* PyTorch's "Input type" names: the precision and the element size. */
+static const struct { const char *type; guint8 prec; guint8 size; } input_types[] = {
+  { "float", VS_PREC_FP32, 4 }, { "double", VS_PREC_FP64, 8 }, { "c10::Half", VS_PREC_FP16, 2 },
+  { "c10::BFloat16", VS_PREC_BF16, 2 }, { "c10::Float8_e4m3fn", VS_PREC_FP8, 1 },
+  { "c10::Float8_e5m2", VS_PREC_FP8, 1 }, { "signed char", VS_PREC_INT8, 1 },
+  { "long int", VS_PREC_NONE, 8 }, { "int", VS_PREC_NONE, 4 }, { "short int", VS_PREC_NONE, 2 },
+  { "unsigned char", VS_PREC_NONE, 1 }, { "bool", VS_PREC_NONE, 1 },
+};
+
+/* Fills O's shape from the kernel's args (grid, block, registers, shared
+ * memory) and from the CPU op that launched it, joined by External id:
+ * its `flops` (recorded with with_flops) for the op's one compute kernel,
+ * the precision of its first floating-point input where the kernel's name
+ * states none, and for a memory-bound kernel that is the op's only kernel,
+ * the bytes of its inputs (plus an output the size of the largest input,
+ * except for reductions). docs/importers.md. */
+static gboolean
+kernel_shape (Kin *k, const cJSON *ev, guint idx, const char *name, ImportOut *o, GError **error)
+{
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+  VsKernelShape *s = &o->shape;
+  memset (s, 0, sizeof *s);
+  s->flops = VS_NONE;
+  if (!dim3 (k, idx, args, "grid", s->grid, error) || !dim3 (k, idx, args, "block", s->block, error)
+      || !count32 (k, idx, args, "registers per thread", &s->regs, error)
+      || !count32 (k, idx, args, "shared memory", &s->smem, error))
+    return FALSE;
+  o->has_shape = s->grid[0] != 0 || s->block[0] != 0 || s->regs != 0 || s->smem != 0;
+
+  const cJSON *op = launching_op (k, ev);
+  if (op == NULL)
+    return TRUE;
+  const cJSON *oargs = cJSON_GetObjectItemCaseSensitive (op, "args");
+  guint64 launched = GPOINTER_TO_SIZE (g_hash_table_lookup (k->op_kernels, op));
+  guint n_compute = (guint) (launched >> 32), n_other = (guint) (launched & 0xffffffffu);
+  VsKernelKind kind = kernel_class_of (name);
+
+  const cJSON *fl = cJSON_GetObjectItemCaseSensitive (oargs, "flops");
+  if (cJSON_IsNumber (fl) && compute_class (kind.cls) && n_compute == 1)
+    {
+      if (!(fl->valuedouble >= 0) || !(fl->valuedouble < TRACE_LIMIT_D))
+        return BAD (idx, "its CPU op (%s) has 'flops' %g: not a count", str (op, "name") ? str (op, "name") : "?",
+                    fl->valuedouble);
+      s->flops = (guint64) fl->valuedouble;
+      o->has_shape = TRUE;
+    }
+
+  const cJSON *dims = cJSON_GetObjectItemCaseSensitive (oargs, "Input Dims");
+  const cJSON *types = cJSON_GetObjectItemCaseSensitive (oargs, "Input type");
+  if (!cJSON_IsArray (dims) || !cJSON_IsArray (types))
+    return TRUE;
+  double sum = 0, largest = 0;
+  guint8 prec = VS_PREC_NONE;
+  gboolean sized = TRUE;
+  const cJSON *d = dims->child, *t = types->child;
+  for (; d != NULL && t != NULL; d = d->next, t = t->next)
+    {
+      if (!cJSON_IsString (t) || !cJSON_IsArray (d) || t->valuestring[0] == '\0' || d->child == NULL)
+        continue;   /* scalars ([] dims), lists of tensors, optional inputs */
+      guint size = 0;
+      for (gsize i = 0; i < G_N_ELEMENTS (input_types); i++)
+        if (strcmp (t->valuestring, input_types[i].type) == 0)
+          {
+            size = input_types[i].size;
+            if (prec == VS_PREC_NONE)
+              prec = input_types[i].prec;
+          }
+      double n = 1;
+      for (const cJSON *x = d->child; x != NULL; x = x->next)
+        n *= cJSON_IsNumber (x) && x->valuedouble >= 0 ? x->valuedouble : (sized = FALSE, 0);
+      if (size == 0)
+        sized = FALSE;
+      sum += n * size;
+      largest = MAX (largest, n * size);
+    }
+  if (kind.precision == VS_PREC_NONE && prec != VS_PREC_NONE)
+    {
+      s->precision = prec;
+      o->has_shape = TRUE;
+    }
+  /* Bytes only from ATen's own ops: a compiled graph's op (Inductor's
+   * CompiledFunction) lists every input of the graph, not what its one
+   * kernel reads. */
+  if (kernel_class_memory_bound (kind.cls) && n_compute + n_other == 1 && sized && sum > 0
+      && o->ev.bytes == VS_NONE && g_str_has_prefix (str (op, "name") ? str (op, "name") : "", "aten::"))
+    {
+      double b = kind.cls == VS_KCLASS_REDUCE ? sum : sum + largest;
+      if (b < TRACE_LIMIT_D)
+        o->ev.bytes = (guint64) b;
+    }
+  return TRUE;
+}
+
 static gboolean
 map_gpu (Kin *k, const Gpu *g, GError **error)
 {
@@ -810,6 +1002,8 @@ map_gpu (Kin *k, const Gpu *g, GError **error)
       o = import_push (k->outs, t, tid, VS_OP_KERNEL);
       o->ev.name = import_utf8 (k->chunk, name);
       comm_of (k, g, name, o);
+      if (!kernel_shape (k, ev, g->idx, name, o, error))
+        return FALSE;
     }
   else if (strcmp (cat, "gpu_memset") == 0)
     {
@@ -1018,6 +1212,9 @@ import_kineto (const char *path, const char *out_path, GError **error)
     double ws = num (dist, "world_size", 0);
     k->world = ws >= 1 && ws < G_MAXUINT32 ? (guint32) ws : 0;
   }
+  k->cpu_ops = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  k->ops_by_tid = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) g_array_unref);
+  k->op_kernels = g_hash_table_new (g_direct_hash, g_direct_equal);
   GStringChunk *chunk = g_string_chunk_new (4096);
   k->chunk = chunk;
   GArray *gpus = g_array_new (FALSE, FALSE, sizeof (Gpu));
@@ -1046,6 +1243,25 @@ import_kineto (const char *path, const char *out_path, GError **error)
       gboolean sync = g_strcmp0 (cat, "cuda_sync") == 0;
       gboolean annot = g_strcmp0 (cat, "user_annotation") == 0 && g_strcmp0 (ph, "X") == 0;
       gboolean comm = is_comm_range (cat, name) && g_strcmp0 (ph, "X") == 0;
+      if (g_strcmp0 (cat, "cpu_op") == 0 && !comm)
+        {
+          /* The ops kernels can learn their shapes from (kernel_shape). */
+          const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
+          gint64 ext = ext_of (ev);
+          if (g_strcmp0 (ph, "X") != 0 || (cJSON_GetObjectItemCaseSensitive (args, "Input Dims") == NULL
+                                           && cJSON_GetObjectItemCaseSensitive (args, "flops") == NULL))
+            continue;
+          if (ext >= 0 && !g_hash_table_contains (k->cpu_ops, &ext))
+            g_hash_table_insert (k->cpu_ops, g_memdup2 (&ext, sizeof ext), (gpointer) ev);
+          gpointer key = GUINT_TO_POINTER (tid_of (ev) + 1);
+          GArray *spans = g_hash_table_lookup (k->ops_by_tid, key);
+          if (spans == NULL)
+            g_hash_table_insert (k->ops_by_tid, key, spans = g_array_new (FALSE, FALSE, sizeof (OpSpan)));
+          double ts = num (ev, "ts", 0);
+          OpSpan sp = { ts, ts + MAX (num (ev, "dur", 0), 0), ev };
+          g_array_append_val (spans, sp);
+          continue;
+        }
       if (!(gpu || runtime || memory || sync || annot || comm))
         continue;
       double ts;
@@ -1093,6 +1309,28 @@ import_kineto (const char *path, const char *out_path, GError **error)
     }
   k->t0 = t0;
   k->t0_idx = t0_idx;
+
+  /* What each CPU op launched: kernel_shape gives an op's flops or bytes
+   * only to a kernel that is its one kernel of that kind. */
+  {
+    GHashTableIter it;
+    gpointer key, val;
+    g_hash_table_iter_init (&it, k->ops_by_tid);
+    while (g_hash_table_iter_next (&it, &key, &val))
+      g_array_sort (val, span_cmp);
+    for (guint i = 0; i < gpus->len; i++)
+      {
+        const cJSON *ev = g_array_index (gpus, Gpu, i).ev;
+        if (g_strcmp0 (str (ev, "cat"), "kernel") != 0)
+          continue;
+        const cJSON *op = launching_op (k, ev);
+        if (op == NULL)
+          continue;
+        guint64 n = GPOINTER_TO_SIZE (g_hash_table_lookup (k->op_kernels, op));
+        n += compute_class (kernel_class_of (str (ev, "name")).cls) ? G_GUINT64_CONSTANT (1) << 32 : 1;
+        g_hash_table_insert (k->op_kernels, (gpointer) op, GSIZE_TO_POINTER ((gsize) n));
+      }
+  }
 
   /* The busiest host thread takes GPU work with no runtime call. */
   gsize busiest = most_counted (tid_calls);
@@ -1270,6 +1508,9 @@ out:
   g_hash_table_unref (k->sync_by_corr);
   g_hash_table_unref (k->record_stream);
   g_hash_table_unref (k->comm);
+  g_hash_table_unref (k->cpu_ops);
+  g_hash_table_unref (k->ops_by_tid);
+  g_hash_table_unref (k->op_kernels);
   g_string_chunk_free (chunk);
   g_array_unref (gpus);
   g_array_unref (mems);

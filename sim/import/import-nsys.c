@@ -233,7 +233,26 @@ check_times (Ns *n, sqlite3_stmt *st, const char *table, guint64 i, guint64 *dur
          && row_stream (n, table, i, sqlite3_column_int64 (st, 2), stream);
 }
 
-/* start, end, streamId, correlationId, name */
+/* The kernel table's query: start, end, streamId, correlationId, name,
+ * then the launch (gridX..Z, blockX..Z, registersPerThread, static and
+ * dynamic shared memory) where the export has those columns (NULLs in a
+ * minimal or older export). */
+static const char *
+kernel_query (Ns *n)
+{
+  sqlite3_stmt *st = NULL;
+  gboolean launch = sqlite3_prepare_v2 (n->db, "SELECT gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, "
+                                        "staticSharedMemory, dynamicSharedMemory FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 0",
+                                        -1, &st, NULL) == SQLITE_OK;
+  sqlite3_finalize (st);
+  return launch ? "SELECT start, end, streamId, correlationId, demangledName, gridX, gridY, gridZ, blockX, blockY, "
+                  "blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory "
+                  "FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start"
+                : "SELECT start, end, streamId, correlationId, demangledName, NULL, NULL, NULL, NULL, NULL, NULL, "
+                  "NULL, NULL, NULL FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start";
+}
+
+/* start, end, streamId, correlationId, name, grid, block, registers, shared memory */
 static gboolean
 row_kernel (Ns *n, sqlite3_stmt *st, guint64 i)
 {
@@ -244,6 +263,27 @@ row_kernel (Ns *n, sqlite3_stmt *st, guint64 i)
   ImportOut *o = push_gpu (n, VS_OP_KERNEL, st, dur, stream, &call);
   const char *name = string_of (n, sqlite3_column_int64 (st, 4));
   o->ev.name = name ? name : "kernel";
+  /* gridX..Z, blockX..Z, registersPerThread, static + dynamic shared
+   * memory (columns 5-13): the launch CUPTI recorded. */
+  VsKernelShape *s = &o->shape;
+  memset (s, 0, sizeof *s);
+  s->flops = VS_NONE;
+  gboolean ok = TRUE;
+  for (int c = 5; c <= 13; c++)
+    ok &= sqlite3_column_type (st, c) == SQLITE_INTEGER && sqlite3_column_int64 (st, c) >= (c <= 10 ? 1 : 0)
+          && sqlite3_column_int64 (st, c) <= G_MAXUINT32;
+  if (ok)
+    {
+      for (int c = 0; c < 3; c++)
+        {
+          s->grid[c] = (guint32) sqlite3_column_int64 (st, 5 + c);
+          s->block[c] = (guint32) sqlite3_column_int64 (st, 8 + c);
+        }
+      s->regs = (guint32) sqlite3_column_int64 (st, 11);
+      guint64 smem = (guint64) sqlite3_column_int64 (st, 12) + (guint64) sqlite3_column_int64 (st, 13);
+      s->smem = (guint32) MIN (smem, G_MAXUINT32);
+      o->has_shape = TRUE;
+    }
   return TRUE;
 }
 
@@ -513,9 +553,7 @@ import_nsys (const char *path, const char *out_path, GError **error)
                     "SELECT deviceId, count(*) AS c FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY deviceId ORDER BY c DESC",
                     row_device_id, NULL)
       || !each_row (n, "TARGET_INFO_GPU", "SELECT id, name FROM TARGET_INFO_GPU ORDER BY id", row_gpu, NULL)
-      || !each_row (n, "CUPTI_ACTIVITY_KIND_KERNEL",
-                    "SELECT start, end, streamId, correlationId, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL "
-                    "ORDER BY start", row_kernel, NULL)
+      || !each_row (n, "CUPTI_ACTIVITY_KIND_KERNEL", kernel_query (n), row_kernel, NULL)
       || !each_row (n, "CUPTI_ACTIVITY_KIND_MEMCPY",
                     "SELECT start, end, streamId, correlationId, bytes, copyKind, srcKind, dstKind "
                     "FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start", row_memcpy, NULL)

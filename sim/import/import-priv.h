@@ -20,6 +20,8 @@ typedef struct {
   gboolean stream_unknown; /* sync: the stream the thread last launched on */
   gboolean has_coll;     /* kernel: coll is its collective */
   VsCollective coll;
+  gboolean has_shape;    /* kernel: shape holds what the source says (ev.shape is set at write time) */
+  VsKernelShape shape;
 } ImportOut;
 
 /* The preset for a device name ("NVIDIA A100-SXM4-80GB" -> "a100-80g"), or NULL. */

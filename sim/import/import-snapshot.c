@@ -591,8 +591,8 @@ import_snapshot_detect (const char *path)
   return n == 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5;
 }
 
-static cJSON *
-settings_json (const VsSnapshot *s)
+cJSON *
+snapshot_settings_json (const VsSnapshot *s)
 {
   const VsAllocConfig *c = &s->settings;
   cJSON *o = cJSON_CreateObject ();
@@ -615,8 +615,8 @@ settings_json (const VsSnapshot *s)
 /* The warm state the replay seeds its allocator with: segments
  * [addr, bytes, stream, "small"|"large", expandable] and the blocks
  * allocated in them [id, addr, bytes] (ids of the trace's first allocs). */
-static cJSON *
-state_json (const VsSnapshot *s, guint64 first_id)
+cJSON *
+snapshot_state_json (const VsSnapshot *s, guint64 first_id)
 {
   cJSON *o = cJSON_CreateObject ();
   cJSON *segs = cJSON_AddArrayToObject (o, "segments");
@@ -654,8 +654,8 @@ import_snapshot (const char *path, const char *out_path, int device, GError **er
   h->tool = g_strdup ("vramsim convert (PyTorch memory snapshot)");
   h->extra = cJSON_CreateObject ();
   trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
-  cJSON_AddItemToObject (h->extra, "allocator_settings", settings_json (s));
-  cJSON_AddItemToObject (h->extra, "allocator_state", state_json (s, 1));
+  cJSON_AddItemToObject (h->extra, "allocator_settings", snapshot_settings_json (s));
+  cJSON_AddItemToObject (h->extra, "allocator_state", snapshot_state_json (s, 1));
   cJSON *src = cJSON_AddObjectToObject (h->extra, "snapshot");
   cJSON_AddNumberToObject (src, "device", s->device);
   cJSON_AddNumberToObject (src, "start_reserved_bytes", (double) s->start_reserved);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <glib.h>
+#include <cjson/cJSON.h>
 
 #include "mem/allocator.h"
 
@@ -56,3 +57,9 @@ VsSnapshot *snapshot_load (const char *path, int device, GError **error);
 void snapshot_free (VsSnapshot *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsSnapshot, snapshot_free)
 const char *snapshot_action_name (guint action);
+/* (transfer full) The header's "allocator_settings" and "allocator_state"
+ * (the window's first state; its blocks are ids FIRST_ID, FIRST_ID + 1, ...
+ * in address order), as import_snapshot writes them; also used by the
+ * tensor merge (merge-tensor.h). */
+cJSON *snapshot_settings_json (const VsSnapshot *s);
+cJSON *snapshot_state_json (const VsSnapshot *s, guint64 first_id);

@@ -1,5 +1,7 @@
 /* kernel.part.c — kernel timing (5.4): alone time from compute and bytes,
- * and its compute and memory flows.
+ * and its compute and memory flows. model.kernel "waves" (the default)
+ * takes the parts of the alone time from the kernel model
+ * (sim/model/kernel-model.c); "simple" is SPEC 5.4's rule.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
  * translation unit; not compiled alone). */
@@ -56,6 +58,55 @@ kernel_start_compute (Sim *s, Op *op, double c1, double d1)
   return TRUE;
 }
 
+/* The model's factors for kernel event EV: cached by the interned name's
+ * address (and the shape, for kernels that have one), so that the model's
+ * own lookup by name text runs once per name and shape, not per event. */
+static const VsKernelFactors *
+kernel_factors (Sim *s, const VsEvent *ev)
+{
+  const char *name = ev->name ? ev->name : "";
+  guint slot = (GPOINTER_TO_SIZE (name) >> 4) & 63;
+  const VsKernelFactors *f;
+  if (ev->shape == NULL)
+    {
+      if (G_LIKELY (s->gpu.kfcache[slot].name == name))
+        return s->gpu.kfcache[slot].kf;
+      f = kernel_model_factors (s->gpu.kmodel, name, NULL);
+      s->gpu.kfcache[slot].name = name;
+      s->gpu.kfcache[slot].kf = f;
+    }
+  else
+    {
+      if (G_LIKELY (s->gpu.kscache[slot].name == name
+                    && memcmp (&s->gpu.kscache[slot].shape, ev->shape, sizeof *ev->shape) == 0))
+        return s->gpu.kscache[slot].kf;
+      f = kernel_model_factors (s->gpu.kmodel, name, ev->shape);
+      s->gpu.kscache[slot].name = name;
+      s->gpu.kscache[slot].shape = *ev->shape;
+      s->gpu.kscache[slot].kf = f;
+    }
+  /* A precision a chip lacks: say so once per precision (docs/model.md),
+   * where it changes the answer (not when both chips stand in alike). */
+  if (G_UNLIKELY (f->fallback) && f->cscale != 1.0 && !(s->stats.fallback_warned & (1u << f->precision)))
+    {
+      guint used0, used1;
+      VsKernelChip cap, tgt;
+      kernel_chip_from_config (&cap, s->core.cap_cfg);
+      kernel_chip_from_config (&tgt, s->core.cfg);
+      kernel_chip_peak (&cap, f->precision, &used0);
+      kernel_chip_peak (&tgt, f->precision, &used1);
+      s->stats.fallback_warned |= 1u << f->precision;
+      g_ptr_array_add (s->stats.warnings,
+                       g_strdup_printf ("%s kernels (first: %.60s): %s gives no compute.%s peak; its compute.%s "
+                                        "stands in%s", event_precision_name (f->precision), name,
+                                        used1 != f->precision ? s->core.cfg->name : s->core.cap_cfg->name,
+                                        event_precision_name (f->precision),
+                                        event_precision_name (used1 != f->precision ? used1 : used0),
+                                        used1 != f->precision && used0 != f->precision ? " (on both configs)" : ""));
+    }
+  return f;
+}
+
 static void
 kernel_run (Sim *s, Op *op)
 {
@@ -65,6 +116,125 @@ kernel_run (Sim *s, Op *op)
       coll_run (s, op);
       return;
     }
+  if (s->gpu.simple)
+    kernel_run_simple (s, op);
+  else
+    kernel_run_waves (s, op);
+}
+
+/* Splits X bytes of OP's traffic over the locations of its allocations
+ * (5.4: in proportion to their sizes; reads and touches over the path in,
+ * writes over the path out) into PARTS; returns how many. */
+static guint
+kernel_parts (Sim *s, Op *op, double x, double wsum, Part *parts)
+{
+  guint n_parts = 0;
+  guint path[VS_FLOW_MAX_PATH];
+  if (x <= 0)
+    return 0;
+  if ((wsum < 0 ? (wsum = op_wsum (op)) : wsum) <= 0)
+    {
+      /* Traffic without allocations to split it over: the whole of x is
+       * one [device_mem] part. */
+      path[0] = s->gpu.r_dev;
+      part_add (parts, &n_parts, path, 1, x);
+      return n_parts;
+    }
+  for (guint i = 0; i < op->n_acc; i++)
+    {
+      Alloc *a = op->acc[i];
+      double sz = (double) a->bytes;
+      int loc = alloc_loc (s, a);
+      if (op->mode[i] & (ACC_R | ACC_TOUCH))
+        {
+          guint n = read_path (s, loc, path);
+          part_add (parts, &n_parts, path, n, x * sz / wsum);
+        }
+      if ((op->mode[i] & ACC_W) && !(op->mode[i] & ACC_TOUCH))
+        {
+          guint n = write_path (s, loc, path);
+          part_add (parts, &n_parts, path, n, x * sz / wsum);
+        }
+    }
+  return n_parts;
+}
+
+/* The waves model: the kernel's floor and compute part are one `sm` flow
+ * of its share of the SMs (a kernel that fills a tenth of them leaves the
+ * rest to kernels beside it), its memory part the flows of the bytes it
+ * moves. Alone, every flow ends at the model's alone time d1 (on the
+ * capture config: the captured dur). */
+static void
+kernel_run_waves (Sim *s, Op *op)
+{
+  const VsKernelFactors *f = op->kf;
+  guint64 d0 = op->dur == VS_NONE ? 0 : op->dur;
+  /* Its traffic: `bytes`, else SPEC 5.4's X from the sizes of what it
+   * reads and writes, capped at what the capture could move in d0. */
+  guint64 bytes = op->bytes;
+  double wsum = -1;
+  if (bytes == VS_NONE && op->n_acc > 0 && (wsum = op_wsum (op)) > 0)
+    bytes = (guint64) MIN (wsum, i2d (d0) * 1e-9 * s->gpu.b0_dev);
+  VsKernelPred p;
+  kernel_model_predict (s->gpu.kmodel, f, d0, bytes, op->compute_ns, op->flops, &p);
+  op->kbound = p.bound;
+  double share = f->sm_share;
+  double x = p.mem_bytes;
+  /* The floor rides with the compute part on the SMs; a kernel with only
+   * a memory part carries it in its memory flows instead (so it does not
+   * take SM time from kernels beside it). */
+  double c = p.c1_ns > 0 || x <= 0 ? p.floor_ns + p.c1_ns : 0;   /* GPU-ns on the SMs it fills */
+  if (x > 0 && s->mem.dev_only && !op->has_pinned)
+    {
+      /* Only device memory to reach: one [device_mem] flow. */
+      double d1 = p.d1_ns;
+      op->alone_ns = d1;
+      op->waiting = 0;
+      if (d1 <= 0)
+        return;
+      if (c > 0)
+        {
+          op->waiting++;
+          flow_start (s->core.net, s->core.now, c * share * 1e-9, c * share / d1, &s->gpu.r_sm, 1, op, FLOW_OP);
+        }
+      op->waiting++;
+      flow_start (s->core.net, s->core.now, x, x / d1 * 1e9, &s->gpu.r_dev, 1, op, FLOW_OP);
+      return;
+    }
+  Part *parts = s->gpu.parts;
+  guint n_parts = kernel_parts (s, op, x, wsum, parts);
+  /* The device part takes its share of the model's memory time; parts
+   * elsewhere (tiers, the host) their bytes at their path's alone rate. */
+  double d1 = c > 0 ? c : p.floor_ns;
+  for (guint i = 0; i < n_parts; i++)
+    d1 += parts[i].n == 1 && parts[i].path[0] == s->gpu.r_dev ? p.m1_ns * parts[i].amount / x
+      : parts[i].amount / flow_net_alone_rate (s->core.net, parts[i].path, parts[i].n, INFINITY) * 1e9;
+  if (n_parts == 0)
+    d1 += p.m1_ns;
+  op->alone_ns = d1;
+  op->waiting = 0;
+  if (d1 <= 0)
+    return;
+  if (c + (n_parts == 0 ? p.m1_ns : 0) > 0)
+    {
+      /* With no bytes to move (x = 0 cannot have m1 > 0, but keep the
+       * time whole), the sm flow carries it. */
+      double cc = c + (n_parts == 0 ? p.m1_ns : 0);
+      op->waiting++;
+      flow_start (s->core.net, s->core.now, cc * share * 1e-9, cc * share / d1, &s->gpu.r_sm, 1, op, FLOW_OP);
+    }
+  for (guint i = 0; i < n_parts; i++)
+    {
+      op->waiting++;
+      flow_start (s->core.net, s->core.now, parts[i].amount, parts[i].amount / d1 * 1e9, parts[i].path,
+                  parts[i].n, op, FLOW_OP);
+    }
+}
+
+/* SPEC 5.4's rule (model.kernel "simple"). */
+static void
+kernel_run_simple (Sim *s, Op *op)
+{
   double d0 = op->dur == VS_NONE ? 0 : i2d (op->dur);
   double x, wsum = -1;  /* -1: not summed yet */
   if (op->bytes != VS_NONE)
@@ -75,6 +245,8 @@ kernel_run (Sim *s, Op *op)
   double m0 = MIN (x * s->gpu.ns_per_byte0, d0);
   double c0 = op->compute_ns != VS_NONE ? i2d (op->compute_ns) : d0 - m0;
   double c1 = c0 * s->gpu.tflops_scale;
+  op->kbound = op->kf->kind.cls == VS_KCLASS_COMM ? VS_BOUND_COMMUNICATION
+               : m0 > c0 ? VS_BOUND_MEMORY : VS_BOUND_COMPUTE;
 
   if (x > 0 && s->mem.dev_only && !op->has_pinned)
     {
@@ -91,36 +263,7 @@ kernel_run (Sim *s, Op *op)
 
   /* At most one part per (location, direction). */
   Part *parts = s->gpu.parts;
-  guint n_parts = 0;
-  guint path[VS_FLOW_MAX_PATH];
-  if (x > 0)
-    {
-      if ((wsum < 0 ? (wsum = op_wsum (op)) : wsum) <= 0)
-        {
-          /* Traffic without allocations to split it over: the whole of x
-           * is one [device_mem] part. (Only device memory to reach took
-           * the path above.) */
-          path[0] = s->gpu.r_dev;
-          part_add (parts, &n_parts, path, 1, x);
-        }
-      else
-        for (guint i = 0; i < op->n_acc; i++)
-          {
-            Alloc *a = op->acc[i];
-            double sz = (double) a->bytes;
-            int loc = alloc_loc (s, a);
-            if (op->mode[i] & (ACC_R | ACC_TOUCH))
-              {
-                guint n = read_path (s, loc, path);
-                part_add (parts, &n_parts, path, n, x * sz / wsum);
-              }
-            if ((op->mode[i] & ACC_W) && !(op->mode[i] & ACC_TOUCH))
-              {
-                guint n = write_path (s, loc, path);
-                part_add (parts, &n_parts, path, n, x * sz / wsum);
-              }
-          }
-    }
+  guint n_parts = kernel_parts (s, op, x, wsum, parts);
   double d1 = c1;
   for (guint i = 0; i < n_parts; i++)
     d1 += parts[i].n == 1 && parts[i].path[0] == s->gpu.r_dev ? parts[i].amount * s->gpu.ns_per_byte

@@ -159,6 +159,25 @@ report_to_text (const cJSON *r)
       g_string_append_printf (out, "  %-22s %5.1f %%  %s\n", str (t, "name"),
                               100 * get (t, "utilization_mean"), sat);
     }
+  const cJSON *classes = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "kernels"), "classes");
+  if (cJSON_GetArraySize (classes) > 0)
+    {
+      g_autofree char *c = units_format_time (get (r, "kernels.captured_ns"));
+      g_autofree char *p = units_format_time (get (r, "kernels.predicted_ns"));
+      g_string_append_printf (out, "kernels (%s model: count, captured -> predicted, bound)   all: %s -> %s\n",
+                              str (cJSON_GetObjectItemCaseSensitive (r, "kernels"), "model"), c, p);
+      cJSON_ArrayForEach (t, classes)
+        {
+          g_autofree char *cc = units_format_time (get (t, "captured_ns"));
+          g_autofree char *pp = units_format_time (get (t, "predicted_ns"));
+          g_string_append_printf (out, "  %-22s %6.0f  %s -> %s  %s\n", str (t, "class"), get (t, "count"), cc, pp,
+                                  str (t, "bound"));
+        }
+    }
+  const cJSON *warns = cJSON_GetObjectItemCaseSensitive (r, "warnings");
+  cJSON_ArrayForEach (t, warns)
+    if (cJSON_IsString (t))
+      g_string_append_printf (out, "warning: %s\n", t->valuestring);
   const cJSON *top = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "kernels"), "top");
   if (cJSON_GetArraySize (top) > 0)
     {

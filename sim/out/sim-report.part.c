@@ -113,6 +113,38 @@ sim_report (Sim *s, double makespan)
   cJSON *k = cJSON_AddObjectToObject (r, "kernels");
   GPtrArray *ks = table_values (s->stats.kernels);
   g_ptr_array_sort (ks, kernel_cmp);
+  cJSON_AddStringToObject (k, "model", s->gpu.simple ? "simple" : "waves");
+  double kcap = 0, kpred = 0;
+  for (guint i = 0; i < VS_KCLASS_COUNT; i++)
+    kcap += s->stats.kclass[i].captured_ns, kpred += s->stats.kclass[i].predicted_ns;
+  cJSON_AddNumberToObject (k, "captured_ns", round (kcap));
+  cJSON_AddNumberToObject (k, "predicted_ns", round (kpred));
+  /* Per class (kernel-class.h), largest predicted time first; a class's
+   * bound is the one most of its predicted time had. */
+  cJSON *classes = cJSON_AddArrayToObject (k, "classes");
+  guint order[VS_KCLASS_COUNT], n_classes = 0;
+  for (guint i = 0; i < VS_KCLASS_COUNT; i++)
+    if (s->stats.kclass[i].count > 0)
+      {
+        guint j = n_classes++;
+        for (; j > 0 && s->stats.kclass[order[j - 1]].predicted_ns < s->stats.kclass[i].predicted_ns; j--)
+          order[j] = order[j - 1];
+        order[j] = i;
+      }
+  for (guint j = 0; j < n_classes; j++)
+    {
+      guint i = order[j], b = 0;
+      for (guint x = 1; x < VS_BOUND_COUNT; x++)
+        if (s->stats.kclass[i].bound_ns[x] > s->stats.kclass[i].bound_ns[b])
+          b = x;
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "class", kernel_class_name (i));
+      cJSON_AddNumberToObject (o, "count", (double) s->stats.kclass[i].count);
+      cJSON_AddNumberToObject (o, "captured_ns", round (s->stats.kclass[i].captured_ns));
+      cJSON_AddNumberToObject (o, "predicted_ns", round (s->stats.kclass[i].predicted_ns));
+      cJSON_AddStringToObject (o, "bound", kernel_bound_name (b));
+      cJSON_AddItemToArray (classes, o);
+    }
   cJSON_AddNumberToObject (k, "distinct", ks->len);
   cJSON *top = cJSON_AddArrayToObject (k, "top");
   for (guint i = 0; i < ks->len && i < KERNELS_TOP; i++)
@@ -140,5 +172,14 @@ sim_report (Sim *s, double makespan)
     }
   if (s->stats.unknown_refs)
     cJSON_AddNumberToObject (r, "unresolved_refs", (double) s->stats.unknown_refs);
+  /* warnings[] (SPEC 5.9): what the user must know about the answer. */
+  if (s->stats.warnings->len > 0)
+    {
+      cJSON *w = cJSON_GetObjectItemCaseSensitive (r, "warnings");
+      if (w == NULL)
+        w = cJSON_AddArrayToObject (r, "warnings");
+      for (guint i = 0; i < s->stats.warnings->len; i++)
+        cJSON_AddItemToArray (w, cJSON_CreateString (s->stats.warnings->pdata[i]));
+    }
   return r;
 }

@@ -39,6 +39,12 @@ stats_kernel (Sim *s, const Op *op, double end)
   k->count++;
   k->captured_ns += op->dur == VS_NONE ? 0 : i2d (op->dur);
   k->predicted_ns += end - op->ready_t;
+  /* Its class's row (kernel-class.h) and the time of its bound. */
+  guint cls = op->kf->kind.cls;
+  s->stats.kclass[cls].count++;
+  s->stats.kclass[cls].captured_ns += op->dur == VS_NONE ? 0 : i2d (op->dur);
+  s->stats.kclass[cls].predicted_ns += end - op->ready_t;
+  s->stats.kclass[cls].bound_ns[op->kbound] += end - op->ready_t;
   k->stall_ns += MAX (0.0, end - op->ready_t - op->alone_ns);
 }
 

@@ -4,6 +4,7 @@
 
 #include "config/config.h"
 #include "base/units.h"
+#include "trace/event.h"
 
 static char *tmpdir;
 
@@ -637,7 +638,7 @@ test_presets_numbers (void)
   g_assert_no_error (error);
   g_assert_cmpuint (h->n_tiers, ==, 2);
   g_assert_cmpstr (h->tiers[1].name, ==, "cxl1");
-  g_assert_cmpfloat (h->tflops, ==, 989);
+  g_assert_cmpfloat (h->tflops, ==, 989.4);
 
   /* Preset names and --set together. */
   const char *const sets[] = { "tiers.cxl0.capacity=512GiB", "policy.oversubscription=direct", NULL };
@@ -727,6 +728,100 @@ test_to_json_round_trip (void)
   cJSON_Delete (j);
 }
 
+/* The compute section (SPEC 4): per-precision peaks, tflops as another
+ * name for fp16, clock units, and what the presets say. */
+static void
+test_compute (void)
+{
+  GError *error = NULL;
+  g_autoptr (VsConfig) v = config_load ("v100-pcie-16g", NULL, &error);
+  g_assert_no_error (error);
+  /* The PCIe part: 112 dense FP16 tensor TFLOPS, not the SXM2's 125. */
+  g_assert_cmpfloat (v->tflops, ==, 112);
+  g_assert_cmpfloat (v->compute.peak[VS_PREC_FP16], ==, 112);
+  g_assert_cmpfloat (v->compute.peak[VS_PREC_FP32], ==, 14);
+  g_assert_cmpfloat (v->compute.peak[VS_PREC_FP8], ==, 0);   /* Volta has none */
+  g_assert_cmpuint (v->compute.sms, ==, 80);
+  g_assert_cmpfloat (v->compute.clock_hz, ==, 1380e6);
+  g_assert_cmpuint (v->compute.l2, ==, 6ull << 20);
+  g_autoptr (VsConfig) s = config_load ("v100-sxm2-32g", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (s->tflops, ==, 125);
+  g_assert_cmpfloat (s->compute.peak[VS_PREC_FP32], ==, 15.7);
+  g_assert_cmpfloat (s->compute.clock_hz, ==, 1530e6);
+  g_autoptr (VsConfig) a = config_load ("a100-80g", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (a->compute.peak[VS_PREC_FP32], ==, 19.5);
+  g_assert_cmpfloat (a->compute.peak[VS_PREC_TF32], ==, 156);
+  g_assert_cmpfloat (a->compute.peak[VS_PREC_BF16], ==, 312);
+  g_assert_cmpuint (a->compute.sms, ==, 108);
+  g_assert_cmpint (a->kernel_model, ==, VS_KMODEL_WAVES);
+  /* GeForce at the FP32-accumulate tensor rate. */
+  g_autoptr (VsConfig) r = config_load ("rtx3090", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (r->compute.peak[VS_PREC_FP16], ==, 71);
+  g_assert_cmpfloat (r->compute.peak[VS_PREC_FP32], ==, 35.6);
+
+  /* tflops and fp16 are one figure; --show writes it back loadable. */
+  const char *const sets[] = { "compute.fp16=200", "compute.tflops=null", "compute.clock=1.5GHz",
+                               "model.kernel=simple", NULL };
+  g_autoptr (VsConfig) x = config_load ("a100-80g", sets, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (x->tflops, ==, 200);
+  g_assert_cmpfloat (x->compute.clock_hz, ==, 1.5e9);
+  g_assert_cmpint (x->kernel_model, ==, VS_KMODEL_SIMPLE);
+  cJSON *j = config_to_json (x);
+  g_autoptr (VsConfig) y = config_compile (j, "shown", &error);
+  cJSON_Delete (j);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (y->compute.clock_hz, ==, 1.5e9);
+  g_assert_cmpfloat (y->compute.peak[VS_PREC_FP8], ==, 0);
+  g_assert_cmpint (y->kernel_model, ==, VS_KMODEL_SIMPLE);
+
+  /* --set of either name replaces the figure (a100-80g gives fp16). */
+  const char *const t100[] = { "compute.tflops=100", NULL };
+  g_autoptr (VsConfig) t = config_load ("a100-80g", t100, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (t->compute.peak[VS_PREC_FP16], ==, 100);
+  /* So does a child config's, over its parent's other name. */
+  g_autofree char *dir = g_dir_make_tmp ("vs-config-XXXXXX", NULL);
+  g_autofree char *child = g_build_filename (dir, "child.json", NULL);
+  g_assert_true (g_file_set_contents (child, "{\"extends\": \"a100-80g\", \"compute\": {\"tflops\": 400}}", -1, NULL));
+  g_autoptr (VsConfig) ch = config_load (child, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (ch->tflops, ==, 400);
+  g_assert_cmpfloat (ch->compute.peak[VS_PREC_FP32], ==, 19.5);   /* the rest inherited */
+  g_unlink (child);
+  g_rmdir (dir);
+  /* One file giving both, differently: refused. */
+  cJSON *both = cJSON_Parse ("{\"compute\": {\"tflops\": 100, \"fp16\": 312},"
+                             " \"memory\": {\"capacity\": \"1GiB\", \"bandwidth\": \"1GB/s\"},"
+                             " \"link\": {\"bandwidth\": \"1GB/s\"}}");
+  VsConfig *bc = config_compile (both, "both.json", &error);
+  cJSON_Delete (both);
+  g_assert_null (bc);
+  g_assert_nonnull (strstr (error->message, "both.json: compute.tflops: is another name for compute.fp16, and they differ (100 and 312)"));
+  g_clear_error (&error);
+
+  static const struct { const char *set, *want; } bad[] = {
+    { "compute.clock=1410", "compute.clock: expected a clock with its unit" },
+    { "compute.clock=1410mhz", "compute.clock: '1410mhz' is not a clock" },
+    { "compute.fp32=-1", "compute.fp32: must be greater than 0" },
+    { "compute.sms=1.5", "compute.sms: must be a whole number" },
+    { "model.kernel=fast", "model.kernel: 'fast' is not one of \"waves\", \"simple\"" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      const char *const one[] = { bad[i].set, NULL };
+      VsConfig *c = config_load ("a100-80g", one, &error);
+      g_assert_null (c);
+      g_assert_error (error, VS_CONFIG_ERROR, 0);
+      if (strstr (error->message, bad[i].want) == NULL)
+        g_error ("%s: got '%s'", bad[i].set, error->message);
+      g_clear_error (&error);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -758,6 +853,7 @@ main (int argc, char **argv)
   g_test_add_func ("/config/presets-all", test_presets_all);
   g_test_add_func ("/config/presets-numbers", test_presets_numbers);
   g_test_add_func ("/config/to-json-round-trip", test_to_json_round_trip);
+  g_test_add_func ("/config/compute", test_compute);
   int status = g_test_run ();
   g_rmdir (tmpdir);
   g_free (tmpdir);

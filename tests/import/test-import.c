@@ -958,6 +958,183 @@ test_kineto_collectives (void)
     }
 }
 
+/* Imports the Kineto text TEXT; returns the kernel events' shapes and
+ * bytes in order (as VsKernelShape + bytes pairs). */
+typedef struct { VsKernelShape shape; gboolean has_shape; guint64 bytes; } KShape;
+
+static GArray *
+import_kineto_text (const char *text, GError **err)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, "k.json", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_assert_true (g_file_set_contents (in, text, -1, NULL));
+  GArray *a = NULL;
+  if (import_kineto (in, out, err))
+    {
+      a = g_array_new (FALSE, TRUE, sizeof (KShape));
+      g_autoptr (VsTraceReader) r = trace_open (out, err);
+      g_assert_no_error (*err);
+      VsEvent ev;
+      while (trace_next (r, &ev, err))
+        if (ev.op == VS_OP_KERNEL)
+          {
+            KShape k = { { 0 }, ev.shape != NULL, ev.bytes };
+            if (ev.shape)
+              k.shape = *ev.shape;
+            g_array_append_val (a, k);
+          }
+      g_assert_no_error (*err);
+      g_unlink (out);
+    }
+  g_unlink (in);
+  g_rmdir (dir);
+  return a;
+}
+
+/* Kernel args (grid, block, registers, shared memory) and the launching
+ * CPU op's flops, input types and sizes (docs/importers.md). The op holds
+ * the launch call in its span (newer Kineto: External id = correlation). */
+static void
+test_kineto_shapes (void)
+{
+  const char *text =
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 10, \"dur\": 20, \"pid\": 1, \"tid\": 1,"
+    " \"args\": {\"External id\": 3, \"Input Dims\": [[64, 128], [128, 32]], \"Input type\": [\"c10::Half\", \"c10::Half\"],"
+    " \"flops\": 524288}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 12, \"dur\": 5, \"pid\": 1,"
+    " \"tid\": 1, \"args\": {\"External id\": 100, \"correlation\": 100}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"cutlass_80_tensorop_gemm\", \"ts\": 20, \"dur\": 7, \"pid\": 0,"
+    " \"tid\": 7, \"args\": {\"External id\": 100, \"correlation\": 100, \"stream\": 7, \"grid\": [2, 1, 1],"
+    " \"block\": [128, 1, 1], \"registers per thread\": 96, \"shared memory\": 16384}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"ts\": 40, \"dur\": 20, \"pid\": 1, \"tid\": 1,"
+    " \"args\": {\"External id\": 4, \"Input Dims\": [[1000, 10], [1000, 10], []],"
+    " \"Input type\": [\"float\", \"float\", \"Scalar\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 45, \"dur\": 5, \"pid\": 1,"
+    " \"tid\": 1, \"args\": {\"External id\": 101, \"correlation\": 101}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"ts\": 50, \"dur\": 3,"
+    " \"pid\": 0, \"tid\": 7, \"args\": {\"External id\": 101, \"correlation\": 101, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"no_op_of_its_own\", \"ts\": 60, \"dur\": 3, \"pid\": 0,"
+    " \"tid\": 7, \"args\": {\"stream\": 7}}\n"
+    "]}";
+  g_autoptr (GError) err = NULL;
+  g_autoptr (GArray) k = import_kineto_text (text, &err);
+  g_assert_no_error (err);
+  g_assert_cmpuint (k->len, ==, 3);
+  const KShape *g = &g_array_index (k, KShape, 0);
+  g_assert_true (g->has_shape);
+  g_assert_cmpuint (g->shape.grid[0], ==, 2);
+  g_assert_cmpuint (g->shape.block[0], ==, 128);
+  g_assert_cmpuint (g->shape.regs, ==, 96);
+  g_assert_cmpuint (g->shape.smem, ==, 16384);
+  g_assert_cmpuint (g->shape.flops, ==, 524288);          /* 2 x 64 x 128 x 32 */
+  g_assert_cmpint (g->shape.precision, ==, VS_PREC_FP16); /* the name states none: the inputs' */
+  g_assert_cmpuint (g->bytes, ==, VS_NONE);               /* a GEMM gets no bytes from sizes */
+  const KShape *e = &g_array_index (k, KShape, 1);
+  /* 2 inputs of 1000 x 10 floats = 80000 B, plus an output like the
+   * largest (40000 B): 120000 B. */
+  g_assert_cmpuint (e->bytes, ==, 120000);
+  g_assert_cmpint (e->shape.precision, ==, VS_PREC_FP32);
+  g_assert_false (g_array_index (k, KShape, 2).has_shape);
+
+  /* Bad launch arguments name the event. */
+  static const char *const bad[] = { "\"grid\": [2, 1]", "\"grid\": [2, 0, 1]", "\"block\": [\"x\", 1, 1]",
+                                     "\"registers per thread\": -3" };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *t = g_strdup_printf ("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\","
+                                            " \"ts\": 1, \"dur\": 2, \"pid\": 0, \"tid\": 7, \"args\": {\"stream\": 7, %s}}]}",
+                                            bad[i]);
+      g_autoptr (GError) e2 = NULL;
+      g_autoptr (GArray) none = import_kineto_text (t, &e2);
+      g_assert_null (none);
+      g_assert_error (e2, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID);
+      g_assert_nonnull (strstr (e2->message, "traceEvents[0]: kernel 'args."));
+    }
+
+  /* A real file: every kernel's grid, block and registers arrive (sums
+   * computed from the JSON itself). */
+  g_autofree char *src = real_trace ("kineto/alexnet-a100.json.gz");
+  if (src == NULL)
+    return;
+  cJSON *root = load_json_gz (src);
+  guint64 want_grid = 0, want_regs = 0, want_n = 0;
+  const cJSON *ev;
+  cJSON_ArrayForEach (ev, cJSON_GetObjectItem (root, "traceEvents"))
+    {
+      const cJSON *cat = cJSON_GetObjectItem (ev, "cat");
+      if (!cJSON_IsString (cat) || strcmp (cat->valuestring, "kernel") != 0)
+        continue;
+      const cJSON *args = cJSON_GetObjectItem (ev, "args");
+      want_n++;
+      want_grid += (guint64) cJSON_GetArrayItem (cJSON_GetObjectItem (args, "grid"), 0)->valuedouble;
+      want_regs += (guint64) cJSON_GetObjectItem (args, "registers per thread")->valuedouble;
+    }
+  cJSON_Delete (root);
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "a.vtrace", NULL);
+  g_assert_true (import_kineto (src, out, &err));
+  g_autoptr (VsTraceReader) r = trace_open (out, &err);
+  guint64 n = 0, grid = 0, regs = 0;
+  VsEvent kev;
+  while (trace_next (r, &kev, &err))
+    if (kev.op == VS_OP_KERNEL && kev.shape != NULL)
+      n++, grid += kev.shape->grid[0], regs += kev.shape->regs;
+  g_assert_no_error (err);
+  g_assert_cmpuint (n, ==, want_n);
+  g_assert_cmpuint (grid, ==, want_grid);
+  g_assert_cmpuint (regs, ==, want_regs);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
+/* The nsys kernel table's grid, block, registers and shared memory. */
+static void
+test_nsys_shapes (void)
+{
+  g_autofree char *src = real_trace ("nsys/rtx3090-small.sqlite");
+  if (src == NULL)
+    {
+      g_test_skip ("../shared/real-traces not found");
+      return;
+    }
+  sqlite3 *db;
+  g_assert_cmpint (sqlite3_open_v2 (src, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *st;
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT count(*), sum(gridX * gridY * gridZ), sum(registersPerThread), "
+                                       "sum(staticSharedMemory + dynamicSharedMemory) FROM CUPTI_ACTIVITY_KIND_KERNEL",
+                                       -1, &st, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (st), ==, SQLITE_ROW);
+  guint64 want_n = (guint64) sqlite3_column_int64 (st, 0), want_blocks = (guint64) sqlite3_column_int64 (st, 1);
+  guint64 want_regs = (guint64) sqlite3_column_int64 (st, 2), want_smem = (guint64) sqlite3_column_int64 (st, 3);
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "n.vtrace", NULL);
+  g_autoptr (GError) err = NULL;
+  g_assert_true (import_nsys (src, out, &err));
+  g_autoptr (VsTraceReader) r = trace_open (out, &err);
+  guint64 n = 0, blocks = 0, regs = 0, smem = 0;
+  VsEvent ev;
+  while (trace_next (r, &ev, &err))
+    if (ev.op == VS_OP_KERNEL && ev.shape != NULL)
+      {
+        n++;
+        blocks += (guint64) ev.shape->grid[0] * ev.shape->grid[1] * ev.shape->grid[2];
+        regs += ev.shape->regs;
+        smem += ev.shape->smem;
+      }
+  g_assert_no_error (err);
+  g_assert_cmpuint (n, ==, want_n);
+  g_assert_cmpuint (n, ==, 36);
+  g_assert_cmpuint (blocks, ==, want_blocks);
+  g_assert_cmpuint (regs, ==, want_regs);
+  g_assert_cmpuint (smem, ==, want_smem);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -976,6 +1153,8 @@ main (int argc, char **argv)
   g_test_add_func ("/import/kineto/regress", test_kineto_regress);
   g_test_add_func ("/import/kineto/ranges", test_kineto_ranges);
   g_test_add_func ("/import/nsys/rtx3090", test_nsys);
+  g_test_add_func ("/import/kineto/shapes", test_kineto_shapes);
+  g_test_add_func ("/import/nsys/shapes", test_nsys_shapes);
   g_test_add_func ("/import/nsys/ranges", test_nsys_ranges);
   g_test_add_func ("/import/kineto/range-durations", test_kineto_range_durations);
   g_test_add_func ("/import/nsys/range-durations", test_nsys_range_durations);

@@ -272,6 +272,8 @@ rec_kernel (const char *name, CUstream s, uint64_t start, uint64_t end, unsigned
   r.streamId = S (s)->id;
   r.gridX = (int32_t) gx; r.gridY = (int32_t) gy; r.gridZ = (int32_t) gz;
   r.blockX = (int32_t) bx; r.blockY = (int32_t) by; r.blockZ = (int32_t) bz;
+  r.registersPerThread = 32;        /* what the capture's kernel shape reads (SPEC 3) */
+  r.staticSharedMemory = 1024;
   r.correlationId = cur_corr;
   r.name = name;
   r.graphNodeId = node_id;

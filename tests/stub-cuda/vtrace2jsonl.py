@@ -52,7 +52,7 @@ def decode(b):
     if r.raw(8) != b"VRAMTRC\x1a":
         raise ValueError("bad magic")
     ver, hl = struct.unpack("<II", r.raw(8))
-    if ver != 1:
+    if ver not in (1, 2):
         raise ValueError("bad version")
     out = [json.loads(r.raw(hl).decode())]
     strs, t, n = [], 0, 0
@@ -68,6 +68,9 @@ def decode(b):
             if r.raw(4) != b"VEND" or cnt != n:
                 raise ValueError("bad end record")
             return out
+        ext = op == 0x14          # a kernel with extensions (version 2)
+        if ext:
+            op = OPS.index("kernel")
         if op >= len(OPS):
             raise ValueError("unknown op %d at event %d" % (op, n))
         t += r.sv()
@@ -96,6 +99,16 @@ def decode(b):
             if cn is not None: e["compute_ns"] = cn
             for f in ("reads", "writes", "touches"):
                 e[f] = [r.uv() for _ in range(r.uv())]
+            if ext:
+                has = r.u8()
+                if has & 1:
+                    fl = r.opt(); pr = r.u8()
+                    if fl is not None: e["flops"] = fl
+                    if pr: e["precision"] = pr
+                    e["grid"] = [r.uv() for _ in range(3)]; e["block"] = [r.uv() for _ in range(3)]
+                    e["regs"] = r.uv(); e["smem"] = r.uv()
+                if has & 2:
+                    e["collective"] = {"kind": r.u8(), "bytes": r.uv(), "ranks": r.uv()}
         elif name == "sync":
             e["scope"] = SCOPES[r.u8()]; v = r.uv()
             if e["scope"] == "stream": e["stream"] = v

@@ -1,0 +1,117 @@
+# torch.cuda.memory of the fake torch: a miniature caching allocator.
+# Requests are rounded to 512 bytes; up to 1 MiB they come from 2 MiB
+# "small" segments, larger ones from 20 MiB "large" segments (one block
+# per request, first fit in address order, exact-size reuse of freed
+# blocks); segments are returned to the driver only by empty_cache().
+import ctypes
+import pickle
+import sys
+import time
+
+_lib = None
+_history = None
+_max_entries = 0
+_segments = []   # dicts: address, total_size, segment_type, blocks [[addr, size, req, live, frames]]
+_stats = {"allocation.all.allocated": 0, "allocation.all.freed": 0,
+          "segment.all.allocated": 0, "segment.all.freed": 0}
+
+
+def _frames():
+    f = sys._getframe(3)
+    out = []
+    while f is not None and len(out) < 8:
+        out.append({"filename": f.f_code.co_filename, "line": f.f_lineno, "name": f.f_code.co_name})
+        f = f.f_back
+    return out
+
+
+def _record(action, addr, size, frames=None):
+    if _history is None:
+        return
+    _history.append({"action": action, "addr": addr, "size": size, "stream": 0,
+                     "time_us": int(time.time() * 1e6), "frames": frames or []})
+    if len(_history) > _max_entries:
+        del _history[0]
+
+
+def _record_memory_history(enabled="all", context="all", stacks="all", max_entries=sys.maxsize,
+                           device=None, clear_history=False):
+    global _history, _max_entries
+    _history = [] if enabled else None
+    _max_entries = max_entries
+
+
+def _malloc(nbytes):
+    size = max(512, (nbytes + 511) // 512 * 512)
+    kind = "small" if size <= (1 << 20) else "large"
+    frames = _frames()
+    for seg in _segments:
+        if seg["segment_type"] != kind:
+            continue
+        for b in seg["blocks"]:
+            if not b[3] and b[1] == size:
+                b[2], b[3], b[4] = nbytes, True, frames
+                _stats["allocation.all.allocated"] += 1
+                _record("alloc", b[0], nbytes, frames)
+                return b[0]
+        used = sum(b[1] for b in seg["blocks"])
+        if seg["total_size"] - used >= size:
+            addr = seg["address"] + used
+            seg["blocks"].append([addr, size, nbytes, True, frames])
+            _stats["allocation.all.allocated"] += 1
+            _record("alloc", addr, nbytes, frames)
+            return addr
+    total = 2 << 20 if kind == "small" else max(20 << 20, (size + (2 << 20) - 1) // (2 << 20) * (2 << 20))
+    p = ctypes.c_uint64()
+    r = _lib.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(total))
+    if r != 0:
+        raise RuntimeError("cuMemAlloc failed: %d" % r)
+    _stats["segment.all.allocated"] += 1
+    _record("segment_alloc", p.value, total, frames)
+    _segments.append({"address": p.value, "total_size": total, "segment_type": kind, "blocks": []})
+    _segments.sort(key=lambda s: s["address"])
+    return _malloc(nbytes)
+
+
+def _free(ptr):
+    for seg in _segments:
+        for b in seg["blocks"]:
+            if b[0] == ptr and b[3]:
+                b[3] = False
+                _stats["allocation.all.freed"] += 1
+                _record("free_requested", ptr, b[2])
+                _record("free_completed", ptr, b[2])
+                return
+    raise RuntimeError("free of an unknown pointer")
+
+
+def _empty_cache():
+    for seg in list(_segments):
+        if any(b[3] for b in seg["blocks"]):
+            continue
+        _record("segment_free", seg["address"], seg["total_size"])
+        _lib.cuMemFree_v2(ctypes.c_uint64(seg["address"]))
+        _stats["segment.all.freed"] += 1
+        _segments.remove(seg)
+
+
+def _dump_snapshot(filename="dump_snapshot.pickle"):
+    segs = []
+    for seg in _segments:
+        blocks = []
+        at = seg["address"]
+        for b in seg["blocks"]:
+            blocks.append({"address": b[0], "size": b[1], "requested_size": b[2],
+                           "state": "active_allocated" if b[3] else "inactive", "frames": b[4]})
+            at = b[0] + b[1]
+        if at < seg["address"] + seg["total_size"]:
+            blocks.append({"address": at, "size": seg["address"] + seg["total_size"] - at,
+                           "requested_size": 0, "state": "inactive", "frames": []})
+        segs.append({"device": 0, "address": seg["address"], "total_size": seg["total_size"],
+                     "stream": 0, "segment_type": seg["segment_type"], "is_expandable": False,
+                     "blocks": blocks})
+    with open(filename, "wb") as f:
+        pickle.dump({"segments": segs, "device_traces": [list(_history or [])],
+                     "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "fake:1",
+                                            "max_split_size": -1, "expandable_segments": False}},
+                    f, protocol=4)
