@@ -84,7 +84,7 @@ for f in "$here"/traces/*.jsonl; do
     add "repo-$b-$c-text|$f -c $c"
   done
 done
-add "quoted|$here/traces/train-step.jsonl -c $T/quoted.json --format json --timeline @T"
+add "quoted|$here/traces/hand-train-step.jsonl -c $T/quoted.json --format json --timeline @T"
 
 run_all () {   # run_all BINARY OUTDIR
   local bin=$1 o=$2 id args
