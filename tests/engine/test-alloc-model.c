@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "engine/replay.h"
+#include "replay-harness.h"
 
 #define MiB 1048576.0
 
@@ -23,26 +24,9 @@ static const char *base_config =
 static cJSON *
 run (const char *header, const char *const *sets, const char *body, gboolean keep_going)
 {
-  g_autoptr (GError) error = NULL;
-  cJSON *root = cJSON_Parse (base_config);
-  for (guint i = 0; sets && sets[i]; i++)
-    g_assert_true (config_set (root, sets[i], "test", &error));
-  g_autoptr (VsConfig) cfg = config_compile (root, "test", &error);
-  g_assert_no_error (error);
-  cJSON_Delete (root);
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp ("vramsim-alloc-XXXXXX.jsonl", &path, &error);
-  g_assert_no_error (error);
-  close (fd);
-  g_autofree char *text = g_strconcat (header, "\n", body, NULL);
-  g_assert_true (g_file_set_contents (path, text, -1, &error));
-  g_autoptr (VsTraceReader) r = trace_open (path, &error);
-  g_assert_no_error (error);
+  g_autoptr (VsConfig) cfg = harness_config (base_config, sets);
   VsReplayOptions opts = { .keep_going = keep_going };
-  cJSON *report = replay_run (r, cfg, cfg, &opts, &error);
-  g_assert_no_error (error);
-  g_unlink (path);
-  return report;
+  return harness_replay (header, body, cfg, cfg, &opts);
 }
 
 #define TENSOR "{\"vramsim_trace\": 1, \"allocations\": \"tensor\"}"

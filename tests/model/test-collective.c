@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "engine/replay.h"
 #include "model/network.h"
+#include "replay-harness.h"
 
 /* 8 GPUs a node over 300 GB/s with no step latency; 25 GB/s NICs. */
 static const char *base_config =
@@ -25,19 +26,7 @@ static const char *base_config =
 static VsConfig *
 make_config (const char *const *sets)
 {
-  g_autoptr (GError) error = NULL;
-  cJSON *root = cJSON_Parse (base_config);
-  g_assert_nonnull (root);
-  for (guint i = 0; sets && sets[i]; i++)
-    {
-      gboolean ok = config_set (root, sets[i], "test", &error);
-      g_assert_no_error (error);
-      g_assert_true (ok);
-    }
-  VsConfig *c = config_compile (root, "test", &error);
-  g_assert_no_error (error);
-  cJSON_Delete (root);
-  return c;
+  return harness_config (base_config, sets);
 }
 
 /* Replays BODY on the test machine changed by TARGET_SETS; the capture
@@ -45,23 +34,9 @@ make_config (const char *const *sets)
 static cJSON *
 replay (const char *const *target_sets, const char *body)
 {
-  g_autoptr (GError) error = NULL;
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp ("vramsim-coll-XXXXXX.jsonl", &path, &error);
-  g_assert_no_error (error);
-  close (fd);
-  g_autofree char *text = g_strconcat ("{\"vramsim_trace\": 1}\n", body, NULL);
-  g_assert_true (g_file_set_contents (path, text, -1, &error));
-  g_autoptr (VsTraceReader) r = trace_open (path, &error);
-  g_assert_no_error (error);
   g_autoptr (VsConfig) target = make_config (target_sets);
   g_autoptr (VsConfig) capture = make_config (NULL);
-  VsReplayOptions none = { 0 };
-  cJSON *report = replay_run (r, target, capture, &none, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (report);
-  g_unlink (path);
-  return report;
+  return harness_replay ("{\"vramsim_trace\": 1}", body, target, capture, NULL);
 }
 
 static double
