@@ -91,6 +91,17 @@ import_sort (GArray *outs)
   g_array_sort (outs, out_cmp);
 }
 
+gboolean
+import_fail (GError **error, const char *path, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: %s", path, msg);
+  return FALSE;
+}
+
 ImportOut *
 import_push (GArray *outs, guint64 t, guint32 tid, VsOp op)
 {

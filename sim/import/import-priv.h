@@ -1,4 +1,4 @@
-/* import-priv.h — what the importers (import-kineto.c, import-nsys.c) share. */
+/* import-priv.h — what the importers (import-kineto.c, import-nsys.c, import-snapshot.c) and the tensor merge share. */
 #pragma once
 
 #include <glib.h>
@@ -29,6 +29,8 @@ const char *import_preset_for_device (const char *name);
 /* S as valid UTF-8 (the trace readers reject anything else): S itself, or
  * a copy in CHUNK with each invalid byte replaced by U+FFFD. NULL for NULL. */
 const char *import_utf8 (GStringChunk *chunk, const char *s);
+/* Sets ERROR (VS_TRACE_ERROR_INVALID) to "PATH: message"; returns FALSE. */
+gboolean import_fail (GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
 /* Appends an event with absent optional fields; returns it (valid until the next push). */
 ImportOut *import_push (GArray *outs, guint64 t, guint32 tid, VsOp op);
 /* Sorts by (t, seq). */

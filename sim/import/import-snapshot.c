@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "import/import.h"
+#include "import/import-priv.h"
 #include "import/pickle.h"
 #include "trace/trace.h"
 
@@ -82,17 +83,6 @@ snapshot_free (VsSnapshot *s)
 }
 
 /* ---- reading ---- */
-
-static gboolean G_GNUC_PRINTF (3, 4)
-bad (GError **error, const char *path, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: %s", path, msg);
-  return FALSE;
-}
 
 static gboolean
 is_list (const PkVal *v)
@@ -180,7 +170,7 @@ read_segments (VsSnapshot *s, const char *path, const PkVal *segs, GHashTable *l
     {
       const PkVal *sg = segs->items[i];
       if (sg->type != PK_DICT)
-        return bad (NULL, path, "segments[%u] is not a dict", i);
+        return import_fail (NULL, path, "segments[%u] is not a dict", i);
       if ((int) pk_u64 (pk_get (sg, "device"), 0) != s->device)
         continue;
       VsSnapSegment seg = {
@@ -224,15 +214,15 @@ read_actions (VsSnapshot *s, const char *path, const PkVal *trace, GError **erro
     {
       const PkVal *e = trace->items[i];
       if (e->type != PK_DICT)
-        return bad (error, path, "device_traces[%d][%u] is not a dict", s->device, i);
+        return import_fail (error, path, "device_traces[%d][%u] is not a dict", s->device, i);
       int act = action_from (pk_get (e, "action"));
       if (act < 0)
         continue; /* a newer action: not an allocator state change we model */
       gint64 addr, size;
       if (!pk_int (pk_get (e, "addr"), &addr) && !(pk_get (e, "addr") && pk_get (e, "addr")->big))
-        return bad (error, path, "device_traces[%d][%u]: 'addr' missing or not an integer", s->device, i);
+        return import_fail (error, path, "device_traces[%d][%u]: 'addr' missing or not an integer", s->device, i);
       if (!pk_int (pk_get (e, "size"), &size) || size < 0)
-        return bad (error, path, "device_traces[%d][%u]: 'size' missing or not a non-negative integer",
+        return import_fail (error, path, "device_traces[%d][%u]: 'size' missing or not a non-negative integer",
                     s->device, i);
       VsSnapAction a = {
         .action = (guint8) act,
@@ -486,7 +476,7 @@ snapshot_load (const char *path, int device, GError **error)
     return NULL;
   if (len > SNAPSHOT_MAX_BYTES)
     {
-      bad (error, path, "larger than 4 GiB");
+      import_fail (error, path, "larger than 4 GiB");
       return NULL;
     }
   g_autoptr (PkDoc) doc = pickle_parse ((const guint8 *) data, len, path, error);
@@ -503,12 +493,12 @@ snapshot_load (const char *path, int device, GError **error)
     segs = root; /* torch.cuda.memory_snapshot(): segments only */
   if (!is_list (segs))
     {
-      bad (error, path, "not a PyTorch memory snapshot (no 'segments' list)");
+      import_fail (error, path, "not a PyTorch memory snapshot (no 'segments' list)");
       return NULL;
     }
   if (traces != NULL && !is_list (traces))
     {
-      bad (error, path, "'device_traces' is not a list");
+      import_fail (error, path, "'device_traces' is not a list");
       return NULL;
     }
 
@@ -523,14 +513,14 @@ snapshot_load (const char *path, int device, GError **error)
       guint64 d = pk_u64 (pk_get (segs->items[i], "device"), 0);
       if (d >= 4096)
         {
-          bad (error, path, "segments[%u]: device %" G_GUINT64_FORMAT " out of range", i, d);
+          import_fail (error, path, "segments[%u]: device %" G_GUINT64_FORMAT " out of range", i, d);
           return NULL;
         }
       s->n_devices = MAX (s->n_devices, (int) d + 1);
     }
   if (device >= 0 && device >= MAX (s->n_devices, 1))
     {
-      bad (error, path, "--device %d: the snapshot has %d device%s", device, s->n_devices,
+      import_fail (error, path, "--device %d: the snapshot has %d device%s", device, s->n_devices,
            s->n_devices == 1 ? "" : "s");
       return NULL;
     }
@@ -561,13 +551,13 @@ snapshot_load (const char *path, int device, GError **error)
   g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   if (!read_segments (s, path, segs, live))
     {
-      bad (error, path, "a segment is not a dict");
+      import_fail (error, path, "a segment is not a dict");
       return NULL;
     }
   const PkVal *trace = traces && (guint) device < traces->n ? traces->items[device] : NULL;
   if (trace != NULL && !is_list (trace))
     {
-      bad (error, path, "device_traces[%d] is not a list", device);
+      import_fail (error, path, "device_traces[%d] is not a list", device);
       return NULL;
     }
   if (trace != NULL && !read_actions (s, path, trace, error))

@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "import/import-snapshot.h"
+#include "import/import-priv.h"
 #include "trace/trace.h"
 
 typedef struct {
@@ -104,17 +105,6 @@ typedef struct {
   guint sweep_at;
   VsMergeStats st;
 } Merge;
-
-static gboolean G_GNUC_PRINTF (3, 4)
-fail (GError **error, const char *path, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: %s", path, msg);
-  return FALSE;
-}
 
 static const guint64 *
 keep_ids (Merge *m, const guint64 *ids, guint32 n)
@@ -212,18 +202,18 @@ read_side (Merge *m, const char *path, GError **error)
         {
           unsigned long long v;
           if (sscanf (p, "vramcap-addrs 1 %llu", &v) != 1)
-            return fail (error, path, "line 1: not a vramcap address sidecar (version 1)");
+            return import_fail (error, path, "line 1: not a vramcap address sidecar (version 1)");
           m->real0 = v;
           m->have_real0 = TRUE;
           continue;
         }
       char kind = p[0];
       if (strchr ("acmpk", kind) == NULL || p[1] != ' ')
-        return fail (error, path, "line %u: unknown line '%.20s'", line, p);
+        return import_fail (error, path, "line %u: unknown line '%.20s'", line, p);
       char *q = p + 2, *end;
       guint64 idx = g_ascii_strtoull (q, &end, 10);
       if (end == q)
-        return fail (error, path, "line %u: no event index", line);
+        return import_fail (error, path, "line %u: no event index", line);
       guint64 v[64];
       guint n = 0;
       GArray *more = NULL;
@@ -231,7 +221,7 @@ read_side (Merge *m, const char *path, GError **error)
         {
           guint64 x = g_ascii_strtoull (q + 1, &end, 16);
           if (end == q + 1)
-            return fail (error, path, "line %u: bad address '%.20s'", line, q + 1);
+            return import_fail (error, path, "line %u: bad address '%.20s'", line, q + 1);
           if (n < G_N_ELEMENTS (v))
             v[n] = x;
           else
@@ -244,9 +234,9 @@ read_side (Merge *m, const char *path, GError **error)
           q = end;
         }
       if (*q != 0)
-        return fail (error, path, "line %u: trailing '%.20s'", line, q);
+        return import_fail (error, path, "line %u: trailing '%.20s'", line, q);
       if (idx >= m->evs->len)
-        return fail (error, path, "line %u: event %" G_GUINT64_FORMAT " is past the trace's %u events",
+        return import_fail (error, path, "line %u: event %" G_GUINT64_FORMAT " is past the trace's %u events",
                      line, idx, m->evs->len);
       Side *s = g_malloc (sizeof *s + n * sizeof (guint64));
       s->kind = kind;
@@ -260,7 +250,7 @@ read_side (Merge *m, const char *path, GError **error)
       g_hash_table_insert (m->side, g_memdup2 (&idx, 8), s);
     }
   if (!m->have_real0)
-    return fail (error, path, "empty: not a vramcap address sidecar");
+    return import_fail (error, path, "empty: not a vramcap address sidecar");
   for (guint i = 0; i < m->allocs->len; i++)
     {
       DAlloc *a = &g_array_index (m->allocs, DAlloc, i);
@@ -368,7 +358,7 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
           g_free (t);
           g_free (anchor_t);
           g_array_unref (diffs);
-          fail (error, snap_path, "the snapshot has no time_us and none of its segment events matches an "
+          import_fail (error, snap_path, "the snapshot has no time_us and none of its segment events matches an "
                 "allocation of %s, so nothing ties its actions to the trace's clock", m->trace_path);
           return NULL;
         }
