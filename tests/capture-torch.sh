@@ -71,7 +71,7 @@ PY
 PYTHONPATH=$FT python3 prog.py > plain.out 2> plain.err
 PYTHONPATH=$FT "$VRAMCAP" --mode hook -o t.vtrace python3 prog.py > t.out 2> t.err
 rc=$?
-[ $rc = 3 ] && cmp -s plain.out t.out && [ ! -s t.err ]
+[ $rc = 3 ] && cmp -s plain.out t.out && [ ! -s t.err ] || { cat t.err >&2; false; }
 ok $? "torch program: exit status 3 kept, stdout unchanged, nothing on stderr (rc $rc)"
 cat > expect-t <<'EOF2'
 {"allocations": "tensor", "conf": "fake:1", "merge": {"anchors": 2, "driver_allocations_kept": 0, "lives_widened": 0, "references": 4, "references_dropped": 0, "references_in_life": 4, "segments_replaced": 2, "tensors": 3}, "note": null}
