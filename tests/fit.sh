@@ -12,7 +12,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err"); }
 has () { case "$1" in *"$2"*) return 0;; esac; return 1; }
 
-echo "1..27"
+echo "1..29"
 T=$here/traces/hand-train-step.jsonl
 
 # train-step (3 steps). Device peak by hand: params 128 MiB + grads 128 +
@@ -145,6 +145,14 @@ assert s == sorted(s) and all(x > 0 for x in s), rows
 ok $? "step_median_ns is given and ascending"
 run "$VRAMSIM" fit "$S" --metric fastest
 ok $(( rc != 2 )) "a bad --metric is a usage error (2)"
+# A trace that repeats no mark: --metric step ranks by predicted time, as
+# without it, and says so on stderr (the table is the same).
+run "$VRAMSIM" fit "$here/traces/hand-overlap.jsonl" -c a100-80g,h200 --format csv
+plain=$out
+run "$VRAMSIM" fit "$here/traces/hand-overlap.jsonl" -c a100-80g,h200 --format csv --metric step
+[ $rc = 0 ] && [ "$out" = "$plain" ]; ok $? "--metric step without repeated marks: the table of --metric time"
+has "$err" "hand-overlap.jsonl repeats no mark, so no config has a steady step: rows are ranked by predicted time"
+ok $? "and a warning naming the trace says why"
 
 # Files: -o writes atomically; the format follows the name.
 run "$VRAMSIM" fit "$T" -c a100-80g -o "$tmp/fit.json"

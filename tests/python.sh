@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 export VRAMSIM PYTHONPATH=$here/python PYTHONDONTWRITEBYTECODE=1
 T=$here/traces/hand-train-step.jsonl
-echo "1..9"
+echo "1..10"
 
 "$VRAMSIM" replay "$T" -c rtx3090 --set memory.capacity=16GiB --format json > "$tmp/cli.json"
 "$PY" - "$T" "$tmp/cli.json" <<'PY'
@@ -64,6 +64,13 @@ ok = next(r for r in py if r["status"] == "ok")
 assert isinstance(ok["predicted_ns"], int) and isinstance(ok["slowdown"], float), ok
 PY
 ok $? "sweep() rows equal the CLI's CSV, numbers typed"
+# metric="step": the step column of sweep --metric step (train-step: 3 steps).
+"$PY" - "$T" <<'PY'
+import sys, vramsim
+rows = vramsim.sweep(sys.argv[1], "a100-80g", vary={"memory.capacity": "2GiB,4GiB"}, metric="step")
+assert [r["step_median_ns"] for r in rows] == [2837120, 2837120], rows
+PY
+ok $? "sweep(metric=\"step\") gives step_median_ns"
 
 "$VRAMSIM" fit "$T" -c a100-80g,rtx3090,h200 --format json > "$tmp/fit.json"
 "$PY" -c "

@@ -121,12 +121,14 @@ def replay(trace, config=None, set=None, capture_config=None, keep_going=False):
     return json.loads(_run(args + _sets(set)))
 
 
-def sweep(trace, configs, vary=None, set=None, capture_config=None, jobs=None, frame=False):
+def sweep(trace, configs, vary=None, set=None, capture_config=None, jobs=None, metric=None, frame=False):
     """Replays TRACE on every combination of CONFIGS (a list, or a
     comma-separated string) and VARY values ({key: [v1, v2]} or
     {key: "A..B/STEP"}), in parallel in one `vramsim sweep` process.
-    Returns one dict per run in the sweep's stable order (numbers as int or
-    float), or a pandas DataFrame with frame=True."""
+    metric="step" adds step_median_ns (the steady time per step; "" for a
+    run without repeated marks). Returns one dict per run in the sweep's
+    stable order (numbers as int or float), or a pandas DataFrame with
+    frame=True."""
     args = ["sweep", os.fspath(trace), "-c", _configs(configs), "--format", "csv"]
     for key, values in (vary or {}).items():
         if not isinstance(values, str):
@@ -136,18 +138,23 @@ def sweep(trace, configs, vary=None, set=None, capture_config=None, jobs=None, f
         args += ["--capture-config", os.fspath(capture_config)]
     if jobs is not None:
         args += ["-j", str(int(jobs))]
+    if metric is not None:
+        args += ["--metric", str(metric)]
     text = _run(args + _sets(set))
     rows = [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(io.StringIO(text))]
     return _frame(rows, frame)
 
 
-def fit(trace, configs="all", set=None, capture_config=None, frame=False):
+def fit(trace, configs="all", set=None, capture_config=None, metric=None, frame=False):
     """`vramsim fit`: one row per config (status, fits, peak_device_bytes,
     capacity_bytes, missing_bytes, predicted_ns, slowdown, bound, bound_ns),
-    fastest first, out-of-memory rows last. Returns the list of rows, or a
-    pandas DataFrame with frame=True."""
+    fastest first (metric="step": by step_median_ns where a row has one),
+    out-of-memory rows last. Returns the list of rows, or a pandas
+    DataFrame with frame=True."""
     args = ["fit", os.fspath(trace), "-c", _configs(configs), "--format", "json"]
     if capture_config is not None:
         args += ["--capture-config", os.fspath(capture_config)]
+    if metric is not None:
+        args += ["--metric", str(metric)]
     rows = json.loads(_run(args + _sets(set)))["rows"]
     return _frame(rows, frame)

@@ -539,6 +539,22 @@ cmd_fit (int argc, char **argv)
         }
     }
   g_ptr_array_sort (rows, fit_row_cmp);
+  /* --metric step falls back to the whole predicted time for a row
+   * without a step time; when no row that runs has one, the trace repeats
+   * no mark and the ranking is by predicted time: say so. */
+  if (metric && strcmp (metric, "step") == 0)
+    {
+      guint n_ok = 0, n_steps = 0;
+      for (guint i = 0; i < rows->len; i++)
+        {
+          const FitRow *r = rows->pdata[i];
+          n_ok += strcmp (r->status, "oom") != 0;
+          n_steps += strcmp (r->status, "oom") != 0 && r->step_ns > 0;
+        }
+      if (n_ok > 0 && n_steps == 0)
+        fprintf (stderr, "vramsim: warning: fit --metric step: %s repeats no mark, so no config has a steady "
+                 "step: rows are ranked by predicted time (see docs/model.md, Marks)\n", trace_path);
+    }
 
   g_autofree char *text = NULL;
   if (fmt == F_JSON)

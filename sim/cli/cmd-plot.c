@@ -14,7 +14,7 @@ cmd_plot (int argc, char **argv)
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "The image: .png (pngcairo) or .svg", "OUT.png" },
     { "x", 0, 0, G_OPTION_ARG_STRING, &x, "sweep: the column on the x axis (default: the first varied key)", "KEY" },
-    { "y", 0, 0, G_OPTION_ARG_STRING, &y, "sweep: the metric (default predicted_ns); compare: the series column of the lower panel (default util_device_mem)", "KEY" },
+    { "y", 0, 0, G_OPTION_ARG_STRING, &y, "sweep: the metric (default predicted_ns, or step_median_ns in a sweep --metric step CSV); compare: the series column of the lower panel (default util_device_mem)", "KEY" },
     { "by", 0, 0, G_OPTION_ARG_STRING, &by, "sweep: one line per value of these columns, comma-separated (default: every other key)", "KEY[,KEY...]" },
     { "title", 0, 0, G_OPTION_ARG_STRING, &title, "The plot's title", "TEXT" },
     { "logx", 0, 0, G_OPTION_ARG_NONE, &logx, "Log x axis (sweep picks it when x spans 10x or more)", NULL },

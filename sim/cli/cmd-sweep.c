@@ -11,7 +11,7 @@ cmd_sweep (int argc, char **argv)
 {
   g_auto (GStrv) configs = NULL, varies = NULL, sets = NULL, rest = NULL;
   g_autofree char *output = NULL, *format = NULL, *jobs_file = NULL, *reports_dir = NULL, *capture = NULL;
-  g_autofree char *shard = NULL;
+  g_autofree char *shard = NULL, *metric = NULL;
   gboolean resume = FALSE, merge = FALSE, status = FALSE, progress = FALSE;
   gint jobs = 0;
   GOptionEntry entries[] = {
@@ -28,6 +28,7 @@ cmd_sweep (int argc, char **argv)
     { "merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join the reports of --jobs-file FILE (or REPORT.json..., or with TRACE -c ... the --shard CSVs) into the sweep's table", NULL },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show progress on stderr even when it is not a terminal", NULL },
     { "status", 0, 0, G_OPTION_ARG_NONE, &status, "With --jobs-file FILE: which runs are done, failed, missing or stale", NULL },
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric, "time (default) or step: add step_median_ns, the steady time per step (median of the repeated mark's steps after the first), as fit --metric step ranks by", "time|step" },
     { "shard", 0, 0, G_OPTION_ARG_STRING, &shard, "Run only the K-th of N slices of the runs (rows as the whole sweep writes them)", "K/N" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL },
@@ -36,7 +37,9 @@ cmd_sweep (int argc, char **argv)
   g_option_context_set_summary (ctx,
     "Replays TRACE on every combination of configs and --vary values, in parallel,\n"
     "and writes one row per run: config, the varied keys, status, predicted_ns,\n"
-    "slowdown, peak_device_bytes, the stall and traffic totals, error.\n\n"
+    "slowdown, peak_device_bytes, the stall and traffic totals, error; with\n"
+    "--metric step also step_median_ns, after slowdown (empty for runs without\n"
+    "repeated marks, with a warning when no run has one). Rows stay in run order.\n\n"
     "Ranges take units: memory.capacity=8GiB..80GiB/8GiB, link.bandwidth=16GB/s..64GB/s/x2.");
   g_option_context_set_description (ctx,
     "Examples:\n"
@@ -56,6 +59,19 @@ cmd_sweep (int argc, char **argv)
     {
       cmd_error ("sweep: %s", err->message);
       g_error_free (err);
+      return 2;
+    }
+
+  if (metric && strcmp (metric, "time") != 0 && strcmp (metric, "step") != 0)
+    {
+      cmd_error ("sweep: --metric must be time or step, not '%s'", metric);
+      return 2;
+    }
+  gboolean step = metric && strcmp (metric, "step") == 0;
+  if (step && jobs_file && !merge && !status)
+    {
+      cmd_error ("sweep: --metric step shapes the table, and --jobs-file writes commands: give it to "
+                 "--merge --jobs-file FILE");
       return 2;
     }
 
@@ -91,7 +107,7 @@ cmd_sweep (int argc, char **argv)
           cmd_error ("sweep: --merge --jobs-file FILE reads the report list from FILE: give no REPORT files");
           return 2;
         }
-      if (!sweep_merge_jobs (jobs_file, output, fmt, &err))
+      if (!sweep_merge_jobs (jobs_file, output, fmt, step, &err))
         {
           cmd_error ("%s", err->message);
           g_error_free (err);
@@ -106,7 +122,7 @@ cmd_sweep (int argc, char **argv)
           cmd_error ("sweep: --merge needs --jobs-file FILE (or REPORT.json files)");
           return 2;
         }
-      if (!sweep_merge (rest, output, fmt, &err))
+      if (!sweep_merge (rest, output, fmt, step, &err))
         {
           cmd_error ("%s", err->message);
           g_error_free (err);
@@ -194,6 +210,7 @@ cmd_sweep (int argc, char **argv)
   o.reports_dir = reports_dir;
   o.shard_k = shard_k;
   o.shard_n = shard_n;
+  o.step_metric = step;
   if (merge ? !sweep_merge_shards (&o, rest + 1, &err) : !sweep_run (&o, &err))
     {
       cmd_error ("%s", err->message);

@@ -452,6 +452,7 @@ static const struct {
 } metric_labels[] = {
   { "predicted_ns", "predicted time (ms)", 1e-6 },
   { "slowdown", "slowdown (predicted / captured)", 1 },
+  { "step_median_ns", "steady step time (ms)", 1e-6 },
   { "peak_device_bytes", "peak device memory (GiB)", 1.0 / 1073741824.0 },
   { "contention_ns", "contention stall (ms)", 1e-6 },
   { "fault_ns", "fault stall (ms)", 1e-6 },
@@ -634,7 +635,9 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
   int status = column_index (header, "status");
   int n_keys = status;    /* config and the varied keys come before status */
   const char *xcol = o->x ? o->x : header[n_keys > 1 ? 1 : 0];
-  const char *ycol = o->y ? o->y : "predicted_ns";
+  /* A sweep run with --metric step plots the steady step time by default,
+   * as fit --metric step ranks by it. */
+  const char *ycol = o->y ? o->y : column_index (header, "step_median_ns") >= 0 ? "step_median_ns" : "predicted_ns";
   int xi = column_index (header, xcol), yi = column_index (header, ycol);
   if (xi < 0 || yi < 0)
     {
@@ -684,7 +687,7 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
   g_autoptr (GPtrArray) groups = g_ptr_array_new_with_free_func (group_free);
   g_autoptr (GHashTable) by_label = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) first_seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  guint not_ok = 0;
+  guint not_ok = 0, no_step = 0;
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
   for (guint r = 1; r < rows->len; r++)
     {
@@ -716,6 +719,14 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
       if (strcmp (cells[status], "ok") != 0)
         {
           not_ok++;
+          g_string_free (label, TRUE);
+          g_string_free (style_key, TRUE);
+          continue;
+        }
+      /* step_median_ns is empty for a run whose trace repeats no mark. */
+      if (cells[yi][0] == '\0' && strcmp (ycol, "step_median_ns") == 0)
+        {
+          no_step++;
           g_string_free (label, TRUE);
           g_string_free (style_key, TRUE);
           continue;
@@ -760,6 +771,12 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
       g_ptr_array_add (g->xtext, cells[xi]);
       xmin = MIN (xmin, x), xmax = MAX (xmax, x);
       ymin = MIN (ymin, y), ymax = MAX (ymax, y);
+    }
+  if (groups->len == 0 && no_step)
+    {
+      g_set_error (error, VS_PLOT_ERROR, 0, "%s: no run has a step_median_ns (the trace repeats no mark): plot "
+                   "--y predicted_ns", o->inputs[0]);
+      return FALSE;
     }
   if (groups->len == 0)
     {
@@ -884,6 +901,9 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
   GString *note = g_string_new (NULL);
   if (not_ok)
     g_string_append_printf (note, "%u run%s not drawn (status oom or error)", not_ok, not_ok == 1 ? "" : "s");
+  if (no_step)
+    g_string_append_printf (note, "%s%u run%s without a step time not drawn", note->len ? "; " : "", no_step,
+                            no_step == 1 ? "" : "s");
   if (merged)
     g_string_append_printf (note, "%s%u identical line%s drawn once (legend: A = B)", note->len ? "; " : "",
                             merged, merged == 1 ? "" : "s");

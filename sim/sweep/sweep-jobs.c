@@ -447,7 +447,7 @@ sweep_status (const char *jobs_file, gboolean *complete, GError **error)
 }
 
 gboolean
-sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat format, GError **error)
+sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat format, gboolean step, GError **error)
 {
   Plan p = { 0 };
   gboolean ok = FALSE;
@@ -472,7 +472,8 @@ sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat forma
       g_ptr_array_add (cols, g_strndup (a, eq ? (gsize) (eq - a) : strlen (a)));
     }
   guint n_keys = cols->len;
-  for (const char *const *name = sweep_result_columns (); *name; name++)
+  guint n_ok = 0, n_steady = 0;
+  for (const char *const *name = sweep_result_columns (step); *name; name++)
     g_ptr_array_add (cols, g_strdup (*name));
   g_ptr_array_add (cols, NULL);
   columns = (char **) g_ptr_array_free (cols, FALSE);
@@ -500,7 +501,7 @@ sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat forma
           cJSON_Delete (rep);
           goto out;
         }
-      char **cells = g_new0 (char *, n_keys + g_strv_length ((char **) sweep_result_columns ()) + 1);
+      char **cells = g_new0 (char *, n_keys + g_strv_length ((char **) sweep_result_columns (step)) + 1);
       const cJSON *name = cJSON_GetObjectItemCaseSensitive (rep, "config");
       cells[0] = g_strdup (cJSON_IsString (name) ? name->valuestring : "");
       for (guint k = 0; k < j->sets->len; k++)
@@ -508,7 +509,9 @@ sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat forma
           const char *eq = strchr (j->sets->pdata[k], '=');
           cells[1 + k] = g_strdup (eq ? eq + 1 : "");
         }
-      char **res = sweep_report_cells (rep);
+      char **res = sweep_report_cells (rep, step);
+      n_ok += step && strcmp (res[0], "ok") == 0;
+      n_steady += step && strcmp (res[0], "ok") == 0 && *res[SWEEP_STEP_CELL];
       for (guint r = 0; res[r]; r++)
         cells[n_keys + r] = res[r];
       g_free (res);
@@ -538,6 +541,11 @@ sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat forma
       goto out;
     }
   ok = outfile_write_all (output ? output : "-", output ? "-o" : NULL, body->str, (gssize) body->len, error);
+  if (ok)
+    {
+      const cJSON *tp = cJSON_GetObjectItemCaseSensitive (p.trace, "path");
+      sweep_warn_no_steps (cJSON_IsString (tp) ? tp->valuestring : "the trace", n_ok, n_steady);
+    }
 
 out:
   g_strfreev (columns);

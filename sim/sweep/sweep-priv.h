@@ -21,3 +21,9 @@ void sweep_jobs_check_expect (SweepJobsCheck *c, const char *path, const char *t
 
 /* TRUE when JOBS_FILE lists exactly the commands of COMMANDS (lines). */
 gboolean sweep_jobs_same_commands (const char *jobs_file, const char *commands, GError **error);
+
+/* --metric step: the index of step_median_ns among the result cells. */
+#define SWEEP_STEP_CELL 3
+/* Warns on stderr when N_OK runs ended ok and none of them (N_STEADY) has
+ * a step time: the trace WHAT repeats no mark. */
+void sweep_warn_no_steps (const char *what, guint n_ok, guint n_steady);

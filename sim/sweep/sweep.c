@@ -277,36 +277,54 @@ static const struct {
   const char *column;
   const char *path[3];   /* into the report; "#0" = first array element */
   CellType type;
+  gboolean step_only;    /* only with --metric step */
 } result_columns[] = {
-  { "status",            { "status" },                       CELL_STRING },
-  { "predicted_ns",      { "time", "predicted_ns" },          CELL_INT },
-  { "slowdown",          { "time", "slowdown" },              CELL_REAL },
-  { "peak_device_bytes", { "memory", "tiers", "#0" },         CELL_INT },
-  { "contention_ns",     { "stalls", "contention_ns" },       CELL_INT },
-  { "fault_ns",          { "stalls", "fault_ns" },            CELL_INT },
-  { "swap_ns",           { "stalls", "swap_ns" },             CELL_INT },
-  { "copy_engine_ns",    { "stalls", "copy_engine_ns" },      CELL_INT },
-  { "blocked_ns",        { "host", "blocked_ns" },            CELL_INT },
-  { "h2d_bytes",         { "traffic", "h2d_bytes" },          CELL_INT },
-  { "d2h_bytes",         { "traffic", "d2h_bytes" },          CELL_INT },
-  { "swap_out_bytes",    { "traffic", "swap_out_bytes" },     CELL_INT },
-  { "swap_in_bytes",     { "traffic", "swap_in_bytes" },      CELL_INT },
-  { "fault_bytes",       { "traffic", "fault_bytes" },        CELL_INT },
-  { "faults",            { "traffic", "faults" },             CELL_INT },
-  { "writeback_bytes",   { "traffic", "writeback_bytes" },    CELL_INT },
-  { "error",             { NULL },                            CELL_STRING },
+  { "status",            { "status" },                       CELL_STRING, FALSE },
+  { "predicted_ns",      { "time", "predicted_ns" },          CELL_INT, FALSE },
+  { "slowdown",          { "time", "slowdown" },              CELL_REAL, FALSE },
+  { "step_median_ns",    { "steady_state", "step_median_ns" }, CELL_INT, TRUE },
+  { "peak_device_bytes", { "memory", "tiers", "#0" },         CELL_INT, FALSE },
+  { "contention_ns",     { "stalls", "contention_ns" },       CELL_INT, FALSE },
+  { "fault_ns",          { "stalls", "fault_ns" },            CELL_INT, FALSE },
+  { "swap_ns",           { "stalls", "swap_ns" },             CELL_INT, FALSE },
+  { "copy_engine_ns",    { "stalls", "copy_engine_ns" },      CELL_INT, FALSE },
+  { "blocked_ns",        { "host", "blocked_ns" },            CELL_INT, FALSE },
+  { "h2d_bytes",         { "traffic", "h2d_bytes" },          CELL_INT, FALSE },
+  { "d2h_bytes",         { "traffic", "d2h_bytes" },          CELL_INT, FALSE },
+  { "swap_out_bytes",    { "traffic", "swap_out_bytes" },     CELL_INT, FALSE },
+  { "swap_in_bytes",     { "traffic", "swap_in_bytes" },      CELL_INT, FALSE },
+  { "fault_bytes",       { "traffic", "fault_bytes" },        CELL_INT, FALSE },
+  { "faults",            { "traffic", "faults" },             CELL_INT, FALSE },
+  { "writeback_bytes",   { "traffic", "writeback_bytes" },    CELL_INT, FALSE },
+  { "error",             { NULL },                            CELL_STRING, FALSE },
 };
 #define N_RESULT_COLUMNS G_N_ELEMENTS (result_columns)
-#define ERROR_COLUMN (N_RESULT_COLUMNS - 1)
+
+/* How many result columns a table has: the step column only with
+ * --metric step; the error column is always the last. */
+static guint
+n_result_columns (gboolean step)
+{
+  guint n = 0;
+  for (guint i = 0; i < N_RESULT_COLUMNS; i++)
+    n += step || !result_columns[i].step_only;
+  return n;
+}
 
 const char *const *
-sweep_result_columns (void)
+sweep_result_columns (gboolean step)
 {
-  static const char *names[N_RESULT_COLUMNS + 1];
-  if (names[0] == NULL)
-    for (guint i = 0; i < N_RESULT_COLUMNS; i++)
-      names[i] = result_columns[i].column;
-  return names;
+  static const char *names[2][N_RESULT_COLUMNS + 1];
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    {
+      for (guint k = 0; k < 2; k++)
+        for (guint i = 0, j = 0; i < N_RESULT_COLUMNS; i++)
+          if (k || !result_columns[i].step_only)
+            names[k][j++] = result_columns[i].column;
+      g_once_init_leave (&once, 1);
+    }
+  return names[step ? 1 : 0];
 }
 
 static const cJSON *
@@ -327,25 +345,30 @@ report_lookup (const cJSON *report, const char *const *path)
 }
 
 char **
-sweep_report_cells (const cJSON *report)
+sweep_report_cells (const cJSON *report, gboolean step)
 {
-  char **cells = g_new0 (char *, N_RESULT_COLUMNS + 1);
+  char **cells = g_new0 (char *, n_result_columns (step) + 1);
   /* A run that did not fit (oom, or overflow under --keep-going) has no
-   * time to rank: its predicted_ns and slowdown stay empty (SPEC 5.9). */
+   * time to rank: its predicted_ns, slowdown and step time stay empty
+   * (SPEC 5.9). A run whose trace repeats no mark has no step time: its
+   * step_median_ns is empty (sweep_run warns when no run has one). */
   const cJSON *st = cJSON_GetObjectItemCaseSensitive (report, "status");
   gboolean no_fit = cJSON_IsString (st) && (strcmp (st->valuestring, "oom") == 0 || strcmp (st->valuestring, "overflow") == 0);
-  for (guint i = 0; i < N_RESULT_COLUMNS; i++)
+  for (guint k = 0, i = 0; k < N_RESULT_COLUMNS; k++)
     {
+      if (result_columns[k].step_only && !step)
+        continue;
       /* The error of a replay --report-errors report. */
-      const cJSON *node = result_columns[i].path[0] ? report_lookup (report, result_columns[i].path)
+      const cJSON *node = result_columns[k].path[0] ? report_lookup (report, result_columns[k].path)
                           : cJSON_GetObjectItemCaseSensitive (report, "error");
-      if (no_fit && result_columns[i].path[0] && strcmp (result_columns[i].path[0], "time") == 0)
+      if (no_fit && result_columns[k].path[0]
+          && (strcmp (result_columns[k].path[0], "time") == 0 || strcmp (result_columns[k].path[0], "steady_state") == 0))
         node = NULL;
       if (node == NULL)
         cells[i] = g_strdup ("");
       else if (cJSON_IsString (node))
         cells[i] = g_strdup (node->valuestring);
-      else if (cJSON_IsNumber (node) && result_columns[i].type == CELL_INT)
+      else if (cJSON_IsNumber (node) && result_columns[k].type == CELL_INT)
         cells[i] = g_strdup_printf ("%.0f", node->valuedouble);
       else if (cJSON_IsNumber (node))
         {
@@ -354,8 +377,22 @@ sweep_report_cells (const cJSON *report)
         }
       else
         cells[i] = g_strdup ("");
+      i++;
     }
   return cells;
+}
+
+/* --metric step where no run has a step time: the column is empty (not
+ * filled with the whole run's time, which is another quantity), and the
+ * user is told why, once (sweep-priv.h). */
+void
+sweep_warn_no_steps (const char *what, guint n_ok, guint n_steady)
+{
+  /* A run that ends ok reached every mark: none of them repeats. */
+  if (n_ok > 0 && n_steady == 0)
+    fprintf (stderr, "vramsim: warning: --metric step: %s repeats no mark, so no run has a steady step: "
+             "step_median_ns is empty in every row (predicted_ns is each run's whole time; see docs/model.md, "
+             "Marks)\n", what);
 }
 
 /* ------------------------------------------------------------ csv, jsonl */
@@ -612,6 +649,7 @@ typedef struct {
   char **done_line;         /* per run: the formatted row, once finished */
   gboolean *skip;           /* per run: already in the output (--resume) */
   gint next;                /* next run to dispatch (atomic) */
+  gint n_ok, n_steady;      /* --metric step: runs ok, and of them with a step time (atomic) */
   guint n_finished;         /* runs finished by workers, under lock */
   guint n_workers_alive;
   GMutex lock;
@@ -743,7 +781,7 @@ plan_init (Sweep *s, const VsSweepOptions *opts, GError **error)
   g_ptr_array_add (cols, g_strdup ("config"));
   for (guint k = 0; k < s->n_varies; k++)
     g_ptr_array_add (cols, g_strdup (s->varies[k]->key));
-  for (const char *const *c = sweep_result_columns (); *c; c++)
+  for (const char *const *c = sweep_result_columns (opts->step_metric); *c; c++)
     g_ptr_array_add (cols, g_strdup (*c));
   g_ptr_array_add (cols, NULL);
   s->columns = (char **) g_ptr_array_free (cols, FALSE);
@@ -789,18 +827,28 @@ run_one (Sweep *s, guint r)
   report = replay_run (reader, cfg, s->capture, &ro, &err);
   trace_close (reader);
 
-out:
+out:;
+  gboolean step = s->opts->step_metric;
+  guint n_results = n_result_columns (step);
   if (report)
-    result = sweep_report_cells (report);
+    {
+      result = sweep_report_cells (report, step);
+      if (step && strcmp (result[0], "ok") == 0)
+        {
+          g_atomic_int_inc (&s->n_ok);
+          if (*result[SWEEP_STEP_CELL])
+            g_atomic_int_inc (&s->n_steady);
+        }
+    }
   else
     {
-      result = g_new0 (char *, N_RESULT_COLUMNS + 1);
-      for (guint i = 0; i < N_RESULT_COLUMNS; i++)
+      result = g_new0 (char *, n_results + 1);
+      for (guint i = 0; i < n_results; i++)
         result[i] = g_strdup ("");
       g_free (result[0]);
       result[0] = g_strdup ("error");
-      g_free (result[ERROR_COLUMN]);
-      result[ERROR_COLUMN] = one_line (err ? err->message : "replay failed");
+      g_free (result[n_results - 1]);
+      result[n_results - 1] = one_line (err ? err->message : "replay failed");
     }
   g_clear_error (&err);
   cJSON_Delete (report);
@@ -809,10 +857,10 @@ out:
   cJSON_Delete (root);
 
   char **keys = run_key_cells (s, r);
-  char **cells = g_new0 (char *, s->n_keys + N_RESULT_COLUMNS + 1);
+  char **cells = g_new0 (char *, s->n_keys + n_results + 1);
   for (guint i = 0; i < s->n_keys; i++)
     cells[i] = keys[i];
-  for (guint i = 0; i < N_RESULT_COLUMNS; i++)
+  for (guint i = 0; i < n_results; i++)
     cells[s->n_keys + i] = result[i];
   g_free (keys);
   g_free (result);
@@ -1475,6 +1523,8 @@ sweep_run (const VsSweepOptions *opts, GError **error)
       goto out;
     }
   ok = run_sweep (&s, error);
+  if (ok && opts->step_metric)
+    sweep_warn_no_steps (opts->trace_path, (guint) s.n_ok, (guint) s.n_steady);
 
 out:
   sweep_clear (&s);
@@ -1484,13 +1534,14 @@ out:
 /* ----------------------------------------------------------------- merge */
 
 gboolean
-sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **error)
+sweep_merge (char **reports, const char *output, VsSweepFormat format, gboolean step, GError **error)
 {
   g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   GString *body = g_string_new (NULL);
   char **columns = NULL;
   gboolean ok = FALSE;
+  guint n_ok = 0, n_steady = 0;
 
   for (guint i = 0; reports[i]; i++)
     {
@@ -1516,7 +1567,7 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
           g_ptr_array_add (cols, g_strdup ("config"));
           for (guint k = 0; k < keys->len; k++)
             g_ptr_array_add (cols, g_strdup (keys->pdata[k]));
-          for (const char *const *c = sweep_result_columns (); *c; c++)
+          for (const char *const *c = sweep_result_columns (step); *c; c++)
             g_ptr_array_add (cols, g_strdup (*c));
           g_ptr_array_add (cols, NULL);
           columns = (char **) g_ptr_array_free (cols, FALSE);
@@ -1524,7 +1575,8 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
           g_string_append (body, h);
         }
       guint n_sets = cJSON_IsObject (sets) ? (guint) cJSON_GetArraySize (sets) : 0;
-      char **cells = g_new0 (char *, 1 + keys->len + N_RESULT_COLUMNS + 1);
+      guint n_results = n_result_columns (step);
+      char **cells = g_new0 (char *, 1 + keys->len + n_results + 1);
       cells[0] = g_strdup (cfg->valuestring);
       gboolean same = n_sets == keys->len;
       for (guint k = 0; k < keys->len; k++)
@@ -1537,8 +1589,10 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
           else
             cells[1 + k] = g_strdup (""), same = FALSE;
         }
-      char **res = sweep_report_cells (rep);
-      for (guint j = 0; j < N_RESULT_COLUMNS; j++)
+      char **res = sweep_report_cells (rep, step);
+      n_ok += step && strcmp (res[0], "ok") == 0;
+      n_steady += step && strcmp (res[0], "ok") == 0 && *res[SWEEP_STEP_CELL];
+      for (guint j = 0; j < n_results; j++)
         cells[1 + keys->len + j] = res[j];
       g_free (res);
       cJSON_Delete (rep);
@@ -1573,6 +1627,8 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **
     if (!outfile_check_not_input (output, "-o", reports[i], "the report", error))
       goto out;
   ok = outfile_write_all (output ? output : "-", output ? "-o" : NULL, body->str, (gssize) body->len, error);
+  if (ok)
+    sweep_warn_no_steps ("the reports' trace", n_ok, n_steady);
 
 out:
   g_strfreev (columns);

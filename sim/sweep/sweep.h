@@ -33,12 +33,16 @@ VsVary *sweep_vary_parse (const char *spec, GError **error);
 void sweep_vary_free (VsVary *v);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsVary, sweep_vary_free)
 
-/* The result columns after the key columns, NULL-terminated. */
-const char *const *sweep_result_columns (void);
+/* The result columns after the key columns, NULL-terminated. STEP
+ * (--metric step) adds step_median_ns after slowdown: the report's
+ * steady_state.step_median_ns, the median time of the repeated mark's
+ * steps after the first (docs/model.md, Marks), as `fit --metric step`
+ * ranks by. */
+const char *const *sweep_result_columns (gboolean step);
 
 /* (transfer full) The result cells of one report (SPEC 5.8), in the order
- * of sweep_result_columns(); the error cell is "". NULL-terminated. */
-char **sweep_report_cells (const cJSON *report);
+ * of sweep_result_columns(STEP); the error cell is "". NULL-terminated. */
+char **sweep_report_cells (const cJSON *report, gboolean step);
 
 typedef enum { VS_SWEEP_CSV, VS_SWEEP_JSONL } VsSweepFormat;
 
@@ -56,6 +60,7 @@ typedef struct {
   const char *jobs_file;        /* write commands instead of running */
   const char *reports_dir;      /* for jobs_file; NULL = default */
   guint shard_k, shard_n;       /* --shard K/N (1 <= K <= N); 0/0 = every run */
+  gboolean step_metric;         /* --metric step: the step_median_ns column */
 } VsSweepOptions;
 
 /* Runs (or, with jobs_file, writes the commands of) a sweep. Returns FALSE
@@ -68,14 +73,15 @@ gboolean sweep_run (const VsSweepOptions *opts, GError **error);
 /* Joins replay reports (from a --jobs-file sweep) into the table an
  * in-process sweep writes: key columns from each report's "config" and
  * "sets", rows in the order given. */
-gboolean sweep_merge (char **reports, const char *output, VsSweepFormat format, GError **error);
+gboolean sweep_merge (char **reports, const char *output, VsSweepFormat format, gboolean step, GError **error);
 
 /* --merge --jobs-file FILE: the rows of every run FILE lists, from the
  * reports its commands write, in FILE's order. Refuses (exit 1, naming
  * them) runs without a report, reports of another run (stale: another
  * trace, config or value), reports in the folder that FILE does not list
  * (extra) and runs listed twice. */
-gboolean sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat format, GError **error);
+gboolean sweep_merge_jobs (const char *jobs_file, const char *output, VsSweepFormat format, gboolean step,
+                           GError **error);
 
 /* --merge of --shard CSVs: checks (with the sweep's own options) that the
  * parts hold every run once, and writes them in run order. */

@@ -136,16 +136,44 @@ test_report_cells (void)
     "               \"fault_bytes\": 14, \"faults\": 15, \"writeback_bytes\": 16}}";
   cJSON *rep = cJSON_Parse (json);
   g_assert_nonnull (rep);
-  g_auto (GStrv) cells = sweep_report_cells (rep);
+  g_auto (GStrv) cells = sweep_report_cells (rep, FALSE);
+  g_auto (GStrv) step_cells = sweep_report_cells (rep, TRUE);
   cJSON_Delete (rep);
   g_autofree char *line = g_strjoinv (",", cells);
   /* An oom row carries no time: sorting by slowdown must not rank it fastest. */
   g_assert_cmpstr (line, ==, "oom,,,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,");
-  const char *const *cols = sweep_result_columns ();
+  const char *const *cols = sweep_result_columns (FALSE);
   g_assert_cmpuint (g_strv_length ((char **) cols), ==, g_strv_length (cells));
   g_assert_cmpstr (cols[0], ==, "status");
   g_assert_cmpstr (cols[3], ==, "peak_device_bytes");
   g_assert_cmpstr (cols[g_strv_length ((char **) cols) - 1], ==, "error");
+  /* --metric step: step_median_ns after slowdown, empty for oom too. */
+  g_autofree char *step_line = g_strjoinv (",", step_cells);
+  g_assert_cmpstr (step_line, ==, "oom,,,,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,");
+  const char *const *scols = sweep_result_columns (TRUE);
+  g_assert_cmpuint (g_strv_length ((char **) scols), ==, g_strv_length (step_cells));
+  g_assert_cmpstr (scols[2], ==, "slowdown");
+  g_assert_cmpstr (scols[3], ==, "step_median_ns");
+}
+
+/* --metric step: an ok run's step_median_ns is the report's
+ * steady_state.step_median_ns, as an integer; a run without steady_state
+ * (no repeated mark) has an empty cell. */
+static void
+test_report_step_cell (void)
+{
+  cJSON *rep = cJSON_Parse ("{\"status\": \"ok\", \"time\": {\"predicted_ns\": 9000, \"slowdown\": 1.5},"
+                            " \"steady_state\": {\"mark\": \"step\", \"step_median_ns\": 2837120}}");
+  g_auto (GStrv) cells = sweep_report_cells (rep, TRUE);
+  g_assert_cmpstr (cells[0], ==, "ok");
+  g_assert_cmpstr (cells[1], ==, "9000");
+  g_assert_cmpstr (cells[2], ==, "1.5");
+  g_assert_cmpstr (cells[3], ==, "2837120");
+  cJSON_Delete (cJSON_DetachItemFromObject (rep, "steady_state"));
+  g_auto (GStrv) none = sweep_report_cells (rep, TRUE);
+  g_assert_cmpstr (none[3], ==, "");
+  g_assert_cmpstr (none[1], ==, "9000");
+  cJSON_Delete (rep);
 }
 
 int
@@ -157,5 +185,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sweep/vary-errors", test_errors);
   g_test_add_func ("/sweep/csv", test_csv);
   g_test_add_func ("/sweep/report-cells", test_report_cells);
+  g_test_add_func ("/sweep/report-step-cell", test_report_step_cell);
   return g_test_run ();
 }
