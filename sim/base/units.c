@@ -62,7 +62,10 @@ static gboolean
 parse_value (const char *s, const Unit *units, gsize n_units, const char *what,
              const char *example, gboolean bare_ok, Parsed *out, GError **error)
 {
-  g_autofree char *accepted = accepted_list (units, n_units);
+  /* The unit list is for error messages only: built when one is written
+   * (a config compile parses some 60 values, and building it for each was
+   * a third of a compile's instructions, docs/performance.md). */
+  g_autofree char *accepted = NULL;
   const char *p = s;
   gboolean negative = FALSE;
 
@@ -97,7 +100,7 @@ parse_value (const char *s, const Unit *units, gsize n_units, const char *what,
     {
       g_set_error (error, VS_UNITS_ERROR, 0,
                    "'%s' is not a %s: expected a number and a unit such as \"%s\" (units: %s)",
-                   s, what, example, accepted);
+                   s, what, example, accepted = accepted_list (units, n_units));
       return FALSE;
     }
   if (*p == 'e' || *p == 'E')
@@ -139,7 +142,7 @@ parse_value (const char *s, const Unit *units, gsize n_units, const char *what,
     {
       g_autofree char *u = g_strndup (unit, unit_end - unit);
       g_set_error (error, VS_UNITS_ERROR, 0, "'%s': unknown %s unit '%s' (units: %s; case matters)",
-                   s, what, u, accepted);
+                   s, what, u, accepted = accepted_list (units, n_units));
       return FALSE;
     }
 
@@ -186,7 +189,8 @@ parse_value (const char *s, const Unit *units, gsize n_units, const char *what,
     {
       const char *eg_unit = example + strspn (example, "0123456789.");
       g_set_error (error, VS_UNITS_ERROR, 0, "'%s': a %s needs a unit, such as \"%s%s\" or \"%s%s\" (units: %s; "
-                   "only 0 may go without one)", s, what, numtext, eg_unit, numtext, units[0].name, accepted);
+                   "only 0 may go without one)", s, what, numtext, eg_unit, numtext, units[0].name,
+                   accepted = accepted_list (units, n_units));
       return FALSE;
     }
   return TRUE;

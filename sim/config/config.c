@@ -266,10 +266,11 @@ field_list (const Field *fields)
   return g_string_free (s, FALSE);
 }
 
+/* (g_strconcat, not a printf: a compile joins a path for every key.) */
 static char *
 path_join (const char *prefix, const char *key)
 {
-  return prefix == NULL || *prefix == '\0' ? g_strdup (key) : g_strdup_printf ("%s.%s", prefix, key);
+  return prefix == NULL || *prefix == '\0' ? g_strdup (key) : g_strconcat (prefix, ".", key, NULL);
 }
 
 /* (transfer full) "; did you mean 'memory.bandwidth'?" for a KEY that is
