@@ -4,9 +4,12 @@
  * config: status, whether it fits, peak device memory against capacity,
  * predicted time and slowdown, and the bound that dominates. Rows that run
  * come first, fastest first; rows that do not fit come last, the smallest
- * shortfall first. A row that stops on out-of-memory is replayed once more
- * with --keep-going, so the row says how much memory is missing (the
- * overflow peak), not only which allocation failed.
+ * shortfall first. Each config is replayed once, with --keep-going: a row
+ * that runs out of memory takes its status, time and warnings from the
+ * moment it first did (what a replay without --keep-going reports,
+ * VsReplayOptions.oom_stop) and how much memory is missing (the overflow
+ * peak) from the replay carried on to the end, not only which allocation
+ * failed.
  *
  * The bound is derived from the report alone (docs/fit.md): the time each
  * kind of work would take by itself — compute (the sm resource's GPU-ns),
@@ -127,15 +130,20 @@ fit_bound (FitRow *row, const cJSON *report)
   row->bound = best;
 }
 
+/* One replay carried on past out-of-memory; *OOM_STOP (transfer full):
+ * the report's time and warnings at the first out-of-memory, or NULL. */
 static cJSON *
-fit_replay (FitRow *row, const VsConfig *target, const VsConfig *capture,
-            gboolean keep_going, GError **error)
+fit_replay (FitRow *row, const VsConfig *target, const VsConfig *capture, cJSON **oom_stop, GError **error)
 {
   g_autoptr (VsTraceReader) reader = trace_buf_reader (row->buf);
   VsReplayOptions opts = { 0 };
-  opts.keep_going = keep_going;
+  opts.keep_going = TRUE;
+  opts.oom_stop = oom_stop;
   opts.trace_name = row->trace_path;
-  return replay_run (reader, target, capture, &opts, error);
+  cJSON *report = replay_run (reader, target, capture, &opts, error);
+  if (report == NULL)
+    g_clear_pointer (oom_stop, cJSON_Delete);
+  return report;
 }
 
 static void
@@ -159,25 +167,29 @@ fit_run_one (gpointer data, gpointer user_data)
           return;
         }
     }
-  cJSON *report = fit_replay (row, target, capture, FALSE, &error);
+  cJSON *stop = NULL;
+  cJSON *report = fit_replay (row, target, capture, &stop, &error);
   if (report == NULL)
     {
       row->error = g_strdup (error->message);
       return;
     }
+  /* Out of memory: the row is the stopped replay's (status oom, its time
+   * and warnings at the stop); the rest of the report, carried on, says
+   * how much is missing. */
   const cJSON *status = cJSON_GetObjectItemCaseSensitive (report, "status");
   const cJSON *cfg = cJSON_GetObjectItemCaseSensitive (report, "config");
-  row->status = g_strdup (cJSON_IsString (status) ? status->valuestring : "?");
+  row->status = g_strdup (stop ? "oom" : cJSON_IsString (status) ? status->valuestring : "?");
   row->config_name = g_strdup (cJSON_IsString (cfg) ? cfg->valuestring : row->config);
   row->capacity = (guint64) num (cJSON_GetArrayItem (at (report, "memory.tiers"), 0), "capacity");
   row->captured_ns = num (report, "time.captured_ns");
-  row->predicted_ns = num (report, "time.predicted_ns");
-  row->slowdown = num (report, "time.slowdown");
+  row->predicted_ns = stop ? num (stop, "predicted_ns") : num (report, "time.predicted_ns");
+  row->slowdown = stop ? (row->captured_ns > 0 ? row->predicted_ns / row->captured_ns : 0) : num (report, "time.slowdown");
   row->peak_bytes = device_peak (report);
-  row->step_ns = num (report, "steady_state.step_median_ns");
+  row->step_ns = num (stop ? stop : report, "steady_state.step_median_ns");
   g_autoptr (GPtrArray) ws = g_ptr_array_new ();
   const cJSON *w;
-  cJSON_ArrayForEach (w, at (report, "warnings"))
+  cJSON_ArrayForEach (w, at (stop ? stop : report, "warnings"))
     if (cJSON_IsString (w))
       g_ptr_array_add (ws, g_strdup (w->valuestring));
   g_ptr_array_add (ws, NULL);
@@ -205,20 +217,13 @@ fit_run_one (gpointer data, gpointer user_data)
                    || (faults > 0 && (uvm_policy || row->peak_bytes >= row->capacity));
   row->fits = strcmp (row->status, "ok") == 0 && num (report, "traffic.swap_out_bytes") == 0
               && !placed_out && !paged;
-  if (strcmp (row->status, "oom") == 0)
+  if (stop)
     {
-      /* How much is missing: the overflow peak of the same run carried on. */
-      cJSON *over = fit_replay (row, target, capture, TRUE, &error);
-      if (over == NULL)
-        {
-          row->error = g_strdup (error->message);
-          cJSON_Delete (report);
-          return;
-        }
-      row->missing = (guint64) num (over, "memory.overflow_bytes");
+      /* How much is missing: the overflow peak of the run carried on. */
+      row->missing = (guint64) num (report, "memory.overflow_bytes");
       row->peak_bytes = row->capacity + row->missing;
-      cJSON_Delete (over);
     }
+  cJSON_Delete (stop);
   cJSON_Delete (report);
 }
 

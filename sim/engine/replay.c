@@ -68,6 +68,7 @@
 #include "engine/setup.part.c"
 #include "out/marks.part.c"
 #include "out/sim-report.part.c"
+#include "out/oom-stop.part.c"
 
 cJSON *
 replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *capture,

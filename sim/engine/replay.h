@@ -19,6 +19,13 @@ typedef struct {
   const char *timeline_path;   /* --timeline Chrome-trace JSON, or NULL */
   const char *trace_name;      /* for the report's "trace" field */
   gboolean progress;           /* progress on stderr */
+  /* With keep_going: where the first out-of-memory stores (transfer full)
+   * what a replay without keep_going would have reported when it stopped
+   * there: {"predicted_ns": N, "marks": [...], "steady_state": {...},
+   * "warnings": [...]} (the report's time, marks and warnings[] at the
+   * stop; its captured time is the whole trace's, as here). Left NULL when nothing runs out. `fit` learns from one replay
+   * both that a config stops and how much memory it misses. */
+  cJSON **oom_stop;
 } VsReplayOptions;
 
 /* (transfer full) Replays every event of READER on TARGET. CAPTURE is the

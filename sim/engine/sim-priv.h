@@ -482,6 +482,7 @@ static gboolean timeline_open (Sim *s, const char *path, GError **error);
 static gboolean timeline_close (Sim *s, const char *path, gboolean ok, GError **error);
 
 /* mem/loc.part.c */
+static void oom_stop_snapshot (Sim *s);   /* out/oom-stop.part.c */
 static const char *loc_name (Sim *s, int loc);
 static void loc_add (Sim *s, int loc, guint64 bytes);
 static void loc_sub (Sim *s, int loc, guint64 bytes);

@@ -252,6 +252,20 @@ amodel_sync (Sim *s, guint64 t)
     }
 }
 
+/* The memory section's warnings (also out/oom-stop.part.c's). */
+static void
+amodel_warnings (Sim *s, cJSON *warnings)
+{
+  if (s->mem.amodel_skipped)
+    cJSON_AddItemToArray (warnings, cJSON_CreateString (
+        "allocator: the trace's allocations are tensor-level, but the allocator model runs under "
+        "policy oom only; under this policy each allocation is charged rounded to memory.alloc_granularity"));
+  if (s->stats.n_allocs == 0)
+    cJSON_AddItemToArray (warnings, cJSON_CreateString (
+        "memory unknown: the trace has no allocation events (a profiler run without profile_memory?); "
+        "the device figures hold only the context"));
+}
+
 /* memory.context_bytes, memory.allocator (SPEC 5.9) and the warnings. */
 static void
 amodel_report (Sim *s, cJSON *mem, cJSON *warnings)
@@ -284,14 +298,7 @@ amodel_report (Sim *s, cJSON *mem, cJSON *warnings)
       cJSON_AddNumberToObject (o, "segment_alloc_bytes", (double) s->mem.none_alloc_bytes);
       cJSON_AddNumberToObject (o, "fragmentation_peak", 0);
     }
-  if (s->mem.amodel_skipped)
-    cJSON_AddItemToArray (warnings, cJSON_CreateString (
-        "allocator: the trace's allocations are tensor-level, but the allocator model runs under "
-        "policy oom only; under this policy each allocation is charged rounded to memory.alloc_granularity"));
-  if (s->stats.n_allocs == 0)
-    cJSON_AddItemToArray (warnings, cJSON_CreateString (
-        "memory unknown: the trace has no allocation events (a profiler run without profile_memory?); "
-        "the device figures hold only the context"));
+  amodel_warnings (s, warnings);
 }
 
 static void

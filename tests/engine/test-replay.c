@@ -638,6 +638,62 @@ test_keep_going (void)
   cJSON_Delete (r);
 }
 
+/* VsReplayOptions.oom_stop (what `fit` reads): one replay carried on past
+ * its first out-of-memory also gives what the replay would have reported
+ * had it stopped there. Two 1 GB pinned-to-device copies of 10 us +
+ * 100 ms each (10 GB/s), a "step" mark before each, then a third 1 GB
+ * device allocation that does not fit 1500 MB, then a third copy.
+ * Stopped: 200.02 ms, one step closed (100.01 ms, the steady median of
+ * fewer than 3 samples being all of them). Carried on: 300.03 ms, the
+ * second step (copy, allocation, copy) 200.02 ms, median 150.015 ms. */
+static void
+test_oom_stop (void)
+{
+  const char *sets[] = { "memory.capacity=1500MB", NULL };
+  const char *body =
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":1000000000,\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":2,\"bytes\":1000000000,\"kind\":\"pinned\"}\n"
+    "{\"t\":0,\"op\":\"mark\",\"name\":\"step\"}\n"
+    "{\"t\":0,\"op\":\"copy\",\"dir\":\"h2d\",\"src\":2,\"dst\":1,\"bytes\":1000000000}\n"
+    "{\"t\":0,\"op\":\"mark\",\"name\":\"step\"}\n"
+    "{\"t\":0,\"op\":\"copy\",\"dir\":\"h2d\",\"src\":2,\"dst\":1,\"bytes\":1000000000}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":3,\"bytes\":1000000000,\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"copy\",\"dir\":\"h2d\",\"src\":2,\"dst\":3,\"bytes\":1000000000}\n";
+  cJSON *stopped = replay (sets, body);
+  g_assert_cmpstr (status (stopped), ==, "oom");
+  ASSERT_NS (stopped, "time.predicted_ns", 200020000);
+  ASSERT_NS (stopped, "steady_state.step_median_ns", 100010000);
+
+  cJSON *stop = NULL;
+  VsReplayOptions opts = { .keep_going = TRUE, .oom_stop = &stop };
+  cJSON *r = replay_with (sets, body, &opts);
+  g_assert_cmpstr (status (r), ==, "overflow");
+  ASSERT_NS (r, "time.predicted_ns", 300030000);
+  ASSERT_NS (r, "steady_state.step_median_ns", 150015000);
+  g_assert_nonnull (stop);
+  ASSERT_NS (stop, "predicted_ns", 200020000);
+  ASSERT_NS (stop, "steady_state.step_median_ns", 100010000);
+  /* Its marks and warnings are the stopped report's, to the byte. */
+  const char *same[] = { "marks", "steady_state", "warnings" };
+  for (guint i = 0; i < G_N_ELEMENTS (same); i++)
+    {
+      g_autofree char *a = cJSON_PrintUnformatted (cJSON_GetObjectItem (stopped, same[i]));
+      g_autofree char *b = cJSON_PrintUnformatted (cJSON_GetObjectItem (stop, same[i]));
+      g_assert_cmpstr (a, ==, b);
+    }
+  cJSON_Delete (stop);
+  cJSON_Delete (r);
+  cJSON_Delete (stopped);
+
+  /* Nothing runs out: nothing stored. */
+  const char *big[] = { "memory.capacity=4GB", NULL };
+  stop = NULL;
+  r = replay_with (big, body, &opts);
+  g_assert_cmpstr (status (r), ==, "ok");
+  g_assert_null (stop);
+  cJSON_Delete (r);
+}
+
 /* Spill: A and B (512 MiB each) fill the device; A is written by a memset
  * (512 MiB / 100 GB/s = 5.36870912 ms). C needs room: the LRU victim is B,
  * never written: it moves below for free. D needs room: the victim is A,
@@ -983,6 +1039,7 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/capacity/oom", test_oom);
   g_test_add_func ("/replay/capacity/granularity-reserved", test_granularity_reserved);
   g_test_add_func ("/replay/capacity/keep-going", test_keep_going);
+  g_test_add_func ("/replay/capacity/oom-stop", test_oom_stop);
   g_test_add_func ("/replay/capacity/oom-host", test_oom_host);
   g_test_add_func ("/replay/capacity/keep-going-absurd", test_keep_going_absurd);
   g_test_add_func ("/replay/capacity/spill", test_spill);
