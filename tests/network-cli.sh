@@ -40,6 +40,21 @@ result "64 ranks across nodes take longer than 8 in one"
 run "$VRAMSIM" replay "$tmp/t.jsonl" -c a100-80g
 [[ $rc -eq 0 && $out == *"network ("*"job of 8 ranks"* ]]; result "the text report has a network section"
 
+# network.ranks in a sweep: the trace's largest group (8, its DP world;
+# --tp 2 groups are 2) is found when the sweep loads the trace, not by
+# reading the file again per run: a sweep of a FIFO (readable once) gives
+# the rows of the file, which equal what replay (its own second pass) says.
+"$VRAMSIM" sweep "$tmp/t.jsonl" -c a100-80g --vary network.ranks=1,16,64 -o "$tmp/file.csv"
+mkfifo "$tmp/fifo.jsonl"
+cat "$tmp/t.jsonl" > "$tmp/fifo.jsonl" &
+timeout -k 5 60 "$VRAMSIM" sweep "$tmp/fifo.jsonl" -c a100-80g --vary network.ranks=1,16,64 -o "$tmp/fifo.csv"; rc=$?
+wait
+[[ $rc -eq 0 && $(cut -d, -f2- "$tmp/fifo.csv") == "$(cut -d, -f2- "$tmp/file.csv")" ]]
+result "sweep --vary network.ranks of a FIFO: the file's rows (no second read of the trace)"
+"$VRAMSIM" replay "$tmp/t.jsonl" -c a100-80g --set network.ranks=64 --format json -o "$tmp/r64b.json"
+[[ $(sed -n 4p "$tmp/file.csv" | cut -d, -f4) == $(json "$tmp/r64b.json" "d['time']['predicted_ns']") ]]
+result "its network.ranks=64 row's predicted_ns is replay's"
+
 for bad in "--tp 3" "--sp" "--pp 9" "--experts 3 --dp 2" "--experts 4 --top-k 5"; do
   run "$VRAMSIM" synth transformer-train --layers 8 --hidden 512 --heads 8 $bad -o "$tmp/x.jsonl"
   [[ $rc -eq 2 && ! -e "$tmp/x.jsonl" ]]; result "synth transformer-train $bad: usage error, no trace"

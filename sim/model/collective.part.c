@@ -31,8 +31,10 @@
 #define COLL_SM_SHARE 0.15
 
 /* The largest group named by the trace at PATH, or 0. A second pass over
- * the file, made only when the target sizes the job (network.ranks > 1)
- * and the capture config does not say what the trace's world was. */
+ * the file, made only when the target sizes the job (network.ranks > 1),
+ * the capture config does not say what the trace's world was, and the
+ * reader does not know it already (a sweep's or fit's in-memory trace
+ * found it while loading: no file is read again per run). */
 static guint32
 coll_world_of (const char *path)
 {
@@ -59,7 +61,8 @@ coll_setup (Sim *s)
   s->coll.ranks = s->core.cfg->network.ranks;
   if (s->coll.ranks > 1)
     s->coll.world = s->core.cap_cfg->network.ranks > 1 ? s->core.cap_cfg->network.ranks
-                                                       : coll_world_of (trace_reader_path (s->core.reader));
+                    : trace_reader_max_group (s->core.reader) > 0 ? trace_reader_max_group (s->core.reader)
+                    : coll_world_of (trace_reader_path (s->core.reader));
 }
 
 static inline void

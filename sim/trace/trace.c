@@ -865,6 +865,12 @@ trace_reader_path (VsTraceReader *r)
   return r->path;
 }
 
+guint32
+trace_reader_max_group (VsTraceReader *r)
+{
+  return r->max_group;
+}
+
 guint64
 trace_reader_count (VsTraceReader *r)
 {

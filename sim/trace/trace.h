@@ -72,6 +72,11 @@ VsTraceReader *trace_open (const char *path, GError **error);
 /* (transfer none) */
 const VsTraceHeader *trace_reader_header (VsTraceReader *r);
 const char *trace_reader_path (VsTraceReader *r);
+/* The largest collective group (`collective.ranks`) of the whole trace
+ * when the reader knows it before reading: a reader over a VsTraceBuf,
+ * whose load saw every event (1 for a trace without collectives); 0 for a
+ * file reader, which knows only what it has read. */
+guint32 trace_reader_max_group (VsTraceReader *r);
 /* Reads the next event into *ev. Returns TRUE with *ev filled; FALSE at the
  * end of the trace (error unset) or on bad input (error set). Pointers in
  * *ev stay valid until the next call. */
