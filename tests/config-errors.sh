@@ -22,7 +22,7 @@ run () {
 }
 has () { grep -qF -- "$2" "$tmp/$1" || { echo "# $1 lacks: $2" >&2; sed 's/^/# /' "$tmp/$1" >&2; return 1; }; }
 
-echo "1..16"
+echo "1..18"
 npresets=$(ls "$VRAMSIM_CONFIGS"/*.json | wc -l)
 "$VRAMSIM" configs > "$tmp/list"
 check "configs lists every preset" [ "$(wc -l < "$tmp/list")" -eq $((npresets + 1)) ]
@@ -51,4 +51,10 @@ check "bad --set: message" has err "--set 'memory.capacity=24GX': memory.capacit
 
 check "unknown preset lists presets" bash -c "'$VRAMSIM' configs --show a100-81g 2>&1 >/dev/null | grep -qF \"unknown preset 'a100-81g'; did you mean 'a100-80g'? (presets: a100-40g, a100-80g,\""
 check "--set applies with --show" bash -c "'$VRAMSIM' configs --show a100-80g --set memory.capacity=40GiB | grep -q '\"capacity\":[[:space:]]*\"40GiB\"'"
+# The H200 preset holds what its driver reported (the log's nvidia-smi
+# line), and its description says why that is not NVIDIA's "141 GB".
+check "h200: memory.capacity is the driver's 143771 MiB, as docs/gpu-check-h200-final.log records" bash -c \
+  "grep -q '^NVIDIA H200, 143771 MiB,' '$here/docs/gpu-check-h200-final.log' && '$VRAMSIM' configs --show h200 | grep -q '\"capacity\":[[:space:]]*\"143771MiB\"'"
+check "h200: its description cites the driver's figure and the log" bash -c \
+  "'$VRAMSIM' configs --show h200 | grep -q 'Capacity 143771 MiB (140.4 GiB): what the driver reports on an H200 (nvidia-smi, docs/gpu-check-h200-final.log)'"
 exit 0
