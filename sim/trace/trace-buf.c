@@ -111,8 +111,7 @@ trace_buf_reader (const VsTraceBuf *b)
 {
   g_return_val_if_fail (b != NULL, NULL);
   BufReader *r = g_new0 (BufReader, 1);
-  trace_reader_init (&r->base, &buf_class, b->path);
-  r->base.validate = FALSE;
+  trace_reader_init_validated (&r->base, &buf_class, b->path);
   r->base.max_group = b->max_group;
   r->base.header = trace_header_copy (b->header);
   r->in.fd = -1;

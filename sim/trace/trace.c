@@ -548,6 +548,16 @@ trace_reader_init (VsTraceReader *r, const VsTraceReaderClass *klass, const char
 }
 
 void
+trace_reader_init_validated (VsTraceReader *r, const VsTraceReaderClass *klass, const char *path)
+{
+  r->klass = klass;
+  r->path = g_strdup (path);
+  r->validate = FALSE;
+  r->max_live = trace_max_live ();
+  u64map_init (&r->last_t);   /* (r->live stays zero: slotmap_clear takes it) */
+}
+
+void
 trace_reader_fail (VsTraceReader *r, GError **error, int code, const char *fmt, ...)
 {
   va_list ap;
