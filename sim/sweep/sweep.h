@@ -7,8 +7,8 @@
  * fastest); rows come out in that order whatever the thread count.
  *
  * Rows are tables of strings: "config", the varied keys as written, then
- * the result columns of sweep_result_columns(). docs/cluster.md documents
- * the columns, --jobs-file and --merge. */
+ * the result columns of sweep_result_columns (STEP: --metric step).
+ * docs/cluster.md documents the columns, --jobs-file and --merge. */
 #pragma once
 
 #include <glib.h>
