@@ -362,8 +362,11 @@ struct Sim {
     /* The allocator model (alloc-model.part.c): NULL for kind none. */
     VsAlloc *amodel;
     VsAllocKind amodel_kind;
-    gboolean amodel_skipped;   /* tensor-level, but the policy is not oom */
-    guint64 amodel_charged;    /* its reserved bytes, as charged to the device */
+    gboolean amodel_managed;   /* uvm: its segments are managed memory (alloc-policy.part.c) */
+    gboolean amodel_places;    /* spill, direct: a tensor that does not fit goes below */
+    guint64 amodel_charged;    /* its reserved bytes, as charged to the device
+                                * (uvm: the segments' share charged to the host) */
+    guint64 amodel_live;       /* uvm: bytes of the live tensors in its segments */
     /* Kind none's own figures: device allocations charged one by one. */
     guint64 none_cur, none_peak, none_allocs, none_frees, none_alloc_bytes;
   } mem;
@@ -510,6 +513,7 @@ static GPtrArray *jobs_take (Sim *s);
 static void jobs_give (Sim *s, GPtrArray *a);
 
 /* mem/policy-spill.part.c */
+static Job *spill_victim (Sim *s, Alloc *v);
 static void swap_in (Sim *s, Op *op);
 
 /* mem/managed.part.c */
@@ -597,6 +601,13 @@ static void amodel_empty_cache (Sim *s, guint64 t);
 static void amodel_sync (Sim *s, guint64 t);
 static void amodel_report (Sim *s, cJSON *mem, cJSON *warnings);
 static void amodel_teardown (Sim *s);
+/* alloc-policy.part.c */
+static gboolean amodel_place (Sim *s, Alloc *a, const VsEvent *ev, GPtrArray *jobs);
+static gboolean amodel_swap_room (Sim *s, Alloc *a, Op *op, GPtrArray *jobs);
+static void amodel_evicted (Sim *s, Alloc *v);
+static void amodel_managed_alloc (Sim *s, Alloc *a, const VsEvent *ev);
+static void amodel_settle_managed (Sim *s, guint64 reserved);
+static void amodel_release (Sim *s, Alloc *a);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
 
 /* engine/issue.part.c */

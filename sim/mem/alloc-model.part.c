@@ -8,10 +8,8 @@
  *    -> pytorch, anything else -> none (the engine's own per-allocation
  *    charge, unchanged). With kind auto, the header's allocator_settings
  *    (a snapshot's PYTORCH_CUDA_ALLOC_CONF) replace the config's keys.
- *  - The model runs under policy oom only: spill, direct and uvm move or
- *    place single allocations, which a segment-level model cannot express;
- *    under them the engine charges allocations as kind none does and the
- *    report says so in warnings[].
+ *  - The model runs under every policy; alloc-policy.part.c says how
+ *    spill, direct and uvm act on what it reserves.
  *  - A free returns the block to the model when the host frees it (the
  *    caching allocator's rule: reusable at once by later work on its
  *    stream); the engine keeps the allocation alive for ops queued before
@@ -114,12 +112,11 @@ amodel_setup (Sim *s)
   s->mem.amodel_kind = kind;
   if (kind == VS_ALLOC_NONE)
     return;
-  if (c->oversubscription != VS_OVERSUB_OOM)
-    {
-      s->mem.amodel_skipped = TRUE;
-      s->mem.amodel_kind = VS_ALLOC_NONE;
-      return;
-    }
+  /* uvm (not on a unified machine, where managed memory is device memory):
+   * the segments are managed; spill and direct place what does not fit
+   * below (alloc-policy.part.c). */
+  s->mem.amodel_managed = s->mem.device_is_managed && !c->unified;
+  s->mem.amodel_places = s->mem.policy->nofit != nofit_oom;
   VsAllocConfig ac;
   alloc_config_init (&ac);
   ac.kind = kind;
@@ -140,6 +137,14 @@ amodel_setup (Sim *s)
     amodel_seed (s, state);
   VsAllocStats st;
   alloc_stats (s->mem.amodel, &st);
+  if (s->mem.amodel_managed)
+    {
+      /* Managed segments: cudaMallocManaged does not fail for lack of
+       * device memory, and a warm cache is host memory until touched. */
+      alloc_set_limit (s->mem.amodel, VS_ALLOC_UNLIMITED);
+      amodel_settle_managed (s, st.reserved);
+      return;
+    }
   s->mem.amodel_charged = st.reserved;
   if (st.reserved > 0)
     {
@@ -166,7 +171,9 @@ amodel_settle (Sim *s)
   VsAllocStats st;
   alloc_stats (s->mem.amodel, &st);
   guint64 was = s->mem.amodel_charged;
-  if (st.reserved > was)
+  if (s->mem.amodel_managed)
+    amodel_settle_managed (s, st.reserved);
+  else if (st.reserved > was)
     {
       loc_add (s, LOC_DEVICE, st.reserved - was);
       s->mem.dev_nonmanaged += st.reserved - was;
@@ -176,7 +183,8 @@ amodel_settle (Sim *s)
       loc_sub (s, LOC_DEVICE, was - st.reserved);
       s->mem.dev_nonmanaged -= was - st.reserved;
     }
-  s->mem.amodel_charged = st.reserved;
+  if (!s->mem.amodel_managed)
+    s->mem.amodel_charged = st.reserved;
   if (G_UNLIKELY (s->out.series))
     series_allocs (s);
   if (G_UNLIKELY (s->out.timeline))
@@ -284,10 +292,6 @@ amodel_report (Sim *s, cJSON *mem, cJSON *warnings)
       cJSON_AddNumberToObject (o, "segment_alloc_bytes", (double) s->mem.none_alloc_bytes);
       cJSON_AddNumberToObject (o, "fragmentation_peak", 0);
     }
-  if (s->mem.amodel_skipped)
-    cJSON_AddItemToArray (warnings, cJSON_CreateString (
-        "allocator: the trace's allocations are tensor-level, but the allocator model runs under "
-        "policy oom only; under this policy each allocation is charged rounded to memory.alloc_granularity"));
   if (s->stats.n_allocs == 0)
     cJSON_AddItemToArray (warnings, cJSON_CreateString (
         "memory unknown: the trace has no allocation events (a profiler run without profile_memory?); "

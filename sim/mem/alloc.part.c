@@ -40,8 +40,8 @@ alloc_release_charges (Sim *s, Alloc *a)
         timeline_allocator (s, s->mem.none_cur, s->mem.none_cur);
     }
   lru_remove (s, a);
-  if (a->via_model)
-    ;   /* the model's segments are the charge (alloc-model.part.c) */
+  if (a->via_model && a->kind == VS_MEM_DEVICE)
+    amodel_release (s, a);   /* the model's segments are the device charge */
   else if (a->kind == VS_MEM_PINNED)
     loc_sub (s, s->mem.loc_host, a->charge);
   else if (a->kind == VS_MEM_MANAGED)
@@ -54,6 +54,8 @@ alloc_release_charges (Sim *s, Alloc *a)
           loc_sub (s, s->mem.loc_host, a->bytes - man_resident (s, a));  /* its host share */
         }
       man_set_groups (s, a, 0);
+      if (a->via_model)
+        amodel_release (s, a);   /* its bytes return to the segments' host share */
     }
   else
     {
@@ -118,11 +120,13 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   a->kind = ev->kind;
   a->below = LOC_NONE;
   a->tag = stats_tag (s, ev->tag);
-  if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
+  gboolean made_managed = FALSE;
+  if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed && (s->mem.amodel == NULL || s->mem.amodel_managed))
     {
       /* Device memory the uvm policy made managed never lived on the host. */
       a->kind = VS_MEM_MANAGED;
       a->start_device = TRUE;
+      made_managed = TRUE;
     }
   else if (a->kind == VS_MEM_MANAGED)
     a->start_device = s->core.cfg->uvm.first_touch == VS_FIRST_TOUCH_DEVICE;
@@ -167,6 +171,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       /* Managed memory lives in host memory when not on the device: one
        * larger than the host cannot be allocated (this also bounds the
        * engine's per-group state). */
+      if (made_managed && s->mem.amodel != NULL)
+        amodel_managed_alloc (s, a, ev);   /* its block in a managed segment */
       a->charge = a->bytes;
       a->loc = LOC_DEVICE;
       oom_loc = s->mem.loc_host;
@@ -183,7 +189,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
         }
     }
   else if (s->mem.amodel != NULL)
-    ok = amodel_alloc (s, a, ev);
+    ok = s->mem.amodel_places ? amodel_place (s, a, ev, jobs) : amodel_alloc (s, a, ev);
   else
     {
       guint64 free_b = loc_free (s, LOC_DEVICE);

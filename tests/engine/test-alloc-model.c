@@ -158,17 +158,146 @@ test_unknown (void)
   cJSON_Delete (r);
 }
 
-/* Under spill a tensor-level trace is charged per allocation (the model
- * runs under oom only), with a warning. */
+/* No warning about the allocator under any policy (it used to say the model
+ * ran under oom only). */
 static void
-test_spill_warns (void)
+assert_no_allocator_warning (const cJSON *r)
+{
+  const cJSON *w;
+  cJSON_ArrayForEach (w, at (r, "warnings"))
+    {
+      g_assert_null (strstr (w->valuestring, "allocator"));
+      g_assert_null (strstr (w->valuestring, "memory unknown"));
+    }
+}
+
+/* Three 400 MiB tensors (each >= 10 MiB: a segment of its size) on the
+ * 924 MiB the context leaves, under spill. k1 writes A (id 1), k2 B (id 2).
+ *  - C's alloc: 800 + 400 > 924, nothing cached to release (retry 1):
+ *    the LRU tensor A (touched at k1, before B at k2) is dirty and goes to
+ *    the host, 400 MiB over [device_mem, link_d2h, host_mem] after 10 us;
+ *    its block returns to its segment, which then serves C (best fit,
+ *    stream 0): no new segment.
+ *  - k3 (stream 1) reads A: a block for A on stream 1: 800 + 400 > 924
+ *    (retry 2, nothing cached); victim B (C is newer), dirty, out; B's
+ *    free segment is stream 0's, so the retry (3) releases it
+ *    (segment_free 1) and makes A's (segment_alloc 3); A comes in, 400 MiB
+ *    over [host_mem, link_h2d, device_mem] after 10 us.
+ * swap_out 800 MiB, swap_in 400 MiB; k3 waits 2 x (10,000 + 419,430,400 B
+ * / 10 GB/s = 41,943,040) = 83,906,080 ns (stalls.swap_ns). Time: k1
+ * 2-1002, k2 1002-2002, the sync returns at 2002, C's alloc at 2003 waits
+ * for A's move (41,953,040): 41,955,043; k3 issued at 41,955,044, runs
+ * after its 83,906,080 ns of swap-in: ends 41,955,044 + 83,906,080 + 1000
+ * = 125,862,124 ns. Reserved and allocated peak at 800 MiB (device 100 +
+ * 800 = 900 MiB); the host holds B and A's clean copy, 800 MiB. */
+static void
+test_spill (void)
 {
   const char *sets[] = { "policy.oversubscription=spill", NULL };
   cJSON *r = run (TENSOR, sets,
-    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "none");
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 106 * MiB);
-  g_assert_nonnull (strstr (cJSON_GetArrayItem (at (r, "warnings"), 0)->valuestring, "policy oom only"));
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":6,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":7,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "pytorch");
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_in_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "stalls.swap_ns"), ==, 83906080);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 125862124);
+  assert_no_allocator_warning (r);
+  cJSON_Delete (r);
+}
+
+/* The same three tensors under direct: C's alloc fails after the retry (1)
+ * and C goes to the host outside the allocator (400 MiB there; reserved
+ * and allocated stay 800 MiB, device 900 MiB). k1 reads A on the device:
+ * 419,430,400 B at 100 GB/s = 4,194,304 ns, as captured; k2 reads C over
+ * [host_mem, link_h2d]: / 10 GB/s = 41,943,040 ns. Issued at t = 3:
+ * 3 + 4,194,304 + 41,943,040 = 46,137,347 ns. */
+static void
+test_direct (void)
+{
+  const char *sets[] = { "policy.oversubscription=direct", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":4194304,\"bytes\":419430400,\"reads\":[1]}\n"
+    "{\"t\":4,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":4194304,\"bytes\":419430400,\"reads\":[3]}\n"
+    "{\"t\":5,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 46137347);
+  assert_no_allocator_warning (r);
+  cJSON_Delete (r);
+}
+
+/* Under uvm the segments are managed: no cudaMalloc fails, so C's 400 MiB
+ * segment is made beside A's and B's although 1200 > 924 MiB (no retry,
+ * nothing released: reserved and allocated peak at 1200 MiB). Pages fault
+ * in per tensor as kernels touch them (64 KiB pages, 2 MiB evict units,
+ * 256 faults a batch at 30 us):
+ *  - k1 writes A: 6400 pages, first touch on the device (created there,
+ *    0 B moved): 25 batches = 750,000 ns; k1 runs 750,002-751,002. k2
+ *    writes B likewise: 751,002 + 750,000, ends 1,502,002 (the sync).
+ *  - k3 (issued 1,502,004) writes C: 100 + 800 + 400 - 1024 = 276 MiB
+ *    must go: A's (LRU) 138 units, dirty, written back over
+ *    [device_mem, link_d2h]: 289,406,976 B / 10 GB/s = 28,940,697.6 ns,
+ *    then C's 6400 pages created (750,000): k3 ends 1,502,004 +
+ *    28,940,697.6 + 750,000 + 1000 = 31,193,701.6.
+ *  - k4 reads A: its 276 MiB come back: B's 276 MiB (LRU now) written back
+ *    (28,940,697.6), 4416 faults = 18 batches (540,000), 276 MiB over
+ *    [link_h2d, device_mem] (28,940,697.6): ends 31,193,701.6 +
+ *    58,421,395.2 + 1000 = 89,616,096.8 ns.
+ * Faults 6400 x 3 + 4416 = 23,616, fault_bytes 276 MiB, write-back
+ * 552 MiB; the device peaks full (1024 MiB), the host at 800 MiB (A's
+ * and B's segments before k1: reserved minus resident). */
+static void
+test_uvm (void)
+{
+  const char *sets[] = { "policy.oversubscription=uvm", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":6,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[3]}\n"
+    "{\"t\":7,\"op\":\"kernel\",\"name\":\"k4\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":8,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 1200 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 1200 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 1024 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.faults"), ==, 23616);
+  g_assert_cmpfloat (num (r, "traffic.fault_bytes"), ==, 276 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.writeback_bytes"), ==, 552 * MiB);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 89616097);
+  assert_no_allocator_warning (r);
   cJSON_Delete (r);
 }
 
@@ -243,7 +372,9 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/driver-none", test_driver_none);
   g_test_add_func ("/alloc-model/retry-oom", test_retry_oom);
   g_test_add_func ("/alloc-model/unknown", test_unknown);
-  g_test_add_func ("/alloc-model/spill-warns", test_spill_warns);
+  g_test_add_func ("/alloc-model/spill", test_spill);
+  g_test_add_func ("/alloc-model/direct", test_direct);
+  g_test_add_func ("/alloc-model/uvm", test_uvm);
   g_test_add_func ("/alloc-model/seeded", test_seeded);
   g_test_add_func ("/alloc-model/seeded-cache", test_seeded_cache);
   g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
