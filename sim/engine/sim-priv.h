@@ -101,6 +101,7 @@ struct Alloc {
   int refs;
   gboolean fixed;        /* placed by `direct`: never moves */
   gboolean via_model;    /* charged through the allocator model (its segments are the device charge) */
+  gboolean model_freed;  /* via_model: the host freed it, the model has its block back */
   gboolean start_device; /* managed: untouched pages are created on the device (5.7 first touch) */
   gboolean touched;      /* managed: some page has been faulted in */
   guint users;           /* issued ops that access it and have not completed */
@@ -364,6 +365,7 @@ struct Sim {
     VsAllocKind amodel_kind;
     gboolean amodel_managed;   /* uvm: its segments are managed memory (alloc-policy.part.c) */
     gboolean amodel_places;    /* spill, direct: a tensor that does not fit goes below */
+    gboolean amodel_no_expandable;  /* uvm turned expandable_segments off (warned) */
     guint64 amodel_charged;    /* its reserved bytes, as charged to the device
                                 * (uvm: the segments' share charged to the host) */
     guint64 amodel_live;       /* uvm: bytes of the live tensors in its segments */

@@ -131,6 +131,14 @@ amodel_setup (Sim *s)
   ac.device_total = c->memory.capacity;
   if (c->allocator.kind == VS_ALLOCATOR_AUTO)
     amodel_header_settings (amodel_header (s, "allocator_settings"), &ac);
+  if (s->mem.amodel_managed && ac.expandable_segments)
+    {
+      /* Expandable segments map physical device memory (cuMemCreate),
+       * which cannot be managed: under uvm the segments are
+       * cudaMallocManaged ranges. */
+      ac.expandable_segments = FALSE;
+      s->mem.amodel_no_expandable = TRUE;
+    }
   s->mem.amodel = alloc_new (&ac);
   const cJSON *state = amodel_header (s, "allocator_state");
   if (cJSON_IsObject (state))
@@ -233,6 +241,9 @@ amodel_alloc (Sim *s, Alloc *a, const VsEvent *ev)
 static void
 amodel_free (Sim *s, guint64 id, guint64 t)
 {
+  Alloc *a = s->mem.amodel ? alloc_find (s, id) : NULL;
+  if (a != NULL)
+    a->model_freed = TRUE;   /* not swapped back in (alloc-policy.part.c) */
   if (s->mem.amodel && alloc_is_live (s->mem.amodel, id))
     {
       alloc_free (s->mem.amodel, id, t);
@@ -292,6 +303,10 @@ amodel_report (Sim *s, cJSON *mem, cJSON *warnings)
       cJSON_AddNumberToObject (o, "segment_alloc_bytes", (double) s->mem.none_alloc_bytes);
       cJSON_AddNumberToObject (o, "fragmentation_peak", 0);
     }
+  if (s->mem.amodel_no_expandable)
+    cJSON_AddItemToArray (warnings, cJSON_CreateString (
+        "allocator: expandable_segments is off under policy uvm (its pages are physical device memory, "
+        "which cannot be managed; the segments are cudaMallocManaged ranges)"));
   if (s->stats.n_allocs == 0)
     cJSON_AddItemToArray (warnings, cJSON_CreateString (
         "memory unknown: the trace has no allocation events (a profiler run without profile_memory?); "

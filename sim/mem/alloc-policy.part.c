@@ -76,7 +76,12 @@ amodel_malloc_spilling (Sim *s, Alloc *a, guint64 stream, guint64 t, Alloc *cons
       amodel_settle (s);     /* a failed malloc may have released cached segments */
       if (ok)
         return TRUE;
-      Alloc *v = s->mem.spill ? amodel_victim (s, keep, n_keep) : NULL;
+      /* Larger than all the device the allocator may have: spilling
+       * everything would not help. */
+      guint64 other = s->mem.loc_used[LOC_DEVICE] - MIN (s->mem.loc_used[LOC_DEVICE], s->mem.amodel_charged);
+      if (!s->mem.spill || other >= s->mem.loc_cap[LOC_DEVICE] || a->bytes > s->mem.loc_cap[LOC_DEVICE] - other)
+        return FALSE;
+      Alloc *v = amodel_victim (s, keep, n_keep);
       if (v == NULL)
         return FALSE;
       Job *j = spill_victim (s, v);
@@ -112,6 +117,10 @@ amodel_place (Sim *s, Alloc *a, const VsEvent *ev, GPtrArray *jobs)
 static gboolean
 amodel_swap_room (Sim *s, Alloc *a, Op *op, GPtrArray *jobs)
 {
+  /* Freed by the host, used by ops queued before the free: its id may
+   * already name a new tensor's block, so it stays where it lies. */
+  if (a->model_freed)
+    return FALSE;
   guint64 t = (guint64) MAX (0.0, s->core.now - s->core.t0);
   return amodel_malloc_spilling (s, a, op->st ? op->st->id : 0, t, op->acc, op->n_acc, jobs);
 }
@@ -121,7 +130,7 @@ static void
 amodel_evicted (Sim *s, Alloc *v)
 {
   guint64 t = (guint64) MAX (0.0, s->core.now - s->core.t0);
-  if (alloc_is_live (s->mem.amodel, v->id))
+  if (!v->model_freed)   /* else the model has the block back, and the id may be another's */
     alloc_free (s->mem.amodel, v->id, t);
   amodel_settle (s);
 }

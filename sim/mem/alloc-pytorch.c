@@ -284,11 +284,14 @@ release_block (Pt *pt, PtBlock *b)
 
 /* ---- expandable segments ---- */
 
+/* A new range of at least MIN bytes: more than the device has is asked
+ * only with the driver limit lifted (--keep-going), and must not run off
+ * the range's end. */
 static PtSeg *
-seg_new (Pt *pt, guint64 base, guint64 page, guint64 stream)
+seg_new (Pt *pt, guint64 base, guint64 page, guint64 stream, guint64 min)
 {
   guint64 total = pt->a->cfg.device_total != 0 ? pt->a->cfg.device_total : 256ull << 30;
-  guint64 handles = (total + total / 8 + page - 1) / page;
+  guint64 handles = MAX ((total + total / 8 + page - 1) / page, (min + page - 1) / page);
   PtSeg *es = g_new0 (PtSeg, 1);
   es->page = page;
   es->size = handles * page;
@@ -329,7 +332,7 @@ find_expandable_block (Pt *pt, PtPool *p, guint64 stream, guint64 size)
       if (has_space (c, size))
         return c;
     }
-  PtSeg *es = seg_new (pt, 0, p->small ? K_SMALL_BUFFER : pt->a->cfg.large_segment, stream);
+  PtSeg *es = seg_new (pt, 0, p->small ? K_SMALL_BUFFER : pt->a->cfg.large_segment, stream, size);
   PtBlock *c = block_new (es->base, es->size, stream, p->small, es, FALSE);
   g_tree_insert (p->unmapped, c, c);
   return c;
@@ -797,7 +800,7 @@ pt_seed_segment (VsAlloc *a, guint64 addr, guint64 bytes, guint64 stream, gboole
   guint64 end = addr + bytes;
   if (expandable)
     {
-      PtSeg *es = seg_new (pt, addr, small ? K_SMALL_BUFFER : a->cfg.large_segment, stream);
+      PtSeg *es = seg_new (pt, addr, small ? K_SMALL_BUFFER : a->cfg.large_segment, stream, bytes);
       PtBlock *b = block_new (addr, bytes, stream, small, es, TRUE);
       if (es->size > bytes)
         {

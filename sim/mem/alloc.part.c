@@ -101,7 +101,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
        * set below are left out. */
       a->acc_gen = 0;
       a->acc_idx = a->running = 0;
-      a->written = a->dirty = a->freed = a->fixed = a->via_model = FALSE;
+      a->written = a->dirty = a->freed = a->fixed = a->via_model = a->model_freed = FALSE;
       a->start_device = a->touched = a->free_deferred = FALSE;
       a->users = 0;
       a->loc = 0;

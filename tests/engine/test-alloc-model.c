@@ -301,6 +301,113 @@ test_uvm (void)
   cJSON_Delete (r);
 }
 
+/* Under spill the allocator frees its cache before anything moves. A
+ * 600 MiB tensor freed stays cached on stream 0; B (400 MiB, stream 7)
+ * cannot use it and 600 + 400 > 924: the retry (1) releases the cached
+ * segment (segment_free 1) and B's is made, nothing spilled. C (600 MiB,
+ * stream 7): 400 + 600 > 924, nothing cached (retry 2): B, the only
+ * tensor, goes to the host, for free (never written: no copy, 400 MiB
+ * charged there); its free segment is too small for C, so the retry (3)
+ * releases it (segment_free 2) and C's is made. Device 100 + 600 =
+ * 700 MiB at most. */
+static void
+test_spill_cache_first (void)
+{
+  const char *sets[] = { "policy.oversubscription=spill", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":629145600,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":2,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":7}\n"
+    "{\"t\":3,\"op\":\"alloc\",\"id\":3,\"bytes\":629145600,\"kind\":\"device\",\"stream\":7}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 600 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 700 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+  cJSON_Delete (r);
+}
+
+/* A spilled tensor freed by the host (a stream-ordered free queued behind
+ * k3, which reads it) is not swapped back in: its id may name a new
+ * tensor's block by then (it did: a CRITICAL in the model, then a block
+ * that was never freed). As test_spill, A (id 1) goes to the host at C's
+ * alloc (41,953,040 ns from 2003: 41,955,043); k0 (1 ms) holds stream 1
+ * from 41,955,044; k3 reads A where it lies (no swap-in) and ends at
+ * 42,956,044, the free op releases A, the sync returns. The new id 1 at
+ * 42,956,045: B (the LRU, dirty) goes out (41,953,040 ns) and its
+ * segment serves the new tensor: 84,909,085, the sync at 84,909,086.
+ * swap_out 800 MiB, swap_in 0; the host holds at most one of them. */
+static void
+test_spill_freed (void)
+{
+  const char *sets[] = { "policy.oversubscription=spill", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":6,\"op\":\"kernel\",\"name\":\"k0\",\"stream\":1,\"dur\":1000000,\"bytes\":0}\n"
+    "{\"t\":7,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":8,\"op\":\"free\",\"id\":1,\"stream\":1}\n"
+    "{\"t\":9,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":10,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":11,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_in_bytes"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 84909086);
+  cJSON_Delete (r);
+}
+
+/* Under uvm the managed segments are host memory until touched: with a
+ * 1 GiB host, A's and B's 400 MiB segments take 800 MiB of it; C's would
+ * make 1200 MiB: an OOM of the host at event 2, 800 MiB in use. */
+static void
+test_uvm_host_oom (void)
+{
+  const char *sets[] = { "policy.oversubscription=uvm", "host.capacity=1GiB", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "oom");
+  g_assert_cmpstr (str (r, "oom.memory"), ==, "host");
+  g_assert_cmpfloat (num (r, "oom.event"), ==, 2);
+  g_assert_cmpfloat (num (r, "oom.in_use"), ==, 800 * MiB);
+  cJSON_Delete (r);
+  /* Expandable segments map physical device memory, which cannot be
+   * managed: off under uvm, with a warning. */
+  const char *sets2[] = { "policy.oversubscription=uvm", "allocator.expandable_segments=true", NULL };
+  r = run (TENSOR, sets2,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
+  g_assert_nonnull (strstr (cJSON_GetArrayItem (at (r, "warnings"), 0)->valuestring, "expandable_segments is off"));
+  cJSON_Delete (r);
+}
+
+/* --keep-going past the device with expandable segments: a 2 GiB tensor
+ * is larger than the 1 1/8 GiB range sized from the device; the range is
+ * made large enough (it ran off its end: a crash). 2048 MiB in 20 MiB
+ * pages: 103 pages, 2060 MiB reserved; status overflow. */
+static void
+test_expandable_overflow (void)
+{
+  const char *sets[] = { "allocator.expandable_segments=true", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":2147483648,\"kind\":\"device\"}\n", TRUE);
+  g_assert_cmpstr (str (r, "status"), ==, "overflow");
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 2060 * MiB);
+  cJSON_Delete (r);
+}
+
 /* A warm start from the header (a snapshot window): a 20 MiB segment with
  * id 1's 4 MiB block at its start. id 1's alloc takes that block, id 2's
  * 8 MiB the free 16 MiB after it: no new segment, reserved stays 20 MiB. */
@@ -375,6 +482,10 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/spill", test_spill);
   g_test_add_func ("/alloc-model/direct", test_direct);
   g_test_add_func ("/alloc-model/uvm", test_uvm);
+  g_test_add_func ("/alloc-model/spill-cache-first", test_spill_cache_first);
+  g_test_add_func ("/alloc-model/spill-freed", test_spill_freed);
+  g_test_add_func ("/alloc-model/uvm-host-oom", test_uvm_host_oom);
+  g_test_add_func ("/alloc-model/expandable-overflow", test_expandable_overflow);
   g_test_add_func ("/alloc-model/seeded", test_seeded);
   g_test_add_func ("/alloc-model/seeded-cache", test_seeded_cache);
   g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
