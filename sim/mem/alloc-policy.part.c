@@ -69,6 +69,7 @@ static gboolean
 amodel_malloc_spilling (Sim *s, Alloc *a, guint64 stream, guint64 t, Alloc *const *keep, guint n_keep,
                         GPtrArray *jobs)
 {
+  gboolean evicted = FALSE;
   for (;;)
     {
       amodel_set_device_limit (s);
@@ -76,6 +77,20 @@ amodel_malloc_spilling (Sim *s, Alloc *a, guint64 stream, guint64 t, Alloc *cons
       amodel_settle (s);     /* a failed malloc may have released cached segments */
       if (ok)
         return TRUE;
+      if (!evicted && s->mem.lru_man.head != NULL)
+        {
+          /* The trace's own managed memory makes room first, as the
+           * driver evicts managed pages for cudaMalloc (section 6): enough
+           * for the request rounded to 2 MiB, once. */
+          evicted = TRUE;
+          guint64 need = round_up (a->bytes, 2u << 20), got = 0;
+          guint64 free_b = loc_free (s, LOC_DEVICE);
+          Job *wb = need > free_b ? evict_managed (s, need - free_b, keep, n_keep, &got) : NULL;
+          if (wb != NULL)
+            g_ptr_array_add (jobs, wb);
+          if (got > 0)
+            continue;
+        }
       /* Larger than all the device the allocator may have: spilling
        * everything would not help. */
       guint64 other = s->mem.loc_used[LOC_DEVICE] - MIN (s->mem.loc_used[LOC_DEVICE], s->mem.amodel_charged);
@@ -90,8 +105,9 @@ amodel_malloc_spilling (Sim *s, Alloc *a, guint64 stream, guint64 t, Alloc *cons
     }
 }
 
-/* Device allocation A of event EV under spill or direct. FALSE: out of
- * memory (recorded; --keep-going overflows instead). */
+/* Device allocation A of event EV under spill or direct (or oom, when
+ * managed memory is resident that could make room). FALSE: out of memory
+ * (recorded; --keep-going overflows instead). */
 static gboolean
 amodel_place (Sim *s, Alloc *a, const VsEvent *ev, GPtrArray *jobs)
 {
@@ -103,6 +119,8 @@ amodel_place (Sim *s, Alloc *a, const VsEvent *ev, GPtrArray *jobs)
       a->charge = alloc_block_bytes (s->mem.amodel, a->id);
       return TRUE;
     }
+  if (!s->mem.amodel_places)
+    return amodel_alloc (s, a, ev);   /* oom (here for its managed eviction) */
   /* It does not fit: below, swapped in when used (spill) or for good
    * (direct); a->charge (rounded to the granularity) is what it takes there. */
   a->fixed = !s->mem.spill;

@@ -189,7 +189,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
         }
     }
   else if (s->mem.amodel != NULL)
-    ok = s->mem.amodel_places ? amodel_place (s, a, ev, jobs) : amodel_alloc (s, a, ev);
+    /* (amodel_place also evicts resident managed memory first, under oom too.) */
+    ok = s->mem.amodel_places || s->mem.lru_man.head != NULL ? amodel_place (s, a, ev, jobs) : amodel_alloc (s, a, ev);
   else
     {
       guint64 free_b = loc_free (s, LOC_DEVICE);

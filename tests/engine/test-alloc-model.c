@@ -408,6 +408,39 @@ test_expandable_overflow (void)
   cJSON_Delete (r);
 }
 
+/* Resident managed memory makes room for the allocator's segment, as the
+ * driver evicts managed pages for cudaMalloc, under oom as under spill
+ * (it was an OOM under oom). k1 writes 600 MiB of managed memory: 9600
+ * pages created on the device, 38 batches (1,140,000 ns), k1 ends at
+ * 1,141,001 (the sync). A 400 MiB tensor's segment: 100 + 600 + 400 -
+ * 1024 = 76 MiB of the managed allocation (38 units, dirty) is written
+ * back, 79,691,776 B / 10 GB/s = 7,969,177.6 ns from 1,141,002: the sync
+ * at 9,110,180.6 (9,110,181). The device peaks full; the host held the
+ * 600 MiB before k1 touched them. */
+static void
+test_managed_evicted (void)
+{
+  const char *body =
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":629145600,\"kind\":\"managed\"}\n"
+    "{\"t\":1,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":2,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":3,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n";
+  for (guint i = 0; i < 2; i++)
+    {
+      const char *sets[] = { i == 0 ? "policy.oversubscription=oom" : "policy.oversubscription=spill", NULL };
+      cJSON *r = run (TENSOR, sets, body, FALSE);
+      g_assert_cmpstr (str (r, "status"), ==, "ok");
+      g_assert_cmpfloat (num (r, "traffic.writeback_bytes"), ==, 76 * MiB);
+      g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+      g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 400 * MiB);
+      g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 1024 * MiB);
+      g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 600 * MiB);
+      g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 9110181);
+      cJSON_Delete (r);
+    }
+}
+
 /* A warm start from the header (a snapshot window): a 20 MiB segment with
  * id 1's 4 MiB block at its start. id 1's alloc takes that block, id 2's
  * 8 MiB the free 16 MiB after it: no new segment, reserved stays 20 MiB. */
@@ -486,6 +519,7 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/spill-freed", test_spill_freed);
   g_test_add_func ("/alloc-model/uvm-host-oom", test_uvm_host_oom);
   g_test_add_func ("/alloc-model/expandable-overflow", test_expandable_overflow);
+  g_test_add_func ("/alloc-model/managed-evicted", test_managed_evicted);
   g_test_add_func ("/alloc-model/seeded", test_seeded);
   g_test_add_func ("/alloc-model/seeded-cache", test_seeded_cache);
   g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
