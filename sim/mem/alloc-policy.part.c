@@ -5,6 +5,10 @@
  * The model (alloc-model.part.c) turns the trace's tensor events into
  * segment events; the policy acts on what that leaves the device with:
  *
+ *  - every policy (oom too): a segment's cudaMalloc refused while the
+ *    trace's own managed memory is resident evicts enough of it for the
+ *    request, once, and is tried again (the driver evicts managed pages
+ *    for cudaMalloc: docs/model.md section 6).
  *  - spill: cudaMalloc of a segment fails when the device is full; the
  *    model first frees its cache and retries (release_cached_blocks, as
  *    PyTorch does before it raises), and only then does the policy spill:
