@@ -145,6 +145,7 @@ struct Stream {
   Op *head, *tail;
   Op *last;              /* last issued op (ref) */
   guint64 cap_end;       /* estimated end of its last op at capture */
+  struct FreeBatch *fb;  /* freed blocks waiting for its last op (alloc-streams.part.c), or NULL */
   guint idx;             /* its index in Sim.gpu.stream_list */
   guint64 bit;           /* 1 << idx below 64, else 0 (Alloc.use_mask) */
   Stream *busy_prev, *busy_next;  /* on Sim.gpu.busy while ops are queued */
@@ -378,6 +379,8 @@ struct Sim {
     gboolean amodel_skipped;   /* tensor-level, but the policy is not oom */
     guint64 amodel_charged;    /* its reserved bytes, as charged to the device */
     VsU64Map amodel_pending;   /* id -> Alloc* whose freed block awaits other streams */
+    GPtrArray *amodel_batches; /* every FreeBatch made (alloc-streams.part.c) */
+    struct FreeBatch *free_batches;  /* the recycled ones */
     /* Kind none's own figures: device allocations charged one by one. */
     guint64 none_cur, none_peak, none_allocs, none_frees, none_alloc_bytes;
   } mem;
@@ -615,6 +618,7 @@ static void amodel_teardown (Sim *s);
 static inline void amodel_uses (Sim *s, Stream *st, Alloc *const *acc, guint n);
 static gboolean amodel_free_deferred (Sim *s, Alloc *a, guint64 t);
 static void amodel_uses_clear (Alloc *a);
+static void amodel_streams_teardown (Sim *s);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
 
 /* engine/issue.part.c */

@@ -145,6 +145,7 @@ amodel_setup (Sim *s)
   ac.sizes_are_blocks = cJSON_IsString (sizes) && strcmp (sizes->valuestring, "block") == 0;
   s->mem.amodel = alloc_new (&ac);
   u64map_init (&s->mem.amodel_pending);
+  s->mem.amodel_batches = g_ptr_array_new ();
   const cJSON *state = amodel_header (s, "allocator_state");
   if (cJSON_IsObject (state))
     amodel_seed (s, state);
@@ -313,5 +314,6 @@ amodel_teardown (Sim *s)
 {
   if (s->mem.amodel)
     u64map_clear (&s->mem.amodel_pending);
+  amodel_streams_teardown (s);
   g_clear_pointer (&s->mem.amodel, alloc_free_model);
 }

@@ -39,7 +39,8 @@
  * Cost: a few comparisons per access of a model-charged allocation (its
  * home stream, then a bit per stream in a mask for the first 64 streams;
  * streams after those search a short array). A free waits on at most one
- * op per recorded stream.
+ * op per recorded stream, and the frees that wait on one op share one
+ * waiter on it (FreeBatch).
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
  * translation unit; not compiled alone). */
@@ -92,33 +93,90 @@ amodel_uses_clear (Alloc *a)
     }
 }
 
-/* One of the ops a freed block waits for has completed (ARG: the free's
- * time). After the last, the block returns to its pool, unless the model
- * returned it already (empty_cache, or the id's next free came first). */
+/* Freed blocks waiting for one op (a stream's last at their frees): one
+ * waiter on the op for all of them, since a stream's frees come in runs
+ * while its last op stays the same. */
+typedef struct FreeBatch {
+  Op *op;
+  Stream *st;
+  guint64 t;             /* the first free's trace time */
+  GPtrArray *allocs;     /* Alloc*, one reference each (amodel_free_deferred) */
+  struct FreeBatch *next_free;
+} FreeBatch;
+
+/* One of the ops A's block waits for has completed (T: a free's time).
+ * After the last, the block returns to its pool, unless the model returned
+ * it already (empty_cache, or the id's next free came first). */
 static void
-amodel_use_done (Sim *s, gpointer obj, guint64 arg)
+amodel_use_done (Sim *s, Alloc *a, guint64 t)
 {
-  Alloc *a = obj;
   if (--a->model_waits > 0)
     return;
   if (a->model_pending)
     {
       a->model_pending = FALSE;
       u64map_remove (&s->mem.amodel_pending, a->id);
-      alloc_free_complete (s->mem.amodel, a->id, arg);
+      alloc_free_complete (s->mem.amodel, a->id, t);
       amodel_settle (s);
     }
   alloc_unref (a);
 }
 
 static void
-amodel_wait (Alloc *a, Stream *st, guint64 t)
+amodel_batch_done (Sim *s, gpointer obj, guint64 arg)
+{
+  FreeBatch *b = obj;
+  if (b->st->fb == b)
+    b->st->fb = NULL;
+  for (guint i = 0; i < b->allocs->len; i++)
+    amodel_use_done (s, b->allocs->pdata[i], b->t);
+  g_ptr_array_set_size (b->allocs, 0);
+  b->next_free = s->mem.free_batches;
+  s->mem.free_batches = b;
+}
+
+/* A's block waits for ST's last op, if it has not run. */
+static void
+amodel_wait (Sim *s, Alloc *a, Stream *st, guint64 t)
 {
   Op *last = st->last;
   if (last == NULL || last->c.done)
     return;
+  FreeBatch *b = st->fb;
+  if (b == NULL || b->op != last)
+    {
+      b = s->mem.free_batches;
+      if (b != NULL)
+        s->mem.free_batches = b->next_free;
+      else
+        {
+          b = g_new0 (FreeBatch, 1);
+          b->allocs = g_ptr_array_new ();
+          g_ptr_array_add (s->mem.amodel_batches, b);
+        }
+      b->op = last;
+      b->st = st;
+      b->t = t;
+      st->fb = b;
+      completion_wait (&last->c, amodel_batch_done, b, 0);
+    }
+  g_ptr_array_add (b->allocs, a);
   a->model_waits++;
-  completion_wait (&last->c, amodel_use_done, a, t);
+}
+
+static void
+amodel_streams_teardown (Sim *s)
+{
+  if (s->mem.amodel_batches == NULL)
+    return;
+  for (guint i = 0; i < s->mem.amodel_batches->len; i++)
+    {
+      FreeBatch *b = s->mem.amodel_batches->pdata[i];
+      g_ptr_array_free (b->allocs, TRUE);
+      g_free (b);
+    }
+  g_ptr_array_free (s->mem.amodel_batches, TRUE);
+  s->mem.amodel_batches = NULL;
 }
 
 /* The host frees A (live in the model under its id) at trace time T. TRUE
@@ -131,13 +189,17 @@ amodel_free_deferred (Sim *s, Alloc *a, guint64 t)
   if (G_LIKELY (a->use_mask == 0 && a->uses == NULL))
     return FALSE;
   g_assert (a->model_waits == 0);
+  a->refs++;             /* each batch's, taken back if none waits */
   for (guint64 m = a->use_mask; m != 0; m &= m - 1)
-    amodel_wait (a, s->gpu.stream_list->pdata[__builtin_ctzll (m)], t);
+    amodel_wait (s, a, s->gpu.stream_list->pdata[__builtin_ctzll (m)], t);
   for (guint i = 0; a->uses != NULL && i < a->uses->len; i++)
-    amodel_wait (a, a->uses->pdata[i], t);
+    amodel_wait (s, a, a->uses->pdata[i], t);
   amodel_uses_clear (a);
   if (a->model_waits == 0)
-    return FALSE;
+    {
+      a->refs--;         /* (the caller's lookup holds it: not the last) */
+      return FALSE;
+    }
   VsAlloc *m = s->mem.amodel;
   guint64 *prev = u64map_lookup (&s->mem.amodel_pending, a->id);
   if (prev != NULL)
@@ -152,8 +214,7 @@ amodel_free_deferred (Sim *s, Alloc *a, guint64 t)
       alloc_free_complete (m, a->id, t);
     }
   alloc_free_request (m, a->id, t);
-  a->model_pending = TRUE;
-  a->refs++;             /* until the last wait ends (amodel_use_done) */
+  a->model_pending = TRUE;   /* until the last wait ends (amodel_use_done) */
   u64map_insert (&s->mem.amodel_pending, a->id, GPOINTER_TO_SIZE (a));
   return TRUE;
 }

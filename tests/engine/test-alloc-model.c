@@ -327,6 +327,23 @@ test_cross_stream (void)
   g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 12 * MiB);
   cJSON_Delete (r);
 
+  /* Two blocks freed while one kernel on stream 2 reads both wait for it
+   * together (one FreeBatch): ids 3 and 4 make two new segments (4 in
+   * all, 48 MiB); after a sync on stream 2 they take both blocks back
+   * (2 segments, 24 MiB). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_ALLOC (1, 2) XS_KERNEL (2, "k", 2, "1, 2") XS_FREE (3, 1) XS_FREE (4, 2)
+    XS_ALLOC (5, 3) XS_ALLOC (6, 4), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 4);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 48 * MiB);
+  cJSON_Delete (r);
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_ALLOC (1, 2) XS_KERNEL (2, "k", 2, "1, 2") XS_FREE (3, 1) XS_FREE (4, 2)
+    "{\"t\":5,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (6, 3) XS_ALLOC (7, 4), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  cJSON_Delete (r);
+
   /* An allocation whose event names no stream (profilers, generators)
    * belongs to its first op's stream: used on stream 5 alone, it is
    * reusable at once (one segment); used on 5 then on 6, it waits for 6
