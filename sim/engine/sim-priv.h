@@ -381,6 +381,7 @@ struct Sim {
     VsU64Map amodel_pending;   /* id -> Alloc* whose freed block awaits other streams */
     GPtrArray *amodel_batches; /* every FreeBatch made (alloc-streams.part.c) */
     struct FreeBatch *free_batches;  /* the recycled ones */
+    guint amodel_empty_waits;  /* ops an empty_cache waits for (alloc-streams.part.c) */
     /* Kind none's own figures: device allocations charged one by one. */
     guint64 none_cur, none_peak, none_allocs, none_frees, none_alloc_bytes;
   } mem;
@@ -619,6 +620,7 @@ static inline void amodel_uses (Sim *s, Stream *st, Alloc *const *acc, guint n);
 static gboolean amodel_free_deferred (Sim *s, Alloc *a, guint64 t);
 static void amodel_uses_clear (Alloc *a);
 static void amodel_streams_teardown (Sim *s);
+static gboolean amodel_empty_cache_wait (Sim *s, Thread *t, guint64 tt);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
 
 /* engine/issue.part.c */

@@ -32,9 +32,12 @@
  *    in PyTorch. A stream with nothing left queued adds no wait.
  *  - PyTorch queries the events at the next malloc; returning the block
  *    when the last one completes is the same for every later malloc.
- *  - empty_cache and a release-and-retry synchronise on the events
- *    (synchronize_and_free_events): the model returns the pending blocks
- *    itself; the host's wait for them is not modelled.
+ *  - torch.cuda.empty_cache() synchronises on the events first
+ *    (release_cached_blocks calls synchronize_and_free_events, which
+ *    waits on each): the host thread blocks until the last waited op has
+ *    run, and the cache is emptied then. A release-and-retry inside a
+ *    malloc synchronises the same way; there the model returns the pending
+ *    blocks at once and the host's wait is not modelled.
  *
  * Cost: a few comparisons per access of a model-charged allocation (its
  * home stream, then a bit per stream in a mask for the first 64 streams;
@@ -217,4 +220,37 @@ amodel_free_deferred (Sim *s, Alloc *a, guint64 t)
   a->model_pending = TRUE;   /* until the last wait ends (amodel_use_done) */
   u64map_insert (&s->mem.amodel_pending, a->id, GPOINTER_TO_SIZE (a));
   return TRUE;
+}
+
+static void
+amodel_empty_done (Sim *s, gpointer obj, guint64 arg)
+{
+  if (--s->mem.amodel_empty_waits == 0)
+    amodel_empty_cache (s, arg);
+}
+
+/* torch.cuda.empty_cache() from thread T at trace time TT: with blocks
+ * waiting for other streams, T waits for each such stream's last waited
+ * op (its batch's: a stream's ops run in order, so that one is its
+ * latest) and the cache is emptied when the last of them has run. FALSE:
+ * nothing waits; the caller empties it now. */
+static gboolean
+amodel_empty_cache_wait (Sim *s, Thread *t, guint64 tt)
+{
+  if (s->mem.amodel == NULL || s->mem.amodel_pending.len == 0)
+    return FALSE;
+  guint n = 0;
+  for (guint i = 0; i < s->gpu.stream_list->len; i++)
+    {
+      Stream *st = s->gpu.stream_list->pdata[i];
+      if (st->fb == NULL)
+        continue;
+      /* The model's release waits until the batch's blocks are back:
+       * amodel_batch_done was registered first and runs first. */
+      s->mem.amodel_empty_waits++;
+      completion_wait (&st->fb->op->c, amodel_empty_done, NULL, tt);
+      thread_block_on (t, &st->fb->op->c);
+      n++;
+    }
+  return n > 0;
 }

@@ -315,16 +315,29 @@ test_cross_stream (void)
   cJSON_Delete (r);
 
   /* empty_cache while the block waits: PyTorch synchronises on its events
-   * (synchronize_and_free_events) and releases it with its segment:
-   * reserved ends at 0, one segment freed; the kernel's end then changes
-   * nothing. */
+   * (synchronize_and_free_events: the host waits for the kernel, which
+   * started at about 1 ns + launch latency and runs 1 ms, from t = 3 ns),
+   * then releases the block's segment: one segment freed, id 2 makes a
+   * new one, 12 MiB at the end. The host is blocked for the rest of the
+   * kernel: 1 ms less the few microseconds it had run. */
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1)
-    "{\"t\":3,\"op\":\"empty_cache\"}\n"
-    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n" XS_ALLOC (5, 2), FALSE);
+    "{\"t\":3,\"op\":\"empty_cache\"}\n" XS_ALLOC (4, 2), FALSE);
   g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
   g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
   g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), >, 0.99e6);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), <=, 1e6);
+  cJSON_Delete (r);
+  /* The same on the tensor's own stream: nothing to wait for, the host
+   * goes on (the segment is released at once, reserved ends at 12 MiB
+   * from id 2's new one). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 1, "1") XS_FREE (2, 1)
+    "{\"t\":3,\"op\":\"empty_cache\"}\n" XS_ALLOC (4, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 0);
   cJSON_Delete (r);
 
   /* Two blocks freed while one kernel on stream 2 reads both wait for it
