@@ -33,6 +33,7 @@ typedef struct Op Op;
 typedef struct Job Job;
 typedef struct Thread Thread;
 typedef struct Alloc Alloc;
+typedef struct Stream Stream;
 
 /* ------------------------------------------------------------------ */
 /* Completion: something others wait for (an op, a job).               */
@@ -86,6 +87,10 @@ enum { EQ_OP_RETRY, EQ_JOB_DELAY };
 #define LOC_TIER(k) ((k) + 1)
 #define LOC_NONE (-1)          /* no location (Alloc.below: no copy kept below) */
 
+/* Alloc.home until the first op of an allocation whose event named no
+ * stream (stream ids are below 2^63). */
+#define AMODEL_HOME_UNKNOWN G_MAXUINT64
+
 struct Alloc {
   /* Hot: what every op that uses it reads or writes (one cache line). */
   guint64 id;            /* key in Sim.mem.allocs */
@@ -117,6 +122,13 @@ struct Alloc {
   /* managed: residency in evict units, kept as counts (the first
    * resident_groups groups are on the device; see man_bytes) */
   guint32 n_groups, resident_groups, dirty_groups;
+  /* via_model: the stream it was allocated on and the other streams its
+   * ops ran on (what record_stream records: alloc-streams.part.c) */
+  guint64 home;          /* AMODEL_HOME_UNKNOWN: the event named none, and no op has used it */
+  guint64 use_mask;      /* bit i: Sim.gpu.stream_list[i] (i < 64) */
+  GPtrArray *uses;       /* the other streams after the 64th (Stream*), or NULL */
+  guint model_waits;     /* freed: ops on other streams its block waits for */
+  gboolean model_pending;  /* freed: its block is the model's pending one under its id */
 };
 
 struct Job {
@@ -129,12 +141,14 @@ struct Job {
   Job **pool, *next_free;
 };
 
-typedef struct Stream Stream;
 struct Stream {
   guint64 id;
   Op *head, *tail;
   Op *last;              /* last issued op (ref) */
   guint64 cap_end;       /* estimated end of its last op at capture */
+  struct FreeBatch *fb;  /* freed blocks waiting for its last op (alloc-streams.part.c), or NULL */
+  guint idx;             /* its index in Sim.gpu.stream_list */
+  guint64 bit;           /* 1 << idx below 64, else 0 (Alloc.use_mask) */
   Stream *busy_prev, *busy_next;  /* on Sim.gpu.busy while ops are queued */
 };
 
@@ -369,6 +383,10 @@ struct Sim {
     guint64 amodel_charged;    /* its reserved bytes, as charged to the device
                                 * (uvm: the segments' share charged to the host) */
     guint64 amodel_live;       /* uvm: bytes of the live tensors in its segments */
+    VsU64Map amodel_pending;   /* id -> Alloc* whose freed block awaits other streams */
+    GPtrArray *amodel_batches; /* every FreeBatch made (alloc-streams.part.c) */
+    struct FreeBatch *free_batches;  /* the recycled ones */
+    guint amodel_empty_waits;  /* ops an empty_cache waits for (alloc-streams.part.c) */
     /* Kind none's own figures: device allocations charged one by one. */
     guint64 none_cur, none_peak, none_allocs, none_frees, none_alloc_bytes;
   } mem;
@@ -610,6 +628,12 @@ static void amodel_evicted (Sim *s, Alloc *v);
 static void amodel_managed_alloc (Sim *s, Alloc *a, const VsEvent *ev);
 static void amodel_settle_managed (Sim *s, guint64 reserved);
 static void amodel_release (Sim *s, Alloc *a);
+/* alloc-streams.part.c */
+static inline void amodel_uses (Sim *s, Stream *st, Alloc *const *acc, guint n);
+static gboolean amodel_free_deferred (Sim *s, Alloc *a, guint64 t);
+static void amodel_uses_clear (Alloc *a);
+static void amodel_streams_teardown (Sim *s);
+static gboolean amodel_empty_cache_wait (Sim *s, Thread *t, guint64 tt);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
 
 /* engine/issue.part.c */

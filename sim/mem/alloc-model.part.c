@@ -13,9 +13,15 @@
  *  - A free returns the block to the model when the host frees it (the
  *    caching allocator's rule: reusable at once by later work on its
  *    stream); the engine keeps the allocation alive for ops queued before
- *    the free, as before.
+ *    the free, as before. A block used on other streams returns when their
+ *    work queued before the free has run (record_stream:
+ *    alloc-streams.part.c).
  *  - The model's driver limit is the device capacity less everything else
  *    charged to it (context, pinned on unified parts, ...).
+ *  - A header "allocation_sizes": "block" (the Kineto importer's: its
+ *    Bytes are block sizes) makes allocated the sum of the trace's sizes;
+ *    the model's blocks still fill its segments (allocator.h,
+ *    sizes_are_blocks).
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
  * translation unit; not compiled alone). */
@@ -139,7 +145,12 @@ amodel_setup (Sim *s)
       ac.expandable_segments = FALSE;
       s->mem.amodel_no_expandable = TRUE;
     }
+  /* A profiler's sizes are block sizes (the readers check the value). */
+  const cJSON *sizes = amodel_header (s, "allocation_sizes");
+  ac.sizes_are_blocks = cJSON_IsString (sizes) && strcmp (sizes->valuestring, "block") == 0;
   s->mem.amodel = alloc_new (&ac);
+  u64map_init (&s->mem.amodel_pending);
+  s->mem.amodel_batches = g_ptr_array_new ();
   const cJSON *state = amodel_header (s, "allocator_state");
   if (cJSON_IsObject (state))
     amodel_seed (s, state);
@@ -234,6 +245,7 @@ amodel_alloc (Sim *s, Alloc *a, const VsEvent *ev)
   a->loc = LOC_DEVICE;
   a->charge = alloc_block_bytes (m, a->id);
   a->via_model = TRUE;
+  a->home = ev->has_stream ? ev->stream : AMODEL_HOME_UNKNOWN;   /* alloc-streams.part.c */
   amodel_settle (s);
   return TRUE;
 }
@@ -246,7 +258,9 @@ amodel_free (Sim *s, guint64 id, guint64 t)
     a->model_freed = TRUE;   /* not swapped back in (alloc-policy.part.c) */
   if (s->mem.amodel && alloc_is_live (s->mem.amodel, id))
     {
-      alloc_free (s->mem.amodel, id, t);
+      /* Used on other streams: its block waits for them (alloc-streams.part.c). */
+      if (a == NULL || !a->via_model || !amodel_free_deferred (s, a, t))
+        alloc_free (s->mem.amodel, id, t);
       amodel_settle (s);
     }
 }
@@ -316,5 +330,8 @@ amodel_report (Sim *s, cJSON *mem, cJSON *warnings)
 static void
 amodel_teardown (Sim *s)
 {
+  if (s->mem.amodel)
+    u64map_clear (&s->mem.amodel_pending);
+  amodel_streams_teardown (s);
   g_clear_pointer (&s->mem.amodel, alloc_free_model);
 }

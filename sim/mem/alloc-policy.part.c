@@ -117,6 +117,7 @@ amodel_place (Sim *s, Alloc *a, const VsEvent *ev, GPtrArray *jobs)
 {
   guint64 stream = ev->has_stream ? ev->stream : 0;
   a->via_model = TRUE;
+  a->home = ev->has_stream ? ev->stream : AMODEL_HOME_UNKNOWN;   /* alloc-streams.part.c */
   if (amodel_malloc_spilling (s, a, stream, ev->t, &a, 1, jobs))
     {
       a->loc = LOC_DEVICE;
@@ -144,7 +145,14 @@ amodel_swap_room (Sim *s, Alloc *a, Op *op, GPtrArray *jobs)
   if (a->model_freed)
     return FALSE;
   guint64 t = (guint64) MAX (0.0, s->core.now - s->core.t0);
-  return amodel_malloc_spilling (s, a, op->st ? op->st->id : 0, t, op->acc, op->n_acc, jobs);
+  guint64 stream = op->st ? op->st->id : 0;
+  if (!amodel_malloc_spilling (s, a, stream, t, op->acc, op->n_acc, jobs))
+    return FALSE;
+  /* A new block on OP's stream: its earlier block's streams are gone
+   * with that block (alloc-streams.part.c). */
+  amodel_uses_clear (a);
+  a->home = stream;
+  return TRUE;
 }
 
 /* Spill victim V leaves the device: its block returns to the model's cache. */
@@ -153,7 +161,10 @@ amodel_evicted (Sim *s, Alloc *v)
 {
   guint64 t = (guint64) MAX (0.0, s->core.now - s->core.t0);
   if (!v->model_freed)   /* else the model has the block back, and the id may be another's */
-    alloc_free (s->mem.amodel, v->id, t);
+    {
+      alloc_free (s->mem.amodel, v->id, t);
+      amodel_uses_clear (v);
+    }
   amodel_settle (s);
 }
 
@@ -165,6 +176,7 @@ amodel_managed_alloc (Sim *s, Alloc *a, const VsEvent *ev)
   gboolean ok = alloc_malloc (s->mem.amodel, a->id, a->bytes, ev->has_stream ? ev->stream : 0, ev->t, NULL);
   g_assert (ok);         /* no limit */
   a->via_model = TRUE;
+  a->home = ev->has_stream ? ev->stream : AMODEL_HOME_UNKNOWN;   /* alloc-streams.part.c */
   s->mem.amodel_live += a->bytes;
   amodel_settle (s);
 }

@@ -686,6 +686,16 @@ largest_free (Pt *pt)
   return m;
 }
 
+/* What allocated counts for B: its size, or with sizes_are_blocks the
+ * block size the caller gave (B can be larger: a remainder of the model's
+ * layout it did not split, where the real layout had none; or a 512 B
+ * block for a 0 B placeholder, which counts 0). */
+static guint64
+counted (const VsAlloc *a, const PtBlock *b)
+{
+  return a->cfg.sizes_are_blocks ? MIN (b->size, b->requested) : b->size;
+}
+
 static gboolean
 pt_malloc (VsAlloc *a, guint64 id, guint64 orig, guint64 stream, guint64 *addr)
 {
@@ -700,7 +710,10 @@ pt_malloc (VsAlloc *a, guint64 id, guint64 orig, guint64 stream, guint64 *addr)
       return TRUE;
     }
   const VsAllocConfig *cfg = &a->cfg;
-  guint64 size = alloc_pytorch_round_size (cfg, orig);
+  /* A block size is on the 512 B grid already, and rounding it by
+   * roundup_power2_divisions again would count what no request asked for. */
+  guint64 size = cfg->sizes_are_blocks ? MAX (K_MIN_BLOCK, (orig + K_MIN_BLOCK - 1) / K_MIN_BLOCK * K_MIN_BLOCK)
+                                       : alloc_pytorch_round_size (cfg, orig);
   PtPool *p = size <= K_SMALL_SIZE ? &pt->small : &pt->large;
   guint64 seg_size = alloc_pytorch_segment_size (cfg, size);
   gboolean exp = cfg->expandable_segments;
@@ -738,7 +751,7 @@ pt_malloc (VsAlloc *a, guint64 id, guint64 orig, guint64 stream, guint64 *addr)
   b->requested = orig;
   b->id = id;
   u64map_insert (&pt->live, id, (guint64) (uintptr_t) b);
-  alloc_note_allocated (a, (gint64) b->size);
+  alloc_note_allocated (a, (gint64) counted (a, b));
   *addr = b->addr;
   return TRUE;
 }
@@ -755,7 +768,7 @@ pt_free_request (VsAlloc *a, guint64 id)
   b->seeded = 0;
   b->pending = 1;
   u64map_insert (&pt->pending, id, (guint64) (uintptr_t) b);
-  alloc_note_allocated (a, -(gint64) b->size);
+  alloc_note_allocated (a, -(gint64) counted (a, b));
 }
 
 static void
@@ -865,7 +878,7 @@ pt_seed_block (VsAlloc *a, guint64 id, guint64 addr, guint64 bytes, guint64 requ
   c->id = id;
   c->requested = requested;
   u64map_insert (&pt->live, id, (guint64) (uintptr_t) c);
-  alloc_note_allocated (a, (gint64) bytes);
+  alloc_note_allocated (a, (gint64) counted (a, c));
   return TRUE;
 }
 

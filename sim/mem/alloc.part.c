@@ -109,6 +109,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       a->in_lru = FALSE;
       a->moving = NULL;
       a->n_groups = a->resident_groups = a->dirty_groups = 0;
+      a->model_waits = 0;      /* home is set with via_model; uses were cleared */
+      a->model_pending = FALSE;
     }
   else
     a = g_new0 (Alloc, 1);

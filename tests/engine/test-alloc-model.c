@@ -504,6 +504,155 @@ test_uvm_early_free (void)
   cJSON_Delete (r);
 }
 
+/* Cross-stream reuse (record_stream; sim/mem/alloc-streams.part.c). Every
+ * tensor is 12 MiB on stream 1: a large-pool request of at least 10 MiB
+ * gets a segment of its size rounded to 2 MiB, 12 MiB, with nothing left
+ * to split, so a second tensor either takes a freed block or makes a new
+ * 12 MiB segment. The host frees id 1 at t = 2 ns, while a 1 ms kernel on
+ * stream 2 that reads it still runs (kernels take their captured time:
+ * capture and target are one machine). */
+#define XS_ALLOC(t, id) "{\"t\":" #t ",\"op\":\"alloc\",\"id\":" #id ",\"bytes\":12582912,\"kind\":\"device\",\"stream\":1}\n"
+#define XS_KERNEL(t, name, stream, reads) \
+  "{\"t\":" #t ",\"op\":\"kernel\",\"name\":\"" name "\",\"stream\":" #stream ",\"dur\":1000000,\"bytes\":0,\"reads\":[" reads "]}\n"
+#define XS_FREE(t, id) "{\"t\":" #t ",\"op\":\"free\",\"id\":" #id "}\n"
+
+static void
+test_cross_stream (void)
+{
+  /* Used on stream 2, freed while that kernel runs: id 2 cannot have the
+   * block, a new segment: reserved 24 MiB (2 segments), device 100 + 24.
+   * Allocated drops at the free (PyTorch's free() counts it out before
+   * insert_events): at most 12 MiB; at the reserved peak 12 of 24 MiB,
+   * fragmentation 1 - 12/24 = 0.5. */
+  cJSON *r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.fragmentation_peak"), ==, 0.5);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 124 * MiB);
+  cJSON_Delete (r);
+
+  /* ... and once stream 2 has run (the host syncs on it), id 3 takes id
+   * 1's block: still 2 segments, 24 MiB; allocated 12 + 12 = 24 MiB. Were
+   * the block never returned, id 3 would make a third (36 MiB). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2)
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (5, 3), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 24 * MiB);
+  cJSON_Delete (r);
+
+  /* The host waits for stream 2 before it allocates: the block is back,
+   * id 2 takes it: one 12 MiB segment. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1)
+    "{\"t\":3,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (4, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  cJSON_Delete (r);
+
+  /* Same stream (the kernel on stream 1, the tensor's own): reusable at
+   * once by later work on it, as before: id 2 takes the block while the
+   * kernel still runs, one segment. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 1, "1") XS_FREE (2, 1) XS_ALLOC (3, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+  cJSON_Delete (r);
+
+  /* The event is stream 2's work queued before the free, not the kernel
+   * that used the block: k1 reads id 1, k2 (no ids) is queued after it,
+   * then the free. The host waits for an event recorded after k1 (k1 has
+   * run, k2 runs until 2 ms): id 2 still makes a new segment. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k1", 2, "1")
+    "{\"t\":2,\"op\":\"event_record\",\"event\":9,\"stream\":2}\n"
+    XS_KERNEL (3, "k2", 2, "") XS_FREE (4, 1)
+    "{\"t\":5,\"op\":\"sync\",\"scope\":\"event\",\"event\":9}\n" XS_ALLOC (6, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  cJSON_Delete (r);
+
+  /* A memset on stream 2 records it too (copies and memsets as kernels). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1)
+    "{\"t\":1,\"op\":\"memset\",\"dst\":1,\"bytes\":12582912,\"stream\":2,\"async\":true,\"dur\":1000000}\n"
+    XS_FREE (2, 1) XS_ALLOC (3, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  cJSON_Delete (r);
+
+  /* empty_cache while the block waits: PyTorch synchronises on its events
+   * (synchronize_and_free_events: the host waits for the kernel, which
+   * started at about 1 ns + launch latency and runs 1 ms, from t = 3 ns),
+   * then releases the block's segment: one segment freed, id 2 makes a
+   * new one, 12 MiB at the end. The host is blocked for the rest of the
+   * kernel: 1 ms less the few microseconds it had run. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1)
+    "{\"t\":3,\"op\":\"empty_cache\"}\n" XS_ALLOC (4, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), >, 0.99e6);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), <=, 1e6);
+  cJSON_Delete (r);
+  /* The same on the tensor's own stream: nothing to wait for, the host
+   * goes on (the segment is released at once, reserved ends at 12 MiB
+   * from id 2's new one). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 1, "1") XS_FREE (2, 1)
+    "{\"t\":3,\"op\":\"empty_cache\"}\n" XS_ALLOC (4, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 0);
+  cJSON_Delete (r);
+
+  /* Two blocks freed while one kernel on stream 2 reads both wait for it
+   * together (one FreeBatch): ids 3 and 4 make two new segments (4 in
+   * all, 48 MiB); after a sync on stream 2 they take both blocks back
+   * (2 segments, 24 MiB). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_ALLOC (1, 2) XS_KERNEL (2, "k", 2, "1, 2") XS_FREE (3, 1) XS_FREE (4, 2)
+    XS_ALLOC (5, 3) XS_ALLOC (6, 4), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 4);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 48 * MiB);
+  cJSON_Delete (r);
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_ALLOC (1, 2) XS_KERNEL (2, "k", 2, "1, 2") XS_FREE (3, 1) XS_FREE (4, 2)
+    "{\"t\":5,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (6, 3) XS_ALLOC (7, 4), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  cJSON_Delete (r);
+
+  /* An allocation whose event names no stream (profilers, generators)
+   * belongs to its first op's stream: used on stream 5 alone, it is
+   * reusable at once (one segment); used on 5 then on 6, it waits for 6
+   * (two). */
+#define XS_ALLOC0(t, id) "{\"t\":" #t ",\"op\":\"alloc\",\"id\":" #id ",\"bytes\":12582912,\"kind\":\"device\"}\n"
+  r = run (TENSOR, NULL,
+    XS_ALLOC0 (0, 1) XS_KERNEL (1, "k", 5, "1") XS_FREE (2, 1) XS_ALLOC0 (3, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
+  cJSON_Delete (r);
+  r = run (TENSOR, NULL,
+    XS_ALLOC0 (0, 1) XS_KERNEL (1, "k1", 5, "1") XS_KERNEL (2, "k2", 6, "1") XS_FREE (3, 1) XS_ALLOC0 (4, 2),
+    FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  cJSON_Delete (r);
+
+  /* A trace that reuses id 1 while its first block still waits: the first
+   * free's block (segment A) is pending, the second id 1 makes segment B,
+   * is used on stream 2 and freed; that free returns A (one pending block
+   * per id) and B waits. id 2 then takes A: 2 segments. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k1", 2, "1") XS_FREE (2, 1)
+    XS_ALLOC (3, 1) XS_KERNEL (4, "k2", 2, "1") XS_FREE (5, 1) XS_ALLOC (6, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  cJSON_Delete (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -523,5 +672,6 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/seeded", test_seeded);
   g_test_add_func ("/alloc-model/seeded-cache", test_seeded_cache);
   g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
+  g_test_add_func ("/alloc-model/cross-stream", test_cross_stream);
   return g_test_run ();
 }
