@@ -786,6 +786,7 @@ static const struct { const char *needle; const char *preset; } presets[] = {
   { "RTX 3090", "rtx3090" },
   { "RTX 4090", "rtx4090" },
   { "L40S", "l40s" },
+  { "NVIDIA A40", "a40" },        /* not "NVIDIA RTX A4000", which contains "A40" */
   { "MI300X", "mi300x" },
 };
 

@@ -52,7 +52,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..35"
+echo "1..36"
 cd "$T"
 sed 1d expect-basic > expect-basic.events
 
@@ -415,3 +415,11 @@ got = [json.loads(open(f).readline())["capture"].get("driver_version") for f in 
 assert got == ["580.159.04", "550.54.15"], got
 PY
 ok $? "driver_version read from the open and the proprietary kernel module's version line"
+
+# The header's preset from the device name: the A40 is "NVIDIA A40"; an
+# RTX A4000, whose name contains "A40", matches none.
+STUB_CUDA_NAME="NVIDIA A40" "$VRAMCAP" --mode hook -o dev-a40.vtrace -- "$STUB/prog-linked" > /dev/null 2>&1 &&
+  STUB_CUDA_NAME="NVIDIA RTX A4000" "$VRAMCAP" --mode hook -o dev-a4000.vtrace -- "$STUB/prog-linked" > /dev/null 2>&1 &&
+  decode dev-a40.vtrace dev-a40.norm && decode dev-a4000.vtrace dev-a4000.norm &&
+  head -1 dev-a40.norm | grep -q '"config": "a40"' && head -1 dev-a4000.norm | grep -q '"config": null'
+ok $? "device 'NVIDIA A40' -> preset a40; 'NVIDIA RTX A4000' -> none"
