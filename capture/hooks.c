@@ -534,7 +534,11 @@ typedef struct {
   int32_t smem;                 /* static shared memory per block; -1 = unknown */
 } FuncInfo;
 
-static FuncInfo *g_funcs;       /* open addressing on f */
+/* Open addressing on f, of entries allocated one by one: a launch uses its
+ * FuncInfo after the lock is released, so growing the table must not move
+ * them (it moved the entries themselves before, which another thread could
+ * still be reading). */
+static FuncInfo **g_funcs;
 static size_t g_funcs_cap, g_funcs_n;
 static pthread_mutex_t g_funcs_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -637,15 +641,15 @@ func_info (CUfunction f)
   pthread_mutex_lock (&g_funcs_lock);
   if (g_funcs_n * 2 >= g_funcs_cap) {
     size_t nc = g_funcs_cap ? g_funcs_cap * 2 : 256;
-    FuncInfo *nf = calloc (nc, sizeof *nf);
+    FuncInfo **nf = calloc (nc, sizeof *nf);
     if (!nf) {
       pthread_mutex_unlock (&g_funcs_lock);
       return NULL;
     }
     for (size_t i = 0; i < g_funcs_cap; i++)
-      if (g_funcs[i].f) {
-        size_t j = ((uintptr_t) g_funcs[i].f * 0x9E3779B97F4A7C15ull >> 20) & (nc - 1);
-        while (nf[j].f)
+      if (g_funcs[i]) {
+        size_t j = ((uintptr_t) g_funcs[i]->f * 0x9E3779B97F4A7C15ull >> 20) & (nc - 1);
+        while (nf[j])
           j = (j + 1) & (nc - 1);
         nf[j] = g_funcs[i];
       }
@@ -654,10 +658,11 @@ func_info (CUfunction f)
     g_funcs_cap = nc;
   }
   size_t j = ((uintptr_t) f * 0x9E3779B97F4A7C15ull >> 20) & (g_funcs_cap - 1);
-  while (g_funcs[j].f && g_funcs[j].f != f)
+  while (g_funcs[j] && g_funcs[j]->f != f)
     j = (j + 1) & (g_funcs_cap - 1);
-  FuncInfo *fi = &g_funcs[j];
-  if (!fi->f) {
+  FuncInfo *fi = g_funcs[j];
+  if (!fi && (fi = calloc (1, sizeof *fi)) != NULL) {
+    g_funcs[j] = fi;
     fi->f = f;
     g_funcs_n++;
     const char *name = NULL;

@@ -52,7 +52,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..36"
+echo "1..37"
 cd "$T"
 sed 1d expect-basic > expect-basic.events
 
@@ -415,6 +415,27 @@ got = [json.loads(open(f).readline())["capture"].get("driver_version") for f in 
 assert got == ["580.159.04", "550.54.15"], got
 PY
 ok $? "driver_version read from the open and the proprietary kernel module's version line"
+
+# 300 functions launched from four threads at once (prog-manyfuncs): the
+# shim's table of functions grows (256 slots, doubled at half full) while
+# the other threads launch functions already in it. Every kernel keeps its
+# own function's name, time and shape: many<I> runs I % 7 + 1 blocks of 32
+# threads (1000 ns a block), with the stub's 16 + I % 64 registers and
+# 256 x (I % 8) B of static shared memory (absent when 0).
+"$VRAMCAP" --mode hook -o many.vtrace -- "$STUB/prog-manyfuncs" > many.out 2> many.err
+rc=$?
+[ $rc = 0 ] && [ ! -s many.err ] && "$VRAMSIM" convert many.vtrace many.jsonl && python3 - many.jsonl <<'PY'
+import json, sys
+k = [e for e in map(json.loads, open(sys.argv[1])) if e.get("op") == "kernel"]
+assert len(k) == 1200 and len({e["name"] for e in k}) == 300, len(k)
+# the main thread records nothing: the workers are tids 0-3, 300 kernels each
+assert sorted(e.get("tid", 0) for e in k) == [t for t in range(4) for _ in range(300)]
+for e in k:
+    i = int(e["name"][4:])
+    want = ([i % 7 + 1, 1, 1], [32, 1, 1], 16 + i % 64, 256 * (i % 8) or None, 1000 * (i % 7 + 1))
+    assert (e["grid"], e["block"], e["regs"], e.get("smem"), e["dur"]) == want, (e, want)
+PY
+ok $? "300 functions from 4 threads: each kernel its own function's name, time, regs and smem"
 
 # The header's preset from the device name: the A40 is "NVIDIA A40"; an
 # RTX A4000, whose name contains "A40", matches none.

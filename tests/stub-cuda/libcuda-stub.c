@@ -463,6 +463,13 @@ CUresult cuCtxGetCurrent (CUcontext *c) { *c = cur_ctx; return CUDA_SUCCESS; }
 
 CUresult cuModuleLoadData (CUmodule *m, const void *img) { (void) img; static struct CUmod_st mod; *m = &mod; return CUDA_SUCCESS; }
 
+/* "many0" .. "many1023" (prog-manyfuncs): functions without parameters,
+ * I's registers 16 + I % 64 and static shared memory 256 x (I % 8) bytes;
+ * made at their first lookup. */
+#define MANY 1024
+static StubFunc many[MANY];
+static char many_names[MANY][16];
+
 CUresult
 cuModuleGetFunction (CUfunction *f, CUmodule m, const char *name)
 {
@@ -472,7 +479,18 @@ cuModuleGetFunction (CUfunction *f, CUmodule m, const char *name)
       *f = (CUfunction) &funcs[i];
       return CUDA_SUCCESS;
     }
-  return CUDA_ERROR_NOT_FOUND;
+  char *end;
+  unsigned long i = strncmp (name, "many", 4) == 0 ? strtoul (name + 4, &end, 10) : MANY;
+  if (i >= MANY || end == name + 4 || *end)
+    return CUDA_ERROR_NOT_FOUND;
+  pthread_mutex_lock (&lock);
+  if (!many[i].name) {
+    snprintf (many_names[i], sizeof many_names[i], "many%lu", i);
+    many[i] = (StubFunc) { many_names[i], 0, { 0 }, { 0 }, 16 + (int) (i % 64), 256 * (int) (i % 8) };
+  }
+  pthread_mutex_unlock (&lock);
+  *f = (CUfunction) &many[i];
+  return CUDA_SUCCESS;
 }
 
 CUresult cuFuncGetName (const char **name, CUfunction f) { *name = ((StubFunc *) f)->name; return CUDA_SUCCESS; }
