@@ -81,7 +81,8 @@ uint64_t cap_memset (uint64_t t0, uint64_t t1, uintptr_t dst, uint64_t bytes,
                      uintptr_t stream, int async, int pending, uint64_t corr);
 /* WORDS are the pointer-sized words of the kernel's parameters; the ones
  * inside live allocations become touches (and the event's `managed` says
- * whether one of them is managed memory). */
+ * whether one of them is managed memory). A kernel launched from inside an
+ * NCCL call on this thread takes that call's collective (capture/nccl.h). */
 uint64_t cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
                      const uint64_t *words, size_t n_words, int pending, uint64_t corr);
 void cap_sync (uint64_t t0, uint64_t t1, int scope, uintptr_t handle);
