@@ -1,7 +1,7 @@
 /* nccl.c — the NCCL wrap: the shim stands in for NCCL's collective calls
  * (ncclAllReduce, ncclAllGather, ncclReduceScatter, ncclAlltoAll,
  * ncclBroadcast, ncclBcast, ncclReduce, ncclSend, ncclRecv) and for
- * ncclGroupStart / ncclGroupEnd, so that the kernel an NCCL call launches
+ * ncclGroupStart / ncclGroupEnd / ncclGroupSimulateEnd, so that the kernel an NCCL call launches
  * carries its `collective` (SPEC 3: kind, the per-rank input buffer in
  * bytes, the communicator's size). docs/capture.md "Collectives" says what
  * is recorded and what is not.
@@ -239,6 +239,7 @@ typedef NcclResult ReduceFn (const void *, void *, size_t, int, int, int, NcclCo
 typedef NcclResult BcastFn (void *, size_t, int, int, NcclComm, NcclStream);
 typedef NcclResult P2pFn (const void *, size_t, int, int, NcclComm, NcclStream);
 typedef NcclResult GroupFn (void);
+typedef NcclResult SimulateFn (void *);
 
 /* Exported under NCCL's names (libvramcap.map). */
 NcclResult ncclAllReduce (const void *sb, void *rb, size_t count, int dt, int op, NcclComm c, NcclStream s);
@@ -255,6 +256,7 @@ NcclResult ncclSend (const void *sb, size_t count, int dt, int peer, NcclComm c,
 NcclResult ncclRecv (void *rb, size_t count, int dt, int peer, NcclComm c, NcclStream s);
 NcclResult ncclGroupStart (void);
 NcclResult ncclGroupEnd (void);
+NcclResult ncclGroupSimulateEnd (void *sim_info);
 
 NcclResult
 ncclAllReduce (const void *sb, void *rb, size_t count, int dt, int op, NcclComm c, NcclStream s)
@@ -368,4 +370,14 @@ ncclGroupEnd (void)
   t.depth--;
   t.n_pend = 0;
   return r;
+}
+
+/* NCCL 2.22+: ends the group without launching (it only estimates). */
+NcclResult
+ncclGroupSimulateEnd (void *sim_info)
+{
+  REAL (SimulateFn, "ncclGroupSimulateEnd");
+  if (t.depth == 0 && !wrap_off () && t.group > 0 && --t.group == 0)
+    t.n_agg = 0;
+  return real (sim_info);
 }

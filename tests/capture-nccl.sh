@@ -38,6 +38,7 @@ ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok 
 #   group of 8 sends + 8 recvs of 16 f32, one per rank: all_to_all 8*16*4 = 512
 #   group: allreduce 100 + 50 f32 on s1 = 600; allgather 10 f32 on s2 = 40
 #   group: send 100 f32 (400) + recv 200 f32 (800): recv 800
+#   a group ended by ncclGroupSimulateEnd: no kernel; then allreduce 25 f32  100
 cat > "$T/expect" <<'EOF2'
 {"collective": {"bytes": 4000, "kind": "all_reduce", "ranks": 8}, "stream": 1}
 {"collective": {"bytes": 512, "kind": "all_gather", "ranks": 8}, "stream": 1}
@@ -53,6 +54,7 @@ cat > "$T/expect" <<'EOF2'
 {"collective": {"bytes": 600, "kind": "all_reduce", "ranks": 8}, "stream": 1}
 {"collective": {"bytes": 40, "kind": "all_gather", "ranks": 4}, "stream": 2}
 {"collective": {"bytes": 800, "kind": "recv", "ranks": 8}, "stream": 1}
+{"collective": {"bytes": 100, "kind": "all_reduce", "ranks": 8}, "stream": 1}
 EOF2
 
 # kernels NORM: one line per kernel (decode's output): its collective and
@@ -96,9 +98,9 @@ ok $? "CUPTI mode: the same collectives (the shim is preloaded there too)"
 
 "$VRAMCAP" --mode hook --no-nccl -o off.vtrace -- "$STUB/prog-nccl" > off.out 2> off.err
 rc=$?
-decode off.vtrace off.norm && [ $rc = 0 ] && [ "$(grep -c '"op": "kernel"' off.norm)" = 14 ] \
+decode off.vtrace off.norm && [ $rc = 0 ] && [ "$(grep -c '"op": "kernel"' off.norm)" = 15 ] \
   && ! grep -q collective off.norm
-ok $? "--no-nccl: the same 14 kernels, none with a collective"
+ok $? "--no-nccl: the same 15 kernels, none with a collective"
 
 # Everything but the collectives is what --no-nccl records.
 python3 - hook.norm off.norm <<'PY'
@@ -116,7 +118,7 @@ ok $? "the wrap changes no other event"
 import json, sys
 r = json.load(open(sys.argv[1]))
 net = r["network"]
-assert net["collectives"] == 13, net
-assert net["bytes"] == 4000 + 512 + 6400 + 33 + 56 + 80 + 128 + 192 + 80 + 512 + 600 + 40 + 800, net
+assert net["collectives"] == 14, net
+assert net["bytes"] == 4000 + 512 + 6400 + 33 + 56 + 80 + 128 + 192 + 80 + 512 + 600 + 40 + 800 + 100, net
 PY
-ok $? "replay reads the captured collectives: 13 of them, 13,433 bytes"
+ok $? "replay reads the captured collectives: 14 of them, 13,533 bytes"

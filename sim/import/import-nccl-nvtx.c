@@ -199,15 +199,18 @@ field (const guint8 *p, gint64 off, guint size)
  * into R (and X->ranks). An undecodable blob (no schema) says nothing; a
  * broken one is an error. */
 static gboolean
-read_payload (ImportNccl *x, GHashTable *schemas, const guint8 *b, gsize n, NRange *r, const char *path,
-              gint64 row, GError **error)
+read_payload (ImportNccl *x, GHashTable *schemas, const guint8 *b, gsize n, gint64 row_domain, NRange *r,
+              const char *path, gint64 row, GError **error)
 {
   if (n < 32)
     return fail_row (error, path, "NVTX_EVENTS", row, "NCCL payload (binaryData) shorter than its 32-byte header");
   guint64 dom = field (b, 0, 8), sch = field (b, 8, 8), len = field (b, 16, 8);
   if (len > n - 32)
     return fail_row (error, path, "NVTX_EVENTS", row, "NCCL payload (binaryData) shorter than its payload size");
+  /* By the blob's domain, else the row's (the same number, as far as is known). */
   const Schema *sc = g_hash_table_lookup (schemas, &(guint64) { dom << 32 ^ sch });
+  if (sc == NULL)
+    sc = g_hash_table_lookup (schemas, &(guint64) { (guint64) row_domain << 32 ^ sch });
   if (sc == NULL)
     return TRUE;
   const guint8 *p = b + 32;
@@ -334,8 +337,8 @@ import_nccl_load (struct sqlite3 *db, const char *path, ImportNccl **out, GError
         }
       r.kind = kind_of_name (name);
       if (sqlite3_column_type (st, 5) == SQLITE_BLOB
-          && !read_payload (x, schemas, sqlite3_column_blob (st, 5), (gsize) sqlite3_column_bytes (st, 5), &r, path,
-                            row, error))
+          && !read_payload (x, schemas, sqlite3_column_blob (st, 5), (gsize) sqlite3_column_bytes (st, 5), dom, &r,
+                            path, row, error))
         {
           sqlite3_finalize (st);
           import_nccl_free (x);

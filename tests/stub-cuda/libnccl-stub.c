@@ -3,7 +3,7 @@
  * signatures and enum values of nccl.h 2.28, and NCCL's launch behaviour
  * as far as the wrap sees it: ops issued inside a group are queued and
  * launched at the outermost ncclGroupEnd, one kernel per stream in the
- * order the streams were first used; a call outside any group runs its own
+ * order the streams were first used (ncclGroupSimulateEnd drops them); a call outside any group runs its own
  * ncclGroupStart / ncclGroupEnd through the exported names (as NCCL's
  * ncclSend and ncclRecv do), and ncclBcast calls ncclBroadcast. Each
  * launch is one ncclDevKernel_Generic kernel (grid 1: 1000 ns in the stub
@@ -66,6 +66,18 @@ ncclGroupEnd (void)
   for (int i = 0; i < n; i++)
     if (cuLaunchKernel (f, 1, 1, 1, 64, 1, 1, 0, queued[i], NULL, NULL) != CUDA_SUCCESS)
       return ncclInvalidUsage;
+  return ncclSuccess;
+}
+
+/* Ends the group without launching anything. */
+ncclResult_t
+ncclGroupSimulateEnd (void *sim_info)
+{
+  (void) sim_info;
+  if (depth == 0)
+    return ncclInvalidUsage;
+  if (--depth == 0)
+    n_queued = 0;
   return ncclSuccess;
 }
 

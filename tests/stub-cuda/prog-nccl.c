@@ -70,6 +70,12 @@ main (void)
   NK (ncclRecv (p, 200, F32, 7, c8, s1));
   NK (ncclGroupEnd ());
 
+  /* A simulated group launches nothing, and ends the group. */
+  NK (ncclGroupStart ());
+  NK (ncclAllReduce (p, p, 1 << 20, F32, 0, c8, s1));
+  NK (ncclGroupSimulateEnd (NULL));
+  NK (ncclAllReduce (p, p, 25, F32, 0, c8, s1));
+
   CK (cuCtxSynchronize ());
   NK (ncclCommDestroy (c8));
   NK (ncclCommDestroy (c4));

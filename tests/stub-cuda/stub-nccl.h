@@ -36,3 +36,4 @@ ncclResult_t ncclSend (const void *sb, size_t count, ncclDataType_t dt, int peer
 ncclResult_t ncclRecv (void *rb, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t s);
 ncclResult_t ncclGroupStart (void);
 ncclResult_t ncclGroupEnd (void);
+ncclResult_t ncclGroupSimulateEnd (void *sim_info);   /* ncclSimInfo_t * (NCCL 2.22) */
