@@ -71,6 +71,16 @@ $(CAP_NCCL_STUB): tests/stub-cuda/libnccl-stub.c tests/stub-cuda/stub-nccl.h $(C
 $(CAP_STUB_DIR)/prog-nccl: tests/stub-cuda/prog-nccl.c tests/stub-cuda/stub-nccl.h $(CAP_NCCL_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< -L$(CAP_STUB_DIR) -l:libnccl.so.2 $(CAP_LINK_STUB)
 
+# Where the CUDA install has NCCL: the wrap against the real libnccl.
+CAP_NCCL_H := $(wildcard $(CUDA_HOME)/include/nccl.h)
+CAP_NCCL_LIB := $(wildcard $(CUDA_HOME)/lib64/libnccl.so.2)
+ifneq ($(and $(CAP_NCCL_H),$(CAP_NCCL_LIB)),)
+CAP_PROGS += $(CAP_STUB_DIR)/prog-nccl-real
+$(CAP_STUB_DIR)/prog-nccl-real: tests/stub-cuda/prog-nccl-real.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_NCCL_LIB) -Wl,-rpath,$(dir $(CAP_NCCL_LIB))
+endif
+
 # The stub libcupti (tests/capture-cupti.sh): finds the stub driver at run time.
 $(CAP_CUPTI_STUB): tests/stub-cuda/libcupti-stub.c tests/stub-cuda/stub-trace.h
 	@mkdir -p $(dir $@)

@@ -78,7 +78,7 @@ for l in list(open(sys.argv[1]))[1:]:
 PY
 }
 
-echo "1..6"
+echo "1..7"
 cd "$T"
 "$VRAMCAP" --mode hook -o hook.vtrace -- "$STUB/prog-nccl" > hook.out 2> hook.err
 rc=$?
@@ -122,3 +122,22 @@ assert net["collectives"] == 14, net
 assert net["bytes"] == 4000 + 512 + 6400 + 33 + 56 + 80 + 128 + 192 + 80 + 512 + 600 + 40 + 800 + 100, net
 PY
 ok $? "replay reads the captured collectives: 14 of them, 13,533 bytes"
+
+# The real libnccl, where the CUDA install has one (prog-nccl-real.c: NULL
+# communicators, refused before any GPU work): each call reaches the real
+# function through the wrap, with the same results.
+if [ -x "$STUB/prog-nccl-real" ]; then
+  mkdir cu && ln -s "$STUB/libcuda.so.1" cu/libcuda.so.1
+  env LD_LIBRARY_PATH="$T/cu" NCCL_DEBUG=NONE "$STUB/prog-nccl-real" > real-plain.out 2>&1
+  env LD_LIBRARY_PATH="$T/cu" NCCL_DEBUG=NONE "$VRAMCAP" --mode hook --no-torch -o real.vtrace -- \
+    "$STUB/prog-nccl-real" > real-shim.out 2> real-shim.err
+  rc=$?
+  env LD_LIBRARY_PATH="$T/cu" LD_PRELOAD="$(dirname "$VRAMCAP")/../lib/libvramcap.so" VRAMCAP_MODE=hook \
+    VRAMCAP_OUTPUT="$T/real2.vtrace" LD_DEBUG=bindings NCCL_DEBUG=NONE "$STUB/prog-nccl-real" > /dev/null 2> bind.log
+  [ $rc = 0 ] && cmp -s real-plain.out real-shim.out && grep -q '^version [0-9]*: 0 [0-9 ]*$' real-plain.out \
+    && grep -q "prog-nccl-real .*to .*libvramcap.so .*symbol .ncclAllReduce'" bind.log \
+    && grep -q "libvramcap.so .*to .*libnccl.so.2 .*symbol .ncclAllReduce'" bind.log
+  ok $? "real libnccl ($(sed 's/:.*//' real-plain.out)): calls go through the wrap, same results"
+else
+  echo "ok $((n + 1)) # SKIP no NCCL in the CUDA install"
+fi
