@@ -52,7 +52,7 @@ CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
                $(CAP_STUB_DIR)/prog-graph-linked $(CAP_STUB_DIR)/prog-graph-dlopen \
                $(CAP_STUB_DIR)/prog-managed \
                $(CAP_STUB_DIR)/prog-copies-linked $(CAP_STUB_DIR)/prog-copies-dlopen \
-               $(CAP_STUB_DIR)/prog-nccl
+               $(CAP_STUB_DIR)/prog-nccl $(CAP_STUB_DIR)/prog-nccl-local
 CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
 CAP_NCCL_STUB = $(CAP_STUB_DIR)/libnccl.so.2
 
@@ -70,6 +70,14 @@ $(CAP_NCCL_STUB): tests/stub-cuda/libnccl-stub.c tests/stub-cuda/stub-nccl.h $(C
 
 $(CAP_STUB_DIR)/prog-nccl: tests/stub-cuda/prog-nccl.c tests/stub-cuda/stub-nccl.h $(CAP_NCCL_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< -L$(CAP_STUB_DIR) -l:libnccl.so.2 $(CAP_LINK_STUB)
+
+# The same calls from a library opened with RTLD_LOCAL (prog-nccl-local).
+$(CAP_STUB_DIR)/libnccl-user.so: tests/stub-cuda/prog-nccl.c tests/stub-cuda/stub-nccl.h $(CAP_NCCL_STUB)
+	$(CC) $(CAP_TFLAGS) -DNCCL_USER_LIB -fPIC -shared -Wl,-z,defs -o $@ $< -L$(CAP_STUB_DIR) -l:libnccl.so.2 \
+	  $(CAP_LINK_STUB)
+
+$(CAP_STUB_DIR)/prog-nccl-local: tests/stub-cuda/prog-nccl-local.c $(CAP_STUB_DIR)/libnccl-user.so
+	$(CC) $(CAP_TFLAGS) -o $@ $< -ldl
 
 # Where the CUDA install has NCCL: the wrap against the real libnccl.
 CAP_NCCL_H := $(wildcard $(CUDA_HOME)/include/nccl.h)

@@ -293,6 +293,14 @@ hooks_next_symbol (const char *name)
   return real_dlsym ? real_dlsym (RTLD_NEXT, name) : NULL;
 }
 
+void *
+hooks_symbol_in (void *handle, const char *name)
+{
+  if (!real_dlsym)
+    init_real_dlsym ();
+  return real_dlsym ? real_dlsym (handle, name) : NULL;
+}
+
 CUresult
 cuGetProcAddress_v2 (const char *symbol, void **pfn, int ver, cuuint64_t flags,
                      CUdriverProcAddressQueryResult *status)

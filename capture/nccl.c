@@ -1,16 +1,17 @@
 /* nccl.c — the NCCL wrap: the shim stands in for NCCL's collective calls
  * (ncclAllReduce, ncclAllGather, ncclReduceScatter, ncclAlltoAll,
  * ncclBroadcast, ncclBcast, ncclReduce, ncclSend, ncclRecv) and for
- * ncclGroupStart / ncclGroupEnd / ncclGroupSimulateEnd, so that the kernel an NCCL call launches
- * carries its `collective` (SPEC 3: kind, the per-rank input buffer in
- * bytes, the communicator's size). docs/capture.md "Collectives" says what
+ * ncclGroupStart / ncclGroupEnd / ncclGroupSimulateEnd, so that the kernel
+ * an NCCL call launches carries its `collective` (SPEC 3: kind, the
+ * per-rank input buffer in bytes, the communicator's size). docs/capture.md "Collectives" says what
  * is recorded and what is not.
  *
  * How: the shim is preloaded in both modes, so its definitions win over
  * libnccl.so.2's wherever NCCL is linked dynamically (PyTorch's wheels,
- * nccl-tests); each wrapper calls the real function found with dlsym
- * (RTLD_NEXT). Before the call that launches (a call outside any group, or
- * the outermost ncclGroupEnd) the calling thread gets one pending
+ * nccl-tests); each wrapper calls the real function, found with dlsym
+ * (RTLD_NEXT) or, for a libnccl opened with RTLD_LOCAL, in the loaded
+ * objects (find_real). Before the call that launches (a call outside any
+ * group, or the outermost ncclGroupEnd) the calling thread gets one pending
  * collective per stream; cap_kernel, for every kernel launched until the
  * call returns, takes the one waiting on its stream (capnccl_take). NCCL
  * launches its kernel on the calling thread, on the user's stream, from
@@ -31,6 +32,8 @@
  * bytes wins. $VRAMCAP_NCCL=0 (vramcap --no-nccl) makes every wrapper a
  * plain pass-through. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -93,6 +96,55 @@ wrap_off (void)
   return off;
 }
 
+/* Whether P lies in the shim itself (one of these wrappers). */
+static int
+in_shim (void *p)
+{
+  Dl_info a, b;
+  return dladdr (p, &a) && dladdr ((void *) in_shim, &b) && a.dli_fbase == b.dli_fbase;
+}
+
+typedef struct { const char *name; void *found; } Search;
+
+static int
+search_object (struct dl_phdr_info *info, size_t size, void *data)
+{
+  Search *sr = data;
+  (void) size;
+  if (!info->dlpi_name || !info->dlpi_name[0])
+    return 0;
+  void *h = dlopen (info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+  if (!h)
+    return 0;
+  void *p = hooks_symbol_in (h, sr->name);
+  dlclose (h);
+  if (p && !in_shim (p))
+    sr->found = p;
+  return sr->found != NULL;
+}
+
+/* NCCL's NAME. RTLD_NEXT searches the global scope only, and PyTorch loads
+ * libnccl.so.2 with RTLD_LOCAL (a dependency of an extension module that
+ * Python opens so): then the loaded libnccl.so.2 by its soname, else any
+ * loaded object whose dependencies define NAME outside the shim. */
+static void *
+find_real (const char *name)
+{
+  void *p = hooks_next_symbol (name);
+  if (p && !in_shim (p))
+    return p;
+  void *h = dlopen ("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+  if (h) {
+    p = hooks_symbol_in (h, name);
+    dlclose (h);
+    if (p && !in_shim (p))
+      return p;
+  }
+  Search sr = { name, NULL };
+  dl_iterate_phdr (search_object, &sr);
+  return sr.found;
+}
+
 typedef NcclResult CountFn (const NcclComm, int *);
 static CountFn *real_count;
 
@@ -101,7 +153,7 @@ static uint32_t
 comm_ranks (NcclComm comm)
 {
   if (!real_count)
-    real_count = (CountFn *) hooks_next_symbol ("ncclCommCount");
+    real_count = (CountFn *) find_real ("ncclCommCount");
   int n = 0;
   if (!real_count || real_count (comm, &n) != 0 || n <= 0)
     return 0;
@@ -228,7 +280,7 @@ op_end (int how)
 #define REAL(type, name) \
   static type *real; \
   if (!real) \
-    real = (type *) hooks_next_symbol (name); \
+    real = (type *) find_real (name); \
   if (!real) \
     return NCCL_SYSTEM_ERROR
 

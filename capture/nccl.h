@@ -21,6 +21,8 @@ typedef struct {
  * thread-local test). Called by cap_kernel for every launch, both modes. */
 int capnccl_take (uintptr_t stream, CapColl *out);
 
-/* The next definition of NAME after the shim (dlsym RTLD_NEXT with the
- * real dlsym; hooks.c), or NULL. */
+/* The next definition of NAME after the shim in the global scope (dlsym
+ * RTLD_NEXT with the real dlsym; hooks.c), or NULL; NAME in HANDLE and its
+ * dependencies (the real dlsym). */
 void *hooks_next_symbol (const char *name);
+void *hooks_symbol_in (void *handle, const char *name);

@@ -78,12 +78,20 @@ for l in list(open(sys.argv[1]))[1:]:
 PY
 }
 
-echo "1..7"
+echo "1..8"
 cd "$T"
 "$VRAMCAP" --mode hook -o hook.vtrace -- "$STUB/prog-nccl" > hook.out 2> hook.err
 rc=$?
 decode hook.vtrace hook.norm && kernels hook.norm > hook.k && [ $rc = 0 ] && diff expect hook.k >&2
 ok $? "hook mode: every NCCL kernel's collective {kind, bytes, ranks} as computed by hand"
+
+# libnccl opened with RTLD_LOCAL, as Python opens PyTorch's: outside the
+# global scope dlsym(RTLD_NEXT) searches, the wrap must still reach it.
+"$VRAMCAP" --mode hook -o local.vtrace -- "$STUB/prog-nccl-local" > local.out 2> local.err
+rc=$?
+decode local.vtrace local.norm && kernels local.norm > local.k && [ $rc = 0 ] && diff expect local.k >&2 \
+  && grep -qx done local.out
+ok $? "libnccl in a library opened with RTLD_LOCAL: the same collectives, the program unharmed"
 
 "$STUB/prog-nccl" > plain.out 2>&1
 cmp -s plain.out hook.out && [ ! -s hook.err ]

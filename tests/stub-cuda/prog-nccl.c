@@ -1,6 +1,7 @@
 /* prog-nccl.c — a capture test program for the NCCL wrap (capture/nccl.c):
  * every wrapped NCCL call once, on the stub libnccl (libnccl-stub.c), with
  * arguments whose collectives tests/capture-nccl.sh works out by hand. */
+#define _GNU_SOURCE
 #include <cuda.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,8 +12,21 @@
 enum { I8 = 0, I32 = 2, I64 = 4, F16 = 6, F32 = 7, F64 = 8, BF16 = 9 };
 #define NK(call) do { ncclResult_t r_ = (call); if (r_) { fprintf (stderr, "%s: %d\n", #call, r_); exit (1); } } while (0)
 
+/* Built as a program, and (-DNCCL_USER_LIB) as libnccl-user.so, which
+ * prog-nccl-local opens with RTLD_LOCAL, as Python opens PyTorch: then the
+ * stub libnccl is outside the global scope that dlsym(RTLD_NEXT) sees. */
+int prog_nccl_run (void);
+
+#ifndef NCCL_USER_LIB
 int
 main (void)
+{
+  return prog_nccl_run ();
+}
+#endif
+
+int
+prog_nccl_run (void)
 {
   CUdevice dev;
   CUcontext ctx;
