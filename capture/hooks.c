@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "hooks.h"
+#include "nccl.h"
 #include "recorder.h"
 
 /* The unversioned names are the old entry points the driver still exports. */
@@ -281,6 +282,24 @@ dlsym (void *handle, const char *name)
   }
   /* A tail call, so that RTLD_NEXT is resolved relative to our caller. */
   return real_dlsym (handle, name);
+}
+
+/* Called from inside the shim, so RTLD_NEXT means the objects after it:
+ * the program's libnccl for the NCCL wrap (nccl.c). */
+void *
+hooks_next_symbol (const char *name)
+{
+  if (!real_dlsym)
+    init_real_dlsym ();
+  return real_dlsym ? real_dlsym (RTLD_NEXT, name) : NULL;
+}
+
+void *
+hooks_symbol_in (void *handle, const char *name)
+{
+  if (!real_dlsym)
+    init_real_dlsym ();
+  return real_dlsym ? real_dlsym (handle, name) : NULL;
 }
 
 CUresult

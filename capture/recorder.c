@@ -10,6 +10,7 @@
  * goes out, so the header can name the device. */
 #define _GNU_SOURCE
 #include "recorder.h"
+#include "nccl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -623,6 +624,8 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
   if (!ids)
     n_words = 0, ids = local;
   uint64_t *ptrs = ids + (n_words <= 64 ? 64 : n_words);
+  CapColl coll;
+  int has_coll = capnccl_take (stream, &coll);
   cap_lock ();
   size_t n = 0, np = 0;
   int managed = 0;
@@ -653,6 +656,12 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
       e->regs = shape->regs;
       e->smem = shape->smem;
       e->has_shape = 1;
+    }
+    if (has_coll) {
+      e->has_coll = 1;
+      e->coll_kind = coll.kind;
+      e->coll_bytes = coll.bytes;
+      e->coll_ranks = coll.ranks;
     }
     if (n) {
       size_t keep = g_addrs_on ? np : 0;

@@ -86,7 +86,9 @@ typedef struct { uint32_t grid[3], block[3], regs, smem; } CapShape;
 /* WORDS are the pointer-sized words of the kernel's parameters; the ones
  * inside live allocations become touches (and the event's `managed` says
  * whether one of them is managed memory). SHAPE (NULL: none) rides on the
- * event when its grid and block are all positive. */
+ * event when its grid and block are all positive. A kernel launched from
+ * inside an NCCL call on this thread takes that call's collective
+ * (capture/nccl.h). */
 uint64_t cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
                      const uint64_t *words, size_t n_words, int pending, uint64_t corr,
                      const CapShape *shape);

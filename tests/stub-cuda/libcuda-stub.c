@@ -75,6 +75,7 @@ static StubFunc funcs[] = {
   { "axpy", 4, { 0, 8, 16, 24 }, { 4, 8, 8, 4 }, 32, 1024 },  /* (float a, float *x, float *y, int n) */
   { "pairk", 2, { 0, 24 }, { 24, 8 }, 40, 512 },              /* (struct {float *p; int k; float *q;}, long n) */
   { "noargs", 0, { 0 }, { 0 }, 8, 0 },
+  { "ncclDevKernel_Generic", 0, { 0 }, { 0 }, 0, 0 },          /* the stub libnccl's kernel */
 };
 
 static struct CUstream_st *
