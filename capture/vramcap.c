@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -382,6 +383,13 @@ main (int argc, char **argv)
     char sp[PATH_MAX + 32];
     snprintf (sp, sizeof sp, "%s.torch-status", base);
     unlink (sp);
+    /* nor its part dumps: the merge joins every SNAPSHOT.partK it finds */
+    glob_t g;
+    snprintf (sp, sizeof sp, "%s.torch.pickle.part[0-9]*", base);
+    if (glob (sp, GLOB_NOSORT, NULL, &g) == 0)
+      for (size_t k = 0; k < g.gl_pathc; k++)
+        unlink (g.gl_pathv[k]);
+    globfree (&g);
   }
   /* The exec-or-fail report of the child comes back through a pipe. */
   int fds[2];

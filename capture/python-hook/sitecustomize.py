@@ -84,7 +84,8 @@ def _vramcap_hook():
                 st["status"] = "ok " + snap
                 if st["parts"]:
                     note("the ring buffer of %d entries wrapped: %s holds the last window, "
-                         "%d earlier dumps beside it (%s.partN)" % (entries, snap, st["parts"], snap))
+                         "%d earlier dumps beside it (%s.partN), which the merge joins"
+                         % (entries, snap, st["parts"], snap))
             elif st["status"].startswith("recording"):
                 st["status"] = "no-cuda: torch %s never initialised CUDA" % st["torch"]
         write_status()

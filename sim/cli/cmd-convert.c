@@ -250,7 +250,12 @@ cmd_convert (int argc, char **argv)
     }
   if (isatty (2) && strcmp (out, "-") != 0)
     fprintf (stderr, "vramsim: wrote %s (%" G_GUINT64_FORMAT " events)\n", out, count);
-  if (tensor != NULL && (ms.unresolved > 0 || ms.stretched > 0 || isatty (2)))
+  if (tensor != NULL && ms.gaps > 0)
+    fprintf (stderr, "vramsim: warning: --tensor: %u of the %u dumps of %s follow a gap (the ring buffer "
+             "wrapped before the hook's next look): entries were lost there and the state was "
+             "resynchronised from the later dump (the trace header's warnings say what was made up)\n",
+             ms.gaps, ms.dumps, tensor);
+  if (tensor != NULL && (ms.unresolved > 0 || ms.stretched > 0 || ms.gaps > 0 || isatty (2)))
     fprintf (stderr, "vramsim: --tensor: %" G_GUINT64_FORMAT " tensors replace %" G_GUINT64_FORMAT
              " segment allocations (%" G_GUINT64_FORMAT " driver allocations kept); %" G_GUINT64_FORMAT
              " anchors, clocks within %" G_GUINT64_FORMAT " ns; %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT

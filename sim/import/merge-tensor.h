@@ -6,6 +6,8 @@
 
 #include <glib.h>
 
+#include "import/snapshot-parts.h"
+
 /* Counts the merge reports (also written to the header's "tensor_merge"). */
 typedef struct {
   guint64 tensors;            /* tensor allocations written */
@@ -20,15 +22,24 @@ typedef struct {
   guint64 stretch_max_ns;
   guint64 unresolved;         /* references no tensor could take (dropped) */
   guint64 first_tensor_id;
+  guint dumps, gaps;          /* snapshot dumps joined (snapshot-parts.h); gaps between them */
 } VsMergeStats;
 
 /* Writes OUT_PATH: TRACE_PATH (a vramcap trace) with the tensors of
  * SNAPSHOT_PATH (device DEVICE, -1: the busiest) in place of the segment
  * allocations they explain. ADDRS_PATH is vramcap's address sidecar (NULL:
- * TRACE_PATH.addrs). STATS may be NULL. OUT_PATH may be TRACE_PATH. */
+ * TRACE_PATH.addrs). STATS may be NULL. OUT_PATH may be TRACE_PATH. The
+ * part dumps beside SNAPSHOT_PATH (SNAPSHOT_PATH.part1, ...) are joined
+ * first (snapshot_load_parts). */
 gboolean merge_tensor (const char *snapshot_path, int device, const char *trace_path,
                        const char *addrs_path, const char *out_path, VsMergeStats *stats,
                        GError **error);
+
+/* merge_tensor with the snapshot already read (and joined: JOIN, NULL for
+ * one dump); SNAPSHOT_PATH names it in the header and in errors. */
+gboolean merge_tensor_snapshot (const VsSnapshot *s, const VsSnapJoin *join, const char *snapshot_path,
+                                const char *trace_path, const char *addrs_path, const char *out_path,
+                                VsMergeStats *stats, GError **error);
 
 /* Copies TRACE_PATH to OUT_PATH with "allocations": "driver" and
  * "tensor_note": NOTE in the header (why there are no tensors). */
