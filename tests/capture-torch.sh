@@ -27,7 +27,7 @@ export LD_LIBRARY_PATH="$STUB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset PYTHONPATH VRAMCAP_TORCH_ENTRIES VRAMCAP_TORCH_POLL
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo "1..17"
+echo "1..18"
 
 # norm TRACE: the header's allocations, tensor_note and tensor_merge counts,
 # then one line per event without t and host_ns.
@@ -280,7 +280,63 @@ rm -f ring.torch.pickle.part2
 ok $? "a lost part: the gap named in the header's warnings and on stderr, the window joined around it"
 cd ..
 
-# 15-16: usage.
+# 15-16: expandable segments (a constructed run: none of the real snapshots
+# in ../shared has a segment_map in its window). The fake torch reserves a
+# range per pool and maps pages one cuMemMap each: x (4096 B) maps one 2 MiB
+# small page, y (30 MiB) two 20 MiB large pages recorded as one 40 MiB
+# segment_map, z (15 MiB) one more page; empty_cache unmaps them page by
+# page (one segment_unmap per pool). Merged: the 40 MiB map explained by its
+# two mappings (segment_maps_of_several_mappings 1, mappings_in_them 2), 4
+# mappings replaced, 3 anchors, each kernel on its tensors. Replayed with
+# the header's expandable setting: 3 segment maps, 2 unmaps, reserved peak
+# 2 + 60 MiB = 65011712 B, allocated peak 4096 + 30 MiB + 15 MiB = 47190016 B.
+cat > exp.py <<'PY'
+import time
+import torch
+def step(): time.sleep(0.02)
+x = torch.cuda.empty(4096); step()
+y = torch.cuda.empty(30 << 20); step()
+torch.cuda.axpy(x, y); step()
+z = torch.cuda.empty(15 << 20); step()
+torch.cuda.axpy(z, y); step()
+torch.cuda.synchronize(); step()
+torch.cuda.free(z); step()
+torch.cuda.free(y); step()
+torch.cuda.free(x); step()
+torch.cuda.empty_cache()
+PY
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONPATH=$FT "$VRAMCAP" --mode hook -o exp.vtrace python3 exp.py > exp.out 2> exp.err
+rc=$?
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONPATH=$FT "$VRAMCAP" --mode hook --no-torch -o expd.vtrace python3 exp.py > /dev/null 2>&1
+norm expd.vtrace > expd.norm && [ $rc = 0 ] && [ ! -s exp.err ] \
+  && [ "$(grep -c '"op": "alloc"' expd.norm)" = 4 ] && [ "$(grep -c '"bytes": 20971520' expd.norm)" = 3 ] \
+  && norm exp.vtrace > exp.norm && python3 - <<'PY'
+import json
+lines = [json.loads(l) for l in open("exp.norm")]
+assert lines[0]["merge"] == {"tensors": 3, "segments_replaced": 4, "driver_allocations_kept": 0, "anchors": 3,
+                             "references": 4, "references_in_life": 4, "lives_widened": 0,
+                             "references_dropped": 0}, lines[0]
+ev = [(e["op"], e.get("bytes"), e.get("touches")) for e in lines[1:] if e["op"] in ("alloc", "kernel")]
+assert ev == [("alloc", 4096, None), ("alloc", 31457280, None), ("kernel", None, [5, 6]),
+              ("alloc", 15728640, None), ("kernel", None, [7, 6])], ev
+PY
+ok $? "expandable segments: a segment_map of two cuMemMap pages explained by both, every mapping replaced, touches on the tensors"
+"$VRAMSIM" convert exp.vtrace exp.jsonl && "$VRAMSIM" replay exp.vtrace --format json -o exp.json 2> /dev/null && python3 - <<'PY'
+import json
+h = json.loads(open("exp.jsonl").readline())
+m = h["tensor_merge"]
+assert (m["segment_maps_of_several_mappings"], m["mappings_in_them"]) == (1, 2), m
+assert h["allocator_settings"]["expandable_segments"] is True
+assert h["allocator_settings"]["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
+a = json.load(open("exp.json"))["memory"]["allocator"]
+want = {"kind": "pytorch", "segment_allocs": 3, "segment_frees": 2, "peak_reserved_bytes": 65011712,
+        "end_reserved_bytes": 0, "peak_allocated_bytes": 47190016}
+got = {k: a.get(k) for k in want}
+assert got == want, got
+PY
+ok $? "expandable segments replayed: 3 maps, 2 unmaps, 62 MiB reserved peak as the fake allocator's"
+
+# 17-18: usage.
 "$VRAMCAP" --torch-entries 0 true > /dev/null 2>&1
 [ $? = 2 ]; ok $? "--torch-entries 0: exit 2"
 "$VRAMCAP" --mode hook -o nope.vtrace ./no-such-program 2> nope.err

@@ -275,6 +275,88 @@ cmp_i64 (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
+/* Device allocations with an address, by address (value: GArray of
+ * indices into m->allocs, in trace order). */
+static GHashTable *
+allocs_by_addr (Merge *m)
+{
+  GHashTable *h = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, (GDestroyNotify) g_array_unref);
+  for (guint j = 0; j < m->allocs->len; j++)
+    {
+      DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
+      if (!d->device || !d->has_addr)
+        continue;
+      GArray *v = g_hash_table_lookup (h, &d->addr);
+      if (v == NULL)
+        {
+          v = g_array_new (FALSE, FALSE, sizeof (guint));
+          g_hash_table_insert (h, &d->addr, v);
+        }
+      g_array_append_val (v, j);
+    }
+  return h;
+}
+
+/* The unexplained driver allocation at ADDR of BYTES (0: any size) nearest
+ * to WANT on the trace's clock (without times: the latest), or -1. */
+static gint
+nearest_at (Merge *m, GHashTable *by_addr, guint64 addr, guint64 bytes, gboolean has_time, gint64 want)
+{
+  GArray *v = g_hash_table_lookup (by_addr, &addr);
+  gint best = -1;
+  guint64 bestd = G_MAXUINT64;
+  for (guint k = 0; v != NULL && k < v->len; k++)
+    {
+      guint j = g_array_index (v, guint, k);
+      DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
+      if (d->explained || (bytes != 0 && d->bytes != bytes) || d->bytes == 0)
+        continue;
+      guint64 dist = has_time ? (guint64) ABS ((gint64) d->t_end - want) : G_MAXUINT64 - 1 - j;
+      if (dist < bestd)
+        {
+          bestd = dist;
+          best = (gint) j;
+        }
+    }
+  return best;
+}
+
+/* A segment_map of an expandable segment that the driver saw as several
+ * mappings: PyTorch maps a range one page (2 MiB small, 20 MiB large) per
+ * cuMemMap and records the range once, after the last. The unexplained
+ * mappings that tile [addr, addr + size) from its start, each the nearest
+ * in time among those at its address, explain it; the one that ends last
+ * is the anchor (returned; -1 and nothing marked when they do not tile). */
+static gint
+tile_map (Merge *m, GHashTable *by_addr, const VsSnapAction *a, gboolean has_time, gint64 want)
+{
+  g_autoptr (GArray) pick = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint64 pos = a->addr, end = a->addr + a->size;
+  while (pos < end)
+    {
+      gint j = nearest_at (m, by_addr, pos, 0, has_time, want);
+      if (j < 0)
+        return -1;
+      const DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
+      if (d->bytes > end - pos)
+        return -1;
+      g_array_append_val (pick, j);
+      pos += d->bytes;
+    }
+  gint last = -1;
+  for (guint k = 0; k < pick->len; k++)
+    {
+      guint j = g_array_index (pick, guint, k);
+      DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
+      d->explained = TRUE;
+      if (last < 0 || d->t_end > g_array_index (m->allocs, DAlloc, last).t_end)
+        last = (gint) j;
+    }
+  m->st.maps_tiled++;
+  m->st.mappings_tiled += pick->len;
+  return last;
+}
+
 /* Step 1: anchors and the action times. */
 static guint64 *
 action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_path)
@@ -286,6 +368,7 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
     anchor_t[i] = -1;
   gint64 off0 = m->have_real0 ? -(gint64) m->real0 : 0;
   GArray *diffs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GHashTable) by_addr = allocs_by_addr (m);
   for (guint k = 0; k < n; k++)
     {
       /* files without times: from the last action back, the last free candidate */
@@ -293,31 +376,15 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
       const VsSnapAction *a = &g_array_index (s->actions, VsSnapAction, i);
       if (a->action != SNAP_SEGMENT_ALLOC && a->action != SNAP_SEGMENT_MAP)
         continue;
-      gint best = -1;
-      guint64 bestd = G_MAXUINT64;
-      for (guint j = 0; j < m->allocs->len; j++)
-        {
-          DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
-          if (!d->device || d->explained || !d->has_addr || d->addr != a->addr || d->bytes != a->size)
-            continue;
-          guint64 dist;
-          if (s->has_time)
-            {
-              gint64 want = (gint64) a->t_us * 1000 + off0;
-              dist = (guint64) ABS ((gint64) d->t_end - want);
-            }
-          else
-            dist = G_MAXUINT64 - 1 - j; /* the latest */
-          if (dist < bestd)
-            {
-              bestd = dist;
-              best = (gint) j;
-            }
-        }
+      gint64 want = (gint64) a->t_us * 1000 + off0;
+      gint best = nearest_at (m, by_addr, a->addr, a->size, s->has_time, want);
+      if (best >= 0)
+        g_array_index (m->allocs, DAlloc, best).explained = TRUE;
+      else if (a->action == SNAP_SEGMENT_MAP)
+        best = tile_map (m, by_addr, a, s->has_time, want);
       if (best < 0)
         continue;
       DAlloc *d = &g_array_index (m->allocs, DAlloc, best);
-      d->explained = TRUE;
       anchor_t[i] = (gint64) d->t_end;
       m->st.anchors++;
       /* a gap's made-up segment has the later dump's time, not its own */
@@ -809,6 +876,8 @@ add_stats (cJSON *h, const VsMergeStats *st, const VsSnapJoin *j, const char *sn
   cJSON_AddNumberToObject (o, "lives_widened", (double) st->stretched);
   cJSON_AddNumberToObject (o, "widened_max_ns", (double) st->stretch_max_ns);
   cJSON_AddNumberToObject (o, "references_dropped", (double) st->unresolved);
+  cJSON_AddNumberToObject (o, "segment_maps_of_several_mappings", (double) st->maps_tiled);
+  cJSON_AddNumberToObject (o, "mappings_in_them", (double) st->mappings_tiled);
   cJSON_AddNumberToObject (o, "dumps", (double) j->dumps);
   cJSON_AddNumberToObject (o, "dump_overlap_actions", (double) j->overlap);
   cJSON_AddNumberToObject (o, "dump_gaps", (double) j->gaps);

@@ -22,6 +22,8 @@ typedef struct {
   guint64 stretch_max_ns;
   guint64 unresolved;         /* references no tensor could take (dropped) */
   guint64 first_tensor_id;
+  guint64 maps_tiled;         /* segment_maps explained by several driver mappings (expandable segments) */
+  guint64 mappings_tiled;     /* the mappings in them */
   guint dumps, gaps;          /* snapshot dumps joined (snapshot-parts.h); gaps between them */
 } VsMergeStats;
 

@@ -680,6 +680,75 @@ test_parts (gconstpointer data)
   snapshot_join_clear (&j);
 }
 
+/* Expandable segments at the window's start, on the real
+ * thesis-text-to-SQL snapshot (expandable_segments:True, final state only:
+ * device 0 has a 2 MiB small segment at 0x403c00000 holding two 4704 B
+ * tensors and a 40 MiB large one at 0x938c00000 holding one of 8519680 B).
+ * PyTorch mapped them one page per cuMemMap, so the driver saw three
+ * mappings: 2 MiB at 0x403c00000, 20 MiB at 0x938c00000 and 20 MiB at
+ * 0x93a000000 (the second large page). A kernel after them touches
+ * mappings 1 and 3, its pointers the three tensors' bases + 4 (the large
+ * tensor, 0x939b5fc00 + 8519680 = 0x93a37fc00, straddles the two large
+ * pages: its pointer is in the first). All three mappings are explained,
+ * the three tensors are allocated first, and the kernel touches them. */
+static void
+test_expandable (void)
+{
+  const char *dir0 = g_getenv ("VRAMSIM_REAL_TRACES");
+  g_autofree char *snap = g_build_filename (dir0 ? dir0 : "../shared/real-traces", "snapshots",
+                                            "thesis-text-to-SQL-dump.pickle", NULL);
+  if (!g_file_test (snap, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("real snapshots not found");
+      return;
+    }
+  g_autofree char *dir = g_dir_make_tmp ("vs-merge-XXXXXX", NULL);
+  g_autofree char *trace = g_build_filename (dir, "t.jsonl", NULL);
+  g_autofree char *side = g_build_filename (dir, "t.jsonl.addrs", NULL);
+  g_autofree char *out = g_build_filename (dir, "o.jsonl", NULL);
+  g_assert_true (g_file_set_contents (trace, "{\"vramsim_trace\": 1, \"time_unit\": \"ns\"}\n"
+      "{\"t\": 100, \"op\": \"alloc\", \"id\": 1, \"bytes\": 2097152, \"kind\": \"device\"}\n"
+      "{\"t\": 200, \"op\": \"alloc\", \"id\": 2, \"bytes\": 20971520, \"kind\": \"device\"}\n"
+      "{\"t\": 300, \"op\": \"alloc\", \"id\": 3, \"bytes\": 20971520, \"kind\": \"device\"}\n"
+      "{\"t\": 400, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1000, \"touches\": [1, 2]}\n",
+      -1, NULL));
+  g_assert_true (g_file_set_contents (side, "vramcap-addrs 1 0\na 0 403c00000\na 1 938c00000\na 2 93a000000\n"
+                                      "k 3 403c2c004 403c2d404 939b5fc04\n", -1, NULL));
+  GError *error = NULL;
+  VsMergeStats st;
+  g_assert_true (merge_tensor (snap, 0, trace, NULL, out, &st, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (st.segments, ==, 3);
+  g_assert_cmpuint (st.driver_kept, ==, 0);
+  g_assert_cmpuint (st.tensors, ==, 3);
+  g_assert_cmpuint (st.refs_exact, ==, 3);
+  g_autoptr (VsTraceReader) r = trace_open (out, &error);
+  g_assert_no_error (error);
+  const cJSON *set = cJSON_GetObjectItemCaseSensitive (trace_reader_header (r)->extra, "allocator_settings");
+  g_assert_true (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (set, "expandable_segments")));
+  static const guint64 bytes[3] = { 4704, 4704, 8519680 };
+  VsEvent ev;
+  for (guint i = 0; i < 3; i++)
+    {
+      g_assert_true (trace_next (r, &ev, &error));
+      g_assert_cmpint (ev.op, ==, VS_OP_ALLOC);
+      g_assert_cmpuint (ev.id, ==, 4 + i);
+      g_assert_cmpuint (ev.bytes, ==, bytes[i]);
+    }
+  g_assert_true (trace_next (r, &ev, &error));
+  g_assert_cmpint (ev.op, ==, VS_OP_KERNEL);
+  g_assert_cmpuint (ev.n_touches, ==, 3);
+  g_assert_cmpuint (ev.touches[0], ==, 4);
+  g_assert_cmpuint (ev.touches[1], ==, 5);
+  g_assert_cmpuint (ev.touches[2], ==, 6);
+  g_assert_false (trace_next (r, &ev, &error));
+  g_assert_no_error (error);
+  g_unlink (trace);
+  g_unlink (side);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
 /* Bad input: a missing sidecar and a corrupt one, each one message naming
  * the file, and no output. */
 static void
@@ -752,5 +821,6 @@ main (int argc, char **argv)
       g_test_add_data_func (pname, &cases[i], test_parts);
     }
   g_test_add_func ("/merge-tensor/errors", test_errors);
+  g_test_add_func ("/merge-tensor/expandable-start", test_expandable);
   return g_test_run ();
 }
