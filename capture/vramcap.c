@@ -153,17 +153,20 @@ run_wait (char *const *av)
 static void
 post_torch (const char *absout, const char *base)
 {
-  char status_path[PATH_MAX + 32], line[PATH_MAX + 256];
+  char status_path[PATH_MAX + 32], line[PATH_MAX + 256], conf[4096] = "";
   snprintf (status_path, sizeof status_path, "%s.torch-status", base);
   FILE *f = fopen (status_path, "r");
   if (!f)
     return;
   int got = fgets (line, sizeof line, f) != NULL;
+  /* "async: ..." is followed by the PYTORCH_CUDA_ALLOC_CONF in force */
+  int got_conf = got && fgets (conf, sizeof conf, f) != NULL;
   fclose (f);
   unlink (status_path);
   if (!got)
     return;
   line[strcspn (line, "\n")] = 0;
+  conf[strcspn (conf, "\n")] = 0;
   struct stat sb;
   if (stat (absout, &sb) != 0)
     return; /* the shim wrote no trace (it says why) */
@@ -184,13 +187,18 @@ post_torch (const char *absout, const char *base)
              "allocations (set VRAMCAP_VRAMSIM)\n", vs);
     return;
   }
-  char *av[8];
+  char *av[10];
   int k = 0;
   av[k++] = vs;
   av[k++] = (char *) "convert";
   if (strncmp (line, "ok ", 3) == 0) {
     av[k++] = (char *) "--tensor";
     av[k++] = line + 3;
+  } else if (strncmp (line, "async: ", 7) == 0 && got_conf) {
+    av[k++] = (char *) "--tensor-async";
+    av[k++] = conf;
+    av[k++] = (char *) "--tensor-note";
+    av[k++] = line;
   } else {
     av[k++] = (char *) "--tensor-note";
     av[k++] = line;

@@ -27,7 +27,7 @@ export LD_LIBRARY_PATH="$STUB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset PYTHONPATH VRAMCAP_TORCH_ENTRIES VRAMCAP_TORCH_POLL
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo "1..18"
+echo "1..20"
 
 # norm TRACE: the header's allocations, tensor_note and tensor_merge counts,
 # then one line per event without t and host_ns.
@@ -336,7 +336,38 @@ assert got == want, got
 PY
 ok $? "expandable segments replayed: 3 maps, 2 unmaps, 62 MiB reserved peak as the fake allocator's"
 
-# 17-18: usage.
+# 17-18: the cudaMallocAsync backend: torch keeps no history there (its
+# recordHistory raises), and every tensor is one cuMemAllocAsync. The same
+# program: no snapshot; the trace's three stream-ordered allocations are the
+# tensors, so the header says allocations tensor, allocator kind async, the
+# conf, and why; events unchanged. Replayed with the async model (the
+# header's kind): peak in use 4096 + 1048577 = 1052673 B, one 2 MiB step of
+# reserve (memory.alloc_granularity), kept at the end (the pool's release
+# threshold is PyTorch's UINT64_MAX, and its empty_cache, cudaMemPoolTrimTo,
+# is not recorded).
+PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync PYTHONPATH=$FT "$VRAMCAP" --mode hook -o as.vtrace python3 prog.py > as.out 2> as.err
+rc=$?
+PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync PYTHONPATH=$FT "$VRAMCAP" --mode hook --no-torch -o asd.vtrace python3 prog.py > /dev/null 2>&1
+norm as.vtrace > as.norm && norm asd.vtrace > asd.norm && [ $rc = 3 ] && cmp -s plain.out as.out && [ ! -s as.err ] \
+  && [ ! -e as.torch.pickle ] && sed 1d as.norm > a && sed 1d asd.norm > b && cmp -s a b \
+  && [ "$(grep -c '"op": "alloc", "stream": 0' a)" = 3 ] \
+  && head -1 as.norm | grep -q '^{"allocations": "tensor", "conf": "backend:cudaMallocAsync", "merge": {"driver_allocations_kept": 0}, "note": "async: torch 2.5.1+fake runs backend:cudaMallocAsync, which keeps no memory history'
+ok $? "cudaMallocAsync backend: no history, events unchanged, header allocations tensor with why"
+"$VRAMSIM" convert as.vtrace as.jsonl && "$VRAMSIM" replay as.vtrace --format json -o as.json 2> /dev/null && python3 - <<'PY'
+import json
+h = json.loads(open("as.jsonl").readline())
+assert h["allocator_settings"] == {"kind": "async", "PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"}, h
+assert h["tensor_merge"] == {"backend": "cudaMallocAsync", "stream_ordered_allocations": 3,
+                             "driver_allocations_kept": 0}, h["tensor_merge"]
+a = json.load(open("as.json"))["memory"]["allocator"]
+want = {"kind": "async", "peak_allocated_bytes": 1052673, "peak_reserved_bytes": 2097152,
+        "end_reserved_bytes": 2097152}
+got = {k: a.get(k) for k in want}
+assert got == want, got
+PY
+ok $? "cudaMallocAsync backend replayed with the async model: 1052673 B peak in use, 2 MiB reserved"
+
+# 19-20: usage.
 "$VRAMCAP" --torch-entries 0 true > /dev/null 2>&1
 [ $? = 2 ]; ok $? "--torch-entries 0: exit 2"
 "$VRAMCAP" --mode hook -o nope.vtrace ./no-such-program 2> nope.err

@@ -55,6 +55,8 @@ def _vramcap_hook():
         try:
             with open(status_path + ".tmp", "w") as f:
                 f.write(st["status"] + "\n")
+                if "conf" in st:  # the backend's settings, as the program had them at CUDA start
+                    f.write(st["conf"].replace("\n", " ") + "\n")
             _os.replace(status_path + ".tmp", status_path)
         except OSError as e:
             note("cannot write %s: %s" % (status_path, e))
@@ -105,11 +107,25 @@ def _vramcap_hook():
         st["status"] = "recording: torch %s" % st["torch"]
 
         def start():
+            # The cudaMallocAsync backend keeps no history (its recordHistory
+            # raises "cudaMallocAsync does not yet support recordHistory"),
+            # and needs none: each tensor is one cudaMallocAsync, which the
+            # driver-level trace has. Asked first, so torch raises nothing.
+            try:
+                backend = mem.get_allocator_backend()
+            except Exception:
+                backend = None
+            if backend == "cudaMallocAsync":
+                set_async()
+                return
             try:
                 mem._record_memory_history(enabled="all", context="all", stacks="python",
                                            max_entries=entries)
                 st["history"] = True
             except Exception as e:
+                if "cudaMallocAsync" in str(e):
+                    set_async()
+                    return
                 st["status"] = "error: _record_memory_history failed: %s" % e
                 note(st["status"])
                 return
@@ -123,6 +139,12 @@ def _vramcap_hook():
             note(st["status"])
             return
         install_signals()
+
+    def set_async():
+        st["status"] = ("async: torch %s runs backend:cudaMallocAsync, which keeps no memory history "
+                        "(its recordHistory refuses); each tensor is one cudaMallocAsync, which the "
+                        "trace has as a stream-ordered allocation" % st["torch"])
+        st["conf"] = _os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
 
     def start_poller(torch):
         import threading

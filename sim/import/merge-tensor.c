@@ -1089,3 +1089,67 @@ merge_tensor_note (const char *trace_path, const char *note, const char *out_pat
     }
   return trace_writer_finish (g_steal_pointer (&w), error);
 }
+
+gboolean
+merge_tensor_async (const char *trace_path, const char *alloc_conf, const char *note, const char *out_path,
+                    VsMergeStats *stats, GError **error)
+{
+  g_autoptr (VsTraceReader) r = trace_open (trace_path, error);
+  if (r == NULL)
+    return FALSE;
+  /* Counted first (the header comes before the events): stream-ordered
+   * device allocations are the backend's tensors, the rest the driver's. */
+  VsMergeStats st = { 0 };
+  VsEvent ev;
+  GError *e = NULL;
+  while ((event_init (&ev, VS_OP_MARK), trace_next (r, &ev, &e)))
+    if (ev.op == VS_OP_ALLOC && ev.kind == VS_MEM_DEVICE)
+      {
+        if (ev.has_stream)
+          st.tensors++;
+        else
+          st.driver_kept++;
+      }
+  if (e != NULL)
+    {
+      g_propagate_error (error, e);
+      return FALSE;
+    }
+  g_clear_pointer (&r, trace_close);
+  r = trace_open (trace_path, error);
+  if (r == NULL)
+    return FALSE;
+  g_autoptr (VsTraceHeader) h = trace_header_copy (trace_reader_header (r));
+  if (h->extra == NULL)
+    h->extra = cJSON_CreateObject ();
+  trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
+  cJSON *set = cJSON_CreateObject ();
+  cJSON_AddStringToObject (set, "kind", "async");
+  if (alloc_conf != NULL)
+    cJSON_AddStringToObject (set, "PYTORCH_CUDA_ALLOC_CONF", alloc_conf);
+  trace_header_set_allocator_settings (h, set);
+  if (note != NULL)
+    set_field (h->extra, "tensor_note", cJSON_CreateString (note));
+  cJSON_DeleteItemFromObjectCaseSensitive (h->extra, "allocator_state");
+  cJSON *o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "backend", "cudaMallocAsync");
+  cJSON_AddNumberToObject (o, "stream_ordered_allocations", (double) st.tensors);
+  cJSON_AddNumberToObject (o, "driver_allocations_kept", (double) st.driver_kept);
+  set_field (h->extra, "tensor_merge", o);
+  g_autoptr (VsTraceWriter) w = trace_writer_new (out_path, VS_FORMAT_AUTO, h, error);
+  if (w == NULL)
+    return FALSE;
+  while (trace_next (r, &ev, &e))
+    if (!trace_writer_write (w, &ev, error))
+      return FALSE;
+  if (e != NULL)
+    {
+      g_propagate_error (error, e);
+      return FALSE;
+    }
+  if (!trace_writer_finish (g_steal_pointer (&w), error))
+    return FALSE;
+  if (stats)
+    *stats = st;
+  return TRUE;
+}

@@ -47,3 +47,13 @@ gboolean merge_tensor_snapshot (const VsSnapshot *s, const VsSnapJoin *join, con
  * "tensor_note": NOTE in the header (why there are no tensors). */
 gboolean merge_tensor_note (const char *trace_path, const char *note, const char *out_path,
                             GError **error);
+
+/* The cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync),
+ * which keeps no memory history: every tensor is one cudaMallocAsync, so
+ * the trace's stream-ordered allocations already are the tensors. Copies
+ * TRACE_PATH with "allocations": "tensor", allocator_settings {"kind":
+ * "async", PYTORCH_CUDA_ALLOC_CONF: ALLOC_CONF (may be NULL)}, NOTE (may be
+ * NULL) as "tensor_note", and the counts in "tensor_merge" (STATS: tensors =
+ * stream-ordered device allocations, driver_kept = the other device ones). */
+gboolean merge_tensor_async (const char *trace_path, const char *alloc_conf, const char *note,
+                             const char *out_path, VsMergeStats *stats, GError **error);

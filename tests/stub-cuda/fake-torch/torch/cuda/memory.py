@@ -17,6 +17,14 @@ import time
 
 _conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
 _expandable = "expandable_segments:True" in (_conf or "")
+# backend:cudaMallocAsync: one cuMemAllocAsync per request, no history (as
+# torch's CUDAMallocAsyncAllocator, whose recordHistory and snapshot raise)
+_async = "backend:cudaMallocAsync" in (_conf or "")
+_async_live = {}
+
+
+def get_allocator_backend():
+    return "cudaMallocAsync" if _async else "native"
 
 _lib = None
 _history = None
@@ -47,11 +55,19 @@ def _record(action, addr, size, frames=None):
 def _record_memory_history(enabled="all", context="all", stacks="all", max_entries=sys.maxsize,
                            device=None, clear_history=False):
     global _history, _max_entries
+    if _async:
+        raise RuntimeError("cudaMallocAsync does not yet support recordHistory. "
+                           "If you need it, please file an issue describing your use case.")
     _history = [] if enabled else None
     _max_entries = max_entries
 
 
 def _malloc(nbytes):
+    if _async:
+        p = ctypes.c_uint64()
+        _ck(_lib.cuMemAllocAsync(ctypes.byref(p), ctypes.c_size_t(nbytes), None), "cuMemAllocAsync")
+        _async_live[p.value] = nbytes
+        return p.value
     size = max(512, (nbytes + 511) // 512 * 512)
     kind = "small" if size <= (1 << 20) else "large"
     frames = _frames()
@@ -118,6 +134,10 @@ def _malloc_expandable(nbytes, size, kind, frames):
 
 
 def _free(ptr):
+    if _async:
+        del _async_live[ptr]
+        _ck(_lib.cuMemFreeAsync(ctypes.c_uint64(ptr), None), "cuMemFreeAsync")
+        return
     for seg in _segments:
         for b in seg["blocks"]:
             if b[0] == ptr and b[3]:
@@ -130,6 +150,8 @@ def _free(ptr):
 
 
 def _empty_cache():
+    if _async:
+        return  # torch: cudaMemPoolTrimTo(pool, 0), which the shim does not record
     for seg in list(_segments):
         if any(b[3] for b in seg["blocks"]):
             continue
@@ -151,6 +173,8 @@ def _empty_cache():
 
 
 def _dump_snapshot(filename="dump_snapshot.pickle"):
+    if _async:
+        raise RuntimeError("Calling snapshot with backend:cudaMallocAsync is not meaningful.")
     segs = []
     for seg in _segments:
         if seg["total_size"] == 0:
