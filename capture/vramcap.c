@@ -226,6 +226,35 @@ post_torch (const char *absout, const char *base)
              strncmp (line, "ok ", 3) == 0 ? line + 3 : "SNAPSHOT", absout);
 }
 
+/* The program's other processes (torchrun's workers, ...): each wrote
+ * BASE.TAG.torch-status beside its own trace (TAG: rankN or the pid;
+ * capture/recorder.c), merged with its own snapshot the same way. */
+static void
+post_others (const char *absout, const char *base)
+{
+  char pat[PATH_MAX + 32];
+  snprintf (pat, sizeof pat, "%s.*.torch-status", base);
+  glob_t g;
+  memset (&g, 0, sizeof g);
+  if (glob (pat, 0, NULL, &g) != 0) {
+    globfree (&g);
+    return;
+  }
+  size_t bl = strlen (base), ol = strlen (absout);
+  int ext = ol > 7 && strcmp (absout + ol - 7, ".vtrace") == 0;
+  for (size_t k = 0; k < g.gl_pathc; k++) {
+    const char *p = g.gl_pathv[k];
+    size_t pl = strlen (p), sl = strlen (".torch-status");
+    if (pl <= bl + 1 + sl)
+      continue;
+    char tbase[PATH_MAX + 32], trace[PATH_MAX + 48];
+    snprintf (tbase, sizeof tbase, "%.*s", (int) (pl - sl), p);
+    snprintf (trace, sizeof trace, "%s%s", tbase, ext ? ".vtrace" : "");
+    post_torch (trace, tbase);
+  }
+  globfree (&g);
+}
+
 static volatile sig_atomic_t g_child;
 
 static void
@@ -391,13 +420,18 @@ main (int argc, char **argv)
     char sp[PATH_MAX + 32];
     snprintf (sp, sizeof sp, "%s.torch-status", base);
     unlink (sp);
-    /* nor its part dumps: the merge joins every SNAPSHOT.partK it finds */
-    glob_t g;
-    snprintf (sp, sizeof sp, "%s.torch.pickle.part[0-9]*", base);
-    if (glob (sp, GLOB_NOSORT, NULL, &g) == 0)
-      for (size_t k = 0; k < g.gl_pathc; k++)
-        unlink (g.gl_pathv[k]);
-    globfree (&g);
+    /* nor its part dumps (the merge joins every SNAPSHOT.partK it finds),
+     * nor those of the other processes (BASE.TAG.torch-status, ...) */
+    const char *pats[] = { "%s.torch.pickle.part[0-9]*", "%s.*.torch-status", "%s.*.torch.pickle.part[0-9]*" };
+    for (size_t p = 0; p < 3; p++) {
+      glob_t g;
+      memset (&g, 0, sizeof g);
+      snprintf (sp, sizeof sp, pats[p], base);
+      if (glob (sp, GLOB_NOSORT, NULL, &g) == 0)
+        for (size_t k = 0; k < g.gl_pathc; k++)
+          unlink (g.gl_pathv[k]);
+      globfree (&g);
+    }
   }
   /* The exec-or-fail report of the child comes back through a pipe. */
   int fds[2];
@@ -449,6 +483,7 @@ main (int argc, char **argv)
     return exec_err == ENOENT ? 127 : 126;
   }
   post_torch (absout, base);
+  post_others (absout, base);
   if (WIFSIGNALED (st)) {
     /* Die of the same signal (the child already dumped any core). */
     int sig = WTERMSIG (st);

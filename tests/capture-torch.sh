@@ -27,7 +27,7 @@ export LD_LIBRARY_PATH="$STUB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset PYTHONPATH VRAMCAP_TORCH_ENTRIES VRAMCAP_TORCH_POLL
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo "1..20"
+echo "1..22"
 
 # norm TRACE: the header's allocations, tensor_note and tensor_merge counts,
 # then one line per event without t and host_ns.
@@ -367,7 +367,74 @@ assert got == want, got
 PY
 ok $? "cudaMallocAsync backend replayed with the async model: 1052673 B peak in use, 2 MiB reserved"
 
-# 19-20: usage.
+# 19-20: several processes, as torchrun runs them: a launcher (Python, no
+# torch) starts two workers with RANK 0 and 1 and a third without RANK;
+# rank 0 forks a child that allocates (it inherits RANK, not the rank's
+# name). Each process writes its own trace and snapshot, named rankN for
+# the first process of a rank, else by pid, and vramcap merges each with
+# its own snapshot: t.rank0 (one 8192 B tensor), t.rank1 (12288 B), t.PID
+# (4096 B); the fork child's t.PID is driver-level (a forked process dumps
+# no snapshot: CUDA does not survive fork); the launcher's t.vtrace is empty
+# and says no-torch.
+cat > worker.py <<'PY'
+import os, sys, time
+import torch
+def step(): time.sleep(0.02)
+rank = int(os.environ.get("RANK", "-1"))
+x = torch.cuda.empty(4096 * (rank + 2)); step()
+torch.cuda.axpy(x, x); step()
+torch.cuda.free(x); step()
+if rank == 0:
+    pid = os.fork()
+    if pid == 0:
+        torch.cuda.empty(4 << 20)
+        os._exit(0)
+    os.waitpid(pid, 0)
+PY
+cat > launch.py <<'PY'
+import os, subprocess, sys
+procs = []
+for r in range(2):
+    env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2")
+    procs.append(subprocess.Popen([sys.executable, "worker.py"], env=env))
+procs.append(subprocess.Popen([sys.executable, "worker.py"]))
+print(" ".join(str(p.pid) for p in procs))
+sys.exit(max(p.wait() for p in procs))
+PY
+mkdir mp && cp worker.py mp/ && cd mp || exit 1
+PYTHONPATH=$FT "$VRAMCAP" --mode hook -o t.vtrace python3 ../launch.py > mp.out 2> mp.err
+rc=$?
+set -- $(cat mp.out)
+[ $rc = 0 ] && [ -f t.rank0.vtrace ] && [ -f t.rank1.vtrace ] && [ -f "t.$3.vtrace" ] && [ -f t.rank0.torch.pickle ] \
+  && [ -f t.rank1.torch.pickle ] && [ -f "t.$3.torch.pickle" ] && [ -z "$(ls | grep torch-status)" ] \
+  && [ "$(ls t.*.vtrace | wc -l)" = 4 ] || { ls >&2; cat mp.err >&2; false; }
+ok $? "several processes: one trace and one snapshot per process (t.rank0, t.rank1, t.PID, the fork child's t.PID)"
+python3 - "$VRAMSIM" "$1" "$2" "$3" <<'PY'
+import json, os, subprocess, sys
+vs, p0, p1, p2 = sys.argv[1:]
+def read(f):
+    out = subprocess.run([vs, "convert", f, "-"], capture_output=True, text=True, check=True).stdout
+    lines = [json.loads(l) for l in out.splitlines()]
+    return lines[0], lines[1:]
+for f, pid, nbytes in (("t.rank0.vtrace", p0, 8192), ("t.rank1.vtrace", p1, 12288), ("t.%s.vtrace" % p2, p2, 4096)):
+    h, ev = read(f)
+    assert h["allocations"] == "tensor" and h["capture"]["pid"] == int(pid), (f, h)
+    assert h["tensor_merge"]["snapshot"] == f.replace(".vtrace", ".torch.pickle"), h["tensor_merge"]
+    allocs = [e for e in ev if e["op"] == "alloc"]
+    assert [a["bytes"] for a in allocs] == [nbytes] and allocs[0]["tag"] == "worker.py:5 <module>", (f, allocs)
+    assert [e["touches"] for e in ev if e["op"] == "kernel"] == [[allocs[0]["id"]]], (f, ev)
+child = [f for f in os.listdir(".") if f.endswith(".vtrace") and f not in
+         ("t.vtrace", "t.rank0.vtrace", "t.rank1.vtrace", "t.%s.vtrace" % p2)]
+assert len(child) == 1, child
+h, ev = read(child[0])
+assert h["allocations"] == "driver" and [e["bytes"] for e in ev if e["op"] == "alloc"] == [20971520], (h, ev)
+h, ev = read("t.vtrace")
+assert ev == [] and h["tensor_note"] == "no-torch: the program never imported torch", h
+PY
+ok $? "several processes: each rank merged with its own snapshot (8192, 12288, 4096 B), the fork child driver-level, the launcher empty"
+cd ..
+
+# 21-22: usage.
 "$VRAMCAP" --torch-entries 0 true > /dev/null 2>&1
 [ $? = 2 ]; ok $? "--torch-entries 0: exit 2"
 "$VRAMCAP" --mode hook -o nope.vtrace ./no-such-program 2> nope.err

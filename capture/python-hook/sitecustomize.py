@@ -16,7 +16,8 @@
 #     buffer is about to wrap (a daemon thread reads the allocator's
 #     counters every $VRAMCAP_TORCH_POLL seconds; torch has no per-allocation
 #     callback);
-#   * writes a one-line status for vramcap (the process vramcap started only).
+#   * writes a one-line status for vramcap, which merges each process's
+#     trace with its snapshot after the run.
 # It prints nothing on stdout; notes go to stderr as "vramcap: ...". Any
 # failure of its own is a note, never an exception in the program.
 
@@ -29,8 +30,21 @@ def _vramcap_hook():
     out = _os.environ.get("VRAMCAP_OUTPUT", "vramcap.vtrace")
     base = out[:-7] if out.endswith(".vtrace") else out
     root = _os.environ.get("VRAMCAP_PID") == str(_os.getpid())
-    snap = base + (".torch.pickle" if root else ".%d.torch.pickle" % _os.getpid())
-    status_path = base + ".torch-status" if root else None
+    # Other processes are named as the capture shim names their traces
+    # (capture/recorder.c process_tag): "rankN" for the first process with
+    # that $RANK (else $LOCAL_RANK), as $VRAMCAP_RANK_OWNER says, else the pid.
+    tag = "%d" % _os.getpid()
+    for name in ("RANK", "LOCAL_RANK"):
+        v = _os.environ.get(name, "")
+        if v.isdigit() and int(v) < 1000000:
+            owner = _os.environ.get("VRAMCAP_RANK_OWNER")
+            if owner is None or owner == "%d:%d" % (int(v), _os.getpid()):
+                tag = "rank%d" % int(v)
+            break
+    me = base if root else "%s.%s" % (base, tag)
+    snap = me + ".torch.pickle"
+    # every process says how it went; vramcap merges each after the run
+    status_path = me + ".torch-status"
     try:
         entries = int(_os.environ.get("VRAMCAP_TORCH_ENTRIES", "1000000"))
     except ValueError:
