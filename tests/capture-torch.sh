@@ -27,7 +27,7 @@ export LD_LIBRARY_PATH="$STUB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset PYTHONPATH VRAMCAP_TORCH_ENTRIES VRAMCAP_TORCH_POLL
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo "1..22"
+echo "1..23"
 
 # norm TRACE: the header's allocations, tensor_note and tensor_merge counts,
 # then one line per event without t and host_ns.
@@ -278,6 +278,14 @@ rm -f ring.torch.pickle.part2
   && grep -q "^vramsim: warning: --tensor: 1 of the 3 dumps of ring.torch.pickle follow a gap" gap.err \
   || { cat ring.err gap.err >&2; false; }
 ok $? "a lost part: the gap named in the header's warnings and on stderr, the window joined around it"
+# A stale part out of order (part1 again as part9): refused, naming it, no output.
+cp ring.torch.pickle.part1 ring.torch.pickle.part9
+"$VRAMSIM" convert --tensor ring.torch.pickle ring.vtrace stale.jsonl 2> stale.err
+rc=$?
+[ $rc = 1 ] && [ ! -e stale.jsonl ] && [ "$(wc -l < stale.err)" = 1 ] \
+  && grep -q "ring.torch.pickle.part3 ends after ring.torch.pickle.part9: not dumps of one run in order" stale.err \
+  || { cat stale.err >&2; false; }
+ok $? "a stale part dump out of order: refused with one message naming both, no output"
 cd ..
 
 # 15-16: expandable segments (a constructed run: none of the real snapshots
