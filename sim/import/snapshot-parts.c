@@ -304,14 +304,19 @@ snapshot_join (VsSnapshot **parts, guint n, const char *const *names, VsSnapJoin
       guint q = overlap (prev->actions, next->actions);
       if (q == 0 && prev->actions->len > 0 && next->actions->len > 0)
         {
+          /* the first three said in full, the rest counted (a note per
+           * gap would bury the header of a long run with a slow poller) */
           j->gaps++;
-          g_string_append_printf (note, "%sentries lost between %s and %s (no action in common: the ring buffer "
+          g_autoptr (GString) what = g_string_new (NULL);
+          g_string_append_printf (what, "%sentries lost between %s and %s (no action in common: the ring buffer "
                                   "wrapped before the hook's next look), the state resynchronised from the "
                                   "later dump at time_us %" G_GUINT64_FORMAT ": ",
                                   note->len ? "; " : "", names ? names[k - 1] : "a dump",
                                   names ? names[k] : "the next",
                                   g_array_index (next->actions, VsSnapAction, 0).t_us);
-          j->gap_actions += resync (acc, next, note);
+          j->gap_actions += resync (acc, next, what);
+          if (j->gaps <= 3)
+            g_string_append (note, what->str);
         }
       j->overlap += q;
       for (guint i = q; i < next->actions->len; i++)
@@ -339,6 +344,9 @@ snapshot_join (VsSnapshot **parts, guint n, const char *const *names, VsSnapJoin
     }
   parts[0] = NULL;
   snapshot_classify_frees (acc);
+  if (j->gaps > 3)
+    g_string_append_printf (note, "; %u more gaps like these (%u in all, %" G_GUINT64_FORMAT
+                            " actions made up)", j->gaps - 3, j->gaps, j->gap_actions);
   j->note = note->len ? g_strdup (note->str) : NULL;
   return acc;
 }
