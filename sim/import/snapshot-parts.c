@@ -345,8 +345,8 @@ snapshot_join (VsSnapshot **parts, guint n, const char *const *names, VsSnapJoin
   parts[0] = NULL;
   snapshot_classify_frees (acc);
   if (j->gaps > 3)
-    g_string_append_printf (note, "; %u more gaps like these (%u in all, %" G_GUINT64_FORMAT
-                            " actions made up)", j->gaps - 3, j->gaps, j->gap_actions);
+    g_string_append_printf (note, "; and %u more (%u gaps in all, %" G_GUINT64_FORMAT " actions made up)",
+                            j->gaps - 3, j->gaps, j->gap_actions);
   j->note = note->len ? g_strdup (note->str) : NULL;
   return acc;
 }

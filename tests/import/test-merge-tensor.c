@@ -678,6 +678,26 @@ test_parts (gconstpointer data)
   cg.gap = TRUE;
   run_case (&cg, path, FALSE, jg, &j);
   snapshot_join_clear (&j);
+
+  /* five dumps of a ring of 0.1 n, every other tenth lost: four gaps, the
+   * first three described, the fourth counted */
+  VsSnapshot *five[5];
+  for (guint k = 0; k < 5; k++)
+    five[k] = window (path, 2 * k * n / 10, k == 4 ? n : (2 * k + 1) * n / 10);
+  g_autoptr (VsSnapshot) j5 = snapshot_join (five, 5, NULL, &j);
+  g_assert_cmpuint (j.gaps, ==, 4);
+  const char *p = j.note;
+  for (guint k = 0; k < 3; k++)
+    {
+      p = strstr (p, "entries lost between");
+      g_assert_nonnull (p);
+      p++;
+    }
+  g_assert_null (strstr (p, "entries lost between"));
+  g_autofree char *tail = g_strdup_printf ("; and 1 more (4 gaps in all, %" G_GUINT64_FORMAT " actions made up)",
+                                           j.gap_actions);
+  g_assert_true (g_str_has_suffix (j.note, tail));
+  snapshot_join_clear (&j);
 }
 
 /* Expandable segments at the window's start, on the real
