@@ -9,7 +9,9 @@
 #     never imported by the hook itself), then asks torch to turn on the
 #     caching allocator's memory history when CUDA initialises
 #     (torch.cuda._lazy_call: the hook never initialises CUDA), with a ring
-#     buffer of $VRAMCAP_TORCH_ENTRIES entries;
+#     buffer of $VRAMCAP_TORCH_ENTRIES entries (not under the cudaMallocAsync
+#     backend, which keeps none: each of its tensors is one cudaMallocAsync,
+#     already in the driver-level trace; the status says "async");
 #   * dumps the snapshot (torch.cuda.memory._dump_snapshot) at exit, on
 #     SIGTERM and SIGHUP (then the previous handler runs, or the signal's own
 #     disposition, so the process still dies of it), and when the ring
