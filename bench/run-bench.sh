@@ -121,6 +121,14 @@ r=$(per_cpu "$ns")
 row "replay spill $(cnt $ns) (device 1.5x)" "$WALL" "$CPU" "$(rate "$ns" "$WALL")" "${RSS}M" \
     ">=2M ev/s $(verdict "$r" 2000000 '>=')" "$(crate "$ns")"
 grep -o '"swap_out_bytes":[[:space:]]*[0-9]*' "$D/last.out" | head -n 1 | sed 's/^/#   /'
+# The same spill with PyTorch's caching allocator (sim/mem/alloc-policy.part.c,
+# no target): each failed segment malloc releases the cache (a walk of the
+# pool's free blocks, as PyTorch's release_cached_blocks), then tensors are
+# spilled one at a time, the malloc tried after each.
+measure "$VRAMSIM" replay "$D/spill-1m.vtrace" -c a100-80g --set policy.oversubscription=spill --set allocator.kind=pytorch --format json
+row "replay spill $(cnt $ns) (device 1.5x), allocator.kind=pytorch" "$WALL" "$CPU" "$(rate "$ns" "$WALL")" "${RSS}M" \
+    "(no target)" "$(crate "$ns")"
+grep -o '"swap_out_bytes":[[:space:]]*[0-9]*' "$D/last.out" | head -n 1 | sed 's/^/#   /'
 # Sweep: 1,000 configurations (40 capacities x 25 link bandwidths) of a 100k-event trace.
 measure "$VRAMSIM" sweep "$D/plain-100k.vtrace" -c a100-80g -j 2 -o "$D/sweep.csv" \
   --vary memory.capacity=56GiB..95GiB/1GiB --vary link.bandwidth=8GB/s..56GB/s/2GB/s

@@ -186,6 +186,8 @@ trow "kernel: collective of 0 ranks" "trace '{\"t\": 0, \"op\": \"kernel\", \"na
    "in.jsonl:2: field 'collective.ranks' must be at least 1" in.jsonl
 trow "header: unknown allocations" "raw '{\"vramsim_trace\": 1, \"allocations\": \"cuda\"}\n'" \
    "in.jsonl:1: header field 'allocations' must be \"tensor\" or \"driver\"" in.jsonl
+trow "header: unknown allocation_sizes" "raw '{\"vramsim_trace\": 1, \"allocation_sizes\": \"tensor\"}\n'" \
+   "in.jsonl:1: header field 'allocation_sizes' must be \"block\" or \"request\"" in.jsonl
 row "header capture.config is a path (replay)" "raw '{\"vramsim_trace\": 1, \"capture\": {\"config\": \"/dev/stdin\"}}\n'" \
    "in.jsonl: header field 'capture.config' is \"/dev/stdin\", not a preset (presets: a100-40g," replay in.jsonl -c a100-80g -o out.json
 row "header capture.config is a path (sweep)" "raw '{\"vramsim_trace\": 1, \"capture\": {\"config\": \"../../../etc/passwd\"}}\n'" \

@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export VRAMSIM_CONFIGS=$PWD/configs
 real=${VRAMSIM_REAL_TRACES:-../shared/real-traces}/snapshots
-echo 1..7
+echo 1..9
 n=0
 ok () { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 skip () { n=$((n + 1)); echo "ok $n # SKIP $1"; }
@@ -30,6 +30,27 @@ printf '\x80\x04]\x94.' > "$tmp/list.pickle"
 run "$VRAMSIM" convert "$tmp/list.pickle" "$tmp/out.jsonl"
 [ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out.jsonl")" = 1 ] && grep -q '"allocations": "tensor"' "$tmp/out.jsonl"
 ok $? "an empty list (the old torch.cuda.memory_snapshot() form: segments only) imports as a header"
+
+# A header's allocation_sizes is "block" or "request", nothing else.
+printf '{"vramsim_trace": 1, "allocations": "tensor", "allocation_sizes": "blocks"}\n' > "$tmp/bad.jsonl"
+run "$VRAMSIM" replay "$tmp/bad.jsonl" -c rtx3090
+[ $rc -eq 1 ] && [[ $err == *"bad.jsonl:1: header field 'allocation_sizes' must be \"block\" or \"request\""* ]]
+ok $? "a bad allocation_sizes exits 1 naming the header field"
+# A profiler trace's sizes are block sizes: allocated is their sum, the
+# file's own maximum Total Allocated, exactly; reserved is its Total
+# Reserved throughout (docs/validation.md).
+kineto=${VRAMSIM_REAL_TRACES:-../shared/real-traces}/kineto/memory-profile-v100.json.gz
+if [ -r "$kineto" ]; then
+  run "$VRAMSIM" convert "$kineto" "$tmp/v100.jsonl"
+  run "$VRAMSIM" replay "$tmp/v100.jsonl" -c v100-sxm2-32g --format json -o "$tmp/v.json"
+  [ $rc -eq 0 ] && grep -q '"peak_allocated_bytes":[[:space:]]*6629508096' "$tmp/v.json" \
+    && grep -q '"peak_reserved_bytes":[[:space:]]*12782141440' "$tmp/v.json" \
+    && grep -q '"end_reserved_bytes":[[:space:]]*12782141440' "$tmp/v.json" \
+    && grep -q '"segment_allocs":[[:space:]]*0,' "$tmp/v.json"
+  ok $? "memory-profile-v100: allocated peaks at 6,629,508,096 B, reserved stays 12,782,141,440 B"
+else
+  skip "real Kineto traces not found"
+fi
 
 if [ ! -r "$real/select_n-snapshot.pickle" ]; then
   for i in 1 2 3 4; do skip "real snapshots not found"; done

@@ -115,7 +115,13 @@ acc_add_few (Sim *s, Op *op, const VsEvent *ev)
     acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | ACC_TOUCH, &kinds, FALSE);
   op->kinds = kinds;
   if (s->mem.dev_only && ev->bytes != VS_NONE && !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
-    n = 0;
+    {
+      /* The allocator model's record_stream needs the list (op_issue
+       * tells it otherwise, once the op's stream is known). */
+      if (G_UNLIKELY (s->mem.amodel != NULL))
+        amodel_uses (s, stream_get (s, ev->stream), acc, n);
+      n = 0;
+    }
   for (guint i = 0; i < n; i++)
     {
       acc[i]->refs++;

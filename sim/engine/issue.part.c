@@ -68,7 +68,11 @@ thread_issue (Sim *s, Thread *t)
         break;
       }
     case VS_OP_EMPTY_CACHE:
-      amodel_empty_cache (s, ev->t);
+      /* Blocks waiting for other streams: the call waits for them first. */
+      if (amodel_empty_cache_wait (s, t, ev->t))
+        f = now;
+      else
+        amodel_empty_cache (s, ev->t);
       break;
     case VS_OP_SYNC:
       f = now;

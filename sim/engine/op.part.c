@@ -141,6 +141,8 @@ op_issue (Sim *s, const VsEvent *ev)
 
   Stream *st = stream_get (s, ev->stream);
   op->st = st;
+  if (G_UNLIKELY (s->mem.amodel != NULL))
+    amodel_uses (s, st, op->acc, op->n_acc);   /* record_stream (alloc-streams.part.c) */
   if (G_UNLIKELY (s->gpu.issue_extra))
     op_issue_extra (s, op, ev);
   op->c.refs++;          /* the stream's queue */

@@ -68,6 +68,7 @@ alloc_unref_last (Alloc *a)
 {
   live_unlink (&a->live);
   job_unref (a->moving);
+  amodel_uses_clear (a);
   /* Recycled (one is made per alloc event), linked through lru_next. */
   a->lru_next = *a->pool;
   *a->pool = a;

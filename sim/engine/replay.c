@@ -63,6 +63,8 @@
 #include "engine/phase.part.c"
 #include "mem/alloc.part.c"
 #include "mem/alloc-model.part.c"
+#include "mem/alloc-policy.part.c"
+#include "mem/alloc-streams.part.c"
 #include "engine/issue.part.c"
 #include "engine/loop.part.c"
 #include "engine/setup.part.c"

@@ -128,6 +128,7 @@ sim_teardown (Sim *s)
     {
       Alloc *a = (Alloc *) (gpointer) ((char *) s->core.live_allocs.next - offsetof (Alloc, live));
       live_unlink (&a->live);
+      amodel_uses_clear (a);
       g_free (a);
     }
   u64map_clear (&s->gpu.events);

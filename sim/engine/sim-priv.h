@@ -33,6 +33,7 @@ typedef struct Op Op;
 typedef struct Job Job;
 typedef struct Thread Thread;
 typedef struct Alloc Alloc;
+typedef struct Stream Stream;
 
 /* ------------------------------------------------------------------ */
 /* Completion: something others wait for (an op, a job).               */
@@ -86,6 +87,10 @@ enum { EQ_OP_RETRY, EQ_JOB_DELAY };
 #define LOC_TIER(k) ((k) + 1)
 #define LOC_NONE (-1)          /* no location (Alloc.below: no copy kept below) */
 
+/* Alloc.home until the first op of an allocation whose event named no
+ * stream (stream ids are below 2^63). */
+#define AMODEL_HOME_UNKNOWN G_MAXUINT64
+
 struct Alloc {
   /* Hot: what every op that uses it reads or writes (one cache line). */
   guint64 id;            /* key in Sim.mem.allocs */
@@ -101,6 +106,7 @@ struct Alloc {
   int refs;
   gboolean fixed;        /* placed by `direct`: never moves */
   gboolean via_model;    /* charged through the allocator model (its segments are the device charge) */
+  gboolean model_freed;  /* via_model: the host freed it, the model has its block back */
   gboolean start_device; /* managed: untouched pages are created on the device (5.7 first touch) */
   gboolean touched;      /* managed: some page has been faulted in */
   guint users;           /* issued ops that access it and have not completed */
@@ -116,6 +122,13 @@ struct Alloc {
   /* managed: residency in evict units, kept as counts (the first
    * resident_groups groups are on the device; see man_bytes) */
   guint32 n_groups, resident_groups, dirty_groups;
+  /* via_model: the stream it was allocated on and the other streams its
+   * ops ran on (what record_stream records: alloc-streams.part.c) */
+  guint64 home;          /* AMODEL_HOME_UNKNOWN: the event named none, and no op has used it */
+  guint64 use_mask;      /* bit i: Sim.gpu.stream_list[i] (i < 64) */
+  GPtrArray *uses;       /* the other streams after the 64th (Stream*), or NULL */
+  guint model_waits;     /* freed: ops on other streams its block waits for */
+  gboolean model_pending;  /* freed: its block is the model's pending one under its id */
 };
 
 struct Job {
@@ -128,12 +141,14 @@ struct Job {
   Job **pool, *next_free;
 };
 
-typedef struct Stream Stream;
 struct Stream {
   guint64 id;
   Op *head, *tail;
   Op *last;              /* last issued op (ref) */
   guint64 cap_end;       /* estimated end of its last op at capture */
+  struct FreeBatch *fb;  /* freed blocks waiting for its last op (alloc-streams.part.c), or NULL */
+  guint idx;             /* its index in Sim.gpu.stream_list */
+  guint64 bit;           /* 1 << idx below 64, else 0 (Alloc.use_mask) */
   Stream *busy_prev, *busy_next;  /* on Sim.gpu.busy while ops are queued */
 };
 
@@ -362,8 +377,16 @@ struct Sim {
     /* The allocator model (alloc-model.part.c): NULL for kind none. */
     VsAlloc *amodel;
     VsAllocKind amodel_kind;
-    gboolean amodel_skipped;   /* tensor-level, but the policy is not oom */
-    guint64 amodel_charged;    /* its reserved bytes, as charged to the device */
+    gboolean amodel_managed;   /* uvm: its segments are managed memory (alloc-policy.part.c) */
+    gboolean amodel_places;    /* spill, direct: a tensor that does not fit goes below */
+    gboolean amodel_no_expandable;  /* uvm turned expandable_segments off (warned) */
+    guint64 amodel_charged;    /* its reserved bytes, as charged to the device
+                                * (uvm: the segments' share charged to the host) */
+    guint64 amodel_live;       /* uvm: bytes of the live tensors in its segments */
+    VsU64Map amodel_pending;   /* id -> Alloc* whose freed block awaits other streams */
+    GPtrArray *amodel_batches; /* every FreeBatch made (alloc-streams.part.c) */
+    struct FreeBatch *free_batches;  /* the recycled ones */
+    guint amodel_empty_waits;  /* ops an empty_cache waits for (alloc-streams.part.c) */
     /* Kind none's own figures: device allocations charged one by one. */
     guint64 none_cur, none_peak, none_allocs, none_frees, none_alloc_bytes;
   } mem;
@@ -510,6 +533,7 @@ static GPtrArray *jobs_take (Sim *s);
 static void jobs_give (Sim *s, GPtrArray *a);
 
 /* mem/policy-spill.part.c */
+static Job *spill_victim (Sim *s, Alloc *v);
 static void swap_in (Sim *s, Op *op);
 
 /* mem/managed.part.c */
@@ -597,6 +621,19 @@ static void amodel_empty_cache (Sim *s, guint64 t);
 static void amodel_sync (Sim *s, guint64 t);
 static void amodel_report (Sim *s, cJSON *mem, cJSON *warnings);
 static void amodel_teardown (Sim *s);
+/* alloc-policy.part.c */
+static gboolean amodel_place (Sim *s, Alloc *a, const VsEvent *ev, GPtrArray *jobs);
+static gboolean amodel_swap_room (Sim *s, Alloc *a, Op *op, GPtrArray *jobs);
+static void amodel_evicted (Sim *s, Alloc *v);
+static void amodel_managed_alloc (Sim *s, Alloc *a, const VsEvent *ev);
+static void amodel_settle_managed (Sim *s, guint64 reserved);
+static void amodel_release (Sim *s, Alloc *a);
+/* alloc-streams.part.c */
+static inline void amodel_uses (Sim *s, Stream *st, Alloc *const *acc, guint n);
+static gboolean amodel_free_deferred (Sim *s, Alloc *a, guint64 t);
+static void amodel_uses_clear (Alloc *a);
+static void amodel_streams_teardown (Sim *s);
+static gboolean amodel_empty_cache_wait (Sim *s, Thread *t, guint64 tt);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
 
 /* engine/issue.part.c */

@@ -33,6 +33,8 @@ stream_get (Sim *s, guint64 id)
     {
       st = g_new0 (Stream, 1);
       st->id = id;
+      st->idx = s->gpu.stream_list->len;
+      st->bit = st->idx < 64 ? G_GUINT64_CONSTANT (1) << st->idx : 0;
       u64map_insert (&s->gpu.streams, id + 1, GPOINTER_TO_SIZE (st));
       g_ptr_array_add (s->gpu.stream_list, st);
       if (G_UNLIKELY (s->out.timeline))

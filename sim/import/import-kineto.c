@@ -1504,6 +1504,9 @@ import_kineto (const char *path, const char *out_path, GError **error)
       {
         extra = cJSON_CreateObject ();
         cJSON_AddStringToObject (extra, "allocations", "tensor");
+        /* Bytes is the block's size (reportMemoryUsageToProfiler in the
+         * caching allocator's malloc passes block->size), not the request. */
+        cJSON_AddStringToObject (extra, "allocation_sizes", "block");
         if (start_reserved > 0)
           cJSON_AddNumberToObject (cJSON_AddObjectToObject (extra, "allocator_state"), "reserved_bytes",
                                    (double) start_reserved);

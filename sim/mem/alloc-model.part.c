@@ -10,16 +10,20 @@
  *    anything else -> none (the engine's own per-allocation
  *    charge, unchanged). With kind auto, the header's allocator_settings
  *    (a snapshot's PYTORCH_CUDA_ALLOC_CONF) replace the config's keys.
- *  - The model runs under policy oom only: spill, direct and uvm move or
- *    place single allocations, which a segment-level model cannot express;
- *    under them the engine charges allocations as kind none does and the
- *    report says so in warnings[].
+ *  - The model runs under every policy; alloc-policy.part.c says how
+ *    spill, direct and uvm act on what it reserves.
  *  - A free returns the block to the model when the host frees it (the
  *    caching allocator's rule: reusable at once by later work on its
  *    stream); the engine keeps the allocation alive for ops queued before
- *    the free, as before.
+ *    the free, as before. A block used on other streams returns when their
+ *    work queued before the free has run (record_stream:
+ *    alloc-streams.part.c).
  *  - The model's driver limit is the device capacity less everything else
  *    charged to it (context, pinned on unified parts, ...).
+ *  - A header "allocation_sizes": "block" (the Kineto importer's: its
+ *    Bytes are block sizes) makes allocated the sum of the trace's sizes;
+ *    the model's blocks still fill its segments (allocator.h,
+ *    sizes_are_blocks).
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one
  * translation unit; not compiled alone). */
@@ -120,12 +124,11 @@ amodel_setup (Sim *s)
   s->mem.amodel_kind = kind;
   if (kind == VS_ALLOC_NONE)
     return;
-  if (c->oversubscription != VS_OVERSUB_OOM)
-    {
-      s->mem.amodel_skipped = TRUE;
-      s->mem.amodel_kind = VS_ALLOC_NONE;
-      return;
-    }
+  /* uvm (not on a unified machine, where managed memory is device memory):
+   * the segments are managed; spill and direct place what does not fit
+   * below (alloc-policy.part.c). */
+  s->mem.amodel_managed = s->mem.device_is_managed && !c->unified;
+  s->mem.amodel_places = s->mem.policy->nofit != nofit_oom;
   VsAllocConfig ac;
   alloc_config_init (&ac);
   ac.kind = kind;
@@ -140,12 +143,33 @@ amodel_setup (Sim *s)
   ac.device_total = c->memory.capacity;
   if (c->allocator.kind == VS_ALLOCATOR_AUTO)
     amodel_header_settings (amodel_header (s, "allocator_settings"), &ac);
+  if (s->mem.amodel_managed && ac.expandable_segments)
+    {
+      /* Expandable segments map physical device memory (cuMemCreate),
+       * which cannot be managed: under uvm the segments are
+       * cudaMallocManaged ranges. */
+      ac.expandable_segments = FALSE;
+      s->mem.amodel_no_expandable = TRUE;
+    }
+  /* A profiler's sizes are block sizes (the readers check the value). */
+  const cJSON *sizes = amodel_header (s, "allocation_sizes");
+  ac.sizes_are_blocks = cJSON_IsString (sizes) && strcmp (sizes->valuestring, "block") == 0;
   s->mem.amodel = alloc_new (&ac);
+  u64map_init (&s->mem.amodel_pending);
+  s->mem.amodel_batches = g_ptr_array_new ();
   const cJSON *state = amodel_header (s, "allocator_state");
   if (cJSON_IsObject (state))
     amodel_seed (s, state);
   VsAllocStats st;
   alloc_stats (s->mem.amodel, &st);
+  if (s->mem.amodel_managed)
+    {
+      /* Managed segments: cudaMallocManaged does not fail for lack of
+       * device memory, and a warm cache is host memory until touched. */
+      alloc_set_limit (s->mem.amodel, VS_ALLOC_UNLIMITED);
+      amodel_settle_managed (s, st.reserved);
+      return;
+    }
   s->mem.amodel_charged = st.reserved;
   if (st.reserved > 0)
     {
@@ -172,7 +196,9 @@ amodel_settle (Sim *s)
   VsAllocStats st;
   alloc_stats (s->mem.amodel, &st);
   guint64 was = s->mem.amodel_charged;
-  if (st.reserved > was)
+  if (s->mem.amodel_managed)
+    amodel_settle_managed (s, st.reserved);
+  else if (st.reserved > was)
     {
       loc_add (s, LOC_DEVICE, st.reserved - was);
       s->mem.dev_nonmanaged += st.reserved - was;
@@ -182,7 +208,8 @@ amodel_settle (Sim *s)
       loc_sub (s, LOC_DEVICE, was - st.reserved);
       s->mem.dev_nonmanaged -= was - st.reserved;
     }
-  s->mem.amodel_charged = st.reserved;
+  if (!s->mem.amodel_managed)
+    s->mem.amodel_charged = st.reserved;
   if (G_UNLIKELY (s->out.series))
     series_allocs (s);
   if (G_UNLIKELY (s->out.timeline))
@@ -224,6 +251,7 @@ amodel_alloc (Sim *s, Alloc *a, const VsEvent *ev)
   a->loc = LOC_DEVICE;
   a->charge = alloc_block_bytes (m, a->id);
   a->via_model = TRUE;
+  a->home = ev->has_stream ? ev->stream : AMODEL_HOME_UNKNOWN;   /* alloc-streams.part.c */
   amodel_settle (s);
   return TRUE;
 }
@@ -231,9 +259,14 @@ amodel_alloc (Sim *s, Alloc *a, const VsEvent *ev)
 static void
 amodel_free (Sim *s, guint64 id, guint64 t)
 {
+  Alloc *a = s->mem.amodel ? alloc_find (s, id) : NULL;
+  if (a != NULL)
+    a->model_freed = TRUE;   /* not swapped back in (alloc-policy.part.c) */
   if (s->mem.amodel && alloc_is_live (s->mem.amodel, id))
     {
-      alloc_free (s->mem.amodel, id, t);
+      /* Used on other streams: its block waits for them (alloc-streams.part.c). */
+      if (a == NULL || !a->via_model || !amodel_free_deferred (s, a, t))
+        alloc_free (s->mem.amodel, id, t);
       amodel_settle (s);
     }
 }
@@ -290,10 +323,10 @@ amodel_report (Sim *s, cJSON *mem, cJSON *warnings)
       cJSON_AddNumberToObject (o, "segment_alloc_bytes", (double) s->mem.none_alloc_bytes);
       cJSON_AddNumberToObject (o, "fragmentation_peak", 0);
     }
-  if (s->mem.amodel_skipped)
+  if (s->mem.amodel_no_expandable)
     cJSON_AddItemToArray (warnings, cJSON_CreateString (
-        "allocator: the trace's allocations are tensor-level, but the allocator model runs under "
-        "policy oom only; under this policy each allocation is charged rounded to memory.alloc_granularity"));
+        "allocator: expandable_segments is off under policy uvm (its pages are physical device memory, "
+        "which cannot be managed; the segments are cudaMallocManaged ranges)"));
   if (s->stats.n_allocs == 0)
     cJSON_AddItemToArray (warnings, cJSON_CreateString (
         "memory unknown: the trace has no allocation events (a profiler run without profile_memory?); "
@@ -303,5 +336,8 @@ amodel_report (Sim *s, cJSON *mem, cJSON *warnings)
 static void
 amodel_teardown (Sim *s)
 {
+  if (s->mem.amodel)
+    u64map_clear (&s->mem.amodel_pending);
+  amodel_streams_teardown (s);
   g_clear_pointer (&s->mem.amodel, alloc_free_model);
 }

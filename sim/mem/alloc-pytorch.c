@@ -284,11 +284,14 @@ release_block (Pt *pt, PtBlock *b)
 
 /* ---- expandable segments ---- */
 
+/* A new range of at least MIN bytes: more than the device has is asked
+ * only with the driver limit lifted (--keep-going), and must not run off
+ * the range's end. */
 static PtSeg *
-seg_new (Pt *pt, guint64 base, guint64 page, guint64 stream)
+seg_new (Pt *pt, guint64 base, guint64 page, guint64 stream, guint64 min)
 {
   guint64 total = pt->a->cfg.device_total != 0 ? pt->a->cfg.device_total : 256ull << 30;
-  guint64 handles = (total + total / 8 + page - 1) / page;
+  guint64 handles = MAX ((total + total / 8 + page - 1) / page, (min + page - 1) / page);
   PtSeg *es = g_new0 (PtSeg, 1);
   es->page = page;
   es->size = handles * page;
@@ -329,7 +332,7 @@ find_expandable_block (Pt *pt, PtPool *p, guint64 stream, guint64 size)
       if (has_space (c, size))
         return c;
     }
-  PtSeg *es = seg_new (pt, 0, p->small ? K_SMALL_BUFFER : pt->a->cfg.large_segment, stream);
+  PtSeg *es = seg_new (pt, 0, p->small ? K_SMALL_BUFFER : pt->a->cfg.large_segment, stream, size);
   PtBlock *c = block_new (es->base, es->size, stream, p->small, es, FALSE);
   g_tree_insert (p->unmapped, c, c);
   return c;
@@ -683,6 +686,16 @@ largest_free (Pt *pt)
   return m;
 }
 
+/* What allocated counts for B: its size, or with sizes_are_blocks the
+ * block size the caller gave (B can be larger: a remainder of the model's
+ * layout it did not split, where the real layout had none; or a 512 B
+ * block for a 0 B placeholder, which counts 0). */
+static guint64
+counted (const VsAlloc *a, const PtBlock *b)
+{
+  return a->cfg.sizes_are_blocks ? MIN (b->size, b->requested) : b->size;
+}
+
 static gboolean
 pt_malloc (VsAlloc *a, guint64 id, guint64 orig, guint64 stream, guint64 *addr)
 {
@@ -697,7 +710,10 @@ pt_malloc (VsAlloc *a, guint64 id, guint64 orig, guint64 stream, guint64 *addr)
       return TRUE;
     }
   const VsAllocConfig *cfg = &a->cfg;
-  guint64 size = alloc_pytorch_round_size (cfg, orig);
+  /* A block size is on the 512 B grid already, and rounding it by
+   * roundup_power2_divisions again would count what no request asked for. */
+  guint64 size = cfg->sizes_are_blocks ? MAX (K_MIN_BLOCK, (orig + K_MIN_BLOCK - 1) / K_MIN_BLOCK * K_MIN_BLOCK)
+                                       : alloc_pytorch_round_size (cfg, orig);
   PtPool *p = size <= K_SMALL_SIZE ? &pt->small : &pt->large;
   guint64 seg_size = alloc_pytorch_segment_size (cfg, size);
   gboolean exp = cfg->expandable_segments;
@@ -735,7 +751,7 @@ pt_malloc (VsAlloc *a, guint64 id, guint64 orig, guint64 stream, guint64 *addr)
   b->requested = orig;
   b->id = id;
   u64map_insert (&pt->live, id, (guint64) (uintptr_t) b);
-  alloc_note_allocated (a, (gint64) b->size);
+  alloc_note_allocated (a, (gint64) counted (a, b));
   *addr = b->addr;
   return TRUE;
 }
@@ -752,7 +768,7 @@ pt_free_request (VsAlloc *a, guint64 id)
   b->seeded = 0;
   b->pending = 1;
   u64map_insert (&pt->pending, id, (guint64) (uintptr_t) b);
-  alloc_note_allocated (a, -(gint64) b->size);
+  alloc_note_allocated (a, -(gint64) counted (a, b));
 }
 
 static void
@@ -797,7 +813,7 @@ pt_seed_segment (VsAlloc *a, guint64 addr, guint64 bytes, guint64 stream, gboole
   guint64 end = addr + bytes;
   if (expandable)
     {
-      PtSeg *es = seg_new (pt, addr, small ? K_SMALL_BUFFER : a->cfg.large_segment, stream);
+      PtSeg *es = seg_new (pt, addr, small ? K_SMALL_BUFFER : a->cfg.large_segment, stream, bytes);
       PtBlock *b = block_new (addr, bytes, stream, small, es, TRUE);
       if (es->size > bytes)
         {
@@ -862,7 +878,7 @@ pt_seed_block (VsAlloc *a, guint64 id, guint64 addr, guint64 bytes, guint64 requ
   c->id = id;
   c->requested = requested;
   u64map_insert (&pt->live, id, (guint64) (uintptr_t) c);
-  alloc_note_allocated (a, (gint64) bytes);
+  alloc_note_allocated (a, (gint64) counted (a, c));
   return TRUE;
 }
 

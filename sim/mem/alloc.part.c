@@ -40,8 +40,8 @@ alloc_release_charges (Sim *s, Alloc *a)
         timeline_allocator (s, s->mem.none_cur, s->mem.none_cur);
     }
   lru_remove (s, a);
-  if (a->via_model)
-    ;   /* the model's segments are the charge (alloc-model.part.c) */
+  if (a->via_model && a->kind == VS_MEM_DEVICE)
+    amodel_release (s, a);   /* the model's segments are the device charge */
   else if (a->kind == VS_MEM_PINNED)
     loc_sub (s, s->mem.loc_host, a->charge);
   else if (a->kind == VS_MEM_MANAGED)
@@ -54,6 +54,8 @@ alloc_release_charges (Sim *s, Alloc *a)
           loc_sub (s, s->mem.loc_host, a->bytes - man_resident (s, a));  /* its host share */
         }
       man_set_groups (s, a, 0);
+      if (a->via_model)
+        amodel_release (s, a);   /* its bytes return to the segments' host share */
     }
   else
     {
@@ -99,7 +101,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
        * set below are left out. */
       a->acc_gen = 0;
       a->acc_idx = a->running = 0;
-      a->written = a->dirty = a->freed = a->fixed = a->via_model = FALSE;
+      a->written = a->dirty = a->freed = a->fixed = a->via_model = a->model_freed = FALSE;
       a->start_device = a->touched = a->free_deferred = FALSE;
       a->users = 0;
       a->loc = 0;
@@ -107,6 +109,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       a->in_lru = FALSE;
       a->moving = NULL;
       a->n_groups = a->resident_groups = a->dirty_groups = 0;
+      a->model_waits = 0;      /* home is set with via_model; uses were cleared */
+      a->model_pending = FALSE;
     }
   else
     a = g_new0 (Alloc, 1);
@@ -118,11 +122,13 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   a->kind = ev->kind;
   a->below = LOC_NONE;
   a->tag = stats_tag (s, ev->tag);
-  if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed)
+  gboolean made_managed = FALSE;
+  if (a->kind == VS_MEM_DEVICE && s->mem.device_is_managed && (s->mem.amodel == NULL || s->mem.amodel_managed))
     {
       /* Device memory the uvm policy made managed never lived on the host. */
       a->kind = VS_MEM_MANAGED;
       a->start_device = TRUE;
+      made_managed = TRUE;
     }
   else if (a->kind == VS_MEM_MANAGED)
     a->start_device = s->core.cfg->uvm.first_touch == VS_FIRST_TOUCH_DEVICE;
@@ -167,6 +173,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
       /* Managed memory lives in host memory when not on the device: one
        * larger than the host cannot be allocated (this also bounds the
        * engine's per-group state). */
+      if (made_managed && s->mem.amodel != NULL)
+        amodel_managed_alloc (s, a, ev);   /* its block in a managed segment */
       a->charge = a->bytes;
       a->loc = LOC_DEVICE;
       oom_loc = s->mem.loc_host;
@@ -183,7 +191,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
         }
     }
   else if (s->mem.amodel != NULL)
-    ok = amodel_alloc (s, a, ev);
+    /* (amodel_place also evicts resident managed memory first, under oom too.) */
+    ok = s->mem.amodel_places || s->mem.lru_man.head != NULL ? amodel_place (s, a, ev, jobs) : amodel_alloc (s, a, ev);
   else
     {
       guint64 free_b = loc_free (s, LOC_DEVICE);

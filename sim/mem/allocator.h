@@ -47,6 +47,14 @@ typedef struct {
   guint32 roundup_power2_divisions[VS_ALLOC_POW2_INTERVALS]; /* 0 or 1: off */
   double garbage_collection_threshold; /* fraction of the limit; 0: off */
   guint64 large_segment;            /* default 20 MiB */
+  /* The sizes asked for are the allocator's block sizes already (a
+   * profiler's [memory] Bytes is block->size: rounded, with any remainder
+   * the real allocator did not split): they are not rounded again, and
+   * allocated counts them as given, not the model's block, which is larger
+   * where its guess of the cache's layout left a remainder it does not
+   * split (docs/model.md, "Block sizes"). Default FALSE: the sizes are
+   * requests (snapshots, generators). */
+  gboolean sizes_are_blocks;
   /* async */
   guint64 release_threshold;        /* VS_ALLOC_UNLIMITED (default): keep everything */
   /* none (and the async pool's growth step) */

@@ -29,8 +29,13 @@ spill_victim (Sim *s, Alloc *v)
           s->stats.swap_out_bytes += v->bytes;
         }
     }
-  loc_sub (s, LOC_DEVICE, v->charge);
-  s->mem.dev_nonmanaged -= v->charge;
+  if (v->via_model)
+    amodel_evicted (s, v);   /* its block returns to the allocator's cache */
+  else
+    {
+      loc_sub (s, LOC_DEVICE, v->charge);
+      s->mem.dev_nonmanaged -= v->charge;
+    }
   v->loc = target;
   v->below = LOC_NONE;
   v->dirty = FALSE;
@@ -86,7 +91,9 @@ swap_in (Sim *s, Op *op)
       GPtrArray *jobs = jobs_take (s);
       guint64 free_b = loc_free (s, LOC_DEVICE);
       gboolean ok = TRUE;
-      if (a->charge > free_b)
+      if (a->via_model)
+        ok = amodel_swap_room (s, a, op, jobs);   /* a block from the allocator */
+      else if (a->charge > free_b)
         {
           guint64 need = a->charge - free_b, got = 0;
           Job *wb = evict_managed (s, need, op->acc, op->n_acc, &got);
@@ -124,8 +131,11 @@ swap_in (Sim *s, Op *op)
       a->below = from;
       a->dirty = FALSE;
       a->loc = LOC_DEVICE;
-      loc_add (s, LOC_DEVICE, a->charge);
-      s->mem.dev_nonmanaged += a->charge;
+      if (!a->via_model)
+        {
+          loc_add (s, LOC_DEVICE, a->charge);
+          s->mem.dev_nonmanaged += a->charge;
+        }
       lru_touch (s, a);
       j->c.refs++;
       job_unref (a->moving);

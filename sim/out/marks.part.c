@@ -296,7 +296,10 @@ report_warnings (Sim *s, cJSON *r, double makespan)
   guint64 traced = 0;
   for (guint i = 0; i < s->stats.tag_stats->len; i++)
     traced = MAX (traced, g_array_index (s->stats.tag_stats, TagStat, i).peak);
-  if (!mem_said && (peak <= s->core.cfg->memory.context || traced == 0) && s->stats.n_events > 0)
+  /* (Under uvm the device holds only what kernels touched: device
+   * allocations are managed, charged to the host until then.) */
+  if (!mem_said && ((peak <= s->core.cfg->memory.context && !s->mem.device_is_managed) || traced == 0)
+      && s->stats.n_events > 0)
     cJSON_AddItemToArray (w, cJSON_CreateString (
       "memory unknown: the trace allocates no device memory (record it with vramcap, or the PyTorch "
       "profiler with profile_memory=True); whether it fits, and any OOM or spill, are not predicted"));

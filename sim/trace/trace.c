@@ -380,6 +380,15 @@ trace_header_from_json (const cJSON *obj, const char *where, GError **error)
         }
       h->allocations = (VsAllocations) a;
     }
+  const cJSON *sizes = cJSON_GetObjectItemCaseSensitive (obj, "allocation_sizes");
+  if (sizes != NULL && !cJSON_IsNull (sizes)
+      && !(cJSON_IsString (sizes)
+           && (strcmp (sizes->valuestring, "block") == 0 || strcmp (sizes->valuestring, "request") == 0)))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                   "%s: header field 'allocation_sizes' must be \"block\" or \"request\"", where);
+      return NULL;
+    }
   const cJSON *settings = cJSON_GetObjectItemCaseSensitive (obj, "allocator_settings");
   if (settings != NULL && !cJSON_IsNull (settings) && !cJSON_IsObject (settings))
     {

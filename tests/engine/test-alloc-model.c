@@ -158,18 +158,287 @@ test_unknown (void)
   cJSON_Delete (r);
 }
 
-/* Under spill a tensor-level trace is charged per allocation (the model
- * runs under oom only), with a warning. */
+/* No warning about the allocator under any policy (it used to say the model
+ * ran under oom only). */
 static void
-test_spill_warns (void)
+assert_no_allocator_warning (const cJSON *r)
+{
+  const cJSON *w;
+  cJSON_ArrayForEach (w, at (r, "warnings"))
+    {
+      g_assert_null (strstr (w->valuestring, "allocator"));
+      g_assert_null (strstr (w->valuestring, "memory unknown"));
+    }
+}
+
+/* Three 400 MiB tensors (each >= 10 MiB: a segment of its size) on the
+ * 924 MiB the context leaves, under spill. k1 writes A (id 1), k2 B (id 2).
+ *  - C's alloc: 800 + 400 > 924, nothing cached to release (retry 1):
+ *    the LRU tensor A (touched at k1, before B at k2) is dirty and goes to
+ *    the host, 400 MiB over [device_mem, link_d2h, host_mem] after 10 us;
+ *    its block returns to its segment, which then serves C (best fit,
+ *    stream 0): no new segment.
+ *  - k3 (stream 1) reads A: a block for A on stream 1: 800 + 400 > 924
+ *    (retry 2, nothing cached); victim B (C is newer), dirty, out; B's
+ *    free segment is stream 0's, so the retry (3) releases it
+ *    (segment_free 1) and makes A's (segment_alloc 3); A comes in, 400 MiB
+ *    over [host_mem, link_h2d, device_mem] after 10 us.
+ * swap_out 800 MiB, swap_in 400 MiB; k3 waits 2 x (10,000 + 419,430,400 B
+ * / 10 GB/s = 41,943,040) = 83,906,080 ns (stalls.swap_ns). Time: k1
+ * 2-1002, k2 1002-2002, the sync returns at 2002, C's alloc at 2003 waits
+ * for A's move (41,953,040): 41,955,043; k3 issued at 41,955,044, runs
+ * after its 83,906,080 ns of swap-in: ends 41,955,044 + 83,906,080 + 1000
+ * = 125,862,124 ns. Reserved and allocated peak at 800 MiB (device 100 +
+ * 800 = 900 MiB); the host holds B and A's clean copy, 800 MiB. */
+static void
+test_spill (void)
 {
   const char *sets[] = { "policy.oversubscription=spill", NULL };
   cJSON *r = run (TENSOR, sets,
-    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "none");
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 106 * MiB);
-  g_assert_nonnull (strstr (cJSON_GetArrayItem (at (r, "warnings"), 0)->valuestring, "policy oom only"));
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":6,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":7,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "pytorch");
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_in_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "stalls.swap_ns"), ==, 83906080);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 125862124);
+  assert_no_allocator_warning (r);
   cJSON_Delete (r);
+}
+
+/* The same three tensors under direct: C's alloc fails after the retry (1)
+ * and C goes to the host outside the allocator (400 MiB there; reserved
+ * and allocated stay 800 MiB, device 900 MiB). k1 reads A on the device:
+ * 419,430,400 B at 100 GB/s = 4,194,304 ns, as captured; k2 reads C over
+ * [host_mem, link_h2d]: / 10 GB/s = 41,943,040 ns. Issued at t = 3:
+ * 3 + 4,194,304 + 41,943,040 = 46,137,347 ns. */
+static void
+test_direct (void)
+{
+  const char *sets[] = { "policy.oversubscription=direct", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":4194304,\"bytes\":419430400,\"reads\":[1]}\n"
+    "{\"t\":4,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":4194304,\"bytes\":419430400,\"reads\":[3]}\n"
+    "{\"t\":5,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 46137347);
+  assert_no_allocator_warning (r);
+  cJSON_Delete (r);
+}
+
+/* Under uvm the segments are managed: no cudaMalloc fails, so C's 400 MiB
+ * segment is made beside A's and B's although 1200 > 924 MiB (no retry,
+ * nothing released: reserved and allocated peak at 1200 MiB). Pages fault
+ * in per tensor as kernels touch them (64 KiB pages, 2 MiB evict units,
+ * 256 faults a batch at 30 us):
+ *  - k1 writes A: 6400 pages, first touch on the device (created there,
+ *    0 B moved): 25 batches = 750,000 ns; k1 runs 750,002-751,002. k2
+ *    writes B likewise: 751,002 + 750,000, ends 1,502,002 (the sync).
+ *  - k3 (issued 1,502,004) writes C: 100 + 800 + 400 - 1024 = 276 MiB
+ *    must go: A's (LRU) 138 units, dirty, written back over
+ *    [device_mem, link_d2h]: 289,406,976 B / 10 GB/s = 28,940,697.6 ns,
+ *    then C's 6400 pages created (750,000): k3 ends 1,502,004 +
+ *    28,940,697.6 + 750,000 + 1000 = 31,193,701.6.
+ *  - k4 reads A: its 276 MiB come back: B's 276 MiB (LRU now) written back
+ *    (28,940,697.6), 4416 faults = 18 batches (540,000), 276 MiB over
+ *    [link_h2d, device_mem] (28,940,697.6): ends 31,193,701.6 +
+ *    58,421,395.2 + 1000 = 89,616,096.8 ns.
+ * Faults 6400 x 3 + 4416 = 23,616, fault_bytes 276 MiB, write-back
+ * 552 MiB; the device peaks full (1024 MiB), the host at 800 MiB (A's
+ * and B's segments before k1: reserved minus resident). */
+static void
+test_uvm (void)
+{
+  const char *sets[] = { "policy.oversubscription=uvm", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":6,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[3]}\n"
+    "{\"t\":7,\"op\":\"kernel\",\"name\":\"k4\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":8,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 1200 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 1200 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 1024 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.faults"), ==, 23616);
+  g_assert_cmpfloat (num (r, "traffic.fault_bytes"), ==, 276 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.writeback_bytes"), ==, 552 * MiB);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 89616097);
+  assert_no_allocator_warning (r);
+  cJSON_Delete (r);
+}
+
+/* Under spill the allocator frees its cache before anything moves. A
+ * 600 MiB tensor freed stays cached on stream 0; B (400 MiB, stream 7)
+ * cannot use it and 600 + 400 > 924: the retry (1) releases the cached
+ * segment (segment_free 1) and B's is made, nothing spilled. C (600 MiB,
+ * stream 7): 400 + 600 > 924, nothing cached (retry 2): B, the only
+ * tensor, goes to the host, for free (never written: no copy, 400 MiB
+ * charged there); its free segment is too small for C, so the retry (3)
+ * releases it (segment_free 2) and C's is made. Device 100 + 600 =
+ * 700 MiB at most. */
+static void
+test_spill_cache_first (void)
+{
+  const char *sets[] = { "policy.oversubscription=spill", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":629145600,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":2,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":7}\n"
+    "{\"t\":3,\"op\":\"alloc\",\"id\":3,\"bytes\":629145600,\"kind\":\"device\",\"stream\":7}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 600 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 700 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+  cJSON_Delete (r);
+}
+
+/* A spilled tensor freed by the host (a stream-ordered free queued behind
+ * k3, which reads it) is not swapped back in: its id may name a new
+ * tensor's block by then (it did: a CRITICAL in the model, then a block
+ * that was never freed). As test_spill, A (id 1) goes to the host at C's
+ * alloc (41,953,040 ns from 2003: 41,955,043); k0 (1 ms) holds stream 1
+ * from 41,955,044; k3 reads A where it lies (no swap-in) and ends at
+ * 42,956,044, the free op releases A, the sync returns. The new id 1 at
+ * 42,956,045: B (the LRU, dirty) goes out (41,953,040 ns) and its
+ * segment serves the new tensor: 84,909,085, the sync at 84,909,086.
+ * swap_out 800 MiB, swap_in 0; the host holds at most one of them. */
+static void
+test_spill_freed (void)
+{
+  const char *sets[] = { "policy.oversubscription=spill", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":6,\"op\":\"kernel\",\"name\":\"k0\",\"stream\":1,\"dur\":1000000,\"bytes\":0}\n"
+    "{\"t\":7,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":8,\"op\":\"free\",\"id\":1,\"stream\":1}\n"
+    "{\"t\":9,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":10,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":11,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_in_bytes"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 84909086);
+  cJSON_Delete (r);
+}
+
+/* Under uvm the managed segments are host memory until touched: with a
+ * 1 GiB host, A's and B's 400 MiB segments take 800 MiB of it; C's would
+ * make 1200 MiB: an OOM of the host at event 2, 800 MiB in use. */
+static void
+test_uvm_host_oom (void)
+{
+  const char *sets[] = { "policy.oversubscription=uvm", "host.capacity=1GiB", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":2,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "oom");
+  g_assert_cmpstr (str (r, "oom.memory"), ==, "host");
+  g_assert_cmpfloat (num (r, "oom.event"), ==, 2);
+  g_assert_cmpfloat (num (r, "oom.in_use"), ==, 800 * MiB);
+  cJSON_Delete (r);
+  /* Expandable segments map physical device memory, which cannot be
+   * managed: off under uvm, with a warning. */
+  const char *sets2[] = { "policy.oversubscription=uvm", "allocator.expandable_segments=true", NULL };
+  r = run (TENSOR, sets2,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
+  g_assert_nonnull (strstr (cJSON_GetArrayItem (at (r, "warnings"), 0)->valuestring, "expandable_segments is off"));
+  cJSON_Delete (r);
+}
+
+/* --keep-going past the device with expandable segments: a 2 GiB tensor
+ * is larger than the 1 1/8 GiB range sized from the device; the range is
+ * made large enough (it ran off its end: a crash). 2048 MiB in 20 MiB
+ * pages: 103 pages, 2060 MiB reserved; status overflow. */
+static void
+test_expandable_overflow (void)
+{
+  const char *sets[] = { "allocator.expandable_segments=true", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":2147483648,\"kind\":\"device\"}\n", TRUE);
+  g_assert_cmpstr (str (r, "status"), ==, "overflow");
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 2060 * MiB);
+  cJSON_Delete (r);
+}
+
+/* Resident managed memory makes room for the allocator's segment, as the
+ * driver evicts managed pages for cudaMalloc, under oom as under spill
+ * (it was an OOM under oom). k1 writes 600 MiB of managed memory: 9600
+ * pages created on the device, 38 batches (1,140,000 ns), k1 ends at
+ * 1,141,001 (the sync). A 400 MiB tensor's segment: 100 + 600 + 400 -
+ * 1024 = 76 MiB of the managed allocation (38 units, dirty) is written
+ * back, 79,691,776 B / 10 GB/s = 7,969,177.6 ns from 1,141,002: the sync
+ * at 9,110,180.6 (9,110,181). The device peaks full; the host held the
+ * 600 MiB before k1 touched them. */
+static void
+test_managed_evicted (void)
+{
+  const char *body =
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":629145600,\"kind\":\"managed\"}\n"
+    "{\"t\":1,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":2,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":3,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n";
+  for (guint i = 0; i < 2; i++)
+    {
+      const char *sets[] = { i == 0 ? "policy.oversubscription=oom" : "policy.oversubscription=spill", NULL };
+      cJSON *r = run (TENSOR, sets, body, FALSE);
+      g_assert_cmpstr (str (r, "status"), ==, "ok");
+      g_assert_cmpfloat (num (r, "traffic.writeback_bytes"), ==, 76 * MiB);
+      g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+      g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 400 * MiB);
+      g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 1024 * MiB);
+      g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 600 * MiB);
+      g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 9110181);
+      cJSON_Delete (r);
+    }
 }
 
 /* A warm start from the header (a snapshot window): a 20 MiB segment with
@@ -235,6 +504,155 @@ test_uvm_early_free (void)
   cJSON_Delete (r);
 }
 
+/* Cross-stream reuse (record_stream; sim/mem/alloc-streams.part.c). Every
+ * tensor is 12 MiB on stream 1: a large-pool request of at least 10 MiB
+ * gets a segment of its size rounded to 2 MiB, 12 MiB, with nothing left
+ * to split, so a second tensor either takes a freed block or makes a new
+ * 12 MiB segment. The host frees id 1 at t = 2 ns, while a 1 ms kernel on
+ * stream 2 that reads it still runs (kernels take their captured time:
+ * capture and target are one machine). */
+#define XS_ALLOC(t, id) "{\"t\":" #t ",\"op\":\"alloc\",\"id\":" #id ",\"bytes\":12582912,\"kind\":\"device\",\"stream\":1}\n"
+#define XS_KERNEL(t, name, stream, reads) \
+  "{\"t\":" #t ",\"op\":\"kernel\",\"name\":\"" name "\",\"stream\":" #stream ",\"dur\":1000000,\"bytes\":0,\"reads\":[" reads "]}\n"
+#define XS_FREE(t, id) "{\"t\":" #t ",\"op\":\"free\",\"id\":" #id "}\n"
+
+static void
+test_cross_stream (void)
+{
+  /* Used on stream 2, freed while that kernel runs: id 2 cannot have the
+   * block, a new segment: reserved 24 MiB (2 segments), device 100 + 24.
+   * Allocated drops at the free (PyTorch's free() counts it out before
+   * insert_events): at most 12 MiB; at the reserved peak 12 of 24 MiB,
+   * fragmentation 1 - 12/24 = 0.5. */
+  cJSON *r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.fragmentation_peak"), ==, 0.5);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 124 * MiB);
+  cJSON_Delete (r);
+
+  /* ... and once stream 2 has run (the host syncs on it), id 3 takes id
+   * 1's block: still 2 segments, 24 MiB; allocated 12 + 12 = 24 MiB. Were
+   * the block never returned, id 3 would make a third (36 MiB). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2)
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (5, 3), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 24 * MiB);
+  cJSON_Delete (r);
+
+  /* The host waits for stream 2 before it allocates: the block is back,
+   * id 2 takes it: one 12 MiB segment. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1)
+    "{\"t\":3,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (4, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  cJSON_Delete (r);
+
+  /* Same stream (the kernel on stream 1, the tensor's own): reusable at
+   * once by later work on it, as before: id 2 takes the block while the
+   * kernel still runs, one segment. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 1, "1") XS_FREE (2, 1) XS_ALLOC (3, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+  cJSON_Delete (r);
+
+  /* The event is stream 2's work queued before the free, not the kernel
+   * that used the block: k1 reads id 1, k2 (no ids) is queued after it,
+   * then the free. The host waits for an event recorded after k1 (k1 has
+   * run, k2 runs until 2 ms): id 2 still makes a new segment. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k1", 2, "1")
+    "{\"t\":2,\"op\":\"event_record\",\"event\":9,\"stream\":2}\n"
+    XS_KERNEL (3, "k2", 2, "") XS_FREE (4, 1)
+    "{\"t\":5,\"op\":\"sync\",\"scope\":\"event\",\"event\":9}\n" XS_ALLOC (6, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  cJSON_Delete (r);
+
+  /* A memset on stream 2 records it too (copies and memsets as kernels). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1)
+    "{\"t\":1,\"op\":\"memset\",\"dst\":1,\"bytes\":12582912,\"stream\":2,\"async\":true,\"dur\":1000000}\n"
+    XS_FREE (2, 1) XS_ALLOC (3, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  cJSON_Delete (r);
+
+  /* empty_cache while the block waits: PyTorch synchronises on its events
+   * (synchronize_and_free_events: the host waits for the kernel, which
+   * started at about 1 ns + launch latency and runs 1 ms, from t = 3 ns),
+   * then releases the block's segment: one segment freed, id 2 makes a
+   * new one, 12 MiB at the end. The host is blocked for the rest of the
+   * kernel: 1 ms less the few microseconds it had run. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1)
+    "{\"t\":3,\"op\":\"empty_cache\"}\n" XS_ALLOC (4, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), >, 0.99e6);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), <=, 1e6);
+  cJSON_Delete (r);
+  /* The same on the tensor's own stream: nothing to wait for, the host
+   * goes on (the segment is released at once, reserved ends at 12 MiB
+   * from id 2's new one). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 1, "1") XS_FREE (2, 1)
+    "{\"t\":3,\"op\":\"empty_cache\"}\n" XS_ALLOC (4, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 0);
+  cJSON_Delete (r);
+
+  /* Two blocks freed while one kernel on stream 2 reads both wait for it
+   * together (one FreeBatch): ids 3 and 4 make two new segments (4 in
+   * all, 48 MiB); after a sync on stream 2 they take both blocks back
+   * (2 segments, 24 MiB). */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_ALLOC (1, 2) XS_KERNEL (2, "k", 2, "1, 2") XS_FREE (3, 1) XS_FREE (4, 2)
+    XS_ALLOC (5, 3) XS_ALLOC (6, 4), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 4);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 48 * MiB);
+  cJSON_Delete (r);
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_ALLOC (1, 2) XS_KERNEL (2, "k", 2, "1, 2") XS_FREE (3, 1) XS_FREE (4, 2)
+    "{\"t\":5,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (6, 3) XS_ALLOC (7, 4), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  cJSON_Delete (r);
+
+  /* An allocation whose event names no stream (profilers, generators)
+   * belongs to its first op's stream: used on stream 5 alone, it is
+   * reusable at once (one segment); used on 5 then on 6, it waits for 6
+   * (two). */
+#define XS_ALLOC0(t, id) "{\"t\":" #t ",\"op\":\"alloc\",\"id\":" #id ",\"bytes\":12582912,\"kind\":\"device\"}\n"
+  r = run (TENSOR, NULL,
+    XS_ALLOC0 (0, 1) XS_KERNEL (1, "k", 5, "1") XS_FREE (2, 1) XS_ALLOC0 (3, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
+  cJSON_Delete (r);
+  r = run (TENSOR, NULL,
+    XS_ALLOC0 (0, 1) XS_KERNEL (1, "k1", 5, "1") XS_KERNEL (2, "k2", 6, "1") XS_FREE (3, 1) XS_ALLOC0 (4, 2),
+    FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  cJSON_Delete (r);
+
+  /* A trace that reuses id 1 while its first block still waits: the first
+   * free's block (segment A) is pending, the second id 1 makes segment B,
+   * is used on stream 2 and freed; that free returns A (one pending block
+   * per id) and B waits. id 2 then takes A: 2 segments. */
+  r = run (TENSOR, NULL,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k1", 2, "1") XS_FREE (2, 1)
+    XS_ALLOC (3, 1) XS_KERNEL (4, "k2", 2, "1") XS_FREE (5, 1) XS_ALLOC (6, 2), FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  cJSON_Delete (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -243,9 +661,17 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/driver-none", test_driver_none);
   g_test_add_func ("/alloc-model/retry-oom", test_retry_oom);
   g_test_add_func ("/alloc-model/unknown", test_unknown);
-  g_test_add_func ("/alloc-model/spill-warns", test_spill_warns);
+  g_test_add_func ("/alloc-model/spill", test_spill);
+  g_test_add_func ("/alloc-model/direct", test_direct);
+  g_test_add_func ("/alloc-model/uvm", test_uvm);
+  g_test_add_func ("/alloc-model/spill-cache-first", test_spill_cache_first);
+  g_test_add_func ("/alloc-model/spill-freed", test_spill_freed);
+  g_test_add_func ("/alloc-model/uvm-host-oom", test_uvm_host_oom);
+  g_test_add_func ("/alloc-model/expandable-overflow", test_expandable_overflow);
+  g_test_add_func ("/alloc-model/managed-evicted", test_managed_evicted);
   g_test_add_func ("/alloc-model/seeded", test_seeded);
   g_test_add_func ("/alloc-model/seeded-cache", test_seeded_cache);
   g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
+  g_test_add_func ("/alloc-model/cross-stream", test_cross_stream);
   return g_test_run ();
 }
