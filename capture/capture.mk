@@ -51,7 +51,8 @@ CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
                $(CAP_STUB_DIR)/prog-more-linked $(CAP_STUB_DIR)/prog-more-dlopen \
                $(CAP_STUB_DIR)/prog-graph-linked $(CAP_STUB_DIR)/prog-graph-dlopen \
                $(CAP_STUB_DIR)/prog-managed \
-               $(CAP_STUB_DIR)/prog-copies-linked $(CAP_STUB_DIR)/prog-copies-dlopen
+               $(CAP_STUB_DIR)/prog-copies-linked $(CAP_STUB_DIR)/prog-copies-dlopen \
+               $(CAP_STUB_DIR)/prog-manyfuncs
 CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
 
 # The programs share check()/CK() and the dlopen + cuGetProcAddress lookup.
@@ -104,6 +105,9 @@ $(CAP_STUB_DIR)/prog-graph-dlopen: tests/stub-cuda/prog-graph.c $(CAP_STUB)
 
 $(CAP_STUB_DIR)/prog-nvtx: tests/stub-cuda/prog-nvtx.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -lpthread -ldl
+
+$(CAP_STUB_DIR)/prog-manyfuncs: tests/stub-cuda/prog-manyfuncs.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -lpthread
 
 $(CAP_STUB_DIR)/prog-managed: tests/stub-cuda/prog-managed.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB)

@@ -11,7 +11,9 @@
 # step also at tensor level, torch-tensor: the merged trace against the real
 # run's segments, reserved peak and smallest memory fraction); each trace
 # is replayed on the preset that the capture named for the GPU, and the
-# script prints wall time, captured time and predicted time per run.
+# script prints wall time, captured time and predicted time per run, and
+# how the kernels' shapes (grid, block, registers, shared memory) of the
+# two modes agree.
 #
 # Usage (from the repository root, after `make`):
 #   capture/gpu-check.sh [KEEP_DIR]     build the programs with nvcc, run
@@ -334,6 +336,34 @@ run_one () { # NAME ARGV...
     "$VRAMSIM" info "$W/$name-$mode.vtrace" 2>&1 | grep -E '^(events|kernels|copies) ' | sed 's/^/    /'
     if [ -n "$KEEP" ]; then cp "$W/$name-$mode.vtrace" "$W/$name-$mode.err" "$KEEP/" 2>/dev/null; fi
   done
+  shapes_cmp "$name"
+}
+
+# Kernel shapes (issue 14): hook mode's (launch arguments and
+# cuFuncGetAttribute; cudart launches CUkernel handles, looked up through
+# cuKernelGetFunction) against CUPTI's records, kernel by kernel in trace
+# order: how many carry each field, and how many agree.
+shapes_cmp () { # NAME
+  VRAMSIM="$VRAMSIM" python3 - "$W/$1-cupti.vtrace" "$W/$1-hook.vtrace" <<'PY'
+import json, os, subprocess, sys
+vs = os.environ["VRAMSIM"]
+def kernels(path):
+    out = subprocess.run([vs, "convert", path, "-"], capture_output=True, text=True).stdout
+    lines = [l for l in out.split("\n")[1:] if l.strip()]
+    return [e for e in map(json.loads, lines) if e.get("op") == "kernel"]
+try:
+    c, h = kernels(sys.argv[1]), kernels(sys.argv[2])
+except Exception as e:
+    print("  shapes: not compared (%s)" % e); sys.exit()
+key = lambda e: (e["name"], e.get("grid"), e.get("block"), e.get("regs"), e.get("smem"))
+have = lambda ks, f: sum(1 for e in ks if f in e)
+print("  shapes: %d kernels cupti, %d hook; with regs %d / %d, smem %d / %d, grid %d / %d"
+      % (len(c), len(h), have(c, "regs"), have(h, "regs"), have(c, "smem"), have(h, "smem"),
+         have(c, "grid"), have(h, "grid")))
+diff = [(a, b) for a, b in zip(c, h) if key(a) != key(b)]
+print("  shapes: %d of %d agree%s" % (min(len(c), len(h)) - len(diff), min(len(c), len(h)),
+      "; first difference: cupti %s, hook %s" % (key(diff[0][0]), key(diff[0][1])) if diff else ""))
+PY
 }
 
 run_one streams "$P/streams"

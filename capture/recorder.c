@@ -613,7 +613,8 @@ cap_memset (uint64_t t0, uint64_t t1, uintptr_t dst, uint64_t bytes, uintptr_t s
 
 uint64_t
 cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
-            const uint64_t *words, size_t n_words, int pending, uint64_t corr)
+            const uint64_t *words, size_t n_words, int pending, uint64_t corr,
+            const CapShape *shape)
 {
   uint64_t seq = UINT64_MAX;
   /* ids[0..n) the touched ids, ptrs[0..np) the words that hit them (the
@@ -646,6 +647,14 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
     g_managed_kernels += managed;
     e->pending = (uint8_t) pending;
     e->corr = corr;
+    if (shape && shape->grid[0] && shape->grid[1] && shape->grid[2] && shape->block[0]
+        && shape->block[1] && shape->block[2]) {
+      memcpy (e->grid, shape->grid, sizeof e->grid);
+      memcpy (e->block, shape->block, sizeof e->block);
+      e->regs = shape->regs;
+      e->smem = shape->smem;
+      e->has_shape = 1;
+    }
     if (n) {
       size_t keep = g_addrs_on ? np : 0;
       e->touches = malloc ((n + keep) * sizeof *e->touches);
@@ -778,6 +787,7 @@ static const struct { const char *needle; const char *preset; } presets[] = {
   { "RTX 3090", "rtx3090" },
   { "RTX 4090", "rtx4090" },
   { "L40S", "l40s" },
+  { "NVIDIA A40", "a40" },        /* not "NVIDIA RTX A4000", which contains "A40" */
   { "MI300X", "mi300x" },
 };
 

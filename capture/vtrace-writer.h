@@ -44,7 +44,7 @@ typedef struct {
   uint32_t tid, name_sid, n_touches;
   uint8_t op, sub, async, pending;
   uint8_t managed;        /* kernel: touches managed memory (not written) */
-  uint8_t has_shape;      /* kernel: grid, block, regs, smem are known (CUPTI's record) */
+  uint8_t has_shape;      /* kernel: grid and block are known (regs, smem 0: absent) */
   uint32_t grid[3], block[3], regs, smem;
 } VtEvent;
 
