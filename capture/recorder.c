@@ -10,7 +10,9 @@
  * goes out, so the header can name the device. */
 #define _GNU_SOURCE
 #include "recorder.h"
+#include "nccl.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -612,7 +614,8 @@ cap_memset (uint64_t t0, uint64_t t1, uintptr_t dst, uint64_t bytes, uintptr_t s
 
 uint64_t
 cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
-            const uint64_t *words, size_t n_words, int pending, uint64_t corr)
+            const uint64_t *words, size_t n_words, int pending, uint64_t corr,
+            const CapShape *shape)
 {
   uint64_t seq = UINT64_MAX;
   /* ids[0..n) the touched ids, ptrs[0..np) the words that hit them (the
@@ -622,6 +625,8 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
   if (!ids)
     n_words = 0, ids = local;
   uint64_t *ptrs = ids + (n_words <= 64 ? 64 : n_words);
+  CapColl coll;
+  int has_coll = capnccl_take (stream, &coll);
   cap_lock ();
   size_t n = 0, np = 0;
   int managed = 0;
@@ -645,6 +650,20 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
     g_managed_kernels += managed;
     e->pending = (uint8_t) pending;
     e->corr = corr;
+    if (shape && shape->grid[0] && shape->grid[1] && shape->grid[2] && shape->block[0]
+        && shape->block[1] && shape->block[2]) {
+      memcpy (e->grid, shape->grid, sizeof e->grid);
+      memcpy (e->block, shape->block, sizeof e->block);
+      e->regs = shape->regs;
+      e->smem = shape->smem;
+      e->has_shape = 1;
+    }
+    if (has_coll) {
+      e->has_coll = 1;
+      e->coll_kind = coll.kind;
+      e->coll_bytes = coll.bytes;
+      e->coll_ranks = coll.ranks;
+    }
     if (n) {
       size_t keep = g_addrs_on ? np : 0;
       e->touches = malloc ((n + keep) * sizeof *e->touches);
@@ -777,6 +796,7 @@ static const struct { const char *needle; const char *preset; } presets[] = {
   { "RTX 3090", "rtx3090" },
   { "RTX 4090", "rtx4090" },
   { "L40S", "l40s" },
+  { "NVIDIA A40", "a40" },        /* not "NVIDIA RTX A4000", which contains "A40" */
   { "MI300X", "mi300x" },
 };
 
@@ -1151,6 +1171,58 @@ atfork_parent (void)
   cap_unlock ();
 }
 
+/* The distributed rank of this process ($RANK, else $LOCAL_RANK: what
+ * torchrun and torch.distributed.launch give each worker), or -1. */
+static long
+env_rank (void)
+{
+  const char *names[] = { "RANK", "LOCAL_RANK" };
+  for (size_t i = 0; i < 2; i++) {
+    const char *v = getenv (names[i]);
+    if (!v || !isdigit ((unsigned char) v[0]))
+      continue;
+    char *end;
+    errno = 0;
+    long r = strtol (v, &end, 10);
+    if (errno == 0 && *end == 0 && r >= 0 && r < 1000000)
+      return r;
+  }
+  return -1;
+}
+
+/* A rank names the first process that has it: $VRAMCAP_RANK_OWNER is
+ * "RANK:PID" of that process, so its forked and exec'd children (data
+ * loader workers inherit RANK) see a rank they do not own and keep their
+ * pid. Called at load (claims the rank if no ancestor has). The Python hook
+ * (capture/python-hook) reads the same variable to name its snapshot. */
+static void
+claim_rank (void)
+{
+  long r = env_rank ();
+  if (r < 0)
+    return;
+  const char *cur = getenv ("VRAMCAP_RANK_OWNER");
+  if (cur && strtol (cur, NULL, 10) == r && strchr (cur, ':'))
+    return;
+  char v[64];
+  snprintf (v, sizeof v, "%ld:%ld", r, (long) getpid ());
+  setenv ("VRAMCAP_RANK_OWNER", v, 1);
+}
+
+/* "rankN" when this process owns its rank, else its pid. */
+static void
+process_tag (char *tag, size_t cap)
+{
+  long r = env_rank ();
+  const char *cur = getenv ("VRAMCAP_RANK_OWNER");
+  char want[64];
+  snprintf (want, sizeof want, "%ld:%ld", r, (long) getpid ());
+  if (r >= 0 && cur && strcmp (cur, want) == 0)
+    snprintf (tag, cap, "rank%ld", r);
+  else
+    snprintf (tag, cap, "%ld", (long) getpid ());
+}
+
 static void
 set_output_path (void)
 {
@@ -1161,13 +1233,15 @@ set_output_path (void)
     snprintf (g_out, sizeof g_out, "%s", out);
     return;
   }
+  char tag[64];
+  process_tag (tag, sizeof tag);
   size_t n = strlen (out);
   const char *ext = ".vtrace";
   size_t el = strlen (ext);
   if (n > el && strcmp (out + n - el, ext) == 0)
-    snprintf (g_out, sizeof g_out, "%.*s.%ld%s", (int) (n - el), out, (long) getpid (), ext);
+    snprintf (g_out, sizeof g_out, "%.*s.%s%s", (int) (n - el), out, tag, ext);
   else
-    snprintf (g_out, sizeof g_out, "%s.%ld", out, (long) getpid ());
+    snprintf (g_out, sizeof g_out, "%s.%s", out, tag);
 }
 
 /* The child starts a trace of its own (out.<pid>.vtrace, written only if it
@@ -1238,6 +1312,7 @@ cap_init (void)
     g_root = strcmp (root, me) == 0;
   else
     setenv ("VRAMCAP_PID", me, 1);
+  claim_rank ();
   set_output_path ();
   read_driver_version ();
   for (size_t i = 0; i < N_FATAL; i++) {

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -27,8 +28,8 @@ static void
 usage (FILE *f)
 {
   fprintf (f,
-           "Usage: vramcap [-o FILE] [--mode cupti|hook] [--no-torch] [--torch-entries N]\n"
-           "               [--] PROGRAM [ARGS...]\n"
+           "Usage: vramcap [-o FILE] [--mode cupti|hook] [--no-torch] [--no-nccl]\n"
+           "               [--torch-entries N] [--] PROGRAM [ARGS...]\n"
            "\n"
            "Runs PROGRAM and records its CUDA memory activity (allocations, copies,\n"
            "kernels, syncs) into a vramsim trace.\n"
@@ -41,6 +42,9 @@ usage (FILE *f)
            "                      hook: LD_PRELOAD wrappers, GPU times from CUDA events\n"
            "      --no-torch      no PyTorch hook: the trace keeps the driver's segment\n"
            "                      allocations, and vramcap execs PROGRAM\n"
+           "      --no-nccl       do not wrap NCCL's collective calls (by default the\n"
+           "                      kernel an ncclAllReduce, ncclSend, ... launches carries\n"
+           "                      its collective: kind, bytes, ranks)\n"
            "      --torch-entries N  PyTorch memory-history ring buffer (default\n"
            "                      1000000 entries; dumped before it wraps)\n"
            "  -h, --help          show this help\n"
@@ -152,17 +156,20 @@ run_wait (char *const *av)
 static void
 post_torch (const char *absout, const char *base)
 {
-  char status_path[PATH_MAX + 32], line[PATH_MAX + 256];
+  char status_path[PATH_MAX + 32], line[PATH_MAX + 256], conf[4096] = "";
   snprintf (status_path, sizeof status_path, "%s.torch-status", base);
   FILE *f = fopen (status_path, "r");
   if (!f)
     return;
   int got = fgets (line, sizeof line, f) != NULL;
+  /* "async: ..." is followed by the PYTORCH_CUDA_ALLOC_CONF in force */
+  int got_conf = got && fgets (conf, sizeof conf, f) != NULL;
   fclose (f);
   unlink (status_path);
   if (!got)
     return;
   line[strcspn (line, "\n")] = 0;
+  conf[strcspn (conf, "\n")] = 0;
   struct stat sb;
   if (stat (absout, &sb) != 0)
     return; /* the shim wrote no trace (it says why) */
@@ -183,13 +190,18 @@ post_torch (const char *absout, const char *base)
              "allocations (set VRAMCAP_VRAMSIM)\n", vs);
     return;
   }
-  char *av[8];
+  char *av[10];
   int k = 0;
   av[k++] = vs;
   av[k++] = (char *) "convert";
   if (strncmp (line, "ok ", 3) == 0) {
     av[k++] = (char *) "--tensor";
     av[k++] = line + 3;
+  } else if (strncmp (line, "async: ", 7) == 0 && got_conf) {
+    av[k++] = (char *) "--tensor-async";
+    av[k++] = conf;
+    av[k++] = (char *) "--tensor-note";
+    av[k++] = line;
   } else {
     av[k++] = (char *) "--tensor-note";
     av[k++] = line;
@@ -217,6 +229,35 @@ post_torch (const char *absout, const char *base)
              strncmp (line, "ok ", 3) == 0 ? line + 3 : "SNAPSHOT", absout);
 }
 
+/* The program's other processes (torchrun's workers, ...): each wrote
+ * BASE.TAG.torch-status beside its own trace (TAG: rankN or the pid;
+ * capture/recorder.c), merged with its own snapshot the same way. */
+static void
+post_others (const char *absout, const char *base)
+{
+  char pat[PATH_MAX + 32];
+  snprintf (pat, sizeof pat, "%s.*.torch-status", base);
+  glob_t g;
+  memset (&g, 0, sizeof g);
+  if (glob (pat, 0, NULL, &g) != 0) {
+    globfree (&g);
+    return;
+  }
+  size_t bl = strlen (base), ol = strlen (absout);
+  int ext = ol > 7 && strcmp (absout + ol - 7, ".vtrace") == 0;
+  for (size_t k = 0; k < g.gl_pathc; k++) {
+    const char *p = g.gl_pathv[k];
+    size_t pl = strlen (p), sl = strlen (".torch-status");
+    if (pl <= bl + 1 + sl)
+      continue;
+    char tbase[PATH_MAX + 32], trace[PATH_MAX + 48];
+    snprintf (tbase, sizeof tbase, "%.*s", (int) (pl - sl), p);
+    snprintf (trace, sizeof trace, "%s%s", tbase, ext ? ".vtrace" : "");
+    post_torch (trace, tbase);
+  }
+  globfree (&g);
+}
+
 static volatile sig_atomic_t g_child;
 
 static void
@@ -230,7 +271,7 @@ int
 main (int argc, char **argv)
 {
   const char *out = "vramcap.vtrace", *mode = "cupti", *entries = NULL;
-  int torch = 1;
+  int torch = 1, nccl = 1;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -264,6 +305,10 @@ main (int argc, char **argv)
     }
     if (strcmp (a, "--no-torch") == 0) {
       torch = 0;
+      continue;
+    }
+    if (strcmp (a, "--no-nccl") == 0) {
+      nccl = 0;
       continue;
     }
     if (strcmp (a, "--torch-entries") == 0 || strncmp (a, "--torch-entries=", 16) == 0) {
@@ -332,6 +377,8 @@ main (int argc, char **argv)
   snprintf (pid, sizeof pid, "%ld", (long) getpid ());
   setenv ("VRAMCAP_OUTPUT", absout, 1);
   setenv ("VRAMCAP_MODE", mode, 1);
+  if (!nccl)
+    setenv ("VRAMCAP_NCCL", "0", 1);
   setenv ("VRAMCAP_PID", pid, 1);
   /* Preloaded in both modes: in cupti mode the wrappers only pass calls
    * through, and take over if CUPTI cannot be used. */
@@ -382,6 +429,18 @@ main (int argc, char **argv)
     char sp[PATH_MAX + 32];
     snprintf (sp, sizeof sp, "%s.torch-status", base);
     unlink (sp);
+    /* nor its part dumps (the merge joins every SNAPSHOT.partK it finds),
+     * nor those of the other processes (BASE.TAG.torch-status, ...) */
+    const char *pats[] = { "%s.torch.pickle.part[0-9]*", "%s.*.torch-status", "%s.*.torch.pickle.part[0-9]*" };
+    for (size_t p = 0; p < 3; p++) {
+      glob_t g;
+      memset (&g, 0, sizeof g);
+      snprintf (sp, sizeof sp, pats[p], base);
+      if (glob (sp, GLOB_NOSORT, NULL, &g) == 0)
+        for (size_t k = 0; k < g.gl_pathc; k++)
+          unlink (g.gl_pathv[k]);
+      globfree (&g);
+    }
   }
   /* The exec-or-fail report of the child comes back through a pipe. */
   int fds[2];
@@ -433,6 +492,7 @@ main (int argc, char **argv)
     return exec_err == ENOENT ? 127 : 126;
   }
   post_torch (absout, base);
+  post_others (absout, base);
   if (WIFSIGNALED (st)) {
     /* Die of the same signal (the child already dumped any core). */
     int sig = WTERMSIG (st);
