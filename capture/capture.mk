@@ -19,7 +19,7 @@ CAP_LIBDIR  = $(if $(filter bin,$(BIN)),lib,$(patsubst %/,%,$(dir $(BIN)))/lib)
 CAP_LIB     = $(CAP_LIBDIR)/libvramcap.so
 CAP_BIN     = $(BIN)/vramcap
 CAP_SRCS    = capture/recorder.c capture/vtrace-writer.c capture/hooks.c capture/cupti.c \
-              capture/nvtx.c
+              capture/nvtx.c capture/nccl.c
 CAP_HDRS    = $(wildcard capture/*.h)
 CAP_CUPTI_INC = $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include) $(CUDA_HOME)/include)
 CAP_CUPTI_LIBDIR = $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_HOME)/lib64)
@@ -51,8 +51,11 @@ CAP_PROGS    = $(CAP_STUB_DIR)/prog-linked $(CAP_STUB_DIR)/prog-dlopen \
                $(CAP_STUB_DIR)/prog-more-linked $(CAP_STUB_DIR)/prog-more-dlopen \
                $(CAP_STUB_DIR)/prog-graph-linked $(CAP_STUB_DIR)/prog-graph-dlopen \
                $(CAP_STUB_DIR)/prog-managed \
-               $(CAP_STUB_DIR)/prog-copies-linked $(CAP_STUB_DIR)/prog-copies-dlopen
+               $(CAP_STUB_DIR)/prog-copies-linked $(CAP_STUB_DIR)/prog-copies-dlopen \
+               $(CAP_STUB_DIR)/prog-manyfuncs \
+               $(CAP_STUB_DIR)/prog-nccl $(CAP_STUB_DIR)/prog-nccl-local
 CAP_LINK_STUB = -L$(CAP_STUB_DIR) -l:libcuda.so.1
+CAP_NCCL_STUB = $(CAP_STUB_DIR)/libnccl.so.2
 
 # The programs share check()/CK() and the dlopen + cuGetProcAddress lookup.
 $(CAP_PROGS): tests/stub-cuda/prog-common.h
@@ -60,6 +63,32 @@ $(CAP_PROGS): tests/stub-cuda/prog-common.h
 $(CAP_STUB): tests/stub-cuda/libcuda-stub.c tests/stub-cuda/stub-trace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< -ldl -lpthread
+
+# The stub libnccl (tests/capture-nccl.sh): not -Bsymbolic, so that its
+# calls to its own ncclGroupStart/End go through the shim's, as NCCL's do.
+$(CAP_NCCL_STUB): tests/stub-cuda/libnccl-stub.c tests/stub-cuda/stub-nccl.h $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -fPIC -shared -Wl,-soname,libnccl.so.2 -Wl,-z,defs -o $@ $< $(CAP_LINK_STUB)
+
+$(CAP_STUB_DIR)/prog-nccl: tests/stub-cuda/prog-nccl.c tests/stub-cuda/stub-nccl.h $(CAP_NCCL_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< -L$(CAP_STUB_DIR) -l:libnccl.so.2 $(CAP_LINK_STUB)
+
+# The same calls from a library opened with RTLD_LOCAL (prog-nccl-local).
+$(CAP_STUB_DIR)/libnccl-user.so: tests/stub-cuda/prog-nccl.c tests/stub-cuda/stub-nccl.h $(CAP_NCCL_STUB)
+	$(CC) $(CAP_TFLAGS) -DNCCL_USER_LIB -fPIC -shared -Wl,-z,defs -o $@ $< -L$(CAP_STUB_DIR) -l:libnccl.so.2 \
+	  $(CAP_LINK_STUB)
+
+$(CAP_STUB_DIR)/prog-nccl-local: tests/stub-cuda/prog-nccl-local.c $(CAP_STUB_DIR)/libnccl-user.so
+	$(CC) $(CAP_TFLAGS) -o $@ $< -ldl
+
+# Where the CUDA install has NCCL: the wrap against the real libnccl.
+CAP_NCCL_H := $(wildcard $(CUDA_HOME)/include/nccl.h)
+CAP_NCCL_LIB := $(wildcard $(CUDA_HOME)/lib64/libnccl.so.2)
+ifneq ($(and $(CAP_NCCL_H),$(CAP_NCCL_LIB)),)
+CAP_PROGS += $(CAP_STUB_DIR)/prog-nccl-real
+$(CAP_STUB_DIR)/prog-nccl-real: tests/stub-cuda/prog-nccl-real.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_NCCL_LIB) -Wl,-rpath,$(dir $(CAP_NCCL_LIB))
+endif
 
 # The stub libcupti (tests/capture-cupti.sh): finds the stub driver at run time.
 $(CAP_CUPTI_STUB): tests/stub-cuda/libcupti-stub.c tests/stub-cuda/stub-trace.h
@@ -104,6 +133,9 @@ $(CAP_STUB_DIR)/prog-graph-dlopen: tests/stub-cuda/prog-graph.c $(CAP_STUB)
 
 $(CAP_STUB_DIR)/prog-nvtx: tests/stub-cuda/prog-nvtx.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -lpthread -ldl
+
+$(CAP_STUB_DIR)/prog-manyfuncs: tests/stub-cuda/prog-manyfuncs.c $(CAP_STUB)
+	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB) -lpthread
 
 $(CAP_STUB_DIR)/prog-managed: tests/stub-cuda/prog-managed.c $(CAP_STUB)
 	$(CC) $(CAP_TFLAGS) -o $@ $< $(CAP_LINK_STUB)

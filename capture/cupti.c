@@ -102,18 +102,6 @@ corr_put_locked (CorrMap *m, uint32_t corr, uint64_t seq)
   m->t[j] = (Corr) { corr, seq };
 }
 
-/* CORR's seq, left in place; UINT64_MAX when absent. */
-static uint64_t
-corr_peek_locked (const CorrMap *m, uint32_t corr)
-{
-  if (!m->cap || !corr)
-    return UINT64_MAX;
-  size_t j = corr_slot (m, corr);
-  while (m->t[j].corr && m->t[j].corr != corr)
-    j = (j + 1) & (m->cap - 1);
-  return m->t[j].corr ? m->t[j].seq : UINT64_MAX;
-}
-
 /* Removes CORR; returns its seq or UINT64_MAX. */
 static uint64_t
 corr_take_locked (CorrMap *m, uint32_t corr)
@@ -222,9 +210,28 @@ graph_wait_locked (uint32_t corr, uint64_t first, uint32_t n, uint64_t *ids)
   update_waiting_locked ();
 }
 
-/* A kernel record that is not a plain launch's: one of a graph's? */
+/* The launch CUPTI recorded (grid, block, registers, shared memory), onto
+ * E, a kernel event waiting for its time (SPEC 3 kernel shape; smem is
+ * static + dynamic shared memory per block, as hook mode gives it). It
+ * replaces what the launch's arguments said (kernel_ev). */
 static void
-graph_time_locked (uint32_t corr, uint64_t node_id, uint64_t dur)
+record_shape (VtEvent *e, const CUpti_ActivityKernel10 *k)
+{
+  if (!e || e->op != VTW_KERNEL)
+    return;
+  if (k->gridX < 1 || k->gridY < 1 || k->gridZ < 1 || k->blockX < 1 || k->blockY < 1 || k->blockZ < 1)
+    return;
+  e->grid[0] = (uint32_t) k->gridX, e->grid[1] = (uint32_t) k->gridY, e->grid[2] = (uint32_t) k->gridZ;
+  e->block[0] = (uint32_t) k->blockX, e->block[1] = (uint32_t) k->blockY, e->block[2] = (uint32_t) k->blockZ;
+  e->regs = k->registersPerThread;
+  int64_t smem = (int64_t) k->staticSharedMemory + (int64_t) k->dynamicSharedMemory;
+  e->smem = smem > 0 && smem <= UINT32_MAX ? (uint32_t) smem : 0;
+  e->has_shape = 1;
+}
+
+/* A kernel record K that is not a plain launch's: one of a graph's? */
+static void
+graph_time_locked (uint32_t corr, uint64_t node_id, uint64_t dur, const CUpti_ActivityKernel10 *rec)
 {
   for (size_t k = 0; k < g_gw_n; k++) {
     GraphWait *w = &g_gw[k];
@@ -241,6 +248,7 @@ graph_time_locked (uint32_t corr, uint64_t node_id, uint64_t dur)
     if (i == w->n)
       return;
     w->done[i] = 1;
+    record_shape (cap_get_locked (w->first + i), rec);
     cap_resolve_locked (w->first + i, dur);
     if (g_graph_waiting)
       g_graph_waiting--;
@@ -579,38 +587,21 @@ gpu_time (uint32_t corr, uint64_t start, uint64_t end)
   return 1;
 }
 
-/* The launch CUPTI recorded (grid, block, registers, shared memory), onto
- * the kernel event of K's correlation while it waits for its time
- * (SPEC 3 kernel shape). Called before gpu_time_kernel takes it. */
+/* Kernel record K: its time and shape onto the kernel it times. */
 static void
-gpu_shape_kernel (const CUpti_ActivityKernel10 *k)
+gpu_time_kernel (const CUpti_ActivityKernel10 *k)
 {
-  if (k->gridX < 1 || k->gridY < 1 || k->gridZ < 1 || k->blockX < 1 || k->blockY < 1 || k->blockZ < 1)
-    return;
-  uint64_t seq = corr_peek_locked (&g_corr, k->correlationId);
-  VtEvent *e = seq == UINT64_MAX ? NULL : cap_get_locked (seq);
-  if (!e || e->op != VTW_KERNEL)
-    return;
-  e->grid[0] = (uint32_t) k->gridX, e->grid[1] = (uint32_t) k->gridY, e->grid[2] = (uint32_t) k->gridZ;
-  e->block[0] = (uint32_t) k->blockX, e->block[1] = (uint32_t) k->blockY, e->block[2] = (uint32_t) k->blockZ;
-  e->regs = k->registersPerThread;
-  int64_t smem = (int64_t) k->staticSharedMemory + (int64_t) k->dynamicSharedMemory;
-  e->smem = smem > 0 ? (uint32_t) smem : 0;
-  e->has_shape = 1;
-}
-
-static void
-gpu_time_kernel (uint32_t corr, uint64_t node_id, uint64_t start, uint64_t end)
-{
+  uint64_t start = k->start, end = k->end;
   uint64_t dur = end > start ? end - start : 0;
-  uint64_t seq = corr_take_locked (&g_corr, corr);
+  uint64_t seq = corr_take_locked (&g_corr, k->correlationId);
   update_waiting_locked ();
   if (seq == UINT64_MAX) {
     if (g_gw_n)
-      graph_time_locked (corr, node_id, dur);
+      graph_time_locked (k->correlationId, k->graphNodeId, dur, k);
     return;
   }
-  const VtEvent *e = cap_get_locked (seq);
+  VtEvent *e = cap_get_locked (seq);
+  record_shape (e, k);
   if (e && e->managed) {
     if (g_um_on) {
       um_hold_locked (seq, start, end);
@@ -671,8 +662,7 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, siz
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *) rec;
-      gpu_shape_kernel (k);
-      gpu_time_kernel (k->correlationId, k->graphNodeId, k->start, k->end);
+      gpu_time_kernel (k);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -791,16 +781,20 @@ cupti_fork_child (void)
                            cb->correlationId), cb->correlationId); \
   } while (0)
 
+/* SHAPE: the launch's grid, block and dynamic shared memory, so that a
+ * kernel whose activity record never comes (CONCURRENT_KERNEL refused,
+ * records dropped) keeps the shape hook mode would give it; the record,
+ * when it comes, replaces it (record_shape). */
 static void
 kernel_ev (const CUpti_CallbackData *cb, uint64_t t0, uint64_t t1, CUfunction f, uintptr_t s,
-           void **params, void **extra)
+           void **params, void **extra, CapShape *shape)
 {
   static __thread uint64_t words[HOOKS_MAX_WORDS];
   size_t nw = 0;
   if (CAPTURED (s))
     return;
-  uint32_t sid = hooks_kernel_words (f, params, extra, words, &nw);
-  pending (cap_kernel (t0, t1, sid, s, words, nw, 1, cb->correlationId), cb->correlationId);
+  uint32_t sid = hooks_kernel_words (f, params, extra, words, &nw, shape);
+  pending (cap_kernel (t0, t1, sid, s, words, nw, 1, cb->correlationId, shape), cb->correlationId);
 }
 
 static void
@@ -1152,19 +1146,29 @@ on_callback (void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const vo
   case CB (cuMemAdvise_v2):
     cap_advise ();
     break;
-  case CB (cuLaunchKernel):
-    kernel_ev (cb, t0, t1, P (cuLaunchKernel)->f, STREAM (P (cuLaunchKernel)->hStream),
-               P (cuLaunchKernel)->kernelParams, P (cuLaunchKernel)->extra);
+  case CB (cuLaunchKernel): {
+    const cuLaunchKernel_params *p = P (cuLaunchKernel);
+    CapShape sh = { { p->gridDimX, p->gridDimY, p->gridDimZ },
+                    { p->blockDimX, p->blockDimY, p->blockDimZ }, 0, p->sharedMemBytes };
+    kernel_ev (cb, t0, t1, p->f, STREAM (p->hStream), p->kernelParams, p->extra, &sh);
     break;
+  }
   case CB (cuLaunchKernelEx): {
     const cuLaunchKernelEx_params *p = P (cuLaunchKernelEx);
-    kernel_ev (cb, t0, t1, p->f, STREAM (p->config ? p->config->hStream : NULL), p->kernelParams,
-               p->extra);
+    const CUlaunchConfig *c = p->config;
+    CapShape sh;
+    memset (&sh, 0, sizeof sh);
+    if (c)
+      sh = (CapShape) { { c->gridDimX, c->gridDimY, c->gridDimZ },
+                        { c->blockDimX, c->blockDimY, c->blockDimZ }, 0, c->sharedMemBytes };
+    kernel_ev (cb, t0, t1, p->f, STREAM (c ? c->hStream : NULL), p->kernelParams, p->extra, &sh);
     break;
   }
   case CB (cuLaunchCooperativeKernel): {
     const cuLaunchCooperativeKernel_params *p = P (cuLaunchCooperativeKernel);
-    kernel_ev (cb, t0, t1, p->f, STREAM (p->hStream), p->kernelParams, NULL);
+    CapShape sh = { { p->gridDimX, p->gridDimY, p->gridDimZ },
+                    { p->blockDimX, p->blockDimY, p->blockDimZ }, 0, p->sharedMemBytes };
+    kernel_ev (cb, t0, t1, p->f, STREAM (p->hStream), p->kernelParams, NULL, &sh);
     break;
   }
   /* Graphs: kernel nodes are remembered at instantiation, recorded at launch. */

@@ -6,12 +6,15 @@
 # memory; stream-ordered allocations from a pool that keeps its memory;
 # copies through CUDA arrays, 3D peer and batch calls; 100,000 empty
 # kernel launches (the cost of capture per launch); a graph launch; a program that exits with work in flight; copies and
-# memory-bound kernels alone and side by side) and a small PyTorch training
+# memory-bound kernels alone and side by side; every NCCL call the wrap
+# stands in for, on one rank, where nvcc finds NCCL) and a small PyTorch training
 # step are run plain, then captured with vramcap in both modes (the PyTorch
 # step also at tensor level, torch-tensor: the merged trace against the real
 # run's segments, reserved peak and smallest memory fraction); each trace
 # is replayed on the preset that the capture named for the GPU, and the
-# script prints wall time, captured time and predicted time per run.
+# script prints wall time, captured time and predicted time per run, and
+# how the kernels' shapes (grid, block, registers, shared memory) of the
+# two modes agree.
 #
 # Usage (from the repository root, after `make`):
 #   capture/gpu-check.sh [KEEP_DIR]     build the programs with nvcc, run
@@ -21,7 +24,7 @@
 #                                       (on a machine with nvcc, no GPU)
 # GPU_CHECK_PROGS=DIR uses programs built earlier with --build;
 # GPU_CHECK_ONLY="NAME..." runs only those (streams, managed-0.02-gpu,
-# pool, copies, launches, managed-over, graph, nosync, contend, torch,
+# pool, copies, launches, managed-over, graph, nosync, contend, nccl, torch,
 # torch-tensor, ...).
 # GPU_CHECK_TIMEOUT=S: seconds a plain run may take (120; captures 60 more).
 # VRAMSIM / VRAMCAP override the binaries (a wrapper that sets
@@ -271,6 +274,33 @@ torch.cuda.memory._record_memory_history(enabled=None)
 print("# history-cost: alloc+free %.2f us plain, %.2f us with the memory history (stacks=python): +%.2f us"
       % (off, on, on - off))
 PY
+# The NCCL wrap (capture/nccl.c) on the real NCCL, one rank on device 0:
+# each wrapped call once; nccl_check compares the collectives the traces
+# carry against these, worked out by hand (ranks 1).
+cat > "$1/nccl.cu" <<'CU'
+#include <cstdio>
+#include <nccl.h>
+#define NK(x) do { ncclResult_t r_ = (x); if (r_) { printf("%s: %s\n", #x, ncclGetErrorString(r_)); return 1; } } while (0)
+int main() {
+  ncclComm_t c; int dev = 0; cudaStream_t s; float *a, *b;
+  NK(ncclCommInitAll(&c, 1, &dev));
+  cudaStreamCreate(&s); cudaMalloc(&a, 64 << 20); cudaMalloc(&b, 64 << 20);
+  const size_t M = 1 << 20;
+  NK(ncclAllReduce(a, b, 16 * M, ncclFloat, ncclSum, c, s));        /* all_reduce 64 MiB */
+  NK(ncclAllGather(a, b, 4 * M, ncclFloat, c, s));                  /* all_gather 16 MiB */
+  NK(ncclReduceScatter(a, b, 4 * M, ncclFloat, ncclSum, c, s));     /* reduce_scatter 4M x 4 B x 1 rank */
+  NK(ncclBroadcast(a, b, M, ncclBfloat16, 0, c, s));                /* broadcast 2 MiB */
+  NK(ncclReduce(a, b, M, ncclDouble, ncclSum, 0, c, s));            /* reduce 8 MiB */
+  NK(ncclGroupStart()); NK(ncclSend(a, M, ncclFloat, 0, c, s)); NK(ncclRecv(b, M, ncclFloat, 0, c, s));
+  NK(ncclGroupEnd());                                               /* all_to_all 4 MiB (every rank) */
+#if NCCL_VERSION_CODE >= 22800
+  NK(ncclAlltoAll(a, b, M, ncclFloat, c, s));                       /* all_to_all 4 MiB */
+#endif
+  cudaStreamSynchronize(s);
+  ncclCommDestroy(c);
+  printf("nccl ok (version %d)\n", NCCL_VERSION_CODE); return 0;
+}
+CU
 }
 
 build () { # DIR
@@ -280,6 +310,9 @@ build () { # DIR
   done
   "$NVCC" $NVCCFLAGS -cudart shared -o "$1/streams-shared" "$1/streams.cu" ||
     { echo "gpu-check: nvcc failed for streams-shared" >&2; return 1; }
+  # NCCL only where nvcc finds it (its own include and library folders).
+  "$NVCC" $NVCCFLAGS -o "$1/nccl" "$1/nccl.cu" -lnccl 2> "$1/nccl.build.err" ||
+    echo "gpu-check: no NCCL to build nccl.cu against (the nccl run is skipped)" >&2
 }
 
 if [ "${1:-}" = "--build" ]; then
@@ -334,6 +367,34 @@ run_one () { # NAME ARGV...
     "$VRAMSIM" info "$W/$name-$mode.vtrace" 2>&1 | grep -E '^(events|kernels|copies) ' | sed 's/^/    /'
     if [ -n "$KEEP" ]; then cp "$W/$name-$mode.vtrace" "$W/$name-$mode.err" "$KEEP/" 2>/dev/null; fi
   done
+  shapes_cmp "$name"
+}
+
+# Kernel shapes (issue 14): hook mode's (launch arguments and
+# cuFuncGetAttribute; cudart launches CUkernel handles, looked up through
+# cuKernelGetFunction) against CUPTI's records, kernel by kernel in trace
+# order: how many carry each field, and how many agree.
+shapes_cmp () { # NAME
+  VRAMSIM="$VRAMSIM" python3 - "$W/$1-cupti.vtrace" "$W/$1-hook.vtrace" <<'PY'
+import json, os, subprocess, sys
+vs = os.environ["VRAMSIM"]
+def kernels(path):
+    out = subprocess.run([vs, "convert", path, "-"], capture_output=True, text=True).stdout
+    lines = [l for l in out.split("\n")[1:] if l.strip()]
+    return [e for e in map(json.loads, lines) if e.get("op") == "kernel"]
+try:
+    c, h = kernels(sys.argv[1]), kernels(sys.argv[2])
+except Exception as e:
+    print("  shapes: not compared (%s)" % e); sys.exit()
+key = lambda e: (e["name"], e.get("grid"), e.get("block"), e.get("regs"), e.get("smem"))
+have = lambda ks, f: sum(1 for e in ks if f in e)
+print("  shapes: %d kernels cupti, %d hook; with regs %d / %d, smem %d / %d, grid %d / %d"
+      % (len(c), len(h), have(c, "regs"), have(h, "regs"), have(c, "smem"), have(h, "smem"),
+         have(c, "grid"), have(h, "grid")))
+diff = [(a, b) for a, b in zip(c, h) if key(a) != key(b)]
+print("  shapes: %d of %d agree%s" % (min(len(c), len(h)) - len(diff), min(len(c), len(h)),
+      "; first difference: cupti %s, hook %s" % (key(diff[0][0]), key(diff[0][1])) if diff else ""))
+PY
 }
 
 run_one streams "$P/streams"
@@ -365,6 +426,39 @@ esac
 run_one graph "$P/graph"
 run_one nosync "$P/nosync"
 run_one contend "$P/contend"
+# nccl: the collectives each mode's trace carries against nccl.cu's, by hand.
+nccl_check () {
+  for mode in cupti hook; do
+    "$VRAMSIM" convert "$W/nccl-$mode.vtrace" "$W/nccl-$mode.jsonl" 2>/dev/null || { echo "  nccl-$mode: no trace"; continue; }
+    python3 - "$mode" "$W/nccl-$mode.jsonl" <<'PY'
+import json, sys
+M = 1 << 20
+want = [("all_reduce", 64 * M), ("all_gather", 16 * M), ("reduce_scatter", 16 * M), ("broadcast", 2 * M),
+        ("reduce", 8 * M), ("all_to_all", 4 * M), ("all_to_all", 4 * M)]
+got, plain = [], 0
+for l in open(sys.argv[2]):
+    e = json.loads(l)
+    if e.get("op") != "kernel":
+        continue
+    c = e.get("collective")
+    if c:
+        got.append((c["kind"], c["bytes"], c["ranks"], e["name"][:48]))
+    elif e["name"].startswith("nccl"):
+        plain += 1
+print("  nccl-%s: %d kernels with a collective, %d NCCL kernels without" % (sys.argv[1], len(got), plain))
+for g in got:
+    print("    %-14s %10d B  ranks %d  %s" % g)
+ok = [(k, b) for k, b, _, _ in got] == want[:len(got)] and len(got) >= 6 and all(r == 1 for _, _, r, _ in got)
+print("  nccl-%s: %s against nccl.cu's calls (want %s)" % (sys.argv[1], "MATCH" if ok else "DIFFER", want))
+PY
+  done
+}
+if [ -x "$P/nccl" ]; then
+  run_one nccl "$P/nccl"
+  case " ${GPU_CHECK_ONLY:-nccl} " in *" nccl "*) nccl_check ;; esac
+else
+  echo "# nccl: not built (no NCCL for nvcc), skipped"
+fi
 if [ -n "${GPU_CHECK_ONLY:-}" ] && ! echo " $GPU_CHECK_ONLY " | grep -q " torch "; then
   :
 elif python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then

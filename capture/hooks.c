@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "hooks.h"
+#include "nccl.h"
 #include "recorder.h"
 
 /* The unversioned names are the old entry points the driver still exports. */
@@ -169,6 +170,7 @@ PT_LIST (PT_DECL)
   X (cuGraphGetNodes) X (cuGraphNodeGetType) X (cuGraphKernelNodeGetParams_v2) \
   X (cuStreamIsCapturing) X (cuEventCreate) X (cuEventQuery) X (cuEventElapsedTime) \
   X (cuFuncGetName) X (cuFuncGetParamInfo) X (cuKernelGetName) X (cuKernelGetParamInfo) \
+  X (cuFuncGetAttribute) X (cuKernelGetFunction) \
   X (cuArray3DGetDescriptor_v2)
 #define REAL_LIST(X) WRAP_LIST (X) CALL_LIST (X)
 
@@ -280,6 +282,24 @@ dlsym (void *handle, const char *name)
   }
   /* A tail call, so that RTLD_NEXT is resolved relative to our caller. */
   return real_dlsym (handle, name);
+}
+
+/* Called from inside the shim, so RTLD_NEXT means the objects after it:
+ * the program's libnccl for the NCCL wrap (nccl.c). */
+void *
+hooks_next_symbol (const char *name)
+{
+  if (!real_dlsym)
+    init_real_dlsym ();
+  return real_dlsym ? real_dlsym (RTLD_NEXT, name) : NULL;
+}
+
+void *
+hooks_symbol_in (void *handle, const char *name)
+{
+  if (!real_dlsym)
+    init_real_dlsym ();
+  return real_dlsym ? real_dlsym (handle, name) : NULL;
 }
 
 CUresult
@@ -529,9 +549,15 @@ typedef struct {
   uint32_t sid;
   int n;                        /* parameters; -1 = layout unknown */
   uint32_t *off, *size;
+  uint32_t regs;                /* registers per thread; 0 = unknown */
+  int32_t smem;                 /* static shared memory per block; -1 = unknown */
 } FuncInfo;
 
-static FuncInfo *g_funcs;       /* open addressing on f */
+/* Open addressing on f, of entries allocated one by one: a launch uses its
+ * FuncInfo after the lock is released, so growing the table must not move
+ * them (it moved the entries themselves before, which another thread could
+ * still be reading). */
+static FuncInfo **g_funcs;
 static size_t g_funcs_cap, g_funcs_n;
 static pthread_mutex_t g_funcs_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -599,21 +625,50 @@ func_layout (FuncInfo *fi)
   fi->n = n;
 }
 
+/* What the launch does not say (SPEC 3 `regs`, and the static part of
+ * `smem`), from the driver: CU_FUNC_ATTRIBUTE_NUM_REGS and
+ * CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, as CUPTI's kernel records carry
+ * them (registersPerThread, staticSharedMemory). A launch may name a
+ * CUkernel (CUDA 12's context-independent handle) instead of a function:
+ * cuFuncGetAttribute refuses it, and cuKernelGetFunction gives the
+ * current context's function. A refusal leaves the fields unknown; the
+ * launch itself is never touched. */
+static void
+func_attrs (FuncInfo *fi)
+{
+  fi->regs = 0;
+  fi->smem = -1;
+  if (!real_cuFuncGetAttribute)
+    return;
+  CUfunction g = fi->f;
+  int regs = 0, smem = 0;
+  CUresult r = real_cuFuncGetAttribute (&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, g);
+  if (r != CUDA_SUCCESS && real_cuKernelGetFunction
+      && real_cuKernelGetFunction (&g, (CUkernel) fi->f) == CUDA_SUCCESS && g)
+    r = real_cuFuncGetAttribute (&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, g);
+  if (r != CUDA_SUCCESS)
+    return;
+  fi->regs = regs > 0 ? (uint32_t) regs : 0;
+  if (real_cuFuncGetAttribute (&smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, g) == CUDA_SUCCESS
+      && smem >= 0)
+    fi->smem = smem;
+}
+
 static FuncInfo *
 func_info (CUfunction f)
 {
   pthread_mutex_lock (&g_funcs_lock);
   if (g_funcs_n * 2 >= g_funcs_cap) {
     size_t nc = g_funcs_cap ? g_funcs_cap * 2 : 256;
-    FuncInfo *nf = calloc (nc, sizeof *nf);
+    FuncInfo **nf = calloc (nc, sizeof *nf);
     if (!nf) {
       pthread_mutex_unlock (&g_funcs_lock);
       return NULL;
     }
     for (size_t i = 0; i < g_funcs_cap; i++)
-      if (g_funcs[i].f) {
-        size_t j = ((uintptr_t) g_funcs[i].f * 0x9E3779B97F4A7C15ull >> 20) & (nc - 1);
-        while (nf[j].f)
+      if (g_funcs[i]) {
+        size_t j = ((uintptr_t) g_funcs[i]->f * 0x9E3779B97F4A7C15ull >> 20) & (nc - 1);
+        while (nf[j])
           j = (j + 1) & (nc - 1);
         nf[j] = g_funcs[i];
       }
@@ -622,10 +677,11 @@ func_info (CUfunction f)
     g_funcs_cap = nc;
   }
   size_t j = ((uintptr_t) f * 0x9E3779B97F4A7C15ull >> 20) & (g_funcs_cap - 1);
-  while (g_funcs[j].f && g_funcs[j].f != f)
+  while (g_funcs[j] && g_funcs[j]->f != f)
     j = (j + 1) & (g_funcs_cap - 1);
-  FuncInfo *fi = &g_funcs[j];
-  if (!fi->f) {
+  FuncInfo *fi = g_funcs[j];
+  if (!fi && (fi = calloc (1, sizeof *fi)) != NULL) {
+    g_funcs[j] = fi;
     fi->f = f;
     g_funcs_n++;
     const char *name = NULL;
@@ -638,6 +694,7 @@ func_info (CUfunction f)
     fi->sid = cap_intern (dm ? dm : name ? name : "unknown");
     free (dm);
     func_layout (fi);
+    func_attrs (fi);
   }
   pthread_mutex_unlock (&g_funcs_lock);
   return fi;
@@ -683,12 +740,27 @@ param_words (const FuncInfo *fi, void **params, void **extra, uint64_t *w)
   return n;
 }
 
+/* SH in: the launch's grid, block and dynamic shared memory (smem); out:
+ * FI's registers and static + dynamic shared memory (0 where unknown:
+ * dynamic memory alone would understate what a block holds). */
+static CapShape *
+launch_shape (const FuncInfo *fi, CapShape *sh)
+{
+  uint64_t smem = fi && fi->smem >= 0 ? (uint64_t) fi->smem + sh->smem : 0;
+  sh->regs = fi ? fi->regs : 0;
+  sh->smem = smem <= UINT32_MAX ? (uint32_t) smem : 0;
+  return sh;
+}
+
 uint32_t
-hooks_kernel_words (void *f, void **params, void **extra, uint64_t *words, size_t *nw)
+hooks_kernel_words (void *f, void **params, void **extra, uint64_t *words, size_t *nw,
+                    CapShape *shape)
 {
   resolve ();
   FuncInfo *fi = func_info ((CUfunction) f);
   *nw = param_words (fi, params, extra, words);
+  if (shape)
+    launch_shape (fi, shape);
   return fi ? fi->sid : cap_intern ("unknown");
 }
 
@@ -1462,7 +1534,16 @@ cuMemAdvise_v2 (CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
 
 /* ---- kernels ---- */
 
-#define LAUNCH(call, f, s, params, extra) \
+/* A launch's grid, block and dynamic shared memory, as CapShape. */
+#define DIMS(gx, gy, gz, bx, by, bz, dyn) ((CapShape) { { gx, gy, gz }, { bx, by, bz }, 0, dyn })
+#define CFG_DIMS(c) \
+  ((c) ? DIMS ((c)->gridDimX, (c)->gridDimY, (c)->gridDimZ, (c)->blockDimX, (c)->blockDimY, \
+               (c)->blockDimZ, (c)->sharedMemBytes) \
+       : DIMS (0, 0, 0, 0, 0, 0, 0))
+
+/* SHAPE: the launch's CapShape initializer, grid, block and dynamic
+ * shared memory (launch_shape adds what the function says). */
+#define LAUNCH(call, f, s, params, extra, shape) \
   do { \
     if (capturing (s)) \
       return call; \
@@ -1470,6 +1551,7 @@ cuMemAdvise_v2 (CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
     FuncInfo *fi = func_info (f); \
     uint64_t words[MAX_WORDS]; \
     size_t nw = param_words (fi, params, extra, words); \
+    CapShape sh = shape; \
     Timer tm; \
     timer_begin (&tm, s); \
     CUresult r = call; \
@@ -1480,7 +1562,7 @@ cuMemAdvise_v2 (CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
       return r; \
     } \
     uint64_t seq = cap_kernel (t0, t1, fi ? fi->sid : cap_intern ("unknown"), (uintptr_t) (s), \
-                               words, nw, tm.ok, 0); \
+                               words, nw, tm.ok, 0, launch_shape (fi, &sh)); \
     timer_commit (&tm, seq, 1); \
     return r; \
   } while (0)
@@ -1491,7 +1573,8 @@ cuLaunchKernel (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                 CUstream s, void **params, void **extra)
 {
   PASS (cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-  LAUNCH (real_cuLaunchKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params, extra), f, s, params, extra);
+  LAUNCH (real_cuLaunchKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params, extra), f, s, params, extra,
+          DIMS (gx, gy, gz, bx, by, bz, shmem));
 }
 
 CUresult
@@ -1501,7 +1584,7 @@ cuLaunchCooperativeKernel (CUfunction f, unsigned int gx, unsigned int gy, unsig
 {
   PASS (cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params);
   LAUNCH (real_cuLaunchCooperativeKernel (f, gx, gy, gz, bx, by, bz, shmem, s, params), f, s,
-          params, NULL);
+          params, NULL, DIMS (gx, gy, gz, bx, by, bz, shmem));
 }
 
 CUresult
@@ -1509,12 +1592,12 @@ cuLaunchKernelEx (const CUlaunchConfig *cfg, CUfunction f, void **params, void *
 {
   PASS (cuLaunchKernelEx, cfg, f, params, extra);
   CUstream s = cfg ? cfg->hStream : NULL;
-  LAUNCH (real_cuLaunchKernelEx (cfg, f, params, extra), f, s, params, extra);
+  LAUNCH (real_cuLaunchKernelEx (cfg, f, params, extra), f, s, params, extra, CFG_DIMS (cfg));
 }
 
 /* ---- graphs: the kernel nodes of an instantiated graph, by exec ---- */
 
-typedef struct { uint32_t sid; uint32_t nw; uint64_t *w; uint64_t node_id; } GKernel;
+typedef struct { uint32_t sid; uint32_t nw; uint64_t *w; uint64_t node_id; CapShape shape; } GKernel;
 typedef struct GExec { CUgraphExec exec; uint32_t n; GKernel *k; struct GExec *next; } GExec;
 static GExec *g_execs;
 static pthread_mutex_t g_exec_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1563,6 +1646,9 @@ graph_remember (CUgraphExec exec, CUgraph graph)
       memcpy (gk->w, words, nw * sizeof *gk->w);
     gk->nw = gk->w ? (uint32_t) nw : 0;
     gk->node_id = hooks_graph_node_id_cb ? hooks_graph_node_id_cb (nodes[i]) : 0;
+    gk->shape = DIMS (kp.gridDimX, kp.gridDimY, kp.gridDimZ, kp.blockDimX, kp.blockDimY,
+                      kp.blockDimZ, kp.sharedMemBytes);
+    launch_shape (fi, &gk->shape);
     ge->n++;
   }
   free (nodes);
@@ -1667,7 +1753,7 @@ hooks_graph_kernels (void *exec, uintptr_t stream, uint64_t t0, uint64_t t1, int
         *node_ids = calloc (ge->n, sizeof **node_ids);
       for (uint32_t i = 0; i < ge->n; i++) {
         uint64_t seq = cap_kernel (t0, i + 1 == ge->n ? t1 : t0, ge->k[i].sid, stream,
-                                   ge->k[i].w, ge->k[i].nw, pending, corr);
+                                   ge->k[i].w, ge->k[i].nw, pending, corr, &ge->k[i].shape);
         if (seq == UINT64_MAX)
           break;
         if (*first == UINT64_MAX)
@@ -2167,7 +2253,7 @@ cuLaunchKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, unsigned in
 {
   PASS (cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
   LAUNCH (real_cuLaunchKernel_ptsz (f, gx, gy, gz, bx, by, bz, shmem, s, params, extra), f, PT (s),
-          params, extra);
+          params, extra, DIMS (gx, gy, gz, bx, by, bz, shmem));
 }
 
 CUresult
@@ -2177,7 +2263,7 @@ cuLaunchCooperativeKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, 
 {
   PASS (cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params);
   LAUNCH (real_cuLaunchCooperativeKernel_ptsz (f, gx, gy, gz, bx, by, bz, shmem, s, params), f,
-          PT (s), params, NULL);
+          PT (s), params, NULL, DIMS (gx, gy, gz, bx, by, bz, shmem));
 }
 
 CUresult
@@ -2185,7 +2271,7 @@ cuLaunchKernelEx_ptsz (const CUlaunchConfig *cfg, CUfunction f, void **params, v
 {
   PASS (cuLaunchKernelEx_ptsz, cfg, f, params, extra);
   CUstream s = PT (cfg ? cfg->hStream : NULL);
-  LAUNCH (real_cuLaunchKernelEx_ptsz (cfg, f, params, extra), f, s, params, extra);
+  LAUNCH (real_cuLaunchKernelEx_ptsz (cfg, f, params, extra), f, s, params, extra, CFG_DIMS (cfg));
 }
 
 CUresult

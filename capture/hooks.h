@@ -14,8 +14,13 @@ void hooks_start (void);
 /* Fills the header's device fields from device 0 (once). */
 void hooks_query_device (void);
 /* The kernel name's string id and the pointer-sized words of a launch's
- * parameters (WORDS holds HOOKS_MAX_WORDS), for CUPTI mode too. */
-uint32_t hooks_kernel_words (void *f, void **params, void **extra, uint64_t *words, size_t *nw);
+ * parameters (WORDS holds HOOKS_MAX_WORDS), for CUPTI mode too. SHAPE
+ * (NULL: not wanted) comes in with the launch's grid, block and dynamic
+ * shared memory in smem, and goes out with the function's registers per
+ * thread and static + dynamic shared memory (cuFuncGetAttribute, read
+ * once per function; 0 where the driver does not say). */
+uint32_t hooks_kernel_words (void *f, void **params, void **extra, uint64_t *words, size_t *nw,
+                             CapShape *shape);
 
 /* Whether stream S (a handle; CU_STREAM_PER_THREAD and NULL included) is
  * being captured into a graph: work issued there does not run then, and is

@@ -10,6 +10,7 @@
  * goes out, so the header can name the device. */
 #define _GNU_SOURCE
 #include "recorder.h"
+#include "nccl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -612,7 +613,8 @@ cap_memset (uint64_t t0, uint64_t t1, uintptr_t dst, uint64_t bytes, uintptr_t s
 
 uint64_t
 cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
-            const uint64_t *words, size_t n_words, int pending, uint64_t corr)
+            const uint64_t *words, size_t n_words, int pending, uint64_t corr,
+            const CapShape *shape)
 {
   uint64_t seq = UINT64_MAX;
   /* ids[0..n) the touched ids, ptrs[0..np) the words that hit them (the
@@ -622,6 +624,8 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
   if (!ids)
     n_words = 0, ids = local;
   uint64_t *ptrs = ids + (n_words <= 64 ? 64 : n_words);
+  CapColl coll;
+  int has_coll = capnccl_take (stream, &coll);
   cap_lock ();
   size_t n = 0, np = 0;
   int managed = 0;
@@ -645,6 +649,20 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
     g_managed_kernels += managed;
     e->pending = (uint8_t) pending;
     e->corr = corr;
+    if (shape && shape->grid[0] && shape->grid[1] && shape->grid[2] && shape->block[0]
+        && shape->block[1] && shape->block[2]) {
+      memcpy (e->grid, shape->grid, sizeof e->grid);
+      memcpy (e->block, shape->block, sizeof e->block);
+      e->regs = shape->regs;
+      e->smem = shape->smem;
+      e->has_shape = 1;
+    }
+    if (has_coll) {
+      e->has_coll = 1;
+      e->coll_kind = coll.kind;
+      e->coll_bytes = coll.bytes;
+      e->coll_ranks = coll.ranks;
+    }
     if (n) {
       size_t keep = g_addrs_on ? np : 0;
       e->touches = malloc ((n + keep) * sizeof *e->touches);
@@ -777,6 +795,7 @@ static const struct { const char *needle; const char *preset; } presets[] = {
   { "RTX 3090", "rtx3090" },
   { "RTX 4090", "rtx4090" },
   { "L40S", "l40s" },
+  { "NVIDIA A40", "a40" },        /* not "NVIDIA RTX A4000", which contains "A40" */
   { "MI300X", "mi300x" },
 };
 

@@ -79,11 +79,19 @@ uint64_t cap_copies (uint64_t t0, uint64_t t1, const CapCopyOp *ops, uint32_t n,
                      int async, int pending, uint64_t corr, uint32_t *count);
 uint64_t cap_memset (uint64_t t0, uint64_t t1, uintptr_t dst, uint64_t bytes,
                      uintptr_t stream, int async, int pending, uint64_t corr);
+/* A launch's shape (SPEC 3 `grid`, `block`, `regs`, `smem`): grid and
+ * block as launched; regs per thread and smem (static + dynamic shared
+ * memory per block) 0 where unknown, which the trace writes as absent. */
+typedef struct { uint32_t grid[3], block[3], regs, smem; } CapShape;
 /* WORDS are the pointer-sized words of the kernel's parameters; the ones
  * inside live allocations become touches (and the event's `managed` says
- * whether one of them is managed memory). */
+ * whether one of them is managed memory). SHAPE (NULL: none) rides on the
+ * event when its grid and block are all positive. A kernel launched from
+ * inside an NCCL call on this thread takes that call's collective
+ * (capture/nccl.h). */
 uint64_t cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
-                     const uint64_t *words, size_t n_words, int pending, uint64_t corr);
+                     const uint64_t *words, size_t n_words, int pending, uint64_t corr,
+                     const CapShape *shape);
 void cap_sync (uint64_t t0, uint64_t t1, int scope, uintptr_t handle);
 void cap_event_record (uint64_t t0, uint64_t t1, uintptr_t event, uintptr_t stream);
 void cap_stream_wait (uint64_t t0, uint64_t t1, uintptr_t stream, uintptr_t event);

@@ -27,8 +27,8 @@ static void
 usage (FILE *f)
 {
   fprintf (f,
-           "Usage: vramcap [-o FILE] [--mode cupti|hook] [--no-torch] [--torch-entries N]\n"
-           "               [--] PROGRAM [ARGS...]\n"
+           "Usage: vramcap [-o FILE] [--mode cupti|hook] [--no-torch] [--no-nccl]\n"
+           "               [--torch-entries N] [--] PROGRAM [ARGS...]\n"
            "\n"
            "Runs PROGRAM and records its CUDA memory activity (allocations, copies,\n"
            "kernels, syncs) into a vramsim trace.\n"
@@ -41,6 +41,9 @@ usage (FILE *f)
            "                      hook: LD_PRELOAD wrappers, GPU times from CUDA events\n"
            "      --no-torch      no PyTorch hook: the trace keeps the driver's segment\n"
            "                      allocations, and vramcap execs PROGRAM\n"
+           "      --no-nccl       do not wrap NCCL's collective calls (by default the\n"
+           "                      kernel an ncclAllReduce, ncclSend, ... launches carries\n"
+           "                      its collective: kind, bytes, ranks)\n"
            "      --torch-entries N  PyTorch memory-history ring buffer (default\n"
            "                      1000000 entries; dumped before it wraps)\n"
            "  -h, --help          show this help\n"
@@ -230,7 +233,7 @@ int
 main (int argc, char **argv)
 {
   const char *out = "vramcap.vtrace", *mode = "cupti", *entries = NULL;
-  int torch = 1;
+  int torch = 1, nccl = 1;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -264,6 +267,10 @@ main (int argc, char **argv)
     }
     if (strcmp (a, "--no-torch") == 0) {
       torch = 0;
+      continue;
+    }
+    if (strcmp (a, "--no-nccl") == 0) {
+      nccl = 0;
       continue;
     }
     if (strcmp (a, "--torch-entries") == 0 || strncmp (a, "--torch-entries=", 16) == 0) {
@@ -332,6 +339,8 @@ main (int argc, char **argv)
   snprintf (pid, sizeof pid, "%ld", (long) getpid ());
   setenv ("VRAMCAP_OUTPUT", absout, 1);
   setenv ("VRAMCAP_MODE", mode, 1);
+  if (!nccl)
+    setenv ("VRAMCAP_NCCL", "0", 1);
   setenv ("VRAMCAP_PID", pid, 1);
   /* Preloaded in both modes: in cupti mode the wrappers only pass calls
    * through, and take over if CUPTI cannot be used. */

@@ -58,11 +58,15 @@ put (VtWriter *w, const void *p, size_t n)
   }
 }
 
+/* The small puts write into the buffer in place (a kernel record is about
+ * 20 of them; through put's memcpy they were a fifth of the shim's cost
+ * per launch, docs/capture.md "Cost"). */
 static void
 put_u8 (VtWriter *w, unsigned v)
 {
-  unsigned char c = (unsigned char) v;
-  put (w, &c, 1);
+  if (w->len == VTW_BUF)
+    flush_buf (w);
+  w->buf[w->len++] = (unsigned char) v;
 }
 
 static void
@@ -75,14 +79,16 @@ put_u32 (VtWriter *w, uint32_t v)
 static void
 put_uv (VtWriter *w, uint64_t v)
 {
-  unsigned char b[10];
+  if (w->len + 10 > VTW_BUF)    /* room for the longest varint */
+    flush_buf (w);
+  unsigned char *b = w->buf + w->len;
   size_t n = 0;
   do {
     unsigned char c = v & 0x7f;
     v >>= 7;
     b[n++] = c | (v ? 0x80 : 0);
   } while (v);
-  put (w, b, n);
+  w->len += n;
 }
 
 static void
@@ -194,8 +200,9 @@ vtw_event (VtWriter *w, const VtEvent *e)
   int64_t dt = (int64_t) (e->t - w->last_t);
   w->last_t = e->t;
   w->count++;
-  /* A kernel with a shape is record 0x14 (kernel with extensions). */
-  put_u8 (w, e->op == VTW_KERNEL && e->has_shape ? 0x14 : e->op);
+  /* A kernel with a shape or a collective is record 0x14 (kernel with
+   * extensions). */
+  put_u8 (w, e->op == VTW_KERNEL && (e->has_shape || e->has_coll) ? 0x14 : e->op);
   put_sv (w, dt);
   put_uv (w, e->tid);
   put_uv (w, e->host_ns);
@@ -238,8 +245,9 @@ vtw_event (VtWriter *w, const VtEvent *e)
     put_uv (w, e->n_touches);
     for (uint32_t i = 0; i < e->n_touches; i++)
       put_uv (w, e->touches[i]);
+    if (e->has_shape || e->has_coll)
+      put_u8 (w, (uint8_t) ((e->has_shape ? 1 : 0) | (e->has_coll ? 2 : 0)));  /* which extensions */
     if (e->has_shape) {
-      put_u8 (w, 1);              /* extensions: the shape */
       put_opt (w, VTW_NONE);      /* flops */
       put_u8 (w, 0);              /* precision: not known */
       for (int i = 0; i < 3; i++)
@@ -248,6 +256,11 @@ vtw_event (VtWriter *w, const VtEvent *e)
         put_uv (w, e->block[i]);
       put_uv (w, e->regs);
       put_uv (w, e->smem);
+    }
+    if (e->has_coll) {
+      put_u8 (w, e->coll_kind);
+      put_uv (w, e->coll_bytes);
+      put_uv (w, e->coll_ranks);
     }
     break;
   case VTW_SYNC:

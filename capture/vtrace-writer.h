@@ -24,8 +24,9 @@ enum { VTW_ALLOC, VTW_FREE, VTW_COPY, VTW_MEMSET, VTW_KERNEL, VTW_SYNC,
  *   copy: sub = dir (0 h2d, 1 d2h, 2 d2d, 3 p2p), bytes, src, dst, stream, async, dur (opt)
  *   memset: dst, bytes, stream, async, dur (opt)
  *   kernel: name_sid, stream, dur (absent is written as 0), touches; with
- *           has_shape, grid, block, regs, smem (a version 2 kernel record
- *           with extensions, docs/trace-format.md)
+ *           has_shape, grid, block, regs, smem; with has_coll, the
+ *           collective (either makes a version 2 kernel record with
+ *           extensions, docs/trace-format.md)
  *   sync: sub = scope (0 device, 1 stream, 2 event), value
  *   event_record: value = event, stream; stream_wait: stream, value = event
  *   prefetch: id, bytes, sub = to (0 device, 1 host), stream
@@ -44,8 +45,12 @@ typedef struct {
   uint32_t tid, name_sid, n_touches;
   uint8_t op, sub, async, pending;
   uint8_t managed;        /* kernel: touches managed memory (not written) */
-  uint8_t has_shape;      /* kernel: grid, block, regs, smem are known (CUPTI's record) */
+  uint8_t has_shape;      /* kernel: grid and block are known (regs, smem 0: absent) */
+  uint8_t has_coll;       /* kernel: coll_kind, coll_bytes, coll_ranks (an NCCL call's kernel) */
+  uint8_t coll_kind;      /* docs/trace-format.md's code: 0 all_reduce ... 7 recv */
   uint32_t grid[3], block[3], regs, smem;
+  uint32_t coll_ranks;
+  uint64_t coll_bytes;
 } VtEvent;
 
 typedef struct VtWriter VtWriter;

@@ -120,7 +120,7 @@ for l in open(sys.argv[1]):
 PY
 }
 
-echo "1..31"
+echo "1..34"
 cd "$T"
 
 # The stubs themselves, seen by a plain CUPTI client (cupti-probe.c, small
@@ -268,6 +268,28 @@ for e in k:
     assert (e["grid"], e["block"], e["regs"], e["smem"]) == ([4, 1, 1], [256, 1, 1], 32, 1024), e
 PY
 ok $? "prog-managed: kernels carry grid [4,1,1], block [256,1,1], 32 registers, 1024 B shared memory from CUPTI's records"
+# The records, not the launch: with cuFuncGetAttribute refused (which
+# leaves hook mode without regs and smem) the records still give them.
+# Graph kernels too (prog-graph: each node's record, matched by node id;
+# axpy 1024 + 2048 B, pairk 512 + 2048 B, capture-hook.sh).
+capture noattr prog-managed STUB_CUDA_NO_FUNC_ATTR=1
+capture noattrg prog-graph-dlopen STUB_CUDA_NO_FUNC_ATTR=1
+[ "$(cat noattr.rc)" = 0 ] && no_fallback noattr.err \
+  && [ "$(shapes noattr.vtrace | sort | uniq -c | tr -s ' ')" = " 3 axpy 4x1x1 256x1x1 32 1024" ] \
+  && [ "$(cat noattrg.rc)" = 0 ] \
+  && [ "$(shapes noattrg.vtrace | sort | uniq -c | tr -s ' ' | tr '\n' ';')" = " 6 axpy 3x1x1 128x1x1 32 3072; 6 pairk 5x1x1 128x1x1 40 2560;" ]
+ok $? "STUB_CUDA_NO_FUNC_ATTR=1: regs and smem from CUPTI's records (launches and graph nodes)"
+# One program, both modes, the same shapes: prog-linked, prog-more (static
+# + dynamic shared memory from cooperative and Ex launches) and prog-graph
+# (kernel nodes: the records matched by node id in CUPTI mode, the node
+# parameters in hook mode).
+agree=0
+for p in linked:prog-linked more:prog-more-linked graph:prog-graph-dlopen; do
+  "$VRAMCAP" --mode hook -o "${p%%:*}-hook.vtrace" -- "$STUB/${p#*:}" > /dev/null 2>&1
+  shapes "${p%%:*}.vtrace" > "${p%%:*}.cshapes" && shapes "${p%%:*}-hook.vtrace" > "${p%%:*}.hshapes" \
+    && [ -s "${p%%:*}.cshapes" ] && diff "${p%%:*}.cshapes" "${p%%:*}.hshapes" >&2 || agree=1
+done
+ok $agree "cupti and hook mode give each kernel the same grid, block, regs and smem (prog-linked, prog-more, prog-graph)"
 # The summary of what the counters showed, once, at exit.
 [ "$(grep -c '^vramcap: unified memory: ' man.err)" = 1 ]
 ok $? "prog-managed: one 'vramcap: unified memory: ' line on stderr at exit"
@@ -307,6 +329,9 @@ capture nokern prog-managed STUB_CUPTI_NO_KERNELS=1
   && grep -q "^vramcap: CUPTI: CONCURRENT_KERNEL failed (CUPTI_ERROR_NOT_SUPPORTED): GPU times will be missing" nokern.err \
   && [ "$(grep -c '"op": "kernel"' nokern.norm)" = 3 ] && ! grep '"op": "kernel"' nokern.norm | grep -qv '"dur": 0'
 ok $? "STUB_CUPTI_NO_KERNELS=1: one note, the kernels recorded with dur 0"
+# No records: each kernel keeps the shape its launch and cuFuncGetAttribute gave.
+[ "$(shapes nokern.vtrace | sort | uniq -c | tr -s ' ')" = " 3 axpy 4x1x1 256x1x1 32 1024" ]
+ok $? "STUB_CUPTI_NO_KERNELS=1: kernels keep the launch's shape"
 
 # f. Exit status and replay.
 [ "$(cat man.rc)" = "$(cat plain-managed.rc)" ] && [ "$(cat linked.rc)" = "$(cat plain-linked.rc)" ] \

@@ -52,7 +52,7 @@ cat > "$T/expect-basic" <<'EOF2'
 {"id": 4, "op": "free", "tid": 0}
 EOF2
 
-echo "1..31"
+echo "1..37"
 cd "$T"
 sed 1d expect-basic > expect-basic.events
 
@@ -62,6 +62,27 @@ for p in linked dlopen; do
   decode "$p.vtrace" "$p.norm" && [ $rc = 0 ] && diff "$T/expect-basic" "$p.norm" >&2
   ok $? "prog-$p: exact trace (kinds, sizes, directions, touches, syncs, GPU times)"
 done
+
+# Kernel shapes (SPEC 3) from the launch arguments and cuFuncGetAttribute:
+# grid and block as launched; regs the stub's NUM_REGS (axpy 32, pairk 40,
+# noargs 8); smem its SHARED_SIZE_BYTES (axpy 1024, pairk 512, noargs 0)
+# plus the launch's dynamic shared memory (0 here), so noargs, with
+# 0 + 0 bytes, has none (0 is absent, docs/trace-format.md).
+cat > "$T/expect-basic.shapes" <<'EOF2'
+axpy 3x1x1 128x1x1 32 1024
+pairk 2x1x1 64x1x1 40 512
+noargs 1x1x1 32x1x1 8 -
+EOF2
+shapes linked.vtrace > linked.shapes && diff "$T/expect-basic.shapes" linked.shapes >&2 \
+  && shapes dlopen.vtrace | diff "$T/expect-basic.shapes" - >&2
+ok $? "hook mode: kernel grid, block, regs, static + dynamic smem (prog-linked, prog-dlopen)"
+# A driver that does not answer cuFuncGetAttribute: regs and smem absent,
+# grid and block still there, the launches and the rest of the trace as before.
+STUB_CUDA_NO_FUNC_ATTR=1 "$VRAMCAP" --mode hook -o noattr.vtrace -- "$STUB/prog-linked" > noattr.out 2> noattr.err
+rc=$?
+decode noattr.vtrace noattr.norm && [ $rc = 0 ] && [ ! -s noattr.err ] && cmp -s noattr.norm linked.norm \
+  && [ "$(shapes noattr.vtrace | tr '\n' ';')" = "axpy 3x1x1 128x1x1 - -;pairk 2x1x1 64x1x1 - -;noargs 1x1x1 32x1x1 - -;" ]
+ok $? "STUB_CUDA_NO_FUNC_ATTR=1: grid and block only, the trace otherwise the same"
 
 "$STUB/prog-linked" > plain.out 2>&1
 cmp -s plain.out linked.out && [ ! -s linked.err ]
@@ -231,6 +252,24 @@ for p in linked dlopen; do
     && sed 1d "more-$p.norm" | diff - "$T/expect-more" >&2
   ok $? "prog-more-$p: 2D/3D/peer copies, cooperative and Ex launches, per-thread default streams; cuMemAdvise: one note, no event"
 done
+# Their shapes: the cooperative launch (5 blocks of 32, 256 B dynamic:
+# 1024 + 256 = 1280), cuLaunchKernelEx from its CUlaunchConfig (6 blocks of
+# 64x2, 4096 B dynamic: pairk's 512 + 4096 = 4608), the packed-buffer
+# launch (7 blocks), then the _ptsz and plain axpy launches of 2, 1, 3
+# (the worker), 1 and 1 blocks.
+cat > "$T/expect-more.shapes" <<'EOF2'
+axpy 5x1x1 32x1x1 32 1280
+pairk 6x1x1 64x2x1 40 4608
+axpy 7x1x1 32x1x1 32 1024
+axpy 2x1x1 32x1x1 32 1024
+axpy 1x1x1 32x1x1 32 1024
+axpy 3x1x1 32x1x1 32 1024
+axpy 1x1x1 32x1x1 32 1024
+axpy 1x1x1 32x1x1 32 1024
+EOF2
+shapes more-linked.vtrace | diff "$T/expect-more.shapes" - >&2 \
+  && shapes more-dlopen.vtrace | diff "$T/expect-more.shapes" - >&2
+ok $? "hook mode: shapes of cooperative, Ex (CUlaunchConfig), packed-buffer and _ptsz launches"
 
 # Managed memory in hook mode: no unified-memory counters, so the two
 # kernels on the managed allocation keep their fault time, and one note
@@ -280,6 +319,13 @@ rc=$?
 decode graphc.vtrace graphc.norm && [ $rc = 0 ] && cmp -s graph-dlopen.plain graphc.out \
   && sed 1d graphc.norm | diff - "$T/expect-graph" >&2
 ok $? "prog-graph in the default (cupti) mode without injection: the same trace"
+# Graph kernel nodes carry the shape of their CUDA_KERNEL_NODE_PARAMS
+# (128 threads a block, 2048 B dynamic shared memory): axpy 3 blocks,
+# 1024 + 2048 = 3072 B; pairk 5 blocks, 512 + 2048 = 2560 B; six launches.
+for i in 1 2 3 4 5 6; do printf 'axpy 3x1x1 128x1x1 32 3072\npairk 5x1x1 128x1x1 40 2560\n'; done > "$T/expect-graph.shapes"
+shapes graph-linked.vtrace | diff "$T/expect-graph.shapes" - >&2 \
+  && shapes graph-dlopen.vtrace | diff "$T/expect-graph.shapes" - >&2
+ok $? "hook mode: graph kernel nodes carry grid, block, regs and smem from their node parameters"
 "$VRAMSIM" replay --format json graph-linked.vtrace > graph.json && python3 - graph.json <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -369,3 +415,32 @@ got = [json.loads(open(f).readline())["capture"].get("driver_version") for f in 
 assert got == ["580.159.04", "550.54.15"], got
 PY
 ok $? "driver_version read from the open and the proprietary kernel module's version line"
+
+# 300 functions launched from four threads at once (prog-manyfuncs): the
+# shim's table of functions grows (256 slots, doubled at half full) while
+# the other threads launch functions already in it. Every kernel keeps its
+# own function's name, time and shape: many<I> runs I % 7 + 1 blocks of 32
+# threads (1000 ns a block), with the stub's 16 + I % 64 registers and
+# 256 x (I % 8) B of static shared memory (absent when 0).
+"$VRAMCAP" --mode hook -o many.vtrace -- "$STUB/prog-manyfuncs" > many.out 2> many.err
+rc=$?
+[ $rc = 0 ] && [ ! -s many.err ] && "$VRAMSIM" convert many.vtrace many.jsonl && python3 - many.jsonl <<'PY'
+import json, sys
+k = [e for e in map(json.loads, open(sys.argv[1])) if e.get("op") == "kernel"]
+assert len(k) == 1200 and len({e["name"] for e in k}) == 300, len(k)
+# the main thread records nothing: the workers are tids 0-3, 300 kernels each
+assert sorted(e.get("tid", 0) for e in k) == [t for t in range(4) for _ in range(300)]
+for e in k:
+    i = int(e["name"][4:])
+    want = ([i % 7 + 1, 1, 1], [32, 1, 1], 16 + i % 64, 256 * (i % 8) or None, 1000 * (i % 7 + 1))
+    assert (e["grid"], e["block"], e["regs"], e.get("smem"), e["dur"]) == want, (e, want)
+PY
+ok $? "300 functions from 4 threads: each kernel its own function's name, time, regs and smem"
+
+# The header's preset from the device name: the A40 is "NVIDIA A40"; an
+# RTX A4000, whose name contains "A40", matches none.
+STUB_CUDA_NAME="NVIDIA A40" "$VRAMCAP" --mode hook -o dev-a40.vtrace -- "$STUB/prog-linked" > /dev/null 2>&1 &&
+  STUB_CUDA_NAME="NVIDIA RTX A4000" "$VRAMCAP" --mode hook -o dev-a4000.vtrace -- "$STUB/prog-linked" > /dev/null 2>&1 &&
+  decode dev-a40.vtrace dev-a40.norm && decode dev-a4000.vtrace dev-a4000.norm &&
+  head -1 dev-a40.norm | grep -q '"config": "a40"' && head -1 dev-a4000.norm | grep -q '"config": null'
+ok $? "device 'NVIDIA A40' -> preset a40; 'NVIDIA RTX A4000' -> none"

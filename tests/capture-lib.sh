@@ -58,3 +58,16 @@ for tid in (1, 2, 3, 4):
 assert sizes == {4096, 8192, 12288, 16384}, sizes
 PY
 }
+
+# shapes TRACE: one line per kernel, "name grid block regs smem" (SPEC 3
+# kernel shape; "-" for an absent field), in trace order.
+shapes() {
+  "$VRAMSIM" convert "$1" "$1.shapes.jsonl" 2>/dev/null || return 1
+  python3 - "$1.shapes.jsonl" <<'PY'
+import json, sys
+dim = lambda v: "x".join(map(str, v)) if v else "-"
+for e in [json.loads(l) for l in open(sys.argv[1]) if l.strip()][1:]:
+    if e["op"] == "kernel":
+        print(e["name"], dim(e.get("grid")), dim(e.get("block")), e.get("regs", "-"), e.get("smem", "-"))
+PY
+}

@@ -73,14 +73,17 @@ PYTHONPATH=$FT "$VRAMCAP" --mode hook -o t.vtrace python3 prog.py > t.out 2> t.e
 rc=$?
 [ $rc = 3 ] && cmp -s plain.out t.out && [ ! -s t.err ] || { cat t.err >&2; false; }
 ok $? "torch program: exit status 3 kept, stdout unchanged, nothing on stderr (rc $rc)"
+# Kernels carry their shape (the fake torch launches axpy on 1 block of 32
+# threads; the stub driver gives it 32 registers and 1024 B of static
+# shared memory), through the merge unchanged.
 cat > expect-t <<'EOF2'
 {"allocations": "tensor", "conf": "fake:1", "merge": {"anchors": 2, "driver_allocations_kept": 0, "lives_widened": 0, "references": 4, "references_dropped": 0, "references_in_life": 4, "segments_replaced": 2, "tensors": 3}, "note": null}
 {"bytes": 4096, "id": 3, "kind": "device", "op": "alloc", "stream": 0, "tag": "prog.py:3 <module>", "tid": 1}
 {"bytes": 1048577, "id": 4, "kind": "device", "op": "alloc", "stream": 0, "tag": "prog.py:4 <module>", "tid": 1}
-{"dur": 1000, "name": "axpy", "op": "kernel", "touches": [3, 4]}
+{"block": [32, 1, 1], "dur": 1000, "grid": [1, 1, 1], "name": "axpy", "op": "kernel", "regs": 32, "smem": 1024, "touches": [3, 4]}
 {"id": 3, "op": "free", "stream": 0, "tid": 1}
 {"bytes": 4096, "id": 5, "kind": "device", "op": "alloc", "stream": 0, "tag": "prog.py:7 <module>", "tid": 1}
-{"dur": 1000, "name": "axpy", "op": "kernel", "touches": [5, 4]}
+{"block": [32, 1, 1], "dur": 1000, "grid": [1, 1, 1], "name": "axpy", "op": "kernel", "regs": 32, "smem": 1024, "touches": [5, 4]}
 {"op": "sync", "scope": "device"}
 {"id": 5, "op": "free", "stream": 0, "tid": 1}
 {"id": 4, "op": "free", "stream": 0, "tid": 1}
@@ -108,8 +111,8 @@ ok $? "replayed with the pytorch model: the snapshot's two segments, 22 MiB rese
 cat > expect-drv <<'EOF2'
 {"bytes": 2097152, "id": 1, "kind": "device", "op": "alloc"}
 {"bytes": 20971520, "id": 2, "kind": "device", "op": "alloc"}
-{"dur": 1000, "name": "axpy", "op": "kernel", "touches": [1, 2]}
-{"dur": 1000, "name": "axpy", "op": "kernel", "touches": [1, 2]}
+{"block": [32, 1, 1], "dur": 1000, "grid": [1, 1, 1], "name": "axpy", "op": "kernel", "regs": 32, "smem": 1024, "touches": [1, 2]}
+{"block": [32, 1, 1], "dur": 1000, "grid": [1, 1, 1], "name": "axpy", "op": "kernel", "regs": 32, "smem": 1024, "touches": [1, 2]}
 {"op": "sync", "scope": "device"}
 {"id": 1, "op": "free"}
 {"id": 2, "op": "free"}
@@ -175,7 +178,7 @@ rc=$?
 [ $rc = 143 ] && [ ! -s term.out ] && [ -f term.torch.pickle ]
 ok $? "SIGTERM: exit status 143 kept, snapshot dumped by the signal handler (rc $rc)"
 norm term.vtrace > term.norm && head -1 term.norm | grep -q '"allocations": "tensor"' \
-  && grep -q '"name": "axpy", "op": "kernel", "touches": \[2\]' term.norm \
+  && grep -q '"name": "axpy", "op": "kernel", "regs": 32, "smem": 1024, "touches": \[2\]' term.norm \
   && grep -q '"bytes": 4096, "id": 2, "kind": "device", "op": "alloc"' term.norm
 ok $? "SIGTERM: the shim's trace was flushed (its handler chained) and merged with the tensor"
 

@@ -194,6 +194,20 @@ row "header capture.config is a path (sweep)" "raw '{\"vramsim_trace\": 1, \"cap
    "in.jsonl: header field 'capture.config' is \"../../../etc/passwd\", not a preset" sweep in.jsonl -c a100-80g -o out.csv
 row "Kineto: NUL in a name" "printf '%s\\n' '{\"schemaVersion\": 1,' '\"traceEvents\": [{\"name\": \"gemm\\u0000x\", \"ph\": \"X\"}]}' > in.json" \
    "in.json:2: a string holds a NUL character (\\u0000): vramsim would cut the name there" convert in.json out.jsonl
+# ---- nsys exports' NCCL payloads (a generated export, tests/import/gen-nsys-nccl.py) ----
+G="$here/tests/import/gen-nsys-nccl.py"
+row "nsys: NCCL payload shorter than its header" "python3 '$G' in.sqlite --break short-blob" \
+   "in.sqlite: NVTX_EVENTS rowid 46: NCCL payload (binaryData) shorter than its 32-byte header" convert in.sqlite out.jsonl
+row "nsys: NCCL payload shorter than its size" "python3 '$G' in.sqlite --break short-payload" \
+   "in.sqlite: NVTX_EVENTS rowid 46: NCCL payload (binaryData) shorter than its payload size" convert in.sqlite out.jsonl
+row "nsys: NCCL payload schema offset" "python3 '$G' in.sqlite --break offset" \
+   "in.sqlite: NVTX_PAYLOAD_SCHEMA_ENTRIES rowid 8: offset out of range" convert in.sqlite out.jsonl
+row "nsys: NCCL communicator of 0 ranks" "python3 '$G' in.sqlite --break ranks0" \
+   "in.sqlite: NVTX_EVENTS rowid 3: NCCL communicator size below 1 or above 2^32 - 1" convert in.sqlite out.jsonl
+row "nsys: NCCL message of 2^63 bytes" "python3 '$G' in.sqlite --break msg63" \
+   "in.sqlite: NVTX_EVENTS rowid 5: NCCL message size is 2^63 bytes or more" convert in.sqlite out.jsonl
+row "nsys: NCCL range ending before it starts" "python3 '$G' in.sqlite --break end-before-start" \
+   "in.sqlite: NVTX_EVENTS rowid 46: NCCL range ends before it starts" convert in.sqlite out.jsonl
 row "convert: header over 1 MiB to binary" "python3 -c 'print(\"{\\\"vramsim_trace\\\": 1, \\\"note\\\": \\\"\" + \"x\" * 1100000 + \"\\\"}\")' > big.jsonl" \
    "out.vtrace: the header is 1100051 bytes of JSON; the binary format holds at most 1048576" convert big.jsonl out.vtrace
 row "convert: name over 1 MiB to binary" "python3 -c 'print(\"{\\\"vramsim_trace\\\": 1}\"); print(\"{\\\"t\\\": 0, \\\"op\\\": \\\"mark\\\", \\\"name\\\": \\\"\" + \"x\" * 1100000 + \"\\\"}\")' > big.jsonl" \

@@ -8,12 +8,12 @@
 VRAMSIM=$(realpath "${VRAMSIM:-bin/vramsim}")
 here=$(cd "$(dirname "$0")/.." && pwd)
 export VRAMSIM_CONFIGS="$here/configs" G_SLICE=always-malloc G_DEBUG=gc-friendly
-echo "1..5"
+echo "1..7"
 skip=
 command -v valgrind > /dev/null || skip="valgrind is not installed"
 case "$VRAMSIM" in *asan*) skip="an AddressSanitizer build ($VRAMSIM)" ;; esac
 if [ -n "$skip" ]; then
-  for i in 1 2 3 4 5; do echo "ok $i # SKIP $skip"; done
+  for i in 1 2 3 4 5 6 7; do echo "ok $i # SKIP $skip"; done
   exit 0
 fi
 tmp=$(mktemp -d)
@@ -37,4 +37,21 @@ vg "replay hand-train-step.jsonl with spill on a small device" \
    replay "$here/traces/hand-train-step.jsonl" --set memory.capacity=512MiB --set policy.oversubscription=spill
 vg "convert to binary" convert "$here/traces/hand-train-step.jsonl" "$tmp/t.vtrace"
 vg "info on the binary trace" info "$tmp/t.vtrace" --format json
+# The nsys importer's NCCL NVTX ranges: a generated export, and a broken
+# payload (the error path frees what it read).
+if python3 "$here/tests/import/gen-nsys-nccl.py" "$tmp/n.sqlite" 2>/dev/null \
+   && python3 "$here/tests/import/gen-nsys-nccl.py" "$tmp/b.sqlite" --break short-payload 2>/dev/null; then
+  vg "convert an nsys export with NCCL NVTX ranges" convert "$tmp/n.sqlite" "$tmp/n.vtrace"
+  n=$((n + 1))
+  if valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+       --log-file="$tmp/vg.log" "$VRAMSIM" convert "$tmp/b.sqlite" "$tmp/b.vtrace" > /dev/null 2>&1; [ $? = 1 ]; then
+    echo "ok $n - refuse a broken NCCL payload (exit 1, clean)"
+  else
+    echo "not ok $n - refuse a broken NCCL payload"
+    sed -n '1,40s/^/#   /p' "$tmp/vg.log"
+  fi
+else
+  echo "ok 6 # SKIP no python3 with sqlite3"
+  echo "ok 7 # SKIP no python3 with sqlite3"
+fi
 exit 0

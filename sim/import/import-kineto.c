@@ -57,6 +57,7 @@ import_preset_for_device (const char *name)
     { "RTX 3090", NULL, "rtx3090" },
     { "RTX 4090", NULL, "rtx4090" },
     { "L40S", NULL, "l40s" },
+    { "NVIDIA A40", NULL, "a40" },      /* not "NVIDIA RTX A4000", which holds "A40" too */
     { "MI300X", NULL, "mi300x" },
     { "ORIN NANO", NULL, "jetson-orin-nano" },
     { "ORIN", NULL, "jetson-agx-orin" },

@@ -5,7 +5,8 @@
  * at their runtime call (CUPTI_ACTIVITY_KIND_RUNTIME, by correlationId);
  * synchronizing runtime calls become syncs (the stream from
  * CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); CUDA_GPU_MEMORY_USAGE_EVENTS become
- * allocations and frees; NVTX_EVENTS become marks (ranges: NAME at the start, NAME/end at the end); TARGET_INFO_GPU names
+ * allocations and frees; NVTX_EVENTS become marks (ranges: NAME at the start, NAME/end at the end), and NCCL's
+ * ranges name the collectives of the NCCL kernels launched inside them (import-nccl-nvtx.c); TARGET_INFO_GPU names
  * the device. Names come from StringIds. Tables that are absent are
  * skipped. Times are integer ns already. Whatever is written reads back:
  * names are made valid UTF-8, times and durations stay within 0..2^63-1. */
@@ -56,6 +57,8 @@ typedef struct {
   gint64 device_id;        /* the device most kernels ran on */
   char *device_name;
   gboolean device_matched;
+  ImportNccl *nccl;        /* NCCL NVTX ranges (import-nccl-nvtx.c), or NULL */
+  const Rt *last_rt;       /* the runtime call push_gpu issued its op at, or NULL */
 } Ns;
 
 /* nsys serializes thread ids as (vm << 56 | pid << 24 | tid). */
@@ -210,6 +213,7 @@ push_gpu (Ns *n, VsOp op, sqlite3_stmt *st, guint64 dur, guint64 stream, const c
   Rt *r = sqlite3_column_type (st, 3) == SQLITE_NULL ? NULL : g_hash_table_lookup (n->rt, &c);
   ImportOut *o;
   *call = NULL;
+  n->last_rt = r;
   if (r == NULL)
     o = import_push (n->outs, rel (n, start), n->main_tid, op);
   else
@@ -263,6 +267,10 @@ row_kernel (Ns *n, sqlite3_stmt *st, guint64 i)
   ImportOut *o = push_gpu (n, VS_OP_KERNEL, st, dur, stream, &call);
   const char *name = string_of (n, sqlite3_column_int64 (st, 4));
   o->ev.name = name ? name : "kernel";
+  /* An NCCL kernel launched inside an NCCL API range of its thread. */
+  if (n->nccl && n->last_rt && import_coll_kind_from_kernel (name) != -1
+      && import_nccl_find (n->nccl, n->last_rt->tid, n->last_rt->start, &o->coll))
+    o->has_coll = TRUE;
   /* gridX..Z, blockX..Z, registersPerThread, static + dynamic shared
    * memory (columns 5-13): the launch CUPTI recorded. */
   VsKernelShape *s = &o->shape;
@@ -553,6 +561,7 @@ import_nsys (const char *path, const char *out_path, GError **error)
                     "SELECT deviceId, count(*) AS c FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY deviceId ORDER BY c DESC",
                     row_device_id, NULL)
       || !each_row (n, "TARGET_INFO_GPU", "SELECT id, name FROM TARGET_INFO_GPU ORDER BY id", row_gpu, NULL)
+      || !import_nccl_load (n->db, n->path, &n->nccl, n->error)
       || !each_row (n, "CUPTI_ACTIVITY_KIND_KERNEL", kernel_query (n), row_kernel, NULL)
       || !each_row (n, "CUPTI_ACTIVITY_KIND_MEMCPY",
                     "SELECT start, end, streamId, correlationId, bytes, copyKind, srcKind, dstKind "
@@ -587,6 +596,7 @@ out:
   g_hash_table_unref (n->mem_live);
   g_string_chunk_free (n->chunk);
   g_free (n->device_name);
+  import_nccl_free (n->nccl);
   sqlite3_close (n->db);
   return ok;
 }

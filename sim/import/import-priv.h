@@ -56,3 +56,18 @@ guint import_dtype_bytes (const char *dtype);
 /* import_write with EXTRA's members added to the header (transfer none; may be NULL). */
 gboolean import_write_extra (GArray *outs, const char *out_path, const char *device, const char *tool,
                              const cJSON *extra, GError **error);
+
+/* ---- NCCL NVTX ranges of an Nsight Systems export (import-nccl-nvtx.c) ---- */
+
+typedef struct ImportNccl ImportNccl;
+struct sqlite3;
+/* Reads DB's NCCL API ranges and their payloads into *OUT: NULL (and TRUE)
+ * when the export has none or lacks the payload columns and tables; FALSE
+ * with ERROR ("PATH: TABLE row N: ...") on a broken payload. */
+gboolean import_nccl_load (struct sqlite3 *db, const char *path, ImportNccl **out, GError **error);
+/* The collective of the NCCL kernel whose launch call started at LAUNCH on
+ * thread TID (the NCCL range around it, or the group its ncclGroupEnd
+ * launches); FALSE if none, or if that call's collective already went to
+ * an earlier kernel. */
+gboolean import_nccl_find (ImportNccl *x, guint32 tid, gint64 launch, VsCollective *c);
+void import_nccl_free (ImportNccl *x);

@@ -197,9 +197,15 @@ blocks_per_sm (const VsKernelShape *s)
   return (guint) MAX (k, 1);
 }
 
+/* The factors of a name and shape class: the shape without its flops,
+ * which the factors do not use (kernel_model_predict takes them per
+ * event). With flops in the key, a trace whose kernels each carry their
+ * own count (Kineto's with_flops, sized layers) computed the factors and
+ * kept an entry for every event: 2.9 k instructions and 220 bytes a
+ * kernel (docs/performance.md). */
 typedef struct {
   char *name;
-  VsKernelShape shape;
+  VsKernelShape shape;   /* flops VS_NONE */
   gboolean has_shape;
 } Key;
 
@@ -211,7 +217,7 @@ key_hash (gconstpointer p)
   if (k->has_shape)
     {
       const VsKernelShape *s = &k->shape;
-      guint64 v[] = { s->flops, s->precision, s->grid[0], s->grid[1], s->grid[2], s->block[0],
+      guint64 v[] = { s->precision, s->grid[0], s->grid[1], s->grid[2], s->block[0],
                       s->block[1], s->block[2], s->regs, s->smem };
       for (gsize i = 0; i < G_N_ELEMENTS (v); i++)
         h = h * 1000003u ^ (guint) (v[i] ^ (v[i] >> 32));
@@ -222,7 +228,7 @@ key_hash (gconstpointer p)
 static gboolean
 shape_equal (const VsKernelShape *a, const VsKernelShape *b)
 {
-  return a->flops == b->flops && a->precision == b->precision && memcmp (a->grid, b->grid, sizeof a->grid) == 0
+  return a->precision == b->precision && memcmp (a->grid, b->grid, sizeof a->grid) == 0
          && memcmp (a->block, b->block, sizeof a->block) == 0 && a->regs == b->regs && a->smem == b->smem;
 }
 
@@ -323,7 +329,10 @@ kernel_model_factors (VsKernelModel *m, const char *name, const VsKernelShape *s
 {
   Key probe = { (char *) (name != NULL ? name : ""), { 0 }, shape != NULL };
   if (shape != NULL)
-    probe.shape = *shape;
+    {
+      probe.shape = *shape;
+      probe.shape.flops = VS_NONE;
+    }
   VsKernelFactors *f = g_hash_table_lookup (m->cache, &probe);
   if (f != NULL)
     return f;

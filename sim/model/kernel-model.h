@@ -12,7 +12,8 @@
  *
  * Use: kernel_chip_from_config() for both chips, kernel_model_new() once
  * per (capture, target) pair, kernel_model_factors() once per kernel name
- * and shape (the answer is cached), kernel_model_predict() per event. */
+ * and shape class (the answer is cached; the flops do not count, they
+ * enter per event), kernel_model_predict() per event. */
 #pragma once
 
 #include <glib.h>

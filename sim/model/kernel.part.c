@@ -58,9 +58,20 @@ kernel_start_compute (Sim *s, Op *op, double c1, double d1)
   return TRUE;
 }
 
+/* Whether A and B are one shape class: all but the flops, which the
+ * factors do not depend on (kernel_model_factors). */
+static inline gboolean
+kernel_shape_class_eq (const VsKernelShape *a, const VsKernelShape *b)
+{
+  return a->grid[0] == b->grid[0] && a->grid[1] == b->grid[1] && a->grid[2] == b->grid[2]
+         && a->block[0] == b->block[0] && a->block[1] == b->block[1] && a->block[2] == b->block[2]
+         && a->regs == b->regs && a->smem == b->smem && a->precision == b->precision;
+}
+
 /* The model's factors for kernel event EV: cached by the interned name's
- * address (and the shape, for kernels that have one), so that the model's
- * own lookup by name text runs once per name and shape, not per event. */
+ * address (and the shape class, for kernels that have one), so that the
+ * model's own lookup by name text runs once per name and shape class, not
+ * per event. */
 static const VsKernelFactors *
 kernel_factors (Sim *s, const VsEvent *ev)
 {
@@ -78,7 +89,7 @@ kernel_factors (Sim *s, const VsEvent *ev)
   else
     {
       if (G_LIKELY (s->gpu.kscache[slot].name == name
-                    && memcmp (&s->gpu.kscache[slot].shape, ev->shape, sizeof *ev->shape) == 0))
+                    && kernel_shape_class_eq (&s->gpu.kscache[slot].shape, ev->shape)))
         return s->gpu.kscache[slot].kf;
       f = kernel_model_factors (s->gpu.kmodel, name, ev->shape);
       s->gpu.kscache[slot].name = name;

@@ -536,7 +536,7 @@ test_presets_all (void)
   static const char *const required[] = {
     "v100-pcie-16g", "v100-sxm2-32g", "a100-40g", "a100-80g", "h100-pcie", "h100-sxm", "h200", "gh200",
     "rtx3090", "rtx4090", "l40s", "jetson-agx-orin", "jetson-orin-nano", "mi300x", "seed-hbm2e",
-    "seed-gddr6x", "seed-lpddr5", "a100-80g-cxl", "h100-sxm-cxl",
+    "seed-gddr6x", "seed-lpddr5", "a100-80g-cxl", "h100-sxm-cxl", "a40",
   };
   g_auto (GStrv) names = config_list_presets ();
   for (gsize i = 0; i < G_N_ELEMENTS (required); i++)
@@ -639,6 +639,22 @@ test_presets_numbers (void)
   g_assert_cmpuint (h->n_tiers, ==, 2);
   g_assert_cmpstr (h->tiers[1].name, ==, "cxl1");
   g_assert_cmpfloat (h->tflops, ==, 989.4);
+
+  /* The A40's machine (issue 14): context 8.09 MiB + 2.909 MiB x 84 SMs
+   * = 252.45 MiB, rounded to 252 MiB (docs/config.md); an 8-card PCIe 4.0
+   * server, 1 TiB of host memory, cards joined by PCIe 4.0 x16 (31.5 GB/s,
+   * 0.54, 40 us: the PCIe fit), 6.25 GB/s of NIC per GPU (4 x 100 Gb/s =
+   * 50 GB/s shared by 8). */
+  g_autoptr (VsConfig) a40 = config_load ("a40", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (a40->memory.context, ==, 252ull << 20);
+  g_assert_cmpuint (a40->host.capacity, ==, 1ull << 40);
+  g_assert_cmpuint (a40->network.ranks_per_node, ==, 8);
+  g_assert_cmpfloat (a40->network.intra.bandwidth, ==, 31.5e9);
+  g_assert_cmpfloat (a40->network.intra.efficiency, ==, 0.54);
+  g_assert_cmpfloat_with_epsilon (a40->network.intra.latency_ns, 40000, 1e-6);
+  g_assert_cmpfloat (a40->network.inter.bandwidth, ==, 4 * 100e9 / 8 / 8);
+  g_assert_cmpuint (a40->compute.sms, ==, 84);
 
   /* Preset names and --set together. */
   const char *const sets[] = { "tiers.cxl0.capacity=512GiB", "policy.oversubscription=direct", NULL };

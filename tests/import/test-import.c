@@ -215,6 +215,20 @@ check_kineto (const char *rel, const char *preset, gboolean has_memory)
   g_rmdir (dir);
 }
 
+/* Device names to presets (import_preset_for_device, docs/importers.md),
+ * as the profilers write them. */
+static void
+test_preset_for_device (void)
+{
+  static const struct { const char *name, *preset; } cases[] = {
+    { "NVIDIA A40", "a40" }, { "NVIDIA RTX A4000", NULL }, { "NVIDIA L40S", "l40s" },
+    { "NVIDIA A100-SXM4-80GB", "a100-80g" }, { "NVIDIA A100-PCIE-40GB", "a100-40g" },
+    { "NVIDIA H100 PCIe", "h100-pcie" }, { "NVIDIA GeForce RTX 3090", "rtx3090" }, { "Tesla T4", NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    g_assert_cmpstr (import_preset_for_device (cases[i].name), ==, cases[i].preset);
+}
+
 static void test_kineto_alexnet (void) { check_kineto ("kineto/alexnet-a100.json.gz", "a100-40g", FALSE); }
 static void test_kineto_multistream (void) { check_kineto ("kineto/event-sync-multistream.json.gz", "a100-40g", FALSE); }
 static void test_kineto_memory (void) { check_kineto ("kineto/memory-profile-v100.json.gz", "v100-sxm2-32g", TRUE); }
@@ -1140,6 +1154,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/import/detect", test_detect);
+  g_test_add_func ("/import/preset-for-device", test_preset_for_device);
   g_test_add_func ("/import/kineto/alexnet", test_kineto_alexnet);
   g_test_add_func ("/import/kineto/multistream", test_kineto_multistream);
   g_test_add_func ("/import/kineto/memory-v100", test_kineto_memory);

@@ -117,6 +117,34 @@ test_waves (void)
   g_assert_cmpfloat_with_epsilon (f->cscale, (75 * 108 / 19.5) / (100 * 80 / 14.0), 1e-12);
 }
 
+/* The factors are per name and shape class: the flops, which they do not
+ * use (kernel_model_predict takes them per event), are not part of the
+ * key, so kernels that each carry their own count share one entry; a
+ * different grid is another class (other waves). */
+static void
+test_cache_by_shape_class (void)
+{
+  VsKernelChip v = V100, a = A100;
+  g_autoptr (VsKernelModel) m = kernel_model_new (&v, &a);
+  VsKernelShape s1 = { .flops = 1000000000, .precision = VS_PREC_FP16, .grid = { 400, 1, 1 },
+                       .block = { 256, 1, 1 }, .regs = 64 };
+  VsKernelShape s2 = s1, s3 = s1;
+  s2.flops = 3000000000;
+  s3.grid[0] = 40;
+  const VsKernelFactors *f1 = kernel_model_factors (m, "ampere_h16816gemm", &s1);
+  g_assert_true (kernel_model_factors (m, "ampere_h16816gemm", &s2) == f1);
+  g_assert_true (kernel_model_factors (m, "ampere_h16816gemm", &s3) != f1);
+  /* The flops still count, per event: 1e9 FLOP and 1e6 B at the A100's
+   * FP16 312 TFLOPS and 1753.54 GB/s: intensity 1000 > ridge 177.9, so
+   * gamma = 0.5 x 177.9 / 1000 = 0.0890; with 3e9 FLOP, 0.0297. */
+  VsKernelPred p1, p2;
+  kernel_model_predict (m, f1, 101300, 1000000, VS_NONE, s1.flops, &p1);
+  kernel_model_predict (m, f1, 101300, 1000000, VS_NONE, s2.flops, &p2);
+  double ridge = 312e12 / 1753.54e9;
+  g_assert_cmpfloat_with_epsilon (p1.m0_ns, 1e5 * 0.5 * ridge / 1000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (p2.m0_ns, 1e5 * 0.5 * ridge / 3000, 1e-6);
+}
+
 static void
 test_intensity (void)
 {
@@ -266,6 +294,7 @@ main (int argc, char **argv)
   g_test_add_func ("/kernel-model/memory-bound-follows-bandwidth", test_memory_bound);
   g_test_add_func ("/kernel-model/waves-and-subwave-clock", test_waves);
   g_test_add_func ("/kernel-model/intensity-habitat-gamma", test_intensity);
+  g_test_add_func ("/kernel-model/cache-by-shape-class", test_cache_by_shape_class);
   g_test_add_func ("/kernel-model/identity", test_identity);
   g_test_add_func ("/kernel-model/communication-and-fallback", test_communication_and_fallback);
   g_test_add_func ("/kernel-model/issue-rate-and-tf32", test_issue_rate_and_tf32);

@@ -8,8 +8,11 @@
  * graph launch advances it by the sum of its kernel nodes' times (as they
  * were at instantiation). Device pointers come from a bump allocator (they
  * are never dereferenced); host and managed memory are real malloc'd
- * memory. Built with -Bsymbolic, like the real driver, so its own
- * references (cuGetProcAddress answers) are never interposed.
+ * memory. Functions (axpy, pairk, noargs) have fixed registers and static
+ * shared memory (StubFunc), which cuFuncGetAttribute answers
+ * (STUB_CUDA_NO_FUNC_ATTR=1: it refuses). Built with -Bsymbolic, like the
+ * real driver, so its own references (cuGetProcAddress answers) are never
+ * interposed.
  *
  * CUPTI: with STUB_CUDA_INJECT=1 and CUDA_INJECTION64_PATH set, cuInit
  * loads that library and calls its InitializeInjection once, as the real
@@ -17,7 +20,8 @@
  * stub_cuda_set_cupti (stub-trace.h); from then on every traced call (the
  * TRACED wrappers below) reports its enter and exit sites with its
  * *_params struct and a fresh correlation id, and its GPU work as activity
- * records in the real CUPTI layouts: kernel, memcpy, memset (start and end
+ * records in the real CUPTI layouts: kernel (grid, block, the function's
+ * registers and static shared memory, the launch's dynamic), memcpy, memset (start and end
  * from the stream clocks), memory (MEMORY2: an ALLOCATION per allocation
  * call, a RELEASE per free; stream-ordered ones with the default pool's
  * state), the pool's CREATED record at its first allocation, and unified
@@ -62,11 +66,16 @@ static uint32_t next_stream_id = 13;
 static struct CUctx_st the_ctx;
 static __thread CUcontext cur_ctx;
 
-typedef struct { const char *name; int n; size_t off[4], size[4]; } StubFunc;
+/* A function: its parameter layout, and what cuFuncGetAttribute says of
+ * it (registers per thread, static shared memory per block), which its
+ * kernels' CUPTI records carry too (with the launch's dynamic shared
+ * memory): fixed values, chosen so that every test can tell them apart. */
+typedef struct { const char *name; int n; size_t off[4], size[4]; int regs, smem; } StubFunc;
 static StubFunc funcs[] = {
-  { "axpy", 4, { 0, 8, 16, 24 }, { 4, 8, 8, 4 } },          /* (float a, float *x, float *y, int n) */
-  { "pairk", 2, { 0, 24 }, { 24, 8 } },                     /* (struct {float *p; int k; float *q;}, long n) */
-  { "noargs", 0, { 0 }, { 0 } },
+  { "axpy", 4, { 0, 8, 16, 24 }, { 4, 8, 8, 4 }, 32, 1024 },  /* (float a, float *x, float *y, int n) */
+  { "pairk", 2, { 0, 24 }, { 24, 8 }, 40, 512 },              /* (struct {float *p; int k; float *q;}, long n) */
+  { "noargs", 0, { 0 }, { 0 }, 8, 0 },
+  { "ncclDevKernel_Generic", 0, { 0 }, { 0 }, 0, 0 },          /* the stub libnccl's kernel */
 };
 
 static struct CUstream_st *
@@ -257,8 +266,8 @@ rec_memory (CUpti_ActivityMemoryOperationType op, CUpti_ActivityMemoryKind kind,
 }
 
 static void
-rec_kernel (const char *name, CUstream s, uint64_t start, uint64_t end, unsigned gx, unsigned gy,
-            unsigned gz, unsigned bx, unsigned by, unsigned bz, uint64_t node_id)
+rec_kernel (const StubFunc *sf, CUstream s, uint64_t start, uint64_t end, unsigned gx, unsigned gy,
+            unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned dyn_smem, uint64_t node_id)
 {
   if (!tracer)
     return;
@@ -272,10 +281,11 @@ rec_kernel (const char *name, CUstream s, uint64_t start, uint64_t end, unsigned
   r.streamId = S (s)->id;
   r.gridX = (int32_t) gx; r.gridY = (int32_t) gy; r.gridZ = (int32_t) gz;
   r.blockX = (int32_t) bx; r.blockY = (int32_t) by; r.blockZ = (int32_t) bz;
-  r.registersPerThread = 32;        /* what the capture's kernel shape reads (SPEC 3) */
-  r.staticSharedMemory = 1024;
+  r.registersPerThread = (uint16_t) sf->regs;   /* what the capture's kernel shape reads (SPEC 3) */
+  r.staticSharedMemory = sf->smem;
+  r.dynamicSharedMemory = (int32_t) dyn_smem;
   r.correlationId = cur_corr;
-  r.name = name;
+  r.name = sf->name;
   r.graphNodeId = node_id;
   emit (&r, sizeof r);
 }
@@ -454,6 +464,13 @@ CUresult cuCtxGetCurrent (CUcontext *c) { *c = cur_ctx; return CUDA_SUCCESS; }
 
 CUresult cuModuleLoadData (CUmodule *m, const void *img) { (void) img; static struct CUmod_st mod; *m = &mod; return CUDA_SUCCESS; }
 
+/* "many0" .. "many1023" (prog-manyfuncs): functions without parameters,
+ * I's registers 16 + I % 64 and static shared memory 256 x (I % 8) bytes;
+ * made at their first lookup. */
+#define MANY 1024
+static StubFunc many[MANY];
+static char many_names[MANY][16];
+
 CUresult
 cuModuleGetFunction (CUfunction *f, CUmodule m, const char *name)
 {
@@ -463,10 +480,36 @@ cuModuleGetFunction (CUfunction *f, CUmodule m, const char *name)
       *f = (CUfunction) &funcs[i];
       return CUDA_SUCCESS;
     }
-  return CUDA_ERROR_NOT_FOUND;
+  char *end;
+  unsigned long i = strncmp (name, "many", 4) == 0 ? strtoul (name + 4, &end, 10) : MANY;
+  if (i >= MANY || end == name + 4 || *end)
+    return CUDA_ERROR_NOT_FOUND;
+  pthread_mutex_lock (&lock);
+  if (!many[i].name) {
+    snprintf (many_names[i], sizeof many_names[i], "many%lu", i);
+    many[i] = (StubFunc) { many_names[i], 0, { 0 }, { 0 }, 16 + (int) (i % 64), 256 * (int) (i % 8) };
+  }
+  pthread_mutex_unlock (&lock);
+  *f = (CUfunction) &many[i];
+  return CUDA_SUCCESS;
 }
 
 CUresult cuFuncGetName (const char **name, CUfunction f) { *name = ((StubFunc *) f)->name; return CUDA_SUCCESS; }
+
+/* STUB_CUDA_NO_FUNC_ATTR=1: refused, as a driver that cannot say would. */
+CUresult
+cuFuncGetAttribute (int *v, CUfunction_attribute a, CUfunction f)
+{
+  const char *no = getenv ("STUB_CUDA_NO_FUNC_ATTR");
+  if (no && *no == '1')
+    return CUDA_ERROR_NOT_SUPPORTED;
+  const StubFunc *sf = (const StubFunc *) f;
+  switch (a) {
+  case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = sf->regs; return CUDA_SUCCESS;
+  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = sf->smem; return CUDA_SUCCESS;
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
 
 CUresult
 cuFuncGetParamInfo (CUfunction f, size_t i, size_t *off, size_t *size)
@@ -635,11 +678,12 @@ cuMemAdvise_v2 (CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
 
 static CUresult
 impl_launch (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-             unsigned int bx, unsigned int by, unsigned int bz, CUstream s, void **params)
+             unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, CUstream s,
+             void **params)
 {
   NEED_INIT ();
   uint64_t dur = 1000ull * gx, t = advance (s, dur);
-  rec_kernel (((StubFunc *) f)->name, s, t, t + dur, gx, gy, gz, bx, by, bz, 0);
+  rec_kernel ((StubFunc *) f, s, t, t + dur, gx, gy, gz, bx, by, bz, shmem, 0);
   um_faults (f, params, s, t, dur);
   return CUDA_SUCCESS;
 }
@@ -649,7 +693,7 @@ cuLaunchKernel (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                 unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                 CUstream s, void **params, void **extra)
 {
-  TRACED (cuLaunchKernel, impl_launch (f, gx, gy, gz, bx, by, bz, s, params),
+  TRACED (cuLaunchKernel, impl_launch (f, gx, gy, gz, bx, by, bz, shmem, s, params),
           f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
@@ -658,7 +702,7 @@ cuLaunchCooperativeKernel (CUfunction f, unsigned int gx, unsigned int gy, unsig
                            unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                            CUstream s, void **params)
 {
-  TRACED (cuLaunchCooperativeKernel, impl_launch (f, gx, gy, gz, bx, by, bz, s, params),
+  TRACED (cuLaunchCooperativeKernel, impl_launch (f, gx, gy, gz, bx, by, bz, shmem, s, params),
           f, gx, gy, gz, bx, by, bz, shmem, s, params);
 }
 
@@ -666,7 +710,7 @@ static CUresult
 impl_launch_ex (const CUlaunchConfig *c, CUfunction f, void **params)
 {
   return impl_launch (f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-                      c->blockDimZ, c->hStream, params);
+                      c->blockDimZ, c->sharedMemBytes, c->hStream, params);
 }
 
 CUresult
@@ -787,7 +831,7 @@ cuLaunchKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, unsigned in
                      unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                      CUstream s, void **params, void **extra)
 {
-  TRACED (cuLaunchKernel_ptsz, impl_launch (f, gx, gy, gz, bx, by, bz, s, params),
+  TRACED (cuLaunchKernel_ptsz, impl_launch (f, gx, gy, gz, bx, by, bz, shmem, s, params),
           f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
@@ -798,7 +842,7 @@ cuLaunchCooperativeKernel_ptsz (CUfunction f, unsigned int gx, unsigned int gy, 
                                 unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                                 CUstream s, void **params)
 {
-  TRACED (cuLaunchCooperativeKernel_ptsz, impl_launch (f, gx, gy, gz, bx, by, bz, s, params),
+  TRACED (cuLaunchCooperativeKernel_ptsz, impl_launch (f, gx, gy, gz, bx, by, bz, shmem, s, params),
           f, gx, gy, gz, bx, by, bz, shmem, s, params);
 }
 
@@ -1282,8 +1326,9 @@ graph_launch (CUgraphExec e, CUstream s)
   uint64_t end = advance (s, ns) + ns;
   for (size_t i = e->n; i-- > 0;) {
     const CUDA_KERNEL_NODE_PARAMS *kp = &e->kp[i];
-    rec_kernel (((StubFunc *) kp->func)->name, s, end - e->ns[i], end, kp->gridDimX, kp->gridDimY,
-                kp->gridDimZ, kp->blockDimX, kp->blockDimY, kp->blockDimZ, e->node_id[i]);
+    rec_kernel ((StubFunc *) kp->func, s, end - e->ns[i], end, kp->gridDimX, kp->gridDimY,
+                kp->gridDimZ, kp->blockDimX, kp->blockDimY, kp->blockDimZ, kp->sharedMemBytes,
+                e->node_id[i]);
     end -= e->ns[i];
   }
   return CUDA_SUCCESS;
@@ -1312,7 +1357,8 @@ static const struct { const char *name; void *fn; } procs[] = {
   P ("cuCtxSetCurrent", cuCtxSetCurrent) P ("cuCtxGetCurrent", cuCtxGetCurrent)
   P ("cuCtxSynchronize", cuCtxSynchronize) P ("cuModuleLoadData", cuModuleLoadData)
   P ("cuModuleGetFunction", cuModuleGetFunction) P ("cuFuncGetName", cuFuncGetName)
-  P ("cuFuncGetParamInfo", cuFuncGetParamInfo) P ("cuMemAlloc", cuMemAlloc_v2)
+  P ("cuFuncGetParamInfo", cuFuncGetParamInfo) P ("cuFuncGetAttribute", cuFuncGetAttribute)
+  P ("cuMemAlloc", cuMemAlloc_v2)
   P ("cuMemFree", cuMemFree_v2) P ("cuMemAllocAsync", cuMemAllocAsync)
   P ("cuMemFreeAsync", cuMemFreeAsync) P ("cuMemAllocManaged", cuMemAllocManaged)
   P ("cuMemHostAlloc", cuMemHostAlloc) P ("cuMemFreeHost", cuMemFreeHost)

@@ -61,7 +61,8 @@ __typeof__ (cuStreamSynchronize) cuStreamSynchronize_ptsz;
 
 DEFINE_API (FUNCS)
 
-/* A kernel node of GX blocks of F with PARAMS. */
+/* A kernel node of GX blocks of 128 threads of F with PARAMS and 2048 B of
+ * dynamic shared memory. */
 static CUgraphNode
 add_kernel (CUgraph g, CUfunction f, unsigned gx, void **params)
 {
@@ -72,6 +73,7 @@ add_kernel (CUgraph g, CUfunction f, unsigned gx, void **params)
   kp.gridDimY = kp.gridDimZ = 1;
   kp.blockDimX = 128;
   kp.blockDimY = kp.blockDimZ = 1;
+  kp.sharedMemBytes = 2048;
   kp.kernelParams = params;
   CUgraphNode nd;
   CK (api.addkernel (&nd, g, NULL, 0, &kp));

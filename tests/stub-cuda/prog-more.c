@@ -172,7 +172,7 @@ main (void)
   float al = 1.0f;
   int n = 4;
   void *p1[] = { &al, &a, &b, &n };
-  CK (api.coop (axpy, 5, 1, 1, 32, 1, 1, 0, s, p1));
+  CK (api.coop (axpy, 5, 1, 1, 32, 1, 1, 256, s, p1));     /* 256 B of dynamic shared memory */
   struct { CUdeviceptr p; int k; void *q; } pair = { b + 8, 5, NULL };
   long count = 7;
   void *p2[] = { &pair, &count };
@@ -181,7 +181,9 @@ main (void)
   cfg.gridDimX = 6;
   cfg.gridDimY = cfg.gridDimZ = 1;
   cfg.blockDimX = 64;
-  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.blockDimY = 2;
+  cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = 4096;
   cfg.hStream = s;
   CK (api.launchex (&cfg, pairk, p2, NULL));
   struct { float al; int pad; CUdeviceptr x, y; int n; int pad2; } packed = { 1.0f, 0, a + 16, b + 16, 4, 0 };
