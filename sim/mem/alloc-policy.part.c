@@ -57,12 +57,16 @@ amodel_set_device_limit (Sim *s)
 }
 
 /* The least recently touched tensor on the device that can be spilled
- * (not used by a running op nor in KEEP, with room below for it), or NULL. */
+ * (not used by a running op nor in KEEP, with room below for it), or NULL.
+ * Not one the host has freed (a stream-ordered free still queued): the
+ * model has its block back already, or waiting for another stream, so
+ * moving it makes no room and copies dead bytes below. */
 static Alloc *
 amodel_victim (Sim *s, Alloc *const *keep, guint n_keep)
 {
   for (Alloc *v = s->mem.lru_dev.head; v != NULL; v = v->lru_next)
-    if (v->via_model && v->kind == VS_MEM_DEVICE && v->loc == LOC_DEVICE && evictable (v, keep, n_keep)
+    if (v->via_model && !v->model_freed && v->kind == VS_MEM_DEVICE && v->loc == LOC_DEVICE
+        && evictable (v, keep, n_keep)
         && ((v->below != LOC_NONE && !v->dirty) || tier_with_room (s, v->charge) != LOC_NONE))
       return v;
   return NULL;

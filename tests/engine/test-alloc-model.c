@@ -777,6 +777,44 @@ test_cross_stream_policies (void)
   cJSON_Delete (r);
 }
 
+/* Under spill the victim is never a tensor the host has freed. A
+ * (300 MiB) and B (400 MiB), both written on stream 1; k0 (1 ms) holds
+ * stream 1 and the host frees A behind it (a stream-ordered free: A stays
+ * until k0 has run, while the model has its block back at once). C
+ * (600 MiB) at 2005 ns (kA 2-1002, kB 1002-2002, the sync returns at
+ * 2002, k0 and the free take 2003 and 2004): 400 + 300 + 600 > 924, the
+ * retry (1) releases A's cached segment (segment_free 1), 400 + 600 > 924
+ * still; the victim is B, not A (A's bytes are dead, and moving them makes
+ * no room): B out, 10 us + 419,430,400 B / 10 GB/s = 41,953,040 ns; the
+ * retry (2) releases B's segment (segment_free 2) and makes C's (3
+ * segments). C's alloc returns at 2005 + 41,953,040 = 41,955,045, the
+ * sync at 41,955,046. swap_out 400 MiB and the host holds 400 MiB; when A
+ * was taken first, 700 MiB went out (A's 300 for nothing), 3 retries,
+ * 73.4 ms. */
+static void
+test_spill_not_freed (void)
+{
+  const char *sets[] = { "policy.oversubscription=spill", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":314572800,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"kA\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"kB\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":5,\"op\":\"kernel\",\"name\":\"k0\",\"stream\":1,\"dur\":1000000,\"bytes\":0}\n"
+    "{\"t\":6,\"op\":\"free\",\"id\":1,\"stream\":1}\n"
+    "{\"t\":7,\"op\":\"alloc\",\"id\":3,\"bytes\":629145600,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":8,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 2);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 41955046);
+  cJSON_Delete (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -798,5 +836,6 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
   g_test_add_func ("/alloc-model/cross-stream", test_cross_stream);
   g_test_add_func ("/alloc-model/cross-stream-policies", test_cross_stream_policies);
+  g_test_add_func ("/alloc-model/spill-not-freed", test_spill_not_freed);
   return g_test_run ();
 }
