@@ -51,11 +51,31 @@ states=$(json "$tmp/z3.json" "sum(d['peak_bytes_by_tag'][k] for k in ('params','
 # (each of the 32 layers' shards rounds up to whole bytes: at most 3 × 32 bytes over)
 { [ "$states" -ge 1875000000 ] && [ "$states" -le 1875000096 ]; }; result "ZeRO-3 model states are 1.875e9 bytes ($states)"
 
-# ---- generated traces replay on their preset with slowdown 1 ----
 slowdown_is_one () {
   "$VRAMSIM" replay "$1" --format json > "$tmp/r.json" || return 1
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['time']['slowdown']; sys.exit(0 if abs(s-1) < 0.01 else 1)" "$tmp/r.json"
 }
+
+# ---- ZeRO-3 with FSDP's rate limiter (the default) and without ----
+# With the limiter the host waits before each all-gather until the layer
+# two releases back has run, so the caching allocator (cross-stream rule)
+# reuses its block; without it every gather waits in a new one. 8 layers
+# of 12·2048² params: a gathered layer is 100,663,296 B.
+z3s="--layers 8 --hidden 2048 --heads 16 --seq 512 --batch 1 --zero 3 --dp 8"
+run "$VRAMSIM" synth transformer-train $z3s -o "$tmp/lim.jsonl"
+run "$VRAMSIM" synth transformer-train $z3s --no-limit-all-gathers -o "$tmp/nolim.jsonl"
+{ [ $rc -eq 0 ] && [ -s "$tmp/nolim.jsonl" ]; }; result "--no-limit-all-gathers accepted"
+"$VRAMSIM" replay "$tmp/lim.jsonl" --format json > "$tmp/lim.json"
+"$VRAMSIM" replay "$tmp/nolim.jsonl" --format json > "$tmp/nolim.json"
+lim=$(json "$tmp/lim.json" "d['memory']['allocator']['peak_reserved_bytes']")
+nolim=$(json "$tmp/nolim.json" "d['memory']['allocator']['peak_reserved_bytes']")
+# unthrottled, at least 8 more gathered layers wait for the compute stream
+{ [ $((nolim - lim)) -ge $((8 * 100663296)) ]; }; result "the limiter lowers reserved by 8+ gathered layers ($lim vs $nolim)"
+{ slowdown_is_one "$tmp/lim.jsonl"; }; result "the limited ZeRO-3 trace replays with slowdown 1"
+run "$VRAMSIM" synth transformer-train --layers 2 --hidden 256 --heads 4 --seq 64 --batch 1 --no-limit-all-gathers -o "$tmp/w.jsonl"
+{ [ $rc -eq 0 ] && [[ $err == *"--no-limit-all-gathers changes nothing"* ]]; }; result "--no-limit-all-gathers without ZeRO-3 warns"
+
+# ---- generated traces replay on their preset with slowdown 1 ----
 run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 256 --batch 2 --steps 2 \
   --checkpoint selective --grad-accum 2 -o "$tmp/t.jsonl"
 { [ $rc -eq 0 ] && [ -s "$tmp/t.jsonl" ]; }; result "transformer-train trace written"

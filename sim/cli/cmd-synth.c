@@ -249,11 +249,11 @@ train (int argc, char **argv)
 {
   Common c = { NULL, NULL, 0.5, NULL };
   SynthTrainOpts o = { 0, 24, 1024, 16, 1024, 8, 50257, SYNTH_PREC_MIXED, SYNTH_OPT_ADAM, SYNTH_CKPT_NONE, 1,
-                       0, 1, 1, 1, FALSE, 1, 1, FALSE, 0, 0 };
+                       0, 1, 1, 1, FALSE, 1, 1, FALSE, 0, 0, FALSE };
   /* -1: not given (--params alone then picks the shape). */
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2;
-  gboolean sp = FALSE;
+  gboolean sp = FALSE, no_limit = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL;
   GOptionEntry entries[] = {
     { "params", 0, 0, G_OPTION_ARG_STRING, &params, "Parameter count (7.5e9, 350M); spread over --layers", "N" },
@@ -268,6 +268,8 @@ train (int argc, char **argv)
     { "checkpoint", 0, 0, G_OPTION_ARG_STRING, &checkpoint, "none, full, every=N or selective (none)", "MODE" },
     { "zero", 0, 0, G_OPTION_ARG_INT, &zero, "ZeRO stage 0-3 (0)", "STAGE" },
     { "dp", 0, 0, G_OPTION_ARG_INT, &dp, "Data-parallel ranks ZeRO shards over (1)", "N" },
+    { "no-limit-all-gathers", 0, 0, G_OPTION_ARG_NONE, &no_limit,
+      "ZeRO-3: let the host run ahead of the all-gathers (FSDP limit_all_gathers=False)", NULL },
     { "grad-accum", 0, 0, G_OPTION_ARG_INT, &accum, "Micro-batches per step (1)", "K" },
     { "offload", 0, 0, G_OPTION_ARG_STRING, &offload, "none or optimizer (none)", "WHAT" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &steps, "Optimizer steps (1)", "S" },
@@ -338,9 +340,12 @@ train (int argc, char **argv)
     }
   o.layers = layers, o.hidden = hidden, o.heads = heads, o.seq = seq, o.batch = batch, o.vocab = vocab;
   o.zero = zero, o.dp = dp, o.grad_accum = accum, o.steps = steps;
+  o.no_limit_all_gathers = no_limit;
   o.tp = tp, o.pp = pp, o.sp = sp, o.experts = experts, o.top_k = experts > 0 ? top_k : 0;
   if (zero > 0 && dp == 1)
     synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);
+  if (no_limit && (zero < 3 || dp == 1))
+    synth_warn (&c, "--no-limit-all-gathers changes nothing without --zero 3 --dp N (no parameter all-gathers)");
   if (o.params && shape_given)
     shape_check (&c, o.params, 12.0 * layers * (double) hidden * hidden + (double) vocab * hidden, layers, hidden);
   o.optimizer = optimizer && strcmp (optimizer, "sgd") == 0 ? SYNTH_OPT_SGD : SYNTH_OPT_ADAM;

@@ -129,6 +129,7 @@ struct Alloc {
   GPtrArray *uses;       /* the other streams after the 64th (Stream*), or NULL */
   guint model_waits;     /* freed: ops on other streams its block waits for */
   gboolean model_pending;  /* freed: its block is the model's pending one under its id */
+  gboolean pool_named;   /* via_model: its event named a stream (else the model's pools key it by 0) */
 };
 
 struct Job {

@@ -252,6 +252,7 @@ amodel_alloc (Sim *s, Alloc *a, const VsEvent *ev)
   a->charge = alloc_block_bytes (m, a->id);
   a->via_model = TRUE;
   a->home = ev->has_stream ? ev->stream : AMODEL_HOME_UNKNOWN;   /* alloc-streams.part.c */
+  a->pool_named = ev->has_stream;
   amodel_settle (s);
   return TRUE;
 }

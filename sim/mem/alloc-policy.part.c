@@ -22,7 +22,8 @@
  *    holds what the allocator still reserves, so fragmentation decides
  *    when spilling has made room. A tensor swapped back in takes a new
  *    block on its op's stream (the same spilling loop, sparing the op's
- *    other tensors); one that cannot fit is reached where it lies.
+ *    other tensors; keyed by stream 0 when the trace's allocations name
+ *    none, as all of them are); one that cannot fit is reached where it lies.
  *  - direct: the same release-and-retry, then a tensor that still does
  *    not fit is placed below (first tier with room, else the host) outside
  *    the device allocator, and kernels reach it there for good (zero-copy,
@@ -56,12 +57,16 @@ amodel_set_device_limit (Sim *s)
 }
 
 /* The least recently touched tensor on the device that can be spilled
- * (not used by a running op nor in KEEP, with room below for it), or NULL. */
+ * (not used by a running op nor in KEEP, with room below for it), or NULL.
+ * Not one the host has freed (a stream-ordered free still queued): the
+ * model has its block back already, or waiting for another stream, so
+ * moving it makes no room and copies dead bytes below. */
 static Alloc *
 amodel_victim (Sim *s, Alloc *const *keep, guint n_keep)
 {
   for (Alloc *v = s->mem.lru_dev.head; v != NULL; v = v->lru_next)
-    if (v->via_model && v->kind == VS_MEM_DEVICE && v->loc == LOC_DEVICE && evictable (v, keep, n_keep)
+    if (v->via_model && !v->model_freed && v->kind == VS_MEM_DEVICE && v->loc == LOC_DEVICE
+        && evictable (v, keep, n_keep)
         && ((v->below != LOC_NONE && !v->dirty) || tier_with_room (s, v->charge) != LOC_NONE))
       return v;
   return NULL;
@@ -118,6 +123,7 @@ amodel_place (Sim *s, Alloc *a, const VsEvent *ev, GPtrArray *jobs)
   guint64 stream = ev->has_stream ? ev->stream : 0;
   a->via_model = TRUE;
   a->home = ev->has_stream ? ev->stream : AMODEL_HOME_UNKNOWN;   /* alloc-streams.part.c */
+  a->pool_named = ev->has_stream;
   if (amodel_malloc_spilling (s, a, stream, ev->t, &a, 1, jobs))
     {
       a->loc = LOC_DEVICE;
@@ -146,10 +152,13 @@ amodel_swap_room (Sim *s, Alloc *a, Op *op, GPtrArray *jobs)
     return FALSE;
   guint64 t = (guint64) MAX (0.0, s->core.now - s->core.t0);
   guint64 stream = op->st ? op->st->id : 0;
-  if (!amodel_malloc_spilling (s, a, stream, t, op->acc, op->n_acc, jobs))
+  /* A new block on OP's stream. In a trace whose allocations name no
+   * stream the model keys every block by stream 0 (the program's current
+   * stream, alloc-streams.part.c), so this one too: keyed by OP's stream
+   * it would sit in a pool no other allocation of the trace can reuse. */
+  if (!amodel_malloc_spilling (s, a, a->pool_named ? stream : 0, t, op->acc, op->n_acc, jobs))
     return FALSE;
-  /* A new block on OP's stream: its earlier block's streams are gone
-   * with that block (alloc-streams.part.c). */
+  /* Its earlier block's streams are gone with that block. */
   amodel_uses_clear (a);
   a->home = stream;
   return TRUE;
@@ -177,6 +186,7 @@ amodel_managed_alloc (Sim *s, Alloc *a, const VsEvent *ev)
   g_assert (ok);         /* no limit */
   a->via_model = TRUE;
   a->home = ev->has_stream ? ev->stream : AMODEL_HOME_UNKNOWN;   /* alloc-streams.part.c */
+  a->pool_named = ev->has_stream;
   s->mem.amodel_live += a->bytes;
   amodel_settle (s);
 }

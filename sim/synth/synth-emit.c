@@ -390,6 +390,16 @@ synth_sync_stream (SynthEmit *e, guint64 stream)
 }
 
 void
+synth_event_sync (SynthEmit *e, guint64 event)
+{
+  VsEvent ev;
+  event_init (&ev, VS_OP_SYNC);
+  ev.scope = VS_SYNC_EVENT;
+  ev.event = event;
+  sync_until (e, &ev, lookup_u64 (e->event_time, event));
+}
+
+void
 synth_mark (SynthEmit *e, const char *name)
 {
   VsEvent ev;

@@ -45,7 +45,9 @@
  *   forward and again before its backward, and reduce-scatters its
  *   gradients (3Ψ). Stage 3's gathers run on the communication stream, the
  *   next layer's issued before this layer computes (FSDP's and DeepSpeed's
- *   prefetch), so two layers' gathered parameters can live at once. Gradient all-reduces (stages 0-1) run on a separate
+ *   prefetch), so two layers' gathered parameters can live at once; the
+ *   host waits as FSDP's rate limiter makes it (limit_all_gathers, on by
+ *   default: params_prefetch), so no more are queued. Gradient all-reduces (stages 0-1) run on a separate
  *   communication stream, overlapping the backward as DDP's buckets do;
  *   stages 2-3 reduce on the compute stream, since their buffers are freed
  *   right after.
@@ -154,6 +156,7 @@ typedef struct {
   guint64 fwd_ns;     /* GPU time of the first micro-batch's forward */
   gboolean measuring;
   guint64 comm_event; /* last gradient collective on COMM, 0 if none */
+  GArray *free_events; /* ZeRO-3 rate limiter: events after each release, oldest first */
 } Train;
 
 /* One micro-batch's live state between its forward and its backward. */
@@ -218,6 +221,23 @@ moe_layer (Train *tr, guint64 buf)
     coll (tr, "nccl_all_to_all", COMPUTE, VS_COLL_ALL_TO_ALL, tr->a2a_msg, tr->ep, buf, 0);
 }
 
+/* FSDP's rate limiter (torch/distributed/fsdp/_limiter_utils.py,
+ * _FreeEventQueue, _max_num_inflight_all_gathers = 2 "empirically
+ * chosen"; used by _unshard and _reshard in _runtime_utils.py): each
+ * reshard records an event on the compute stream after freeing the
+ * gathered parameters, and an unshard with two such events queued first
+ * blocks the CPU on the oldest (event.synchronize()). Without it the host
+ * queues the whole step in milliseconds, and with record_stream every
+ * gathered buffer stays out of the cache until the compute stream has run
+ * past its free, so each later gather takes a new block. */
+#define FSDP_MAX_INFLIGHT_ALL_GATHERS 2
+
+static gboolean
+limits_all_gathers (Train *tr)
+{
+  return tr->o->zero >= 3 && tr->o->dp > 1 && !tr->o->no_limit_all_gathers;
+}
+
 /* ZeRO-3: all-gathers U's parameters on the communication stream, as
  * FSDP/DeepSpeed prefetch the next layer's while this one computes. */
 static void
@@ -225,6 +245,12 @@ params_prefetch (Train *tr, Unit *u)
 {
   if (tr->o->zero < 3 || tr->o->dp <= 1 || u->gathered != 0 || u->n == 0)
     return;
+  if (limits_all_gathers (tr) && tr->free_events->len >= FSDP_MAX_INFLIGHT_ALL_GATHERS)
+    {
+      guint64 oldest = g_array_index (tr->free_events, guint64, 0);
+      g_array_remove_index (tr->free_events, 0);
+      synth_event_sync (tr->e, oldest);
+    }
   u->gathered = synth_alloc (tr->e, u->n * tr->P, VS_MEM_DEVICE, "workspace");
   synth_stream_wait (tr->e, COMM, synth_event_record (tr->e, COMPUTE));
   synth_collective (tr->e, "nccl_all_gather", COMM, VS_COLL_ALL_GATHER, synth_size (tr->e, u->p), tr->o->dp, u->p,
@@ -247,9 +273,15 @@ params_acquire (Train *tr, Unit *u)
 static void
 params_release (Train *tr, Unit *u)
 {
-  if (u->gathered != 0)
-    synth_free (tr->e, u->gathered);
+  if (u->gathered == 0)
+    return;
+  synth_free (tr->e, u->gathered);
   u->gathered = 0;
+  if (limits_all_gathers (tr))
+    {
+      guint64 ev = synth_event_record (tr->e, COMPUTE);
+      g_array_append_val (tr->free_events, ev);
+    }
 }
 
 /* Where a unit's backward writes its grads; reduce the buffer with grads_commit. */
@@ -507,7 +539,10 @@ backward (Train *tr, Micro *mb, gboolean last_micro, guint64 wait_ns)
     {
       Unit *u = &tr->units[ii];
       guint64 w = params_acquire (tr, u);
-      if (ii > 0 && !(every && (ii + 1 == L || (ii + 1) % N == 0)))
+      /* FSDP's default backward prefetch (BACKWARD_PRE): the next layer's
+       * gather is issued before this one's recompute and backward; a
+       * segment of several layers recomputes them all first. */
+      if (ii > 0 && !(every && N > 1 && (ii + 1 == L || (ii + 1) % N == 0)))
         params_prefetch (tr, &tr->units[ii - 1]);
       guint64 tmp = 0;
       if (every && (ii + 1 == L || (ii + 1) % N == 0))
@@ -608,6 +643,7 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
   tr.Ls = (L + tr.pp - 1) / tr.pp;
   tr.n_units = tr.Ls + 1;
   tr.units = g_new0 (Unit, tr.n_units);
+  tr.free_events = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint64 h = o->hidden, s = o->seq, b = o->batch;
   double flop_params;  /* parameters a token's forward multiplies by, per layer */
   if (o->params != 0)
@@ -671,6 +707,7 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
   synth_free (e, loss);
   synth_free (e, pinned_inputs);
   g_free (tr.units);
+  g_array_free (tr.free_events, TRUE);
   (void) error;
   return TRUE;
 }

@@ -69,6 +69,8 @@ void synth_prefetch (SynthEmit *e, guint64 id, VsPrefetchTo to, guint64 stream);
 /* Returns the event id recorded. */
 guint64 synth_event_record (SynthEmit *e, guint64 stream);
 void synth_stream_wait (SynthEmit *e, guint64 stream, guint64 event);
+/* cudaEventSynchronize: the host blocks until EVENT's work has run. */
+void synth_event_sync (SynthEmit *e, guint64 event);
 void synth_sync_device (SynthEmit *e);
 void synth_sync_stream (SynthEmit *e, guint64 stream);
 void synth_mark (SynthEmit *e, const char *name);
@@ -105,6 +107,11 @@ typedef struct {
   guint tp, pp;
   gboolean sp;
   guint experts, top_k;
+  /* ZeRO-3: FALSE (the default, as FSDP's limit_all_gathers=True) makes
+   * the host wait before each all-gather until the layer two frees back
+   * has run, so at most two gathers are in flight ahead of compute;
+   * TRUE lets the host queue the whole step. */
+  gboolean no_limit_all_gathers;
 } SynthTrainOpts;
 
 /* Model-state bytes per parameter for a precision and optimizer (before

@@ -178,11 +178,13 @@ assert_no_allocator_warning (const cJSON *r)
  *    the host, 400 MiB over [device_mem, link_d2h, host_mem] after 10 us;
  *    its block returns to its segment, which then serves C (best fit,
  *    stream 0): no new segment.
- *  - k3 (stream 1) reads A: a block for A on stream 1: 800 + 400 > 924
- *    (retry 2, nothing cached); victim B (C is newer), dirty, out; B's
- *    free segment is stream 0's, so the retry (3) releases it
- *    (segment_free 1) and makes A's (segment_alloc 3); A comes in, 400 MiB
- *    over [host_mem, link_h2d, device_mem] after 10 us.
+ *  - k3 (stream 1) reads A: a block for A: 800 + 400 > 924 (retry 2,
+ *    nothing cached); victim B (C is newer), dirty, out; B's free block
+ *    serves A (the trace's allocations name no stream, so the model keys
+ *    A's new block by stream 0 as all of them: no segment freed or made;
+ *    keyed by stream 1 it took a third retry, B's segment freed and a
+ *    third made); A comes in, 400 MiB over [host_mem, link_h2d,
+ *    device_mem] after 10 us.
  * swap_out 800 MiB, swap_in 400 MiB; k3 waits 2 x (10,000 + 419,430,400 B
  * / 10 GB/s = 41,943,040) = 83,906,080 ns (stalls.swap_ns). Time: k1
  * 2-1002, k2 1002-2002, the sync returns at 2002, C's alloc at 2003 waits
@@ -208,9 +210,9 @@ test_spill (void)
   g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
   g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 800 * MiB);
   g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
-  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 2);
   g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
   g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 800 * MiB);
   g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
@@ -653,6 +655,166 @@ test_cross_stream (void)
   cJSON_Delete (r);
 }
 
+/* The cross-stream rule under the policies that place tensors themselves
+ * (alloc-policy.part.c): tensors placed by spill, direct and uvm take
+ * their home stream as the model's own do. The XS_ tensors as above (12
+ * MiB on stream 1, a 1 ms kernel on stream 2 reading id 1, freed at
+ * t = 2 ns while it runs). */
+static void
+test_cross_stream_policies (void)
+{
+  const char *spill[] = { "policy.oversubscription=spill", NULL };
+  const char *direct[] = { "policy.oversubscription=direct", NULL };
+  const char *uvm[] = { "policy.oversubscription=uvm", NULL };
+  const char *const *policies[] = { spill, direct, uvm };
+  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+    {
+      /* id 2 (t = 3 ns) cannot have id 1's block while k runs: a second
+       * 12 MiB segment (under uvm a managed one), 24 MiB reserved; at most
+       * 12 MiB allocated (id 1 counted out at its free); nothing released,
+       * nothing moved (24 + 100 MiB fit the 1 GiB device). */
+      cJSON *r = run (TENSOR, policies[i],
+        XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2)
+        "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+      g_assert_cmpstr (str (r, "status"), ==, "ok");
+      g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+      g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
+      g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 0);
+      g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+      g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+      g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+      cJSON_Delete (r);
+
+      /* Once k has run (the host syncs on stream 2 at t = 3), id 2 takes
+       * the block: one segment, 12 MiB. */
+      r = run (TENSOR, policies[i],
+        XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1)
+        "{\"t\":3,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (4, 2)
+        "{\"t\":5,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+      g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
+      g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+      cJSON_Delete (r);
+    }
+
+  /* Under uvm the pending block is managed memory no tensor holds: from
+   * k's end the host holds it (reserved 24 - live 12 MiB); id 2, never
+   * touched, 12 MiB more there: 24 MiB of host. k's read creates id 1's
+   * 192 pages (12 MiB / 64 KiB) on the device, nothing migrated; the
+   * device peaks at 100 + 12 MiB. */
+  cJSON *r = run (TENSOR, uvm,
+    XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2)
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpfloat (num (r, "traffic.faults"), ==, 192);
+  g_assert_cmpfloat (num (r, "traffic.fault_bytes"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 112 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 24 * MiB);
+  cJSON_Delete (r);
+
+  /* The waiting block is what avoids a spill. 400 MiB tensors (a segment
+   * each) on the 924 MiB the context leaves: A (id 1) read by a 1 ms
+   * kernel on stream 2, B (id 2) written on stream 1 (dirty: spilling it
+   * would copy 400 MiB), A freed at t = 4 while k runs. C (id 3, t = 5):
+   * 400 (B) + 400 (A, waiting) + 400 > 924: the malloc fails, and
+   * release_cached_blocks first synchronises on the events
+   * (synchronize_and_free_events: A's block is back), then frees the
+   * cached unsplit segments (A's: segment_free 1); the retry (1) makes
+   * C's segment (3 in all): 800 MiB reserved at most, nothing spilled or
+   * placed below, the host holds nothing. The same under direct. */
+  const char *body =
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"kw\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k\",\"stream\":2,\"dur\":1000000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":4,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":6,\"op\":\"kernel\",\"name\":\"kc\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[3]}\n"
+    "{\"t\":7,\"op\":\"sync\",\"scope\":\"device\"}\n";
+  for (guint i = 0; i < 2; i++)
+    {
+      r = run (TENSOR, policies[i], body, FALSE);
+      g_assert_cmpstr (str (r, "status"), ==, "ok");
+      g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
+      g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+      g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 1);
+      g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
+      g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
+      g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 0);
+      g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+      cJSON_Delete (r);
+    }
+
+  /* Under spill a tensor swapped back in has a new block on its op's
+   * stream and forgets the streams of its old one. 400 MiB tensors, all
+   * allocated on stream 1: A written on stream 2 (A records stream 2), B
+   * on stream 1. C's alloc: 800 + 400 > 924 (retry 1, nothing cached):
+   * A (LRU) goes to the host, its block serves C. k3 on stream 1 reads
+   * A: retry 2, B (LRU) out, its block serves A (stream 1). Then klong
+   * (1 ms, no ids) is queued on stream 2 and the host frees A: A's block
+   * has been used on stream 1 alone since it came back, so D (stream 1)
+   * takes it at once: 2 segments, no more retries (its eviction forgot
+   * the old block's streams, and the new block starts with none). Had A
+   * kept stream 2 from its first block, A's free would wait for klong and D's alloc
+   * would fail, release A's segment and make a third (retries 3).
+   * swap_out 800 MiB (A and B, both written), swap_in 400 MiB (A). */
+  r = run (TENSOR, spill,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"kA\",\"stream\":2,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"kB\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":6,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":7,\"op\":\"kernel\",\"name\":\"klong\",\"stream\":2,\"dur\":1000000,\"bytes\":0}\n"
+    "{\"t\":8,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":9,\"op\":\"alloc\",\"id\":4,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":10,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 2);
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (num (r, "traffic.swap_in_bytes"), ==, 400 * MiB);
+  cJSON_Delete (r);
+}
+
+/* Under spill the victim is never a tensor the host has freed. A
+ * (300 MiB) and B (400 MiB), both written on stream 1; k0 (1 ms) holds
+ * stream 1 and the host frees A behind it (a stream-ordered free: A stays
+ * until k0 has run, while the model has its block back at once). C
+ * (600 MiB) at 2005 ns (kA 2-1002, kB 1002-2002, the sync returns at
+ * 2002, k0 and the free take 2003 and 2004): 400 + 300 + 600 > 924, the
+ * retry (1) releases A's cached segment (segment_free 1), 400 + 600 > 924
+ * still; the victim is B, not A (A's bytes are dead, and moving them makes
+ * no room): B out, 10 us + 419,430,400 B / 10 GB/s = 41,953,040 ns; the
+ * retry (2) releases B's segment (segment_free 2) and makes C's (3
+ * segments). C's alloc returns at 2005 + 41,953,040 = 41,955,045, the
+ * sync at 41,955,046. swap_out 400 MiB and the host holds 400 MiB; when A
+ * was taken first, 700 MiB went out (A's 300 for nothing), 3 retries,
+ * 73.4 ms. */
+static void
+test_spill_not_freed (void)
+{
+  const char *sets[] = { "policy.oversubscription=spill", NULL };
+  cJSON *r = run (TENSOR, sets,
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":314572800,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"kA\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"kB\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":5,\"op\":\"kernel\",\"name\":\"k0\",\"stream\":1,\"dur\":1000000,\"bytes\":0}\n"
+    "{\"t\":6,\"op\":\"free\",\"id\":1,\"stream\":1}\n"
+    "{\"t\":7,\"op\":\"alloc\",\"id\":3,\"bytes\":629145600,\"kind\":\"device\",\"stream\":1}\n"
+    "{\"t\":8,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 2);
+  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 2);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 41955046);
+  cJSON_Delete (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -673,5 +835,7 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/seeded-cache", test_seeded_cache);
   g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
   g_test_add_func ("/alloc-model/cross-stream", test_cross_stream);
+  g_test_add_func ("/alloc-model/cross-stream-policies", test_cross_stream_policies);
+  g_test_add_func ("/alloc-model/spill-not-freed", test_spill_not_freed);
   return g_test_run ();
 }

@@ -17,6 +17,8 @@
 typedef struct {
   GHashTable *peak;       /* tag -> peak live bytes */
   guint64 kernels, copies, syncs, marks, prefetches;
+  guint64 event_syncs;        /* syncs on one event (cudaEventSynchronize) */
+  guint64 last_synced;        /* the last such event, to check they come in order */
   guint64 end_ns;         /* last host time or GPU end seen (t + host_ns) */
   GHashTable *kernel_compute; /* name -> sum of compute_ns */
   GHashTable *kernel_dur;     /* name -> sum of dur */
@@ -105,7 +107,16 @@ measure (const char *path, Stats *s)
           s->h2d += ev.dir == VS_DIR_H2D ? ev.bytes : 0;
           s->d2h += ev.dir == VS_DIR_D2H ? ev.bytes : 0;
           break;
-        case VS_OP_SYNC: s->syncs++; break;
+        case VS_OP_SYNC:
+          s->syncs++;
+          if (ev.scope == VS_SYNC_EVENT)
+            {
+              /* FSDP's queue is FIFO: each wait is on a later event. */
+              g_assert_cmpuint (ev.event, >, s->last_synced);
+              s->last_synced = ev.event;
+              s->event_syncs++;
+            }
+          break;
         case VS_OP_MARK: s->marks++; break;
         case VS_OP_PREFETCH: s->prefetches++; break;
         default: break;
@@ -429,6 +440,51 @@ test_zero_volume (void)
     }
 }
 
+/* FSDP's rate limiter (limit_all_gathers=True; _FreeEventQueue with
+ * _max_num_inflight_all_gathers = 2): each release of gathered params
+ * records an event and enqueues it; a gather with two or more queued
+ * first blocks the host on the oldest. L = 4 layers (--params: no
+ * embedding unit), no recomputation, one micro-batch; q is the queue
+ * length before each gather, "s" a sync:
+ *   forward:  gather 0 (q 0), gather 1 (q 0), release 0 (q 1),
+ *             gather 2 (q 1), release 1 (q 2), gather 3 (q 2, s, 1),
+ *             release 2 (q 2), release 3 (q 3)            1 sync
+ *   backward: gather 3 (q 3, s, 2), gather 2 (s, 1), release 3 (q 2),
+ *             gather 1 (s, 1), release 2 (q 2), gather 0 (s, 1),
+ *             release 1 (q 2), release 0 (q 3)            4 syncs
+ * so 5 in the first step; a second step starts with q 3 and syncs
+ * before every one of its 8 gathers: 13 in two. The limiter moves no
+ * bytes: the collectives are those of /synth/zero-volume. Off
+ * (--no-limit-all-gathers), no event syncs. */
+static void
+test_limit_all_gathers (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  const guint64 psi = 4 * 12 * 256 * 256, N = 8, L = 4;
+  SynthTrainOpts o = small_train ();
+  o.params = psi, o.zero = 3, o.dp = N;
+  Stats s;
+  SynthCommStats on, off;
+  generate_comm (gen_train, &o, cfg, &s, &on);
+  g_assert_cmpuint (s.event_syncs, ==, 5);
+  stats_free (&s);
+  o.steps = 2;
+  generate_comm (gen_train, &o, cfg, &s, &on);
+  g_assert_cmpuint (s.event_syncs, ==, 13);
+  g_assert_cmpuint (on.count[VS_COLL_ALL_GATHER], ==, 2 * 2 * L);
+  stats_free (&s);
+  o.no_limit_all_gathers = TRUE;
+  generate_comm (gen_train, &o, cfg, &s, &off);
+  g_assert_cmpuint (s.event_syncs, ==, 0);
+  g_assert_cmpmem (&on, sizeof on, &off, sizeof off);
+  stats_free (&s);
+  /* Stages below 3 gather no parameters: nothing to limit. */
+  o.no_limit_all_gathers = FALSE, o.zero = 2;
+  generate (gen_train, &o, cfg, &s);
+  g_assert_cmpuint (s.event_syncs, ==, 0);
+  stats_free (&s);
+}
+
 /* Korthikanti et al. 2022, Table 2, bytes a layer keeps: t-way tensor
  * parallel sbh(10 + 24/t + 5as/(ht)); with sequence parallelism
  * sbh/t·(34 + 5as/h); selective: sbh(10 + 24/t), sbh·34/t. The generator's
@@ -532,6 +588,7 @@ main (int argc, char **argv)
   g_test_add_func ("/synth/stream", test_stream);
   g_test_add_func ("/synth/tp-volume", test_tp_volume);
   g_test_add_func ("/synth/zero-volume", test_zero_volume);
+  g_test_add_func ("/synth/limit-all-gathers", test_limit_all_gathers);
   g_test_add_func ("/synth/tp-activations", test_tp_activations);
   g_test_add_func ("/synth/pipeline", test_pipeline);
   g_test_add_func ("/synth/moe", test_moe);
