@@ -25,7 +25,7 @@
 # GPU_CHECK_PROGS=DIR uses programs built earlier with --build;
 # GPU_CHECK_ONLY="NAME..." runs only those (streams, managed-0.02-gpu,
 # pool, copies, launches, managed-over, graph, nosync, contend, nccl, torch,
-# torch-tensor, ...).
+# torch-tensor, torch-variants, ...).
 # GPU_CHECK_TIMEOUT=S: seconds a plain run may take (120; captures 60 more).
 # VRAMSIM / VRAMCAP override the binaries (a wrapper that sets
 # LD_LIBRARY_PATH, say). The oversubscribed run (managed-over) needs 24 GiB
@@ -544,4 +544,71 @@ case " ${GPU_CHECK_ONLY:-torch-tensor} " in
   *" torch-tensor "*)
     if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then tensor_check
     else echo "# torch-tensor: python3 has no CUDA-enabled torch, skipped"; fi ;;
+esac
+
+# torch-variants (issue 18, not run yet: no GPU in the session that wrote
+# it): the same step captured (a) with expandable_segments:True (the merge
+# must explain each segment_map by its cuMemMap pages: tensor_merge's
+# segment_maps_of_several_mappings, and the replay's reserved peak against
+# the real run's), (b) with backend:cudaMallocAsync (no history: the header
+# must say allocations tensor, allocator kind async, the replay takes the
+# async model; its reserved peak against the pool's, which
+# max_memory_reserved reports under that backend), and (c) under
+# torch.distributed.run with two ranks on the one GPU (no process group:
+# each rank runs the step alone), which must leave step.rank0.vtrace and
+# step.rank1.vtrace, each merged with its own snapshot.
+variants_check () {
+  T3=$W/tv
+  mkdir -p "$T3"
+  for v in expandable async; do
+    case $v in
+      expandable) conf=expandable_segments:True ;;
+      async) conf=backend:cudaMallocAsync ;;
+    esac
+    PYTORCH_CUDA_ALLOC_CONF=$conf timeout "${GPU_CHECK_TIMEOUT:-120}" python3 "$P/train-step.py" > "$T3/$v.plain" 2>&1
+    echo "# torch-variants $v: plain exit $?"; grep '^# ' "$T3/$v.plain"
+    PYTORCH_CUDA_ALLOC_CONF=$conf timeout $(( ${GPU_CHECK_TIMEOUT:-120} + 60 )) "$VRAMCAP" -o "$T3/$v.vtrace" \
+      -- python3 "$P/train-step.py" > /dev/null 2> "$T3/$v.err"
+    echo "# torch-variants $v capture: exit $?"; grep -m4 vramcap: "$T3/$v.err"
+    "$VRAMSIM" replay "$T3/$v.vtrace" --format json -o "$T3/$v.json" 2> "$T3/$v.rerr" ||
+      echo "  replay failed: $(head -1 "$T3/$v.rerr")"
+    VRAMSIM="$VRAMSIM" python3 - "$T3/$v.vtrace" "$T3/$v.json" "$T3/$v.plain" <<'PY'
+import json, os, re, subprocess, sys
+trace, rep, plain = sys.argv[1:4]
+vs = os.environ.get("VRAMSIM", "bin/vramsim")
+h = json.loads(subprocess.run([vs, "convert", trace, "-"], capture_output=True, text=True).stdout.split("\n")[0])
+print("  header: allocations %s, allocator_settings %s" % (h.get("allocations"), json.dumps(h.get("allocator_settings"))))
+print("  tensor_merge %s" % json.dumps(h.get("tensor_merge")))
+try:
+    a = json.load(open(rep))["memory"]["allocator"]
+    print("  replayed (%s model): reserved peak %d B, allocated peak %d B"
+          % (a["kind"], a["peak_reserved_bytes"], a["peak_allocated_bytes"]))
+except Exception as e:
+    print("  no replay report (%s)" % e)
+m = re.search(r"# reserved_peak (\d+)", open(plain).read())
+print("  real run: reserved peak %s B" % (m.group(1) if m else "?"))
+PY
+  done
+  if python3 -c "import torch.distributed.run" 2>/dev/null; then
+    (cd "$T3" && timeout $(( ${GPU_CHECK_TIMEOUT:-120} * 2 )) "$VRAMCAP" -o "$T3/step.vtrace" -- \
+       python3 -m torch.distributed.run --nproc-per-node 2 "$P/train-step.py" > /dev/null 2> "$T3/ranks.err")
+    echo "# torch-variants ranks: exit $?; $(cd "$T3" && ls step.*vtrace 2>/dev/null | tr '\n' ' ')"
+    for f in "$T3"/step.rank0.vtrace "$T3"/step.rank1.vtrace; do
+      [ -f "$f" ] || { echo "  $(basename "$f"): missing"; continue; }
+      "$VRAMSIM" convert "$f" - 2>/dev/null | head -1 | python3 -c '
+import json, sys
+h = json.load(sys.stdin)
+m = h.get("tensor_merge", {})
+print("  %s: allocations %s, pid %s, %s tensors, snapshot %s" % (sys.argv[1], h.get("allocations"),
+      h["capture"].get("pid"), m.get("tensors"), m.get("snapshot")))' "$(basename "$f")"
+    done
+  else
+    echo "# torch-variants ranks: no torch.distributed.run, skipped"
+  fi
+  if [ -n "$KEEP" ]; then cp "$T3"/*.vtrace "$T3"/*.err "$KEEP/" 2>/dev/null; fi
+}
+case " ${GPU_CHECK_ONLY:-torch-variants} " in
+  *" torch-variants "*)
+    if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then variants_check
+    else echo "# torch-variants: python3 has no CUDA-enabled torch, skipped"; fi ;;
 esac

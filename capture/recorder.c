@@ -12,6 +12,7 @@
 #include "recorder.h"
 #include "nccl.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -1170,6 +1171,58 @@ atfork_parent (void)
   cap_unlock ();
 }
 
+/* The distributed rank of this process ($RANK, else $LOCAL_RANK: what
+ * torchrun and torch.distributed.launch give each worker), or -1. */
+static long
+env_rank (void)
+{
+  const char *names[] = { "RANK", "LOCAL_RANK" };
+  for (size_t i = 0; i < 2; i++) {
+    const char *v = getenv (names[i]);
+    if (!v || !isdigit ((unsigned char) v[0]))
+      continue;
+    char *end;
+    errno = 0;
+    long r = strtol (v, &end, 10);
+    if (errno == 0 && *end == 0 && r >= 0 && r < 1000000)
+      return r;
+  }
+  return -1;
+}
+
+/* A rank names the first process that has it: $VRAMCAP_RANK_OWNER is
+ * "RANK:PID" of that process, so its forked and exec'd children (data
+ * loader workers inherit RANK) see a rank they do not own and keep their
+ * pid. Called at load (claims the rank if no ancestor has). The Python hook
+ * (capture/python-hook) reads the same variable to name its snapshot. */
+static void
+claim_rank (void)
+{
+  long r = env_rank ();
+  if (r < 0)
+    return;
+  const char *cur = getenv ("VRAMCAP_RANK_OWNER");
+  if (cur && strtol (cur, NULL, 10) == r && strchr (cur, ':'))
+    return;
+  char v[64];
+  snprintf (v, sizeof v, "%ld:%ld", r, (long) getpid ());
+  setenv ("VRAMCAP_RANK_OWNER", v, 1);
+}
+
+/* "rankN" when this process owns its rank, else its pid. */
+static void
+process_tag (char *tag, size_t cap)
+{
+  long r = env_rank ();
+  const char *cur = getenv ("VRAMCAP_RANK_OWNER");
+  char want[64];
+  snprintf (want, sizeof want, "%ld:%ld", r, (long) getpid ());
+  if (r >= 0 && cur && strcmp (cur, want) == 0)
+    snprintf (tag, cap, "rank%ld", r);
+  else
+    snprintf (tag, cap, "%ld", (long) getpid ());
+}
+
 static void
 set_output_path (void)
 {
@@ -1180,13 +1233,15 @@ set_output_path (void)
     snprintf (g_out, sizeof g_out, "%s", out);
     return;
   }
+  char tag[64];
+  process_tag (tag, sizeof tag);
   size_t n = strlen (out);
   const char *ext = ".vtrace";
   size_t el = strlen (ext);
   if (n > el && strcmp (out + n - el, ext) == 0)
-    snprintf (g_out, sizeof g_out, "%.*s.%ld%s", (int) (n - el), out, (long) getpid (), ext);
+    snprintf (g_out, sizeof g_out, "%.*s.%s%s", (int) (n - el), out, tag, ext);
   else
-    snprintf (g_out, sizeof g_out, "%s.%ld", out, (long) getpid ());
+    snprintf (g_out, sizeof g_out, "%s.%s", out, tag);
 }
 
 /* The child starts a trace of its own (out.<pid>.vtrace, written only if it
@@ -1257,6 +1312,7 @@ cap_init (void)
     g_root = strcmp (root, me) == 0;
   else
     setenv ("VRAMCAP_PID", me, 1);
+  claim_rank ();
   set_output_path ();
   read_driver_version ();
   for (size_t i = 0; i < N_FATAL; i++) {

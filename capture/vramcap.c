@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -155,17 +156,20 @@ run_wait (char *const *av)
 static void
 post_torch (const char *absout, const char *base)
 {
-  char status_path[PATH_MAX + 32], line[PATH_MAX + 256];
+  char status_path[PATH_MAX + 32], line[PATH_MAX + 256], conf[4096] = "";
   snprintf (status_path, sizeof status_path, "%s.torch-status", base);
   FILE *f = fopen (status_path, "r");
   if (!f)
     return;
   int got = fgets (line, sizeof line, f) != NULL;
+  /* "async: ..." is followed by the PYTORCH_CUDA_ALLOC_CONF in force */
+  int got_conf = got && fgets (conf, sizeof conf, f) != NULL;
   fclose (f);
   unlink (status_path);
   if (!got)
     return;
   line[strcspn (line, "\n")] = 0;
+  conf[strcspn (conf, "\n")] = 0;
   struct stat sb;
   if (stat (absout, &sb) != 0)
     return; /* the shim wrote no trace (it says why) */
@@ -186,13 +190,18 @@ post_torch (const char *absout, const char *base)
              "allocations (set VRAMCAP_VRAMSIM)\n", vs);
     return;
   }
-  char *av[8];
+  char *av[10];
   int k = 0;
   av[k++] = vs;
   av[k++] = (char *) "convert";
   if (strncmp (line, "ok ", 3) == 0) {
     av[k++] = (char *) "--tensor";
     av[k++] = line + 3;
+  } else if (strncmp (line, "async: ", 7) == 0 && got_conf) {
+    av[k++] = (char *) "--tensor-async";
+    av[k++] = conf;
+    av[k++] = (char *) "--tensor-note";
+    av[k++] = line;
   } else {
     av[k++] = (char *) "--tensor-note";
     av[k++] = line;
@@ -218,6 +227,35 @@ post_torch (const char *absout, const char *base)
     fprintf (stderr, "vramcap: the tensor merge failed; %s keeps the driver's allocations "
              "(retry: vramsim convert --tensor %s %s OUT)\n", absout,
              strncmp (line, "ok ", 3) == 0 ? line + 3 : "SNAPSHOT", absout);
+}
+
+/* The program's other processes (torchrun's workers, ...): each wrote
+ * BASE.TAG.torch-status beside its own trace (TAG: rankN or the pid;
+ * capture/recorder.c), merged with its own snapshot the same way. */
+static void
+post_others (const char *absout, const char *base)
+{
+  char pat[PATH_MAX + 32];
+  snprintf (pat, sizeof pat, "%s.*.torch-status", base);
+  glob_t g;
+  memset (&g, 0, sizeof g);
+  if (glob (pat, 0, NULL, &g) != 0) {
+    globfree (&g);
+    return;
+  }
+  size_t bl = strlen (base), ol = strlen (absout);
+  int ext = ol > 7 && strcmp (absout + ol - 7, ".vtrace") == 0;
+  for (size_t k = 0; k < g.gl_pathc; k++) {
+    const char *p = g.gl_pathv[k];
+    size_t pl = strlen (p), sl = strlen (".torch-status");
+    if (pl <= bl + 1 + sl)
+      continue;
+    char tbase[PATH_MAX + 32], trace[PATH_MAX + 48];
+    snprintf (tbase, sizeof tbase, "%.*s", (int) (pl - sl), p);
+    snprintf (trace, sizeof trace, "%s%s", tbase, ext ? ".vtrace" : "");
+    post_torch (trace, tbase);
+  }
+  globfree (&g);
 }
 
 static volatile sig_atomic_t g_child;
@@ -391,6 +429,18 @@ main (int argc, char **argv)
     char sp[PATH_MAX + 32];
     snprintf (sp, sizeof sp, "%s.torch-status", base);
     unlink (sp);
+    /* nor its part dumps (the merge joins every SNAPSHOT.partK it finds),
+     * nor those of the other processes (BASE.TAG.torch-status, ...) */
+    const char *pats[] = { "%s.torch.pickle.part[0-9]*", "%s.*.torch-status", "%s.*.torch.pickle.part[0-9]*" };
+    for (size_t p = 0; p < 3; p++) {
+      glob_t g;
+      memset (&g, 0, sizeof g);
+      snprintf (sp, sizeof sp, pats[p], base);
+      if (glob (sp, GLOB_NOSORT, NULL, &g) == 0)
+        for (size_t k = 0; k < g.gl_pathc; k++)
+          unlink (g.gl_pathv[k]);
+      globfree (&g);
+    }
   }
   /* The exec-or-fail report of the child comes back through a pipe. */
   int fds[2];
@@ -442,6 +492,7 @@ main (int argc, char **argv)
     return exec_err == ENOENT ? 127 : 126;
   }
   post_torch (absout, base);
+  post_others (absout, base);
   if (WIFSIGNALED (st)) {
     /* Die of the same signal (the child already dumped any core). */
     int sig = WTERMSIG (st);

@@ -9,14 +9,17 @@
 #     never imported by the hook itself), then asks torch to turn on the
 #     caching allocator's memory history when CUDA initialises
 #     (torch.cuda._lazy_call: the hook never initialises CUDA), with a ring
-#     buffer of $VRAMCAP_TORCH_ENTRIES entries;
+#     buffer of $VRAMCAP_TORCH_ENTRIES entries (not under the cudaMallocAsync
+#     backend, which keeps none: each of its tensors is one cudaMallocAsync,
+#     already in the driver-level trace; the status says "async");
 #   * dumps the snapshot (torch.cuda.memory._dump_snapshot) at exit, on
 #     SIGTERM and SIGHUP (then the previous handler runs, or the signal's own
 #     disposition, so the process still dies of it), and when the ring
 #     buffer is about to wrap (a daemon thread reads the allocator's
 #     counters every $VRAMCAP_TORCH_POLL seconds; torch has no per-allocation
 #     callback);
-#   * writes a one-line status for vramcap (the process vramcap started only).
+#   * writes a one-line status for vramcap, which merges each process's
+#     trace with its snapshot after the run.
 # It prints nothing on stdout; notes go to stderr as "vramcap: ...". Any
 # failure of its own is a note, never an exception in the program.
 
@@ -29,8 +32,21 @@ def _vramcap_hook():
     out = _os.environ.get("VRAMCAP_OUTPUT", "vramcap.vtrace")
     base = out[:-7] if out.endswith(".vtrace") else out
     root = _os.environ.get("VRAMCAP_PID") == str(_os.getpid())
-    snap = base + (".torch.pickle" if root else ".%d.torch.pickle" % _os.getpid())
-    status_path = base + ".torch-status" if root else None
+    # Other processes are named as the capture shim names their traces
+    # (capture/recorder.c process_tag): "rankN" for the first process with
+    # that $RANK (else $LOCAL_RANK), as $VRAMCAP_RANK_OWNER says, else the pid.
+    tag = "%d" % _os.getpid()
+    for name in ("RANK", "LOCAL_RANK"):
+        v = _os.environ.get(name, "")
+        if v.isdigit() and int(v) < 1000000:
+            owner = _os.environ.get("VRAMCAP_RANK_OWNER")
+            if owner is None or owner == "%d:%d" % (int(v), _os.getpid()):
+                tag = "rank%d" % int(v)
+            break
+    me = base if root else "%s.%s" % (base, tag)
+    snap = me + ".torch.pickle"
+    # every process says how it went; vramcap merges each after the run
+    status_path = me + ".torch-status"
     try:
         entries = int(_os.environ.get("VRAMCAP_TORCH_ENTRIES", "1000000"))
     except ValueError:
@@ -55,6 +71,8 @@ def _vramcap_hook():
         try:
             with open(status_path + ".tmp", "w") as f:
                 f.write(st["status"] + "\n")
+                if "conf" in st:  # the backend's settings, as the program had them at CUDA start
+                    f.write(st["conf"].replace("\n", " ") + "\n")
             _os.replace(status_path + ".tmp", status_path)
         except OSError as e:
             note("cannot write %s: %s" % (status_path, e))
@@ -84,7 +102,8 @@ def _vramcap_hook():
                 st["status"] = "ok " + snap
                 if st["parts"]:
                     note("the ring buffer of %d entries wrapped: %s holds the last window, "
-                         "%d earlier dumps beside it (%s.partN)" % (entries, snap, st["parts"], snap))
+                         "%d earlier dumps beside it (%s.partN), which the merge joins"
+                         % (entries, snap, st["parts"], snap))
             elif st["status"].startswith("recording"):
                 st["status"] = "no-cuda: torch %s never initialised CUDA" % st["torch"]
         write_status()
@@ -104,11 +123,25 @@ def _vramcap_hook():
         st["status"] = "recording: torch %s" % st["torch"]
 
         def start():
+            # The cudaMallocAsync backend keeps no history (its recordHistory
+            # raises "cudaMallocAsync does not yet support recordHistory"),
+            # and needs none: each tensor is one cudaMallocAsync, which the
+            # driver-level trace has. Asked first, so torch raises nothing.
+            try:
+                backend = mem.get_allocator_backend()
+            except Exception:
+                backend = None
+            if backend == "cudaMallocAsync":
+                set_async()
+                return
             try:
                 mem._record_memory_history(enabled="all", context="all", stacks="python",
                                            max_entries=entries)
                 st["history"] = True
             except Exception as e:
+                if "cudaMallocAsync" in str(e):
+                    set_async()
+                    return
                 st["status"] = "error: _record_memory_history failed: %s" % e
                 note(st["status"])
                 return
@@ -122,6 +155,12 @@ def _vramcap_hook():
             note(st["status"])
             return
         install_signals()
+
+    def set_async():
+        st["status"] = ("async: torch %s runs backend:cudaMallocAsync, which keeps no memory history "
+                        "(its recordHistory refuses); each tensor is one cudaMallocAsync, which the "
+                        "trace has as a stream-ordered allocation" % st["torch"])
+        st["conf"] = _os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
 
     def start_poller(torch):
         import threading

@@ -103,6 +103,7 @@ int
 cmd_convert (int argc, char **argv)
 {
   g_autofree char *format = NULL, *kernel_bytes = NULL, *tensor = NULL, *addrs = NULL, *note = NULL;
+  g_autofree char *async_conf = NULL;
   gint device = -1;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
@@ -117,6 +118,8 @@ cmd_convert (int argc, char **argv)
       "With --tensor: vramcap's address sidecar (default IN.addrs)", "FILE" },
     { "tensor-note", 0, 0, G_OPTION_ARG_STRING, &note,
       "Copy IN with \"allocations\": \"driver\" and this reason in the header (what vramcap writes when it has no snapshot)", "TEXT" },
+    { "tensor-async", 0, 0, G_OPTION_ARG_STRING, &async_conf,
+      "IN is a vramcap trace of PyTorch's cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF CONF): its stream-ordered allocations are the tensors; copy it with \"allocations\": \"tensor\" and allocator kind async (with --tensor-note: why)", "CONF" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("IN OUT - convert a trace between encodings, or import one");
@@ -204,9 +207,10 @@ cmd_convert (int argc, char **argv)
           return 1;
         }
     }
-  if ((tensor != NULL || note != NULL) && (kb != NULL || (tensor != NULL && note != NULL)))
+  if ((tensor != NULL || note != NULL || async_conf != NULL)
+      && (kb != NULL || (tensor != NULL && note != NULL) || (tensor != NULL && async_conf != NULL)))
     {
-      cmd_error ("convert: --tensor, --tensor-note and --kernel-bytes do not go together");
+      cmd_error ("convert: --tensor, --tensor-note (or --tensor-async) and --kernel-bytes do not go together");
       return 2;
     }
   if (addrs != NULL && tensor == NULL)
@@ -225,6 +229,15 @@ cmd_convert (int argc, char **argv)
           return 1;
         }
       ok = merge_tensor (tensor, device, in, addrs, out, &ms, &error);
+    }
+  else if (async_conf != NULL)
+    {
+      if (!looks_native (in))
+        {
+          cmd_error ("convert: --tensor-async reads a vramcap trace, and %s is not a vramsim trace", in);
+          return 1;
+        }
+      ok = merge_tensor_async (in, async_conf, note, out, &ms, &error);
     }
   else if (note != NULL)
     ok = merge_tensor_note (in, note, out, &error);
@@ -250,7 +263,12 @@ cmd_convert (int argc, char **argv)
     }
   if (isatty (2) && strcmp (out, "-") != 0)
     fprintf (stderr, "vramsim: wrote %s (%" G_GUINT64_FORMAT " events)\n", out, count);
-  if (tensor != NULL && (ms.unresolved > 0 || ms.stretched > 0 || isatty (2)))
+  if (tensor != NULL && ms.gaps > 0)
+    fprintf (stderr, "vramsim: warning: --tensor: %u of the %u dumps of %s follow a gap (the ring buffer "
+             "wrapped before the hook's next look): entries were lost there and the state was "
+             "resynchronised from the later dump (the trace header's warnings say what was made up)\n",
+             ms.gaps, ms.dumps, tensor);
+  if (tensor != NULL && (ms.unresolved > 0 || ms.stretched > 0 || ms.gaps > 0 || isatty (2)))
     fprintf (stderr, "vramsim: --tensor: %" G_GUINT64_FORMAT " tensors replace %" G_GUINT64_FORMAT
              " segment allocations (%" G_GUINT64_FORMAT " driver allocations kept); %" G_GUINT64_FORMAT
              " anchors, clocks within %" G_GUINT64_FORMAT " ns; %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT

@@ -241,21 +241,24 @@ read_actions (VsSnapshot *s, const char *path, const PkVal *trace, GError **erro
 }
 
 /* Marks each program-made release (module comment). */
-static void
-classify_frees (VsSnapshot *s)
+void
+snapshot_classify_frees (VsSnapshot *s)
 {
   VsSnapAction *v = (VsSnapAction *) s->actions->data;
   guint n = s->actions->len;
+  for (guint i = 0; i < n; i++)
+    if (!v[i].synthetic)
+      v[i].user = v[i].empty_cache = FALSE;
   for (guint i = 0; i < n;)
     {
-      if (v[i].action != SNAP_SEGMENT_FREE && v[i].action != SNAP_SEGMENT_UNMAP)
+      if ((v[i].action != SNAP_SEGMENT_FREE && v[i].action != SNAP_SEGMENT_UNMAP) || v[i].synthetic)
         {
           i++;
           continue;
         }
       guint j = i;
-      while (j < n && (v[j].action == SNAP_SEGMENT_FREE || v[j].action == SNAP_SEGMENT_UNMAP
-                       || v[j].action == SNAP_FREE_COMPLETED))
+      while (j < n && !v[j].synthetic && (v[j].action == SNAP_SEGMENT_FREE || v[j].action == SNAP_SEGMENT_UNMAP
+                                          || v[j].action == SNAP_FREE_COMPLETED))
         j++;
       gboolean by_malloc = j < n && (v[j].action == SNAP_SEGMENT_ALLOC || v[j].action == SNAP_SEGMENT_MAP
                                      || v[j].action == SNAP_OOM);
@@ -467,8 +470,36 @@ rewind_window (VsSnapshot *s, GHashTable *live)
     }
 }
 
-VsSnapshot *
-snapshot_load (const char *path, int device, GError **error)
+/* The window [FROM, TO) of S's actions, as if dumped after TO - 1: the
+ * final state becomes the state at TO (rewound through the actions after
+ * it). LIVE holds the final blocks. */
+static void
+cut_window (VsSnapshot *s, GHashTable *live, guint from, guint to)
+{
+  guint n = s->actions->len;
+  to = MIN (to, n);
+  from = MIN (from, to);
+  g_autoptr (GTree) segs = seg_tree_new ();
+  for (guint i = 0; i < s->final_segments->len; i++)
+    {
+      const VsSnapSegment *g = &g_array_index (s->final_segments, VsSnapSegment, i);
+      if (seg_find (segs, g->addr) == NULL)
+        seg_add (segs, g);
+    }
+  for (guint i = n; i-- > to;)
+    rewind_one (s, live, segs, &g_array_index (s->actions, VsSnapAction, i));
+  g_array_set_size (s->final_segments, 0);
+  g_tree_foreach (segs, seg_collect, s->final_segments);
+  s->final_reserved = 0;
+  for (guint i = 0; i < s->final_segments->len; i++)
+    s->final_reserved += g_array_index (s->final_segments, VsSnapSegment, i).size;
+  g_array_remove_range (s->actions, to, n - to);
+  g_array_remove_range (s->actions, 0, from);
+  s->rewind_mismatches = 0;
+}
+
+static VsSnapshot *
+load (const char *path, int device, guint from, guint to, GError **error)
 {
   g_autofree char *data = NULL;
   gsize len = 0;
@@ -562,9 +593,23 @@ snapshot_load (const char *path, int device, GError **error)
     }
   if (trace != NULL && !read_actions (s, path, trace, error))
     return NULL;
-  classify_frees (s);
+  if (from > 0 || to < s->actions->len)
+    cut_window (s, live, from, to);
+  snapshot_classify_frees (s);
   rewind_window (s, live);
   return g_steal_pointer (&s);
+}
+
+VsSnapshot *
+snapshot_load (const char *path, int device, GError **error)
+{
+  return load (path, device, 0, G_MAXUINT, error);
+}
+
+VsSnapshot *
+snapshot_load_window (const char *path, int device, guint from, guint to, GError **error)
+{
+  return load (path, device, from, to, error);
 }
 
 /* ---- writing the trace ---- */

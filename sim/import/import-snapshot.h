@@ -21,6 +21,7 @@ typedef struct {
   guint8 action;        /* VsSnapActionKind */
   gboolean user;        /* segment_free/unmap: the program's empty_cache, not the allocator */
   gboolean empty_cache; /* the first action of such a release */
+  gboolean synthetic;   /* made up by snapshot_join at a gap between dumps (snapshot-parts.h) */
   guint64 addr, size, stream;
   guint64 t_us;         /* time_us, or 0 when the file has none */
   const char *frame;    /* innermost user frame "file.py:line function", or NULL */
@@ -54,7 +55,14 @@ typedef struct {
 /* Reads PATH for DEVICE (-1: the device with the most recorded actions,
  * else the most segments). */
 VsSnapshot *snapshot_load (const char *path, int device, GError **error);
+/* PATH as if it had been dumped right after its action TO - 1 with a ring
+ * buffer holding actions [FROM, TO) only: the state at TO is rewound from
+ * the final one. For tests of the join of part dumps (snapshot-parts.h). */
+VsSnapshot *snapshot_load_window (const char *path, int device, guint from, guint to, GError **error);
 void snapshot_free (VsSnapshot *s);
+/* Marks the program's releases of the cache (empty_cache, user) afresh;
+ * synthetic actions keep the flags snapshot_join gave them. */
+void snapshot_classify_frees (VsSnapshot *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsSnapshot, snapshot_free)
 const char *snapshot_action_name (guint action);
 /* (transfer full) The header's "allocator_settings" and "allocator_state"

@@ -41,7 +41,8 @@
  *      (counted); an event whose required side is lost is dropped too.
  * The output interleaves the trace's events (in file order) with the
  * tensor events by time: a tensor is allocated before a trace event at the
- * same time, freed after it. */
+ * same time, freed after it, unless a later tensor event at that time is an
+ * allocation (the tensors' own order comes first: allocs_after). */
 #include "import/merge-tensor.h"
 
 #include <stdio.h>
@@ -50,6 +51,7 @@
 
 #include "import/import-snapshot.h"
 #include "import/import-priv.h"
+#include "import/snapshot-parts.h"
 #include "trace/trace.h"
 
 typedef struct {
@@ -75,6 +77,7 @@ typedef struct {
   guint64 id, addr, bytes, stream;
   guint64 ta, tf;              /* tf G_MAXUINT64: live at the dump */
   guint64 oa, of;              /* order among tensor events at equal t */
+  gboolean free_early;         /* its free goes before trace events at tf (an alloc follows it at tf) */
   const char *tag;
 } Tensor;
 
@@ -102,6 +105,7 @@ typedef struct {
    * by address (value: index + 1), from their events in time order. */
   GTree *alive;
   GArray *sweep;               /* TEv */
+  guint8 *sweep_early;         /* allocs_after (sweep) */
   guint sweep_at;
   VsMergeStats st;
 } Merge;
@@ -271,6 +275,88 @@ cmp_i64 (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
+/* Device allocations with an address, by address (value: GArray of
+ * indices into m->allocs, in trace order). */
+static GHashTable *
+allocs_by_addr (Merge *m)
+{
+  GHashTable *h = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, (GDestroyNotify) g_array_unref);
+  for (guint j = 0; j < m->allocs->len; j++)
+    {
+      DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
+      if (!d->device || !d->has_addr)
+        continue;
+      GArray *v = g_hash_table_lookup (h, &d->addr);
+      if (v == NULL)
+        {
+          v = g_array_new (FALSE, FALSE, sizeof (guint));
+          g_hash_table_insert (h, &d->addr, v);
+        }
+      g_array_append_val (v, j);
+    }
+  return h;
+}
+
+/* The unexplained driver allocation at ADDR of BYTES (0: any size) nearest
+ * to WANT on the trace's clock (without times: the latest), or -1. */
+static gint
+nearest_at (Merge *m, GHashTable *by_addr, guint64 addr, guint64 bytes, gboolean has_time, gint64 want)
+{
+  GArray *v = g_hash_table_lookup (by_addr, &addr);
+  gint best = -1;
+  guint64 bestd = G_MAXUINT64;
+  for (guint k = 0; v != NULL && k < v->len; k++)
+    {
+      guint j = g_array_index (v, guint, k);
+      DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
+      if (d->explained || (bytes != 0 && d->bytes != bytes) || d->bytes == 0)
+        continue;
+      guint64 dist = has_time ? (guint64) ABS ((gint64) d->t_end - want) : G_MAXUINT64 - 1 - j;
+      if (dist < bestd)
+        {
+          bestd = dist;
+          best = (gint) j;
+        }
+    }
+  return best;
+}
+
+/* A segment_map of an expandable segment that the driver saw as several
+ * mappings: PyTorch maps a range one page (2 MiB small, 20 MiB large) per
+ * cuMemMap and records the range once, after the last. The unexplained
+ * mappings that tile [addr, addr + size) from its start, each the nearest
+ * in time among those at its address, explain it; the one that ends last
+ * is the anchor (returned; -1 and nothing marked when they do not tile). */
+static gint
+tile_map (Merge *m, GHashTable *by_addr, const VsSnapAction *a, gboolean has_time, gint64 want)
+{
+  g_autoptr (GArray) pick = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint64 pos = a->addr, end = a->addr + a->size;
+  while (pos < end)
+    {
+      gint j = nearest_at (m, by_addr, pos, 0, has_time, want);
+      if (j < 0)
+        return -1;
+      const DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
+      if (d->bytes > end - pos)
+        return -1;
+      g_array_append_val (pick, j);
+      pos += d->bytes;
+    }
+  gint last = -1;
+  for (guint k = 0; k < pick->len; k++)
+    {
+      guint j = g_array_index (pick, guint, k);
+      DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
+      d->explained = TRUE;
+      if (last < 0 || d->t_end > g_array_index (m->allocs, DAlloc, last).t_end)
+        last = (gint) j;
+    }
+  m->st.maps_tiled++;
+  m->st.mappings_tiled += pick->len;
+  return last;
+}
+
 /* Step 1: anchors and the action times. */
 static guint64 *
 action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_path)
@@ -282,6 +368,7 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
     anchor_t[i] = -1;
   gint64 off0 = m->have_real0 ? -(gint64) m->real0 : 0;
   GArray *diffs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GHashTable) by_addr = allocs_by_addr (m);
   for (guint k = 0; k < n; k++)
     {
       /* files without times: from the last action back, the last free candidate */
@@ -289,34 +376,19 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
       const VsSnapAction *a = &g_array_index (s->actions, VsSnapAction, i);
       if (a->action != SNAP_SEGMENT_ALLOC && a->action != SNAP_SEGMENT_MAP)
         continue;
-      gint best = -1;
-      guint64 bestd = G_MAXUINT64;
-      for (guint j = 0; j < m->allocs->len; j++)
-        {
-          DAlloc *d = &g_array_index (m->allocs, DAlloc, j);
-          if (!d->device || d->explained || !d->has_addr || d->addr != a->addr || d->bytes != a->size)
-            continue;
-          guint64 dist;
-          if (s->has_time)
-            {
-              gint64 want = (gint64) a->t_us * 1000 + off0;
-              dist = (guint64) ABS ((gint64) d->t_end - want);
-            }
-          else
-            dist = G_MAXUINT64 - 1 - j; /* the latest */
-          if (dist < bestd)
-            {
-              bestd = dist;
-              best = (gint) j;
-            }
-        }
+      gint64 want = (gint64) a->t_us * 1000 + off0;
+      gint best = nearest_at (m, by_addr, a->addr, a->size, s->has_time, want);
+      if (best >= 0)
+        g_array_index (m->allocs, DAlloc, best).explained = TRUE;
+      else if (a->action == SNAP_SEGMENT_MAP)
+        best = tile_map (m, by_addr, a, s->has_time, want);
       if (best < 0)
         continue;
       DAlloc *d = &g_array_index (m->allocs, DAlloc, best);
-      d->explained = TRUE;
       anchor_t[i] = (gint64) d->t_end;
       m->st.anchors++;
-      if (s->has_time)
+      /* a gap's made-up segment has the later dump's time, not its own */
+      if (s->has_time && !a->synthetic)
         {
           gint64 diff = (gint64) d->t_end - (gint64) a->t_us * 1000;
           g_array_append_val (diffs, diff);
@@ -504,15 +576,42 @@ cmp_addr_key (gconstpointer a, gconstpointer b, gpointer unused)
   return x < y ? -1 : x > y;
 }
 
-/* Brings the sweep to trace time T (the emission rule: allocations at T
- * are in, frees at T not yet). */
+/* The emission rule: before a trace event at T go the tensor events before
+ * T and, of those at T, every one up to the last allocation at T (so all
+ * allocations at T come first, and the tensor order is kept: a free and
+ * an alloc at one time_us may be a block handed on); the rest of those at
+ * T go after it. (transfer full) For each of TEVS (sorted), whether it is
+ * followed by an allocation at its own time. */
+static guint8 *
+allocs_after (const GArray *tevs)
+{
+  guint8 *r = g_new0 (guint8, MAX (tevs->len, 1));
+  gboolean seen = FALSE;
+  for (guint i = tevs->len; i-- > 0;)
+    {
+      const TEv *x = &g_array_index (tevs, TEv, i);
+      if (i + 1 < tevs->len && g_array_index (tevs, TEv, i + 1).t != x->t)
+        seen = FALSE;
+      r[i] = seen;
+      seen |= x->op == VS_OP_ALLOC;
+    }
+  return r;
+}
+
+static gboolean
+emit_before (const TEv *x, gboolean alloc_follows, guint64 t)
+{
+  return x->t < t || (x->t == t && (x->op == VS_OP_ALLOC || alloc_follows));
+}
+
+/* Brings the sweep to trace time T (the emission rule). */
 static void
 sweep_to (Merge *m, guint64 t)
 {
   while (m->sweep_at < m->sweep->len)
     {
       const TEv *x = &g_array_index (m->sweep, TEv, m->sweep_at);
-      if (x->t > t || (x->t == t && x->op != VS_OP_ALLOC))
+      if (!emit_before (x, m->sweep_early[m->sweep_at], t))
         break;
       const Tensor *z = &g_array_index (m->tensors, Tensor, x->tensor);
       gpointer key = GSIZE_TO_POINTER ((gsize) z->addr);
@@ -541,7 +640,8 @@ resolve (Merge *m, const DAlloc *d, guint64 ptr, guint64 t)
       if (at != NULL)
         {
           const Tensor *x = &g_array_index (m->tensors, Tensor, GPOINTER_TO_UINT (g_tree_node_value (at)) - 1);
-          if (x->addr <= ptr && ptr < x->addr + MAX (x->bytes, 1) && x->ta <= t && t <= x->tf)
+          if (x->addr <= ptr && ptr < x->addr + MAX (x->bytes, 1) && x->ta <= t
+              && (t < x->tf || (t == x->tf && !x->free_early)))
             {
               m->st.refs++;
               m->st.refs_exact++;
@@ -567,7 +667,7 @@ resolve (Merge *m, const DAlloc *d, guint64 ptr, guint64 t)
         break;
       if (ptr >= x->addr + MAX (x->bytes, 1))
         continue;
-      if (x->ta <= t && t <= x->tf)
+      if (x->ta <= t && (t < x->tf || (t == x->tf && !x->free_early)))
         {
           if (exact == NULL || x->ta > exact->ta)
             exact = x;
@@ -594,7 +694,12 @@ resolve (Merge *m, const DAlloc *d, guint64 ptr, guint64 t)
   if (t < near->ta)
     near->ta = t;
   else
-    near->tf = t;
+    {
+      near->tf = t;
+      /* after every event at t now (the emission rule) */
+      near->of = G_MAXUINT64 - 1;
+      near->free_early = FALSE;
+    }
   m->st.stretched++;
   m->st.stretch_max_ns = MAX (m->st.stretch_max_ns, neard);
   return near->id;
@@ -679,6 +784,13 @@ remap (Merge *m)
         }
     }
   g_array_sort (m->sweep, cmp_tev);
+  m->sweep_early = allocs_after (m->sweep);
+  for (guint i = 0; i < m->sweep->len; i++)
+    {
+      const TEv *x = &g_array_index (m->sweep, TEv, i);
+      if (x->op == VS_OP_FREE)
+        g_array_index (m->tensors, Tensor, x->tensor).free_early = m->sweep_early[i];
+    }
   m->alive = g_tree_new_full (cmp_addr_key, NULL, NULL, NULL);
   for (guint64 k = 0; k < m->evs->len; k++)
     {
@@ -743,7 +855,7 @@ remap (Merge *m)
 }
 
 static void
-add_stats (cJSON *h, const VsMergeStats *st, const char *snapshot_path)
+add_stats (cJSON *h, const VsMergeStats *st, const VsSnapJoin *j, const char *snapshot_path)
 {
   cJSON_DeleteItemFromObjectCaseSensitive (h, "tensor_merge");
   cJSON *o = cJSON_AddObjectToObject (h, "tensor_merge");
@@ -764,6 +876,24 @@ add_stats (cJSON *h, const VsMergeStats *st, const char *snapshot_path)
   cJSON_AddNumberToObject (o, "lives_widened", (double) st->stretched);
   cJSON_AddNumberToObject (o, "widened_max_ns", (double) st->stretch_max_ns);
   cJSON_AddNumberToObject (o, "references_dropped", (double) st->unresolved);
+  cJSON_AddNumberToObject (o, "segment_maps_of_several_mappings", (double) st->maps_tiled);
+  cJSON_AddNumberToObject (o, "mappings_in_them", (double) st->mappings_tiled);
+  cJSON_AddNumberToObject (o, "dumps", (double) j->dumps);
+  cJSON_AddNumberToObject (o, "dump_overlap_actions", (double) j->overlap);
+  cJSON_AddNumberToObject (o, "dump_gaps", (double) j->gaps);
+  cJSON_AddNumberToObject (o, "gap_actions_made_up", (double) j->gap_actions);
+  if (j->note != NULL)
+    {
+      /* the replay repeats the header's warnings (report warnings[]) */
+      cJSON *w = cJSON_GetObjectItemCaseSensitive (h, "warnings");
+      if (!cJSON_IsArray (w))
+        {
+          cJSON_DeleteItemFromObjectCaseSensitive (h, "warnings");
+          w = cJSON_AddArrayToObject (h, "warnings");
+        }
+      g_autofree char *msg = g_strdup_printf ("the PyTorch memory history: %s", j->note);
+      cJSON_AddItemToArray (w, cJSON_CreateString (msg));
+    }
 }
 
 static void
@@ -792,6 +922,7 @@ merge_clear (Merge *m)
     g_tree_destroy (m->alive);
   if (m->sweep)
     g_array_unref (m->sweep);
+  g_free (m->sweep_early);
   g_free (m->by_addr);
 }
 
@@ -835,9 +966,23 @@ gboolean
 merge_tensor (const char *snapshot_path, int device, const char *trace_path, const char *addrs_path,
               const char *out_path, VsMergeStats *stats, GError **error)
 {
-  g_autoptr (VsSnapshot) s = snapshot_load (snapshot_path, device, error);
+  VsSnapJoin j;
+  g_autoptr (VsSnapshot) s = snapshot_load_parts (snapshot_path, device, &j, error);
   if (s == NULL)
     return FALSE;
+  gboolean ok = merge_tensor_snapshot (s, &j, snapshot_path, trace_path, addrs_path, out_path, stats, error);
+  snapshot_join_clear (&j);
+  return ok;
+}
+
+gboolean
+merge_tensor_snapshot (const VsSnapshot *s, const VsSnapJoin *join, const char *snapshot_path,
+                       const char *trace_path, const char *addrs_path, const char *out_path,
+                       VsMergeStats *stats, GError **error)
+{
+  VsSnapJoin none = { .dumps = 1 };
+  if (join == NULL)
+    join = &none;
   Merge m;
   merge_init (&m, trace_path);
   g_autoptr (VsTraceHeader) h = NULL;
@@ -879,13 +1024,16 @@ merge_tensor (const char *snapshot_path, int device, const char *trace_path, con
   trace_header_set_allocator_settings (h, snapshot_settings_json (s));
   cJSON_DeleteItemFromObjectCaseSensitive (h->extra, "tensor_note");
   set_field (h->extra, "allocator_state", snapshot_state_json (s, m.st.first_tensor_id));
-  add_stats (h->extra, &m.st, snapshot_path);
+  add_stats (h->extra, &m.st, join, snapshot_path);
+  m.st.dumps = join->dumps;
+  m.st.gaps = join->gaps;
   {
     g_autoptr (VsTraceWriter) w = trace_writer_new (out_path, VS_FORMAT_AUTO, h, error);
     if (w == NULL)
       goto out;
     guint32 ttid = m.max_tid + 1;
     guint j = 0;
+    g_autofree guint8 *early = allocs_after (tev);
     for (guint k = 0; k < m.evs->len; k++)
       {
         const DEv *d = &g_array_index (m.evs, DEv, k);
@@ -894,7 +1042,7 @@ merge_tensor (const char *snapshot_path, int device, const char *trace_path, con
         while (j < tev->len)
           {
             const TEv *x = &g_array_index (tev, TEv, j);
-            if (x->t > d->ev.t || (x->t == d->ev.t && x->op != VS_OP_ALLOC))
+            if (!emit_before (x, early[j], d->ev.t))
               break;
             if (!write_tensor_ev (&m, w, x, ttid, error))
               goto out;
@@ -940,4 +1088,68 @@ merge_tensor_note (const char *trace_path, const char *note, const char *out_pat
       return FALSE;
     }
   return trace_writer_finish (g_steal_pointer (&w), error);
+}
+
+gboolean
+merge_tensor_async (const char *trace_path, const char *alloc_conf, const char *note, const char *out_path,
+                    VsMergeStats *stats, GError **error)
+{
+  g_autoptr (VsTraceReader) r = trace_open (trace_path, error);
+  if (r == NULL)
+    return FALSE;
+  /* Counted first (the header comes before the events): stream-ordered
+   * device allocations are the backend's tensors, the rest the driver's. */
+  VsMergeStats st = { 0 };
+  VsEvent ev;
+  GError *e = NULL;
+  while ((event_init (&ev, VS_OP_MARK), trace_next (r, &ev, &e)))
+    if (ev.op == VS_OP_ALLOC && ev.kind == VS_MEM_DEVICE)
+      {
+        if (ev.has_stream)
+          st.tensors++;
+        else
+          st.driver_kept++;
+      }
+  if (e != NULL)
+    {
+      g_propagate_error (error, e);
+      return FALSE;
+    }
+  g_clear_pointer (&r, trace_close);
+  r = trace_open (trace_path, error);
+  if (r == NULL)
+    return FALSE;
+  g_autoptr (VsTraceHeader) h = trace_header_copy (trace_reader_header (r));
+  if (h->extra == NULL)
+    h->extra = cJSON_CreateObject ();
+  trace_header_set_allocations (h, VS_ALLOCS_TENSOR);
+  cJSON *set = cJSON_CreateObject ();
+  cJSON_AddStringToObject (set, "kind", "async");
+  if (alloc_conf != NULL)
+    cJSON_AddStringToObject (set, "PYTORCH_CUDA_ALLOC_CONF", alloc_conf);
+  trace_header_set_allocator_settings (h, set);
+  if (note != NULL)
+    set_field (h->extra, "tensor_note", cJSON_CreateString (note));
+  cJSON_DeleteItemFromObjectCaseSensitive (h->extra, "allocator_state");
+  cJSON *o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "backend", "cudaMallocAsync");
+  cJSON_AddNumberToObject (o, "stream_ordered_allocations", (double) st.tensors);
+  cJSON_AddNumberToObject (o, "driver_allocations_kept", (double) st.driver_kept);
+  set_field (h->extra, "tensor_merge", o);
+  g_autoptr (VsTraceWriter) w = trace_writer_new (out_path, VS_FORMAT_AUTO, h, error);
+  if (w == NULL)
+    return FALSE;
+  while (trace_next (r, &ev, &e))
+    if (!trace_writer_write (w, &ev, error))
+      return FALSE;
+  if (e != NULL)
+    {
+      g_propagate_error (error, e);
+      return FALSE;
+    }
+  if (!trace_writer_finish (g_steal_pointer (&w), error))
+    return FALSE;
+  if (stats)
+    *stats = st;
+  return TRUE;
 }

@@ -6,6 +6,8 @@
 
 #include <glib.h>
 
+#include "import/snapshot-parts.h"
+
 /* Counts the merge reports (also written to the header's "tensor_merge"). */
 typedef struct {
   guint64 tensors;            /* tensor allocations written */
@@ -20,17 +22,38 @@ typedef struct {
   guint64 stretch_max_ns;
   guint64 unresolved;         /* references no tensor could take (dropped) */
   guint64 first_tensor_id;
+  guint64 maps_tiled;         /* segment_maps explained by several driver mappings (expandable segments) */
+  guint64 mappings_tiled;     /* the mappings in them */
+  guint dumps, gaps;          /* snapshot dumps joined (snapshot-parts.h); gaps between them */
 } VsMergeStats;
 
 /* Writes OUT_PATH: TRACE_PATH (a vramcap trace) with the tensors of
  * SNAPSHOT_PATH (device DEVICE, -1: the busiest) in place of the segment
  * allocations they explain. ADDRS_PATH is vramcap's address sidecar (NULL:
- * TRACE_PATH.addrs). STATS may be NULL. OUT_PATH may be TRACE_PATH. */
+ * TRACE_PATH.addrs). STATS may be NULL. OUT_PATH may be TRACE_PATH. The
+ * part dumps beside SNAPSHOT_PATH (SNAPSHOT_PATH.part1, ...) are joined
+ * first (snapshot_load_parts). */
 gboolean merge_tensor (const char *snapshot_path, int device, const char *trace_path,
                        const char *addrs_path, const char *out_path, VsMergeStats *stats,
                        GError **error);
+
+/* merge_tensor with the snapshot already read (and joined: JOIN, NULL for
+ * one dump); SNAPSHOT_PATH names it in the header and in errors. */
+gboolean merge_tensor_snapshot (const VsSnapshot *s, const VsSnapJoin *join, const char *snapshot_path,
+                                const char *trace_path, const char *addrs_path, const char *out_path,
+                                VsMergeStats *stats, GError **error);
 
 /* Copies TRACE_PATH to OUT_PATH with "allocations": "driver" and
  * "tensor_note": NOTE in the header (why there are no tensors). */
 gboolean merge_tensor_note (const char *trace_path, const char *note, const char *out_path,
                             GError **error);
+
+/* The cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync),
+ * which keeps no memory history: every tensor is one cudaMallocAsync, so
+ * the trace's stream-ordered allocations already are the tensors. Copies
+ * TRACE_PATH with "allocations": "tensor", allocator_settings {"kind":
+ * "async", PYTORCH_CUDA_ALLOC_CONF: ALLOC_CONF (may be NULL)}, NOTE (may be
+ * NULL) as "tensor_note", and the counts in "tensor_merge" (STATS: tensors =
+ * stream-ordered device allocations, driver_kept = the other device ones). */
+gboolean merge_tensor_async (const char *trace_path, const char *alloc_conf, const char *note,
+                             const char *out_path, VsMergeStats *stats, GError **error);

@@ -5,7 +5,9 @@
  *
  * Decisions (docs/model.md):
  *  - allocator.kind auto follows the trace header: "allocations": "tensor"
- *    -> pytorch, anything else -> none (the engine's own per-allocation
+ *    -> pytorch (async when its allocator_settings say "kind": "async",
+ *    as vramcap's capture of PyTorch's cudaMallocAsync backend does),
+ *    anything else -> none (the engine's own per-allocation
  *    charge, unchanged). With kind auto, the header's allocator_settings
  *    (a snapshot's PYTORCH_CUDA_ALLOC_CONF) replace the config's keys.
  *  - The model runs under every policy; alloc-policy.part.c says how
@@ -109,7 +111,11 @@ amodel_setup (Sim *s)
     {
     case VS_ALLOCATOR_AUTO:
       if (h != NULL && trace_header_allocations (h) == VS_ALLOCS_TENSOR)
-        kind = VS_ALLOC_PYTORCH;
+        {
+          /* vramcap's capture of the cudaMallocAsync backend says so */
+          const cJSON *k = cJSON_GetObjectItemCaseSensitive (amodel_header (s, "allocator_settings"), "kind");
+          kind = cJSON_IsString (k) && strcmp (k->valuestring, "async") == 0 ? VS_ALLOC_ASYNC : VS_ALLOC_PYTORCH;
+        }
       break;
     case VS_ALLOCATOR_PYTORCH: kind = VS_ALLOC_PYTORCH; break;
     case VS_ALLOCATOR_ASYNC: kind = VS_ALLOC_ASYNC; break;

@@ -35,6 +35,7 @@
 
 #include "import/import-snapshot.h"
 #include "import/merge-tensor.h"
+#include "import/snapshot-parts.h"
 #include "mem/allocator.h"
 #include "trace/trace.h"
 
@@ -46,6 +47,7 @@ typedef struct {
   const char *file;
   gboolean has_time;
   guint start_segments, seg_allocs, seg_frees;
+  gboolean gap;  /* a window joined across a gap: the model's segments are its own after it */
 } Case;
 
 typedef struct {
@@ -251,12 +253,29 @@ num (const cJSON *o, const char *k)
   return (guint64) v->valuedouble;
 }
 
+/* C's file through the merge; GIVEN (with JOIN): that snapshot instead of
+ * the file's (its dumps joined), and C's counts not checked. */
 static void
-run_case (const Case *c, const char *path, gboolean clock_off)
+run_case (const Case *c, const char *path, gboolean clock_off, const VsSnapshot *given, const VsSnapJoin *join)
 {
   GError *error = NULL;
-  g_autoptr (VsSnapshot) s = snapshot_load (path, -1, &error);
+  g_autoptr (VsSnapshot) own = given ? NULL : snapshot_load (path, -1, &error);
   g_assert_no_error (error);
+  const VsSnapshot *s = given ? given : own;
+  Case cc = *c;
+  if (given)
+    {
+      cc.start_segments = s->start_segments->len;
+      cc.has_time = s->has_time;
+      cc.seg_allocs = cc.seg_frees = 0;
+      for (guint i = 0; i < s->actions->len; i++)
+        {
+          guint a = g_array_index (s->actions, VsSnapAction, i).action;
+          cc.seg_allocs += a == SNAP_SEGMENT_ALLOC;
+          cc.seg_frees += a == SNAP_SEGMENT_FREE;
+        }
+    }
+  c = &cc;
   g_assert_cmpuint (s->start_segments->len, ==, c->start_segments);
   g_assert_cmpint (s->has_time, ==, c->has_time);
   g_autofree char *dir = g_dir_make_tmp ("vs-merge-XXXXXX", NULL);
@@ -270,7 +289,10 @@ run_case (const Case *c, const char *path, gboolean clock_off)
   build_driver (s, trace, side, real0_side, t, &n_kernels);
 
   VsMergeStats st;
-  g_assert_true (merge_tensor (path, -1, trace, NULL, out, &st, &error));
+  if (given)
+    g_assert_true (merge_tensor_snapshot (given, join, path, trace, NULL, out, &st, &error));
+  else
+    g_assert_true (merge_tensor (path, -1, trace, NULL, out, &st, &error));
   g_assert_no_error (error);
 
   guint seg_allocs = 0, seg_frees = 0, allocs = 0;
@@ -332,7 +354,10 @@ run_case (const Case *c, const char *path, gboolean clock_off)
   cfg.limit = peak;
   g_autoptr (VsAlloc) m = alloc_new (&cfg);
   alloc_set_listener (m, on_seg, &d);
-  alloc_set_addr_source (m, addr_source, &d);
+  /* the snapshot's addresses for the model's segments, which only hold
+   * while the model makes the snapshot's segments (not across a gap) */
+  if (!c->gap)
+    alloc_set_addr_source (m, addr_source, &d);
   /* seed from the header's allocator_state: [addr, bytes, stream, small|large, expandable], [id, addr, bytes] */
   const cJSON *state = cJSON_GetObjectItemCaseSensitive (x, "allocator_state");
   const cJSON *row;
@@ -436,11 +461,17 @@ run_case (const Case *c, const char *path, gboolean clock_off)
   g_test_message ("%s: %u tensors, %u segments replaced, %u segment events matched by the model, "
                   "%u empty_cache, offset %" G_GINT64_FORMAT " ns",
                   c->file, n_allocs, (guint) st.segments, d.matched, empties, st.offset_ns);
-  g_assert_cmpuint (d.mismatched, ==, 0);
-  g_assert_cmpuint (d.matched, ==, d.segidx->len);
   VsAllocStats ast;
   alloc_stats (m, &ast);
-  g_assert_cmpuint (ast.reserved, ==, s->final_reserved);
+  if (!c->gap)
+    {
+      g_assert_cmpuint (d.mismatched, ==, 0);
+      g_assert_cmpuint (d.matched, ==, d.segidx->len);
+      g_assert_cmpuint (ast.reserved, ==, s->final_reserved);
+    }
+  else
+    g_test_message ("%s across the gap: the model reserved %" G_GUINT64_FORMAT " at the end, the snapshot %"
+                    G_GUINT64_FORMAT, c->file, ast.reserved, s->final_reserved);
   g_array_unref (d.segidx);
   g_array_unref (want);
   g_unlink (trace);
@@ -460,9 +491,282 @@ test_file (gconstpointer data)
       g_test_skip ("real snapshots not found");
       return;
     }
-  run_case (c, path, FALSE);
+  run_case (c, path, FALSE, NULL, NULL);
   if (c->has_time && c->seg_allocs > 0)
-    run_case (c, path, TRUE);
+    run_case (c, path, TRUE, NULL, NULL);
+}
+
+/* ---- dumps joined (snapshot-parts.h) ---- */
+
+static VsSnapshot *
+window (const char *path, guint from, guint to)
+{
+  GError *error = NULL;
+  VsSnapshot *w = snapshot_load_window (path, -1, from, to, &error);
+  g_assert_no_error (error);
+  return w;
+}
+
+static void
+assert_same_action (const VsSnapAction *a, const VsSnapAction *b)
+{
+  g_assert_cmpuint (a->action, ==, b->action);
+  g_assert_cmpuint (a->addr, ==, b->addr);
+  g_assert_cmpuint (a->size, ==, b->size);
+  g_assert_cmpuint (a->stream, ==, b->stream);
+  g_assert_cmpuint (a->t_us, ==, b->t_us);
+  g_assert_cmpstr (a->frame, ==, b->frame);
+  g_assert_cmpint (a->user, ==, b->user);
+  g_assert_cmpint (a->empty_cache, ==, b->empty_cache);
+  g_assert_false (a->synthetic);
+}
+
+static void
+assert_same_segments (const GArray *a, const GArray *b)
+{
+  g_assert_cmpuint (a->len, ==, b->len);
+  for (guint i = 0; i < a->len; i++)
+    {
+      g_assert_cmpuint (g_array_index (a, VsSnapSegment, i).addr, ==, g_array_index (b, VsSnapSegment, i).addr);
+      g_assert_cmpuint (g_array_index (a, VsSnapSegment, i).size, ==, g_array_index (b, VsSnapSegment, i).size);
+    }
+}
+
+/* The blocks (addr -> requested) and segment bases of FULL after its
+ * first N actions, played forward from its start: the test's own count,
+ * not the join's. */
+static void
+state_at (const VsSnapshot *full, guint n, GHashTable *blocks, GHashTable *segs)
+{
+  for (guint i = 0; i < full->start_blocks->len; i++)
+    {
+      const VsSnapBlock *b = &g_array_index (full->start_blocks, VsSnapBlock, i);
+      g_hash_table_insert (blocks, g_memdup2 (&b->addr, 8), g_memdup2 (&b->requested, 8));
+    }
+  for (guint i = 0; i < full->start_segments->len; i++)
+    g_hash_table_add (segs, g_memdup2 (&g_array_index (full->start_segments, VsSnapSegment, i).addr, 8));
+  for (guint i = 0; i < n; i++)
+    {
+      const VsSnapAction *a = &g_array_index (full->actions, VsSnapAction, i);
+      if (a->action == SNAP_ALLOC)
+        g_hash_table_insert (blocks, g_memdup2 (&a->addr, 8), g_memdup2 (&a->size, 8));
+      else if (a->action == SNAP_FREE_REQUESTED)
+        g_hash_table_remove (blocks, &a->addr);
+      else if (a->action == SNAP_SEGMENT_ALLOC)
+        g_hash_table_add (segs, g_memdup2 (&a->addr, 8));
+      else if (a->action == SNAP_SEGMENT_FREE)
+        g_hash_table_remove (segs, &a->addr);
+    }
+}
+
+/* How many of A's keys B lacks (or holds with another value). */
+static guint
+count_missing (GHashTable *a, GHashTable *b, gboolean values)
+{
+  guint n = 0;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, a);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      gpointer w = g_hash_table_lookup (b, k);
+      n += w == NULL || (values && *(guint64 *) w != *(guint64 *) v);
+    }
+  return n;
+}
+
+/* A real snapshot cut into the dumps vramcap's hook would have made of the
+ * same run (snapshot_load_window: each dump's final state rewound from the
+ * file's), then joined:
+ *   - three dumps of a ring of n/2 actions at 0.4 n, 0.8 n and n: the
+ *     windows [0, 0.4n), [0.3n, 0.8n), [0.5n, n) overlap by 0.1 n and
+ *     0.3 n; the join must give back the file's own window exactly (every
+ *     action once, in order, with its frame; the same start and final
+ *     state), and the merge of it all the checks of the whole file;
+ *   - two dumps of a ring of 0.3 n at 0.3 n and n: [0.3n, 0.7n) lost. The
+ *     join keeps both windows whole and makes up, between them, a free
+ *     for each block live at 0.3 n and not at 0.7 n, an alloc for each the
+ *     other way, and likewise segment frees and allocs, as counted here by
+ *     playing the file's actions forward; the merge of it must still pass
+ *     the checks (the made-up segments anchored to the driver's own). */
+static void
+test_parts (gconstpointer data)
+{
+  const Case *c = data;
+  const char *dir = g_getenv ("VRAMSIM_REAL_TRACES");
+  g_autofree char *path = g_build_filename (dir ? dir : "../shared/real-traces", "snapshots", c->file, NULL);
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("real snapshots not found");
+      return;
+    }
+  GError *error = NULL;
+  g_autoptr (VsSnapshot) full = snapshot_load (path, -1, &error);
+  g_assert_no_error (error);
+  guint n = full->actions->len;
+  guint r = n / 2, d1 = 2 * n / 5, d2 = 4 * n / 5;
+  VsSnapshot *parts[3] = { window (path, 0, d1), window (path, d2 - r, d2), window (path, n - r, n) };
+  VsSnapJoin j;
+  g_autoptr (VsSnapshot) js = snapshot_join (parts, 3, NULL, &j);
+  g_assert_cmpuint (j.dumps, ==, 3);
+  g_assert_cmpuint (j.gaps, ==, 0);
+  g_assert_cmpuint (j.gap_actions, ==, 0);
+  g_assert_null (j.note);
+  g_assert_cmpuint (j.overlap, ==, (d1 - (d2 - r)) + (d2 - (n - r)));
+  g_assert_cmpuint (js->actions->len, ==, n);
+  for (guint i = 0; i < n; i++)
+    assert_same_action (&g_array_index (js->actions, VsSnapAction, i), &g_array_index (full->actions, VsSnapAction, i));
+  assert_same_segments (js->start_segments, full->start_segments);
+  assert_same_segments (js->final_segments, full->final_segments);
+  g_assert_cmpuint (js->final_reserved, ==, full->final_reserved);
+  g_assert_cmpuint (js->start_blocks->len, ==, full->start_blocks->len);
+  for (guint i = 0; i < js->start_blocks->len; i++)
+    {
+      const VsSnapBlock *a = &g_array_index (js->start_blocks, VsSnapBlock, i);
+      const VsSnapBlock *b = &g_array_index (full->start_blocks, VsSnapBlock, i);
+      g_assert_cmpuint (a->addr, ==, b->addr);
+      g_assert_cmpuint (a->size, ==, b->size);
+      g_assert_cmpuint (a->requested, ==, b->requested);
+    }
+  run_case (c, path, FALSE, js, &j);
+  g_test_message ("%s: %u actions from 3 dumps, %" G_GUINT64_FORMAT " overlapping", c->file, n, j.overlap);
+  snapshot_join_clear (&j);
+
+  guint g1 = 3 * n / 10, r2 = 3 * n / 10;
+  VsSnapshot *two[2] = { window (path, 0, g1), window (path, n - r2, n) };
+  g_autoptr (VsSnapshot) jg = snapshot_join (two, 2, NULL, &j);
+  g_assert_cmpuint (j.dumps, ==, 2);
+  g_assert_cmpuint (j.gaps, ==, 1);
+  g_assert_cmpuint (j.overlap, ==, 0);
+  g_assert_nonnull (strstr (j.note, "entries lost between a dump and the next"));
+  g_assert_cmpuint (jg->actions->len, ==, g1 + j.gap_actions + r2);
+  for (guint i = 0; i < g1; i++)
+    assert_same_action (&g_array_index (jg->actions, VsSnapAction, i), &g_array_index (full->actions, VsSnapAction, i));
+  for (guint i = 0; i < r2; i++)
+    assert_same_action (&g_array_index (jg->actions, VsSnapAction, g1 + j.gap_actions + i),
+                        &g_array_index (full->actions, VsSnapAction, n - r2 + i));
+  g_autoptr (GHashTable) ba = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  g_autoptr (GHashTable) bb = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  g_autoptr (GHashTable) sa = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr (GHashTable) sb = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  state_at (full, g1, ba, sa);
+  state_at (full, n - r2, bb, sb);
+  guint made[SNAP_ACTION_COUNT] = { 0 };
+  for (guint i = g1; i < g1 + j.gap_actions; i++)
+    {
+      const VsSnapAction *a = &g_array_index (jg->actions, VsSnapAction, i);
+      g_assert_true (a->synthetic);
+      /* segments released in the gap: one empty_cache, at the first */
+      g_assert_cmpint (a->user, ==, a->action == SNAP_SEGMENT_FREE);
+      g_assert_cmpint (a->empty_cache, ==, a->action == SNAP_SEGMENT_FREE && made[SNAP_SEGMENT_FREE] == 0);
+      made[a->action]++;
+      if (a->action == SNAP_ALLOC)
+        g_assert_nonnull (g_hash_table_lookup (bb, &a->addr));
+      if (a->action == SNAP_SEGMENT_ALLOC)
+        g_assert_true (g_hash_table_contains (sb, &a->addr) && !g_hash_table_contains (sa, &a->addr));
+    }
+  g_assert_cmpuint (made[SNAP_FREE_REQUESTED], ==, count_missing (ba, bb, TRUE));
+  g_assert_cmpuint (made[SNAP_FREE_COMPLETED], ==, made[SNAP_FREE_REQUESTED]);
+  g_assert_cmpuint (made[SNAP_ALLOC], ==, count_missing (bb, ba, TRUE));
+  g_assert_cmpuint (made[SNAP_SEGMENT_FREE], ==, count_missing (sa, sb, FALSE));
+  g_assert_cmpuint (made[SNAP_SEGMENT_ALLOC], ==, count_missing (sb, sa, FALSE));
+  g_test_message ("%s: a gap of %u actions: %u blocks freed, %u allocated, %u segments freed, %u allocated, "
+                  "made up", c->file, n - r2 - g1, made[SNAP_FREE_REQUESTED], made[SNAP_ALLOC],
+                  made[SNAP_SEGMENT_FREE], made[SNAP_SEGMENT_ALLOC]);
+  g_assert_cmpuint (made[SNAP_ALLOC] + made[SNAP_FREE_REQUESTED], >, 0);
+  Case cg = *c;
+  cg.gap = TRUE;
+  run_case (&cg, path, FALSE, jg, &j);
+  snapshot_join_clear (&j);
+
+  /* five dumps of a ring of 0.1 n, every other tenth lost: four gaps, the
+   * first three described, the fourth counted */
+  VsSnapshot *five[5];
+  for (guint k = 0; k < 5; k++)
+    five[k] = window (path, 2 * k * n / 10, k == 4 ? n : (2 * k + 1) * n / 10);
+  g_autoptr (VsSnapshot) j5 = snapshot_join (five, 5, NULL, &j);
+  g_assert_cmpuint (j.gaps, ==, 4);
+  const char *p = j.note;
+  for (guint k = 0; k < 3; k++)
+    {
+      p = strstr (p, "entries lost between");
+      g_assert_nonnull (p);
+      p++;
+    }
+  g_assert_null (strstr (p, "entries lost between"));
+  g_autofree char *tail = g_strdup_printf ("; and 1 more (4 gaps in all, %" G_GUINT64_FORMAT " actions made up)",
+                                           j.gap_actions);
+  g_assert_true (g_str_has_suffix (j.note, tail));
+  snapshot_join_clear (&j);
+}
+
+/* Expandable segments at the window's start, on the real
+ * thesis-text-to-SQL snapshot (expandable_segments:True, final state only:
+ * device 0 has a 2 MiB small segment at 0x403c00000 holding two 4704 B
+ * tensors and a 40 MiB large one at 0x938c00000 holding one of 8519680 B).
+ * PyTorch mapped them one page per cuMemMap, so the driver saw three
+ * mappings: 2 MiB at 0x403c00000, 20 MiB at 0x938c00000 and 20 MiB at
+ * 0x93a000000 (the second large page). A kernel after them touches
+ * mappings 1 and 3, its pointers the three tensors' bases + 4 (the large
+ * tensor, 0x939b5fc00 + 8519680 = 0x93a37fc00, straddles the two large
+ * pages: its pointer is in the first). All three mappings are explained,
+ * the three tensors are allocated first, and the kernel touches them. */
+static void
+test_expandable (void)
+{
+  const char *dir0 = g_getenv ("VRAMSIM_REAL_TRACES");
+  g_autofree char *snap = g_build_filename (dir0 ? dir0 : "../shared/real-traces", "snapshots",
+                                            "thesis-text-to-SQL-dump.pickle", NULL);
+  if (!g_file_test (snap, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("real snapshots not found");
+      return;
+    }
+  g_autofree char *dir = g_dir_make_tmp ("vs-merge-XXXXXX", NULL);
+  g_autofree char *trace = g_build_filename (dir, "t.jsonl", NULL);
+  g_autofree char *side = g_build_filename (dir, "t.jsonl.addrs", NULL);
+  g_autofree char *out = g_build_filename (dir, "o.jsonl", NULL);
+  g_assert_true (g_file_set_contents (trace, "{\"vramsim_trace\": 1, \"time_unit\": \"ns\"}\n"
+      "{\"t\": 100, \"op\": \"alloc\", \"id\": 1, \"bytes\": 2097152, \"kind\": \"device\"}\n"
+      "{\"t\": 200, \"op\": \"alloc\", \"id\": 2, \"bytes\": 20971520, \"kind\": \"device\"}\n"
+      "{\"t\": 300, \"op\": \"alloc\", \"id\": 3, \"bytes\": 20971520, \"kind\": \"device\"}\n"
+      "{\"t\": 400, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1000, \"touches\": [1, 2]}\n",
+      -1, NULL));
+  g_assert_true (g_file_set_contents (side, "vramcap-addrs 1 0\na 0 403c00000\na 1 938c00000\na 2 93a000000\n"
+                                      "k 3 403c2c004 403c2d404 939b5fc04\n", -1, NULL));
+  GError *error = NULL;
+  VsMergeStats st;
+  g_assert_true (merge_tensor (snap, 0, trace, NULL, out, &st, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (st.segments, ==, 3);
+  g_assert_cmpuint (st.driver_kept, ==, 0);
+  g_assert_cmpuint (st.tensors, ==, 3);
+  g_assert_cmpuint (st.refs_exact, ==, 3);
+  g_autoptr (VsTraceReader) r = trace_open (out, &error);
+  g_assert_no_error (error);
+  const cJSON *set = cJSON_GetObjectItemCaseSensitive (trace_reader_header (r)->extra, "allocator_settings");
+  g_assert_true (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (set, "expandable_segments")));
+  static const guint64 bytes[3] = { 4704, 4704, 8519680 };
+  VsEvent ev;
+  for (guint i = 0; i < 3; i++)
+    {
+      g_assert_true (trace_next (r, &ev, &error));
+      g_assert_cmpint (ev.op, ==, VS_OP_ALLOC);
+      g_assert_cmpuint (ev.id, ==, 4 + i);
+      g_assert_cmpuint (ev.bytes, ==, bytes[i]);
+    }
+  g_assert_true (trace_next (r, &ev, &error));
+  g_assert_cmpint (ev.op, ==, VS_OP_KERNEL);
+  g_assert_cmpuint (ev.n_touches, ==, 3);
+  g_assert_cmpuint (ev.touches[0], ==, 4);
+  g_assert_cmpuint (ev.touches[1], ==, 5);
+  g_assert_cmpuint (ev.touches[2], ==, 6);
+  g_assert_false (trace_next (r, &ev, &error));
+  g_assert_no_error (error);
+  g_unlink (trace);
+  g_unlink (side);
+  g_unlink (out);
+  g_rmdir (dir);
 }
 
 /* Bad input: a missing sidecar and a corrupt one, each one message naming
@@ -524,16 +828,19 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   /* start segments (rewound), segment_alloc and segment_free in the window */
   static const Case cases[] = {
-    { "EoR_NN-snapshot.pickle", TRUE, 3, 7, 0 },
-    { "medium_128_training_memory_snapshot.pickle", TRUE, 377, 0, 0 },
-    { "select_n-snapshot.pickle", FALSE, 131, 584, 579 },
-    { "ftcourse-memory_snapshot.pickle", FALSE, 63, 152, 0 },
+    { "EoR_NN-snapshot.pickle", TRUE, 3, 7, 0, FALSE },
+    { "medium_128_training_memory_snapshot.pickle", TRUE, 377, 0, 0, FALSE },
+    { "select_n-snapshot.pickle", FALSE, 131, 584, 579, FALSE },
+    { "ftcourse-memory_snapshot.pickle", FALSE, 63, 152, 0, FALSE },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *name = g_strdup_printf ("/merge-tensor/%s", cases[i].file);
       g_test_add_data_func (name, &cases[i], test_file);
+      g_autofree char *pname = g_strdup_printf ("/merge-tensor/parts/%s", cases[i].file);
+      g_test_add_data_func (pname, &cases[i], test_parts);
     }
   g_test_add_func ("/merge-tensor/errors", test_errors);
+  g_test_add_func ("/merge-tensor/expandable-start", test_expandable);
   return g_test_run ();
 }

@@ -3,10 +3,28 @@
 # "small" segments, larger ones from 20 MiB "large" segments (one block
 # per request, first fit in address order, exact-size reuse of freed
 # blocks); segments are returned to the driver only by empty_cache().
+# With PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True each pool is one
+# expandable segment, as torch's: a reserved address range
+# (cuMemAddressReserve) into which pages (2 MiB small, 20 MiB large) are
+# mapped one cuMemCreate + cuMemMap each, the range recorded once as
+# segment_map after the last; empty_cache unmaps a pool with no live block
+# page by page (cuMemUnmap) and records one segment_unmap.
 import ctypes
+import os
 import pickle
 import sys
 import time
+
+_conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
+_expandable = "expandable_segments:True" in (_conf or "")
+# backend:cudaMallocAsync: one cuMemAllocAsync per request, no history (as
+# torch's CUDAMallocAsyncAllocator, whose recordHistory and snapshot raise)
+_async = "backend:cudaMallocAsync" in (_conf or "")
+_async_live = {}
+
+
+def get_allocator_backend():
+    return "cudaMallocAsync" if _async else "native"
 
 _lib = None
 _history = None
@@ -37,11 +55,19 @@ def _record(action, addr, size, frames=None):
 def _record_memory_history(enabled="all", context="all", stacks="all", max_entries=sys.maxsize,
                            device=None, clear_history=False):
     global _history, _max_entries
+    if _async:
+        raise RuntimeError("cudaMallocAsync does not yet support recordHistory. "
+                           "If you need it, please file an issue describing your use case.")
     _history = [] if enabled else None
     _max_entries = max_entries
 
 
 def _malloc(nbytes):
+    if _async:
+        p = ctypes.c_uint64()
+        _ck(_lib.cuMemAllocAsync(ctypes.byref(p), ctypes.c_size_t(nbytes), None), "cuMemAllocAsync")
+        _async_live[p.value] = nbytes
+        return p.value
     size = max(512, (nbytes + 511) // 512 * 512)
     kind = "small" if size <= (1 << 20) else "large"
     frames = _frames()
@@ -61,6 +87,8 @@ def _malloc(nbytes):
             _stats["allocation.all.allocated"] += 1
             _record("alloc", addr, nbytes, frames)
             return addr
+    if _expandable:
+        return _malloc_expandable(nbytes, size, kind, frames)
     total = 2 << 20 if kind == "small" else max(20 << 20, (size + (2 << 20) - 1) // (2 << 20) * (2 << 20))
     p = ctypes.c_uint64()
     r = _lib.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(total))
@@ -73,7 +101,43 @@ def _malloc(nbytes):
     return _malloc(nbytes)
 
 
+def _ck(r, what):
+    if r != 0:
+        raise RuntimeError("%s failed: %d" % (what, r))
+
+
+def _malloc_expandable(nbytes, size, kind, frames):
+    page = 2 << 20 if kind == "small" else 20 << 20
+    seg = next((g for g in _segments if g["segment_type"] == kind), None)
+    if seg is None:
+        va = ctypes.c_uint64()
+        _ck(_lib.cuMemAddressReserve(ctypes.byref(va), ctypes.c_size_t(64 * page), ctypes.c_size_t(0),
+                                     ctypes.c_uint64(0), ctypes.c_ulonglong(0)), "cuMemAddressReserve")
+        seg = {"address": va.value, "total_size": 0, "segment_type": kind, "blocks": [], "expandable": True,
+               "page": page}
+        _segments.append(seg)
+        _segments.sort(key=lambda s: s["address"])
+    used = sum(b[1] for b in seg["blocks"])
+    need = size - (seg["total_size"] - used)
+    pages = (need + page - 1) // page
+    base = seg["address"] + seg["total_size"]
+    prop = ctypes.create_string_buffer(64)  # CUmemAllocationProp, unread by the stub
+    for k in range(pages):
+        h = ctypes.c_uint64()
+        _ck(_lib.cuMemCreate(ctypes.byref(h), ctypes.c_size_t(page), prop, ctypes.c_ulonglong(0)), "cuMemCreate")
+        _ck(_lib.cuMemMap(ctypes.c_uint64(base + k * page), ctypes.c_size_t(page), ctypes.c_size_t(0), h,
+                          ctypes.c_ulonglong(0)), "cuMemMap")
+    seg["total_size"] += pages * page
+    _stats["segment.all.allocated"] += 1
+    _record("segment_map", base, pages * page, frames)
+    return _malloc(nbytes)
+
+
 def _free(ptr):
+    if _async:
+        del _async_live[ptr]
+        _ck(_lib.cuMemFreeAsync(ctypes.c_uint64(ptr), None), "cuMemFreeAsync")
+        return
     for seg in _segments:
         for b in seg["blocks"]:
             if b[0] == ptr and b[3]:
@@ -86,8 +150,21 @@ def _free(ptr):
 
 
 def _empty_cache():
+    if _async:
+        return  # torch: cudaMemPoolTrimTo(pool, 0), which the shim does not record
     for seg in list(_segments):
         if any(b[3] for b in seg["blocks"]):
+            continue
+        if seg.get("expandable"):
+            if seg["total_size"] == 0:
+                continue
+            _record("segment_unmap", seg["address"], seg["total_size"])
+            for k in range(seg["total_size"] // seg["page"]):
+                _ck(_lib.cuMemUnmap(ctypes.c_uint64(seg["address"] + k * seg["page"]), ctypes.c_size_t(seg["page"])),
+                    "cuMemUnmap")
+            _stats["segment.all.freed"] += 1
+            seg["total_size"] = 0
+            seg["blocks"] = []
             continue
         _record("segment_free", seg["address"], seg["total_size"])
         _lib.cuMemFree_v2(ctypes.c_uint64(seg["address"]))
@@ -96,8 +173,12 @@ def _empty_cache():
 
 
 def _dump_snapshot(filename="dump_snapshot.pickle"):
+    if _async:
+        raise RuntimeError("Calling snapshot with backend:cudaMallocAsync is not meaningful.")
     segs = []
     for seg in _segments:
+        if seg["total_size"] == 0:
+            continue
         blocks = []
         at = seg["address"]
         for b in seg["blocks"]:
@@ -108,10 +189,10 @@ def _dump_snapshot(filename="dump_snapshot.pickle"):
             blocks.append({"address": at, "size": seg["address"] + seg["total_size"] - at,
                            "requested_size": 0, "state": "inactive", "frames": []})
         segs.append({"device": 0, "address": seg["address"], "total_size": seg["total_size"],
-                     "stream": 0, "segment_type": seg["segment_type"], "is_expandable": False,
+                     "stream": 0, "segment_type": seg["segment_type"], "is_expandable": bool(seg.get("expandable")),
                      "blocks": blocks})
     with open(filename, "wb") as f:
         pickle.dump({"segments": segs, "device_traces": [list(_history or [])],
-                     "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "fake:1",
-                                            "max_split_size": -1, "expandable_segments": False}},
+                     "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": _conf if _conf is not None else "fake:1",
+                                            "max_split_size": -1, "expandable_segments": _expandable}},
                     f, protocol=4)
