@@ -58,6 +58,9 @@ tests: $(TEST_BINS) $(BIN)/vramsim
 # "Across GPUs"): prints the tables that page shows.
 validate: $(B)/tests/model/validate-across
 	$(B)/tests/model/validate-across ../shared/reference-data ../shared/real-traces
+# tests/validate-across.sh runs it under `make test` (targets, and the
+# page's tables against what it prints).
+tests: $(B)/tests/model/validate-across
 
 -include capture/capture.mk
 

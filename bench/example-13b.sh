@@ -5,7 +5,8 @@
 # a100-80g preset's network (DGX A100: NVLink3 through NVSwitch, one 200 Gb/s
 # HDR NIC per GPU) and over PCIe + Ethernet (the same GPUs as 8-card PCIe
 # 4.0 servers, one 100 Gb/s Ethernet NIC per server, efficiencies and
-# latencies from docs/validation.md's PCIe fit). Writes a CSV and a plot.
+# latencies from docs/validation.md's PCIe fit). Writes a CSV and a plot
+# (NOPLOT=1: the CSV only; tests/readme.sh compares it with README's table).
 #
 #   bench/example-13b.sh [OUT_DIR]     (default build/example-13b)
 set -eu
@@ -16,7 +17,7 @@ mkdir -p "$D"
 PCIE=(--set network.intra.bandwidth=31.5GB/s --set network.intra.latency=40us --set network.intra.efficiency=0.54
       --set network.inter.bandwidth=1.5625GB/s)
 csv=$D/13b.csv
-echo "gpus,network,step_ms,comm_busy_ms,comm_exposed_ms,peak_device_gib" > "$csv"
+echo "gpus,network,step_ms,comm_busy_ms,comm_exposed_ms,peak_allocated_gib,peak_device_gib" > "$csv"
 for n in 8 64 512; do
   "$VRAMSIM" synth transformer-train --layers 40 --hidden 5120 --heads 40 --seq 2048 --batch 1 \
     --zero 3 --dp "$n" --checkpoint full -c a100-80g -o "$D/13b-$n.vtrace"
@@ -29,12 +30,17 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 step = [m for m in d["marks"] if m["name"] == "step"][0]["predicted_ns"]
 n = d["network"]
-print("%s,%s,%.1f,%.1f,%.1f,%.2f" % (sys.argv[2], sys.argv[3], step / 1e6, n["busy_ns"] / 1e6,
-                                     n["exposed_ns"] / 1e6, d["memory"]["tiers"][0]["peak_bytes"] / 2**30))
+# Allocated: the tensors the step holds (what ZeRO divides by N); device:
+# what the caching allocator model reserved from the device, plus context.
+print("%s,%s,%.1f,%.1f,%.1f,%.2f,%.2f" % (sys.argv[2], sys.argv[3], step / 1e6, n["busy_ns"] / 1e6,
+                                          n["exposed_ns"] / 1e6,
+                                          d["memory"]["allocator"]["peak_allocated_bytes"] / 2**30,
+                                          d["memory"]["tiers"][0]["peak_bytes"] / 2**30))
 PY
   done
 done
 cat "$csv"
+[ "${NOPLOT:-0}" = 1 ] && exit 0
 gnuplot <<GP
 set terminal pngcairo size 900,480 font ",11"
 set output "$D/network-13b.png"

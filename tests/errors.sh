@@ -149,6 +149,10 @@ row "--set: bad unit" ':' "--set 'memory.capacity=24GX': memory.capacity: '24GX'
 row "--set: unknown key" ':' "--set 'memory.capcity=24GiB': memory.capcity: unknown key" \
     replay "$T" --set memory.capcity=24GiB -o out.json
 row "--set: efficiency 1.5" ':' "link.efficiency: must be in (0, 1]" replay "$T" --set link.efficiency=1.5 -o out.json
+row "config: network of zero bandwidth" "cfg '{\"extends\": \"a100-80g\", \"network\": {\"intra\": {\"bandwidth\": \"0GB/s\"}}}'" \
+   "cfg.json: network.intra.bandwidth: must be greater than 0" replay "$T" -c cfg.json -o out.json
+row "--set: network of zero bandwidth" ':' "network.inter.bandwidth: must be greater than 0" \
+   replay "$T" --set network.inter.bandwidth=0 -o out.json
 row "--set: zero bandwidth" ':' "memory.bandwidth: must be greater than 0" replay "$T" --set memory.bandwidth=0 -o out.json
 row "sweep: bad --vary value" ':' "memory.capacity" sweep "$T" -c a100-80g --vary memory.capacity=8GiB,8QB -o out.csv
 # ---- convert --kernel-bytes tables ----
@@ -184,6 +188,16 @@ trow "kernel: grid of two" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\
    "in.jsonl:2: field 'grid' must be three positive integers" in.jsonl
 trow "kernel: collective of 0 ranks" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"collective\": {\"kind\": \"all_reduce\", \"bytes\": 8, \"ranks\": 0}}'" \
    "in.jsonl:2: field 'collective.ranks' must be at least 1" in.jsonl
+trow "kernel: negative flops" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"flops\": -5}'" \
+   "in.jsonl:2: field 'flops' must not be negative (-5)" in.jsonl
+trow "kernel: flops not a number" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"flops\": \"many\"}'" \
+   "in.jsonl:2: field 'flops' must be a non-negative number" in.jsonl
+trow "kernel: block with a 0" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"block\": [128, 0, 1]}'" \
+   "in.jsonl:2: field 'block' must be three positive integers [x, y, z] (block y is 0)" in.jsonl
+trow "kernel: unknown collective kind" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"collective\": {\"kind\": \"all_sum\", \"bytes\": 8, \"ranks\": 2}}'" \
+   "in.jsonl:2: field 'collective.kind': unknown value \"all_sum\"" in.jsonl
+trow "kernel: collective of negative bytes" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"collective\": {\"kind\": \"all_reduce\", \"bytes\": -8, \"ranks\": 2}}'" \
+   "in.jsonl:2: field 'collective.bytes' must not be negative (-8)" in.jsonl
 trow "header: unknown allocations" "raw '{\"vramsim_trace\": 1, \"allocations\": \"cuda\"}\n'" \
    "in.jsonl:1: header field 'allocations' must be \"tensor\" or \"driver\"" in.jsonl
 trow "header: unknown allocation_sizes" "raw '{\"vramsim_trace\": 1, \"allocation_sizes\": \"tensor\"}\n'" \

@@ -115,6 +115,8 @@ coll_run (Sim *s, Op *op)
     d1 = d0 * net1 / net0;
   op->alone_ns = d1;
   op->waiting = 0;
+  /* The network sets its time: the class table's bound (SPEC 5.9). */
+  op->kbound = VS_BOUND_COMMUNICATION;
   if (d1 <= 0)
     return;
   op->waiting++;

@@ -127,6 +127,26 @@ test_beside_gemm (void)
   cJSON_Delete (r);
 }
 
+/* The class table (SPEC 5.9): an NCCL kernel that carries a `collective`
+ * is timed by the network, so its class row's bound is "communication"
+ * (it was "compute": the network path left the bound unset), and the row
+ * keeps the captured 600000 ns on the capture config. */
+static void
+test_class_bound (void)
+{
+  cJSON *r = replay (NULL,
+    "{\"t\": 0, \"op\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", \"stream\": 2,"
+    " \"dur\": 600000, \"collective\": {\"kind\": \"all_reduce\", \"bytes\": 67108864, \"ranks\": 8}}\n");
+  const cJSON *cl = cJSON_GetObjectItem (cJSON_GetObjectItem (r, "kernels"), "classes");
+  g_assert_cmpint (cJSON_GetArraySize (cl), ==, 1);
+  const cJSON *o = cJSON_GetArrayItem (cl, 0);
+  g_assert_cmpstr (cJSON_GetObjectItem (o, "class")->valuestring, ==, "communication");
+  g_assert_cmpstr (cJSON_GetObjectItem (o, "bound")->valuestring, ==, "communication");
+  g_assert_cmpfloat (cJSON_GetObjectItem (o, "captured_ns")->valuedouble, ==, 600000);
+  g_assert_cmpfloat (cJSON_GetObjectItem (o, "predicted_ns")->valuedouble, ==, 600000);
+  cJSON_Delete (r);
+}
+
 static void
 test_ranks_size_the_job (void)
 {
@@ -155,5 +175,6 @@ main (int argc, char **argv)
   g_test_add_func ("/collective/identity-and-target", test_identity_and_target);
   g_test_add_func ("/collective/beside-gemm", test_beside_gemm);
   g_test_add_func ("/collective/ranks-size-the-job", test_ranks_size_the_job);
+  g_test_add_func ("/collective/class-bound", test_class_bound);
   return g_test_run ();
 }

@@ -80,6 +80,9 @@ static const Case cases[] = {
   { "void cutlass::Kernel<cutlass_80_tensorop_i16832gemm_s8_256x128_64x3_tn_align16>", VS_KCLASS_GEMM_TENSOR,
     VS_PREC_INT8 },
   { "turing_imma_int8_gemm", VS_KCLASS_GEMM_TENSOR, VS_PREC_INT8 },
+  /* i8816 alone (cuBLAS's Turing/Ampere INT8 tensor-core tile token; no
+   * "int8" or "imma" beside it to carry the answer). */
+  { "ampere_i8816gemm_interleaved_256x128_64x3_nt", VS_KCLASS_GEMM_TENSOR, VS_PREC_INT8 },
   { "nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NTN", VS_KCLASS_GEMM_TENSOR, VS_PREC_FP16 },
   { "nvjet_tst_128x64_64x8_2x1_v_bz_TNT", VS_KCLASS_GEMM_TENSOR, VS_PREC_TF32 },
   { "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN", VS_KCLASS_GEMM_TENSOR, VS_PREC_FP16 },
