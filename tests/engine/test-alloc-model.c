@@ -171,6 +171,19 @@ assert_no_allocator_warning (const cJSON *r)
     }
 }
 
+
+/* The policy tests' start: A (id 1) and B (id 2), 400 MiB each, written
+ * by k1 and k2 on stream 1, a sync, then C (id 3), 400 MiB, which does
+ * not fit beside them in the 924 MiB left (1 GiB less the 100 MiB
+ * context). */
+#define AB_WRITTEN_THEN_C \
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n" \
+    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n" \
+    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n" \
+    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n" \
+    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n" \
+    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+
 /* Three 400 MiB tensors (each >= 10 MiB: a segment of its size) on the
  * 924 MiB the context leaves, under spill. k1 writes A (id 1), k2 B (id 2).
  *  - C's alloc: 800 + 400 > 924, nothing cached to release (retry 1):
@@ -197,12 +210,7 @@ test_spill (void)
 {
   const char *sets[] = { "policy.oversubscription=spill", NULL };
   cJSON *r = run (TENSOR, sets,
-    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
-    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
-    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
-    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
-    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
-    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    AB_WRITTEN_THEN_C
     "{\"t\":6,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
     "{\"t\":7,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
   g_assert_cmpstr (str (r, "status"), ==, "ok");
@@ -278,12 +286,7 @@ test_uvm (void)
 {
   const char *sets[] = { "policy.oversubscription=uvm", NULL };
   cJSON *r = run (TENSOR, sets,
-    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
-    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
-    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
-    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
-    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
-    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    AB_WRITTEN_THEN_C
     "{\"t\":6,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[3]}\n"
     "{\"t\":7,\"op\":\"kernel\",\"name\":\"k4\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
     "{\"t\":8,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
@@ -347,12 +350,7 @@ test_spill_freed (void)
 {
   const char *sets[] = { "policy.oversubscription=spill", NULL };
   cJSON *r = run (TENSOR, sets,
-    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
-    "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
-    "{\"t\":2,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[1]}\n"
-    "{\"t\":3,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[2]}\n"
-    "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n"
-    "{\"t\":5,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n"
+    AB_WRITTEN_THEN_C
     "{\"t\":6,\"op\":\"kernel\",\"name\":\"k0\",\"stream\":1,\"dur\":1000000,\"bytes\":0}\n"
     "{\"t\":7,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
     "{\"t\":8,\"op\":\"free\",\"id\":1,\"stream\":1}\n"
