@@ -1063,6 +1063,24 @@ out:
   return ok;
 }
 
+/* The rest of R's events into W, unchanged; W is finished (and freed). */
+static gboolean
+copy_events (VsTraceReader *r, VsTraceWriter *w_owned, GError **error)
+{
+  g_autoptr (VsTraceWriter) w = w_owned;
+  VsEvent ev;
+  GError *e = NULL;
+  while (trace_next (r, &ev, &e))
+    if (!trace_writer_write (w, &ev, error))
+      return FALSE;
+  if (e != NULL)
+    {
+      g_propagate_error (error, e);
+      return FALSE;
+    }
+  return trace_writer_finish (g_steal_pointer (&w), error);
+}
+
 gboolean
 merge_tensor_note (const char *trace_path, const char *note, const char *out_path, GError **error)
 {
@@ -1077,17 +1095,7 @@ merge_tensor_note (const char *trace_path, const char *note, const char *out_pat
   g_autoptr (VsTraceWriter) w = trace_writer_new (out_path, VS_FORMAT_AUTO, h, error);
   if (w == NULL)
     return FALSE;
-  VsEvent ev;
-  GError *e = NULL;
-  while (trace_next (r, &ev, &e))
-    if (!trace_writer_write (w, &ev, error))
-      return FALSE;
-  if (e != NULL)
-    {
-      g_propagate_error (error, e);
-      return FALSE;
-    }
-  return trace_writer_finish (g_steal_pointer (&w), error);
+  return copy_events (r, g_steal_pointer (&w), error);
 }
 
 gboolean
@@ -1139,15 +1147,7 @@ merge_tensor_async (const char *trace_path, const char *alloc_conf, const char *
   g_autoptr (VsTraceWriter) w = trace_writer_new (out_path, VS_FORMAT_AUTO, h, error);
   if (w == NULL)
     return FALSE;
-  while (trace_next (r, &ev, &e))
-    if (!trace_writer_write (w, &ev, error))
-      return FALSE;
-  if (e != NULL)
-    {
-      g_propagate_error (error, e);
-      return FALSE;
-    }
-  if (!trace_writer_finish (g_steal_pointer (&w), error))
+  if (!copy_events (r, g_steal_pointer (&w), error))
     return FALSE;
   if (stats)
     *stats = st;
