@@ -13,7 +13,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err"); }
 has () { case "$1" in *"$2"*) return 0;; esac; return 1; }
 
-echo "1..26"
+echo "1..27"
 T=$here/traces/hand-train-step.jsonl
 
 run "$VRAMSIM" replay "$T"
@@ -123,5 +123,12 @@ ok $(( rc != 0 )) "--help exits 0"
 VRAMSIM_MAX_LIVE=3 run "$VRAMSIM" replay "$tmp/live.jsonl" -c a100-80g
 ok $(( rc != 1 )) "too many live allocations exits 1"
 has "$err" "live.jsonl:5: 4 allocations live at once"; ok $? "message names the line and the count"
+
+# Under uvm a managed allocation off the device is charged to host.capacity
+# (SPEC 5.9): 2 GiB on a 1 GiB host is an OOM of the host, and the text says
+# which memory ran out (1 GiB alone would read as the device's).
+{ echo '{"vramsim_trace": 1}'; echo '{"t": 0, "op": "alloc", "id": 1, "bytes": 2147483648, "kind": "managed"}'; } > "$tmp/host.jsonl"
+run "$VRAMSIM" replay "$tmp/host.jsonl" -c rtx3090 --set policy.oversubscription=uvm --set host.capacity=1GiB
+has "$out" "asked 2 GiB with 0 B of 1 GiB in use (host memory)"; ok $? "an OOM of the host names the host"
 
 [ $fails -eq 0 ]

@@ -51,8 +51,14 @@ report_to_text (const cJSON *r)
       g_autofree char *req = units_format_bytes ((guint64) get (o, "requested"));
       g_autofree char *use = units_format_bytes ((guint64) get (o, "in_use"));
       g_autofree char *cap = units_format_bytes ((guint64) get (o, "capacity"));
-      g_string_append_printf (out, "  %-22s event %.0f (t=%.0f ns) asked %s with %s of %s in use\n",
-                              "out of memory", get (o, "event"), get (o, "t_ns"), req, use, cap);
+      /* Which memory ran out: under uvm the host can (managed memory off
+       * the device is charged to host.capacity), and "16 GiB" alone would
+       * read as the device's. */
+      const char *mem = str (o, "memory");
+      g_autofree char *where = mem[0] != '\0' && strcmp (mem, "device") != 0 ? g_strdup_printf (" (%s memory)", mem)
+                                                                              : g_strdup ("");
+      g_string_append_printf (out, "  %-22s event %.0f (t=%.0f ns) asked %s with %s of %s in use%s\n",
+                              "out of memory", get (o, "event"), get (o, "t_ns"), req, use, cap, where);
       if (cJSON_GetObjectItemCaseSensitive (o, "reserved_free"))
         {
           /* As PyTorch's message: what the cache held but could not use. */

@@ -154,6 +154,20 @@ test_report_cells (void)
   g_assert_cmpuint (g_strv_length ((char **) scols), ==, g_strv_length (step_cells));
   g_assert_cmpstr (scols[2], ==, "slowdown");
   g_assert_cmpstr (scols[3], ==, "step_median_ns");
+
+  /* overflow (--keep-going past capacity) is a run that did not fit too:
+   * the same report with that status keeps no time (SPEC 5.9), while an
+   * ok one keeps both (24000 ns, slowdown 0.0028284712 at %.6g). */
+  for (guint i = 0; i < 2; i++)
+    {
+      cJSON *r = cJSON_Parse (json);
+      cJSON_ReplaceItemInObject (r, "status", cJSON_CreateString (i == 0 ? "overflow" : "ok"));
+      g_auto (GStrv) c = sweep_report_cells (r, TRUE);
+      cJSON_Delete (r);
+      g_autofree char *l = g_strjoinv (",", c);
+      g_assert_cmpstr (l, ==, i == 0 ? "overflow,,,,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,"
+                                     : "ok,24000,0.00282847,,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,");
+    }
 }
 
 /* --metric step: an ok run's step_median_ns is the report's
