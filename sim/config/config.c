@@ -139,6 +139,7 @@ static const Field allocator_fields[] = {
   { "kind", K_ENUM, .choices = allocator_choices, AT (allocator.kind), .def.e = VS_ALLOCATOR_AUTO },
   { "expandable_segments", K_BOOL, AT (allocator.expandable_segments), .def.b = FALSE },
   { "max_split_size", K_SIZE_UNL, AT (allocator.max_split_size), .def.u = G_MAXUINT64 },
+  { "max_non_split_rounding", K_BYTES, AT (allocator.max_non_split_rounding), .def.u = 20u << 20 },
   { "roundup_power2_divisions", K_UINT, AT (allocator.roundup_power2_divisions), .def.u = 0 },
   { "garbage_collection_threshold", K_UNIT, AT (allocator.garbage_collection_threshold), .def.d = 0 },
   { "large_segment", K_BYTES, AT (allocator.large_segment), .def.u = 20u << 20 },

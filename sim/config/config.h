@@ -63,6 +63,7 @@ typedef struct {
     VsAllocatorKind kind;
     gboolean expandable_segments;
     guint64 max_split_size;  /* G_MAXUINT64: unlimited */
+    guint64 max_non_split_rounding;  /* an oversize block serves a request this much smaller */
     guint roundup_power2_divisions;
     double garbage_collection_threshold;  /* 0: off */
     guint64 large_segment;

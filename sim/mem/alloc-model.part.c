@@ -134,6 +134,7 @@ amodel_setup (Sim *s)
   ac.kind = kind;
   ac.expandable_segments = c->allocator.expandable_segments;
   ac.max_split_size = c->allocator.max_split_size;
+  ac.max_non_split_rounding = c->allocator.max_non_split_rounding;
   for (guint i = 0; i < VS_ALLOC_POW2_INTERVALS; i++)
     ac.roundup_power2_divisions[i] = c->allocator.roundup_power2_divisions;
   ac.garbage_collection_threshold = c->allocator.garbage_collection_threshold;

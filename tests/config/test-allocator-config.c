@@ -19,6 +19,7 @@ test_defaults (void)
   g_assert_cmpint (c->allocator.kind, ==, VS_ALLOCATOR_AUTO);
   g_assert_false (c->allocator.expandable_segments);
   g_assert_cmpuint (c->allocator.max_split_size, ==, G_MAXUINT64);
+  g_assert_cmpuint (c->allocator.max_non_split_rounding, ==, 20u << 20);
   g_assert_cmpuint (c->allocator.roundup_power2_divisions, ==, 0);
   g_assert_cmpfloat (c->allocator.garbage_collection_threshold, ==, 0);
   g_assert_cmpuint (c->allocator.large_segment, ==, 20u << 20);
@@ -32,7 +33,7 @@ static void
 test_set (void)
 {
   const char *sets[] = {
-    "allocator.kind=pytorch", "allocator.expandable_segments=true", "allocator.max_split_size=128MiB",
+    "allocator.kind=pytorch", "allocator.expandable_segments=true", "allocator.max_split_size=128MiB", "allocator.max_non_split_rounding=64MiB",
     "allocator.roundup_power2_divisions=4", "allocator.garbage_collection_threshold=0.6",
     "allocator.large_segment=64MiB", "allocator.release_threshold=1GiB", "uvm.first_touch=host",
     "memory.context=1GiB", NULL,
@@ -43,6 +44,7 @@ test_set (void)
   g_assert_cmpint (c->allocator.kind, ==, VS_ALLOCATOR_PYTORCH);
   g_assert_true (c->allocator.expandable_segments);
   g_assert_cmpuint (c->allocator.max_split_size, ==, 128u << 20);
+  g_assert_cmpuint (c->allocator.max_non_split_rounding, ==, 64u << 20);
   g_assert_cmpuint (c->allocator.roundup_power2_divisions, ==, 4);
   g_assert_cmpfloat (c->allocator.garbage_collection_threshold, ==, 0.6);
   g_assert_cmpuint (c->allocator.large_segment, ==, 64u << 20);

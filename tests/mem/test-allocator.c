@@ -248,6 +248,18 @@ test_oversize (void)
   alloc_free (a, 4, 0);
   g_assert_true (alloc_malloc (a, 5, 45 * MiB, 0, 0, NULL));
   check (&r, "A70 A46");
+
+  /* max_non_split_rounding 30 MiB (PYTORCH_CUDA_ALLOC_CONF
+   * max_non_split_rounding_mb:30): the same 45 MiB request now takes the
+   * cached 70 MiB block whole (70 < 45 + 30), no new segment. */
+  cfg.max_non_split_rounding = 30 * MiB;
+  Rec r2;
+  g_autoptr (VsAlloc) b = model (&cfg, &r2);
+  g_assert_true (alloc_malloc (b, 4, 70 * MiB, 0, 0, NULL));
+  alloc_free (b, 4, 0);
+  g_assert_true (alloc_malloc (b, 5, 45 * MiB, 0, 0, NULL));
+  check (&r2, "A70");
+  g_assert_cmpuint (alloc_block_bytes (b, 5), ==, 70 * MiB);
 }
 
 /* Release and retry under a 64 MiB device: a 40 MiB cached segment is
