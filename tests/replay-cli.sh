@@ -13,7 +13,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err"); }
 has () { case "$1" in *"$2"*) return 0;; esac; return 1; }
 
-echo "1..27"
+echo "1..29"
 T=$here/traces/hand-train-step.jsonl
 
 run "$VRAMSIM" replay "$T"
@@ -130,5 +130,46 @@ has "$err" "live.jsonl:5: 4 allocations live at once"; ok $? "message names the 
 { echo '{"vramsim_trace": 1}'; echo '{"t": 0, "op": "alloc", "id": 1, "bytes": 2147483648, "kind": "managed"}'; } > "$tmp/host.jsonl"
 run "$VRAMSIM" replay "$tmp/host.jsonl" -c rtx3090 --set policy.oversubscription=uvm --set host.capacity=1GiB
 has "$out" "asked 2 GiB with 0 B of 1 GiB in use (host memory)"; ok $? "an OOM of the host names the host"
+
+# The allocator model in the outputs (SPEC 5.9), by hand: a tensor-level
+# trace, 1 MiB (small pool: a 2 MiB segment) then 5 MiB (large pool, below
+# 10 MiB: a 20 MiB segment), both held through a 1 ms kernel. Allocated
+# 6 MiB = 6291456 B, reserved 22 MiB = 23068672 B; fragmentation at the
+# reserved peak 1 - 6/22 = 0.7273.
+cat > "$tmp/ten.jsonl" <<'EOF2'
+{"vramsim_trace": 1, "allocations": "tensor"}
+{"t": 0, "op": "alloc", "id": 1, "bytes": 1048576, "kind": "device"}
+{"t": 1000, "op": "alloc", "id": 2, "bytes": 5242880, "kind": "device"}
+{"t": 2000, "op": "kernel", "name": "k", "stream": 1, "dur": 1000000, "reads": [1], "writes": [2]}
+{"t": 1003000, "op": "free", "id": 2}
+{"t": 1004000, "op": "free", "id": 1}
+{"t": 1005000, "op": "sync", "scope": "device"}
+EOF2
+run "$VRAMSIM" replay "$tmp/ten.jsonl" -c a100-80g --format json -o "$tmp/ten.json" --series "$tmp/ten.csv" --timeline "$tmp/ten-t.json"
+python3 - "$tmp" <<'PY'
+import json, sys, csv
+tmp = sys.argv[1]
+a = json.load(open(tmp + "/ten.json"))["memory"]["allocator"]
+assert (a["kind"], a["peak_allocated_bytes"], a["peak_reserved_bytes"], a["end_reserved_bytes"], a["segment_allocs"],
+        a["segment_frees"], a["segment_alloc_bytes"]) == ("pytorch", 6291456, 23068672, 23068672, 2, 0, 23068672), a
+assert abs(a["fragmentation_peak"] - (1 - 6 / 22)) < 1e-9, a
+rows = list(csv.DictReader(open(tmp + "/ten.csv")))
+assert max(int(r["allocated_bytes"]) for r in rows) == 6291456
+assert max(int(r["reserved_bytes"]) for r in rows) == 23068672
+# through the kernel both tensors are live: every bucket there holds both
+mid = [r for r in rows if 10000 <= int(r["t_ns"]) < 900000]
+assert mid and all((int(r["allocated_bytes"]), int(r["reserved_bytes"])) == (6291456, 23068672) for r in mid)
+PY
+ok $? "memory.allocator by hand; --series allocated_bytes/reserved_bytes: 6 MiB / 22 MiB while the kernel runs"
+python3 - "$tmp/ten-t.json" <<'PY'
+import json, sys
+c = [e["args"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "C" and e.get("name") == "allocator"]
+assert c, "no allocator counter"
+# 6 MiB and 22 MiB in GiB, to the counter's 6 decimals
+assert abs(max(x["allocated GiB"] for x in c) - 6 / 1024) < 1e-6, c
+assert abs(max(x["reserved GiB"] for x in c) - 22 / 1024) < 1e-6, c
+assert c[-1]["allocated GiB"] == 0 and abs(c[-1]["reserved GiB"] - 22 / 1024) < 1e-6, c
+PY
+ok $? "--timeline: the allocator counter (allocated and reserved GiB) peaks at 6 MiB / 22 MiB, ends 0 / 22 MiB cached"
 
 [ $fails -eq 0 ]
