@@ -175,6 +175,19 @@ has () { grep -qF -- "$1" "$tmp/_stdout"; }
 # both kernels are named "k": nothing in the name says what they do (class other).
 { has '"kernels": {"count": 2, "dur_ns": 1300, "classes": [{"class": "other", "count": 2, "dur_ns": 1300}]},' && has '"copy_bytes": {"h2d": 500, "d2h": 1500, "d2d": 0, "p2p": 0},'; }; result "info json: kernels and copies"
 { has '"capture": {"device": "Test GPU", "config": "a100-80g", "tool": null}'; }; result "info json: capture"
+{ has '"start_reserved_bytes": 0,' && has '"allocations": null,'; }; result "info json: no allocator_state, no allocation level"
+# The cache a window starts on (header allocator_state): reserved_bytes as
+# given; or the segments' sizes summed, 2 MiB + 20 MiB = 23068672 B.
+for st in '"reserved_bytes": 12782141440' '"segments": [[4096, 2097152, 0, "small", false], [8388608, 20971520, 0, "large", false]]'; do
+  printf '{"vramsim_trace": 1, "allocations": "tensor", "allocator_state": {%s}}\n{"t": 0, "op": "alloc", "id": 1, "bytes": 512, "kind": "device"}\n' "$st" > "$tmp/warm.jsonl"
+  "$VRAMSIM" info "$tmp/warm.jsonl" --format json > "$tmp/warm.json" 2>&1; "$VRAMSIM" info "$tmp/warm.jsonl" > "$tmp/warm.txt" 2>&1
+  case $st in
+    *reserved*) want=12782141440 text="allocator  tensor-level allocations; 11.90 GiB reserved at the start" ;;
+    *) want=23068672 text="allocator  tensor-level allocations; 22.00 MiB reserved at the start" ;;
+  esac
+  { grep -qF "\"start_reserved_bytes\": $want," "$tmp/warm.json" && grep -qF '"allocations": "tensor",' "$tmp/warm.json" \
+      && grep -qF "$text" "$tmp/warm.txt"; }; result "info: the cache at the window's start, $want B (json and text)"
+done
 run "$VRAMSIM" info "$tmp/small.jsonl"
 { [ $rc -eq 0 ] && [[ $out == *"events     14 (alloc 4, free 4, copy 2, kernel 2, sync 1, mark 1)"* ]] && [[ $out == *"1.450 us"* ]]; }; result "info text: a summary for people"
 

@@ -161,6 +161,36 @@ append_str_or_null (GString *s, const char *v)
     g_string_append (s, "null");
 }
 
+/* The cache the trace says its window starts on (the header's
+ * allocator_state: a snapshot's rewound segments, or a profiler's Total
+ * Reserved), 0 when it says none. Peak live counts tensors only; replay
+ * starts its allocator model on this cache, so a user asking "does it fit"
+ * needs both. */
+static guint64
+start_reserved (const VsTraceHeader *h)
+{
+  const cJSON *st = h->extra ? cJSON_GetObjectItemCaseSensitive (h->extra, "allocator_state") : NULL;
+  const cJSON *rb = cJSON_GetObjectItemCaseSensitive (st, "reserved_bytes");
+  if (cJSON_IsNumber (rb) && rb->valuedouble >= 0 && rb->valuedouble < 1.8e19)
+    return (guint64) rb->valuedouble;
+  guint64 sum = 0;
+  const cJSON *seg;
+  cJSON_ArrayForEach (seg, cJSON_GetObjectItemCaseSensitive (st, "segments"))
+    {
+      const cJSON *b = cJSON_GetArrayItem (seg, 1);
+      if (cJSON_IsNumber (b) && b->valuedouble >= 0 && b->valuedouble < 1.8e19)
+        sum += (guint64) b->valuedouble;
+    }
+  return sum;
+}
+
+static const char *
+allocation_level (const VsTraceHeader *h)
+{
+  const cJSON *a = h->extra ? cJSON_GetObjectItemCaseSensitive (h->extra, "allocations") : NULL;
+  return cJSON_IsString (a) ? a->valuestring : NULL;
+}
+
 /* Integers go out exactly (cJSON would print them as doubles). */
 static void
 print_json (const Info *in, const VsTraceHeader *h, const char *path)
@@ -183,7 +213,10 @@ print_json (const Info *in, const VsTraceHeader *h, const char *path)
       trace_json_append_string (s, ts->name);
       g_string_append_printf (s, ": %" G_GUINT64_FORMAT, ts->peak);
     }
-  g_string_append_printf (s, "},\n  \"streams\": %u,\n  \"threads\": %u,\n", g_hash_table_size (in->streams),
+  g_string_append_printf (s, "},\n  \"start_reserved_bytes\": %" G_GUINT64_FORMAT ",\n  \"allocations\": ",
+                          start_reserved (h));
+  append_str_or_null (s, allocation_level (h));
+  g_string_append_printf (s, ",\n  \"streams\": %u,\n  \"threads\": %u,\n", g_hash_table_size (in->streams),
                           g_hash_table_size (in->threads));
   g_string_append_printf (s, "  \"kernels\": {\"count\": %" G_GUINT64_FORMAT ", \"dur_ns\": %" G_GUINT64_FORMAT
                           ", \"classes\": [", in->ops[VS_OP_KERNEL], in->kernel_dur);
@@ -242,6 +275,17 @@ print_text (const Info *in, const VsTraceHeader *h, const char *path)
       const TagStat *ts = &g_array_index (in->tags, TagStat, i);
       format_bytes (a, sizeof a, ts->peak);
       printf ("  %-14s %s peak\n", ts->name, a);
+    }
+  guint64 sr = start_reserved (h);
+  const char *level = allocation_level (h);
+  if (sr > 0 || level != NULL)
+    {
+      format_bytes (a, sizeof a, sr);
+      if (sr > 0)
+        printf ("allocator  %s-level allocations; %s reserved at the start (the header's allocator_state)\n",
+                level ? level : "unknown", a);
+      else
+        printf ("allocator  %s-level allocations; an empty cache at the start\n", level ? level : "unknown");
     }
   printf ("streams    %u, threads %u\n", g_hash_table_size (in->streams), g_hash_table_size (in->threads));
   format_time (a, sizeof a, in->kernel_dur);
