@@ -90,6 +90,41 @@ test_errors (void)
   expect_error ("uvm.first_touch=gpu", "'gpu' is not one of \"device\", \"host\"");
 }
 
+/* Every preset charges a CUDA context, the figure of docs/config.md's
+ * table ("The CUDA context of each preset"): 8.09 MiB + 2.909 MiB per SM
+ * rounded to MiB (108 SMs: 322; 84: 252; 132: 392; 114: 340; 142: 421;
+ * 128: 380; 80: 241; 16: 55; 8: 31), rtx3090 InvokeAI's 256 MiB, mi300x and
+ * the seed machines PR #86509's 274 MiB. A preset added without one, or
+ * changed without the table, fails here. */
+static void
+test_preset_contexts (void)
+{
+  static const struct { const char *preset; guint64 mib; } want[] = {
+    { "a100-40g", 322 }, { "a100-80g", 322 }, { "a100-80g-cxl", 322 }, { "a40", 252 },
+    { "h100-sxm", 392 }, { "h100-sxm-cxl", 392 }, { "h200", 392 }, { "gh200", 392 },
+    { "h100-pcie", 340 }, { "l40s", 421 }, { "rtx3090", 256 }, { "rtx4090", 380 },
+    { "v100-pcie-16g", 241 }, { "v100-sxm2-32g", 241 }, { "jetson-agx-orin", 55 },
+    { "jetson-orin-nano", 31 }, { "mi300x", 274 }, { "seed-gddr6x", 274 }, { "seed-hbm2e", 274 },
+    { "seed-lpddr5", 274 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    {
+      GError *error = NULL;
+      g_autoptr (VsConfig) c = config_load (want[i].preset, NULL, &error);
+      g_assert_no_error (error);
+      if (c->memory.context != want[i].mib << 20)
+        g_error ("%s: memory.context %" G_GUINT64_FORMAT " B, the table says %" G_GUINT64_FORMAT " MiB",
+                 want[i].preset, c->memory.context, want[i].mib);
+    }
+  /* ...and the table covers every preset in the folder. */
+  g_autoptr (GDir) d = g_dir_open (g_getenv ("VRAMSIM_CONFIGS"), 0, NULL);
+  g_assert_nonnull (d);
+  guint n = 0;
+  for (const char *f; (f = g_dir_read_name (d)) != NULL;)
+    n += g_str_has_suffix (f, ".json");
+  g_assert_cmpuint (n, ==, G_N_ELEMENTS (want));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -102,5 +137,6 @@ main (int argc, char **argv)
   g_test_add_func ("/allocator-config/defaults", test_defaults);
   g_test_add_func ("/allocator-config/set", test_set);
   g_test_add_func ("/allocator-config/errors", test_errors);
+  g_test_add_func ("/allocator-config/preset-contexts", test_preset_contexts);
   return g_test_run ();
 }
