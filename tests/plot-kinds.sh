@@ -9,7 +9,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0
 ok () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo 1..17
+echo 1..18
 
 cat > "$T/series-a.csv" <<'CSV'
 t_ns,dt_ns,resident_device_bytes,resident_cxl0_bytes,resident_host_bytes,util_sm,util_device_mem,util_link_h2d,util_link_d2h,util_cxl0,util_host_mem
@@ -86,7 +86,7 @@ cat > expect.tsv <<'TSV'
 16	23.6	16GiB
 TSV
 cmp -s expect.tsv gp/sweep.tsv; ok $? "sweep data: GiB on x, ms on y, oom runs not drawn"
-grep -q "^note = '2 runs not drawn (status oom or error)'" gp/sweep.gp; ok $? "sweep notes the runs it left out"
+grep -q "^note = '2 runs not drawn (status oom, overflow or error)'" gp/sweep.gp; ok $? "sweep notes the runs it left out"
 grep -q '^logx = 0' gp/sweep.gp && "$VRAMSIM" plot sweep results.csv --logx -o gp/l.png --script-only && grep -q '^logx = 1' gp/l.gp; ok $? "--logx forces a log x axis"
 printf '# time_ms\tresident_device_bytes\tresident_cxl0_bytes\tutil_sm\tutil_device_mem\tutil_link_h2d\tutil_link_d2h\tutil_cxl0   (residency in GiB, utilization in %%)\n0\t1\t0\t0\t0\t80\t0\t0\n1\t2\t0.5\t50\t90\t0\t0\t25\n2\t2\t0.5\t100\t40\t0\t10\t0\n3\t1\t0\t0\t0\t0\t0\t0\n4\t1\t0\t0\t0\t0\t0\t0\n' > expect-tl.tsv
 cmp -s expect-tl.tsv gp/timeline.tsv; ok $? "timeline data: ms, GiB, %; unused tiers and idle resources dropped"
@@ -102,3 +102,12 @@ rc=$?
 [ $? = 2 ]; ok $? "an output that is not .png or .svg is bad usage (exit 2)"
 "$VRAMSIM" plot sweep missing.csv -o bad.png 2> err.txt
 [ $? = 1 ] && grep -q "missing.csv" err.txt; ok $? "a missing input: exit 1 naming it"
+# An overflow row (--keep-going past capacity, SPEC 5.9) is not a fit:
+# like oom it is left out of the sweep plot, even with a slowdown cell.
+head -n 1 results.csv > over.csv
+echo 'a100-80g,8GiB,oom,overflow,24000,0.0028,8589934592,0,0,0,0,0,0,0,0,0,0,0,0,' >> over.csv
+echo 'a100-80g,16GiB,oom,ok,8500000,1.0,12884901888,500000,0,0,250000,0,0,0,0,0,0,0,0,' >> over.csv
+"$VRAMSIM" plot sweep over.csv -o gp/over.png --script-only 2> err.txt
+printf '# a100-80g, oversubscription=oom\n16\t8.5\t16GiB\n' > expect-over.tsv
+cmp -s expect-over.tsv gp/over.tsv && grep -q "^note = '1 run not drawn (status oom, overflow or error)'" gp/over.gp
+ok $? "an overflow run is not drawn, and the note counts it"

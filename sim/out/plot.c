@@ -780,7 +780,7 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
     }
   if (groups->len == 0)
     {
-      g_set_error (error, VS_PLOT_ERROR, 0, "%s: no run with status ok to plot (%u runs oom or error)", o->inputs[0], not_ok);
+      g_set_error (error, VS_PLOT_ERROR, 0, "%s: no run with status ok to plot (%u runs oom, overflow or error)", o->inputs[0], not_ok);
       return FALSE;
     }
 
@@ -900,7 +900,7 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
   var_int (p->vars, "key_below", longest > 40);
   GString *note = g_string_new (NULL);
   if (not_ok)
-    g_string_append_printf (note, "%u run%s not drawn (status oom or error)", not_ok, not_ok == 1 ? "" : "s");
+    g_string_append_printf (note, "%u run%s not drawn (status oom, overflow or error)", not_ok, not_ok == 1 ? "" : "s");
   if (no_step)
     g_string_append_printf (note, "%s%u run%s without a step time not drawn", note->len ? "; " : "", no_step,
                             no_step == 1 ? "" : "s");

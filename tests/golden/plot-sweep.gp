@@ -15,7 +15,7 @@ value_tics = 1
 ngroups = 4
 array titles[4] = ['a100-80g, oversubscription=oom', 'a100-80g, oversubscription=spill', 'rtx3090, oversubscription=oom', 'rtx3090, oversubscription=spill']
 key_below = 0
-note = '2 runs not drawn (status oom or error)'
+note = '2 runs not drawn (status oom, overflow or error)'
 # ---- plots/sweep.gp ----
 # sweep.gp - a metric against a varied key, one line per group, from a
 # `vramsim sweep` CSV. Set by vramsim: plot_title, datafile (one block per
