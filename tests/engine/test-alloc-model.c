@@ -147,6 +147,30 @@ test_retry_oom (void)
   cJSON_Delete (r);
 }
 
+/* The OOM's cache figures when the cache holds free blocks it cannot
+ * release (PyTorch's "reserved by PyTorch but unallocated"): on a 132 MiB
+ * device (32 MiB after the 100 MiB context), 4 MiB takes a 20 MiB large
+ * segment (below 10 MiB), split: 16 MiB free; 512 KiB a 2 MiB small
+ * segment, split: 1.5 MiB free. 20 MiB then needs a new 20 MiB segment
+ * (the 16 MiB block is too small): 22 + 20 > 32, and both segments hold an
+ * allocated block, so nothing is released. reserved_free = 16 MiB +
+ * 1.5 MiB = 18,350,080 B; largest_free_block = 16 MiB. */
+static void
+test_oom_cache_figures (void)
+{
+  const char *sets[] = { "memory.capacity=132MiB", NULL };
+  cJSON *r = run (TENSOR, sets,
+                  "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":4194304,\"kind\":\"device\"}\n"
+                  "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":524288,\"kind\":\"device\"}\n"
+                  "{\"t\":2,\"op\":\"alloc\",\"id\":3,\"bytes\":20971520,\"kind\":\"device\"}\n", FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "oom");
+  g_assert_cmpfloat (num (r, "oom.event"), ==, 2);
+  g_assert_cmpfloat (num (r, "oom.requested"), ==, 20 * MiB);
+  g_assert_cmpfloat (num (r, "oom.reserved_free"), ==, 18350080);
+  g_assert_cmpfloat (num (r, "oom.largest_free_block"), ==, 16 * MiB);
+  cJSON_Delete (r);
+}
+
 /* A trace without allocations: the memory is unknown, and the report says so. */
 static void
 test_unknown (void)
@@ -832,6 +856,7 @@ main (int argc, char **argv)
   g_test_add_func ("/alloc-model/seeded", test_seeded);
   g_test_add_func ("/alloc-model/seeded-cache", test_seeded_cache);
   g_test_add_func ("/alloc-model/uvm-early-free", test_uvm_early_free);
+  g_test_add_func ("/alloc-model/oom-cache-figures", test_oom_cache_figures);
   g_test_add_func ("/alloc-model/cross-stream", test_cross_stream);
   g_test_add_func ("/alloc-model/cross-stream-policies", test_cross_stream_policies);
   g_test_add_func ("/alloc-model/spill-not-freed", test_spill_not_freed);
