@@ -962,7 +962,8 @@ trace_jsonl_open (const char *path, VsInBuf *in, GError **error)
     }
   if (obj == NULL)
     g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
-                 "%s: not a vramsim trace (the header line is not valid JSON)", where);
+                 "%s: not a vramsim trace (the header line is not valid JSON; a profiler trace, such as a "
+                 "Kineto JSON, is imported with 'vramsim convert FILE OUT' first)", where);
   else if (err == NULL)
     r->base.header = trace_header_from_json_text (obj, line, (gsize) (end - line), where, &err);
   g_free (where);

@@ -499,7 +499,11 @@ test_errors_header (void)
   expect_open_error ("text.txt", "hello world\n", -1, ": not a vramsim trace (neither JSON Lines nor the binary format)");
   expect_open_error ("other.json", "{\"traceEvents\": []}\n", -1,
                      ":1: not a vramsim trace (the header has no \"vramsim_trace\" field)");
-  expect_open_error ("broken.json", "{\"traceEvents\": [\n", -1, ":1: not a vramsim trace (the header line is not valid JSON)");
+  expect_open_error ("broken.json", "{\"traceEvents\": [\n", -1, ":1: not a vramsim trace (the header line is not valid JSON");
+  /* A Kineto file as a user first tries it (vramsim info memory-profile-v100.json):
+   * its header is "{" alone on its line, and the message says how to import it. */
+  expect_open_error ("kineto.json", "\n{\n  \"schemaVersion\": 1,\n", -1, ":2: not a vramsim trace (the header line is "
+                     "not valid JSON; a profiler trace, such as a Kineto JSON, is imported with 'vramsim convert FILE OUT' first)");
   expect_open_error ("later.jsonl", "{\"vramsim_trace\": 2}\n", -1,
                      ":1: trace format version 2 is newer than this vramsim reads (1)");
   expect_open_error ("zero.jsonl", "{\"vramsim_trace\": 0}\n", -1, ":1: header field 'vramsim_trace' must be a positive integer");
