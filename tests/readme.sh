@@ -7,7 +7,8 @@
 # first lines, the ZeRO-3 `info` block, the worked example's CSV rows, row
 # count, prose times and plot, the UVM timeline plot, the 13B single-GPU
 # sweep table and `info` comment, the 13B job's network line, fit's
-# out-of-memory figure and the preset list. Plots are compared byte for
+# out-of-memory figure and the preset list; and docs/workloads.md's shown
+# output and traces/README.md's UVM slowdown. Plots are compared byte for
 # byte with docs/img (skipped without gnuplot). The Python example is run
 # by tests/python.sh. TAP output.
 set -u
@@ -15,7 +16,7 @@ VRAMSIM=${VRAMSIM:-bin/vramsim}
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..14"
+echo "1..16"
 cd "$here" || exit 1
 # The block that starts with "$ bin/vramsim fit ...": its command, then its output.
 awk '/^\$ bin\/vramsim fit /{on=1; print; next} on && /^```$/{exit} on' README.md > "$tmp/block"
@@ -139,3 +140,25 @@ ok $? "13 - the README's 13B network line ($net) and fit's '$miss'"
 printf '%s' "$flat" | sed -n 's/.*(\[docs\/config.md\](docs\/config.md)): \([a-z0-9, -]*\)\. .*/\1/p' | tr -d ' ' | tr , '\n' | sort > "$tmp/names.readme"
 [ -s "$tmp/names.out" ] && diff "$tmp/names.readme" "$tmp/names.out" >&2
 ok $? "14 - the README lists every preset vramsim configs prints"
+
+# 15: docs/workloads.md's block: each "$ vramsim CMD" is followed by lines
+# its output holds, in order ("..." skips lines).
+awk '/^\$ vramsim (info|replay) traces\// { f = FILENAME; print; next } /^```$/ { print "END" } !/^\.\.\.$/ && /^ *[a-z]/ { print }' docs/workloads.md |
+  awk '/^\$ vramsim/ { on = 1 } on { print } /^END$/ { on = 0 }' | grep -v '^END$' > "$tmp/wl"
+bad=0; n=0
+while IFS= read -r line; do
+  case $line in
+    '$ vramsim '*) cmd=${line#'$ vramsim '}
+      # shellcheck disable=SC2086
+      "$VRAMSIM" $cmd > "$tmp/wl.out" 2>/dev/null; from=1 ;;
+    *) at=$(tail -n +"$from" "$tmp/wl.out" | grep -n -F -x -m1 -- "$line" | cut -d: -f1)
+       if [ -z "$at" ]; then echo "# docs/workloads.md: '$line' not in the output of vramsim $cmd (in order)" >&2; bad=1; else from=$((from + at)); n=$((n + 1)); fi ;;
+  esac
+done < "$tmp/wl"
+[ "$n" -ge 8 ] && [ $bad = 0 ]
+ok $? "15 - docs/workloads.md's info and replay lines ($n) are what vramsim prints"
+
+# 16: traces/README.md's slowdown of the UVM sample, to 2 decimals.
+x=$("$VRAMSIM" replay traces/hand-uvm-oversub.jsonl --format json 2>/dev/null | python3 -c 'import json,sys; print("%.2fx" % json.load(sys.stdin)["time"]["slowdown"])')
+grep -qF "replays at $x on its own preset (\`vramsim replay traces/hand-uvm-oversub.jsonl\`)" traces/README.md
+ok $? "16 - traces/README.md's hand-uvm-oversub slowdown ($x)"
