@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # readme.sh — the README's own examples print what the README says: the
 # `fit` table under its third command (run from the source tree, as the
-# README does), and the 13B ZeRO-3 table (bench/example-13b.sh's figures,
-# rounded as the README rounds them; about 3 s). The Python example is run
+# README does), the 13B ZeRO-3 table (bench/example-13b.sh's figures,
+# rounded as the README rounds them; about 3 s), and every other shown
+# output whose command is cheap and deterministic: the rtx3090 replay's
+# first lines, the ZeRO-3 `info` block, the worked example's CSV rows, row
+# count, prose times and plot, the UVM timeline plot, the 13B single-GPU
+# sweep table and `info` comment, the 13B job's network line, fit's
+# out-of-memory figure and the preset list; and docs/workloads.md's shown
+# output and traces/README.md's UVM slowdown. Plots are compared byte for
+# byte with docs/img (skipped without gnuplot). The Python example is run
 # by tests/python.sh. TAP output.
 set -u
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..3"
+echo "1..16"
 cd "$here" || exit 1
 # The block that starts with "$ bin/vramsim fit ...": its command, then its output.
 awk '/^\$ bin\/vramsim fit /{on=1; print; next} on && /^```$/{exit} on' README.md > "$tmp/block"
@@ -25,13 +32,133 @@ else
 fi
 # The 13B table: its rows ("| 8 | NVLink + InfiniBand | ...") against the
 # script's CSV, seconds to 2 decimals and GiB to 1.
-VRAMSIM="$VRAMSIM" NOPLOT=1 bash bench/example-13b.sh "$tmp/13b" > "$tmp/13b.csv" 2>/dev/null
+noplot=1; command -v "${VRAMSIM_GNUPLOT:-gnuplot}" > /dev/null && noplot=
+VRAMSIM="$VRAMSIM" NOPLOT=$noplot bash bench/example-13b.sh "$tmp/13b" > /dev/null 2>&1
 awk -F, 'NR > 1 { printf "| %s | %s | %.2f s | %.2f s | %.2f s | %.1f GiB | %.1f GiB |\n", $1,
                     ($2 == "nvlink-ib" ? "NVLink + InfiniBand" : "PCIe + Ethernet"),
-                    $3 / 1e3, $4 / 1e3, $5 / 1e3, $6, $7 }' "$tmp/13b.csv" > "$tmp/13b.rows"
+                    $3 / 1e3, $4 / 1e3, $5 / 1e3, $6, $7 }' "$tmp/13b/13b.csv" > "$tmp/13b.rows"
 grep -E '^\| (8|64|512) \| (NVLink|PCIe)' README.md > "$tmp/13b.readme"
 if [ -s "$tmp/13b.rows" ] && diff "$tmp/13b.readme" "$tmp/13b.rows" >&2; then
   echo "ok 3 - bench/example-13b.sh prints the README's 13B table"
 else
   echo "not ok 3 - bench/example-13b.sh prints the README's 13B table"
 fi
+
+VRAMSIM=$(cd "$(dirname "$VRAMSIM")" && pwd)/$(basename "$VRAMSIM")
+ok() { if [ "$1" = 0 ]; then echo "ok $2"; else echo "not ok $2"; fi; }
+skip() { echo "ok $1 # skip $2"; }
+# README as one line, for figures that prose wraps.
+flat=$(tr '\n' ' ' < README.md | tr -s ' ')
+# The commands of the ```sh block that holds PATTERN, continuation lines
+# joined, `bin/vramsim` replaced by $VRAMSIM; run in $tmp/w, beside a link to
+# traces/ (the commands name traces/... and write where they run).
+block_cmds() {
+  awk -v pat="$1" '/^```sh$/ { n = 0; inb = 1; next }
+                   inb && /^```$/ { inb = 0; if (hit) { for (i = 0; i < n; i++) print L[i]; exit } next }
+                   inb { if (index($0, pat)) hit = 1; L[n++] = $0 }' README.md |
+    awk '{ if (sub(/\\$/, "")) { acc = acc $0; next } print acc $0; acc = "" }' |
+    sed "s|^bin/vramsim |\"\$VRAMSIM\" |"
+}
+mkdir -p "$tmp/w/docs/img"
+ln -s "$here/traces" "$tmp/w/traces"
+run_block() {
+  local c
+  c=$(block_cmds "$1")
+  [ -n "$c" ] && (cd "$tmp/w" && eval "$c") > "$tmp/w/out" 2>/dev/null
+}
+# The output block after the line "$ CMD" (without its prompt), to the fence.
+shown() { awk -v c="\$ $1" '$0 == c { on = 1; next } on && /^```$/ { exit } on' README.md; }
+
+# 4: the replay summary's first lines, up to the README's "  ...".
+shown "bin/vramsim replay traces/hand-train-step.jsonl -c rtx3090" | sed '/^  \.\.\.$/,$d' > "$tmp/rep.readme"
+"$VRAMSIM" replay traces/hand-train-step.jsonl -c rtx3090 2>/dev/null | head -n "$(wc -l < "$tmp/rep.readme")" > "$tmp/rep.out"
+[ -s "$tmp/rep.readme" ] && diff "$tmp/rep.readme" "$tmp/rep.out" >&2
+ok $? "4 - the rtx3090 replay prints the README's first lines"
+
+# 5: the ZeRO-3 synth + info block; its output block lists consecutive lines of info.
+run_block "--zero 3 --dp 64 --checkpoint full -o zero3.jsonl"
+awk '/^bin\/vramsim info zero3.jsonl/ { a = 1; next } a && /^```$/ { b++; next } b == 2 { print } b == 3 { exit }' README.md > "$tmp/z3.readme"
+first=$(head -1 "$tmp/z3.readme")
+grep -F -x -A "$(($(wc -l < "$tmp/z3.readme") - 1))" -- "$first" "$tmp/w/out" > "$tmp/z3.out"
+[ -s "$tmp/z3.readme" ] && diff "$tmp/z3.readme" "$tmp/z3.out" >&2
+ok $? "5 - vramsim info zero3.jsonl prints the README's lines"
+
+# 6-9: the worked example: the sweep and its plot.
+run_block "--vary policy.oversubscription=oom,spill,uvm -o sweep.csv"
+csv=$tmp/w/sweep.csv
+awk '/^config,memory.capacity,policy.oversubscription,/ { on = 1 } on && /^```$/ { exit } on' README.md > "$tmp/sw.readme"
+awk -F, -v OFS=, 'NR <= 3 { NF = 7; print $0 ",..." }' "$csv" > "$tmp/sw.out"
+[ -s "$tmp/sw.readme" ] && diff "$tmp/sw.readme" "$tmp/sw.out" >&2
+ok $? "6 - the worked example's sweep.csv starts with the README's rows"
+rows=$(($(wc -l < "$csv") - 1))
+printf '%s' "$flat" | grep -q "one row per run ($rows here"
+ok $? "7 - the README counts the sweep's $rows rows"
+# At 768 MiB under oom each machine runs at its own speed: ms to 1 decimal.
+t() { awk -F, -v c="$1" '$1 == c && $2 == "768MiB" && $3 == "oom" { printf "%.1f", $5 / 1e6 }' "$csv"; }
+want="(A100 $(t a100-80g) ms, RTX 3090 $(t rtx3090) ms, Jetson AGX Orin $(t jetson-agx-orin) ms)"
+printf '%s' "$flat" | grep -qF "$want"
+ok $? "8 - the worked example's prose times: $want"
+if command -v "${VRAMSIM_GNUPLOT:-gnuplot}" > /dev/null; then
+  cmp "$tmp/w/docs/img/sweep-example.png" docs/img/sweep-example.png >&2
+  ok $? "9 - docs/img/sweep-example.png is what the README's plot command draws"
+else
+  skip 9 "no gnuplot"
+fi
+
+# 10: the UVM timeline plot, by the command the Plot section gives.
+if command -v "${VRAMSIM_GNUPLOT:-gnuplot}" > /dev/null; then
+  title="hand-uvm-oversub.jsonl on a 16 GiB V100: residency and bandwidth"
+  printf '%s' "$flat" | grep -qF "vramsim plot timeline uvm.csv --title \"$title\" -o docs/img/timeline-uvm.png" &&
+    "$VRAMSIM" replay traces/hand-uvm-oversub.jsonl --series "$tmp/uvm.csv" > /dev/null 2>&1 &&
+    "$VRAMSIM" plot timeline "$tmp/uvm.csv" --title "$title" -o "$tmp/uvm.png" 2>/dev/null &&
+    cmp "$tmp/uvm.png" docs/img/timeline-uvm.png >&2
+  ok $? "10 - docs/img/timeline-uvm.png is what the README's command draws"
+  cmp "$tmp/13b/network-13b.png" docs/img/network-13b.png >&2
+  ok $? "11 - docs/img/network-13b.png is what bench/example-13b.sh draws"
+else
+  skip 10 "no gnuplot"; skip 11 "no gnuplot"
+fi
+
+# 12: the 13B step on one GPU: the sweep's slowdown to 1 decimal, OOM for
+# oom, the README's four rows in the sweep's config order; and the info comment.
+run_block "--vary policy.oversubscription=oom,spill,direct,uvm -o big.csv"
+awk -F, 'NR > 1 { v[$1] = v[$1] " | " ($3 == "oom" ? "OOM" : sprintf("%.1fx", $5)); if (!($1 in seen)) { seen[$1]; o[n++] = $1 } }
+         END { for (i = 0; i < n; i++) print substr(v[o[i]], 4) }' "$tmp/w/big.csv" > "$tmp/big.out"
+grep -E '^\| (H100 SXM|H200|GH200)' README.md | awk -F' \\| ' '{ print $2 " | " $3 " | " $4 " | " substr($5, 1, length($5) - 2) }' > "$tmp/big.readme"
+info=$(awk '/^peak live/ { printf "peak live %.0f GiB:", $3 } $1 ~ /^(params|grads|optimizer|activations)$/ { printf " %s %.0f,", $1, $2 }' "$tmp/w/out" | sed 's/,$//')
+[ -s "$tmp/big.out" ] && diff "$tmp/big.readme" "$tmp/big.out" >&2 && grep -qF "# $info" README.md
+ok $? "12 - the 13B sweep prints the README's table ($info)"
+
+# 13: the 13B job's network line under its replay command; fit's missing figure.
+net=$("$VRAMSIM" replay "$tmp/13b/13b-64.vtrace" -c a100-80g 2>/dev/null | grep '^network')
+miss=$("$VRAMSIM" fit traces/hand-train-step.jsonl -c a100-80g --set memory.capacity=512MiB 2>/dev/null | awk '$1 == "a100-80g" { print $(NF-3), $(NF-2), $(NF-1), $NF }')
+grep -qF "replay 13b-64.vtrace -c a100-80g        # $net" README.md && printf '%s' "$flat" | grep -qF "a100-80g \`$miss\`"
+ok $? "13 - the README's 13B network line ($net) and fit's '$miss'"
+
+# 14: the Hardware presets list holds the names vramsim configs prints.
+"$VRAMSIM" configs 2>/dev/null | awk 'NR > 1 { print $1 }' | sort > "$tmp/names.out"
+printf '%s' "$flat" | sed -n 's/.*(\[docs\/config.md\](docs\/config.md)): \([a-z0-9, -]*\)\. .*/\1/p' | tr -d ' ' | tr , '\n' | sort > "$tmp/names.readme"
+[ -s "$tmp/names.out" ] && diff "$tmp/names.readme" "$tmp/names.out" >&2
+ok $? "14 - the README lists every preset vramsim configs prints"
+
+# 15: docs/workloads.md's block: each "$ vramsim CMD" is followed by lines
+# its output holds, in order ("..." skips lines).
+awk '/^\$ vramsim (info|replay) traces\// { f = FILENAME; print; next } /^```$/ { print "END" } !/^\.\.\.$/ && /^ *[a-z]/ { print }' docs/workloads.md |
+  awk '/^\$ vramsim/ { on = 1 } on { print } /^END$/ { on = 0 }' | grep -v '^END$' > "$tmp/wl"
+bad=0; n=0
+while IFS= read -r line; do
+  case $line in
+    '$ vramsim '*) cmd=${line#'$ vramsim '}
+      # shellcheck disable=SC2086
+      "$VRAMSIM" $cmd > "$tmp/wl.out" 2>/dev/null; from=1 ;;
+    *) at=$(tail -n +"$from" "$tmp/wl.out" | grep -n -F -x -m1 -- "$line" | cut -d: -f1)
+       if [ -z "$at" ]; then echo "# docs/workloads.md: '$line' not in the output of vramsim $cmd (in order)" >&2; bad=1; else from=$((from + at)); n=$((n + 1)); fi ;;
+  esac
+done < "$tmp/wl"
+[ "$n" -ge 8 ] && [ $bad = 0 ]
+ok $? "15 - docs/workloads.md's info and replay lines ($n) are what vramsim prints"
+
+# 16: traces/README.md's slowdown of the UVM sample, to 2 decimals.
+x=$("$VRAMSIM" replay traces/hand-uvm-oversub.jsonl --format json 2>/dev/null | python3 -c 'import json,sys; print("%.2fx" % json.load(sys.stdin)["time"]["slowdown"])')
+grep -qF "replays at $x on its own preset (\`vramsim replay traces/hand-uvm-oversub.jsonl\`)" traces/README.md
+ok $? "16 - traces/README.md's hand-uvm-oversub slowdown ($x)"
