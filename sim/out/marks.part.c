@@ -7,7 +7,8 @@
  * end, and ranges nest (ProfilerStep around Optimizer.step:
  * docs/trace-format.md). A name is reported as a range once one of its
  * marks was closed by an /end. Each name keeps its samples (the first
- * MARK_SAMPLES: 512 KiB a name at most), so the report gives the median
+ * MARK_SAMPLES, 4,096: 32 KiB a series at most, so that memory does not
+ * grow with the trace: `make bench`'s peak-RSS row), so the report gives the median
  * and spread, and the steady state: the mark that covers the most time,
  * its first sample (warm-up: allocation, weight upload, compilation)
  * apart from the median of the others.
@@ -16,7 +17,7 @@
  * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
-#define MARK_SAMPLES 65536
+#define MARK_SAMPLES 4096
 /* Open marks a thread keeps for an /end to close: deeper nesting than
  * this is a trace of points (marks no /end closes), the oldest dropped. */
 #define MARK_OPEN_MAX 256
