@@ -81,6 +81,23 @@ le (const guint8 *b, guint n)
   return x;
 }
 
+/* A LENBYTES little-endian length, then that many bytes of WHAT (a
+ * string, an integer): *OUT and *N name them. */
+static gboolean
+counted (Pk *k, guint lenbytes, const char *what, const guint8 **out, guint64 *n)
+{
+  const guint8 *b = NULL;
+  if (!need (k, lenbytes, &b))
+    return FALSE;
+  *n = le (b, lenbytes);
+  if (*n > (guint64) (k->end - k->p))
+    return fail (k, "%s of %" G_GUINT64_FORMAT " bytes, only %" G_GSIZE_FORMAT " left", what, *n,
+                 (gsize) (k->end - k->p));
+  *out = k->p;
+  k->p += *n;
+  return TRUE;
+}
+
 static void
 push (Pk *k, PkVal *v)
 {
@@ -205,15 +222,10 @@ memo_get (Pk *k, guint64 idx)
 static gboolean
 str_op (Pk *k, guint lenbytes)
 {
-  const guint8 *b = NULL;
-  if (!need (k, lenbytes, &b))
+  const guint8 *s = NULL;
+  guint64 n = 0;
+  if (!counted (k, lenbytes, "string", &s, &n))
     return FALSE;
-  guint64 n = le (b, lenbytes);
-  if (n > (guint64) (k->end - k->p))
-    return fail (k, "string of %" G_GUINT64_FORMAT " bytes, only %" G_GSIZE_FORMAT " left", n,
-                 (gsize) (k->end - k->p));
-  const guint8 *s = k->p;
-  k->p += n;
   if (!g_utf8_validate_len ((const char *) s, (gsize) n, NULL))
     return fail (k, "string is not valid UTF-8");
   PkVal *v = val_new (k, PK_STR);
@@ -227,15 +239,10 @@ str_op (Pk *k, guint lenbytes)
 static gboolean
 long_op (Pk *k, guint lenbytes)
 {
-  const guint8 *b = NULL;
-  if (!need (k, lenbytes, &b))
+  const guint8 *d = NULL;
+  guint64 n = 0;
+  if (!counted (k, lenbytes, "integer", &d, &n))
     return FALSE;
-  guint64 n = le (b, lenbytes);
-  if (n > (guint64) (k->end - k->p))
-    return fail (k, "integer of %" G_GUINT64_FORMAT " bytes, only %" G_GSIZE_FORMAT " left", n,
-                 (gsize) (k->end - k->p));
-  const guint8 *d = k->p;
-  k->p += n;
   /* Drop redundant sign bytes, then fit 8 bytes (or 9 with a zero top:
    * an unsigned 64-bit value such as a device address). */
   gboolean neg = n > 0 && (d[n - 1] & 0x80);
