@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/trace.h"
+
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 
@@ -40,6 +42,36 @@ fuzz_write_file (const char *path, const uint8_t *data, size_t size)
       off += (size_t) n;
     }
   close (fd);
+}
+
+/* An importer's result (OK, ERROR) for its output OUT_PATH: a failure
+ * says why and leaves no file; what it writes, the readers accept. Any
+ * other outcome aborts: a finding. */
+static inline void
+fuzz_check_import (gboolean ok, const GError *error, const char *out_path)
+{
+  if (!ok && error == NULL)
+    abort ();
+  if (!ok)
+    {
+      if (g_file_test (out_path, G_FILE_TEST_EXISTS))
+        {
+          fprintf (stderr, "failed import left %s behind\n", out_path);
+          abort ();
+        }
+      return;
+    }
+  GError *e = NULL;
+  VsTraceReader *r = trace_open (out_path, &e);
+  VsEvent ev;
+  while (r != NULL && trace_next (r, &ev, &e))
+    ;
+  if (e != NULL)
+    {
+      fprintf (stderr, "imported trace does not read back: %s\n", e->message);
+      abort ();
+    }
+  trace_close (r);
 }
 
 /* Presets come from the source tree's configs/ (the harness binaries live
