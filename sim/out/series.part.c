@@ -52,13 +52,11 @@ series_add (Series *se, guint col, double t0, double t1, double value)
  * s->out.series (on_load is the flow network's observer, set only with a
  * series). */
 
-/* The first event sets the clock's origin: residency is integrated from it. */
-static __attribute__ ((noinline, cold)) void
-series_begin (Sim *s)
+/* Takes the allocated and reserved bytes now held (kind none: each
+ * allocation charged alone, both the same). */
+static void
+series_alloc_take (Sim *s)
 {
-  for (guint i = 0; i < s->mem.n_locs; i++)
-    s->out.res_cur_t[i] = s->core.t0;
-  s->out.alloc_cur_t = s->core.t0;
   if (s->mem.amodel)
     {
       VsAllocStats st;
@@ -68,6 +66,16 @@ series_begin (Sim *s)
     }
   else
     s->out.alloc_val[0] = s->out.alloc_val[1] = s->mem.none_cur;
+}
+
+/* The first event sets the clock's origin: residency is integrated from it. */
+static __attribute__ ((noinline, cold)) void
+series_begin (Sim *s)
+{
+  for (guint i = 0; i < s->mem.n_locs; i++)
+    s->out.res_cur_t[i] = s->core.t0;
+  s->out.alloc_cur_t = s->core.t0;
+  series_alloc_take (s);
 }
 
 /* Location LOC's use is about to change: integrate its value until now. */
@@ -90,15 +98,7 @@ series_allocs (Sim *s)
   series_add (se, col, t0, s->core.now - s->core.t0, (double) s->out.alloc_val[0]);
   series_add (se, col + 1, t0, s->core.now - s->core.t0, (double) s->out.alloc_val[1]);
   s->out.alloc_cur_t = s->core.now;
-  if (s->mem.amodel)
-    {
-      VsAllocStats st;
-      alloc_stats (s->mem.amodel, &st);
-      s->out.alloc_val[0] = st.allocated;
-      s->out.alloc_val[1] = st.reserved;
-    }
-  else
-    s->out.alloc_val[0] = s->out.alloc_val[1] = s->mem.none_cur;
+  series_alloc_take (s);
 }
 
 static void
