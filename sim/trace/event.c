@@ -17,6 +17,7 @@ static const char *const prec_names[VS_PREC_COUNT] = {
 static const char *const coll_names[VS_COLL_COUNT] = {
   "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send", "recv",
 };
+static const char *const role_names[VS_ROLE_COUNT] = { NULL, "dp", "tp", "pp", "ep", "cp" };
 
 static int
 lookup (const char *const *names, guint n, const char *s)
@@ -36,6 +37,7 @@ const char *event_scope_name (guint s) { return s < VS_SYNC_COUNT ? scope_names[
 const char *event_to_name (guint t) { return t < VS_TO_COUNT ? to_names[t] : NULL; }
 const char *event_precision_name (guint p) { return p < VS_PREC_COUNT ? prec_names[p] : NULL; }
 const char *event_collective_name (guint k) { return k < VS_COLL_COUNT ? coll_names[k] : NULL; }
+const char *event_role_name (guint r) { return r < VS_ROLE_COUNT ? role_names[r] : NULL; }
 int event_op_from_name (const char *s) { return lookup (op_names, VS_OP_COUNT, s); }
 int event_kind_from_name (const char *s) { return lookup (kind_names, VS_MEM_COUNT, s); }
 int event_dir_from_name (const char *s) { return lookup (dir_names, VS_DIR_COUNT, s); }
@@ -43,3 +45,4 @@ int event_scope_from_name (const char *s) { return lookup (scope_names, VS_SYNC_
 int event_to_from_name (const char *s) { return lookup (to_names, VS_TO_COUNT, s); }
 int event_precision_from_name (const char *s) { return lookup (prec_names, VS_PREC_COUNT, s); }
 int event_collective_from_name (const char *s) { return lookup (coll_names, VS_COLL_COUNT, s); }
+int event_role_from_name (const char *s) { return lookup (role_names, VS_ROLE_COUNT, s); }

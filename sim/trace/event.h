@@ -36,6 +36,11 @@ typedef enum {
   VS_COLL_ALL_REDUCE, VS_COLL_ALL_GATHER, VS_COLL_REDUCE_SCATTER, VS_COLL_ALL_TO_ALL,
   VS_COLL_BROADCAST, VS_COLL_REDUCE, VS_COLL_SEND, VS_COLL_RECV, VS_COLL_COUNT
 } VsCollKind;
+/* a communicator's role in the job's layout (`collective.group.role`);
+ * VS_ROLE_NONE: not given. */
+typedef enum {
+  VS_ROLE_NONE, VS_ROLE_DP, VS_ROLE_TP, VS_ROLE_PP, VS_ROLE_EP, VS_ROLE_CP, VS_ROLE_COUNT
+} VsCollRole;
 
 /* The optional shape of a kernel's work (SPEC 3): what a cross-GPU kernel
  * model needs. Absent parts are 0 (flops: VS_NONE). */
@@ -53,6 +58,8 @@ typedef struct {
   guint8 kind;        /* VsCollKind */
   guint32 ranks;      /* group size, >= 1 */
   guint64 bytes;      /* per-rank message size (the input buffer) */
+  guint64 group;      /* communicator id (`collective.group.id`); 0: not given */
+  guint8 role;        /* VsCollRole of that communicator */
 } VsCollective;
 
 /* One event. Integers count (bytes, ns, ids). Which fields matter depends on
@@ -102,6 +109,7 @@ const char *event_scope_name (guint scope);
 const char *event_to_name (guint to);
 const char *event_precision_name (guint p);   /* "fp16", ...; NULL for NONE */
 const char *event_collective_name (guint k);  /* "all_reduce", ... */
+const char *event_role_name (guint r);        /* "dp", ...; NULL for NONE */
 /* Reverse lookups: return -1 when the name is unknown. */
 int event_op_from_name (const char *s);
 int event_kind_from_name (const char *s);
@@ -110,3 +118,4 @@ int event_scope_from_name (const char *s);
 int event_to_from_name (const char *s);
 int event_precision_from_name (const char *s);
 int event_collective_from_name (const char *s);
+int event_role_from_name (const char *s);
