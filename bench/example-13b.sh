@@ -4,8 +4,8 @@
 # GPU, full recomputation, ZeRO-3) on 8, 64 and 512 A100-80GB GPUs, over the
 # a100-80g preset's network (DGX A100: NVLink3 through NVSwitch, one 200 Gb/s
 # HDR NIC per GPU) and over PCIe + Ethernet (the same GPUs as 8-card PCIe
-# 4.0 servers, one 100 Gb/s Ethernet NIC per server, efficiencies and
-# latencies from docs/validation.md's PCIe fit). Writes a CSV and a plot
+# 4.0 servers, one 100 Gb/s Ethernet NIC per server, with NCCL's PCIe
+# figures as the PCIe presets have them: docs/config.md). Writes a CSV and a plot
 # (NOPLOT=1: the CSV only; tests/readme.sh compares it with README's table).
 #
 #   bench/example-13b.sh [OUT_DIR]     (default build/example-13b)
@@ -14,8 +14,8 @@ cd "$(dirname "$0")/.."
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 D=${1:-build/example-13b}
 mkdir -p "$D"
-PCIE=(--set network.intra.bandwidth=31.5GB/s --set network.intra.latency=40us --set network.intra.efficiency=0.54
-      --set network.inter.bandwidth=1.5625GB/s)
+PCIE=(--set network.intra.kind=pcie --set network.intra.bandwidth=31.5GB/s --set network.intra.latency=5.7us
+      --set network.intra.efficiency=0.76 --set network.inter.bandwidth=1.5625GB/s)
 csv=$D/13b.csv
 echo "gpus,network,step_ms,comm_busy_ms,comm_exposed_ms,peak_allocated_gib,peak_device_gib" > "$csv"
 for n in 8 64 512; do

@@ -154,6 +154,11 @@ row "config: network of zero bandwidth" "cfg '{\"extends\": \"a100-80g\", \"netw
 row "--set: network of zero bandwidth" ':' "network.inter.bandwidth: must be greater than 0" \
    replay "$T" --set network.inter.bandwidth=0 -o out.json
 row "--set: zero bandwidth" ':' "memory.bandwidth: must be greater than 0" replay "$T" --set memory.bandwidth=0 -o out.json
+row "--set: a job past 2^24 ranks" ':' "network.ranks: at most 16777216" replay "$T" --set network.ranks=4294967295 -o out.json
+row "--set: an algorithm the hardware lacks" ':' "network.algorithm: nvls needs NVLink SHARP" \
+   replay "$T" --set network.algorithm=nvls -o out.json
+row "--set: LL128 over PCIe" ':' "network.protocol: LL128 needs NVLink between the node's GPUs" \
+   replay "$T" -c l40s --set network.protocol=LL128 -o out.json
 row "sweep: bad --vary value" ':' "memory.capacity" sweep "$T" -c a100-80g --vary memory.capacity=8GiB,8QB -o out.csv
 # ---- convert --kernel-bytes tables ----
 row "kernel-bytes: bad size" "printf 'axpy,1GiB\\nother,lots\\n' > kb.csv" "kb.csv:2: " \

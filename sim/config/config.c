@@ -96,6 +96,7 @@ static gboolean check_tier (VsConfig *c, void *at, const char *prefix, const cha
 static gboolean check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_network_level (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_network (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_allocator (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_compute (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 
@@ -195,24 +196,42 @@ static const Field gpu_fields[] = {
 /* SPEC 4 `network` (docs/config.md): with no network given, a job of one
  * GPU whose peers, if a trace names any, sit behind PCIe 4.0 x16 and a
  * 100 Gb/s NIC each; latencies per step are NCCL's Simple ring figures
- * (src/graph/tuning.cc hwLat: PCI 5.7 us, network 9.6 us). */
+ * (NVIDIA/nccl src/tuning/cost_model.cc at 1fc949c5, hwLatencies: PCI
+ * 5.7 us, network 14 us). The NCCL figures of each preset and their
+ * sources are in docs/config.md, "Network presets". */
+static const char *const fabric_choices[] = { "pcie", "nvlink", "nvswitch", NULL };
+static const char *const host_cpu_choices[] = { "intel", "amd", "arm", NULL };
+static const char *const force_algo_choices[] = { "auto", "ring", "tree", "nvls", "nvls_tree", "collnet_direct",
+                                                  "collnet_chain", NULL };
+static const char *const force_proto_choices[] = { "auto", "LL", "LL128", "Simple", NULL };
+G_STATIC_ASSERT (sizeof (VsFabric) == sizeof (int) && sizeof (VsHostCpu) == sizeof (int));
+G_STATIC_ASSERT (sizeof (VsForceAlgo) == sizeof (int) && sizeof (VsForceProto) == sizeof (int));
 static const Field network_intra_fields[] = {
   { "tech", K_STR, AT (network.intra.tech), .def.s = "PCIe 4.0 x16" },
+  { "kind", K_ENUM, .choices = fabric_choices, AT (network.intra_kind), .def.e = VS_FABRIC_PCIE },
   { "bandwidth", K_RATE, AT (network.intra.bandwidth), .def.d = 31.5e9 },
   { "latency", K_TIME, AT (network.intra.latency_ns), .def.d = 5700 },
   { "efficiency", K_FRAC, AT (network.intra.efficiency), .def.d = 1.0 },
+  { "ll_max_bw", K_RATE, AT (network.ll_max_bw), .def.d = 0 },
+  { "nvls", K_BOOL, AT (network.nvls), .def.b = FALSE },
+  { "nvls_efficiency", K_FRAC, AT (network.nvls_efficiency), .def.d = 0.85 },
   { .key = NULL },
 };
 static const Field network_inter_fields[] = {
   { "tech", K_STR, AT (network.inter.tech), .def.s = "100 Gb/s Ethernet per GPU" },
   { "bandwidth", K_RATE, AT (network.inter.bandwidth), .def.d = 12.5e9 },
-  { "latency", K_TIME, AT (network.inter.latency_ns), .def.d = 9600 },
+  { "latency", K_TIME, AT (network.inter.latency_ns), .def.d = 14000 },
   { "efficiency", K_FRAC, AT (network.inter.efficiency), .def.d = 1.0 },
+  { "sharp", K_BOOL, AT (network.sharp), .def.b = FALSE },
+  { "cpu", K_ENUM, .choices = host_cpu_choices, AT (network.cpu), .def.e = VS_HOST_CPU_INTEL },
   { .key = NULL },
 };
 static const Field network_fields[] = {
   { "ranks", K_COUNT, AT (network.ranks), .def.u = 1 },
   { "ranks_per_node", K_COUNT, AT (network.ranks_per_node), .def.u = 1 },
+  { "algorithm", K_ENUM, .choices = force_algo_choices, AT (network.algorithm), .def.e = VS_FORCE_ALGO_AUTO },
+  { "protocol", K_ENUM, .choices = force_proto_choices, AT (network.protocol), .def.e = VS_FORCE_PROTO_AUTO },
+  { "call_floor", K_TIME, AT (network.call_floor_ns), .def.d = 0 },
   { "intra", K_OBJ, .sub = network_intra_fields, .check = check_network_level },
   { "inter", K_OBJ, .sub = network_inter_fields, .check = check_network_level },
   { .key = NULL },
@@ -233,7 +252,7 @@ static const Field root_fields[] = {
   { "uvm", K_OBJ, .sub = uvm_fields, .check = check_uvm },
   { "policy", K_OBJ, .sub = policy_fields },
   { "gpu", K_OBJ, .sub = gpu_fields },
-  { "network", K_OBJ, .sub = network_fields },
+  { "network", K_OBJ, .sub = network_fields, .check = check_network },
   { "model", K_OBJ, .sub = model_fields },
   { .key = NULL },
 };
@@ -1591,6 +1610,67 @@ check_network_level (VsConfig *c, void *at, const char *prefix, const char *orig
   g_autofree char *bk = path_join (prefix, "bandwidth");
   g_autofree char *ek = path_join (prefix, "efficiency");
   return check_rate (bw, eff, origin, bk, ek, error);
+}
+
+/* The job's size, and what the forced algorithm and protocol need of the
+ * fabric (NCCL_ALGO / NCCL_PROTO name what NCCL may use; here a choice the
+ * hardware cannot run is an error, not NCCL's silent fallback). */
+static gboolean
+check_network (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  (void) at, (void) prefix;
+  if (c->network.ranks > VS_NETWORK_MAX_RANKS)
+    {
+      fail (error, origin, "network.ranks", "at most %u (2^24 GPUs, beyond any machine built), got %u",
+            VS_NETWORK_MAX_RANKS, c->network.ranks);
+      return FALSE;
+    }
+  if (c->network.ranks_per_node > VS_NETWORK_MAX_RANKS_PER_NODE)
+    {
+      fail (error, origin, "network.ranks_per_node", "at most %u (2^16), got %u", VS_NETWORK_MAX_RANKS_PER_NODE,
+            c->network.ranks_per_node);
+      return FALSE;
+    }
+  if (c->network.nvls && c->network.intra_kind != VS_FABRIC_NVSWITCH)
+    {
+      fail (error, origin, "network.intra.nvls", "NVLink SHARP lives in NVSwitches: it needs network.intra.kind "
+            "\"nvswitch\"");
+      return FALSE;
+    }
+  VsForceAlgo a = c->network.algorithm;
+  const char *an = force_algo_choices[a];
+  if ((a == VS_FORCE_ALGO_NVLS || a == VS_FORCE_ALGO_NVLS_TREE) && !c->network.nvls)
+    {
+      fail (error, origin, "network.algorithm", "%s needs NVLink SHARP (an NVSwitch system of Hopper or later: "
+            "network.intra.nvls true), which this config does not have", an);
+      return FALSE;
+    }
+  if ((a == VS_FORCE_ALGO_COLLNET_DIRECT || a == VS_FORCE_ALGO_COLLNET_CHAIN) && !c->network.sharp)
+    {
+      fail (error, origin, "network.algorithm", "%s needs in-network reduction between nodes (SHARP switches: "
+            "network.inter.sharp true), which this config does not have", an);
+      return FALSE;
+    }
+  if (a == VS_FORCE_ALGO_COLLNET_DIRECT && c->network.intra_kind != VS_FABRIC_NVSWITCH)
+    {
+      fail (error, origin, "network.algorithm", "collnet_direct needs an NVSwitch node (network.intra.kind "
+            "\"nvswitch\"; NCCL disables it elsewhere): use collnet_chain");
+      return FALSE;
+    }
+  VsForceProto p = c->network.protocol;
+  if (p == VS_FORCE_PROTO_LL128 && c->network.intra_kind == VS_FABRIC_PCIE && c->network.ranks_per_node > 1)
+    {
+      fail (error, origin, "network.protocol", "LL128 needs NVLink between the node's GPUs (NCCL enables it only "
+            "there); this config's network.intra.kind is \"pcie\"");
+      return FALSE;
+    }
+  if (p != VS_FORCE_PROTO_AUTO && p != VS_FORCE_PROTO_SIMPLE && a >= VS_FORCE_ALGO_NVLS)
+    {
+      fail (error, origin, "network.protocol", "%s runs the Simple protocol only, not %s", an,
+            force_proto_choices[p]);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* compute.tflops is another name for compute.fp16 (SPEC 4): one of them

@@ -27,6 +27,24 @@ typedef enum { VS_OVERSUB_OOM, VS_OVERSUB_SPILL, VS_OVERSUB_DIRECT, VS_OVERSUB_U
  * for "tensor", none otherwise); the others name sim/mem's models. */
 typedef enum { VS_ALLOCATOR_AUTO, VS_ALLOCATOR_PYTORCH, VS_ALLOCATOR_ASYNC, VS_ALLOCATOR_NONE } VsAllocatorKind;
 typedef enum { VS_FIRST_TOUCH_DEVICE, VS_FIRST_TOUCH_HOST } VsFirstTouch;
+/* network.intra.kind: what joins a node's GPUs, as NCCL's tuner tells its
+ * latency rows and LL128 apart (docs/model.md section 11). */
+typedef enum { VS_FABRIC_PCIE, VS_FABRIC_NVLINK, VS_FABRIC_NVSWITCH } VsFabric;
+/* network.inter.cpu: the host CPU, whose vendor picks NCCL's network post
+ * overhead and LL ceilings across nodes ("arm" takes NCCL's default row). */
+typedef enum { VS_HOST_CPU_INTEL, VS_HOST_CPU_AMD, VS_HOST_CPU_ARM } VsHostCpu;
+/* network.algorithm / network.protocol: "auto" (NCCL's choice by predicted
+ * time) or one forced, as NCCL_ALGO / NCCL_PROTO do. */
+typedef enum {
+  VS_FORCE_ALGO_AUTO, VS_FORCE_ALGO_RING, VS_FORCE_ALGO_TREE, VS_FORCE_ALGO_NVLS, VS_FORCE_ALGO_NVLS_TREE,
+  VS_FORCE_ALGO_COLLNET_DIRECT, VS_FORCE_ALGO_COLLNET_CHAIN
+} VsForceAlgo;
+typedef enum { VS_FORCE_PROTO_AUTO, VS_FORCE_PROTO_LL, VS_FORCE_PROTO_LL128, VS_FORCE_PROTO_SIMPLE } VsForceProto;
+/* network.ranks and network.ranks_per_node are bounded at config compile
+ * (docs/config.md): beyond any machine built, and far inside what the
+ * network model's 64-bit counts and double arithmetic hold exactly. */
+#define VS_NETWORK_MAX_RANKS (1u << 24)
+#define VS_NETWORK_MAX_RANKS_PER_NODE (1u << 16)
 
 typedef struct {
   char *name;
@@ -97,12 +115,22 @@ typedef struct {
    * (sim/model/network.h prices collectives on it). */
   struct {
     guint ranks, ranks_per_node;
+    VsForceAlgo algorithm;
+    VsForceProto protocol;
+    double call_floor_ns;  /* per call, outside NCCL's own time */
     struct {
       char *tech;
       double bandwidth;    /* bytes/s per GPU per direction (inter: the GPU's NIC share) */
-      double latency_ns;   /* per algorithm step */
+      double latency_ns;   /* per ring step, Simple protocol */
       double efficiency;
     } intra, inter;
+    /* network.intra's NCCL figures */
+    VsFabric intra_kind;
+    double ll_max_bw;          /* LL's bus-bandwidth ceiling in one node, bytes/s */
+    gboolean nvls;             /* NVLink SHARP in the node's NVSwitches */
+    double nvls_efficiency;
+    gboolean sharp;            /* in-network reduction (SHARP) between nodes: CollNet */
+    VsHostCpu cpu;
   } network;
 } VsConfig;
 

@@ -642,17 +642,18 @@ test_presets_numbers (void)
 
   /* The A40's machine (issue 14): context 8.09 MiB + 2.909 MiB x 84 SMs
    * = 252.45 MiB, rounded to 252 MiB (docs/config.md); an 8-card PCIe 4.0
-   * server, 1 TiB of host memory, cards joined by PCIe 4.0 x16 (31.5 GB/s,
-   * 0.54, 40 us: the PCIe fit), 6.25 GB/s of NIC per GPU (4 x 100 Gb/s =
-   * 50 GB/s shared by 8). */
+   * server, 1 TiB of host memory, cards joined by PCIe 4.0 x16 (31.5 GB/s
+   * at NCCL's PCIe rate 12/15.75 = 0.76, NCCL's 5.7 us PCI ring step),
+   * 6.25 GB/s of NIC per GPU (4 x 100 Gb/s = 50 GB/s shared by 8). */
   g_autoptr (VsConfig) a40 = config_load ("a40", NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (a40->memory.context, ==, 252ull << 20);
   g_assert_cmpuint (a40->host.capacity, ==, 1ull << 40);
   g_assert_cmpuint (a40->network.ranks_per_node, ==, 8);
   g_assert_cmpfloat (a40->network.intra.bandwidth, ==, 31.5e9);
-  g_assert_cmpfloat (a40->network.intra.efficiency, ==, 0.54);
-  g_assert_cmpfloat_with_epsilon (a40->network.intra.latency_ns, 40000, 1e-6);
+  g_assert_cmpfloat (a40->network.intra.efficiency, ==, 0.76);
+  g_assert_cmpfloat_with_epsilon (a40->network.intra.latency_ns, 5700, 1e-6);
+  g_assert_cmpint (a40->network.intra_kind, ==, VS_FABRIC_PCIE);
   g_assert_cmpfloat (a40->network.inter.bandwidth, ==, 4 * 100e9 / 8 / 8);
   g_assert_cmpuint (a40->compute.sms, ==, 84);
 

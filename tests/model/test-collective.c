@@ -3,7 +3,8 @@
  * config, the network model's time on another fabric with the unexplained
  * part kept, a collective beside a GEMM on another stream, and
  * network.ranks sizing the job. Network constants as in test-network.c:
- * Simple base 8400 ns, reductions at 0.7 of the link rate. */
+ * ring Simple base 8400 ns, LL 6600 at half the rate; the config's
+ * fabric is the default PCIe kind (no LL128) with 0 ns steps. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -80,19 +81,21 @@ test_identity_and_target (void)
   g_assert_cmpfloat (num (r, "network.ranks"), ==, 8);
   cJSON_Delete (r);
 
-  /* Half the NVLink bandwidth. net0 = 8400 + 2·7/8·2^26/(300e9·0.7) =
-   * 8400 + 559240.5 -> 567641; net1 = 8400 + 117440512/105e9 = 1126881.
-   * d1 = net1 + (d0 - net0) = 1126881 + 32359 = 1159240. */
+  /* Half the intra-node bandwidth. net0: ring Simple, 8400 + 2·7/8·2^26
+   * = 117440512 B / 300e9 = 391468.4 -> 399868 (LL 6600 + 782936.7 and
+   * the tree 8400 + 2^27/(276e9·.8) are slower); net1 = 8400 +
+   * 117440512/150e9 = 791337. d1 = net1 + (d0 - net0) = 791337 + 200132 =
+   * 991469. */
   const char *half[] = { "network.intra.bandwidth=150GB/s", NULL };
   r = replay (half, AR8);
-  g_assert_cmpfloat (fabs (kernel_ns (r, "ar") - 1159240), <=, 1);
+  g_assert_cmpfloat (fabs (kernel_ns (r, "ar") - 991469), <=, 1);
   cJSON_Delete (r);
 
   /* The unexplained part scales as compute: at twice the tflops it halves.
-   * 567641 + 32359/2 = 583820.5. */
+   * 399868 + 200132/2 = 499934. */
   const char *fast[] = { "compute.tflops=200", NULL };
   r = replay (fast, AR8);
-  g_assert_cmpfloat (fabs (kernel_ns (r, "ar") - 583820.5), <=, 1);
+  g_assert_cmpfloat (fabs (kernel_ns (r, "ar") - 499934), <=, 1);
   cJSON_Delete (r);
 }
 
@@ -151,18 +154,20 @@ static void
 test_ranks_size_the_job (void)
 {
   /* --set network.ranks=16 with the trace's largest group 8: that group
-   * spans 2 nodes, the 2-rank group stays. 16 ranks: link 2·15/16·2^26 =
-   * 125829120 B; per NIC /8 = 15728640 B at 25e9·0.7 = 898779.4 ns (the
-   * bound: NVLink 599186.3); + 8400: net1 = 907179. d1 = 907179 + 32359 =
-   * 939538. The 2-rank one: 2·1/2·2^20/210e9 = 4993.2 + 8400 = 13393 on
-   * both, captured 20000: unchanged. */
+   * spans 2 nodes, the 2-rank group stays. 16 ranks, ring Simple: link
+   * 2·15/16·2^26 = 125829120 B; per NIC /8 = 15728640 B at 25e9 = 629145.6
+   * ns (the bound: NVLink 419430.4); latency (8400 + 28 x 3000, NCCL's
+   * Intel post overhead x3 for an intra step across nodes) x 1.4 =
+   * 129360: net1 = 758506 (the tree's 2^24/(25e9·.92·.8) + 8400 is
+   * slower). d1 = 758506 + 200132 = 958638. The 2-rank one: 2^20/300e9 =
+   * 3495.3 + 8400 = 11895 on both, captured 20000: unchanged. */
   const char *body =
     AR8 "{\"t\": 1, \"op\": \"kernel\", \"name\": \"ar2\", \"stream\": 3, \"dur\": 20000,"
     " \"collective\": {\"kind\": \"all_reduce\", \"bytes\": 1048576, \"ranks\": 2}}\n";
   const char *sixteen[] = { "network.ranks=16", NULL };
   /* A file the engine can reopen for the prescan of the largest group. */
   cJSON *r = replay (sixteen, body);
-  g_assert_cmpfloat (fabs (kernel_ns (r, "ar") - 939538), <=, 1);
+  g_assert_cmpfloat (fabs (kernel_ns (r, "ar") - 958638), <=, 1);
   g_assert_cmpfloat (kernel_ns (r, "ar2"), ==, 20000);
   g_assert_cmpfloat (num (r, "network.ranks"), ==, 16);
   cJSON_Delete (r);
