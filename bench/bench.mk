@@ -13,7 +13,9 @@ bench: $(BIN)/vramsim $(B)/bench/gen-trace
 	VRAMSIM=$(BIN)/vramsim GEN=$(B)/bench/gen-trace BENCH_DIR=$(B)/bench bench/run-bench.sh $(BENCH_ARGS)
 
 # `make validate-network`: the collective model against vidur's measured
-# NCCL times (bench/validate-network.c, docs/validation.md "Collectives").
+# NCCL times and the bus bandwidths published in nccl-tests threads, on
+# the presets (bench/validate-network.c, docs/validation.md "Collectives
+# over the network"; prints the section's tables in Markdown).
 VIDUR_NETWORK ?= ../shared/reference-data/vidur/network
 
 $(B)/bench/validate-network: bench/validate-network.c $(B)/libvramsim.a
@@ -21,7 +23,7 @@ $(B)/bench/validate-network: bench/validate-network.c $(B)/libvramsim.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libvramsim.a $(LDLIBS)
 
 validate-network: $(B)/bench/validate-network
-	$(B)/bench/validate-network $(VIDUR_NETWORK)
+	VRAMSIM_CONFIGS=$(CURDIR)/configs $(B)/bench/validate-network $(VIDUR_NETWORK) --markdown
 
 # tests/validate-network.sh runs it under `make test`.
 tests: $(B)/bench/validate-network
