@@ -7,7 +7,10 @@
  * collective on an algorithm and protocol takes a latency plus its bytes
  * over a bandwidth, every pair the hardware has is priced, and the lowest
  * predicted time is what NCCL runs. Our structure and names, not NCCL's
- * code; where we depart from it the comment says so.
+ * code; where we depart from it the comment says so. Two defaults come
+ * from files found by search (they have held across releases):
+ * src/transport/nvls.cc NCCL_NVLS_NCHANNELS 16 and NVLS only above 2
+ * GPUs, src/enqueue.cc NCCL_P2P_LL_THRESHOLD 16384.
  *
  * - Bytes. NCCL converts a "bus bandwidth" to each algorithm's rate with
  *   the algorithm's step ratio; we count instead the bytes one GPU puts on
@@ -16,8 +19,8 @@
  *   to two levels at once (the levels pipeline, so the slower one bounds
  *   the time). The rate of a level is bandwidth x efficiency: the presets'
  *   NVLink efficiencies are NCCL's effective per-link rates over the line
- *   rate (src/graph/topo.h SM80_NVLINK_BW 20.0, SM90 20.6, SM100 40.1 GB/s
- *   per 25 / 25 / 50 GB/s link; docs/config.md).
+ *   rate (src/graph/topo.h at 069a3d4f: SM80_NVLINK_BW 20.0, SM90 20.6,
+ *   SM100 40.1 GB/s per 25 / 25 / 50 GB/s link; docs/config.md).
  * - Ring (every kind but point-to-point): a ring link carries
  *   2(n-1)/n S (all_reduce), (n-1)/n S (reduce_scatter), (n-1) S
  *   (all_gather of S a rank) or S (broadcast, reduce) — nccl-tests'
