@@ -53,7 +53,7 @@ states=$(json "$tmp/z3.json" "sum(d['peak_bytes_by_tag'][k] for k in ('params','
 
 slowdown_is_one () {
   "$VRAMSIM" replay "$1" --format json > "$tmp/r.json" || return 1
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['time']['slowdown']; sys.exit(0 if abs(s-1) < 0.01 else 1)" "$tmp/r.json"
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['time']['slowdown']; sys.exit(0 if abs(s-1) < float(sys.argv[2]) else 1)" "$tmp/r.json" "${2:-0.01}"
 }
 
 # ---- ZeRO-3 with FSDP's rate limiter (the default) and without ----
@@ -71,7 +71,11 @@ lim=$(json "$tmp/lim.json" "d['memory']['allocator']['peak_reserved_bytes']")
 nolim=$(json "$tmp/nolim.json" "d['memory']['allocator']['peak_reserved_bytes']")
 # unthrottled, at least 8 more gathered layers wait for the compute stream
 { [ $((nolim - lim)) -ge $((8 * 100663296)) ]; }; result "the limiter lowers reserved by 8+ gathered layers ($lim vs $nolim)"
-{ slowdown_is_one "$tmp/lim.jsonl"; }; result "the limited ZeRO-3 trace replays with slowdown 1"
+# Within 3 %, not 1 %: the replay charges each all-gather's SM share
+# (0.15, docs/model.md "Collectives") against the layer's GEMMs it
+# overlaps on the compute stream; the generator's timeline has no
+# contention between streams (docs/workloads.md).
+{ slowdown_is_one "$tmp/lim.jsonl" 0.03; }; result "the limited ZeRO-3 trace replays with slowdown 1 (within 3 %)"
 run "$VRAMSIM" synth transformer-train --layers 2 --hidden 256 --heads 4 --seq 64 --batch 1 --no-limit-all-gathers -o "$tmp/w.jsonl"
 { [ $rc -eq 0 ] && [[ $err == *"--no-limit-all-gathers changes nothing"* ]]; }; result "--no-limit-all-gathers without ZeRO-3 warns"
 
