@@ -13,15 +13,18 @@ bench: $(BIN)/vramsim $(B)/bench/gen-trace
 	VRAMSIM=$(BIN)/vramsim GEN=$(B)/bench/gen-trace BENCH_DIR=$(B)/bench bench/run-bench.sh $(BENCH_ARGS)
 
 # `make validate-network`: the collective model against vidur's measured
-# NCCL times (bench/validate-network.c, docs/validation.md "Collectives").
+# NCCL times (bench/validate-network.c, docs/validation.md "Collectives"),
+# then the generator and the replay against Megatron-LM's published runs
+# (bench/validate-megatron.sh, docs/validation.md "Megatron-LM on Selene").
 VIDUR_NETWORK ?= ../shared/reference-data/vidur/network
 
 $(B)/bench/validate-network: bench/validate-network.c $(B)/libvramsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libvramsim.a $(LDLIBS)
 
-validate-network: $(B)/bench/validate-network
+validate-network: $(B)/bench/validate-network $(BIN)/vramsim
 	$(B)/bench/validate-network $(VIDUR_NETWORK)
+	bench/validate-megatron.sh $(BIN)/vramsim
 
 # tests/validate-network.sh runs it under `make test`.
 tests: $(B)/bench/validate-network

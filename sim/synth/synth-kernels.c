@@ -35,17 +35,18 @@
  *
  * Memory-bound kernels (synth_mem_time): bytes over the preset's sustained
  * bandwidth (memory.bandwidth × efficiency, a STREAM triad) times a
- * class factor, fitted the same way (median ratio) on vidur's A100
- * Llama-2-7B and phi-2 rows of at least 1,024 tokens: norms
- * (input_layernorm, post_attention_layernorm: x read, y written) reach
- * 0.41 of it, activations (mlp_act: SiLU·mul or GELU) 0.54, a plain add
- * (add: a + b -> c) 1.03, taken as 1 (the triad itself). Out of sample
- * (A100 Llama-2-70B; H100): norms 4.6 % / 9.9 %, activations 5.9 % /
- * 16.6 %, adds 1.5 % / 9.0 % median |error|. Softmax, a row reduction
- * like a norm, takes the norm factor; dropout and the fused bias-GELU and
- * bias-dropout-add the activation factor (elementwise with arithmetic or
- * random numbers); copies, embedding gathers, optimizer passes the add
- * factor. vidur measures none of softmax or dropout: those two are
+ * class factor, the median of measured / sustained on the same in-sample
+ * rows (vidur's A100 Llama-2-7B and phi-2 rows of at least 1,024
+ * tokens): norms (input_layernorm, post_attention_layernorm: x read, y
+ * written; 1,179 rows) reach 0.41 of it, activations (mlp_act: SiLU·mul
+ * or GELU; 655) 0.54, a plain add (add: a + b -> c; 655) 1.03, taken as
+ * 1 (the triad itself). Median |error| in sample / A100 Llama-2-70B /
+ * H100: norms 11.0 / 4.3 / 9.8 %, activations 6.6 / 6.5 / 17.2 %, adds
+ * 9.1 / 2.9 / 12.4 %. Softmax, a row reduction like a norm, takes the
+ * norm factor; dropout and the fused bias-GELU and bias-dropout-add the
+ * activation factor (elementwise with arithmetic or random numbers);
+ * copies, embedding gathers, optimizer passes the add factor. vidur
+ * measures none of softmax or dropout: those two are
  * assigned, not fitted. */
 #include "synth/synth.h"
 
