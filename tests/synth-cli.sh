@@ -38,6 +38,15 @@ run "$VRAMSIM" synth transformer-train --checkpoint every=0 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ]; }; result "--checkpoint every=0 exits 2"
 run "$VRAMSIM" synth llm-infer --kv-precision fp12 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ]; }; result "--kv-precision fp12 exits 2"
+run "$VRAMSIM" synth transformer-train --ddp nccl -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"--ddp: expected torch or local, not 'nccl'"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
+result "--ddp nccl exits 2, naming the choices"
+run "$VRAMSIM" synth transformer-train --virtual-stages 2 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"needs --pp 2 or more"* ]] && [ ! -e "$tmp/x.jsonl" ]; }; result "--virtual-stages without --pp exits 2"
+run "$VRAMSIM" synth transformer-train --layers 8 --pp 2 --virtual-stages 2 --grad-accum 3 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"a multiple of --pp"* ]] && [ ! -e "$tmp/x.jsonl" ]; }; result "interleaving with --grad-accum not a multiple of --pp exits 2"
+run "$VRAMSIM" synth transformer-train --mfu 0 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"--mfu must be in (0, 1]"* ]]; }; result "--mfu 0 exits 2 (leave it out for the kernel model)"
 run "$VRAMSIM" synth stream --size 12parsecs -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ]; }; result "--size with a bad unit exits 2"
 run "$VRAMSIM" synth stream -c no-such-preset -o "$tmp/x.jsonl"
@@ -84,6 +93,12 @@ run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 2
   --checkpoint selective --grad-accum 2 -o "$tmp/t.jsonl"
 { [ $rc -eq 0 ] && [ -s "$tmp/t.jsonl" ]; }; result "transformer-train trace written"
 { slowdown_is_one "$tmp/t.jsonl"; }; result "transformer-train replays with slowdown 1"
+# A Megatron layout: TP 2, an interleaved pipeline of 2 stages x 2 chunks,
+# 2 data-parallel ranks, LocalDDP; its pipeline waits and collectives are
+# on the compute stream, so its replay keeps every duration.
+run "$VRAMSIM" synth transformer-train --layers 8 --hidden 512 --heads 8 --seq 256 --batch 2 --tp 2 --pp 2 \
+  --virtual-stages 2 --dp 2 --grad-accum 4 --ddp local --checkpoint full --steps 2 -o "$tmp/mg.vtrace"
+{ [ $rc -eq 0 ] && slowdown_is_one "$tmp/mg.vtrace"; }; result "an interleaved TP x PP x DP trace replays with slowdown 1"
 run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 256 --batch 2 --offload optimizer \
   -c v100-sxm2-32g -o "$tmp/o.vtrace"
 { slowdown_is_one "$tmp/o.vtrace"; }; result "offload trace (binary) on v100 replays with slowdown 1"
