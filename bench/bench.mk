@@ -16,14 +16,17 @@ bench: $(BIN)/vramsim $(B)/bench/gen-trace
 # NCCL times and the bus bandwidths published in nccl-tests threads, on
 # the presets (bench/validate-network.c, docs/validation.md "Collectives
 # over the network"; prints the section's tables in Markdown).
+# Then the generator and the replay against Megatron-LM's published runs
+# (bench/validate-megatron.sh, docs/validation.md "Megatron-LM on Selene").
 VIDUR_NETWORK ?= ../shared/reference-data/vidur/network
 
 $(B)/bench/validate-network: bench/validate-network.c $(B)/libvramsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libvramsim.a $(LDLIBS)
 
-validate-network: $(B)/bench/validate-network
+validate-network: $(B)/bench/validate-network $(BIN)/vramsim
 	VRAMSIM_CONFIGS=$(CURDIR)/configs $(B)/bench/validate-network $(VIDUR_NETWORK) --markdown
+	bench/validate-megatron.sh $(BIN)/vramsim
 
 # tests/validate-network.sh runs it under `make test`.
 tests: $(B)/bench/validate-network

@@ -38,6 +38,15 @@ run "$VRAMSIM" synth transformer-train --checkpoint every=0 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ]; }; result "--checkpoint every=0 exits 2"
 run "$VRAMSIM" synth llm-infer --kv-precision fp12 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ]; }; result "--kv-precision fp12 exits 2"
+run "$VRAMSIM" synth transformer-train --ddp nccl -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"--ddp: expected torch or local, not 'nccl'"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
+result "--ddp nccl exits 2, naming the choices"
+run "$VRAMSIM" synth transformer-train --virtual-stages 2 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"needs --pp 2 or more"* ]] && [ ! -e "$tmp/x.jsonl" ]; }; result "--virtual-stages without --pp exits 2"
+run "$VRAMSIM" synth transformer-train --layers 8 --pp 2 --virtual-stages 2 --grad-accum 3 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"a multiple of --pp"* ]] && [ ! -e "$tmp/x.jsonl" ]; }; result "interleaving with --grad-accum not a multiple of --pp exits 2"
+run "$VRAMSIM" synth transformer-train --mfu 0 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"--mfu must be in (0, 1]"* ]]; }; result "--mfu 0 exits 2 (leave it out for the kernel model)"
 run "$VRAMSIM" synth stream --size 12parsecs -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ]; }; result "--size with a bad unit exits 2"
 run "$VRAMSIM" synth stream -c no-such-preset -o "$tmp/x.jsonl"
@@ -53,7 +62,7 @@ states=$(json "$tmp/z3.json" "sum(d['peak_bytes_by_tag'][k] for k in ('params','
 
 slowdown_is_one () {
   "$VRAMSIM" replay "$1" --format json > "$tmp/r.json" || return 1
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['time']['slowdown']; sys.exit(0 if abs(s-1) < 0.01 else 1)" "$tmp/r.json"
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['time']['slowdown']; sys.exit(0 if abs(s-1) < float(sys.argv[2]) else 1)" "$tmp/r.json" "${2:-0.01}"
 }
 
 # ---- ZeRO-3 with FSDP's rate limiter (the default) and without ----
@@ -71,7 +80,11 @@ lim=$(json "$tmp/lim.json" "d['memory']['allocator']['peak_reserved_bytes']")
 nolim=$(json "$tmp/nolim.json" "d['memory']['allocator']['peak_reserved_bytes']")
 # unthrottled, at least 8 more gathered layers wait for the compute stream
 { [ $((nolim - lim)) -ge $((8 * 100663296)) ]; }; result "the limiter lowers reserved by 8+ gathered layers ($lim vs $nolim)"
-{ slowdown_is_one "$tmp/lim.jsonl"; }; result "the limited ZeRO-3 trace replays with slowdown 1"
+# Within 3 %, not 1 %: the replay charges each all-gather's SM share
+# (0.15, docs/model.md "Collectives") against the layer's GEMMs it
+# overlaps on the compute stream; the generator's timeline has no
+# contention between streams (docs/workloads.md).
+{ slowdown_is_one "$tmp/lim.jsonl" 0.03; }; result "the limited ZeRO-3 trace replays with slowdown 1 (within 3 %)"
 run "$VRAMSIM" synth transformer-train --layers 2 --hidden 256 --heads 4 --seq 64 --batch 1 --no-limit-all-gathers -o "$tmp/w.jsonl"
 { [ $rc -eq 0 ] && [[ $err == *"--no-limit-all-gathers changes nothing"* ]]; }; result "--no-limit-all-gathers without ZeRO-3 warns"
 
@@ -80,6 +93,12 @@ run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 2
   --checkpoint selective --grad-accum 2 -o "$tmp/t.jsonl"
 { [ $rc -eq 0 ] && [ -s "$tmp/t.jsonl" ]; }; result "transformer-train trace written"
 { slowdown_is_one "$tmp/t.jsonl"; }; result "transformer-train replays with slowdown 1"
+# A Megatron layout: TP 2, an interleaved pipeline of 2 stages x 2 chunks,
+# 2 data-parallel ranks, LocalDDP; its pipeline waits and collectives are
+# on the compute stream, so its replay keeps every duration.
+run "$VRAMSIM" synth transformer-train --layers 8 --hidden 512 --heads 8 --seq 256 --batch 2 --tp 2 --pp 2 \
+  --virtual-stages 2 --dp 2 --grad-accum 4 --ddp local --checkpoint full --steps 2 -o "$tmp/mg.vtrace"
+{ [ $rc -eq 0 ] && slowdown_is_one "$tmp/mg.vtrace"; }; result "an interleaved TP x PP x DP trace replays with slowdown 1"
 run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 256 --batch 2 --offload optimizer \
   -c v100-sxm2-32g -o "$tmp/o.vtrace"
 { slowdown_is_one "$tmp/o.vtrace"; }; result "offload trace (binary) on v100 replays with slowdown 1"

@@ -23,7 +23,7 @@ ok $? "a generated trace's header says it was generated, not recorded"
 # --params alone: GPT-3 6.7B's shape (32 x 4096, 32 heads), so 32 forward layers a step.
 "$VRAMSIM" synth transformer-train --params 7e9 --seq 128 --batch 1 -c h200 -o "$tmp/p.jsonl" 2> "$tmp/p.err"
 grep -q "GPT-3 6.7B's 32 layers x 4096 hidden x 32 heads" "$tmp/p.err"; ok $? "--params 7e9 alone takes GPT-3 6.7B's shape, and says so"
-[ "$(grep -c '"transformer_layer_fwd"' "$tmp/p.jsonl")" = 32 ]; ok $? "and the trace has its 32 layers"
+[ "$(grep -c '"gemm_qkv_fwd"' "$tmp/p.jsonl")" = 32 ]; ok $? "and the trace has its 32 layers"
 "$VRAMSIM" synth transformer-train --params 7e9 --layers 24 --seq 128 --batch 1 -c h200 -o "$tmp/q.jsonl" 2> "$tmp/q.err"
 grep -q "warning: --params 7e+09 but the shape (24 layers x 1024 hidden) holds 3.53e+08" "$tmp/q.err"
 ok $? "--params with a shape that holds another count is a warning"
@@ -42,25 +42,40 @@ ok $? "and every replay of it repeats it in warnings[]"
 grep -q "warning: the trace peaks at .* of device memory, more than a100-80g's 80 GiB" "$tmp/big.err"
 ok $? "a trace that does not fit its own preset is warned about"
 
-# Checkpointing: one layer's forward moves the same bytes with or
-# without it (s=512, b=4, h=1024, a=16, mixed): weights 12 h^2 x 2 B =
-# 25,165,824; input and output hidden states 2 s b h = 4,194,304 each;
-# saved activations s b h (34 + 5 a s / h) = 155,189,248: 188,743,680 B.
-# (Charging whole buffers gave 25,165,824 + 3 x 155,189,248 = 490,733,568
-# without checkpointing, 2.6x.) A recompute writes no output: 184,549,376.
+# Checkpointing: a layer's forward moves the same bytes with or without
+# it, and a full recompute moves them again (s=512, b=4, h=1024, a=16,
+# fp16, t=1; T = s·b = 2048 tokens, 16·512² = 4,194,304 attention scores
+# a head... b·a·s² = 16,777,216 in all). Its kernels, by hand:
+#   layer norms 2 x (x read, y written) 2·2·T·h = 8,388,608 each
+#   QKV GEMM 2·(T·h + h·3h + T·3h) = 23,068,672; projection 2·(2·T·h + h²) = 10,485,760
+#   fc1 and fc2 2·(T·h + 4h² + 4T·h) = 29,360,128 each; bias-GELU 2·2·4T·h = 33,554,432
+#   QKᵀ and attention·V (64 of 512x512x64) 2·(2·512·64 + 512²)·64 = 41,943,040 each
+#   softmax 2·2·scores = 67,108,864; its dropout (2·2 + 1)·scores = 83,886,080
+#   bias-dropout-adds (3·2 + 1)·T·h = 14,680,064 each
+# 406,847,488 B a layer (the two layers' sum is also what every *_fwd
+# kernel but the embedding's and the head's adds up to).
 for m in none full; do
   "$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --seq 512 --batch 4 --checkpoint $m \
     -o "$tmp/c-$m.jsonl" 2>/dev/null
 done
 python3 - "$tmp/c-none.jsonl" "$tmp/c-full.jsonl" <<'PY'
 import json, sys
-def by(path, name):
-    return {json.loads(l)["bytes"] for l in open(path) if '"%s"' % name in l}
-assert by(sys.argv[1], "transformer_layer_fwd") == {188743680}, by(sys.argv[1], "transformer_layer_fwd")
-assert by(sys.argv[2], "transformer_layer_fwd") == {188743680}, by(sys.argv[2], "transformer_layer_fwd")
-assert by(sys.argv[2], "transformer_layer_recompute") == {184549376}, by(sys.argv[2], "transformer_layer_recompute")
+head = ("embedding_fwd", "dropout_embedding_fwd", "gemm_lm_head_fwd", "cross_entropy_fwd")
+def total(path, suffix):
+    t = 0
+    lines = [json.loads(l) for l in open(path)][1:]
+    kernels = [d for d in lines if d.get("op") == "kernel" and "collective" not in d]
+    for i, d in enumerate(kernels):
+        # the head's final layer norm is the one right before its GEMM
+        last_ln = d["name"] == "layernorm_fwd" and i + 1 < len(kernels) and kernels[i + 1]["name"] == "gemm_lm_head_fwd"
+        if d["name"].endswith(suffix) and d["name"] not in head and not last_ln:
+            t += d["bytes"]
+    return t
+none, full, rc = total(sys.argv[1], "_fwd"), total(sys.argv[2], "_fwd"), total(sys.argv[2], "_recompute")
+assert none == full == 2 * 406847488, (none, full)
+assert rc == 2 * 406847488, rc
 PY
-ok $? "a layer's forward moves 188,743,680 B with or without checkpointing; a recompute 184,549,376"
+ok $? "a layer's forward moves 406,847,488 B with or without checkpointing, and its recompute as much"
 python3 - "$tmp/c-none.jsonl" "$tmp/c-full.jsonl" <<'PY'
 import json, sys
 def total(path):

@@ -2,18 +2,21 @@
 # validate-network.sh — `make validate-network` under `make test`: the
 # collective cost model against the bus bandwidths published in nccl-tests
 # threads and against vidur's measured NCCL times (bench/validate-network.c;
-# docs/validation.md "Collectives over the network"). Prints TAP.
+# docs/validation.md "Collectives over the network"), then the generator and
+# the replay against Megatron-LM's published runs (bench/validate-megatron.sh;
+# docs/validation.md "Megatron-LM on Selene"). Prints TAP.
 #
 # The one read of data outside the repository: DATA (vidur's network
 # profiles), to repoint when the data moves in.
 cd "$(dirname "$0")/.." || exit 1
 B=${TEST_BUILD:-build}
+VRAMSIM=${VRAMSIM:-bin/vramsim}
 DATA=${VIDUR_NETWORK:-../shared/reference-data/vidur/network}
 [ -d "$DATA" ] || { echo "1..0 # SKIP no $DATA"; exit 0; }
-echo "1..4"
+echo "1..6"
 prog=$B/bench/validate-network
 if [ ! -x "$prog" ]; then
-  for i in 1 2 3 4; do echo "not ok $i - $prog not built (make tests)"; done
+  for i in 1 2 3 4 5 6; do echo "not ok $i - $prog not built (make tests)"; done
   exit 0
 fi
 tmp=$(mktemp -d)
@@ -60,3 +63,20 @@ if [ -s "$tmp/doc" ] && diff "$tmp/doc" "$tmp/out" >&2; then
 else
   echo "not ok 4 - docs/validation.md's network tables differ from validate-network's output (make validate-network; paste it between the markers)"
 fi
+
+megatron () {
+  local mt; mt=$(mktemp -d)
+  bench/validate-megatron.sh "$VRAMSIM" > "$mt/out" 2> "$mt/err"; rc=$?
+  line=$(grep '^megatron:' "$mt/out")
+  if [ $rc -eq 0 ]; then echo "ok 5 - Megatron-LM Table 1 within the targets ($line)"
+  else echo "not ok 5 - Megatron-LM Table 1: exit $rc ${line:-$(head -3 "$mt/err")}"; fi
+  # The page's table: from its "| model | t |" header to its summary line.
+  awk '/^\| model \| t \| p \| v \|/ { on = 1 } on { print } on && /^megatron:/ { exit }' docs/validation.md > "$mt/doc"
+  if [ -s "$mt/doc" ] && diff "$mt/doc" "$mt/out" >&2; then
+    echo "ok 6 - docs/validation.md's Megatron table is what validate-megatron prints"
+  else
+    echo "not ok 6 - docs/validation.md's Megatron table differs from bench/validate-megatron.sh's output (make validate-network; paste it)"
+  fi
+  rm -rf "$mt"
+}
+megatron

@@ -13,7 +13,8 @@
 typedef struct {
   char *output;
   char *config;
-  double mfu;
+  double mfu;            /* -1 (transformer-train, not given): the kernel model */
+  gboolean mfu_optional; /* --mfu may be left out (0: the kernel model) */
   GPtrArray *warnings;   /* synth_warn: also written into the header */
 } Common;
 
@@ -112,7 +113,10 @@ common_entries (Common *c)
   GOptionEntry tmp[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &c->output, "Trace to write (.jsonl or .vtrace)", "TRACE" },
     { "config", 'c', 0, G_OPTION_ARG_STRING, &c->config, "Preset or config file the workload runs on (a100-80g)", "CONFIG" },
-    { "mfu", 0, 0, G_OPTION_ARG_DOUBLE, &c->mfu, "Fraction of the preset's tflops kernels achieve (0.5)", "F" },
+    { "mfu", 0, 0, G_OPTION_ARG_DOUBLE, &c->mfu,
+      c->mfu > 0 ? "Fraction of the preset's tflops kernels achieve (0.5)"
+                 : "Override: every kernel's compute at this fraction of the preset's tflops (default: the kernel model)",
+      "F" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   memcpy (e, tmp, sizeof tmp);
@@ -172,7 +176,7 @@ parse (const char *workload, const char *summary, GOptionEntry *entries, Common 
     return usage_error (ctx, "unexpected argument '%s'", (*argv)[1]);
   if (c->output == NULL)
     return usage_error (ctx, "%s: -o TRACE is required", workload);
-  if (!(c->mfu > 0 && c->mfu <= 1))
+  if (!(c->mfu > 0 && c->mfu <= 1) && !(c->mfu == -1 && c->mfu_optional))
     return usage_error (ctx, "%s: --mfu must be in (0, 1]", workload);
   return -1;
 }
@@ -194,7 +198,7 @@ run (Common *c, const char *workload, gboolean (*gen) (const void *, SynthEmit *
     }
   if (c->warnings)
     g_ptr_array_add (c->warnings, NULL);
-  SynthEmit *e = synth_emit_new_warn (c->output, cfg, c->mfu, workload,
+  SynthEmit *e = synth_emit_new_warn (c->output, cfg, c->mfu > 0 ? c->mfu : 0, workload,
                                       c->warnings ? (const char *const *) c->warnings->pdata : NULL, &err);
   if (c->warnings)
     g_ptr_array_remove_index (c->warnings, c->warnings->len - 1);
@@ -247,14 +251,16 @@ parse_precision (const char *s, SynthPrecision *p)
 static int
 train (int argc, char **argv)
 {
-  Common c = { NULL, NULL, 0.5, NULL };
-  SynthTrainOpts o = { 0, 24, 1024, 16, 1024, 8, 50257, SYNTH_PREC_MIXED, SYNTH_OPT_ADAM, SYNTH_CKPT_NONE, 1,
-                       0, 1, 1, 1, FALSE, 1, 1, FALSE, 0, 0, FALSE };
+  Common c = { NULL, NULL, -1, TRUE, NULL };
+  SynthTrainOpts o = { .layers = 24, .hidden = 1024, .heads = 16, .seq = 1024, .batch = 8, .vocab = 50257,
+                       .precision = SYNTH_PREC_MIXED, .optimizer = SYNTH_OPT_ADAM, .checkpoint = SYNTH_CKPT_NONE,
+                       .checkpoint_every = 1, .dp = 1, .grad_accum = 1, .steps = 1, .tp = 1, .pp = 1 };
   /* -1: not given (--params alone then picks the shape). */
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
-  int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2;
+  int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
   gboolean sp = FALSE, no_limit = FALSE;
-  g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL;
+  g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
+                  *ddp = NULL;
   GOptionEntry entries[] = {
     { "params", 0, 0, G_OPTION_ARG_STRING, &params, "Parameter count (7.5e9, 350M); spread over --layers", "N" },
     { "layers", 0, 0, G_OPTION_ARG_INT, &layers, "Transformer layers (24)", "L" },
@@ -276,6 +282,11 @@ train (int argc, char **argv)
     { "tp", 0, 0, G_OPTION_ARG_INT, &tp, "Tensor-parallel ranks (Megatron) (1)", "T" },
     { "sp", 0, 0, G_OPTION_ARG_NONE, &sp, "Sequence parallelism with --tp", NULL },
     { "pp", 0, 0, G_OPTION_ARG_INT, &pp, "Pipeline stages, 1F1B over the --grad-accum micro-batches; the trace is stage 0 (1)", "P" },
+    { "virtual-stages", 0, 0, G_OPTION_ARG_INT, &vstages,
+      "Model chunks per pipeline stage: the interleaved 1F1B schedule; --grad-accum a multiple of --pp (1)", "V" },
+    { "ddp", 0, 0, G_OPTION_ARG_STRING, &ddp,
+      "torch (gradients reduced layer by layer during the backward) or local (Megatron's LocalDDP: once after it) (torch)",
+      "IMPL" },
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "Experts each token is routed to (2)", "K" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -318,6 +329,13 @@ train (int argc, char **argv)
         rc = usage_error (ctx, "--optimizer: expected adam or sgd, not '%s'", optimizer);
       else if (offload && strcmp (offload, "none") != 0 && strcmp (offload, "optimizer") != 0)
         rc = usage_error (ctx, "--offload: expected none or optimizer, not '%s'", offload);
+      else if (ddp && strcmp (ddp, "torch") != 0 && strcmp (ddp, "local") != 0)
+        rc = usage_error (ctx, "--ddp: expected torch or local, not '%s'", ddp);
+      else if (vstages < 1 || (vstages > 1 && pp < 2))
+        rc = usage_error (ctx, "%s: --virtual-stages is at least 1, and more than 1 needs --pp 2 or more", "transformer-train");
+      else if (vstages > 1 && (layers % (pp * vstages) != 0 || accum % pp != 0))
+        rc = usage_error (ctx, "%s: with --virtual-stages, --pp x --virtual-stages must divide --layers and --grad-accum "
+                          "be a multiple of --pp (Megatron's interleaved schedule)", "transformer-train");
     }
   if (rc < 0 && checkpoint && strcmp (checkpoint, "none") != 0)
     {
@@ -342,6 +360,8 @@ train (int argc, char **argv)
   o.zero = zero, o.dp = dp, o.grad_accum = accum, o.steps = steps;
   o.no_limit_all_gathers = no_limit;
   o.tp = tp, o.pp = pp, o.sp = sp, o.experts = experts, o.top_k = experts > 0 ? top_k : 0;
+  o.virtual_stages = vstages;
+  o.ddp_local = ddp && strcmp (ddp, "local") == 0;
   if (zero > 0 && dp == 1)
     synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);
   if (no_limit && (zero < 3 || dp == 1))
@@ -358,7 +378,7 @@ train (int argc, char **argv)
 static int
 infer (int argc, char **argv)
 {
-  Common c = { NULL, NULL, 0.5, NULL };
+  Common c = { NULL, NULL, 0.5, FALSE, NULL };
   int layers = -1, hidden = -1, heads = -1, kv_heads = 0, vocab = 32000, batch = 8, prompt = 512, gen = 128,
       kv_block = 16;
   g_autofree char *params = NULL, *precision = NULL, *kv_precision = NULL;
@@ -441,7 +461,7 @@ infer (int argc, char **argv)
 static int
 stream (int argc, char **argv)
 {
-  Common c = { NULL, NULL, 0.5, NULL };
+  Common c = { NULL, NULL, 0.5, FALSE, NULL };
   int iters = 10;
   gboolean prefetch = FALSE;
   g_autofree char *size = NULL, *memory = NULL;

@@ -9,7 +9,10 @@
  *   time); there is no contention between streams;
  * - a kernel takes compute_ns + bytes / (memory.bandwidth × efficiency),
  *   compute_ns = FLOPs / (tflops × mfu): what SPEC 5.4 replays on the same
- *   preset; a pinned copy takes link.latency + bytes / (link.bandwidth ×
+ *   preset; without an MFU (the kernel model), GEMMs and memory-bound
+ *   kernels take synth-kernels.c's times (synth_gemm, synth_mem_kernel):
+ *   dur = max(compute_ns, memory time, launch floor), and a collective
+ *   network_cost()'s time for its group; a pinned copy takes link.latency + bytes / (link.bandwidth ×
  *   efficiency), a pageable one bytes / (link.bandwidth ×
  *   pageable_efficiency), a d2d copy link.latency + 2 × bytes over device
  *   memory (SPEC 5.5). */
@@ -24,7 +27,8 @@
 struct _SynthEmit {
   VsTraceWriter *w;
   const VsConfig *cfg;
-  double mfu;
+  double mfu;              /* > 0: the --mfu override; else the kernel model */
+  VsKernelChip chip;       /* the preset as the kernel model sees it */
   double mem_bps;          /* memory.bandwidth × efficiency */
   guint64 t;               /* host clock, ns */
   guint64 next_id, next_event;
@@ -37,6 +41,8 @@ struct _SynthEmit {
   VsNetwork net;           /* the preset's network */
   SynthCommStats *comm;    /* watched, or NULL */
 };
+
+G_DEFINE_QUARK (vs-synth-error-quark, synth_error)
 
 static guint64
 lookup_u64 (GHashTable *h, guint64 key)
@@ -103,6 +109,7 @@ synth_emit_new_warn (const char *path, const VsConfig *cfg, double mfu, const ch
   e->cfg = cfg;
   e->mfu = mfu;
   e->mem_bps = cfg->memory.bandwidth * cfg->memory.efficiency;
+  kernel_chip_from_config (&e->chip, cfg);
   e->next_id = 1;
   e->next_event = 1;
   e->sizes = u64_table ();
@@ -114,6 +121,7 @@ synth_emit_new_warn (const char *path, const VsConfig *cfg, double mfu, const ch
 }
 
 const VsConfig *synth_config (SynthEmit *e) { return e->cfg; }
+gboolean synth_uses_kernel_model (SynthEmit *e) { return !(e->mfu > 0); }
 guint64 synth_peak_device (SynthEmit *e) { return e->peak_dev; }
 
 static void
@@ -144,8 +152,21 @@ ns_for (double bytes, double bps)
 guint64
 synth_compute_ns (SynthEmit *e, double flops)
 {
-  double rate = e->cfg->tflops * 1e12 * e->mfu;
+  double rate = e->mfu > 0 ? e->cfg->tflops * 1e12 * e->mfu
+                           : kernel_chip_peak (&e->chip, VS_PREC_FP16, NULL) * SYNTH_GEMM_EFF;
   return rate > 0 ? (guint64) llround (flops / rate * 1e9) : 0;
+}
+
+guint64
+synth_gpu_end (SynthEmit *e)
+{
+  GHashTableIter it;
+  gpointer v;
+  guint64 end = 0;
+  g_hash_table_iter_init (&it, e->stream_end);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    end = MAX (end, *(guint64 *) v);
+  return end;
 }
 
 guint64
@@ -225,17 +246,170 @@ synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
   return ev.dur;
 }
 
+/* Keeps the ids that are not 0. */
+static guint
+live_ids (const guint64 *in, guint n, guint64 *out)
+{
+  guint k = 0;
+  for (guint i = 0; i < n; i++)
+    if (in[i] != 0)
+      out[k++] = in[i];
+  return k;
+}
+
+static void
+gemm_time (SynthEmit *e, guint prec, double elem_bytes, guint64 m, guint64 n, guint64 k, guint64 batch,
+           SynthGemm *g, guint64 *compute_ns, guint64 *dur)
+{
+  synth_gemm_time (&e->chip, prec, elem_bytes, m, n, k, batch, g);
+  if (e->mfu > 0)
+    {
+      /* The --mfu override: FLOPs at that share of tflops, then its bytes. */
+      *compute_ns = synth_compute_ns (e, g->flops);
+      *dur = *compute_ns + ns_for (g->bytes, e->mem_bps);
+      return;
+    }
+  *compute_ns = (guint64) llround (g->compute_ns);
+  *dur = (guint64) llround (g->ns);
+}
+
+guint64
+synth_gemm_ns (SynthEmit *e, guint prec, double elem_bytes, guint64 m, guint64 n, guint64 k, guint64 batch)
+{
+  SynthGemm g;
+  guint64 c, d;
+  gemm_time (e, prec, elem_bytes, m, n, k, batch, &g, &c, &d);
+  return d;
+}
+
+guint64
+synth_gemm (SynthEmit *e, const char *name, guint64 stream, guint prec, double elem_bytes, guint64 m, guint64 n,
+            guint64 k, guint64 batch, const guint64 *reads, guint n_reads, const guint64 *writes, guint n_writes)
+{
+  guint64 r[n_reads + 1], w[n_writes + 1];
+  SynthGemm g;
+  VsEvent ev;
+  event_init (&ev, VS_OP_KERNEL);
+  gemm_time (e, prec, elem_bytes, m, n, k, batch, &g, &ev.compute_ns, &ev.dur);
+  /* The replay's kernel model scales it by waves: its tiles, 256 threads
+   * a block and one block an SM (255 registers a thread). */
+  VsKernelShape shape = { .flops = (guint64) g.flops, .precision = (guint8) prec,
+                          .grid = { (guint32) MIN (g.tiles, (guint64) G_MAXUINT32), 1, 1 }, .block = { 256, 1, 1 },
+                          .regs = 255 };
+  ev.name = name;
+  ev.stream = stream;
+  ev.bytes = (guint64) llround (g.bytes);
+  ev.reads = r;
+  ev.n_reads = live_ids (reads, n_reads, r);
+  ev.writes = w;
+  ev.n_writes = live_ids (writes, n_writes, w);
+  ev.shape = &shape;
+  gpu_run (e, stream, ev.dur);
+  emit (e, &ev, SYNTH_LAUNCH_NS);
+  return ev.dur;
+}
+
+guint64
+synth_mem_ns (SynthEmit *e, guint cls, guint64 bytes)
+{
+  if (e->mfu > 0)
+    return ns_for ((double) bytes, e->mem_bps);
+  return (guint64) llround (synth_mem_time (&e->chip, cls, (double) bytes));
+}
+
+guint64
+synth_mem_kernel (SynthEmit *e, const char *name, guint64 stream, guint cls, guint64 bytes, const guint64 *reads,
+                  guint n_reads, const guint64 *writes, guint n_writes)
+{
+  guint64 r[n_reads + 1], w[n_writes + 1];
+  VsEvent ev;
+  event_init (&ev, VS_OP_KERNEL);
+  ev.name = name;
+  ev.stream = stream;
+  ev.bytes = bytes;
+  ev.compute_ns = 0;
+  ev.dur = synth_mem_ns (e, cls, bytes);
+  /* PyTorch's vectorized elementwise grid: 128 threads, 4 values of 2
+   * bytes each a thread, the bytes read and written counted once. */
+  guint64 blocks = MAX (1, bytes / (2 * 4 * 128 * 2));
+  VsKernelShape shape = { .flops = VS_NONE, .grid = { (guint32) MIN (blocks, (guint64) G_MAXUINT32), 1, 1 },
+                          .block = { 128, 1, 1 }, .regs = 32 };
+  ev.reads = r;
+  ev.n_reads = live_ids (reads, n_reads, r);
+  ev.writes = w;
+  ev.n_writes = live_ids (writes, n_writes, w);
+  ev.shape = &shape;
+  gpu_run (e, stream, ev.dur);
+  emit (e, &ev, SYNTH_LAUNCH_NS);
+  return ev.dur;
+}
+
 void
 synth_emit_watch_comm (SynthEmit *e, SynthCommStats *stats)
 {
   e->comm = stats;
 }
 
+int
+synth_comm_group (const SynthCommStats *stats, guint64 id)
+{
+  for (guint i = 0; i < stats->n_groups; i++)
+    if (stats->groups[i].id == id)
+      return (int) i;
+  return -1;
+}
+
+static void
+comm_count (SynthCommStats *c, VsCollKind kind, guint64 bytes, const SynthGroup *g)
+{
+  c->count[kind]++;
+  c->bytes[kind] += bytes;
+  c->role_count[g->role]++;
+  c->role_bytes[g->role] += bytes;
+  if (g->id == 0)
+    {
+      c->ungrouped++;
+      return;
+    }
+  int i = synth_comm_group (c, g->id);
+  if (i < 0 && c->n_groups < SYNTH_MAX_GROUPS)
+    {
+      i = (int) c->n_groups++;
+      c->groups[i] = *g;
+    }
+  if (i < 0)
+    return;
+  if (c->groups[i].ranks != g->ranks || c->groups[i].role != g->role)
+    c->group_conflict = TRUE;
+  c->group_count[i]++;
+  c->group_bytes[i] += bytes;
+}
+
+/* The fabric a group sees: the preset's, with the group's ranks per node
+ * (a group strided over nodes has fewer of its ranks in each). */
+static void
+group_network (SynthEmit *e, const SynthGroup *g, VsNetwork *net)
+{
+  *net = e->net;
+  if (g->per_node > 0)
+    net->ranks_per_node = MIN (net->ranks_per_node, g->per_node);
+}
+
+guint64
+synth_collective_ns (SynthEmit *e, VsCollKind kind, guint64 bytes, const SynthGroup *group)
+{
+  VsNetwork net;
+  group_network (e, group, &net);
+  return network_time_ns (&net, kind, bytes, group->ranks);
+}
+
 guint64
 synth_collective (SynthEmit *e, const char *name, guint64 stream, VsCollKind kind, guint64 bytes,
-                  guint32 ranks, guint64 read, guint64 write, guint64 wait_ns)
+                  const SynthGroup *group, guint64 read, guint64 write, guint64 wait_ns)
 {
-  VsCollective coll = { .kind = (guint8) kind, .ranks = ranks, .bytes = bytes };
+  guint32 ranks = group->ranks;
+  VsCollective coll = { .kind = (guint8) kind, .ranks = ranks, .bytes = bytes, .group = group->id,
+                        .role = group->role };
   guint64 r[1] = { read }, w[1] = { write };
   VsEvent ev;
   event_init (&ev, VS_OP_KERNEL);
@@ -248,17 +422,14 @@ synth_collective (SynthEmit *e, const char *name, guint64 stream, VsCollKind kin
                 : kind == VS_COLL_REDUCE_SCATTER ? bytes / MAX (ranks, 1u)
                 : kind == VS_COLL_SEND ? 0 : bytes;
   ev.bytes = (kind == VS_COLL_RECV ? 0 : bytes) + out;
-  ev.dur = network_time_ns (&e->net, kind, bytes, ranks) + wait_ns;
+  ev.dur = synth_collective_ns (e, kind, bytes, group) + wait_ns;
   ev.reads = r;
   ev.n_reads = read ? 1 : 0;
   ev.writes = w;
   ev.n_writes = write ? 1 : 0;
   ev.collective = &coll;
   if (e->comm != NULL)
-    {
-      e->comm->count[kind]++;
-      e->comm->bytes[kind] += bytes;
-    }
+    comm_count (e->comm, kind, bytes, group);
   gpu_run (e, stream, ev.dur);
   emit (e, &ev, SYNTH_LAUNCH_NS);
   return ev.dur;
@@ -354,13 +525,7 @@ synth_stream_wait (SynthEmit *e, guint64 stream, guint64 event)
 static guint64
 all_streams_end (SynthEmit *e)
 {
-  GHashTableIter it;
-  gpointer v;
-  guint64 end = 0;
-  g_hash_table_iter_init (&it, e->stream_end);
-  while (g_hash_table_iter_next (&it, NULL, &v))
-    end = MAX (end, *(guint64 *) v);
-  return end;
+  return synth_gpu_end (e);
 }
 
 static void

@@ -1,5 +1,6 @@
-/* synth-train.c — `vramsim synth transformer-train`: one GPU's view of
- * data-parallel training of a GPT-style decoder (docs/workloads.md).
+/* synth-train.c — `vramsim synth transformer-train`: one GPU's view (rank
+ * 0: tensor rank 0, data-parallel rank 0, pipeline stage 0) of training a
+ * GPT-style decoder as Megatron-LM and PyTorch run it (docs/workloads.md).
  *
  * Assumptions (the published accounting this follows):
  * - Model states (Rajbhandari et al., "ZeRO", 2020): mixed-precision Adam
@@ -12,63 +13,93 @@
  * - Activations (Korthikanti et al., "Reducing Activation Recomputation in
  *   Large Transformer Models", 2022): a layer saves s·b·h·(34 + 5·a·s/h)
  *   bytes at 16 bits (twice that at fp32). Selective recomputation keeps
- *   34·s·b·h and recomputes the 5·a·s²·b attention part in the backward;
- *   checkpointing every N layers keeps each segment's input (2·s·b·h) and
- *   recomputes the segment's N layers, whose full activations then live
- *   together during its backward.
- * - FLOPs: a layer's forward is 2·Ψ_layer·tokens + 4·b·s²·h (matmuls with
- *   the parameters, plus QKᵀ and attention·V), backward twice the forward,
- *   so a step is ~6Ψ per token; full recomputation adds a forward, selective
- *   adds the 4·b·s²·h attention term.
+ *   34·s·b·h and recomputes the 5·a·s²·b attention part (QKᵀ, softmax,
+ *   its dropout, attention·V) in the backward; checkpointing every N
+ *   layers keeps each segment's input (2·s·b·h) and recomputes the
+ *   segment's N layers, whose full activations then live together during
+ *   its backward.
+ * - Kernels: a layer is the kernels Megatron-LM's ParallelTransformerLayer
+ *   launches (megatron/model/transformer.py: layer norm, the QKV GEMM,
+ *   QKᵀ and attention·V as batched GEMMs (baddbmm, bmm) with the fused
+ *   scale-mask-softmax and the attention dropout between them, the
+ *   projection GEMM, the fused bias-dropout-add, layer norm, fc1, the
+ *   fused bias-GELU, fc2, bias-dropout-add), each GEMM's backward a dX
+ *   and a dW GEMM; GEMM times by shape, the others by their bytes
+ *   (synth-kernels.c). FLOPs: a layer's forward is 24·s·b·h²/t +
+ *   4·b·s²·h/t (Narayanan et al. 2021, eq. 3's count), its backward
+ *   twice that; full recomputation adds a forward, selective the
+ *   4·b·s²·h/t attention part.
  * - Tensor parallelism (Shoeybi et al., "Megatron-LM", 2019): a layer's
  *   parameters split t ways; each layer all-reduces its s·b·h activations
  *   twice in the forward (after attention, after the MLP) and twice in the
- *   backward; a recomputed forward repeats its two. With sequence
- *   parallelism (Korthikanti et al.) each all-reduce becomes an all-gather
- *   of the s/t shard and a reduce-scatter, the same bytes on the wire. The
- *   vocabulary-parallel embedding all-reduces its output, the LM head its
- *   input gradient. Activations per layer follow Korthikanti's Table 2
- *   (synth_train_layer_activations).
- * - Pipeline parallelism (Narayanan et al., "Efficient Large-Scale Language
- *   Model Training on GPU Clusters Using Megatron-LM", SC 2021): the trace
- *   is stage 0's, holding ceil(L/p) layers and the embedding; 1F1B runs
- *   min(p-1, m) warm-up forwards, then one forward and one backward per
- *   micro-batch, then the cool-down backwards, so at most min(p, m)
- *   micro-batches' activations live at once. Each forward sends its output
- *   (s·b·h·2/t bytes: the scatter-gather optimisation) to stage 1, each
- *   backward receives its gradient; the bubble, (p-1)·(t_f + t_b) per step
- *   with t_b = 2·t_f, is the first receive's wait for its peer.
+ *   backward (the input gradients of QKV and fc1); a recomputed forward
+ *   repeats its two. With sequence parallelism (Korthikanti et al.) each
+ *   all-reduce becomes an all-gather of the s/t shard and a
+ *   reduce-scatter, the same bytes on the wire, and layer norms and
+ *   dropouts run on s/t tokens. The vocabulary-parallel embedding
+ *   all-reduces its output, the LM head its input gradient.
+ * - Pipeline parallelism (Narayanan et al., SC 2021): the trace is stage
+ *   0's, holding L/p layers (v chunks of L/(p·v) under the interleaved
+ *   schedule) and the embedding; the last stage holds the final layer
+ *   norm, the LM head (tied to the embedding) and the loss. The whole
+ *   pipeline is simulated (synth-pipe.c: every stage's forward and
+ *   backward times, the head on the last one) and stage 0's operations
+ *   are written in its order, each receive waiting as long as stage 0
+ *   idles for it: the bubble where it falls, (p-1)·(t_f + t_b) a step
+ *   for equal stages, /v interleaved. Each forward sends its output
+ *   (2·s·b·h/t bytes: the scatter-gather optimisation) to the next
+ *   virtual stage, each backward its input gradient back; interleaving
+ *   multiplies those transfers by v.
  * - Data parallelism over N ranks (ZeRO, Rajbhandari et al. 2020, section
- *   7): stage 0 all-reduces the gradients once per step (2Ψ on the wire);
- *   stages 1 and 2 reduce-scatter them and all-gather the updated
- *   parameters (2Ψ); stage 3 all-gathers each layer's parameters before its
- *   forward and again before its backward, and reduce-scatters its
- *   gradients (3Ψ). Stage 3's gathers run on the communication stream, the
- *   next layer's issued before this layer computes (FSDP's and DeepSpeed's
- *   prefetch), so two layers' gathered parameters can live at once; the
- *   host waits as FSDP's rate limiter makes it (limit_all_gathers, on by
- *   default: params_prefetch), so no more are queued. Gradient all-reduces (stages 0-1) run on a separate
- *   communication stream, overlapping the backward as DDP's buckets do;
- *   stages 2-3 reduce on the compute stream, since their buffers are freed
- *   right after.
+ *   7): stage 0 all-reduces the gradients once per step (2Ψ on the wire):
+ *   PyTorch DDP layer by layer on a communication stream as the backward
+ *   writes them, or Megatron's LocalDDP once after the step's last
+ *   backward (`ddp_local`); stages 1 and 2 reduce-scatter them and
+ *   all-gather the updated parameters (2Ψ); stage 3 all-gathers each
+ *   layer's parameters before its forward and again before its backward,
+ *   and reduce-scatters its gradients (3Ψ). Stage 3's gathers run on the
+ *   communication stream, the next layer's issued before this layer
+ *   computes (FSDP's and DeepSpeed's prefetch), so two layers' gathered
+ *   parameters can live at once; the host waits as FSDP's rate limiter
+ *   makes it (limit_all_gathers, on by default: params_prefetch), so no
+ *   more are queued. Stages 2-3 reduce on the compute stream, since their
+ *   buffers are freed right after. Gradients accumulate across
+ *   micro-batches (stages 0-1) in one elementwise pass each (Megatron's
+ *   main_grad.add_(grad), PyTorch's AccumulateGrad).
+ * - Placement (Megatron's rank order: tensor ranks fastest, then data,
+ *   then pipeline): the tensor group is t consecutive GPUs; the
+ *   data-parallel group is strided by t, so max(1, g/t) of its ranks
+ *   share a node of g GPUs and the rest cross the inter-node network; a
+ *   pipeline neighbour is t·N ranks away, in the same node only when
+ *   t·N < g. Each collective is priced (network_cost) with its group's
+ *   ranks per node and names its group and role.
  * - Mixture of experts (Lepikhin et al., "GShard", 2021; Fedus et al.,
  *   "Switch Transformers", 2022): every layer's MLP becomes E experts of
- *   8·h² parameters, spread over min(N, E) data-parallel ranks (expert
- *   parallelism); each token goes to top_k experts, so the expert MLP's
- *   16·s·b·h/t activation bytes are kept top_k times and two all-to-alls
- *   (dispatch, combine) of s·b·top_k·h·2 bytes run in the forward, two in
- *   the backward. Expert gradients are reduced with the layer's over the N
- *   data-parallel ranks (an over-count where experts are not replicated).
+ *   8·h² parameters, spread over ep = min(N, E) data-parallel ranks
+ *   (expert parallelism); each token goes to top_k experts, so the expert
+ *   MLP's 16·s·b·h/t activation bytes are kept top_k times and two
+ *   all-to-alls (dispatch, combine) of s·b·top_k·h·2 bytes run in the
+ *   forward, two in the backward. An expert's gradients are reduced only
+ *   over the N/ep ranks that hold the same expert (DeepSpeed-MoE's and
+ *   Megatron's expert-data-parallel group), the rest of the layer's over
+ *   all N; ZeRO shards the experts over those N/ep ranks.
+ * - A tied embedding is reduced once: with p = 1 the embedding's and the
+ *   LM head's gradients accumulate in one buffer, reduced (or
+ *   reduce-scattered) once per micro-batch under ZeRO 2-3 and once a step
+ *   below; with p > 1 stage 0 and the last stage each hold a copy and
+ *   all-reduce its gradient between them once a step (Megatron's
+ *   embedding group).
  * - FP8 (NVIDIA Transformer Engine): weights are kept in bf16 plus an FP8
  *   copy for the GEMMs (3 bytes a parameter), gradients in bf16, master
  *   weights and Adam states in fp32 (12); the GEMM inputs saved for the
  *   backward (QKV and fc1 inputs 2·s·b·h each, attention projection input
- *   2·s·b·h/t, fc2 input 8·s·b·h/t) are FP8, half their 16-bit bytes.
- *   Kernel times stay at the preset's tflops (no FP8 rate in configs yet).
+ *   2·s·b·h/t, fc2 input 8·s·b·h/t) are FP8, half their 16-bit bytes;
+ *   GEMMs run at the preset's FP8 peak (FP16 where it has none).
  * - Collectives are kernels with a `collective` field; their time is the
  *   network model's (sim/model/network.c) on the preset's `network`. */
 #include "synth/synth.h"
 
+#include <math.h>
 #include <string.h>
 
 void
@@ -132,37 +163,68 @@ synth_train_layer_activations (const SynthTrainOpts *o)
   guint64 s = o->seq, b = o->batch, a = o->heads;
   return synth_train_layer_kept (o) + 5 * a * s * s * b * act_scale (o) / tp_of (o);
 }
+
 /* One sharded unit of the model: a layer, or the (tied) embedding. */
 typedef struct {
   guint64 n;          /* parameters on this GPU (after tensor parallelism) */
+  guint64 n_exp;      /* of which expert parameters (MoE), sharded and reduced over the expert-data group */
   guint64 p, g, o;    /* device (or host) allocation ids of its states */
   guint64 hg;         /* offload: pinned host grads/params staging */
   guint64 gathered;   /* stage 3: the full params while in use */
   guint64 gather_event; /* stage 3: recorded after their gather */
+  guint64 pending;    /* a gradient buffer of this micro-batch not yet reduced (the tied embedding under ZeRO 2-3) */
 } Unit;
+
+/* The kinds of operation a pass is made of. */
+typedef enum { LOP_GEMM, LOP_MEM, LOP_COLL } LopType;
+/* The communicators an operation may use (Train.groups). */
+typedef enum { GRP_TP, GRP_DP, GRP_NEXT, GRP_PREV, GRP_EMB, GRP_EP, GRP_EDP, GRP_COUNT } GroupIndex;
+
+typedef struct {
+  const char *name;
+  guint8 type;        /* LopType */
+  guint8 cls;         /* LOP_MEM: SynthMemClass */
+  guint8 kind;        /* LOP_COLL: VsCollKind */
+  guint8 group;       /* LOP_COLL: GroupIndex */
+  gboolean weights;   /* LOP_GEMM: reads the unit's parameters */
+  guint64 m, n, k, batch;
+  guint64 bytes;      /* LOP_MEM: traffic; LOP_COLL: per-rank input */
+} Lop;
+
+/* The passes every layer (or the embedding, or the head) runs. */
+typedef enum {
+  PASS_FWD, PASS_BWD, PASS_RECOMPUTE, PASS_ATTN_RECOMPUTE, PASS_EMB_FWD, PASS_EMB_BWD, PASS_HEAD_FWD,
+  PASS_HEAD_BWD, PASS_COUNT
+} PassIndex;
+
+typedef struct {
+  GArray *ops;        /* Lop */
+  guint64 ns;         /* its GPU time on the compute stream */
+} Pass;
 
 typedef struct {
   const SynthTrainOpts *o;
   SynthEmit *e;
   guint P, G, O;
-  Unit *units;        /* layers 0..Ls-1 of this stage, then the embedding */
+  Unit *units;        /* layers 0..Ls-1 of this stage (chunk c: c·Lc..), then the embedding */
   guint n_units, Ls;  /* Ls: layers on this stage */
-  guint t, pp, ep, k;
+  guint t, pp, v, Lc, dp, ep, edp, k;
+  guint prec;         /* VsPrecision of the GEMMs */
+  double es, gs;      /* bytes of an activation element; of a GEMM operand */
   guint64 full, kept, attn, ckpt, hidden_buf;
-  guint64 tp_msg;     /* one TP all-reduce: s·b·h activations */
-  guint64 a2a_msg;    /* one MoE all-to-all: s·b·top_k·h */
   guint64 pp_msg;     /* one pipeline send/recv */
-  double layer_fwd_flops, attn_flops;
-  guint64 fwd_ns;     /* GPU time of the first micro-batch's forward */
-  gboolean measuring;
+  SynthGroup groups[GRP_COUNT];
+  Pass pass[PASS_COUNT];
+  guint64 p2p_ns;      /* a send between neighbouring stages */
+  guint64 p2p_wrap_ns; /* between the last stage and the first (interleaved) */
   guint64 comm_event; /* last gradient collective on COMM, 0 if none */
   GArray *free_events; /* ZeRO-3 rate limiter: events after each release, oldest first */
 } Train;
 
-/* One micro-batch's live state between its forward and its backward. */
+/* One micro-batch's live state between its forward and its backward (of one chunk). */
 typedef struct {
   guint64 *A, *C;     /* kept activations per layer; segment inputs */
-  guint64 in, out, dy;
+  guint64 in, out, dy, logits;
 } Micro;
 
 #define COMPUTE 1
@@ -175,50 +237,315 @@ shard (guint64 bytes, guint dp, gboolean sharded)
   return sharded ? (bytes + dp - 1) / dp : bytes;
 }
 
+/* Bytes of a unit's state at PER bytes a parameter, sharded (when
+ * SHARDED) over the data-parallel ranks, its experts over the
+ * expert-data ranks. */
 static guint64
-kernel (Train *tr, const char *name, double flops, const guint64 *r, guint nr, const guint64 *w, guint nw,
-        guint64 bytes)
+unit_bytes (Train *tr, const Unit *u, guint per, gboolean sharded)
 {
-  guint64 d = synth_kernel (tr->e, name, COMPUTE, flops, r, nr, w, nw, bytes);
-  if (tr->measuring)
-    tr->fwd_ns += d;
-  return d;
+  return shard ((u->n - u->n_exp) * per, tr->dp, sharded) + shard (u->n_exp * per, tr->edp, sharded);
 }
 
+/* ---- passes: the kernels of one layer, the embedding, the head ---- */
+
 static void
-coll (Train *tr, const char *name, guint64 stream, VsCollKind kind, guint64 bytes, guint ranks, guint64 id,
-      guint64 wait)
+add_op (GArray *ops, Lop op)
 {
-  guint64 d = synth_collective (tr->e, name, stream, kind, bytes, ranks, id, id, wait);
-  if (tr->measuring)
-    tr->fwd_ns += d;
+  g_array_append_val (ops, op);
 }
 
-/* Megatron's two activation reductions of one layer pass (forward,
- * backward or recompute), on the layer's output or input gradient BUF. */
+static Lop
+gemm (const char *name, gboolean weights, guint64 m, guint64 n, guint64 k, guint64 batch)
+{
+  return (Lop) { .name = name, .type = LOP_GEMM, .weights = weights, .m = m, .n = n, .k = k, .batch = batch };
+}
+
+static Lop
+memop (const char *name, guint cls, double bytes)
+{
+  return (Lop) { .name = name, .type = LOP_MEM, .cls = (guint8) cls, .bytes = (guint64) bytes };
+}
+
+static Lop
+collop (const char *name, VsCollKind kind, GroupIndex g, double bytes)
+{
+  return (Lop) { .name = name, .type = LOP_COLL, .kind = (guint8) kind, .group = (guint8) g, .bytes = (guint64) bytes };
+}
+
+/* Megatron's f/g conjugates: the TP reduction of a pass's activations
+ * (all-reduce, or the sequence-parallel reduce-scatter), and with SP the
+ * all-gather in front of a column-parallel GEMM. */
 static void
-tp_layer (Train *tr, guint64 buf)
+tp_reduce (Train *tr, GArray *ops, double bytes)
 {
   if (tr->t <= 1)
     return;
-  for (int i = 0; i < 2; i++)
-    if (tr->o->sp)
-      {
-        coll (tr, "nccl_all_gather", COMPUTE, VS_COLL_ALL_GATHER, tr->tp_msg / tr->t, tr->t, buf, 0);
-        coll (tr, "nccl_reduce_scatter", COMPUTE, VS_COLL_REDUCE_SCATTER, tr->tp_msg, tr->t, buf, 0);
-      }
-    else
-      coll (tr, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, tr->tp_msg, tr->t, buf, 0);
+  if (tr->o->sp)
+    add_op (ops, collop ("nccl_reduce_scatter", VS_COLL_REDUCE_SCATTER, GRP_TP, bytes));
+  else
+    add_op (ops, collop ("nccl_all_reduce", VS_COLL_ALL_REDUCE, GRP_TP, bytes));
 }
 
-/* A MoE layer's dispatch and combine. */
 static void
-moe_layer (Train *tr, guint64 buf)
+sp_gather (Train *tr, GArray *ops, double bytes)
 {
-  if (tr->o->experts == 0 || tr->ep <= 1)
-    return;
-  for (int i = 0; i < 2; i++)
-    coll (tr, "nccl_all_to_all", COMPUTE, VS_COLL_ALL_TO_ALL, tr->a2a_msg, tr->ep, buf, 0);
+  if (tr->t > 1 && tr->o->sp)
+    add_op (ops, collop ("nccl_all_gather", VS_COLL_ALL_GATHER, GRP_TP, bytes / tr->t));
+}
+
+/* The attention core's forward: QKᵀ, the fused scale-mask-softmax, its
+ * dropout, attention·V (NAMES: forward or recompute). */
+static void
+attention_core (Train *tr, GArray *ops, gboolean rc)
+{
+  const SynthTrainOpts *o = tr->o;
+  guint64 s = o->seq, b = o->batch, heads = o->heads / tr->t, hd = o->hidden / o->heads;
+  double scores = (double) b * heads * s * s;
+  add_op (ops, gemm (rc ? "gemm_qk_bmm_recompute" : "gemm_qk_bmm_fwd", FALSE, s, s, hd, b * heads));
+  add_op (ops, memop (rc ? "softmax_recompute" : "softmax_fwd", SYNTH_MEM_NORM, 2 * tr->es * scores));
+  add_op (ops, memop (rc ? "dropout_attn_recompute" : "dropout_attn_fwd", SYNTH_MEM_ACT, (2 * tr->es + 1) * scores));
+  add_op (ops, gemm (rc ? "gemm_av_bmm_recompute" : "gemm_av_bmm_fwd", FALSE, s, hd, s, b * heads));
+}
+
+/* A layer's forward (RC: as recomputed in the backward). */
+static void
+build_fwd (Train *tr, GArray *ops, gboolean rc)
+{
+  const SynthTrainOpts *o = tr->o;
+  guint64 h = o->hidden, t = tr->t, T = (guint64) o->seq * o->batch;
+  double Tl = o->sp ? (double) T / t : (double) T, es = tr->es;
+#define NM(base) (rc ? base "_recompute" : base "_fwd")
+  add_op (ops, memop (NM ("layernorm"), SYNTH_MEM_NORM, 2 * es * Tl * h));
+  sp_gather (tr, ops, es * T * h);
+  add_op (ops, gemm (NM ("gemm_qkv"), TRUE, T, 3 * h / t, h, 1));
+  attention_core (tr, ops, rc);
+  add_op (ops, gemm (NM ("gemm_proj"), TRUE, T, h, h / t, 1));
+  tp_reduce (tr, ops, es * T * h);
+  add_op (ops, memop (NM ("dropout_add_bias"), SYNTH_MEM_ACT, (3 * es + 1) * Tl * h));
+  add_op (ops, memop (NM ("layernorm"), SYNTH_MEM_NORM, 2 * es * Tl * h));
+  sp_gather (tr, ops, es * T * h);
+  if (o->experts > 0)
+    {
+      /* The router, dispatch, the local experts' MLPs (E/ep of them, T·k·ep/E
+       * tokens each on average), combine. */
+      guint64 local = o->experts / tr->ep, tok = MAX (1, T * tr->k / local);
+      add_op (ops, gemm (NM ("gemm_router"), TRUE, T, o->experts, h, 1));
+      if (tr->ep > 1)
+        add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
+      add_op (ops, gemm (NM ("gemm_expert_fc1"), TRUE, tok, 4 * h / t, h, local));
+      add_op (ops, memop (NM ("gelu_bias"), SYNTH_MEM_ACT, 2 * es * (double) T * tr->k * 4 * h / t));
+      add_op (ops, gemm (NM ("gemm_expert_fc2"), TRUE, tok, h, 4 * h / t, local));
+      if (tr->ep > 1)
+        add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
+    }
+  else
+    {
+      add_op (ops, gemm (NM ("gemm_fc1"), TRUE, T, 4 * h / t, h, 1));
+      add_op (ops, memop (NM ("gelu_bias"), SYNTH_MEM_ACT, 2 * es * (double) T * 4 * h / t));
+      add_op (ops, gemm (NM ("gemm_fc2"), TRUE, T, h, 4 * h / t, 1));
+    }
+  tp_reduce (tr, ops, es * T * h);
+  add_op (ops, memop (NM ("dropout_add_bias"), SYNTH_MEM_ACT, (3 * es + 1) * Tl * h));
+#undef NM
+}
+
+/* A layer's backward: every GEMM's dX and dW, the elementwise backwards,
+ * the TP reductions of the input gradients, the gradient accumulation. */
+static void
+build_bwd (Train *tr, GArray *ops, guint64 layer_params)
+{
+  const SynthTrainOpts *o = tr->o;
+  guint64 h = o->hidden, t = tr->t, T = (guint64) o->seq * o->batch, s = o->seq, b = o->batch;
+  guint64 heads = o->heads / t, hd = h / o->heads;
+  double Tl = o->sp ? (double) T / t : (double) T, es = tr->es, scores = (double) b * heads * s * s;
+  add_op (ops, memop ("dropout_add_bias_bwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
+  sp_gather (tr, ops, es * T * h);
+  if (o->experts > 0)
+    {
+      guint64 local = o->experts / tr->ep, tok = MAX (1, T * tr->k / local);
+      if (tr->ep > 1)
+        add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
+      add_op (ops, gemm ("gemm_expert_fc2_dx", TRUE, tok, 4 * h / t, h, local));
+      add_op (ops, gemm ("gemm_expert_fc2_dw", FALSE, 4 * h / t, h, tok, local));
+      add_op (ops, memop ("gelu_bias_bwd", SYNTH_MEM_ACT, 3 * es * (double) T * tr->k * 4 * h / t));
+      add_op (ops, gemm ("gemm_expert_fc1_dx", TRUE, tok, h, 4 * h / t, local));
+      add_op (ops, gemm ("gemm_expert_fc1_dw", FALSE, h, 4 * h / t, tok, local));
+      if (tr->ep > 1)
+        add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
+      add_op (ops, gemm ("gemm_router_dx", TRUE, T, h, o->experts, 1));
+      add_op (ops, gemm ("gemm_router_dw", FALSE, o->experts, h, T, 1));
+    }
+  else
+    {
+      add_op (ops, gemm ("gemm_fc2_dx", TRUE, T, 4 * h / t, h, 1));
+      add_op (ops, gemm ("gemm_fc2_dw", FALSE, 4 * h / t, h, T, 1));
+      add_op (ops, memop ("gelu_bias_bwd", SYNTH_MEM_ACT, 3 * es * (double) T * 4 * h / t));
+      add_op (ops, gemm ("gemm_fc1_dx", TRUE, T, h, 4 * h / t, 1));
+      add_op (ops, gemm ("gemm_fc1_dw", FALSE, h, 4 * h / t, T, 1));
+    }
+  tp_reduce (tr, ops, es * T * h);
+  /* Read x, dy and the residual's gradient, write dx. */
+  add_op (ops, memop ("layernorm_bwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
+  add_op (ops, memop ("dropout_add_bias_bwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
+  sp_gather (tr, ops, es * T * h);
+  add_op (ops, gemm ("gemm_proj_dx", TRUE, T, h / t, h, 1));
+  add_op (ops, gemm ("gemm_proj_dw", FALSE, h, h / t, T, 1));
+  add_op (ops, gemm ("gemm_av_bmm_bwd_dp", FALSE, s, s, hd, b * heads));
+  add_op (ops, gemm ("gemm_av_bmm_bwd_dv", FALSE, s, hd, s, b * heads));
+  add_op (ops, memop ("dropout_attn_bwd", SYNTH_MEM_ACT, (2 * es + 1) * scores));
+  add_op (ops, memop ("softmax_bwd", SYNTH_MEM_NORM, 3 * es * scores));
+  add_op (ops, gemm ("gemm_qk_bmm_bwd_dq", FALSE, s, hd, s, b * heads));
+  add_op (ops, gemm ("gemm_qk_bmm_bwd_dk", FALSE, s, hd, s, b * heads));
+  add_op (ops, gemm ("gemm_qkv_dx", TRUE, T, h, 3 * h / t, 1));
+  add_op (ops, gemm ("gemm_qkv_dw", FALSE, 3 * h / t, h, T, 1));
+  tp_reduce (tr, ops, es * T * h);
+  add_op (ops, memop ("layernorm_bwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
+  if (o->zero < 2 || o->dp <= 1)
+    add_op (ops, memop ("elementwise_grad_accum", SYNTH_MEM_STREAM, 3.0 * tr->G * (double) layer_params));
+}
+
+/* The vocabulary-parallel embedding: gather the rows and add the position
+ * embedding (rows read, sums written twice), its TP reduction, dropout;
+ * backward: dropout, the index-add of dY into the rows (and the dense
+ * V/t x h gradient it writes). */
+static void
+build_emb (Train *tr, GArray *fwd, GArray *bwd)
+{
+  const SynthTrainOpts *o = tr->o;
+  guint64 h = o->hidden, T = (guint64) o->seq * o->batch;
+  double Tl = o->sp ? (double) T / tr->t : (double) T, es = tr->es;
+  add_op (fwd, memop ("embedding_fwd", SYNTH_MEM_STREAM, 4 * es * T * h));
+  tp_reduce (tr, fwd, es * T * h);
+  add_op (fwd, memop ("dropout_embedding_fwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
+  add_op (bwd, memop ("dropout_embedding_bwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
+  sp_gather (tr, bwd, es * T * h);
+  add_op (bwd, memop ("embedding_bwd", SYNTH_MEM_STREAM, 3 * es * T * h + tr->G * (double) o->vocab * h / tr->t));
+}
+
+/* The last stage's final layer norm, the LM head GEMM against the tied
+ * embedding and the vocabulary-parallel cross entropy (Megatron's
+ * vocab_parallel_cross_entropy: the logits made fp32, then max, exp and
+ * sum passes, three small TP all-reduces: 22 bytes an element forward,
+ * our count; 10 backward); backward: the loss's gradient, dX and dW,
+ * the reduction of dX, the layer norm's. */
+static void
+build_head (Train *tr, GArray *fwd, GArray *bwd)
+{
+  const SynthTrainOpts *o = tr->o;
+  guint64 h = o->hidden, T = (guint64) o->seq * o->batch, V = o->vocab / tr->t;
+  double Tl = o->sp ? (double) T / tr->t : (double) T, es = tr->es, logits = (double) T * V;
+  add_op (fwd, memop ("layernorm_fwd", SYNTH_MEM_NORM, 2 * es * Tl * h));
+  sp_gather (tr, fwd, es * T * h);
+  add_op (fwd, gemm ("gemm_lm_head_fwd", TRUE, T, V, h, 1));
+  add_op (fwd, memop ("cross_entropy_fwd", SYNTH_MEM_STREAM, 22 * logits));
+  if (tr->t > 1)
+    for (int i = 0; i < 3; i++)
+      add_op (fwd, collop ("nccl_all_reduce", VS_COLL_ALL_REDUCE, GRP_TP, 4.0 * T));
+  add_op (bwd, memop ("cross_entropy_bwd", SYNTH_MEM_STREAM, 10 * logits));
+  add_op (bwd, gemm ("gemm_lm_head_dx", TRUE, T, h, V, 1));
+  add_op (bwd, gemm ("gemm_lm_head_dw", FALSE, V, h, T, 1));
+  tp_reduce (tr, bwd, es * T * h);
+  add_op (bwd, memop ("layernorm_bwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
+}
+
+static guint64
+lop_ns (Train *tr, const Lop *op)
+{
+  switch (op->type)
+    {
+    case LOP_GEMM:
+      return synth_gemm_ns (tr->e, tr->prec, tr->gs, op->m, op->n, op->k, op->batch);
+    case LOP_MEM:
+      return synth_mem_ns (tr->e, op->cls, op->bytes);
+    default:
+      return synth_collective_ns (tr->e, op->kind, op->bytes, &tr->groups[op->group]);
+    }
+}
+
+/* Emits pass PI on the compute stream: GEMMs read W (when they use the
+ * weights) and IN, everything writes OUT; collectives read and write OUT. */
+static guint64
+emit_pass (Train *tr, PassIndex pi, guint64 w, guint64 in, guint64 out)
+{
+  const Pass *ps = &tr->pass[pi];
+  guint64 total = 0;
+  for (guint i = 0; i < ps->ops->len; i++)
+    {
+      const Lop *op = &g_array_index (ps->ops, Lop, i);
+      guint64 r[] = { op->weights ? w : 0, in }, wr[] = { out };
+      switch (op->type)
+        {
+        case LOP_GEMM:
+          total += synth_gemm (tr->e, op->name, COMPUTE, tr->prec, tr->gs, op->m, op->n, op->k, op->batch, r, 2, wr, 1);
+          break;
+        case LOP_MEM:
+          total += synth_mem_kernel (tr->e, op->name, COMPUTE, op->cls, op->bytes, r + 1, 1, wr, 1);
+          break;
+        default:
+          total += synth_collective (tr->e, op->name, COMPUTE, op->kind, op->bytes, &tr->groups[op->group], out, out, 0);
+          break;
+        }
+    }
+  return total;
+}
+
+static void
+build_passes (Train *tr, guint64 layer_params)
+{
+  for (guint i = 0; i < PASS_COUNT; i++)
+    tr->pass[i].ops = g_array_new (FALSE, FALSE, sizeof (Lop));
+  build_fwd (tr, tr->pass[PASS_FWD].ops, FALSE);
+  build_bwd (tr, tr->pass[PASS_BWD].ops, layer_params);
+  build_fwd (tr, tr->pass[PASS_RECOMPUTE].ops, TRUE);
+  attention_core (tr, tr->pass[PASS_ATTN_RECOMPUTE].ops, TRUE);
+  build_emb (tr, tr->pass[PASS_EMB_FWD].ops, tr->pass[PASS_EMB_BWD].ops);
+  build_head (tr, tr->pass[PASS_HEAD_FWD].ops, tr->pass[PASS_HEAD_BWD].ops);
+  for (guint i = 0; i < PASS_COUNT; i++)
+    {
+      Pass *ps = &tr->pass[i];
+      ps->ns = 0;
+      for (guint j = 0; j < ps->ops->len; j++)
+        ps->ns += lop_ns (tr, &g_array_index (ps->ops, Lop, j));
+    }
+}
+
+/* ---- groups ---- */
+
+/* Rank 0's communicators in Megatron's rank order (tensor fastest, then
+ * data, then pipeline) on nodes of g GPUs. */
+static void
+make_groups (Train *tr)
+{
+  guint g = MAX (synth_config (tr->e)->network.ranks_per_node, 1u);
+  guint t = tr->t, n = tr->dp;
+  /* Ranks of a group of stride STRIDE that share a node (at least 1). */
+#define PER_NODE(stride, size) ((guint32) MIN ((size), MAX (1u, g / MIN ((stride), g))))
+  tr->groups[GRP_TP] = (SynthGroup) { 1, VS_ROLE_TP, t, PER_NODE (1u, t) };
+  tr->groups[GRP_DP] = (SynthGroup) { 2, VS_ROLE_DP, n, PER_NODE (t, n) };
+  tr->groups[GRP_NEXT] = (SynthGroup) { 3, VS_ROLE_PP, 2, PER_NODE (t * n, 2u) };
+  /* Stage 0 and the last stage: p - 1 pipeline steps apart. */
+  tr->groups[GRP_PREV] = (SynthGroup) { 4, VS_ROLE_PP, 2, PER_NODE (t * n * MAX (tr->pp - 1, 1u), 2u) };
+  tr->groups[GRP_EMB] = (SynthGroup) { 5, VS_ROLE_PP, 2, PER_NODE (t * n * MAX (tr->pp - 1, 1u), 2u) };
+  tr->groups[GRP_EP] = (SynthGroup) { 6, VS_ROLE_EP, tr->ep, PER_NODE (t, tr->ep) };
+  tr->groups[GRP_EDP] = (SynthGroup) { 7, VS_ROLE_DP, tr->edp, PER_NODE (t * tr->ep, tr->edp) };
+#undef PER_NODE
+}
+
+/* A collective over the data-parallel ranks of unit U's states: the dense
+ * part over the data-parallel group, the experts' over the ranks holding
+ * the same experts. BYTES_PER: state bytes a parameter; SHARDED: the
+ * input is a shard (all-gather). */
+static void
+dp_collective (Train *tr, Unit *u, const char *name, guint64 stream, VsCollKind kind, guint per, gboolean sharded,
+               guint64 read, guint64 write)
+{
+  guint64 dense = u->n - u->n_exp;
+  if (tr->dp > 1 && dense > 0)
+    synth_collective (tr->e, name, stream, kind, shard (dense * per, tr->dp, sharded), &tr->groups[GRP_DP], read,
+                      write, 0);
+  if (tr->edp > 1 && u->n_exp > 0)
+    synth_collective (tr->e, name, stream, kind, shard (u->n_exp * per, tr->edp, sharded), &tr->groups[GRP_EDP],
+                      read, write, 0);
 }
 
 /* FSDP's rate limiter (torch/distributed/fsdp/_limiter_utils.py,
@@ -253,8 +580,7 @@ params_prefetch (Train *tr, Unit *u)
     }
   u->gathered = synth_alloc (tr->e, u->n * tr->P, VS_MEM_DEVICE, "workspace");
   synth_stream_wait (tr->e, COMM, synth_event_record (tr->e, COMPUTE));
-  synth_collective (tr->e, "nccl_all_gather", COMM, VS_COLL_ALL_GATHER, synth_size (tr->e, u->p), tr->o->dp, u->p,
-                    u->gathered, 0);
+  dp_collective (tr, u, "nccl_all_gather", COMM, VS_COLL_ALL_GATHER, tr->P, TRUE, u->p, u->gathered);
   u->gather_event = synth_event_record (tr->e, COMM);
 }
 
@@ -290,31 +616,41 @@ grads_acquire (Train *tr, Unit *u)
 {
   if (tr->o->zero < 2 || tr->o->dp <= 1)
     return u->g;
+  if (u->pending != 0)
+    return u->pending;   /* the tied embedding's second use in this micro-batch */
   return synth_alloc (tr->e, u->n * tr->G, VS_MEM_DEVICE, "workspace");
 }
 
+/* Reduces what a backward wrote into BUF: under ZeRO 2-3 a reduce-scatter
+ * into the shard now (unless MORE: the tied embedding's other use still
+ * adds to it in this micro-batch); below, the step's one reduction after
+ * the last micro-batch, layer by layer on the communication stream (DDP),
+ * or not at all here (LocalDDP: once after the backward). */
 static void
-grads_commit (Train *tr, Unit *u, guint64 buf, gboolean last_micro)
+grads_commit (Train *tr, Unit *u, guint64 buf, gboolean last_micro, gboolean more)
 {
   const SynthTrainOpts *o = tr->o;
   SynthEmit *e = tr->e;
   if (buf != u->g)
     {
-      synth_collective (e, "nccl_reduce_scatter", COMPUTE, VS_COLL_REDUCE_SCATTER, synth_size (e, buf), o->dp, buf,
-                        u->g, 0);
+      if (more)
+        {
+          u->pending = buf;
+          return;
+        }
+      dp_collective (tr, u, "nccl_reduce_scatter", COMPUTE, VS_COLL_REDUCE_SCATTER, tr->G, FALSE, buf, u->g);
       synth_free (e, buf);
+      u->pending = 0;
     }
-  else if (o->dp > 1 && last_micro)
+  else if (o->dp > 1 && last_micro && !more && !o->ddp_local)
     {
       /* Stage 0 all-reduces, stage 1 reduce-scatters (ZeRO section 7.2.1),
        * on the communication stream once the grads are written. */
       synth_stream_wait (e, COMM, synth_event_record (e, COMPUTE));
       if (o->zero == 1)
-        synth_collective (e, "nccl_reduce_scatter", COMM, VS_COLL_REDUCE_SCATTER, synth_size (e, u->g), o->dp, u->g,
-                          u->g, 0);
+        dp_collective (tr, u, "nccl_reduce_scatter", COMM, VS_COLL_REDUCE_SCATTER, tr->G, FALSE, u->g, u->g);
       else
-        synth_collective (e, "nccl_all_reduce", COMM, VS_COLL_ALL_REDUCE, synth_size (e, u->g), o->dp, u->g, u->g,
-                          0);
+        dp_collective (tr, u, "nccl_all_reduce", COMM, VS_COLL_ALL_REDUCE, tr->G, FALSE, u->g, u->g);
       tr->comm_event = 1;
     }
 }
@@ -328,9 +664,9 @@ allocate_states (Train *tr)
       Unit *u = &tr->units[i];
       if (u->n == 0)
         continue;
-      u->p = synth_alloc (tr->e, shard (u->n * tr->P, o->dp, o->zero >= 3), VS_MEM_DEVICE, "params");
-      u->g = synth_alloc (tr->e, shard (u->n * tr->G, o->dp, o->zero >= 2), VS_MEM_DEVICE, "grads");
-      guint64 ob = shard (u->n * tr->O, o->dp, o->zero >= 1);
+      u->p = synth_alloc (tr->e, unit_bytes (tr, u, tr->P, o->zero >= 3), VS_MEM_DEVICE, "params");
+      u->g = synth_alloc (tr->e, unit_bytes (tr, u, tr->G, o->zero >= 2), VS_MEM_DEVICE, "grads");
+      guint64 ob = unit_bytes (tr, u, tr->O, o->zero >= 1);
       if (o->offload_optimizer)
         {
           u->o = synth_alloc (tr->e, ob, VS_MEM_PINNED, "optimizer");
@@ -346,13 +682,39 @@ allocate_states (Train *tr)
   synth_sync_device (tr->e);
 }
 
+/* After the step's backward: LocalDDP's one all-reduce of the gradient
+ * buffer, and with a pipeline the tied embedding's all-reduce between the
+ * first and the last stage (Megatron's _allreduce_embedding_grads). */
+static void
+after_backward (Train *tr)
+{
+  const SynthTrainOpts *o = tr->o;
+  Unit *emb = &tr->units[tr->Ls];
+  if (o->ddp_local && o->dp > 1 && o->zero < 2)
+    {
+      guint64 dense = 0, exp = 0;
+      for (guint i = 0; i < tr->n_units; i++)
+        dense += tr->units[i].n - tr->units[i].n_exp, exp += tr->units[i].n_exp;
+      VsCollKind kind = o->zero == 1 ? VS_COLL_REDUCE_SCATTER : VS_COLL_ALL_REDUCE;
+      const char *name = o->zero == 1 ? "nccl_reduce_scatter" : "nccl_all_reduce";
+      guint64 id = tr->units[0].g;
+      if (dense > 0)
+        synth_collective (tr->e, name, COMPUTE, kind, dense * tr->G, &tr->groups[GRP_DP], id, id, 0);
+      if (exp > 0 && tr->edp > 1)
+        synth_collective (tr->e, name, COMPUTE, kind, exp * tr->G, &tr->groups[GRP_EDP], id, id, 0);
+    }
+  if (tr->pp > 1 && emb->n != 0)
+    synth_collective (tr->e, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, synth_size (tr->e, emb->g),
+                      &tr->groups[GRP_EMB], emb->g, emb->g, 0);
+}
+
 static void
 optimizer_step (Train *tr)
 {
   const SynthTrainOpts *o = tr->o;
   SynthEmit *e = tr->e;
   const VsConfig *cfg = synth_config (e);
-  const char *name = o->optimizer == SYNTH_OPT_ADAM ? "adam_step" : "sgd_step";
+  const char *name = o->optimizer == SYNTH_OPT_ADAM ? "multi_tensor_apply_adam" : "multi_tensor_apply_sgd";
   if (tr->comm_event)
     synth_stream_wait (e, COMPUTE, synth_event_record (e, COMM));
   tr->comm_event = 0;
@@ -361,7 +723,7 @@ optimizer_step (Train *tr)
       Unit *u = &tr->units[i];
       if (u->n == 0)
         continue;
-      guint64 ns = shard (u->n, o->dp, o->zero >= 1); /* parameters this rank updates */
+      guint64 ns = unit_bytes (tr, u, 1, o->zero >= 1); /* parameters this rank updates */
       if (o->offload_optimizer)
         {
           /* ZeRO-Offload: grads down, the step on the CPU, fp16 params up. */
@@ -374,74 +736,70 @@ optimizer_step (Train *tr)
         }
       else
         {
+          /* One pass over params, grads and states (apex's multi-tensor
+           * Adam): read and write params and states, read grads. */
           guint64 r[] = { u->p, u->g, u->o }, w[] = { u->p, u->o };
           guint64 bytes = ns * (2 * tr->P + tr->G + 2 * tr->O);
-          synth_kernel (e, name, COMPUTE, 15.0 * (double) ns, r, 3, w, 2, bytes);
+          if (synth_uses_kernel_model (e))
+            synth_mem_kernel (e, name, COMPUTE, SYNTH_MEM_STREAM, bytes, r, 3, w, 2);
+          else
+            synth_kernel (e, name, COMPUTE, 15.0 * (double) ns, r, 3, w, 2, bytes);
         }
       /* Stages 1-2: each rank updated its shard; gather the others'. */
-      if (o->dp > 1 && (o->zero == 1 || o->zero == 2))
-        synth_collective (e, "nccl_all_gather", COMPUTE, VS_COLL_ALL_GATHER, ns * tr->P, o->dp, u->p, u->p, 0);
+      if (o->zero == 1 || o->zero == 2)
+        dp_collective (tr, u, "nccl_all_gather", COMPUTE, VS_COLL_ALL_GATHER, tr->P, TRUE, u->p, u->p);
     }
 }
 
-/* The DRAM traffic of one layer's forward (or recompute): its weights
- * W, its input read (the hidden state, 2·s·b·h), the SAVED bytes it
- * writes, and its output written (the hidden state again). Not the sum
- * of its buffers: a layer's input buffer is the previous layer's whole
- * activation set, of which it reads only the output, and it writes only
- * the first hidden state of the next layer's buffer; charging the whole
- * buffers made an uncheckpointed layer move 2.8x what a checkpointed one
- * does for the same FLOPs. A recompute writes no output (subtract ckpt). */
-static guint64
-layer_fwd_bytes (Train *tr, guint64 w, guint64 saved)
-{
-  return synth_size (tr->e, w) + tr->ckpt + saved + tr->ckpt;
-}
-
+/* Whether chunk C of stage 0 is the model's last virtual stage (only
+ * without a pipeline): it then runs the LM head and the loss. */
 static gboolean
-has_head (Train *tr)
+has_head (Train *tr, guint c)
 {
-  return tr->pp <= 1;
+  return tr->pp <= 1 && c + 1 == tr->v;
 }
 
+/* A pass of unit U, with its parameters gathered (ZeRO-3) around it. */
 static void
-forward (Train *tr, guint64 pinned_inputs, Micro *mb)
+forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait)
 {
   const SynthTrainOpts *o = tr->o;
   SynthEmit *e = tr->e;
-  guint L = tr->Ls;
+  guint L = tr->Lc, base = c * tr->Lc;
   guint64 tokens = (guint64) o->seq * o->batch;
-  Unit *emb = &tr->units[L];
+  Unit *emb = &tr->units[tr->Ls];
   gboolean every = o->checkpoint == SYNTH_CKPT_EVERY;
   guint N = every ? o->checkpoint_every : 1;
   guint nseg = (L + N - 1) / N;
   guint64 *A = mb->A = g_new0 (guint64, L + 1);   /* kept activations per layer, or temps */
   guint64 *C = mb->C = g_new0 (guint64, nseg + 1); /* segment inputs */
 
-  /* The batch: token ids over a side stream, the compute stream waits. */
-  guint64 in = mb->in = synth_alloc (e, tokens * 8, VS_MEM_DEVICE, "inputs");
-  synth_copy (e, VS_DIR_H2D, pinned_inputs, in, tokens * 8, COPY, TRUE);
-  synth_stream_wait (e, COMPUTE, synth_event_record (e, COPY));
-
   guint64 layer_size = o->checkpoint == SYNTH_CKPT_SELECTIVE ? tr->kept : tr->full;
   guint64 first = every ? (C[0] = synth_alloc (e, tr->ckpt, VS_MEM_DEVICE, "activations"))
                         : (A[0] = synth_alloc (e, layer_size, VS_MEM_DEVICE, "activations"));
-  if (emb->n != 0)
+  if (c == 0)
     {
-      guint64 w = params_acquire (tr, emb);
-      guint64 r[] = { w, in };
-      kernel (tr, "embedding_fwd", 0, r, 2, &first, 1, VS_NONE);
-      if (tr->t > 1)
-        coll (tr, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, tr->tp_msg, tr->t, first, 0);
-      params_release (tr, emb);
+      /* The batch: token ids over a side stream, the compute stream waits. */
+      guint64 in = mb->in = synth_alloc (e, tokens * 8, VS_MEM_DEVICE, "inputs");
+      synth_copy (e, VS_DIR_H2D, pinned_inputs, in, tokens * 8, COPY, TRUE);
+      synth_stream_wait (e, COMPUTE, synth_event_record (e, COPY));
+      if (emb->n != 0)
+        {
+          guint64 w = params_acquire (tr, emb);
+          emit_pass (tr, PASS_EMB_FWD, w, in, first);
+          params_release (tr, emb);
+        }
     }
+  else
+    /* The previous chunk's output, from the pipeline's last stage. */
+    synth_collective (e, "nccl_recv", COMPUTE, VS_COLL_RECV, tr->pp_msg, &tr->groups[GRP_PREV], 0, first, recv_wait);
   guint64 out = 0;
   for (guint i = 0; i < L; i++)
     {
-      Unit *u = &tr->units[i];
+      Unit *u = &tr->units[base + i];
       guint64 w = params_acquire (tr, u);
       if (i + 1 < L)
-        params_prefetch (tr, &tr->units[i + 1]);
+        params_prefetch (tr, &tr->units[base + i + 1]);
       if (!every)
         {
           guint64 tmp = 0;
@@ -449,11 +807,7 @@ forward (Train *tr, guint64 pinned_inputs, Micro *mb)
             tmp = synth_alloc (e, tr->attn, VS_MEM_DEVICE, "activations");
           guint64 next = i + 1 < L ? (A[i + 1] = synth_alloc (e, layer_size, VS_MEM_DEVICE, "activations"))
                                    : (out = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace"));
-          guint64 r[] = { w, A[i] }, wr[] = { A[i], tmp, next };
-          kernel (tr, "transformer_layer_fwd", tr->layer_fwd_flops, r, 2, wr, 3,
-                  layer_fwd_bytes (tr, w, layer_size + (tmp ? tr->attn : 0)));
-          tp_layer (tr, next);
-          moe_layer (tr, next);
+          emit_pass (tr, PASS_FWD, w, A[i], next);
           if (tmp != 0)
             synth_free (e, tmp);
         }
@@ -467,10 +821,7 @@ forward (Train *tr, guint64 pinned_inputs, Micro *mb)
             next = out = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
           else if ((i + 1) % N == 0)
             next = C[seg + 1] = synth_alloc (e, tr->ckpt, VS_MEM_DEVICE, "activations");
-          guint64 r[] = { w, input }, wr[] = { A[i], next };
-          kernel (tr, "transformer_layer_fwd", tr->layer_fwd_flops, r, 2, wr, 2, layer_fwd_bytes (tr, w, tr->full));
-          tp_layer (tr, A[i]);
-          moe_layer (tr, A[i]);
+          emit_pass (tr, PASS_FWD, w, input, next != 0 ? next : A[i]);
           /* Without grad, a layer's activations die once the next layer has run. */
           if (i % N != 0)
             {
@@ -487,63 +838,67 @@ forward (Train *tr, guint64 pinned_inputs, Micro *mb)
     }
   mb->out = out;
 
-  if (!has_head (tr))
+  if (!has_head (tr, c))
     {
-      /* Stage 0 of a pipeline: the output goes to stage 1. */
-      coll (tr, "nccl_send", COMPUTE, VS_COLL_SEND, tr->pp_msg, 2, out, 0);
+      /* The output goes to the next virtual stage (stage 1). */
+      synth_collective (e, "nccl_send", COMPUTE, VS_COLL_SEND, tr->pp_msg, &tr->groups[GRP_NEXT], out, 0, 0);
       synth_free (e, out);
       mb->out = 0;
       return;
     }
-  /* Loss: logits over the vocabulary (tied embedding). */
-  guint64 dy = mb->dy = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
+  /* Loss: logits over the vocabulary (tied embedding), kept for its backward. */
+  mb->dy = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
   if (emb->n != 0)
     {
       guint64 w = params_acquire (tr, emb);
-      guint64 logits = synth_alloc (e, tokens * o->vocab * 2 * act_scale (o) / tr->t, VS_MEM_DEVICE, "workspace");
-      guint64 r[] = { w, out }, wr[] = { logits };
-      synth_kernel (e, "lm_head_loss_fwd", COMPUTE, 2.0 * (double) emb->n * tokens, r, 2, wr, 1, VS_NONE);
-      guint64 gbuf = grads_acquire (tr, emb);
-      guint64 r2[] = { w, out, logits }, w2[] = { gbuf, dy };
-      synth_kernel (e, "lm_head_loss_bwd", COMPUTE, 4.0 * (double) emb->n * tokens, r2, 3, w2, 2, VS_NONE);
-      if (tr->t > 1)
-        synth_collective (e, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, tr->tp_msg, tr->t, dy, dy, 0);
-      grads_commit (tr, emb, gbuf, FALSE);
-      synth_free (e, logits);
-      params_release (tr, emb);
+      mb->logits = synth_alloc (e, tokens * o->vocab * 2 * act_scale (o) / tr->t, VS_MEM_DEVICE, "workspace");
+      emit_pass (tr, PASS_HEAD_FWD, w, out, mb->logits);
+      /* Kept gathered (ZeRO-3) for the head's backward, which follows. */
     }
   synth_free (e, out);
   mb->out = 0;
 }
 
 static void
-backward (Train *tr, Micro *mb, gboolean last_micro, guint64 wait_ns)
+backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
 {
   const SynthTrainOpts *o = tr->o;
   SynthEmit *e = tr->e;
-  guint L = tr->Ls;
-  Unit *emb = &tr->units[L];
+  guint L = tr->Lc, base = c * tr->Lc;
+  Unit *emb = &tr->units[tr->Ls];
   gboolean every = o->checkpoint == SYNTH_CKPT_EVERY;
   guint N = every ? o->checkpoint_every : 1;
-  guint64 *A = mb->A, *C = mb->C;
+  guint64 *A = mb->A, *Cs = mb->C;
   guint64 dy = mb->dy;
-  if (!has_head (tr))
+  if (!has_head (tr, c))
     {
-      /* The output's gradient from stage 1; the first one of a step waits
-       * out the pipeline bubble. */
+      /* The output's gradient from the next virtual stage; waits as long
+       * as the pipeline leaves this stage idle. */
       dy = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
-      synth_collective (e, "nccl_recv", COMPUTE, VS_COLL_RECV, tr->pp_msg, 2, 0, dy, wait_ns);
+      synth_collective (e, "nccl_recv", COMPUTE, VS_COLL_RECV, tr->pp_msg, &tr->groups[GRP_NEXT], 0, dy, recv_wait);
+    }
+  else if (emb->n != 0)
+    {
+      /* The loss's and the LM head's backward; the tied embedding's
+       * gradient buffer takes the head's part first. */
+      guint64 w = params_acquire (tr, emb);
+      guint64 gbuf = grads_acquire (tr, emb);
+      emit_pass (tr, PASS_HEAD_BWD, w, mb->logits, gbuf);
+      grads_commit (tr, emb, gbuf, FALSE, TRUE);
+      synth_free (e, mb->logits);
+      mb->logits = 0;
+      params_release (tr, emb);
     }
 
   for (guint ii = L; ii-- > 0;)
     {
-      Unit *u = &tr->units[ii];
+      Unit *u = &tr->units[base + ii];
       guint64 w = params_acquire (tr, u);
       /* FSDP's default backward prefetch (BACKWARD_PRE): the next layer's
        * gather is issued before this one's recompute and backward; a
        * segment of several layers recomputes them all first. */
       if (ii > 0 && !(every && N > 1 && (ii + 1 == L || (ii + 1) % N == 0)))
-        params_prefetch (tr, &tr->units[ii - 1]);
+        params_prefetch (tr, &tr->units[base + ii - 1]);
       guint64 tmp = 0;
       if (every && (ii + 1 == L || (ii + 1) % N == 0))
         {
@@ -551,31 +906,22 @@ backward (Train *tr, Micro *mb, gboolean last_micro, guint64 wait_ns)
           guint seg = ii / N;
           for (guint j = seg * N; j <= ii; j++)
             {
-              guint64 wj = j == ii ? w : params_acquire (tr, &tr->units[j]);
-              guint64 input = j == seg * N ? C[seg] : A[j - 1];
+              guint64 wj = j == ii ? w : params_acquire (tr, &tr->units[base + j]);
+              guint64 input = j == seg * N ? Cs[seg] : A[j - 1];
               A[j] = synth_alloc (e, tr->full, VS_MEM_DEVICE, "activations");
-              guint64 r[] = { wj, input };
-              synth_kernel (e, "transformer_layer_recompute", COMPUTE, tr->layer_fwd_flops, r, 2, &A[j], 1,
-                            layer_fwd_bytes (tr, wj, tr->full) - tr->ckpt);
-              tp_layer (tr, A[j]);
-              moe_layer (tr, A[j]);
+              emit_pass (tr, PASS_RECOMPUTE, wj, input, A[j]);
               if (j != ii)
-                params_release (tr, &tr->units[j]);
+                params_release (tr, &tr->units[base + j]);
             }
         }
       else if (o->checkpoint == SYNTH_CKPT_SELECTIVE)
         {
           tmp = synth_alloc (e, tr->attn, VS_MEM_DEVICE, "activations");
-          guint64 r[] = { w, A[ii] };
-          synth_kernel (e, "attention_recompute", COMPUTE, tr->attn_flops, r, 2, &tmp, 1, VS_NONE);
+          emit_pass (tr, PASS_ATTN_RECOMPUTE, w, A[ii], tmp);
         }
       guint64 gbuf = grads_acquire (tr, u);
       guint64 dx = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
-      guint64 input = every && ii % N == 0 ? C[ii / N] : 0;
-      guint64 r[] = { w, A[ii], tmp, dy, input }, wr[] = { gbuf, dx };
-      synth_kernel (e, "transformer_layer_bwd", COMPUTE, 2.0 * tr->layer_fwd_flops, r, 5, wr, 2, VS_NONE);
-      moe_layer (tr, dx);
-      tp_layer (tr, dx);
+      emit_pass (tr, PASS_BWD, w, A[ii], dx);
       synth_free (e, dy);
       dy = dx;
       if (tmp != 0)
@@ -583,49 +929,85 @@ backward (Train *tr, Micro *mb, gboolean last_micro, guint64 wait_ns)
       synth_free (e, A[ii]);
       A[ii] = 0;
       if (every && ii % N == 0)
-        synth_free (e, C[ii / N]);
+        synth_free (e, Cs[ii / N]);
       params_release (tr, u);
-      grads_commit (tr, u, gbuf, last_micro);
+      grads_commit (tr, u, gbuf, last_micro, FALSE);
     }
-  if (emb->n != 0)
+  if (c == 0)
     {
-      guint64 gbuf = grads_acquire (tr, emb);
-      guint64 r[] = { dy, mb->in };
-      synth_kernel (e, "embedding_bwd", COMPUTE, 0, r, 2, &gbuf, 1, VS_NONE);
-      grads_commit (tr, emb, gbuf, last_micro);
+      if (emb->n != 0)
+        {
+          guint64 gbuf = grads_acquire (tr, emb);
+          emit_pass (tr, PASS_EMB_BWD, 0, dy, gbuf);
+          grads_commit (tr, emb, gbuf, last_micro, FALSE);
+        }
+      synth_free (e, mb->in);
     }
+  else
+    /* The input gradient back to the previous virtual stage (the last stage). */
+    synth_collective (e, "nccl_send", COMPUTE, VS_COLL_SEND, tr->pp_msg, &tr->groups[GRP_PREV], dy, 0, 0);
   synth_free (e, dy);
-  synth_free (e, mb->in);
   g_free (mb->A);
   g_free (mb->C);
   *mb = (Micro) { 0 };
 }
 
-/* One optimizer step's micro-batches in 1F1B order (all forward-backward
- * pairs when there is no pipeline). */
+/* Per (stage, chunk) compute times of one micro-batch, for the schedule. */
 static void
-schedule (Train *tr, guint64 pinned_inputs, gboolean first_step)
+stage_times (Train *tr, double *t_f, double *t_b)
 {
-  guint m = tr->o->grad_accum;
-  guint w = MIN (tr->pp - 1, m);
-  g_autofree Micro *mbs = g_new0 (Micro, m);
-  /* Narayanan et al.: the bubble, (p-1)·(t_f + t_b) with t_b = 2·t_f,
-   * waited out by the step's first receive. */
-  for (guint j = 0; j < m + w; j++)
+  const SynthTrainOpts *o = tr->o;
+  guint p = tr->pp, v = tr->v;
+  gboolean emb = tr->units[tr->Ls].n != 0;
+  double recompute = o->checkpoint == SYNTH_CKPT_EVERY ? (double) tr->pass[PASS_RECOMPUTE].ns
+                     : o->checkpoint == SYNTH_CKPT_SELECTIVE ? (double) tr->pass[PASS_ATTN_RECOMPUTE].ns : 0;
+  for (guint c = 0; c < v; c++)
+    for (guint s = 0; s < p; s++)
+      {
+        guint vs = c * p + s;
+        t_f[vs] = (double) tr->Lc * (double) tr->pass[PASS_FWD].ns;
+        t_b[vs] = (double) tr->Lc * ((double) tr->pass[PASS_BWD].ns + recompute);
+        if (vs == 0 && emb)
+          t_f[vs] += (double) tr->pass[PASS_EMB_FWD].ns, t_b[vs] += (double) tr->pass[PASS_EMB_BWD].ns;
+        if (vs + 1 == p * v && emb)
+          t_f[vs] += (double) tr->pass[PASS_HEAD_FWD].ns, t_b[vs] += (double) tr->pass[PASS_HEAD_BWD].ns;
+      }
+}
+
+/* One optimizer step's micro-batches: forward-backward pairs without a
+ * pipeline, else stage 0's part of the simulated schedule. */
+static gboolean
+schedule (Train *tr, guint64 pinned_inputs, GError **error)
+{
+  guint m = tr->o->grad_accum, v = tr->v;
+  g_autofree Micro *mbs = g_new0 (Micro, (gsize) m * v);
+  if (tr->pp <= 1)
     {
-      if (j < m)
+      for (guint i = 0; i < m; i++)
         {
-          tr->measuring = first_step && j == 0;
-          forward (tr, pinned_inputs, &mbs[j]);
-          tr->measuring = FALSE;
+          forward (tr, 0, pinned_inputs, &mbs[i], 0);
+          backward (tr, 0, &mbs[i], i + 1 == m, 0);
         }
-      if (j >= w)
-        {
-          guint i = j - w;
-          guint64 wait = i == 0 && tr->pp > 1 ? (guint64) (tr->pp - 1) * 3 * tr->fwd_ns : 0;
-          backward (tr, &mbs[i], i + 1 == m, wait);
-        }
+      return TRUE;
     }
+  guint nvs = tr->pp * v;
+  g_autofree double *t_f = g_new0 (double, nvs), *t_b = g_new0 (double, nvs);
+  stage_times (tr, t_f, t_b);
+  SynthPipeSpec spec = { tr->pp, v, m, t_f, t_b, (double) tr->p2p_ns, (double) tr->p2p_wrap_ns };
+  g_autoptr (GArray) ops = g_array_new (FALSE, FALSE, sizeof (SynthPipeOp));
+  if (!synth_pipe_schedule (&spec, 0, ops, NULL, error))
+    return FALSE;
+  for (guint j = 0; j < ops->len; j++)
+    {
+      const SynthPipeOp *op = &g_array_index (ops, SynthPipeOp, j);
+      Micro *mb = &mbs[(gsize) op->chunk * m + op->micro];
+      guint64 wait = (guint64) llround (op->wait_ns);
+      if (op->fwd)
+        forward (tr, op->chunk, pinned_inputs, mb, wait);
+      else
+        backward (tr, op->chunk, mb, op->micro + 1 == m, wait);
+    }
+  return TRUE;
 }
 
 gboolean
@@ -637,34 +1019,65 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
   synth_train_state_bytes (o->precision, o->optimizer, &tr.P, &tr.G, &tr.O);
   tr.t = tp_of (o);
   tr.pp = MAX (o->pp, 1u);
+  tr.v = tr.pp > 1 ? MAX (o->virtual_stages, 1u) : 1;
+  tr.dp = MAX (o->dp, 1u);
   tr.k = MAX (o->top_k, 1u);
-  tr.ep = o->experts > 0 ? MIN (o->dp, o->experts) : 1;
+  tr.ep = o->experts > 0 ? MIN (tr.dp, o->experts) : 1;
+  tr.edp = o->experts > 0 ? tr.dp / tr.ep : 1;
   guint L = o->layers;
-  tr.Ls = (L + tr.pp - 1) / tr.pp;
+  if (tr.v > 1 && (L % (tr.pp * tr.v) != 0 || o->grad_accum % tr.pp != 0))
+    {
+      g_set_error (error, VS_SYNTH_ERROR, 0,
+                   "transformer-train: %u virtual stages need the layers (%u) to divide into pp x v = %u chunks "
+                   "and the micro-batches (%u) to be a multiple of pp (%u)",
+                   tr.v, L, tr.pp * tr.v, o->grad_accum, tr.pp);
+      return FALSE;
+    }
+  tr.Lc = (L + tr.pp * tr.v - 1) / (tr.pp * tr.v);
+  tr.Ls = tr.Lc * tr.v;
   tr.n_units = tr.Ls + 1;
   tr.units = g_new0 (Unit, tr.n_units);
   tr.free_events = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint64 h = o->hidden, s = o->seq, b = o->batch;
-  double flop_params;  /* parameters a token's forward multiplies by, per layer */
+  switch (o->precision)
+    {
+    case SYNTH_PREC_FP32:
+      tr.prec = synth_config (e)->tf32 == VS_TF32_ALL ? VS_PREC_TF32 : VS_PREC_FP32;
+      tr.es = tr.gs = 4;
+      break;
+    case SYNTH_PREC_BF16:
+      tr.prec = VS_PREC_BF16, tr.es = tr.gs = 2;
+      break;
+    case SYNTH_PREC_FP8:
+      tr.prec = VS_PREC_FP8, tr.es = 2, tr.gs = 1;
+      break;
+    default:
+      tr.prec = VS_PREC_FP16, tr.es = tr.gs = 2;
+      break;
+    }
+  guint64 layer_params;
   if (o->params != 0)
     {
       /* --params: spread Ψ over the layers (embedding folded in), split t ways. */
       for (guint i = 0; i < tr.Ls; i++)
         tr.units[i].n = (o->params / L + (i < o->params % L ? 1 : 0)) / tr.t;
-      flop_params = (double) tr.units[0].n;
+      layer_params = tr.units[0].n;
     }
   else
     {
-      guint64 layer = 12 * h * h;
-      flop_params = (double) layer / tr.t;
+      guint64 layer = 12 * h * h, exp = 0;
       if (o->experts > 0)
         {
           /* Attention 4h², the router h·E, E/ep experts of 8h² here. */
+          exp = (guint64) (o->experts / tr.ep) * 8 * h * h / tr.t;
           layer = 4 * h * h + (guint64) (o->experts / tr.ep) * 8 * h * h;
-          flop_params = (double) (4 * h * h + (guint64) tr.k * 8 * h * h) / tr.t;
         }
       for (guint i = 0; i < tr.Ls; i++)
-        tr.units[i].n = layer / tr.t + (o->experts > 0 ? h * o->experts : 0);
+        {
+          tr.units[i].n = layer / tr.t + (o->experts > 0 ? h * o->experts : 0);
+          tr.units[i].n_exp = exp;
+        }
+      layer_params = tr.units[0].n;
       tr.units[tr.Ls].n = (guint64) o->vocab * h / tr.t;
     }
   guint64 scale = act_scale (o);
@@ -673,41 +1086,49 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
   tr.attn = 5 * (guint64) o->heads * s * s * b * scale / tr.t;
   tr.ckpt = 2 * s * b * h * scale / (o->sp ? tr.t : 1);
   tr.hidden_buf = 2 * s * b * h * scale / (o->sp ? tr.t : 1);
-  tr.tp_msg = 2 * s * b * h * scale;
-  tr.a2a_msg = 2 * s * b * tr.k * h * scale / (o->sp ? tr.t : 1);
   tr.pp_msg = 2 * s * b * h * scale / tr.t;
-  tr.attn_flops = 4.0 * (double) b * (double) s * (double) s * (double) h / tr.t;
-  tr.layer_fwd_flops = 2.0 * flop_params * (double) (s * b) + tr.attn_flops;
+  make_groups (&tr);
+  build_passes (&tr, layer_params);
+  tr.p2p_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.groups[GRP_NEXT]);
+  tr.p2p_wrap_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.groups[GRP_PREV]);
 
+  gboolean ok = TRUE;
   guint64 pinned_inputs = synth_alloc (e, s * b * 8, VS_MEM_PINNED, "inputs");
   guint64 loss = synth_alloc (e, 4, VS_MEM_DEVICE, "workspace");
   allocate_states (&tr);
-  for (guint step = 0; step < o->steps; step++)
+  for (guint step = 0; step < o->steps && ok; step++)
     {
       synth_mark (e, "step");
       for (guint i = 0; i < tr.n_units; i++)
         if (tr.units[i].n != 0)
           synth_memset (e, tr.units[i].g, COMPUTE);
-      schedule (&tr, pinned_inputs, step == 0);
+      ok = schedule (&tr, pinned_inputs, error);
+      if (!ok)
+        break;
+      after_backward (&tr);
       optimizer_step (&tr);
       synth_copy (e, VS_DIR_D2H, loss, 0, 4, COMPUTE, FALSE); /* loss.item() */
       synth_sync_device (e);
     }
-  for (guint i = 0; i < tr.n_units; i++)
+  if (ok)
     {
-      Unit *u = &tr.units[i];
-      if (u->n == 0)
-        continue;
-      synth_free (e, u->p);
-      synth_free (e, u->g);
-      synth_free (e, u->o);
-      if (u->hg)
-        synth_free (e, u->hg);
+      for (guint i = 0; i < tr.n_units; i++)
+        {
+          Unit *u = &tr.units[i];
+          if (u->n == 0)
+            continue;
+          synth_free (e, u->p);
+          synth_free (e, u->g);
+          synth_free (e, u->o);
+          if (u->hg)
+            synth_free (e, u->hg);
+        }
+      synth_free (e, loss);
+      synth_free (e, pinned_inputs);
     }
-  synth_free (e, loss);
-  synth_free (e, pinned_inputs);
+  for (guint i = 0; i < PASS_COUNT; i++)
+    g_array_free (tr.pass[i].ops, TRUE);
   g_free (tr.units);
   g_array_free (tr.free_events, TRUE);
-  (void) error;
-  return TRUE;
+  return ok;
 }

@@ -12,7 +12,12 @@
 #include <glib.h>
 
 #include "config/config.h"
+#include "model/kernel-model.h"
 #include "trace/event.h"
+
+/* Errors of the generators (bad combinations of options). */
+#define VS_SYNTH_ERROR (synth_error_quark ())
+GQuark synth_error_quark (void);
 
 /* ---- the emitter ---- */
 
@@ -25,7 +30,10 @@ typedef struct _SynthEmit SynthEmit;
 #define SYNTH_HOST_ALLOC_NS 50000 /* cudaHostAlloc / cudaMallocManaged */
 
 /* (transfer full) A writer for PATH on config CFG (borrowed; must outlive
- * the emitter). MFU is the fraction of cfg->tflops kernels achieve. */
+ * the emitter). MFU > 0: every kernel's compute part is its FLOPs at that
+ * fraction of cfg->tflops (the `--mfu` override); MFU <= 0: kernel times
+ * from the kernel model (synth-kernels.c: GEMMs by shape, memory-bound
+ * kernels by bytes, the preset's per-precision peaks). */
 SynthEmit *synth_emit_new (const char *path, const VsConfig *cfg, double mfu, const char *workload,
                            GError **error);
 /* The same, with WARNINGS (NULL-terminated, may be NULL) written into the
@@ -41,26 +49,64 @@ void synth_free (SynthEmit *e, guint64 id);
 guint64 synth_size (SynthEmit *e, guint64 id);
 /* A kernel doing FLOPS floating-point operations that reads READS and
  * writes WRITES (ids; 0 entries are skipped); its DRAM traffic is the sum of
- * their sizes (SPEC 5.4's rule) unless BYTES is not VS_NONE. Returns its
- * duration in ns. */
+ * their sizes (SPEC 5.4's rule) unless BYTES is not VS_NONE. Its compute
+ * runs at the emitter's MFU, or (kernel model) at SYNTH_GEMM_EFF of the
+ * FP16 peak. Returns its duration in ns. */
 guint64 synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
                       const guint64 *reads, guint n_reads, const guint64 *writes, guint n_writes,
                       guint64 bytes);
-/* What a generator's collectives moved, by kind (tests check the papers'
- * volumes against it). */
+/* A GEMM of M x N x K (BATCH of them: a batched GEMM) at precision PREC
+ * (VsPrecision) with ELEM_BYTES per matrix element. Its `flops`,
+ * `precision`, `grid` (its tiles) and `block` go into the trace, so a
+ * replay on another GPU scales it by waves. Time: synth_gemm_time, or
+ * at the emitter's MFU. Returns the duration. */
+guint64 synth_gemm (SynthEmit *e, const char *name, guint64 stream, guint prec, double elem_bytes, guint64 m,
+                    guint64 n, guint64 k, guint64 batch, const guint64 *reads, guint n_reads, const guint64 *writes,
+                    guint n_writes);
+/* Its duration without emitting it (the same arithmetic). */
+guint64 synth_gemm_ns (SynthEmit *e, guint prec, double elem_bytes, guint64 m, guint64 n, guint64 k, guint64 batch);
+/* A memory-bound kernel of BYTES of traffic in class CLS (SynthMemClass). */
+guint64 synth_mem_kernel (SynthEmit *e, const char *name, guint64 stream, guint cls, guint64 bytes,
+                          const guint64 *reads, guint n_reads, const guint64 *writes, guint n_writes);
+guint64 synth_mem_ns (SynthEmit *e, guint cls, guint64 bytes);
+/* A communicator as a generator names it: its id (`collective.group.id`,
+ * unique in the job), its role (VsCollRole), its size, and how many of
+ * its ranks share a node (0: as many as the preset's ranks_per_node
+ * allows, i.e. the ranks are consecutive; 1: one a node, e.g. a
+ * data-parallel group strided by tensor parallelism over 8-GPU nodes). */
+typedef struct {
+  guint64 id;
+  guint8 role;
+  guint32 ranks;
+  guint32 per_node;
+} SynthGroup;
+/* What a generator's collectives moved, by kind and by role (tests check
+ * the papers' volumes against it), and the groups they named. */
+#define SYNTH_MAX_GROUPS 16
 typedef struct {
   guint64 count[VS_COLL_COUNT];
   guint64 bytes[VS_COLL_COUNT];   /* sum of collective.bytes (per-rank input buffers) */
+  guint64 role_count[VS_ROLE_COUNT], role_bytes[VS_ROLE_COUNT];
+  guint64 ungrouped;              /* collectives with no group id */
+  guint n_groups;
+  SynthGroup groups[SYNTH_MAX_GROUPS];   /* each id once, as first seen */
+  guint64 group_count[SYNTH_MAX_GROUPS], group_bytes[SYNTH_MAX_GROUPS];
+  gboolean group_conflict;        /* an id reused with another size or role */
 } SynthCommStats;
 /* Counts every later collective into STATS (borrowed; NULL stops). */
 void synth_emit_watch_comm (SynthEmit *e, SynthCommStats *stats);
+/* The index of group ID in STATS, or -1. */
+int synth_comm_group (const SynthCommStats *stats, guint64 id);
 /* A collective kernel (SPEC 3 `collective`): KIND of BYTES (the per-rank
- * input buffer) over a group of RANKS, reading READ and writing WRITE (ids,
- * 0: none). Its duration is the network model's time for it on the
- * preset's `network` (sim/model/network.c) plus WAIT_NS spent waiting for
+ * input buffer) over GROUP (its id and role go into the event), reading
+ * READ and writing WRITE (ids, 0: none). Its duration is the network
+ * model's time for it (sim/model/network.c, network_cost) on the preset's
+ * `network` with GROUP's ranks per node, plus WAIT_NS spent waiting for
  * the peer (a pipeline bubble). Returns the duration. */
 guint64 synth_collective (SynthEmit *e, const char *name, guint64 stream, VsCollKind kind, guint64 bytes,
-                          guint32 ranks, guint64 read, guint64 write, guint64 wait_ns);
+                          const SynthGroup *group, guint64 read, guint64 write, guint64 wait_ns);
+/* The network time of such a collective, without emitting it. */
+guint64 synth_collective_ns (SynthEmit *e, VsCollKind kind, guint64 bytes, const SynthGroup *group);
 /* A copy of BYTES between ids (0 = pageable host memory). */
 guint64 synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes,
                     guint64 stream, gboolean async);
@@ -76,9 +122,62 @@ void synth_sync_stream (SynthEmit *e, guint64 stream);
 void synth_mark (SynthEmit *e, const char *name);
 /* The host computes for NS (no event; the next call is entered later). */
 void synth_host_work (SynthEmit *e, guint64 ns);
-/* Compute time for FLOPS at the preset's tflops × mfu, in ns. */
+/* Compute time for FLOPS at the preset's tflops × mfu (kernel model:
+ * at SYNTH_GEMM_EFF of the FP16 peak), in ns. */
 guint64 synth_compute_ns (SynthEmit *e, double flops);
 const VsConfig *synth_config (SynthEmit *e);
+/* Whether kernel times come from the kernel model (no --mfu). */
+gboolean synth_uses_kernel_model (SynthEmit *e);
+/* The GPU time the emitter's streams have reached (the latest end). */
+guint64 synth_gpu_end (SynthEmit *e);
+
+/* ---- kernel times (synth-kernels.c) ---- */
+
+/* The GEMM model's tile and its two fitted constants (synth-kernels.c has
+ * the fit: vidur's A100 operator times; tests/synth/test-synth-fit.c
+ * refits them). */
+#define SYNTH_GEMM_TILE 128
+#define SYNTH_GEMM_EFF 0.80
+#define SYNTH_GEMM_K0 96
+typedef struct {
+  guint64 tiles;       /* 128 x 128 output tiles, times the batch */
+  double waves;        /* ceil(tiles / sms); 0 without an SM count */
+  double flops;        /* 2·M·N·K·batch */
+  double bytes;        /* A, B and C once */
+  double compute_ns, mem_ns;
+  double ns;           /* max(compute, memory, launch floor) */
+} SynthGemm;
+void synth_gemm_time (const VsKernelChip *chip, guint prec, double elem_bytes, guint64 m, guint64 n, guint64 k,
+                      guint64 batch, SynthGemm *out);
+/* Memory-bound kernel classes and their fitted share of the sustained
+ * bandwidth (synth-kernels.c). */
+typedef enum { SYNTH_MEM_STREAM, SYNTH_MEM_NORM, SYNTH_MEM_ACT, SYNTH_MEM_COUNT } SynthMemClass;
+#define SYNTH_MEM_STREAM_FACTOR 1.0
+#define SYNTH_MEM_NORM_FACTOR 0.41
+#define SYNTH_MEM_ACT_FACTOR 0.54
+double synth_mem_class_factor (guint cls);
+/* BYTES of class CLS over CHIP's sustained bandwidth, at least the launch floor. */
+double synth_mem_time (const VsKernelChip *chip, guint cls, double bytes);
+
+/* ---- the pipeline schedule (synth-pipe.c) ---- */
+
+typedef struct {
+  guint p, v, m;          /* stages, model chunks per stage, micro-batches */
+  const double *t_f, *t_b;/* [c·p + s]: one micro-batch's forward / backward compute of chunk c on stage s, ns */
+  double p2p_ns;          /* one activation or gradient transfer between neighbouring stages */
+  double p2p_wrap_ns;     /* the same from the last stage to the first (interleaved: chunk c to c + 1) */
+} SynthPipeSpec;
+typedef struct {
+  gboolean fwd;
+  guint chunk, micro;
+  gboolean recv, send;    /* it receives before its compute / sends after it */
+  double start_ns, end_ns;/* from the stage's first operation */
+  double wait_ns;         /* idle before its receive could start */
+} SynthPipeOp;
+/* Simulates the whole pipeline and gives STAGE's operations in order
+ * (OUT: SynthPipeOp) and when its last one ends (SPAN_NS, may be NULL).
+ * FALSE (ERROR set) when v > 1 and m is not a multiple of p. */
+gboolean synth_pipe_schedule (const SynthPipeSpec *spec, guint stage, GArray *out, double *span_ns, GError **error);
 /* Writes out and renames into place (or discards the file on error). Frees E. */
 gboolean synth_emit_finish (SynthEmit *e, GError **error);
 void synth_emit_abort (SynthEmit *e);
@@ -112,6 +211,14 @@ typedef struct {
    * has run, so at most two gathers are in flight ahead of compute;
    * TRUE lets the host queue the whole step. */
   gboolean no_limit_all_gathers;
+  /* Interleaved 1F1B: model chunks per pipeline stage (0 counts as 1);
+   * grad_accum must then be a multiple of pp. */
+  guint virtual_stages;
+  /* Megatron's LocalDDP (--DDP-impl local): gradients all-reduced once,
+   * after the step's last backward, on the compute stream; FALSE: PyTorch
+   * DDP's buckets, each layer's reduced on a communication stream as soon
+   * as its last backward has written it. */
+  gboolean ddp_local;
 } SynthTrainOpts;
 
 /* Model-state bytes per parameter for a precision and optimizer (before
@@ -125,8 +232,6 @@ guint64 synth_train_layer_activations (const SynthTrainOpts *o);
 /* What one layer keeps under selective recomputation (the same table):
  * 34·s·b·h, s·b·h·(10 + 24/t), or 34·s·b·h/t with sequence parallelism. */
 guint64 synth_train_layer_kept (const SynthTrainOpts *o);
-/* The activations tag peak the generator produces (docs/workloads.md). */
-guint64 synth_train_activation_peak (const SynthTrainOpts *o);
 gboolean synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error);
 
 typedef struct {

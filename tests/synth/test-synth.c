@@ -24,6 +24,7 @@ typedef struct {
   GHashTable *kernel_dur;     /* name -> sum of dur */
   guint64 pinned_optimizer;   /* bytes of optimizer allocations that are pinned */
   guint64 h2d, d2h;
+  guint64 mark_t[2];          /* host time of the first two marks */
 } Stats;
 
 static void
@@ -117,7 +118,11 @@ measure (const char *path, Stats *s)
               s->event_syncs++;
             }
           break;
-        case VS_OP_MARK: s->marks++; break;
+        case VS_OP_MARK:
+          if (s->marks < 2)
+            s->mark_t[s->marks] = ev.t;
+          s->marks++;
+          break;
         case VS_OP_PREFETCH: s->prefetches++; break;
         default: break;
         }
@@ -198,6 +203,14 @@ assert_within (double got, double want, double frac)
     g_error ("%.6g is not within %.0f %% of %.6g", got, frac * 100, want);
 }
 
+/* |GOT - WANT| <= ABS: N values each rounded to 1 ns are within N/2. */
+static void
+assert_near (double got, double want, double abs)
+{
+  if (fabs (got - want) > abs)
+    g_error ("%.9g is not within %.3g of %.9g", got, abs, want);
+}
+
 /* ZeRO paper, Figure 1 / Table 1: Ψ = 7.5B, N = 64, K = 12. */
 static void
 test_zero (void)
@@ -257,9 +270,35 @@ test_activations (void)
   stats_free (&st);
 }
 
+/* The sum of TABLE's values over the kernel names ending in SUFFIX. */
+static guint64
+sum_suffix (GHashTable *table, const char *suffix)
+{
+  GHashTableIter it;
+  gpointer k, v;
+  guint64 sum = 0;
+  g_hash_table_iter_init (&it, table);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    if (g_str_has_suffix (k, suffix))
+      sum += *(guint64 *) v;
+  return sum;
+}
+
+/* The backward's kernels: GEMMs' dX and dW, the elementwise backwards,
+ * the gradient accumulation. */
+static guint64
+sum_backward (GHashTable *table)
+{
+  return get (table, "elementwise_grad_accum") + sum_suffix (table, "_dx") + sum_suffix (table, "_dw") + sum_suffix (table, "_bwd") + sum_suffix (table, "_dp")
+         + sum_suffix (table, "_dv") + sum_suffix (table, "_dq") + sum_suffix (table, "_dk");
+}
+
 /* Full recomputation adds one forward per layer (2·Ψ_layer·tokens +
- * 4·b·s²·h FLOPs), selective only the attention core (4·b·s²·h); at
- * 312 TFLOPS × 0.5 on a100-80g. */
+ * 4·b·s²·h FLOPs: the QKV, projection, fc1 and fc2 GEMMs and the two
+ * attention batched GEMMs), selective only the attention core (4·b·s²·h);
+ * at --mfu 0.5 (the override: FLOPs at 312 TFLOPS × 0.5 on a100-80g) the
+ * GEMMs' compute_ns add up to those FLOPs' time; memory-bound kernels
+ * have none. The LM head is the same in all three. */
 static void
 test_recompute (void)
 {
@@ -274,15 +313,22 @@ test_recompute (void)
   generate (gen_train, &o, cfg, &full);
   o.checkpoint = SYNTH_CKPT_SELECTIVE;
   generate (gen_train, &o, cfg, &sel);
-  g_assert_cmpuint (get (none.kernel_compute, "transformer_layer_recompute"), ==, 0);
-  assert_within ((double) get (full.kernel_compute, "transformer_layer_recompute"), steps * L * fwd / rate * 1e9, 1e-3); /* each kernel rounds to 1 ns */
-  assert_within ((double) get (sel.kernel_compute, "attention_recompute"), steps * L * 4.0 * b * s * s * h / rate * 1e9,
-                 1e-3);
+  g_assert_cmpuint (sum_suffix (none.kernel_compute, "_recompute"), ==, 0);
+  /* each GEMM rounds to 1 ns: 6 a layer recomputed in full, 2 selective */
+  assert_near ((double) sum_suffix (full.kernel_compute, "_recompute"), steps * L * fwd / rate * 1e9, steps * L * 6 / 2.0);
+  assert_near ((double) sum_suffix (sel.kernel_compute, "_recompute"), steps * L * 4.0 * b * s * s * h / rate * 1e9,
+               steps * L * 2 / 2.0);
+  g_assert_cmpuint (get (sel.kernel_compute, "gemm_qkv_recompute"), ==, 0);
   /* forward and backward FLOPs are the same in all three: 6Ψ per token plus attention */
-  g_assert_cmpuint (get (full.kernel_compute, "transformer_layer_bwd"), ==, get (none.kernel_compute, "transformer_layer_bwd"));
-  assert_within ((double) get (none.kernel_compute, "transformer_layer_bwd"), steps * L * 2 * fwd / rate * 1e9, 1e-3);
+  g_assert_cmpuint (sum_backward (full.kernel_compute), ==, sum_backward (none.kernel_compute));
+  g_assert_cmpuint (sum_backward (sel.kernel_compute), ==, sum_backward (none.kernel_compute));
+  g_assert_cmpuint (sum_suffix (full.kernel_compute, "_fwd"), ==, sum_suffix (none.kernel_compute, "_fwd"));
+  /* backward: each layer's GEMMs twice the forward's FLOPs, plus the LM head's dX and dW (2 x 2·V·h·tokens) */
+  double head = 2.0 * 1000 * h * s * b;
+  assert_near ((double) sum_backward (none.kernel_compute), steps * (L * 2 * fwd + 2 * head) / rate * 1e9,
+               steps * (L * 12 + 2) / 2.0);
   /* the run takes longer by at least the recompute kernels' time */
-  g_assert_cmpuint (full.end_ns, >=, none.end_ns + get (full.kernel_dur, "transformer_layer_recompute") * 9 / 10);
+  g_assert_cmpuint (full.end_ns, >=, none.end_ns + sum_suffix (full.kernel_dur, "_recompute") * 9 / 10);
   g_assert_cmpuint (sel.end_ns, >, none.end_ns);
   g_assert_cmpuint (none.marks, ==, 2);
   stats_free (&none);
@@ -509,34 +555,250 @@ test_tp_activations (void)
   stats_free (&st);
 }
 
-/* 1F1B (Narayanan et al. 2021): stage 0 of p = 4 holds L/p = 2 layers and
- * at most min(p, m) = 4 micro-batches' activations (Korthikanti section 5:
- * the first stage stores p micro-batches of L/p layers, L layers' worth);
- * each micro-batch sends its output and receives its gradient (s·b·h·2/t
- * bytes); the step's first receive waits the bubble (p-1)·(t_f + t_b),
- * t_b = 2·t_f. */
+/* The schedule alone (synth_pipe_schedule), worked by hand.
+ * 1F1B, (p, m) = (4, 8), every stage t_f = 1000 ns, t_b = 2000 ns, no
+ * transfer time: stage 0 runs F0 F1 F2 (warm-up p - 1), then F3 and the
+ * first backward B0, whose gradient has gone F0 through stages 1-3 (its
+ * forward ends on stage 3 at 4·t_f = 4000) and back (3·t_b): it starts
+ * at 10000, after a 6000 ns wait; then F/B pairs without a gap, and the
+ * cool-down's B5, B6, B7 each wait t_f = 1000 for stage 1. Step: (m + p
+ * - 1)·(t_f + t_b) = 11 x 3000 = 33000 ns, of which (p - 1)·(t_f + t_b)
+ * = 9000 idle: Narayanan et al.'s bubble, exactly.
+ * Interleaved, (p, m, v) = (4, 8, 2), the same stages cut into 2 chunks
+ * of t_f = 500, t_b = 1000: busy m·(t_f + t_b) = 24000 as before, idle
+ * (p - 1)·(t_f + t_b)/v = 9000 / 2 = 4500 (the paper's section 2.2.2),
+ * step 28500.
+ * With transfers, (p, m) = (2, 2), t_f = 1000, t_b = 2000, x = 100 each:
+ * stage 0: F0 0-1000, send -1100, F1 -2100, send -2200; stage 1 receives
+ * F0 1000-1100, runs F0 -2100, B0 -4100, sends -4200, receives F1 -4300,
+ * F1 -5300, B1 -7300, sends from 7300. Stage 0's B0 receives from 4100
+ * (waited 4100 - 2200 = 1900 = t_b - x), runs -6200; B1 receives from
+ * 7300 (waited 1100 = t_f + x), ends 7400 + 2000 = 9400 = 3·t_f + 3·t_b
+ * + 4x; the waits still add up to (p - 1)·(t_f + t_b) = 3000. */
+static void
+test_pipeline_bubble (void)
+{
+  double t_f[8], t_b[8];
+  for (guint i = 0; i < 8; i++)
+    t_f[i] = 1000, t_b[i] = 2000;
+  g_autoptr (GArray) ops = g_array_new (FALSE, FALSE, sizeof (SynthPipeOp));
+  g_autoptr (GError) err = NULL;
+  double span = 0, waits = 0;
+  SynthPipeSpec one = { 4, 1, 8, t_f, t_b, 0, 0 };
+  g_assert_true (synth_pipe_schedule (&one, 0, ops, &span, &err));
+  g_assert_cmpuint (ops->len, ==, 16);
+  const char *order = "FFFFBFBFBFBFBBBB";
+  for (guint i = 0; i < ops->len; i++)
+    {
+      const SynthPipeOp *op = &g_array_index (ops, SynthPipeOp, i);
+      g_assert_cmpint (op->fwd ? 'F' : 'B', ==, order[i]);
+      waits += op->wait_ns;
+    }
+  g_assert_cmpfloat (span, ==, 33000);
+  g_assert_cmpfloat (waits, ==, 9000);
+  g_assert_cmpfloat (g_array_index (ops, SynthPipeOp, 4).wait_ns, ==, 6000);   /* B0 */
+  g_assert_cmpfloat (g_array_index (ops, SynthPipeOp, 15).wait_ns, ==, 1000);  /* B7 */
+
+  for (guint i = 0; i < 8; i++)
+    t_f[i] = 500, t_b[i] = 1000;
+  SynthPipeSpec inter = { 4, 2, 8, t_f, t_b, 0, 0 };
+  g_assert_true (synth_pipe_schedule (&inter, 0, ops, &span, &err));
+  g_assert_cmpuint (ops->len, ==, 32);
+  waits = 0;
+  for (guint i = 0; i < ops->len; i++)
+    waits += g_array_index (ops, SynthPipeOp, i).wait_ns;
+  g_assert_cmpfloat (span, ==, 28500);
+  g_assert_cmpfloat (waits, ==, 4500);
+  /* the first backward is the last chunk's (chunk 1), of micro-batch 0 */
+  for (guint i = 0; i < ops->len; i++)
+    if (!g_array_index (ops, SynthPipeOp, i).fwd)
+      {
+        g_assert_cmpuint (g_array_index (ops, SynthPipeOp, i).chunk, ==, 1);
+        g_assert_cmpuint (g_array_index (ops, SynthPipeOp, i).micro, ==, 0);
+        break;
+      }
+
+  for (guint i = 0; i < 2; i++)
+    t_f[i] = 1000, t_b[i] = 2000;
+  SynthPipeSpec two = { 2, 1, 2, t_f, t_b, 100, 100 };
+  g_assert_true (synth_pipe_schedule (&two, 0, ops, &span, &err));
+  g_assert_cmpfloat (span, ==, 9400);
+  g_assert_cmpfloat (g_array_index (ops, SynthPipeOp, 2).wait_ns, ==, 1900);
+  g_assert_cmpfloat (g_array_index (ops, SynthPipeOp, 3).wait_ns, ==, 1100);
+
+  /* interleaving needs m a multiple of p (Megatron asserts it) */
+  SynthPipeSpec bad = { 4, 2, 6, t_f, t_b, 0, 0 };
+  g_assert_false (synth_pipe_schedule (&bad, 0, ops, &span, &err));
+  g_assert_error (err, VS_SYNTH_ERROR, 0);
+}
+
+/* The generator's stage 0 (Narayanan et al. 2021): of p = 4 it holds L/p
+ * = 2 layers and at most min(p, m) = 4 micro-batches' activations
+ * (Korthikanti section 5: the first stage stores p micro-batches of L/p
+ * layers, L layers' worth); each micro-batch sends its output and
+ * receives its gradient (2·s·b·h/t bytes, group 3, role pp). --params:
+ * no embedding, so every stage is the same; its receives wait what the
+ * schedule of its own kernel times says. (p, m) = (2, 2): the waits add
+ * up to t_f + t_b exactly (/synth/pipeline-bubble's third case), so the
+ * receives take 2x + t_f + t_b. */
 static void
 test_pipeline (void)
 {
   g_autoptr (VsConfig) cfg = preset ("a100-80g");
   const guint64 p = 4, m = 8, L = 8, s = 128, b = 2, h = 256;
   SynthTrainOpts o = small_train ();
-  o.layers = L, o.pp = p, o.grad_accum = m;
+  o.params = L * 12 * h * h, o.layers = L, o.pp = p, o.grad_accum = m;
   Stats st;
   SynthCommStats c;
   generate_comm (gen_train, &o, cfg, &st, &c);
   g_assert_cmpuint (c.count[VS_COLL_SEND], ==, m);
   g_assert_cmpuint (c.count[VS_COLL_RECV], ==, m);
   g_assert_cmpuint (c.bytes[VS_COLL_SEND], ==, m * 2 * s * b * h);
+  g_assert_cmpuint (c.role_count[VS_ROLE_PP], ==, 2 * m);
+  g_assert_cmpuint (c.ungrouped, ==, 0);
   g_assert_cmpuint (get (st.peak, "activations"), ==, p * (L / p) * synth_train_layer_activations (&o));
-  g_assert_cmpuint (get (st.peak, "params"), ==, (L / p) * 12 * h * h * 2 + 1000 * h * 2);
-  /* t_f: one micro-batch's forward on this stage (embedding, 2 layers, the send). */
-  VsNetwork net;
-  network_from_config (&net, cfg);
-  guint64 xfer = network_time_ns (&net, VS_COLL_SEND, 2 * s * b * h, 2);
-  guint64 t_f = (get (st.kernel_dur, "embedding_fwd") + get (st.kernel_dur, "transformer_layer_fwd")) / m + xfer;
-  g_assert_cmpuint (get (st.kernel_dur, "nccl_recv"), ==, m * xfer + (p - 1) * 3 * t_f);
+  g_assert_cmpuint (get (st.peak, "params"), ==, (L / p) * 12 * h * h * 2);
+  /* t_f, t_b: stage 0's kernels a micro-batch; x: one send */
+  double t_f = (double) sum_suffix (st.kernel_dur, "_fwd") / m, t_b = (double) sum_backward (st.kernel_dur) / m;
+  double x = (double) get (st.kernel_dur, "nccl_send") / m;
+  double tf[4] = { t_f, t_f, t_f, t_f }, tb[4] = { t_b, t_b, t_b, t_b };
+  SynthPipeSpec spec = { p, 1, m, tf, tb, x, x };
+  g_autoptr (GArray) ops = g_array_new (FALSE, FALSE, sizeof (SynthPipeOp));
+  g_assert_true (synth_pipe_schedule (&spec, 0, ops, NULL, NULL));
+  double waits = 0;
+  for (guint i = 0; i < ops->len; i++)
+    waits += g_array_index (ops, SynthPipeOp, i).wait_ns;
+  assert_near ((double) get (st.kernel_dur, "nccl_recv"), m * x + waits, m / 2.0);
   stats_free (&st);
+
+  o.layers = 2, o.params = 2 * 12 * h * h, o.pp = 2, o.grad_accum = 2;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  t_f = (double) sum_suffix (st.kernel_dur, "_fwd") / 2, t_b = (double) sum_backward (st.kernel_dur) / 2;
+  x = (double) get (st.kernel_dur, "nccl_send") / 2;
+  assert_near ((double) get (st.kernel_dur, "nccl_recv"), 2 * x + t_f + t_b, 1.0);
+  stats_free (&st);
+
+  /* Interleaved, v = 2 (L = 8 over 4 stages: 2 chunks of 1 layer): every
+   * chunk sends its output forward and receives its gradient, chunk 1 also
+   * receives its input from the last stage and sends its gradient back
+   * there (group 4): (2v - 1)·m = 3m sends and as many receives, against
+   * m of each without interleaving. */
+  o.params = L * 12 * h * h, o.layers = L, o.pp = p, o.grad_accum = m, o.virtual_stages = 2;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  g_assert_cmpuint (c.count[VS_COLL_SEND], ==, 3 * m);
+  g_assert_cmpuint (c.count[VS_COLL_RECV], ==, 3 * m);
+  g_assert_cmpint (synth_comm_group (&c, 4), >=, 0);   /* the last stage <-> stage 0 */
+  stats_free (&st);
+  o.grad_accum = 6;   /* not a multiple of p */
+  g_autoptr (GError) err = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("vs-synth-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "t.jsonl", NULL);
+  SynthEmit *e = synth_emit_new (out, cfg, 0, "test", &err);
+  g_assert_false (synth_transformer_train (&o, e, &err));
+  g_assert_error (err, VS_SYNTH_ERROR, 0);
+  synth_emit_abort (e);
+  g_rmdir (dir);
+}
+
+/* Every collective names its communicator (rank 0's, in Megatron's rank
+ * order: tensor ranks fastest, then data, then pipeline). t = 2, p = 2,
+ * N = 4 on 8-GPU nodes (16 GPUs): the tensor group (id 1) is 2
+ * consecutive GPUs; the data-parallel group (id 2) 4 ranks 2 apart, all
+ * 4 in rank 0's node (8/2); stage 1 is t·N = 8 ranks away, on the next
+ * node (id 3, one rank a node); the tied embedding's group (id 5) joins
+ * stage 0 and the last stage. Per micro-batch and layer 4 TP all-reduces
+ * (m = 2, L/p = 2: 16), plus the embedding's forward one (2); DP: one
+ * all-reduce a layer and the embedding a step (3); PP: a send and a
+ * receive a micro-batch (4) and the embedding's all-reduce (1). */
+static void
+test_groups (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  SynthTrainOpts o = small_train ();
+  o.tp = 2, o.pp = 2, o.dp = 4, o.grad_accum = 2;
+  Stats st;
+  SynthCommStats c;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  g_assert_cmpuint (c.ungrouped, ==, 0);
+  g_assert_false (c.group_conflict);
+  struct { guint64 id; guint8 role; guint32 ranks, per_node; guint64 count; } want[] = {
+    { 1, VS_ROLE_TP, 2, 2, 16 + 2 }, { 2, VS_ROLE_DP, 4, 4, 3 }, { 3, VS_ROLE_PP, 2, 1, 4 }, { 5, VS_ROLE_PP, 2, 1, 1 },
+  };
+  g_assert_cmpuint (c.n_groups, ==, G_N_ELEMENTS (want));
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    {
+      int k = synth_comm_group (&c, want[i].id);
+      g_assert_cmpint (k, >=, 0);
+      g_assert_cmpuint (c.groups[k].role, ==, want[i].role);
+      g_assert_cmpuint (c.groups[k].ranks, ==, want[i].ranks);
+      g_assert_cmpuint (c.groups[k].per_node, ==, want[i].per_node);
+      g_assert_cmpuint (c.group_count[k], ==, want[i].count);
+    }
+  stats_free (&st);
+}
+
+/* GEMM tile and wave quantisation on a100-80g (108 SMs, FP16 312 TFLOPS,
+ * E = 0.80, K0 = 96): M x N x K = 1152 x 1536 x 8192 is 9 x 12 = 108
+ * tiles of 128 x 128, one wave; one wave's time is a tile's 2·128·128·
+ * (8192 + 96) = 271,581,184 FLOPs at 312e12 / 108 x 0.80 = 2.3111e12
+ * FLOP/s: 117,511 ns (its bytes, 2·(1152·8192 + 8192·1536 + 1152·1536) =
+ * 47.6 MB, take 27.1 us at 1753.5 GB/s: it is compute-bound). That is
+ * 2·1152·1536·8192 / 117,511 ns = 246.7 TFLOPS, 0.79 of the peak. One
+ * more column, N = 1537: 9 x 13 = 117 tiles, two waves, 235,022 ns, for
+ * 0.07 % more work. The emitted kernel says its flops, precision and
+ * grid, so a replay elsewhere scales it by waves. */
+static void
+test_gemm_waves (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  VsKernelChip chip;
+  kernel_chip_from_config (&chip, cfg);
+  SynthGemm g;
+  synth_gemm_time (&chip, VS_PREC_FP16, 2, 1152, 1536, 8192, 1, &g);
+  g_assert_cmpuint (g.tiles, ==, 108);
+  g_assert_cmpfloat (g.waves, ==, 1);
+  assert_near (g.compute_ns, 117511.09, 0.01);
+  assert_near (g.mem_ns, 27133.19, 0.01);
+  assert_near (g.ns, 117511.09, 0.01);
+  synth_gemm_time (&chip, VS_PREC_FP16, 2, 1152, 1537, 8192, 1, &g);
+  g_assert_cmpuint (g.tiles, ==, 117);
+  g_assert_cmpfloat (g.waves, ==, 2);
+  assert_near (g.ns, 235022.18, 0.01);
+  /* a batched GEMM: 4 x (256 x 256) = 16 tiles, one partial wave, K = 64:
+   * 2·16384·160 = 5,242,880 FLOPs / 2.3111e12 = 2,268.55 ns, above the 1.3 us floor */
+  synth_gemm_time (&chip, VS_PREC_FP16, 2, 256, 256, 64, 4, &g);
+  g_assert_cmpuint (g.tiles, ==, 16);
+  assert_near (g.ns, 2268.55, 0.01);
+
+  g_autofree char *dir = g_dir_make_tmp ("vs-synth-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "g.jsonl", NULL);
+  g_autoptr (GError) err = NULL;
+  SynthEmit *e = synth_emit_new (out, cfg, 0, "test", &err);
+  g_assert_no_error (err);
+  guint64 id = synth_alloc (e, 1 << 20, VS_MEM_DEVICE, "workspace");
+  g_assert_cmpuint (synth_gemm (e, "gemm_test", 1, VS_PREC_FP16, 2, 1152, 1536, 8192, 1, &id, 1, &id, 1), ==, 117511);
+  synth_free (e, id);
+  g_assert_true (synth_emit_finish (e, &err));
+  g_autoptr (VsTraceReader) r = trace_open (out, &err);
+  g_assert_no_error (err);
+  VsEvent ev;
+  gboolean seen = FALSE;
+  while (trace_next (r, &ev, &err))
+    if (ev.op == VS_OP_KERNEL)
+      {
+        seen = TRUE;
+        g_assert_cmpuint (ev.dur, ==, 117511);
+        g_assert_cmpuint (ev.compute_ns, ==, 117511);
+        g_assert_nonnull (ev.shape);
+        g_assert_cmpuint (ev.shape->flops, ==, 2ull * 1152 * 1536 * 8192);
+        g_assert_cmpuint (ev.shape->precision, ==, VS_PREC_FP16);
+        g_assert_cmpuint (ev.shape->grid[0], ==, 108);
+        g_assert_cmpuint (ev.shape->block[0], ==, 256);
+      }
+  g_assert_no_error (err);
+  g_assert_true (seen);
+  g_unlink (out);
+  g_rmdir (dir);
 }
 
 /* MoE (GShard; Switch Transformers): E = 8 experts over N = 8 ranks, one
@@ -558,6 +820,114 @@ test_moe (void)
   g_assert_cmpuint (get (st.peak, "params"), ==, (L * (12 * h * h + h * E) + 1000 * h) * 2);
   g_assert_cmpuint (synth_train_layer_activations (&o), ==, s * b * h * (34 + 16 * (k - 1)) + 5 * a * s * s * b);
   stats_free (&st);
+}
+
+/* Expert gradients are reduced over the ranks holding the same expert
+ * (DeepSpeed-MoE / Megatron's expert-data-parallel group), the rest of
+ * the layer over all N. E = 8 experts, N = 16: ep = 8 ranks hold one
+ * expert each, so each expert lives on N/ep = 2 ranks. Per layer (h =
+ * 256): attention 4h² + router h·E = 262,144 + 2,048 = 264,192 params
+ * (528,384 B) all-reduced over the 16 (group 2), the expert's 8h² =
+ * 524,288 params (1,048,576 B) over its 2 (group 7, role dp); the
+ * embedding's 1000·256 params (512,000 B) over the 16. Volume over 16
+ * ranks: 4 x 528,384 + 512,000 = 2,625,536 B; over 2: 4,194,304 B (an
+ * all-reduce of all N would have sent the experts' 8 times as far).
+ * ZeRO-1 shards the optimizer the same way: 12 B x (264,192/16 +
+ * 524,288/2) per layer. */
+static void
+test_moe_grads (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("h100-sxm");
+  const guint64 L = 4, h = 256, E = 8;
+  SynthTrainOpts o = small_train ();
+  o.experts = E, o.top_k = 2, o.dp = 16;
+  Stats st;
+  SynthCommStats c;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  int dp = synth_comm_group (&c, 2), edp = synth_comm_group (&c, 7), ep = synth_comm_group (&c, 6);
+  g_assert_cmpint (dp, >=, 0);
+  g_assert_cmpint (edp, >=, 0);
+  g_assert_cmpint (ep, >=, 0);
+  g_assert_cmpuint (c.groups[dp].ranks, ==, 16);
+  g_assert_cmpuint (c.groups[edp].ranks, ==, 2);
+  g_assert_cmpuint (c.groups[edp].role, ==, VS_ROLE_DP);
+  g_assert_cmpuint (c.groups[ep].ranks, ==, 8);
+  g_assert_cmpuint (c.groups[ep].role, ==, VS_ROLE_EP);
+  g_assert_cmpuint (c.group_bytes[dp], ==, L * (4 * h * h + h * E) * 2 + 1000 * h * 2);
+  g_assert_cmpuint (c.group_bytes[edp], ==, L * 8 * h * h * 2);
+  g_assert_cmpuint (c.group_count[edp], ==, L);
+  g_assert_cmpuint (c.group_count[ep], ==, 4 * L);   /* dispatch and combine, forward and backward */
+  stats_free (&st);
+  o.zero = 1;
+  generate (gen_train, &o, cfg, &st);
+  g_assert_cmpuint (get (st.peak, "optimizer"), ==, L * ((4 * h * h + h * E + 15) / 16 + 8 * h * h / 2) * 12
+                                                     + (1000 * h + 15) / 16 * 12);
+  stats_free (&st);
+}
+
+/* A tied embedding is reduced once. p = 1, ZeRO 2, N = 4, m = 2: the LM
+ * head's and the embedding's gradients land in one buffer, reduce-
+ * scattered once a micro-batch (1000·256·2 = 512,000 B), not once per
+ * use: L + 1 = 5 reduce-scatters a micro-batch, 10 in all. p = 2 (N =
+ * 1): stage 0 and the last stage each hold a copy; stage 0 all-reduces
+ * its gradient with the last stage's once a step (group 5, 2 ranks,
+ * role pp), 512,000 B; nothing else is data-parallel. */
+static void
+test_tied_embedding (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  const guint64 L = 4, m = 2, emb = 1000 * 256 * 2;
+  SynthTrainOpts o = small_train ();
+  o.zero = 2, o.dp = 4, o.grad_accum = m;
+  Stats st;
+  SynthCommStats c;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  g_assert_cmpuint (c.count[VS_COLL_REDUCE_SCATTER], ==, m * (L + 1));
+  g_assert_cmpuint (c.bytes[VS_COLL_REDUCE_SCATTER], ==, m * (L * 12 * 256 * 256 * 2 + emb));
+  stats_free (&st);
+  o = small_train ();
+  o.pp = 2, o.grad_accum = m, o.steps = 2;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  int k = synth_comm_group (&c, 5);
+  g_assert_cmpint (k, >=, 0);
+  g_assert_cmpuint (c.groups[k].ranks, ==, 2);
+  g_assert_cmpuint (c.groups[k].role, ==, VS_ROLE_PP);
+  g_assert_cmpuint (c.group_count[k], ==, 2);   /* once a step */
+  g_assert_cmpuint (c.group_bytes[k], ==, 2 * emb);
+  g_assert_cmpuint (c.role_count[VS_ROLE_DP], ==, 0);
+  stats_free (&st);
+}
+
+/* ZeRO-3 at a fixed global batch of 64 sequences, micro-batch 1: on 8
+ * GPUs (one node, m = 8) each layer's parameters are all-gathered over
+ * NVSwitch; on 64 (eight nodes, m = 1) the same gathers and
+ * reduce-scatters cross InfiniBand (each GPU's NIC carries its ring's
+ * share), so a GPU processes fewer tokens a second: the per-micro-batch
+ * compute is the same, the communication it waits for is not. h = 2048,
+ * s = 512: a layer's forward is 2·12h²·512 = 5.2e10 FLOPs (~0.2 ms),
+ * its gather 12h²·2 = 100 MB (Ψ_layer·(N-1)/N on each link). */
+static void
+test_zero3_nodes (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  double per_gpu[2];
+  const guint dps[2] = { 8, 64 };
+  for (guint i = 0; i < 2; i++)
+    {
+      SynthTrainOpts o = small_train ();
+      o.layers = 4, o.hidden = 2048, o.heads = 16, o.seq = 512, o.batch = 1;
+      o.zero = 3, o.dp = dps[i], o.grad_accum = 64 / dps[i], o.steps = 2;
+      Stats st;
+      SynthCommStats c;
+      generate_comm (gen_train, &o, cfg, &st, &c);
+      int k = synth_comm_group (&c, 2);
+      g_assert_cmpint (k, >=, 0);
+      g_assert_cmpuint (c.groups[k].ranks, ==, dps[i]);
+      double step = (double) (st.mark_t[1] - st.mark_t[0]);
+      per_gpu[i] = (double) o.grad_accum * o.seq / step;
+      stats_free (&st);
+    }
+  g_assert_cmpfloat (per_gpu[1], <, per_gpu[0]);
 }
 
 /* FP8 with Transformer Engine: 3 bytes a parameter (bf16 + FP8 copy), bf16
@@ -590,7 +960,13 @@ main (int argc, char **argv)
   g_test_add_func ("/synth/zero-volume", test_zero_volume);
   g_test_add_func ("/synth/limit-all-gathers", test_limit_all_gathers);
   g_test_add_func ("/synth/tp-activations", test_tp_activations);
+  g_test_add_func ("/synth/pipeline-bubble", test_pipeline_bubble);
   g_test_add_func ("/synth/pipeline", test_pipeline);
+  g_test_add_func ("/synth/groups", test_groups);
+  g_test_add_func ("/synth/gemm-waves", test_gemm_waves);
+  g_test_add_func ("/synth/moe-grads", test_moe_grads);
+  g_test_add_func ("/synth/tied-embedding", test_tied_embedding);
+  g_test_add_func ("/synth/zero3-nodes", test_zero3_nodes);
   g_test_add_func ("/synth/moe", test_moe);
   g_test_add_func ("/synth/fp8", test_fp8);
   return g_test_run ();
