@@ -96,6 +96,7 @@ static gboolean check_tier (VsConfig *c, void *at, const char *prefix, const cha
 static gboolean check_host (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_uvm (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_network_level (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
+static gboolean check_network (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_allocator (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_compute (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 
@@ -213,6 +214,13 @@ static const Field network_inter_fields[] = {
 static const Field network_fields[] = {
   { "ranks", K_COUNT, AT (network.ranks), .def.u = 1 },
   { "ranks_per_node", K_COUNT, AT (network.ranks_per_node), .def.u = 1 },
+  /* What-ifs by role (docs/model.md section 11, "In the replay"): the
+   * size to replay every group of that role on; 0 keeps the trace's. */
+  { "dp", K_UINT, AT (network.dp), .def.u = 0 },
+  { "tp", K_UINT, AT (network.tp), .def.u = 0 },
+  { "pp", K_UINT, AT (network.pp), .def.u = 0 },
+  { "ep", K_UINT, AT (network.ep), .def.u = 0 },
+  { "cp", K_UINT, AT (network.cp), .def.u = 0 },
   { "intra", K_OBJ, .sub = network_intra_fields, .check = check_network_level },
   { "inter", K_OBJ, .sub = network_inter_fields, .check = check_network_level },
   { .key = NULL },
@@ -233,7 +241,7 @@ static const Field root_fields[] = {
   { "uvm", K_OBJ, .sub = uvm_fields, .check = check_uvm },
   { "policy", K_OBJ, .sub = policy_fields },
   { "gpu", K_OBJ, .sub = gpu_fields },
-  { "network", K_OBJ, .sub = network_fields },
+  { "network", K_OBJ, .sub = network_fields, .check = check_network },
   { "model", K_OBJ, .sub = model_fields },
   { .key = NULL },
 };
@@ -1591,6 +1599,26 @@ check_network_level (VsConfig *c, void *at, const char *prefix, const char *orig
   g_autofree char *bk = path_join (prefix, "bandwidth");
   g_autofree char *ek = path_join (prefix, "efficiency");
   return check_rate (bw, eff, origin, bk, ek, error);
+}
+
+/* A group resized by role is part of the job: it may not outgrow
+ * network.ranks when that sizes the job (SPEC 5.8). */
+static gboolean
+check_network (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
+{
+  const struct { const char *key; guint v; } roles[] = {
+    { "dp", c->network.dp }, { "tp", c->network.tp }, { "pp", c->network.pp },
+    { "ep", c->network.ep }, { "cp", c->network.cp },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (roles); i++)
+    if (c->network.ranks > 1 && roles[i].v > c->network.ranks)
+      {
+        g_autofree char *p = path_join (prefix, roles[i].key);
+        fail (error, origin, p, "%u is more than the job's %u GPUs (network.ranks): a %s group is part of its job; "
+              "raise network.ranks too", roles[i].v, c->network.ranks, roles[i].key);
+        return FALSE;
+      }
+  return TRUE;
 }
 
 /* compute.tflops is another name for compute.fp16 (SPEC 4): one of them

@@ -97,6 +97,9 @@ typedef struct {
    * (sim/model/network.h prices collectives on it). */
   struct {
     guint ranks, ranks_per_node;
+    /* the size to replay the groups of each role on (collective.group.role);
+     * 0: the trace's */
+    guint dp, tp, pp, ep, cp;
     struct {
       char *tech;
       double bandwidth;    /* bytes/s per GPU per direction (inter: the GPU's NIC share) */
