@@ -53,6 +53,9 @@ result "... and resizes no group: the same times as on 8"
 run "$VRAMSIM" replay "$tmp/roles.jsonl" -c a100-80g --set network.dp=64 --format json -o "$tmp/dp64.json"
 [[ $(python3 -c "import json; a=json.load(open('$tmp/r8.json')); b=json.load(open('$tmp/dp64.json')); g={x['id']: x['ranks'] for x in b['network']['groups']}; print(b['network']['busy_ns'] > a['network']['busy_ns'] and g == {1: 64, 2: 2})") == True ]]
 result "network.dp=64: the dp group on 64 ranks across nodes takes longer than 8 in one; the tp group keeps 2"
+run "$VRAMSIM" replay "$tmp/roles.jsonl" -c a100-80g --set network.dp=64
+[[ $rc -eq 0 && $out == *"  dp group 1             8 -> 64 ranks"* && $out != *"tp group"* ]]
+result "the text report names the resized group"
 
 run "$VRAMSIM" replay "$tmp/t.jsonl" -c a100-80g
 [[ $rc -eq 0 && $out == *"network ("*"job of 8 ranks"* ]]; result "the text report has a network section"

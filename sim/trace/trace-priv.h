@@ -138,9 +138,9 @@ gboolean trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, G
  * JavaScript, a report's consumer) holds it exactly. */
 #define VS_GROUP_ID_MAX ((G_GUINT64_CONSTANT (1) << 53) - 1)
 
-/* At most this many distinct groups in one trace: the reader keeps one
- * entry (40 bytes) for each, and a job has tens (one per parallel
- * dimension and stage), not millions. */
+/* At most this many distinct groups in one trace: the reader keeps a
+ * table entry for each (memory bounded, as for live ids), and a job has
+ * tens (one per parallel dimension and stage), not millions. */
 #define VS_MAX_GROUPS 65536
 
 /* Whether C (a collective with a group) agrees with the earlier uses of

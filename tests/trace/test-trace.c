@@ -824,6 +824,27 @@ test_fast_path_errors (void)
       expect_bin_error (bin_trace_v (3, v3[i].hex, pad, 0), v3[i].what);
 }
 
+/* A reader remembers VS_MAX_GROUPS groups (memory bounded by what a job
+ * has, not by the trace): one more is refused, naming its line. */
+static void
+test_group_limit (void)
+{
+  GString *s = g_string_new ("{\"vramsim_trace\": 1}\n");
+  for (guint i = 1; i <= VS_MAX_GROUPS + 1; i++)
+    g_string_append_printf (s, "{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"collective\": "
+                            "{\"kind\": \"send\", \"bytes\": 1, \"ranks\": 2, \"group\": {\"id\": %u}}}\n", i);
+  g_autofree char *p = write_file ("groups.jsonl", s->str, s->len);
+  g_string_free (s, TRUE);
+  GError *error = NULL;
+  g_autofree char *d = dump_path (p, &error);
+  g_assert_null (d);
+  g_autofree char *want = g_strdup_printf ("%s:%u: field 'collective.group': more than %u communicators in one trace",
+                                           p, VS_MAX_GROUPS + 2, VS_MAX_GROUPS);
+  if (error == NULL || !g_str_has_prefix (error->message, want))
+    g_error ("got \"%s\", expected \"%s\"", error ? error->message : "(none)", want);
+  g_error_free (error);
+}
+
 /* trace_reader_set_job: a collective larger than the job is refused by
  * every reader, naming the record; a resized role is not checked; an
  * unsized job checks nothing. */
@@ -1413,6 +1434,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trace/errors-binary", test_errors_binary);
   g_test_add_func ("/trace/fast-path-errors", test_fast_path_errors);
   g_test_add_func ("/trace/job-check", test_job_check);
+  g_test_add_func ("/trace/group-limit", test_group_limit);
   g_test_add_func ("/trace/fast-path-roundtrip", test_fast_path_roundtrip);
   g_test_add_func ("/trace/fast-path-mutations", test_fast_path_mutations);
   g_test_add_func ("/trace/fast-path-kernel-fields", test_fast_path_kernel_fields);
