@@ -30,7 +30,26 @@
  * send (or a recv, when more is received) of the larger side; collectives
  * of one kind add up their bytes; of mixed kinds the kind with the most
  * bytes wins. $VRAMCAP_NCCL=0 (vramcap --no-nccl) makes every wrapper a
- * plain pass-through. */
+ * plain pass-through.
+ *
+ * Communicators (collective.group): the shim also stands in for the calls
+ * that make one (ncclCommInitRank, ncclCommInitRankConfig,
+ * ncclCommInitRankScalable, ncclCommInitAll, ncclCommSplit,
+ * ncclCommShrink) and that end one (ncclCommDestroy, ncclCommAbort), and
+ * keeps a table communicator -> group id. The id is a hash of what every
+ * rank of the communicator gives alike, so that the traces of its ranks
+ * name it alike: the unique id(s) and the size for the InitRank calls;
+ * the parent's id, the how-many-th split or shrink of that parent (every
+ * rank splits its parent in the same order: the calls are collective),
+ * the color and the new size for ncclCommSplit; a process-wide count and
+ * the size for ncclCommInitAll (one process, one clique). The size is in
+ * every hash, so that one id never names two sizes (a trace reader
+ * refuses that). A communicator the shim did not see made (one made
+ * before it was loaded) gets an id from its address and size: distinct
+ * within the trace, not across ranks. Ops of one group on two
+ * communicators that share a stream become one collective per
+ * communicator, taken by the stream's kernels in the order of their
+ * first op. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
@@ -38,6 +57,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <pthread.h>
 
 #include "nccl.h"
 #include "recorder.h"
@@ -63,10 +84,12 @@ dtype_bytes (int dt)
   return dt >= 0 && (size_t) dt < sizeof size ? size[dt] : 0;
 }
 
-/* One stream's share of a group: bytes and op count per kind. */
+/* One stream's share of a group on one communicator: bytes and op count
+ * per kind. */
 #define MAX_STREAMS 8
 typedef struct {
   uintptr_t stream;
+  uint64_t group;
   uint32_t ranks;
   uint32_t n[K_N];
   uint64_t bytes[K_N];
@@ -160,19 +183,153 @@ comm_ranks (NcclComm comm)
   return (uint32_t) n;
 }
 
+/* ---- communicators -> group ids ---- */
+
+/* FNV-1a, 64 bits (Fowler, Noll, Vo; the parameters of
+ * http://www.isthe.com/chongo/tech/comp/fnv/): H continued over N bytes. */
+static uint64_t
+fnv (uint64_t h, const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
+}
+#define FNV_START 0xcbf29ce484222325ULL
+
+/* A group id from hash H: 1 .. 2^53 - 1 (docs/trace-format.md: JSON
+ * readers hold such integers exactly). */
+static uint64_t
+gid_of (uint64_t h)
+{
+  uint64_t g = (h ^ (h >> 53)) & ((1ULL << 53) - 1);
+  return g ? g : 1;
+}
+
+/* The table: open addressing by address, few entries (a job makes tens
+ * of communicators); a full table leaves the rest to their address id. */
+#define MAX_COMMS 1024
+typedef struct {
+  NcclComm comm;        /* NULL: free; TOMB: freed */
+  uint64_t gid;
+  uint32_t splits;      /* splits and shrinks of this communicator so far */
+} CommEntry;
+#define TOMB ((NcclComm) (uintptr_t) 1)
+static CommEntry g_comms[MAX_COMMS];
+static pthread_mutex_t g_comms_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_init_alls;   /* ncclCommInitAll calls so far */
+
+static void comms_prepare (void) { pthread_mutex_lock (&g_comms_lock); }
+static void comms_parent (void) { pthread_mutex_unlock (&g_comms_lock); }
+static void comms_child (void) { pthread_mutex_init (&g_comms_lock, NULL); }
+static void comms_atfork (void) { pthread_atfork (comms_prepare, comms_parent, comms_child); }
+
 static void
-agg_add (int kind, uint64_t bytes, uint32_t ranks, uintptr_t stream)
+comms_lock (void)
+{
+  /* A fork while another thread holds the lock must not leave the child
+   * a held one. */
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once (&once, comms_atfork);
+  pthread_mutex_lock (&g_comms_lock);
+}
+
+static size_t
+slot_of (NcclComm c)
+{
+  uint64_t a = (uint64_t) (uintptr_t) c;
+  return (size_t) ((a >> 4) * 0x9E3779B97F4A7C15ULL >> 54) % MAX_COMMS;
+}
+
+/* C's entry, or (CREATE) a new one; NULL when absent (or full). Locked. */
+static CommEntry *
+comm_entry_locked (NcclComm c, int create)
+{
+  size_t i = slot_of (c), tomb = MAX_COMMS;
+  for (size_t n = 0; n < MAX_COMMS; n++, i = (i + 1) % MAX_COMMS) {
+    if (g_comms[i].comm == c)
+      return &g_comms[i];
+    if (g_comms[i].comm == TOMB && tomb == MAX_COMMS)
+      tomb = i;
+    if (g_comms[i].comm == NULL)
+      break;
+  }
+  if (!create)
+    return NULL;
+  if (tomb == MAX_COMMS && g_comms[i].comm != NULL)
+    return NULL;
+  CommEntry *e = &g_comms[tomb < MAX_COMMS ? tomb : i];
+  e->comm = c;
+  e->gid = 0;
+  e->splits = 0;
+  return e;
+}
+
+static void
+comm_set (NcclComm c, uint64_t gid)
+{
+  if (!c || c == TOMB)
+    return;
+  comms_lock ();
+  CommEntry *e = comm_entry_locked (c, 1);
+  if (e) {
+    e->gid = gid;
+    e->splits = 0;
+  }
+  pthread_mutex_unlock (&g_comms_lock);
+}
+
+static void
+comm_forget (NcclComm c)
+{
+  if (!c)
+    return;
+  comms_lock ();
+  CommEntry *e = comm_entry_locked (c, 0);
+  if (e)
+    e->comm = TOMB;
+  pthread_mutex_unlock (&g_comms_lock);
+}
+
+/* The id from C's address and RANKS, for a communicator not seen made. */
+static uint64_t
+gid_from_address (NcclComm c, uint32_t ranks)
+{
+  uint64_t a = (uint64_t) (uintptr_t) c, h = fnv (FNV_START, "vramcap-address", 15);
+  h = fnv (h, &a, sizeof a);
+  return gid_of (fnv (h, &ranks, sizeof ranks));
+}
+
+/* C's group id (RANKS its size); for a split, also the how-many-th split
+ * of C this is (*SEQ, when SEQ; counted). */
+static uint64_t
+comm_gid (NcclComm c, uint32_t ranks, uint32_t *seq)
+{
+  comms_lock ();
+  CommEntry *e = comm_entry_locked (c, seq != NULL);
+  uint64_t g = e ? e->gid : 0;
+  if (e && g == 0)
+    g = e->gid = gid_from_address (c, ranks);
+  if (seq)
+    *seq = e ? e->splits++ : 0;
+  pthread_mutex_unlock (&g_comms_lock);
+  return g ? g : gid_from_address (c, ranks);
+}
+
+static void
+agg_add (int kind, uint64_t bytes, uint32_t ranks, uintptr_t stream, uint64_t group)
 {
   Agg *a = NULL;
   for (uint32_t i = 0; i < t.n_agg && !a; i++)
-    if (t.agg[i].stream == stream)
+    if (t.agg[i].stream == stream && t.agg[i].group == group)
       a = &t.agg[i];
   if (!a) {
     if (t.n_agg == MAX_STREAMS)
-      return; /* a group over more streams than this: the rest go unnamed */
+      return; /* a group over more streams and communicators than this: the rest go unnamed */
     a = &t.agg[t.n_agg++];
     memset (a, 0, sizeof *a);
     a->stream = stream;
+    a->group = group;
   }
   if (ranks > a->ranks)
     a->ranks = ranks;
@@ -206,6 +363,7 @@ agg_coll (const Agg *a, CapColl *c)
   c->kind = (uint8_t) best;
   c->bytes = most;
   c->ranks = a->ranks;
+  c->group = a->group;
 }
 
 /* The group's (or the lone call's) collectives wait for their kernels. */
@@ -258,7 +416,7 @@ op_begin (int kind, size_t count, int dtype, int per_rank, NcclComm comm, NcclSt
   if (!grouped)
     t.n_agg = 0;
   if (known)
-    agg_add (kind, (uint64_t) count * mult, ranks, (uintptr_t) s);
+    agg_add (kind, (uint64_t) count * mult, ranks, (uintptr_t) s, comm_gid (comm, ranks, NULL));
   if (!grouped)
     pend_from_aggs ();
   t.depth++;
@@ -432,4 +590,184 @@ ncclGroupSimulateEnd (void *sim_info)
   if (t.depth == 0 && !wrap_off () && t.group > 0 && --t.group == 0)
     t.n_agg = 0;
   return real (sim_info);
+}
+
+/* ---- making and ending communicators ---- */
+
+typedef struct { char internal[128]; } NcclUniqueId;   /* NCCL_UNIQUE_ID_BYTES (nccl.h) */
+typedef void *NcclConfig;                             /* ncclConfig_t *: passed through */
+#define NCCL_IN_PROGRESS 7   /* ncclInProgress: a non-blocking init, *comm already set */
+
+typedef NcclResult InitRankFn (NcclComm *, int, NcclUniqueId, int);
+typedef NcclResult InitRankConfigFn (NcclComm *, int, NcclUniqueId, int, NcclConfig);
+typedef NcclResult InitScalableFn (NcclComm *, int, int, int, NcclUniqueId *, NcclConfig);
+typedef NcclResult InitAllFn (NcclComm *, int, const int *);
+typedef NcclResult SplitFn (NcclComm, int, int, NcclComm *, NcclConfig);
+typedef NcclResult ShrinkFn (NcclComm, int *, int, NcclComm *, NcclConfig, int);
+typedef NcclResult EndFn (NcclComm);
+
+NcclResult ncclCommInitRank (NcclComm *comm, int nranks, NcclUniqueId id, int rank);
+NcclResult ncclCommInitRankConfig (NcclComm *comm, int nranks, NcclUniqueId id, int rank, NcclConfig config);
+NcclResult ncclCommInitRankScalable (NcclComm *comm, int nranks, int rank, int n_ids, NcclUniqueId *ids,
+                                     NcclConfig config);
+NcclResult ncclCommInitAll (NcclComm *comms, int ndev, const int *devlist);
+NcclResult ncclCommSplit (NcclComm comm, int color, int key, NcclComm *newcomm, NcclConfig config);
+NcclResult ncclCommShrink (NcclComm comm, int *exclude, int n_exclude, NcclComm *newcomm, NcclConfig config,
+                           int flags);
+NcclResult ncclCommDestroy (NcclComm comm);
+NcclResult ncclCommAbort (NcclComm comm);
+
+/* Whether a make call's result leaves a communicator to name. */
+static int
+made (NcclResult r)
+{
+  return r == 0 || r == NCCL_IN_PROGRESS;
+}
+
+/* The id of a communicator made from IDS (N of them) with NRANKS ranks. */
+static uint64_t
+gid_from_ids (const NcclUniqueId *ids, int n, int nranks)
+{
+  uint64_t h = fnv (FNV_START, "vramcap-uid", 11);
+  if (ids && n > 0)
+    h = fnv (h, ids, (size_t) n * sizeof *ids);
+  uint32_t r = (uint32_t) nranks;
+  return gid_of (fnv (h, &r, sizeof r));
+}
+
+/* Before a make call: whether to follow it (not NCCL's own, wrap on). */
+static int
+make_begin (void)
+{
+  if (t.depth > 0 || wrap_off ())
+    return 0;
+  t.depth++;   /* NCCL's calls into its own exported functions pass through */
+  return 1;
+}
+
+NcclResult
+ncclCommInitRank (NcclComm *comm, int nranks, NcclUniqueId id, int rank)
+{
+  REAL (InitRankFn, "ncclCommInitRank");
+  int follow = make_begin ();
+  NcclResult r = real (comm, nranks, id, rank);
+  if (follow) {
+    t.depth--;
+    if (made (r) && comm)
+      comm_set (*comm, gid_from_ids (&id, 1, nranks));
+  }
+  return r;
+}
+
+NcclResult
+ncclCommInitRankConfig (NcclComm *comm, int nranks, NcclUniqueId id, int rank, NcclConfig config)
+{
+  REAL (InitRankConfigFn, "ncclCommInitRankConfig");
+  int follow = make_begin ();
+  NcclResult r = real (comm, nranks, id, rank, config);
+  if (follow) {
+    t.depth--;
+    if (made (r) && comm)
+      comm_set (*comm, gid_from_ids (&id, 1, nranks));
+  }
+  return r;
+}
+
+NcclResult
+ncclCommInitRankScalable (NcclComm *comm, int nranks, int rank, int n_ids, NcclUniqueId *ids, NcclConfig config)
+{
+  REAL (InitScalableFn, "ncclCommInitRankScalable");
+  int follow = make_begin ();
+  NcclResult r = real (comm, nranks, rank, n_ids, ids, config);
+  if (follow) {
+    t.depth--;
+    if (made (r) && comm)
+      comm_set (*comm, gid_from_ids (ids, n_ids, nranks));
+  }
+  return r;
+}
+
+NcclResult
+ncclCommInitAll (NcclComm *comms, int ndev, const int *devlist)
+{
+  REAL (InitAllFn, "ncclCommInitAll");
+  int follow = make_begin ();
+  NcclResult r = real (comms, ndev, devlist);
+  if (follow) {
+    t.depth--;
+    if (made (r) && comms && ndev > 0) {
+      uint64_t n = __atomic_fetch_add (&g_init_alls, 1, __ATOMIC_RELAXED);
+      uint32_t size = (uint32_t) ndev;
+      uint64_t h = fnv (fnv (FNV_START, "vramcap-initall", 15), &n, sizeof n);
+      uint64_t g = gid_of (fnv (h, &size, sizeof size));
+      for (int i = 0; i < ndev; i++)
+        comm_set (comms[i], g);
+    }
+  }
+  return r;
+}
+
+/* The id of the KIND-th (0 split, 1 shrink) child of PARENT made by its
+ * SEQ-th split or shrink, with COLOR and the child's size. */
+static uint64_t
+gid_of_child (uint64_t parent, uint32_t seq, int kind, int color, NcclComm child)
+{
+  uint32_t size = comm_ranks (child);
+  int32_t c = color;
+  uint64_t h = fnv (FNV_START, kind ? "vramcap-shrink" : "vramcap-split", kind ? 14 : 13);
+  h = fnv (h, &parent, sizeof parent);
+  h = fnv (h, &seq, sizeof seq);
+  h = fnv (h, &c, sizeof c);
+  return gid_of (fnv (h, &size, sizeof size));
+}
+
+NcclResult
+ncclCommSplit (NcclComm comm, int color, int key, NcclComm *newcomm, NcclConfig config)
+{
+  REAL (SplitFn, "ncclCommSplit");
+  int follow = make_begin ();
+  uint32_t seq = 0;
+  uint64_t parent = follow && comm ? comm_gid (comm, comm_ranks (comm), &seq) : 0;
+  NcclResult r = real (comm, color, key, newcomm, config);
+  if (follow) {
+    t.depth--;
+    if (made (r) && newcomm && *newcomm)
+      comm_set (*newcomm, gid_of_child (parent, seq, 0, color, *newcomm));
+  }
+  return r;
+}
+
+NcclResult
+ncclCommShrink (NcclComm comm, int *exclude, int n_exclude, NcclComm *newcomm, NcclConfig config, int flags)
+{
+  REAL (ShrinkFn, "ncclCommShrink");
+  int follow = make_begin ();
+  uint32_t seq = 0;
+  uint64_t parent = follow && comm ? comm_gid (comm, comm_ranks (comm), &seq) : 0;
+  NcclResult r = real (comm, exclude, n_exclude, newcomm, config, flags);
+  if (follow) {
+    t.depth--;
+    if (made (r) && newcomm && *newcomm)
+      comm_set (*newcomm, gid_of_child (parent, seq, 1, 0, *newcomm));
+  }
+  return r;
+}
+
+NcclResult
+ncclCommDestroy (NcclComm comm)
+{
+  REAL (EndFn, "ncclCommDestroy");
+  /* Forgotten first: once freed, its address may name the next one made. */
+  if (t.depth == 0 && !wrap_off ())
+    comm_forget (comm);
+  return real (comm);
+}
+
+NcclResult
+ncclCommAbort (NcclComm comm)
+{
+  REAL (EndFn, "ncclCommAbort");
+  if (t.depth == 0 && !wrap_off ())
+    comm_forget (comm);
+  return real (comm);
 }

@@ -7,11 +7,13 @@
 /* One kernel's collective: KIND is docs/trace-format.md's code (0
  * all_reduce, 1 all_gather, 2 reduce_scatter, 3 all_to_all, 4 broadcast,
  * 5 reduce, 6 send, 7 recv), BYTES the per-rank input buffer (SPEC 3),
- * RANKS the communicator's size. */
+ * RANKS the communicator's size, GROUP its id (collective.group.id: from
+ * the unique id it was created with, 1 .. 2^53 - 1; 0: not known). */
 typedef struct {
   uint8_t kind;
   uint32_t ranks;
   uint64_t bytes;
+  uint64_t group;
 } CapColl;
 
 /* While this thread is inside an NCCL call that launches kernels: the

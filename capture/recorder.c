@@ -663,6 +663,7 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
       e->coll_kind = coll.kind;
       e->coll_bytes = coll.bytes;
       e->coll_ranks = coll.ranks;
+      e->coll_group = coll.group;
     }
     if (n) {
       size_t keep = g_addrs_on ? np : 0;

@@ -168,7 +168,7 @@ vtw_open (const char *path, const char *header_json)
       goto fail;
   }
   put (w, "VRAMTRC\x1a", 8);
-  put_u32 (w, 2);   /* version 2: kernel records may carry a shape */
+  put_u32 (w, 3);   /* version 3: kernel records may carry a shape, a collective and its group */
   size_t hl = strlen (header_json);
   put_u32 (w, (uint32_t) hl);
   put (w, header_json, hl);
@@ -246,7 +246,8 @@ vtw_event (VtWriter *w, const VtEvent *e)
     for (uint32_t i = 0; i < e->n_touches; i++)
       put_uv (w, e->touches[i]);
     if (e->has_shape || e->has_coll)
-      put_u8 (w, (uint8_t) ((e->has_shape ? 1 : 0) | (e->has_coll ? 2 : 0)));  /* which extensions */
+      put_u8 (w, (uint8_t) ((e->has_shape ? 1 : 0) | (e->has_coll ? 2 : 0)
+                            | (e->has_coll && e->coll_group ? 4 : 0)));  /* which extensions */
     if (e->has_shape) {
       put_opt (w, VTW_NONE);      /* flops */
       put_u8 (w, 0);              /* precision: not known */
@@ -261,6 +262,10 @@ vtw_event (VtWriter *w, const VtEvent *e)
       put_u8 (w, e->coll_kind);
       put_uv (w, e->coll_bytes);
       put_uv (w, e->coll_ranks);
+      if (e->coll_group) {
+        put_uv (w, e->coll_group);
+        put_u8 (w, 0);            /* role: NCCL does not know it */
+      }
     }
     break;
   case VTW_SYNC:

@@ -1,5 +1,5 @@
 /* vtrace-writer.h — a small, dependency-free writer of the binary trace
- * format (docs/trace-format.md, version 2) for the capture shim.
+ * format (docs/trace-format.md, version 3) for the capture shim.
  *
  * The shim is injected into arbitrary programs, so this writer uses only
  * libc: no GLib, no stdio buffering shared with the program. Output goes to
@@ -25,8 +25,8 @@ enum { VTW_ALLOC, VTW_FREE, VTW_COPY, VTW_MEMSET, VTW_KERNEL, VTW_SYNC,
  *   memset: dst, bytes, stream, async, dur (opt)
  *   kernel: name_sid, stream, dur (absent is written as 0), touches; with
  *           has_shape, grid, block, regs, smem; with has_coll, the
- *           collective (either makes a version 2 kernel record with
- *           extensions, docs/trace-format.md)
+ *           collective and, when coll_group is not 0, its group (either
+ *           makes a kernel record with extensions, docs/trace-format.md)
  *   sync: sub = scope (0 device, 1 stream, 2 event), value
  *   event_record: value = event, stream; stream_wait: stream, value = event
  *   prefetch: id, bytes, sub = to (0 device, 1 host), stream
@@ -51,6 +51,7 @@ typedef struct {
   uint32_t grid[3], block[3], regs, smem;
   uint32_t coll_ranks;
   uint64_t coll_bytes;
+  uint64_t coll_group;    /* its communicator's id (collective.group.id), 0: not known */
 } VtEvent;
 
 typedef struct VtWriter VtWriter;

@@ -79,8 +79,8 @@ trow "binary trace cut inside the magic" 'good_vtrace; head -c 5 good.vtrace > i
    "in.vtrace: truncated binary trace (5 bytes)" in.vtrace
 trow "wrong magic" 'good_vtrace; { printf "VRAMTRX\032"; tail -c +9 good.vtrace; } > in.vtrace; rm good.vtrace' \
    "in.vtrace: not a vramsim trace" in.vtrace
-trow "wrong binary version" 'good_vtrace; { head -c 8 good.vtrace; printf "\003"; tail -c +10 good.vtrace; } > in.vtrace; rm good.vtrace' \
-   "in.vtrace: header: binary trace version 3 is newer" in.vtrace
+trow "wrong binary version" 'good_vtrace; { head -c 8 good.vtrace; printf "\004"; tail -c +10 good.vtrace; } > in.vtrace; rm good.vtrace' \
+   "in.vtrace: header: binary trace version 4 is newer" in.vtrace
 trow "wrong JSONL version" "raw '{\"vramsim_trace\": 2, \"time_unit\": \"ns\"}\n'" \
    "in.jsonl:1: trace format version 2 is newer" in.jsonl
 trow "no header line" "raw '{\"t\": 0, \"op\": \"mark\", \"name\": \"x\"}\n'" \
@@ -203,6 +203,22 @@ trow "kernel: unknown collective kind" "trace '{\"t\": 0, \"op\": \"kernel\", \"
    "in.jsonl:2: field 'collective.kind': unknown value \"all_sum\"" in.jsonl
 trow "kernel: collective of negative bytes" "trace '{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"collective\": {\"kind\": \"all_reduce\", \"bytes\": -8, \"ranks\": 2}}'" \
    "in.jsonl:2: field 'collective.bytes' must not be negative (-8)" in.jsonl
+# A collective's group (communicator): C8 is an all-reduce on 8 ranks.
+C8='{"t": 0, "op": "kernel", "name": "k", "dur": 1, "collective": {"kind": "all_reduce", "bytes": 8, "ranks": 8, "group": '
+trow "kernel: collective group id negative" "trace '$C8{\"id\": -3}}}'" \
+   "in.jsonl:2: field 'collective.group.id' must not be negative (-3)" in.jsonl
+trow "kernel: collective group id 0" "trace '$C8{\"id\": 0, \"role\": \"dp\"}}}'" \
+   "in.jsonl:2: field 'collective.group.id' must be positive (0 is no communicator)" in.jsonl
+trow "kernel: collective group of unknown role" "trace '$C8{\"id\": 3, \"role\": \"zp\"}}}'" \
+   "in.jsonl:2: field 'collective.group.role': unknown value \"zp\" (expected dp, tp, pp, ep or cp)" in.jsonl
+trow "kernel: collective group id reused with another size" \
+   "trace '$C8{\"id\": 3, \"role\": \"dp\"}}}' '{\"t\": 1, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"collective\": {\"kind\": \"all_reduce\", \"bytes\": 8, \"ranks\": 4, \"group\": {\"id\": 3, \"role\": \"dp\"}}}'" \
+   "in.jsonl:3: field 'collective.ranks': group 3 has 4 ranks here but 8 at line 2" in.jsonl
+row "replay: collective group larger than the job" "trace '$C8{\"id\": 3, \"role\": \"tp\"}}}'" \
+   "in.jsonl:2: field 'collective.ranks': group 3 has 8 ranks, more than the job's 4 (network.ranks)" \
+   replay in.jsonl -c a100-80g --set network.ranks=4 -o out.json
+row "--set: a role resized beyond the job" ':' "network.dp: 128 is more than the job's 64 GPUs (network.ranks)" \
+   replay "$T" --set network.ranks=64 --set network.dp=128 -o out.json
 trow "header: unknown allocations" "raw '{\"vramsim_trace\": 1, \"allocations\": \"cuda\"}\n'" \
    "in.jsonl:1: header field 'allocations' must be \"tensor\" or \"driver\"" in.jsonl
 trow "header: unknown allocation_sizes" "raw '{\"vramsim_trace\": 1, \"allocation_sizes\": \"tensor\"}\n'" \

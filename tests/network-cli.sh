@@ -1,7 +1,8 @@
 #!/bin/bash
 # network-cli.sh — the network from the command line: presets' network
 # sections, zero bandwidth exiting 1 with the key named and no report
-# written, --set network.ranks sizing a job, the report's network section,
+# written, --set network.ranks sizing a job (and no group), network.dp
+# resizing the dp group, the report's network section,
 # the generators' parallel options and their usage errors. Prints TAP.
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 cd "$(dirname "$0")/.." || exit 1
@@ -32,28 +33,76 @@ result "on its own preset: slowdown 1 (within the DP stream's contention), the j
 [[ $(json "$tmp/r8.json" "d['network']['collectives'] > 0 and d['network']['exposed_ns'] <= d['network']['busy_ns']") == True ]]
 result "network.exposed_ns <= busy_ns"
 
-run "$VRAMSIM" replay "$tmp/t.jsonl" -c a100-80g --set network.ranks=64 --format json -o "$tmp/r64.json"
+# Groups set by hand (the generator's own ids differ): its 8-rank
+# collectives are the data-parallel group 1, its 2-rank ones the
+# tensor-parallel group 2; and the same trace with no group at all, as an
+# old trace is.
+python3 - "$tmp/t.jsonl" "$tmp/roles.jsonl" "$tmp/noroles.jsonl" <<'PY'
+import json, sys
+out, bare = open(sys.argv[2], "w"), open(sys.argv[3], "w")
+for i, l in enumerate(open(sys.argv[1])):
+    e = json.loads(l)
+    c = e.get("collective")
+    if c:
+        c.pop("group", None)
+        bare.write(json.dumps(e) + "\n")
+        c["group"] = {"id": 1, "role": "dp"} if c["ranks"] == 8 else {"id": 2, "role": "tp"}
+    else:
+        bare.write(json.dumps(e) + "\n")
+    out.write(json.dumps(e) + "\n")
+PY
+run "$VRAMSIM" replay "$tmp/roles.jsonl" -c a100-80g --format json -o "$tmp/r8.json"
+run "$VRAMSIM" replay "$tmp/roles.jsonl" -c a100-80g --set network.ranks=64 --format json -o "$tmp/r64.json"
 [[ $rc -eq 0 && $(json "$tmp/r64.json" "d['network']['ranks']") == 64 ]]; result "--set network.ranks=64 sizes the job"
-[[ $(python3 -c "import json; a=json.load(open('$tmp/r8.json')); b=json.load(open('$tmp/r64.json')); print(b['network']['busy_ns'] > a['network']['busy_ns'])") == True ]]
-result "64 ranks across nodes take longer than 8 in one"
+[[ $(python3 -c "import json; a=json.load(open('$tmp/r8.json')); b=json.load(open('$tmp/r64.json')); print(b['network']['busy_ns'] == a['network']['busy_ns'] and b['time'] == a['time'])") == True ]]
+result "... and resizes no group: the same times as on 8"
+run "$VRAMSIM" replay "$tmp/roles.jsonl" -c a100-80g --set network.dp=64 --format json -o "$tmp/dp64.json"
+[[ $(python3 -c "import json; a=json.load(open('$tmp/r8.json')); b=json.load(open('$tmp/dp64.json')); g={x['id']: x['ranks'] for x in b['network']['groups']}; print(b['network']['busy_ns'] > a['network']['busy_ns'] and g == {1: 64, 2: 2})") == True ]]
+result "network.dp=64: the dp group on 64 ranks across nodes takes longer than 8 in one; the tp group keeps 2"
+run "$VRAMSIM" replay "$tmp/roles.jsonl" -c a100-80g --set network.dp=64
+[[ $rc -eq 0 && $out == *"  dp group 1             8 -> 64 ranks"* && $out != *"tp group"* ]]
+result "the text report names the resized group"
 
 run "$VRAMSIM" replay "$tmp/t.jsonl" -c a100-80g
 [[ $rc -eq 0 && $out == *"network ("*"job of 8 ranks"* ]]; result "the text report has a network section"
 
-# network.ranks in a sweep: the trace's largest group (8, its DP world;
-# --tp 2 groups are 2) is found when the sweep loads the trace, not by
-# reading the file again per run: a sweep of a FIFO (readable once) gives
-# the rows of the file, which equal what replay (its own second pass) says.
-"$VRAMSIM" sweep "$tmp/t.jsonl" -c a100-80g --vary network.ranks=1,16,64 -o "$tmp/file.csv"
+# network.dp in a sweep: each row's dp group is the varied size, with no
+# second read of the trace: a sweep of a FIFO (readable once) gives the
+# rows of the file, which equal what replay says.
+"$VRAMSIM" sweep "$tmp/roles.jsonl" -c a100-80g --vary network.dp=1,16,64 -o "$tmp/file.csv"
 mkfifo "$tmp/fifo.jsonl"
-cat "$tmp/t.jsonl" > "$tmp/fifo.jsonl" &
-timeout -k 5 60 "$VRAMSIM" sweep "$tmp/fifo.jsonl" -c a100-80g --vary network.ranks=1,16,64 -o "$tmp/fifo.csv"; rc=$?
+cat "$tmp/roles.jsonl" > "$tmp/fifo.jsonl" &
+timeout -k 5 60 "$VRAMSIM" sweep "$tmp/fifo.jsonl" -c a100-80g --vary network.dp=1,16,64 -o "$tmp/fifo.csv"; rc=$?
 wait
 [[ $rc -eq 0 && $(cut -d, -f2- "$tmp/fifo.csv") == "$(cut -d, -f2- "$tmp/file.csv")" ]]
-result "sweep --vary network.ranks of a FIFO: the file's rows (no second read of the trace)"
-"$VRAMSIM" replay "$tmp/t.jsonl" -c a100-80g --set network.ranks=64 --format json -o "$tmp/r64b.json"
-[[ $(sed -n 4p "$tmp/file.csv" | cut -d, -f4) == $(json "$tmp/r64b.json" "d['time']['predicted_ns']") ]]
-result "its network.ranks=64 row's predicted_ns is replay's"
+result "sweep --vary network.dp of a FIFO: the file's rows"
+[[ $(sed -n 4p "$tmp/file.csv" | cut -d, -f4) == $(json "$tmp/dp64.json" "d['time']['predicted_ns']") ]]
+result "its network.dp=64 row's predicted_ns is replay's"
+
+# The same trace from a file and from stdin: the same answer (all but
+# trace and run_of, which name the file; the job's
+# size once made replay read a file twice, which stdin cannot).
+for tr in t roles; do
+  for set in network.ranks=64 network.dp=16; do
+    "$VRAMSIM" replay "$tmp/$tr.jsonl" -c a100-80g --set $set --format json -o "$tmp/file.json" 2>/dev/null
+    "$VRAMSIM" replay - -c a100-80g --set $set --format json -o "$tmp/stdin.json" < "$tmp/$tr.jsonl" 2>/dev/null
+    python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); [x.pop(k, None) for x in (a, b) for k in ('trace', 'run_of')]; sys.exit(a != b)" \
+      "$tmp/file.json" "$tmp/stdin.json"
+    result "$tr.jsonl --set $set: the report from stdin is the file's"
+  done
+done
+
+# A group larger than the job: exit 1, its line named, no report.
+line=$(grep -n '"ranks": 8' "$tmp/roles.jsonl" | head -n 1 | cut -d: -f1)
+run "$VRAMSIM" replay "$tmp/roles.jsonl" -c a100-80g --set network.ranks=4 -o "$tmp/x.json"
+[[ $rc -eq 1 && $err == "vramsim: $tmp/roles.jsonl:$line: field 'collective.ranks': group 1 has 8 ranks, more than the job's 4 (network.ranks)"* && ! -e "$tmp/x.json" ]]
+result "a group of 8 in a job of 4: exit 1 naming line $line, no report"
+run "$VRAMSIM" replay "$tmp/roles.jsonl" -c a100-80g --set network.ranks=64 --set network.dp=128 -o "$tmp/x.json"
+[[ $rc -eq 1 && $err == *"network.dp: 128 is more than the job's 64 GPUs (network.ranks)"* && ! -e "$tmp/x.json" ]]
+result "network.dp larger than network.ranks: exit 1 naming the key"
+run "$VRAMSIM" replay "$tmp/noroles.jsonl" -c a100-80g --set network.dp=64 --format json -o "$tmp/x.json"
+[[ $rc -eq 0 && $(json "$tmp/x.json" "any('network.dp = 64 resized no collective' in w for w in d['warnings'])") == True ]]
+result "network.dp on a trace without roles: a warning says it resized nothing"
 
 for bad in "--tp 3" "--sp" "--pp 9" "--experts 3 --dp 2" "--experts 4 --top-k 5"; do
   run "$VRAMSIM" synth transformer-train --layers 8 --hidden 512 --heads 8 $bad -o "$tmp/x.jsonl"

@@ -32,22 +32,29 @@ cd "$T"
 #   a range named ncclAllReduce in domain "mylib"    none
 #   two kernels in one 1000 B all-reduce             the first only
 #   group: send 400 B, recv 800 B                    recv 800
+#   ncclAllReduce 256 B, comm D (split from A: 2)    all_reduce 256 x 2
+#   group: all-reduces of 100 B on A, 50 B on D      all_reduce 150 x 8, no group
+# Groups: the communicator hash folded to 53 bits (h ^ h >> 53, low 53
+# bits): A = 0xA1A1A1A1A1A1A1A1 -> 0x1A1A1A1A1A1A1 ^ 0x50D = 459190550242476;
+# B = 0xB2 = 178 and D = 0xD4 = 212 (below 2^53: themselves).
 cat > expect <<'EOF2'
-{"collective": {"bytes": 4000, "kind": "all_reduce", "ranks": 8}, "t": 9100, "tid": 4242}
-{"collective": {"bytes": 512, "kind": "all_gather", "ranks": 8}, "t": 19100, "tid": 4242}
-{"collective": {"bytes": 6400, "kind": "reduce_scatter", "ranks": 8}, "t": 29100, "tid": 4242}
+{"collective": {"bytes": 4000, "group": {"id": 459190550242476}, "kind": "all_reduce", "ranks": 8}, "t": 9100, "tid": 4242}
+{"collective": {"bytes": 512, "group": {"id": 459190550242476}, "kind": "all_gather", "ranks": 8}, "t": 19100, "tid": 4242}
+{"collective": {"bytes": 6400, "group": {"id": 459190550242476}, "kind": "reduce_scatter", "ranks": 8}, "t": 29100, "tid": 4242}
 {"t": 39100, "tid": 4242}
-{"collective": {"bytes": 33, "kind": "broadcast", "ranks": 4}, "t": 49100, "tid": 4242}
-{"collective": {"bytes": 80, "kind": "reduce", "ranks": 4}, "t": 59100, "tid": 4242}
-{"collective": {"bytes": 128, "kind": "send", "ranks": 8}, "t": 69300, "tid": 4242}
-{"collective": {"bytes": 512, "kind": "all_to_all", "ranks": 8}, "t": 81100, "tid": 4242}
-{"collective": {"bytes": 600, "kind": "all_reduce", "ranks": 8}, "t": 89600, "tid": 4242}
+{"collective": {"bytes": 33, "group": {"id": 178}, "kind": "broadcast", "ranks": 4}, "t": 49100, "tid": 4242}
+{"collective": {"bytes": 80, "group": {"id": 178}, "kind": "reduce", "ranks": 4}, "t": 59100, "tid": 4242}
+{"collective": {"bytes": 128, "group": {"id": 459190550242476}, "kind": "send", "ranks": 8}, "t": 69300, "tid": 4242}
+{"collective": {"bytes": 512, "group": {"id": 459190550242476}, "kind": "all_to_all", "ranks": 8}, "t": 81100, "tid": 4242}
+{"collective": {"bytes": 600, "group": {"id": 459190550242476}, "kind": "all_reduce", "ranks": 8}, "t": 89600, "tid": 4242}
 {"t": 99100, "tid": 4242}
-{"collective": {"bytes": 2048, "kind": "all_reduce", "ranks": 8}, "t": 109100, "tid": 4243}
+{"collective": {"bytes": 2048, "group": {"id": 459190550242476}, "kind": "all_reduce", "ranks": 8}, "t": 109100, "tid": 4243}
 {"t": 119100, "tid": 4242}
-{"collective": {"bytes": 1000, "kind": "all_reduce", "ranks": 8}, "t": 129100, "tid": 4242}
+{"collective": {"bytes": 1000, "group": {"id": 459190550242476}, "kind": "all_reduce", "ranks": 8}, "t": 129100, "tid": 4242}
 {"t": 129300, "tid": 4242}
-{"collective": {"bytes": 800, "kind": "recv", "ranks": 8}, "t": 139600, "tid": 4242}
+{"collective": {"bytes": 800, "group": {"id": 459190550242476}, "kind": "recv", "ranks": 8}, "t": 139600, "tid": 4242}
+{"collective": {"bytes": 256, "group": {"id": 212}, "kind": "all_reduce", "ranks": 2}, "t": 144100, "tid": 4242}
+{"collective": {"bytes": 150, "kind": "all_reduce", "ranks": 8}, "t": 146600, "tid": 4242}
 EOF2
 
 echo "1..6"
@@ -62,17 +69,19 @@ for l in open(sys.argv[1]):
     print(json.dumps(o, sort_keys=True))
 PY
 diff expect got >&2
-ok $? "every NCCL kernel's collective {kind, bytes, ranks} as worked out by hand"
+ok $? "every NCCL kernel's collective {kind, bytes, ranks, group} as worked out by hand"
 
 # The binary trace says the same, and the replay counts them.
 "$VRAMSIM" convert nccl.sqlite nccl.vtrace && "$VRAMSIM" convert nccl.vtrace back.jsonl && cmp -s nccl.jsonl back.jsonl \
   && "$VRAMSIM" replay -c a100-80g --format json nccl.vtrace > r.json 2>/dev/null && python3 - r.json <<'PY'
 import json, sys
 net = json.load(open(sys.argv[1]))["network"]
-assert net["collectives"] == 11, net
-assert net["bytes"] == 4000 + 512 + 6400 + 33 + 80 + 128 + 512 + 600 + 2048 + 1000 + 800, net
+assert net["collectives"] == 13, net
+assert net["bytes"] == 4000 + 512 + 6400 + 33 + 80 + 128 + 512 + 600 + 2048 + 1000 + 800 + 256 + 150, net
+assert [(g["id"], g["ranks"], g["collectives"]) for g in net["groups"]] == \
+    [(178, 4, 2), (212, 2, 1), (459190550242476, 8, 9)], net["groups"]
 PY
-ok $? "binary trace round-trips; replay: 11 collectives, 16,113 bytes"
+ok $? "binary trace round-trips; replay: 13 collectives, 16,519 bytes, the groups of A, B and D"
 
 # Broken payloads: exit 1, one message naming the file and the row, no output.
 bad=0

@@ -76,19 +76,51 @@ cat > "$tmp/kf.jsonl" <<'EOF'
 {"t": 0, "op": "alloc", "id": 1, "bytes": 1073741824, "kind": "device"}
 {"t": 10, "op": "kernel", "name": "gemm", "stream": 1, "dur": 1000, "reads": [1], "flops": 68719476736, "precision": "bf16", "grid": [132, 2, 1], "block": [256, 1, 1], "regs": 168, "smem": 232448}
 {"t": 20, "op": "kernel", "name": "ncclAllReduce", "dur": 5000, "writes": [1], "collective": {"kind": "all_reduce", "bytes": 1073741824, "ranks": 8}}
+{"t": 21, "op": "kernel", "name": "ncclAllGather", "dur": 5000, "collective": {"kind": "all_gather", "bytes": 4096, "ranks": 8, "group": {"id": 12, "role": "dp"}}}
+{"t": 22, "op": "kernel", "name": "ncclAllReduce", "dur": 5000, "collective": {"kind": "all_reduce", "bytes": 100, "ranks": 2, "group": {"id": 9007199254740991}}}
+{"t": 23, "op": "kernel", "name": "ncclAllGather", "dur": 5000, "collective": {"kind": "all_gather", "bytes": 4096, "ranks": 8, "group": {"id": 12, "role": "dp"}}}
 {"t": 30, "op": "empty_cache"}
 {"t": 31, "op": "empty_cache", "stream": 1}
 {"t": 40, "op": "free", "id": 1}
 EOF
 "$VRAMSIM" convert "$tmp/kf.jsonl" "$tmp/kf.vtrace" && "$VRAMSIM" convert "$tmp/kf.vtrace" "$tmp/kf-back.jsonl"
 { cmp -s "$tmp/kf.jsonl" "$tmp/kf-back.jsonl"; }; result "kernel shape, collective, empty_cache, allocations: jsonl -> vtrace -> jsonl is byte-identical"
-{ [ "$(od -An -tu1 -j8 -N4 "$tmp/kf.vtrace" | tr -s ' ')" = " 2 0 0 0" ]; }; result ".vtrace is format version 2"
+{ [ "$(od -An -tu1 -j8 -N4 "$tmp/kf.vtrace" | tr -s ' ')" = " 3 0 0 0" ]; }; result ".vtrace is format version 3"
+# An older file (no groups: version 2 says the same bytes) reads as before.
+grep -v '"group"' "$tmp/kf.jsonl" > "$tmp/kf2.jsonl" && "$VRAMSIM" convert "$tmp/kf2.jsonl" "$tmp/kf2.vtrace" \
+  && printf '\002' | dd of="$tmp/kf2.vtrace" bs=1 seek=8 conv=notrunc 2>/dev/null \
+  && "$VRAMSIM" convert "$tmp/kf2.vtrace" "$tmp/kf2-back.jsonl" && cmp -s "$tmp/kf2.jsonl" "$tmp/kf2-back.jsonl"
+result "a version 2 .vtrace (no groups) still reads, the same events"
+run "$VRAMSIM" info "$tmp/kf.jsonl"
+{ [ $rc -eq 0 ] && [[ $out == *"collectives 4, 1.00 GiB; 2 groups, some collectives in none"* ]] \
+  && [[ $out == *"  group 12               dp        8 ranks        2 collectives  8.00 KiB"* ]] \
+  && [[ $out == *"  group 9007199254740991 -         2 ranks        1 collectives  100 B"* ]]; }
+result "info lists each group: id, role, size, collectives, bytes"
+run "$VRAMSIM" info "$tmp/kf.vtrace" --format json
+{ [ $rc -eq 0 ] && grep -qF '"groups": [{"id": 12, "ranks": 8, "role": "dp", "collectives": 2, "bytes": 8192}, {"id": 9007199254740991, "ranks": 2, "role": null, "collectives": 1, "bytes": 100}]' "$tmp/_stdout"; }
+result "info --format json: collectives.groups[] exact (ids up to 2^53 - 1)"
+sed '7s/"ranks": 8/"ranks": 4/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
+run "$VRAMSIM" convert "$tmp/kf-bad.jsonl" "$tmp/kf-bad.vtrace"
+{ [ $rc -eq 1 ] && [ "$err" = "vramsim: $tmp/kf-bad.jsonl:7: field 'collective.ranks': group 12 has 4 ranks here but 8 at line 5 (a communicator has one size: give another group id to another communicator)" ] && [ ! -e "$tmp/kf-bad.vtrace" ]; }
+result "a group id reused with another size: exit 1, both lines named, no output"
+sed 's/"role": "dp"/"role": "zp"/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
+run "$VRAMSIM" replay "$tmp/kf-bad.jsonl" -c h100-sxm -o "$tmp/kf-bad.json"
+{ [ $rc -eq 1 ] && [[ $err == "vramsim: $tmp/kf-bad.jsonl:5: field 'collective.group.role': unknown value \"zp\" (expected dp, tp, pp, ep or cp)"* ]] && [ ! -e "$tmp/kf-bad.json" ]; }
+result "an unknown role: exit 1, line named, no report"
+sed 's/"id": 12/"id": -12/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
+run "$VRAMSIM" info "$tmp/kf-bad.jsonl"
+{ [ $rc -eq 1 ] && [ "$err" = "vramsim: $tmp/kf-bad.jsonl:5: field 'collective.group.id' must not be negative (-12)" ]; }
+result "a negative group id: exit 1, line named"
+sed 's/"id": 12/"id": 0/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
+run "$VRAMSIM" info "$tmp/kf-bad.jsonl"
+{ [ $rc -eq 1 ] && [ "$err" = "vramsim: $tmp/kf-bad.jsonl:5: field 'collective.group.id' must be positive (0 is no communicator)" ]; }
+result "group id 0: exit 1, line named"
 run "$VRAMSIM" info "$tmp/kf.vtrace" --format json
 { [ $rc -eq 0 ] && grep -qF '"empty_cache": 2}' "$tmp/_stdout"; }; result "info counts empty_cache from the binary form"
 sed 's/"bf16"/"fp4"/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
 run "$VRAMSIM" convert "$tmp/kf-bad.jsonl" "$tmp/kf-bad.vtrace"
 { [ $rc -eq 1 ] && [[ $err == "vramsim: $tmp/kf-bad.jsonl:3: field 'precision': unknown value \"fp4\""* ]] && [ ! -e "$tmp/kf-bad.vtrace" ]; }; result "unknown precision: exit 1, line and key named, no output"
-sed 's/"ranks": 8/"ranks": 0/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
+sed '4s/"ranks": 8/"ranks": 0/' "$tmp/kf.jsonl" > "$tmp/kf-bad.jsonl"
 run "$VRAMSIM" info "$tmp/kf-bad.jsonl"
 { [ $rc -eq 1 ] && [ "$err" = "vramsim: $tmp/kf-bad.jsonl:4: field 'collective.ranks' must be at least 1" ]; }; result "collective with ranks 0: exit 1, line and key named"
 

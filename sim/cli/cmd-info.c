@@ -24,6 +24,15 @@ typedef struct {
   guint64 live, peak;
 } TagStat;
 
+/* One communicator (collective.group): its size and role (the reader
+ * checked that every use agrees), what went over it. */
+typedef struct {
+  guint64 id;
+  guint32 ranks;
+  guint8 role;
+  guint64 count, bytes;
+} GroupStat;
+
 typedef struct {
   guint64 events;
   guint64 ops[VS_OP_COUNT];
@@ -39,6 +48,9 @@ typedef struct {
   guint64 class_count[VS_KCLASS_COUNT], class_dur[VS_KCLASS_COUNT];
   GHashTable *kernel_class;  /* name -> class + 1: each name is classified once */
   guint64 copy_bytes[VS_DIR_COUNT];
+  guint64 coll_count, coll_bytes;   /* every collective, grouped or not */
+  GArray *groups;           /* GroupStat, in order of first use */
+  GHashTable *group_index;  /* id (owned copy) -> index + 1 */
 } Info;
 
 static guint
@@ -115,6 +127,26 @@ info_event (Info *in, const VsEvent *ev)
           }
         in->class_count[cls - 1]++;
         in->class_dur[cls - 1] += dur;
+        const VsCollective *c = ev->collective;
+        if (c != NULL)
+          {
+            in->coll_count++;
+            in->coll_bytes += c->bytes;
+            if (c->group != 0)
+              {
+                guint i = GPOINTER_TO_UINT (g_hash_table_lookup (in->group_index, &c->group));
+                if (i == 0)
+                  {
+                    GroupStat g = { c->group, c->ranks, c->role, 0, 0 };
+                    g_array_append_val (in->groups, g);
+                    i = in->groups->len;
+                    g_hash_table_insert (in->group_index, g_memdup2 (&c->group, sizeof c->group), GUINT_TO_POINTER (i));
+                  }
+                GroupStat *g = &g_array_index (in->groups, GroupStat, i - 1);
+                g->count++;
+                g->bytes += c->bytes;
+              }
+          }
         break;
       }
     case VS_OP_COPY:
@@ -233,6 +265,18 @@ print_json (const Info *in, const VsTraceHeader *h, const char *path)
   g_string_append (s, "  \"copy_bytes\": {");
   for (guint d = 0; d < VS_DIR_COUNT; d++)
     g_string_append_printf (s, "%s\"%s\": %" G_GUINT64_FORMAT, d ? ", " : "", event_dir_name (d), in->copy_bytes[d]);
+  g_string_append_printf (s, "},\n  \"collectives\": {\"count\": %" G_GUINT64_FORMAT ", \"bytes\": %" G_GUINT64_FORMAT
+                          ", \"groups\": [", in->coll_count, in->coll_bytes);
+  for (guint i = 0; i < in->groups->len; i++)
+    {
+      const GroupStat *g = &g_array_index (in->groups, GroupStat, i);
+      g_string_append_printf (s, "%s{\"id\": %" G_GUINT64_FORMAT ", \"ranks\": %u, \"role\": ", i ? ", " : "", g->id,
+                              g->ranks);
+      append_str_or_null (s, event_role_name (g->role));
+      g_string_append_printf (s, ", \"collectives\": %" G_GUINT64_FORMAT ", \"bytes\": %" G_GUINT64_FORMAT "}",
+                              g->count, g->bytes);
+    }
+  g_string_append (s, "]");
   g_string_append (s, "},\n  \"capture\": {\"device\": ");
   append_str_or_null (s, h->device);
   g_string_append (s, ", \"config\": ");
@@ -313,6 +357,25 @@ print_text (const Info *in, const VsTraceHeader *h, const char *path)
       format_bytes (a, sizeof a, in->copy_bytes[d]);
       printf (" %s %s%s", event_dir_name (d), a, d + 1 < VS_DIR_COUNT ? "," : "\n");
     }
+  if (in->coll_count == 0)
+    return;
+  format_bytes (a, sizeof a, in->coll_bytes);
+  printf ("collectives %" G_GUINT64_FORMAT ", %s", in->coll_count, a);
+  guint64 grouped = 0;
+  for (guint i = 0; i < in->groups->len; i++)
+    grouped += g_array_index (in->groups, GroupStat, i).count;
+  if (in->groups->len == 0)
+    printf ("; no groups named (collective.group)\n");
+  else
+    printf ("; %u group%s%s\n", in->groups->len, in->groups->len == 1 ? "" : "s",
+            grouped < in->coll_count ? ", some collectives in none" : "");
+  for (guint i = 0; i < in->groups->len; i++)
+    {
+      const GroupStat *g = &g_array_index (in->groups, GroupStat, i);
+      format_bytes (a, sizeof a, g->bytes);
+      printf ("  group %-16" G_GUINT64_FORMAT " %-4s %6u ranks %8" G_GUINT64_FORMAT " collectives  %s\n", g->id,
+              g->role ? event_role_name (g->role) : "-", g->ranks, g->count, a);
+    }
 }
 
 static void
@@ -377,6 +440,8 @@ cmd_info (int argc, char **argv)
   in.streams = g_hash_table_new (g_direct_hash, g_direct_equal);
   in.threads = g_hash_table_new (g_direct_hash, g_direct_equal);
   in.kernel_class = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  in.groups = g_array_new (FALSE, FALSE, sizeof (GroupStat));
+  in.group_index = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   VsEvent ev;
   while (trace_next (r, &ev, &error))
     info_event (&in, &ev);
@@ -397,5 +462,7 @@ cmd_info (int argc, char **argv)
   g_hash_table_destroy (in.streams);
   g_hash_table_destroy (in.threads);
   g_hash_table_destroy (in.kernel_class);
+  g_array_free (in.groups, TRUE);
+  g_hash_table_destroy (in.group_index);
   return rc;
 }

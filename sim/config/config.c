@@ -232,6 +232,13 @@ static const Field network_fields[] = {
   { "algorithm", K_ENUM, .choices = force_algo_choices, AT (network.algorithm), .def.e = VS_FORCE_ALGO_AUTO },
   { "protocol", K_ENUM, .choices = force_proto_choices, AT (network.protocol), .def.e = VS_FORCE_PROTO_AUTO },
   { "call_floor", K_TIME, AT (network.call_floor_ns), .def.d = 0 },
+  /* What-ifs by role (docs/model.md section 11, "In the replay"): the
+   * size to replay every group of that role on; 0 keeps the trace's. */
+  { "dp", K_UINT, AT (network.dp), .def.u = 0 },
+  { "tp", K_UINT, AT (network.tp), .def.u = 0 },
+  { "pp", K_UINT, AT (network.pp), .def.u = 0 },
+  { "ep", K_UINT, AT (network.ep), .def.u = 0 },
+  { "cp", K_UINT, AT (network.cp), .def.u = 0 },
   { "intra", K_OBJ, .sub = network_intra_fields, .check = check_network_level },
   { "inter", K_OBJ, .sub = network_inter_fields, .check = check_network_level },
   { .key = NULL },
@@ -1612,13 +1619,13 @@ check_network_level (VsConfig *c, void *at, const char *prefix, const char *orig
   return check_rate (bw, eff, origin, bk, ek, error);
 }
 
-/* The job's size, and what the forced algorithm and protocol need of the
+/* The job's size; a group resized by role is part of the job and may not
+ * outgrow network.ranks when that sizes it; and what the forced algorithm and protocol need of the
  * fabric (NCCL_ALGO / NCCL_PROTO name what NCCL may use; here a choice the
  * hardware cannot run is an error, not NCCL's silent fallback). */
 static gboolean
 check_network (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error)
 {
-  (void) at, (void) prefix;
   if (c->network.ranks > VS_NETWORK_MAX_RANKS)
     {
       fail (error, origin, "network.ranks", "at most %u (2^24 GPUs, beyond any machine built), got %u",
@@ -1631,6 +1638,18 @@ check_network (VsConfig *c, void *at, const char *prefix, const char *origin, GE
             c->network.ranks_per_node);
       return FALSE;
     }
+  const struct { const char *key; guint v; } roles[] = {
+    { "dp", c->network.dp }, { "tp", c->network.tp }, { "pp", c->network.pp },
+    { "ep", c->network.ep }, { "cp", c->network.cp },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (roles); i++)
+    if (c->network.ranks > 1 && roles[i].v > c->network.ranks)
+      {
+        g_autofree char *p = path_join (prefix, roles[i].key);
+        fail (error, origin, p, "%u is more than the job's %u GPUs (network.ranks): a %s group is part of its job; "
+              "raise network.ranks too", roles[i].v, c->network.ranks, roles[i].key);
+        return FALSE;
+      }
   if (c->network.nvls && c->network.intra_kind != VS_FABRIC_NVSWITCH)
     {
       fail (error, origin, "network.intra.nvls", "NVLink SHARP lives in NVSwitches: it needs network.intra.kind "

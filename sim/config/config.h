@@ -118,6 +118,9 @@ typedef struct {
     VsForceAlgo algorithm;
     VsForceProto protocol;
     double call_floor_ns;  /* per call, outside NCCL's own time */
+    /* the size to replay the groups of each role on (collective.group.role);
+     * 0: the trace's */
+    guint dp, tp, pp, ep, cp;
     struct {
       char *tech;
       double bandwidth;    /* bytes/s per GPU per direction (inter: the GPU's NIC share) */

@@ -90,6 +90,7 @@ static void
 sim_teardown (Sim *s)
 {
   amodel_teardown (s);
+  coll_teardown (s);
   /* Free every op, job and allocation still alive, whatever holds them. */
   for (guint i = 0; i < s->gpu.ops_made->len; i++)
     {

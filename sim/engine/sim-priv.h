@@ -271,6 +271,14 @@ typedef struct {
   double captured_ns, predicted_ns;
 } CollStat;
 
+/* One communicator of the trace (collective.group) as replayed. */
+typedef struct {
+  CollStat st;
+  guint64 id;
+  guint32 captured_ranks, ranks;  /* the trace's size, the replay's */
+  guint8 role;
+} CollGroup;
+
 /* An oversubscription policy (sim/mem/policy*.part.c): its hooks, and
  * the flags it sets at setup, which the per-event code reads inline from
  * s->mem. */
@@ -429,8 +437,10 @@ struct Sim {
   struct {
     VsNetwork target, capture;  /* the two configs' fabrics */
     guint32 ranks;         /* target network.ranks; > 1 sizes the job */
-    guint32 world;         /* the trace's largest group, when ranks sizes the job; 0 unknown */
+    guint32 role_ranks[VS_ROLE_COUNT];  /* network.dp, .tp, ...: the size of that role's groups; 0 keeps the trace's */
     guint32 max_group;     /* the largest group replayed so far */
+    guint64 roles_seen;    /* 1 << role of every collective replayed (VS_ROLE_NONE: one with no role) */
+    GHashTable *groups;    /* group id -> CollGroup; NULL until a collective names one */
     guint running_coll, running_other;  /* kernels running now */
     double last_t;         /* of the last change of those counts */
     double busy_ns, exposed_ns;
@@ -599,6 +609,7 @@ static inline void coll_note (Sim *s, const Op *op, int delta);
 static void coll_run (Sim *s, Op *op);
 static void coll_done (Sim *s, const Op *op, double end);
 static void coll_report (Sim *s, cJSON *r);
+static void coll_teardown (Sim *s);
 
 /* model/copy.part.c */
 static gboolean pageable (const Alloc *host_side);

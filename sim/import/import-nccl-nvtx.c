@@ -22,7 +22,17 @@
  * name, type, offset) describes the fields. An offset that is NULL (or 0
  * past the first entry) is the natural alignment after the previous entry,
  * NVTX's rule. Without these columns and tables the importer reads no
- * collectives, and nothing else changes. */
+ * collectives, and nothing else changes.
+ *
+ * The communicator (collective.group): the payload's "NCCL communicator
+ * ID" is NCCL's commHash (init.cc: a hash of the unique id the
+ * communicator was made with; the same on every rank), so it names the
+ * group: its id is the hash folded to 53 bits (h ^ h >> 53, the low 53
+ * bits; a hash below 2^53 is its own id), so that JSON readers hold it
+ * exactly; its size is the "No. of ranks" of that communicator's init
+ * range. A kernel of a group of ops over several communicators (which
+ * NCCL launches as one per communicator) is given no group. The payload
+ * says nothing of the communicator's role. */
 #include "import/import-priv.h"
 
 #include <string.h>
@@ -379,6 +389,14 @@ sql_error:
   return FALSE;
 }
 
+/* The group id of communicator hash H (the file comment). */
+static guint64
+group_of (guint64 h)
+{
+  guint64 g = (h ^ (h >> 53)) & ((G_GUINT64_CONSTANT (1) << 53) - 1);
+  return g ? g : 1;
+}
+
 /* R's ranks (0: its communicator's size is not in the export). */
 static guint32
 ranks_of (const ImportNccl *x, const NRange *r)
@@ -419,6 +437,9 @@ group_coll (const ImportNccl *x, NThread *t, guint gi, VsCollective *c)
   guint64 bytes[VS_COLL_COUNT] = { 0 };
   guint n[VS_COLL_COUNT] = { 0 };
   guint32 ranks = 0;
+  guint64 comm = 0;
+  gboolean one_comm = TRUE;   /* every op used so far on communicator comm */
+  guint used = 0;
   for (guint i = lo; i < gi; i++)
     {
       NRange *r = &g_array_index (t->r, NRange, i);
@@ -427,6 +448,8 @@ group_coll (const ImportNccl *x, NThread *t, guint gi, VsCollective *c)
       if (!r->top || r->used || rk == 0 || !op_bytes (r, rk, &b))
         continue;
       r->used = TRUE;
+      one_comm = one_comm && (used++ == 0 || r->comm == comm);
+      comm = r->comm;
       ranks = MAX (ranks, rk);
       n[r->kind]++;
       bytes[r->kind] = b > INT63_MAX - bytes[r->kind] ? INT63_MAX : bytes[r->kind] + b;
@@ -452,7 +475,7 @@ group_coll (const ImportNccl *x, NThread *t, guint gi, VsCollective *c)
     }
   if (best < 0)
     return FALSE;
-  *c = (VsCollective) { .kind = (guint8) best, .ranks = ranks, .bytes = most };
+  *c = (VsCollective) { .kind = (guint8) best, .ranks = ranks, .bytes = most, .group = one_comm ? group_of (comm) : 0 };
   return TRUE;
 }
 
@@ -495,7 +518,7 @@ import_nccl_find (ImportNccl *x, guint32 tid, gint64 launch, VsCollective *c)
       if (r->used || rk == 0 || !op_bytes (r, rk, &b))
         return FALSE;
       r->used = TRUE;
-      *c = (VsCollective) { .kind = (guint8) r->kind, .ranks = rk, .bytes = b };
+      *c = (VsCollective) { .kind = (guint8) r->kind, .ranks = rk, .bytes = b, .group = group_of (r->comm) };
       return TRUE;
     }
   if (group < 0)

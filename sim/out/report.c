@@ -104,6 +104,17 @@ report_to_text (const cJSON *r)
                               b, get (r, "network.ranks"));
       line_time (out, "collectives busy", get (r, "network.busy_ns"));
       line_time (out, "exposed", get (r, "network.exposed_ns"));
+      /* The groups a role key resized (network.dp, ...): what the what-if changed. */
+      const cJSON *g;
+      cJSON_ArrayForEach (g, cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "network"), "groups"))
+        if (get (g, "ranks") != get (g, "captured_ranks"))
+          {
+            const cJSON *role = cJSON_GetObjectItemCaseSensitive (g, "role");
+            g_autofree char *what = g_strdup_printf ("%s group %.0f", cJSON_IsString (role) ? role->valuestring : "",
+                                                     get (g, "id"));
+            g_string_append_printf (out, "  %-22s %.0f -> %.0f ranks\n", what, get (g, "captured_ranks"),
+                                    get (g, "ranks"));
+          }
     }
   g_string_append (out, "memory (peak / capacity)\n");
   const cJSON *tiers = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "memory"), "tiers");

@@ -167,7 +167,9 @@ bin_enc_event (VsBinEnc *e, const VsEvent *ev)
       put_ids (o, ev->touches, ev->n_touches);
       if (ext)
         {
-          put_u8 (o, (ev->shape ? VS_BIN_HAS_SHAPE : 0) | (ev->collective ? VS_BIN_HAS_COLL : 0));
+          gboolean group = ev->collective != NULL && ev->collective->group != 0;
+          put_u8 (o, (ev->shape ? VS_BIN_HAS_SHAPE : 0) | (ev->collective ? VS_BIN_HAS_COLL : 0)
+                       | (group ? VS_BIN_HAS_GROUP : 0));
           if (ev->shape)
             {
               const VsKernelShape *k = ev->shape;
@@ -185,6 +187,11 @@ bin_enc_event (VsBinEnc *e, const VsEvent *ev)
               put_u8 (o, ev->collective->kind);
               put_uv (o, ev->collective->bytes);
               put_uv (o, ev->collective->ranks);
+              if (group)
+                {
+                  put_uv (o, ev->collective->group);
+                  put_u8 (o, ev->collective->role);
+                }
             }
         }
       break;
@@ -416,7 +423,8 @@ dec_kernel_ext (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
   guint32 v;
   if (!get_u8 (d, &has, error))
     return FALSE;
-  if (has == 0 || (has & ~(VS_BIN_HAS_SHAPE | VS_BIN_HAS_COLL)) != 0)
+  if (has == 0 || (has & ~(VS_BIN_HAS_SHAPE | VS_BIN_HAS_COLL | VS_BIN_HAS_GROUP)) != 0
+      || ((has & VS_BIN_HAS_GROUP) && (!(has & VS_BIN_HAS_COLL) || d->version < 3)))
     return DFAIL ("bad kernel extension flags 0x%02x", has);
   if (has & VS_BIN_HAS_SHAPE)
     {
@@ -443,6 +451,11 @@ dec_kernel_ext (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
           || !get_small (d, "collective.ranks", G_MAXUINT32, &v, error))
         return FALSE;
       c->ranks = v;
+      /* trace_validate checks the id (positive, below 2^63) and the role. */
+      if ((has & VS_BIN_HAS_GROUP) && (!get_uv (d, &c->group, error) || !get_u8 (d, &c->role, error)))
+        return FALSE;
+      if ((has & VS_BIN_HAS_GROUP) && c->group == 0)
+        return DFAIL ("field 'collective.group.id' must be positive (0 is no communicator)");
       ev->collective = c;
       *present |= VS_FB (VS_F_COLLECTIVE);
     }
@@ -718,9 +731,9 @@ fast_uv_long (const guint8 **pp, guint64 *out)
  * holds three of them (bin_dec_init). */
 #define FAST_LIST 32
 /* The longest record the fast path reads: a kernel (op, 13 varints, three
- * lists of FAST_LIST ids) with extensions (has, precision and kind bytes,
- * 11 varints), 9 bytes a varint. */
-G_STATIC_ASSERT (1 + 13 * 9 + 3 * FAST_LIST * 9 + 3 + 11 * 9 <= FAST_MARGIN);
+ * lists of FAST_LIST ids) with extensions (has, precision, kind and role
+ * bytes, 12 varints), 9 bytes a varint. */
+G_STATIC_ASSERT (1 + 13 * 9 + 3 * FAST_LIST * 9 + 4 + 12 * 9 <= FAST_MARGIN);
 
 /* The extensions of a VS_BIN_KERNEL_X record at P, into D's shape and
  * collective (which no one reads until the event is returned), checked as
@@ -732,7 +745,8 @@ fast_kernel_ext (VsBinDec *d, VsEvent *e, const guint8 *p, gboolean validate)
 {
   guint64 v[8], u, bytes, ranks;
   guint has = *p++;
-  if (G_UNLIKELY (has == 0 || (has & ~(guint) (VS_BIN_HAS_SHAPE | VS_BIN_HAS_COLL)) != 0))
+  if (G_UNLIKELY (has == 0 || (has & ~(guint) (VS_BIN_HAS_SHAPE | VS_BIN_HAS_COLL | VS_BIN_HAS_GROUP)) != 0
+                  || ((has & VS_BIN_HAS_GROUP) && (!(has & VS_BIN_HAS_COLL) || d->version < 3))))
     return NULL;
   e->op = VS_OP_KERNEL;
   if (has & VS_BIN_HAS_SHAPE)
@@ -772,6 +786,26 @@ fast_kernel_ext (VsBinDec *d, VsEvent *e, const guint8 *p, gboolean validate)
         return NULL;
       c->bytes = bytes;
       c->ranks = (guint32) ranks;
+      c->group = 0;
+      c->role = VS_ROLE_NONE;
+      if (has & VS_BIN_HAS_GROUP)
+        {
+          guint64 g;
+          FUV (g);
+          c->role = *p++;
+          if (G_UNLIKELY (g == 0 || g > VS_GROUP_ID_MAX || c->role >= VS_ROLE_COUNT))
+            return NULL;
+          c->group = g;
+          /* The group's size and role as at its first use (the careful
+           * path words a disagreement); remembered even should the event
+           * turn out bad below: the careful path then finds it agreeing. */
+          if (validate && !trace_group_agrees (d->r, c))
+            return NULL;
+        }
+      /* The job the replay sized, checked with or without validation
+       * (a sweep's runs size different jobs over one validated buffer). */
+      if (G_UNLIKELY (!trace_job_fits (d->r, c)))
+        return NULL;
       e->collective = c;
     }
   return p;
@@ -1030,6 +1064,7 @@ bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in)
 {
   d->r = r;
   d->in = in;
+  d->version = VS_BIN_VERSION;
   d->ids_cap = 3 * FAST_LIST;
   d->ids = g_new (guint64, d->ids_cap);
 }
@@ -1202,6 +1237,7 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
       g_set_error (&err, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: header: header length %u is too large", path, len);
       goto fail;
     }
+  r->dec.version = ver;
   r->in.p += 16;
   while (!r->in.eof && (gsize) (r->in.end - r->in.p) < len)
     if (!inbuf_fill (&r->in, path, &err))

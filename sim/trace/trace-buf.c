@@ -16,7 +16,6 @@ struct _VsTraceBuf {
   const char **strings;
   guint64 n_strings;
   guint64 count;
-  guint32 max_group;   /* the largest collective group; 1 without collectives */
 };
 
 VsTraceBuf *
@@ -29,13 +28,8 @@ trace_buf_load (const char *path, GError **error)
   bin_enc_init (&enc, FALSE);
   VsEvent ev;
   GError *err = NULL;
-  guint32 max_group = 1;
   while (trace_next (r, &ev, &err))
-    {
-      bin_enc_event (&enc, &ev);
-      if (ev.collective != NULL)
-        max_group = MAX (max_group, ev.collective->ranks);
-    }
+    bin_enc_event (&enc, &ev);
   if (err != NULL)
     {
       g_propagate_error (error, err);
@@ -48,7 +42,6 @@ trace_buf_load (const char *path, GError **error)
   b->len = enc.out.len;
   b->data = g_realloc (g_steal_pointer (&enc.out.data), MAX (b->len, 1));
   b->count = enc.count;
-  b->max_group = max_group;
   b->chunk = g_steal_pointer (&enc.chunk);
   b->n_strings = enc.strings->len;
   b->strings = g_new (const char *, b->n_strings + 1);
@@ -112,7 +105,6 @@ trace_buf_reader (const VsTraceBuf *b)
   g_return_val_if_fail (b != NULL, NULL);
   BufReader *r = g_new0 (BufReader, 1);
   trace_reader_init_validated (&r->base, &buf_class, b->path);
-  r->base.max_group = b->max_group;
   r->base.header = trace_header_copy (b->header);
   r->in.fd = -1;
   r->in.data = b->data;

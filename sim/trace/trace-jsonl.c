@@ -473,8 +473,66 @@ parse_dim3 (JsonlReader *r, Cur *c, int field, guint32 *out, GError **error)
   return TRUE;
 }
 
-/* A collective: {"kind": K, "bytes": N, "ranks": R}, all three required;
- * other keys are ignored, as in events. */
+static const char *const expected_role = "dp, tp, pp, ep or cp";
+
+/* A collective's group: {"id": N, "role": R}, N a positive integer below
+ * 2^53 (the communicator), R optional; other keys are ignored. Whether
+ * the group agrees with its earlier uses is trace_validate's. */
+static gboolean
+parse_group (JsonlReader *r, Cur *c, VsCollective *out, GError **error)
+{
+  if (c->p >= c->end || *c->p != '{')
+    return FAIL ("field 'collective.group' must be an object {\"id\": N, \"role\": \"dp\"} (role optional)");
+  c->p++;
+  guint seen = 0;
+  skip_ws (c);
+  if (c->p < c->end && *c->p == '}')
+    c->p++;
+  else
+    for (;;)
+      {
+        skip_ws (c);
+        const char *k = c->p + 1;
+        skip_string (c);
+        gsize kn = (gsize) (c->p - 1 - k);
+        skip_ws (c);
+        c->p++; /* ':' */
+        skip_ws (c);
+        int which = kn == 2 && memcmp (k, "id", 2) == 0 ? 0 : kn == 4 && memcmp (k, "role", 4) == 0 ? 1 : -1;
+        if (which >= 0 && (seen & (1u << which)))
+          return FAIL ("field 'collective.group': key '%.*s' appears twice", (int) kn, k);
+        if (which >= 0)
+          seen |= 1u << which;
+        if (which == 0)
+          {
+            guint64 v;
+            if (!parse_uint_named (r, c, "collective.group.id", VS_GROUP_ID_MAX, FALSE, &v, error))
+              return FALSE;
+            if (v == 0)
+              return FAIL ("field 'collective.group.id' must be positive (0 is no communicator)");
+            out->group = v;
+          }
+        if (which == 1 && !parse_enum_named (r, c, "collective.group.role", event_role_from_name, expected_role,
+                                             &out->role, error))
+          return FALSE;
+        if (which < 0)
+          skip_value (c, 2);
+        skip_ws (c);
+        if (*c->p == ',')
+          {
+            c->p++;
+            continue;
+          }
+        c->p++; /* '}' */
+        break;
+      }
+  if (!(seen & 1))
+    return FAIL ("field 'collective.group': missing key 'id'");
+  return TRUE;
+}
+
+/* A collective: {"kind": K, "bytes": N, "ranks": R}, all three required,
+ * and optionally its "group"; other keys are ignored, as in events. */
 static gboolean
 parse_collective (JsonlReader *r, Cur *c, VsCollective *out, GError **error)
 {
@@ -498,7 +556,7 @@ parse_collective (JsonlReader *r, Cur *c, VsCollective *out, GError **error)
         c->p++; /* ':' */
         skip_ws (c);
         int which = kn == 4 && memcmp (k, "kind", 4) == 0 ? 0 : kn == 5 && memcmp (k, "bytes", 5) == 0 ? 1
-                    : kn == 5 && memcmp (k, "ranks", 5) == 0 ? 2 : -1;
+                    : kn == 5 && memcmp (k, "ranks", 5) == 0 ? 2 : kn == 5 && memcmp (k, "group", 5) == 0 ? 3 : -1;
         if (which >= 0 && (seen & (1u << which)))
           return FAIL ("field 'collective': key '%.*s' appears twice", (int) kn, k);
         if (which >= 0)
@@ -520,6 +578,8 @@ parse_collective (JsonlReader *r, Cur *c, VsCollective *out, GError **error)
               return FAIL ("field 'collective.ranks' must be at least 1");
             out->ranks = (guint32) v;
           }
+        if (which == 3 && !parse_group (r, c, out, error))
+          return FALSE;
         if (which < 0)
           skip_value (c, 1);
         skip_ws (c);
@@ -1169,6 +1229,18 @@ trace_json_append_event (GString *s, const VsEvent *ev)
           append_u64 (s, ev->collective->bytes);
           g_string_append (s, ", \"ranks\": ");
           append_u64 (s, ev->collective->ranks);
+          if (ev->collective->group != 0)
+            {
+              g_string_append (s, ", \"group\": {\"id\": ");
+              append_u64 (s, ev->collective->group);
+              const char *role = event_role_name (ev->collective->role);
+              if (role != NULL)
+                {
+                  g_string_append (s, ", \"role\": ");
+                  trace_json_append_string (s, role);
+                }
+              g_string_append_c (s, '}');
+            }
           g_string_append_c (s, '}');
         }
       break;

@@ -87,7 +87,9 @@ struct _VsTraceReader {
   gboolean done;
   struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
   gsize max_live;         /* most allocations live at once (trace_max_live) */
-  guint32 max_group;      /* the largest collective group, when known before reading (0: not known) */
+  GHashTable *groups;     /* collective.group id -> TraceGroup (trace.c); NULL until the first */
+  guint32 job_ranks;      /* trace_reader_set_job: the job's size (0, 1: not sized) */
+  guint32 job_resized;    /* 1 << VsCollRole of the roles the replay resizes */
   VsSlotMap live;         /* live allocation ids (use the trace_live_* functions) */
   VsU64Map last_t;        /* tid + 1 -> last t, for tids from VS_SMALL_TIDS up */
   guint64 small_t[VS_SMALL_TIDS]; /* last t + 1 of the first tids (0 = none yet): no hashing */
@@ -130,6 +132,35 @@ gboolean trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error);
 /* Checks EV against the rules of SPEC section 3 and the live state. */
 gboolean trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **error);
 
+/* ---- communicators (collective.group, docs/trace-format.md) ---- */
+
+/* The largest group id: below 2^53, so that every JSON reader (jq,
+ * JavaScript, a report's consumer) holds it exactly. */
+#define VS_GROUP_ID_MAX ((G_GUINT64_CONSTANT (1) << 53) - 1)
+
+/* At most this many distinct groups in one trace: the reader keeps a
+ * table entry for each (memory bounded, as for live ids), and a job has
+ * tens (one per parallel dimension and stage), not millions. */
+#define VS_MAX_GROUPS 65536
+
+/* Whether C (a collective with a group) agrees with the earlier uses of
+ * its group id: the same size and role. A first use is remembered (at
+ * most VS_MAX_GROUPS). FALSE without a message: trace_group_check words it. */
+gboolean trace_group_agrees (VsTraceReader *r, const VsCollective *c);
+/* trace_group_agrees, with the message naming this record and the first. */
+gboolean trace_group_check (VsTraceReader *r, const VsCollective *c, GError **error);
+
+/* Whether collective C fits the job the replay sized (trace_reader_set_job):
+ * at most job_ranks, unless its role is resized (its size is then the
+ * config's, which config.c checked against the job). */
+static inline gboolean
+trace_job_fits (const VsTraceReader *r, const VsCollective *c)
+{
+  return r->job_ranks <= 1 || c->ranks <= r->job_ranks || (r->job_resized & (1u << c->role)) != 0;
+}
+/* The message for a collective that does not fit. */
+gboolean trace_job_check (VsTraceReader *r, const VsCollective *c, GError **error);
+
 /* Parses and checks a header object; WHERE prefixes messages ("t.jsonl:1"). */
 VsTraceHeader *trace_header_from_json (const cJSON *obj, const char *where, GError **error);
 /* The same for an object parsed from TEXT (LEN bytes), which is checked
@@ -152,15 +183,18 @@ void trace_json_append_event (GString *s, const VsEvent *ev);
 
 #define VS_BIN_MAGIC "VRAMTRC\x1a"
 /* Version 2 added the empty_cache record (op 10) and the kernel record
- * with extensions (VS_BIN_KERNEL_X); a version 1 file holds neither and
+ * with extensions (VS_BIN_KERNEL_X); version 3 the collective's group
+ * (VS_BIN_HAS_GROUP). An older file holds none of what came later and
  * reads as it always did. */
-#define VS_BIN_VERSION 2
+#define VS_BIN_VERSION 3
 #define VS_BIN_VERSION_MIN 1
 /* A kernel with a shape and/or a collective: the kernel body, then u8 has
- * (bit 0 shape, bit 1 collective) and the parts it names. */
+ * (bit 0 shape, bit 1 collective, bit 2 the collective's group: version 3,
+ * only with bit 1) and the parts it names, in that order. */
 #define VS_BIN_KERNEL_X 0x14
 #define VS_BIN_HAS_SHAPE 1
 #define VS_BIN_HAS_COLL 2
+#define VS_BIN_HAS_GROUP 4
 #define VS_BIN_STRING_DEF 0xF0
 #define VS_BIN_END 0xFE
 #define VS_BIN_MAX_HEADER (1u << 20)
@@ -197,6 +231,7 @@ typedef struct _VsBinDec {
   gsize ids_cap;
   VsKernelShape shape;    /* the current kernel's extensions */
   VsCollective coll;
+  guint version;          /* the file's format version (VS_BIN_VERSION for buffers) */
   gboolean careful_only;  /* tests: never take the fast path */
 } VsBinDec;
 

@@ -657,8 +657,89 @@ check_kernel_extras (VsTraceReader *r, const VsEvent *ev, GError **error)
         return FAIL ("field 'collective': 'ranks' must be at least 1");
       if (c->bytes > VS_TRACE_INT_MAX)
         return FAIL ("field 'collective': 'bytes' is out of range (%" G_GUINT64_FORMAT ")", c->bytes);
+      if (c->group > VS_GROUP_ID_MAX)
+        return FAIL ("field 'collective.group.id' is out of range (%" G_GUINT64_FORMAT "; at most 2^53 - 1 = %"
+                     G_GUINT64_FORMAT ")", c->group, VS_GROUP_ID_MAX);
+      if (c->role >= VS_ROLE_COUNT)
+        return FAIL ("field 'collective.group.role': unknown role %u", c->role);
+      if (c->group == 0 && c->role != VS_ROLE_NONE)
+        return FAIL ("field 'collective.group': a role (\"%s\") needs the group's id", event_role_name (c->role));
+      if (c->group != 0 && !trace_group_check (r, c, error))
+        return FALSE;
     }
   return TRUE;
+}
+
+/* ---- communicators ---- */
+
+/* What the first collective of a group said. The id is the table's key. */
+typedef struct {
+  guint64 id;
+  guint32 ranks;
+  guint8 role;
+  gboolean by_line;   /* where is a JSONL line, else an event index */
+  guint64 where;
+} TraceGroup;
+
+gboolean
+trace_group_agrees (VsTraceReader *r, const VsCollective *c)
+{
+  if (G_UNLIKELY (r->groups == NULL))
+    r->groups = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, g_free);
+  const TraceGroup *g = g_hash_table_lookup (r->groups, &c->group);
+  if (g != NULL)
+    return g->ranks == c->ranks && g->role == c->role;
+  if (g_hash_table_size (r->groups) >= VS_MAX_GROUPS)
+    return FALSE;
+  TraceGroup *n = g_new (TraceGroup, 1);
+  *n = (TraceGroup) { c->group, c->ranks, c->role, r->line > 0, r->line > 0 ? r->line : r->count };
+  g_hash_table_insert (r->groups, &n->id, n);
+  return TRUE;
+}
+
+static const char *
+role_or_none (guint role)
+{
+  return role == VS_ROLE_NONE ? "none" : event_role_name (role);
+}
+
+gboolean
+trace_group_check (VsTraceReader *r, const VsCollective *c, GError **error)
+{
+  if (trace_group_agrees (r, c))
+    return TRUE;
+  const TraceGroup *g = g_hash_table_lookup (r->groups, &c->group);
+  if (g == NULL)
+    return FAIL ("field 'collective.group': more than %u communicators in one trace (each is remembered to check "
+                 "its size; a job has tens)", VS_MAX_GROUPS);
+  g_autofree char *first = g->by_line ? g_strdup_printf ("line %" G_GUINT64_FORMAT, g->where)
+                                      : g_strdup_printf ("event %" G_GUINT64_FORMAT, g->where);
+  if (g->ranks != c->ranks)
+    return FAIL ("field 'collective.ranks': group %" G_GUINT64_FORMAT " has %u ranks here but %u at %s (a "
+                 "communicator has one size: give another group id to another communicator)",
+                 c->group, c->ranks, g->ranks, first);
+  return FAIL ("field 'collective.group.role': group %" G_GUINT64_FORMAT " has role %s here but %s at %s (a "
+               "communicator has one role)", c->group, role_or_none (c->role), role_or_none (g->role), first);
+}
+
+gboolean
+trace_job_check (VsTraceReader *r, const VsCollective *c, GError **error)
+{
+  if (trace_job_fits (r, c))
+    return TRUE;
+  g_autofree char *which = c->group != 0 ? g_strdup_printf ("group %" G_GUINT64_FORMAT " has", c->group)
+                                         : g_strdup ("the collective's group has");
+  return FAIL ("field 'collective.ranks': %s %u ranks, more than the job's %u (network.ranks): a group is part "
+               "of its job (set network.ranks to the job's size, or network.%s to resize this group)",
+               which, c->ranks, r->job_ranks, c->role != VS_ROLE_NONE ? event_role_name (c->role) : "dp");
+}
+
+void
+trace_reader_set_job (VsTraceReader *r, guint32 ranks, guint32 resized_roles)
+{
+  g_return_if_fail (r != NULL);
+  r->job_ranks = ranks;
+  r->job_resized = resized_roles;
 }
 
 gboolean
@@ -884,12 +965,6 @@ trace_reader_path (VsTraceReader *r)
   return r->path;
 }
 
-guint32
-trace_reader_max_group (VsTraceReader *r)
-{
-  return r->max_group;
-}
-
 guint64
 trace_reader_count (VsTraceReader *r)
 {
@@ -926,6 +1001,11 @@ trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error)
       r->failed = TRUE;
       return FALSE;
     }
+  if (G_UNLIKELY (ev->collective != NULL) && !trace_job_check (r, ev->collective, error))
+    {
+      r->failed = TRUE;
+      return FALSE;
+    }
   r->count++;
   return TRUE;
 }
@@ -939,6 +1019,7 @@ trace_close (VsTraceReader *r)
   trace_header_free (r->header);
   slotmap_clear (&r->live);
   u64map_clear (&r->last_t);
+  g_clear_pointer (&r->groups, g_hash_table_unref);
   r->klass->close (r);
 }
 

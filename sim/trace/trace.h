@@ -72,11 +72,14 @@ VsTraceReader *trace_open (const char *path, GError **error);
 /* (transfer none) */
 const VsTraceHeader *trace_reader_header (VsTraceReader *r);
 const char *trace_reader_path (VsTraceReader *r);
-/* The largest collective group (`collective.ranks`) of the whole trace
- * when the reader knows it before reading: a reader over a VsTraceBuf,
- * whose load saw every event (1 for a trace without collectives); 0 for a
- * file reader, which knows only what it has read. */
-guint32 trace_reader_max_group (VsTraceReader *r);
+/* The job the events will be replayed in (SPEC 5.8): from now on a
+ * collective of more than RANKS ranks is bad input naming its line
+ * ("field 'collective.ranks': group 3 has 16 ranks, more than the job's
+ * 8"), checked by every reader, in-memory ones included. RANKS 0 or 1:
+ * not sized, nothing is checked. RESIZED_ROLES (1 << VsCollRole) are the
+ * roles whose groups the replay resizes: their size is the config's, not
+ * the trace's, and the config is checked against the job instead. */
+void trace_reader_set_job (VsTraceReader *r, guint32 ranks, guint32 resized_roles);
 /* Reads the next event into *ev. Returns TRUE with *ev filled; FALSE at the
  * end of the trace (error unset) or on bad input (error set). Pointers in
  * *ev stay valid until the next call. */

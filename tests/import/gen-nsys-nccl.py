@@ -99,6 +99,10 @@ SCHEMAS = {
              "<QQii", 24),
     S0 + 9: ("Send", [(COMM, UINT64, None), (MSG, SIZE, 8), ("Peer rank", INT, 16)], "<QQi", 24),
     S0 + 10: ("Recv", [(COMM, UINT64, None), (MSG, SIZE, 8), ("Peer rank", INT, 16)], "<QQi", 24),
+    # Last, so that the rowids of the entries above stay as the test names them.
+    S0 + 1: ("CommSplit", [(COMM, UINT64, None), ("Parent NCCL communicator ID", UINT64, 8), (NRANKS, INT, 16),
+                           ("Rank", INT, 20), ("CUDA device", INT, 24), ("Color", INT, 28), ("Key", INT, 32)],
+             "<QQiiiii", 40),
 }
 for sch, (name, entries, fmt, size) in SCHEMAS.items():
     db.execute("INSERT INTO NVTX_PAYLOAD_SCHEMAS VALUES (?, ?, ?, ?)", (NCCL_DOM, sch, name, size))
@@ -107,7 +111,7 @@ for sch, (name, entries, fmt, size) in SCHEMAS.items():
             off = -8
         db.execute("INSERT INTO NVTX_PAYLOAD_SCHEMA_ENTRIES VALUES (?, ?, ?, ?, ?, ?)",
                    (NCCL_DOM, sch, i, en, ty, off))
-SCHEMA_OF = {"ncclCommInitRank": S0 + 0, "ncclAllGather": S0 + 4, "ncclAllReduce": S0 + 5,
+SCHEMA_OF = {"ncclCommInitRank": S0 + 0, "ncclCommSplit": S0 + 1, "ncclAllGather": S0 + 4, "ncclAllReduce": S0 + 5,
              "ncclBroadcast": S0 + 6, "ncclReduceScatter": S0 + 7, "ncclReduce": S0 + 8,
              "ncclSend": S0 + 9, "ncclRecv": S0 + 10}
 
@@ -153,6 +157,7 @@ BC = "ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage<4096UL>)"
 RD = "ncclDevKernel_Reduce_Sum_i64_RING_LL(ncclDevKernelArgsStorage<4096UL>)"
 SR = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096UL>)"
 A, B, C = 0xA1A1A1A1A1A1A1A1, 0xB2, 0xC3       # communicators (C: never initialised here)
+D = 0xD4                                         # split from A: 2 ranks
 
 db.execute("INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (1000, 75, 'NCCL', ?, ?)",
            (TA, NCCL_DOM))
@@ -217,6 +222,16 @@ if brk == "short-blob":
     nvtx(150000, 151000, "ncclAllReduce", payload=b"\1" * 31)
 if brk == "short-payload":
     nvtx(150000, 151000, "ncclAllReduce", payload=struct.pack("<QQQQ", NCCL_DOM, S0 + 5, 24, 32) + b"\0" * 23)
+# (After the broken rows, whose rowids the test names.) A communicator
+# split from A, its all-reduce; a group over A and D: one kernel, no group.
+op(4000, "ncclCommSplit", D, A, 2, 0, 0, 1, 0)
+op(145000, "ncclAllReduce", D, 256, 0)
+launch(145100, AR)
+nvtx(147000, 147010, "ncclGroupStart")
+op(147100, "ncclAllReduce", A, 100, 0, dur=50)
+op(147200, "ncclAllReduce", D, 50, 0, dur=50)
+nvtx(147500, 148000, "ncclGroupEnd")
+launch(147600, AR)
 if seed is not None:
     # Offsets of a few schema entries too (some become errors, most misreads).
     for _ in range(rng.randint(0, 2)):

@@ -1,7 +1,9 @@
 /* prog-nccl-real.c — built only where the CUDA install has NCCL (nccl.h
- * and lib64/libnccl.so.2): every call the NCCL wrap stands in for, with a
- * NULL communicator, against the real libnccl (which refuses each with
- * ncclInvalidArgument before touching a GPU). tests/capture-nccl.sh runs
+ * and lib64/libnccl.so.2): every call the NCCL wrap stands in for, but
+ * those that make a communicator from a unique id (they would start
+ * NCCL's bootstrap), with a NULL communicator, against the real libnccl
+ * (which refuses each before any GPU work; ncclCommDestroy and
+ * ncclCommAbort take NULL as nothing to do). tests/capture-nccl.sh runs
  * it with and without the shim: the same results, and nccl.h's own
  * prototypes, so the wrap's hand-written signatures meet the real ones. */
 #include <nccl.h>
@@ -11,7 +13,8 @@ int
 main (void)
 {
   int v = 0, n = -1;
-  ncclResult_t r[13];
+  ncclComm_t child = NULL;
+  ncclResult_t r[16];
   r[0] = ncclGetVersion (&v);
   r[1] = ncclAllReduce (NULL, NULL, 10, ncclFloat, ncclSum, NULL, NULL);
   r[2] = ncclAllGather (NULL, NULL, 10, ncclBfloat16, NULL, NULL);
@@ -25,8 +28,12 @@ main (void)
   r[10] = ncclRecv (NULL, 10, ncclFloat16, 1, NULL, NULL);
   r[11] = ncclGroupEnd ();
   r[12] = ncclCommCount (NULL, &n);
+  /* The communicator calls the wrap follows (collective.group). */
+  r[13] = ncclCommSplit (NULL, 0, 0, &child, NULL);
+  r[14] = ncclCommDestroy (NULL);
+  r[15] = ncclCommAbort (NULL);
   printf ("version %d:", v);
-  for (int i = 0; i < 13; i++)
+  for (int i = 0; i < 16; i++)
     printf (" %d", r[i]);
   printf ("\n");
   return 0;

@@ -45,10 +45,14 @@ prog_nccl_run (void)
   CK (cuMemAlloc (&b, 1 << 20));
   void *p = (void *) (uintptr_t) b;
 
+  /* $STUB_NCCL_RANK: the rank this process plays in c8 (and c4), so that
+   * two captures as two ranks can be compared. */
+  const char *re = getenv ("STUB_NCCL_RANK");
+  int rank = re ? atoi (re) : 0;
   ncclComm_t c8, c4;
-  ncclUniqueId id = { { 0 } };
-  NK (ncclCommInitRank (&c8, 8, id, 0));
-  NK (ncclCommInitRank (&c4, 4, id, 0));
+  ncclUniqueId id8 = { { 8 } }, id4 = { { 4 } };
+  NK (ncclCommInitRank (&c8, 8, id8, rank));
+  NK (ncclCommInitRank (&c4, 4, id4, rank % 4));
 
   NK (ncclAllReduce (p, p, 1000, F32, 0, c8, s1));
   NK (ncclAllGather (p, p, 256, BF16, c8, s1));
@@ -90,7 +94,43 @@ prog_nccl_run (void)
   NK (ncclGroupSimulateEnd (NULL));
   NK (ncclAllReduce (p, p, 25, F32, 0, c8, s1));
 
+  /* Another rank of c8 in this process (its unique id, through the Config
+   * call): the same communicator. */
+  ncclComm_t c8b;
+  NK (ncclCommInitRankConfig (&c8b, 8, id8, (rank + 1) % 8, NULL));
+  NK (ncclAllReduce (p, p, 64, F32, 0, c8b, s1));
+
+  /* A clique of 2 in one process: one communicator, on two streams. */
+  ncclComm_t cs[2];
+  NK (ncclCommInitAll (cs, 2, NULL));
+  NK (ncclGroupStart ());
+  NK (ncclAllReduce (p, p, 10, F32, 0, cs[0], s1));
+  NK (ncclAllReduce (p, p, 10, F32, 0, cs[1], s2));
+  NK (ncclGroupEnd ());
+
+  /* Two splits of c8 with the same color (4 ranks each in the stub): two
+   * communicators; a rank without a color gets none. */
+  ncclComm_t sp1, sp2, none = (ncclComm_t) &none;
+  NK (ncclCommSplit (c8, 0, rank, &sp1, NULL));
+  NK (ncclAllReduce (p, p, 8, F32, 0, sp1, s2));
+  NK (ncclCommSplit (c8, 0, rank, &sp2, NULL));
+  NK (ncclAllReduce (p, p, 8, F32, 0, sp2, s2));
+  NK (ncclCommSplit (c8, NCCL_SPLIT_NOCOLOR, rank, &none, NULL));
+  if (none != NULL)
+    return 1;
+
+  /* One group, two communicators on one stream: a kernel each. */
+  NK (ncclGroupStart ());
+  NK (ncclAllReduce (p, p, 100, F32, 0, c8, s1));
+  NK (ncclAllGather (p, p, 5, F32, sp1, s1));
+  NK (ncclGroupEnd ());
+
   CK (cuCtxSynchronize ());
+  NK (ncclCommDestroy (sp1));
+  NK (ncclCommAbort (sp2));
+  NK (ncclCommDestroy (cs[0]));
+  NK (ncclCommDestroy (cs[1]));
+  NK (ncclCommDestroy (c8b));
   NK (ncclCommDestroy (c8));
   NK (ncclCommDestroy (c4));
   CK (cuMemFree (b));

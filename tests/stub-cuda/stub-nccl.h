@@ -14,8 +14,14 @@ typedef int ncclDataType_t;   /* ncclInt8 0, ncclInt32 2, ncclInt64 4, ncclFloat
 typedef int ncclRedOp_t;
 typedef CUstream cudaStream_t;
 
+typedef struct ncclConfig ncclConfig_t;                 /* passed through, never read */
+#define NCCL_SPLIT_NOCOLOR -1
 ncclResult_t ncclCommInitRank (ncclComm_t *comm, int nranks, ncclUniqueId id, int rank);
+ncclResult_t ncclCommInitRankConfig (ncclComm_t *comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t *config);
+ncclResult_t ncclCommInitAll (ncclComm_t *comms, int ndev, const int *devlist);
+ncclResult_t ncclCommSplit (ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config);
 ncclResult_t ncclCommDestroy (ncclComm_t comm);
+ncclResult_t ncclCommAbort (ncclComm_t comm);
 ncclResult_t ncclCommCount (const ncclComm_t comm, int *count);
 ncclResult_t ncclCommUserRank (const ncclComm_t comm, int *rank);
 ncclResult_t ncclAllReduce (const void *sb, void *rb, size_t count, ncclDataType_t dt, ncclRedOp_t op,

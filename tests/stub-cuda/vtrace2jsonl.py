@@ -52,7 +52,7 @@ def decode(b):
     if r.raw(8) != b"VRAMTRC\x1a":
         raise ValueError("bad magic")
     ver, hl = struct.unpack("<II", r.raw(8))
-    if ver not in (1, 2):
+    if ver not in (1, 2, 3):
         raise ValueError("bad version")
     out = [json.loads(r.raw(hl).decode())]
     strs, t, n = [], 0, 0
@@ -109,6 +109,11 @@ def decode(b):
                     e["regs"] = r.uv(); e["smem"] = r.uv()
                 if has & 2:
                     e["collective"] = {"kind": r.u8(), "bytes": r.uv(), "ranks": r.uv()}
+                if has & 4:   # the collective's group (version 3)
+                    g = {"id": r.uv()}
+                    role = r.u8()
+                    if role: g["role"] = ["", "dp", "tp", "pp", "ep", "cp"][role]
+                    e["collective"]["group"] = g
         elif name == "sync":
             e["scope"] = SCOPES[r.u8()]; v = r.uv()
             if e["scope"] == "stream": e["stream"] = v

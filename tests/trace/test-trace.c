@@ -204,6 +204,11 @@ static const char kernel_fields[] =
   "\"precision\": \"bf16\", \"grid\": [132, 2, 1], \"block\": [256, 1, 1], \"regs\": 168, \"smem\": 232448}\n"
   "{\"t\": 20, \"op\": \"kernel\", \"name\": \"nccl\", \"dur\": 5000, \"writes\": [1], "
   "\"collective\": {\"kind\": \"all_reduce\", \"bytes\": 1073741824, \"ranks\": 8}}\n"
+  "{\"t\": 21, \"op\": \"kernel\", \"name\": \"nccl\", \"dur\": 5000, "
+  "\"collective\": {\"kind\": \"all_gather\", \"bytes\": 4096, \"ranks\": 8, \"group\": {\"id\": 9007199254740991, "
+  "\"role\": \"cp\"}}}\n"
+  "{\"t\": 22, \"op\": \"kernel\", \"name\": \"nccl\", \"dur\": 5000, "
+  "\"collective\": {\"kind\": \"send\", \"bytes\": 1, \"ranks\": 2, \"group\": {\"id\": 1}}}\n"
   "{\"t\": 30, \"op\": \"kernel\", \"name\": \"gemm\", \"dur\": 7, \"flops\": 0, \"collective\": {\"kind\": \"recv\", "
   "\"bytes\": 9223372036854775807, \"ranks\": 4294967295}}\n"
   "{\"t\": 40, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 7, \"precision\": \"int8\"}\n"
@@ -256,6 +261,15 @@ test_roundtrip_kernel_fields (void)
       g_assert_cmpuint (ev.collective->kind, ==, VS_COLL_ALL_REDUCE);
       g_assert_cmpuint (ev.collective->bytes, ==, G_GUINT64_CONSTANT (1) << 30);
       g_assert_cmpuint (ev.collective->ranks, ==, 8);
+      g_assert_cmpuint (ev.collective->group, ==, 0);
+      g_assert_cmpuint (ev.collective->role, ==, VS_ROLE_NONE);
+      g_assert_true (trace_next (r, &ev, &error)); /* a group with a role */
+      g_assert_cmpuint (ev.collective->kind, ==, VS_COLL_ALL_GATHER);
+      g_assert_cmpuint (ev.collective->group, ==, (G_GUINT64_CONSTANT (1) << 53) - 1);
+      g_assert_cmpuint (ev.collective->role, ==, VS_ROLE_CP);
+      g_assert_true (trace_next (r, &ev, &error)); /* a group without */
+      g_assert_cmpuint (ev.collective->group, ==, 1);
+      g_assert_cmpuint (ev.collective->role, ==, VS_ROLE_NONE);
       g_assert_true (trace_next (r, &ev, &error)); /* both */
       g_assert_nonnull (ev.shape);
       g_assert_cmpuint (ev.shape->flops, ==, 0);
@@ -457,6 +471,26 @@ test_errors_jsonl (void)
     { KERN "\"collective\": {\"kind\": \"send\", \"bytes\": 1, \"ranks\": 4294967296}}\n", 2,
       "field 'collective.ranks' is out of range" },
     { KERN "\"collective\": {\"kind\": \"send\" \"bytes\": 1}}\n", 2, "invalid JSON: bad value for \"collective\"" },
+    /* the collective's group (communicator) */
+#define COLL KERN "\"collective\": {\"kind\": \"all_reduce\", \"bytes\": 1, \"ranks\": 8, \"group\": "
+    { COLL "3}}\n", 2, "field 'collective.group' must be an object {\"id\": N, \"role\": \"dp\"} (role optional)" },
+    { COLL "{\"role\": \"dp\"}}}\n", 2, "field 'collective.group': missing key 'id'" },
+    { COLL "{\"id\": -2}}}\n", 2, "field 'collective.group.id' must not be negative (-2)" },
+    { COLL "{\"id\": 0, \"role\": \"dp\"}}}\n", 2, "field 'collective.group.id' must be positive (0 is no communicator)" },
+    { COLL "{\"id\": 1.5}}}\n", 2, "field 'collective.group.id' must be a non-negative integer (1.5)" },
+    { COLL "{\"id\": 9007199254740992}}}\n", 2, "field 'collective.group.id' is out of range (9007199254740992; at most 9007199254740991)" },
+    { COLL "{\"id\": 1, \"role\": \"zp\"}}}\n", 2,
+      "field 'collective.group.role': unknown value \"zp\" (expected dp, tp, pp, ep or cp)" },
+    { COLL "{\"id\": 1, \"role\": null}}}\n", 2, "field 'collective.group.role' must be a string" },
+    { COLL "{\"id\": 1, \"id\": 2}}}\n", 2, "field 'collective.group': key 'id' appears twice" },
+    { COLL "{\"id\": 7, \"role\": \"dp\"}}}\n"
+      KERN "\"collective\": {\"kind\": \"send\", \"bytes\": 1, \"ranks\": 4, \"group\": {\"id\": 7, \"role\": \"dp\"}}}\n", 3,
+      "field 'collective.ranks': group 7 has 4 ranks here but 8 at line 2 (a communicator has one size" },
+    { COLL "{\"id\": 7, \"role\": \"dp\"}}}\n" COLL "{\"id\": 7, \"role\": \"tp\"}}}\n", 3,
+      "field 'collective.group.role': group 7 has role tp here but dp at line 2 (a communicator has one role)" },
+    { COLL "{\"id\": 7, \"role\": \"dp\"}}}\n" COLL "{\"id\": 8}}}\n" COLL "{\"id\": 7}}}\n", 4,
+      "field 'collective.group.role': group 7 has role none here but dp at line 2" },
+#undef COLL
 #undef KERN
     { "{\"t\": 0, \"op\": \"empty_cache\", \"stream\": -1}\n", 2, "field 'stream' must not be negative" },
     /* a field twice (unknown keys may repeat: they are not read) */
@@ -584,7 +618,7 @@ test_errors_binary (void)
   b = bin_start (1, h);
   b->data[0] = 'X';
   expect_bin_error (b, ": not a vramsim trace");
-  expect_bin_error (bin_start (3, h), ": header: binary trace version 3 is newer than this vramsim reads (2)");
+  expect_bin_error (bin_start (4, h), ": header: binary trace version 4 is newer than this vramsim reads (3)");
   expect_bin_error (bin_start (0, h), ": header: bad binary trace version 0");
   expect_bin_error (bin_start (1, "{\"vramsim_trace\": 3}"), ": header: trace format version 3 is newer");
   expect_bin_error (bin_start (1, "{\"vramsim_trace\": 1"), ": header: the header is not valid JSON");
@@ -643,6 +677,25 @@ test_errors_binary (void)
   b = bin_start (1, h);
   bytes (b, "05 01 00 00 00 00  fe 01 56454e44");
   expect_bin_error (b, ": event 0: field 't' is out of range");
+  /* The collective's group (version 3): string 0 "k", then kernels with
+   * extensions 06: an all_reduce of 1 byte on R ranks, group id, role. */
+#define KX3 "f0 00 01 6b  14 00 00 00 00 00 05 00 00 00 00 00 06 00 01 "
+  b = bin_start (2, h);
+  bytes (b, KX3 "02 05 01  fe 01 56454e44");
+  expect_bin_error (b, ": event 0: bad kernel extension flags 0x06");
+  b = bin_start (3, h);
+  bytes (b, KX3 "02 00 01  fe 01 56454e44");
+  expect_bin_error (b, ": event 0: field 'collective.group.id' must be positive");
+  b = bin_start (3, h);
+  bytes (b, KX3 "02 05 06  fe 01 56454e44");
+  expect_bin_error (b, ": event 0: field 'collective.group.role': unknown role 6");
+  b = bin_start (3, h);
+  bytes (b, KX3 "02 8080808080808010 01  fe 01 56454e44");
+  expect_bin_error (b, ": event 0: field 'collective.group.id' is out of range (9007199254740992; at most 2^53 - 1");
+  b = bin_start (3, h);
+  bytes (b, KX3 "02 05 01  14 00 00 00 00 00 05 00 00 00 00 00 06 00 01 04 05 01  fe 02 56454e44");
+  expect_bin_error (b, ": event 1: field 'collective.ranks': group 5 has 4 ranks here but 2 at event 0");
+#undef KX3
 }
 
 /* ---- the binary fast path ----
@@ -658,9 +711,9 @@ static const char padding_sync[] = "05 00 00 00 00 00 ";
 /* Header, then the records HEX, then (if PAD) 200 device syncs, then an end
  * record counting N events (N + 200 with padding). */
 static GByteArray *
-bin_trace (const char *hex, gboolean pad, guint n)
+bin_trace_v (guint32 version, const char *hex, gboolean pad, guint n)
 {
-  GByteArray *b = bin_start (1, "{\"vramsim_trace\": 1}");
+  GByteArray *b = bin_start (version, "{\"vramsim_trace\": 1}");
   bytes (b, hex);
   if (pad)
     for (int i = 0; i < 200; i++)
@@ -676,6 +729,12 @@ bin_trace (const char *hex, gboolean pad, guint n)
   g_byte_array_append (b, end, len);
   g_byte_array_append (b, (const guint8 *) "VEND", 4);
   return b;
+}
+
+static GByteArray *
+bin_trace (const char *hex, gboolean pad, guint n)
+{
+  return bin_trace_v (1, hex, pad, n);
 }
 
 static void
@@ -745,6 +804,98 @@ test_fast_path_errors (void)
         GByteArray *b = bin_trace (cases[i].hex, pad, 0);
         expect_bin_error (b, cases[i].what);
       }
+  /* The group (version 3), on the fast path and off it. */
+#define KX3 "f0 00 01 6b  14 00 00 00 00 00 05 00 00 00 00 00 06 00 01 "
+  static const struct {
+    const char *hex;
+    const char *what;
+  } v3[] = {
+    { KX3 "02 00 01", ": event 0: field 'collective.group.id' must be positive" },
+    { KX3 "02 05 06", ": event 0: field 'collective.group.role': unknown role 6" },
+    { "f0 00 01 6b  14 00 00 00 00 00 05 00 00 00 00 00 04 00 01 05 01", ": event 0: bad kernel extension flags 0x04" },
+    { KX3 "02 05 01  14 00 00 00 00 00 05 00 00 00 00 00 06 00 01 04 05 01",
+      ": event 1: field 'collective.ranks': group 5 has 4 ranks here but 2 at event 0" },
+    { KX3 "02 05 01  14 00 00 00 00 00 05 00 00 00 00 00 06 00 01 02 05 02",
+      ": event 1: field 'collective.group.role': group 5 has role tp here but dp at event 0" },
+  };
+#undef KX3
+  for (gsize i = 0; i < G_N_ELEMENTS (v3); i++)
+    for (int pad = 0; pad < 2; pad++)
+      expect_bin_error (bin_trace_v (3, v3[i].hex, pad, 0), v3[i].what);
+}
+
+/* A reader remembers VS_MAX_GROUPS groups (memory bounded by what a job
+ * has, not by the trace): one more is refused, naming its line. */
+static void
+test_group_limit (void)
+{
+  GString *s = g_string_new ("{\"vramsim_trace\": 1}\n");
+  for (guint i = 1; i <= VS_MAX_GROUPS + 1; i++)
+    g_string_append_printf (s, "{\"t\": 0, \"op\": \"kernel\", \"name\": \"k\", \"dur\": 1, \"collective\": "
+                            "{\"kind\": \"send\", \"bytes\": 1, \"ranks\": 2, \"group\": {\"id\": %u}}}\n", i);
+  g_autofree char *p = write_file ("groups.jsonl", s->str, s->len);
+  g_string_free (s, TRUE);
+  GError *error = NULL;
+  g_autofree char *d = dump_path (p, &error);
+  g_assert_null (d);
+  g_autofree char *want = g_strdup_printf ("%s:%u: field 'collective.group': more than %u communicators in one trace",
+                                           p, VS_MAX_GROUPS + 2, VS_MAX_GROUPS);
+  if (error == NULL || !g_str_has_prefix (error->message, want))
+    g_error ("got \"%s\", expected \"%s\"", error ? error->message : "(none)", want);
+  g_error_free (error);
+}
+
+/* trace_reader_set_job: a collective larger than the job is refused by
+ * every reader, naming the record; a resized role is not checked; an
+ * unsized job checks nothing. */
+static void
+test_job_check (void)
+{
+  const char *text =
+    "{\"vramsim_trace\": 1}\n"
+    "{\"t\": 0, \"op\": \"kernel\", \"name\": \"a\", \"dur\": 1, \"collective\": {\"kind\": \"all_reduce\", "
+    "\"bytes\": 1, \"ranks\": 2, \"group\": {\"id\": 3, \"role\": \"tp\"}}}\n"
+    "{\"t\": 1, \"op\": \"kernel\", \"name\": \"b\", \"dur\": 1, \"collective\": {\"kind\": \"all_reduce\", "
+    "\"bytes\": 1, \"ranks\": 16, \"group\": {\"id\": 5, \"role\": \"dp\"}}}\n"
+    "{\"t\": 2, \"op\": \"kernel\", \"name\": \"c\", \"dur\": 1, \"collective\": {\"kind\": \"send\", "
+    "\"bytes\": 1, \"ranks\": 12}}\n";
+  g_autofree char *p = write_file ("job.jsonl", text, strlen (text));
+  g_autofree char *bin = tmp_path ("job.vtrace");
+  convert (p, bin);
+  GError *error = NULL;
+  g_autoptr (VsTraceBuf) buf = trace_buf_load (bin, &error);
+  g_assert_no_error (error);
+  for (int which = 0; which < 3; which++)
+    {
+      const char *where = which == 0 ? ":3: " : ": event 1: ";
+      /* (ranks, resized roles) -> the message, or NULL: reads through */
+      static const struct { guint32 ranks, resized; const char *what; } cases[] = {
+        { 8, 0, "field 'collective.ranks': group 5 has 16 ranks, more than the job's 8 (network.ranks)" },
+        { 8, 1u << VS_ROLE_DP, "field 'collective.ranks': the collective's group has 12 ranks, more than the job's 8" },
+        { 12, 1u << VS_ROLE_TP, "field 'collective.ranks': group 5 has 16 ranks, more than the job's 12" },
+        { 16, 0, NULL },
+        { 1, 0, NULL },
+      };
+      for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+        {
+          g_autoptr (VsTraceReader) r = which == 2 ? trace_buf_reader (buf) : trace_open (which ? bin : p, &error);
+          g_assert_no_error (error);
+          trace_reader_set_job (r, cases[i].ranks, cases[i].resized);
+          g_autofree char *d = dump_reader (r, &error);
+          if (cases[i].what == NULL)
+            {
+              g_assert_no_error (error);
+              continue;
+            }
+          g_assert_null (d);
+          g_assert_nonnull (error);
+          const char *w = cases[i].ranks == 8 && cases[i].resized ? (which == 0 ? ":4: " : ": event 2: ") : where;
+          g_autofree char *loc = g_strconcat (which == 1 || which == 2 ? bin : p, w, cases[i].what, NULL);
+          if (!g_str_has_prefix (error->message, loc))
+            g_error ("reader %d case %" G_GSIZE_FORMAT ": got \"%s\", expected \"%s\"", which, i, error->message, loc);
+          g_clear_error (&error);
+        }
+    }
 }
 
 /* Events the fast path hands over to the careful decoder midway (long id
@@ -882,9 +1033,18 @@ test_fast_path_kernel_fields (void)
             g_string_append_printf (s, ", \"regs\": %d", i % 255 + 1);
           g_string_append_printf (s, ", \"smem\": %u", (guint) g_rand_int (rand));
         }
+      /* Groups: id i % 9 + 1 always has the same size and role (none for id 1). */
+      static const char *const roles[] = { "", "dp", "tp", "pp", "ep", "cp" };
       if (what & 2)
-        g_string_append_printf (s, ", \"collective\": {\"kind\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT ", \"ranks\": %u}",
-                                colls[i % 8], big - 1, i % 9 ? (guint) (i % 9) : 4294967295u);
+        {
+          g_string_append_printf (s, ", \"collective\": {\"kind\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT ", \"ranks\": %u",
+                                  colls[i % 8], big - 1, i % 9 ? (guint) (i % 9) : 4294967295u);
+          if (g_rand_boolean (rand) && i % 9 == 0)
+            g_string_append (s, ", \"group\": {\"id\": 1}");
+          else if (i % 9 != 0 && g_rand_boolean (rand))
+            g_string_append_printf (s, ", \"group\": {\"id\": %d, \"role\": \"%s\"}", i % 9 + 1, roles[i % 9 % 5 + 1]);
+          g_string_append (s, "}");
+        }
       g_string_append (s, "}\n");
       if (i % 10 == 0)
         g_string_append_printf (s, "{\"t\": %d, \"op\": \"empty_cache\"%s}\n", i,
@@ -1273,6 +1433,8 @@ main (int argc, char **argv)
   g_test_add_func ("/trace/errors-header", test_errors_header);
   g_test_add_func ("/trace/errors-binary", test_errors_binary);
   g_test_add_func ("/trace/fast-path-errors", test_fast_path_errors);
+  g_test_add_func ("/trace/job-check", test_job_check);
+  g_test_add_func ("/trace/group-limit", test_group_limit);
   g_test_add_func ("/trace/fast-path-roundtrip", test_fast_path_roundtrip);
   g_test_add_func ("/trace/fast-path-mutations", test_fast_path_mutations);
   g_test_add_func ("/trace/fast-path-kernel-fields", test_fast_path_kernel_fields);
