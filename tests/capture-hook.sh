@@ -130,9 +130,9 @@ ok $(( $? + $(grep -c "^Usage: vramcap" help.out | grep -qx 1; echo $?) )) "vram
 [ $? = 2 ]; ok $? "bad --mode: exit 2"
 "$VRAMCAP" -o x.vtrace > /dev/null 2>&1
 [ $? = 2 ]; ok $? "no program: exit 2"
-"$VRAMCAP" --mode hook -o f.vtrace sh -c 'exit 7'
-[ $? = 7 ] && [ -f f.vtrace ]
-ok $? "exit status of a program that never uses CUDA; empty trace still written"
+"$VRAMCAP" --mode hook -o f.vtrace sh -c 'exit 7' 2> f.err
+[ $? = 7 ] && [ ! -e f.vtrace ] && [ "$(grep -c '^vramcap: nothing recorded: the program never used CUDA' f.err)" = 1 ]
+ok $? "exit status of a program that never uses CUDA kept; no trace, one line saying why (tests/capture-nothing.sh)"
 
 # CUPTI mode: the stub driver never loads the injection library, so the
 # shim must say so and record through its hooks.
