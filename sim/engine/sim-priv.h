@@ -280,6 +280,8 @@ typedef struct {
   guint64 cap_t;
   GpuFront *front;       /* the GPU's frontier at its start (a reference) */
   double waited;         /* its thread's waited_ns at its start */
+  gboolean crossed;      /* an older range of its thread ended inside it: the timeline
+                          * cannot nest it (out/timeline.part.c, timeline_range) */
 } OpenMark;
 
 /* Collectives of one kind, for the report's network.kinds[]. */
@@ -476,6 +478,7 @@ struct Sim {
     VsOutFile *timeline_file;   /* base/outfile.h; its stream is timeline */
     gboolean timeline_first;
     guint timeline_streams, timeline_threads;   /* tracks named so far: their sort order */
+    guint64 timeline_async;    /* ids of the ranges drawn as async slices */
   } out;
 };
 
@@ -532,7 +535,8 @@ static __attribute__ ((noinline, cold)) void timeline_stream (Sim *s, guint64 id
 static __attribute__ ((noinline, cold)) void timeline_captured (Sim *s, Stream *st, const VsEvent *ev);
 static __attribute__ ((noinline, cold)) void timeline_op (Sim *s, const Op *op, double end);
 static __attribute__ ((noinline, cold)) void timeline_point (Sim *s, Thread *t, const char *name, double start);
-static __attribute__ ((noinline, cold)) void timeline_range (Sim *s, Thread *t, const char *name, double start, double end);
+static __attribute__ ((noinline, cold)) void timeline_range (Sim *s, Thread *t, const char *name, double start,
+                                                             double end, gboolean nested);
 static void timeline_open_marks (Sim *s);
 static __attribute__ ((noinline, cold)) void timeline_oom (Sim *s, const VsEvent *ev, int loc);
 static gboolean timeline_open (Sim *s, const char *path, GError **error);

@@ -74,9 +74,9 @@ marks_drop (Sim *s, Thread *t, guint i)
 }
 
 /* Closes the innermost mark of T named NAME[0..LEN) as a range ending at
- * NOW; FALSE when T has none open. */
+ * NOW, reached by thread CLOSER; FALSE when T has none open. */
 static gboolean
-mark_end (Sim *s, Thread *t, const char *name, gsize len, double now, guint64 cap_t, GpuFront *front)
+mark_end (Sim *s, Thread *t, Thread *closer, const char *name, gsize len, double now, guint64 cap_t, GpuFront *front)
 {
   if (t->open_marks == NULL)
     return FALSE;
@@ -97,7 +97,15 @@ mark_end (Sim *s, Thread *t, const char *name, gsize len, double now, guint64 ca
       gpu_sample_add (&m->range_gpu, MARK_SAMPLES, o->front, front);
       gpu_front_unref (s, o->front);
       if (G_UNLIKELY (s->out.timeline))
-        timeline_range (s, t, m->name, o->t, now);   /* a slice on its thread's track */
+        {
+          /* A slice on its thread's track when it nests there: ended by
+           * its own thread (CLOSER), no older range ended inside it. Then
+           * the ranges opened inside it and still open no longer nest. */
+          gboolean nested = closer == t && !o->crossed;
+          timeline_range (s, t, m->name, o->t, now, nested);
+          for (guint k = i + 1; nested && k < t->open_marks->len; k++)
+            g_array_index (t->open_marks, OpenMark, k).crossed = TRUE;
+        }
       g_array_remove_index (t->open_marks, i);
       return TRUE;
     }
@@ -112,7 +120,7 @@ mark_end_elsewhere (Sim *s, Thread *t, const char *name, gsize len, double now, 
   for (guint i = s->host.thread_list->len; i-- > 0;)
     {
       Thread *o = s->host.thread_list->pdata[i];
-      if (o != t && mark_end (s, o, name, len, now, cap_t, front))
+      if (o != t && mark_end (s, o, t, name, len, now, cap_t, front))
         return TRUE;
     }
   return FALSE;
@@ -126,7 +134,7 @@ marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t)
   mark_close (s, t, now, cap_t, front);
   gsize len = strlen (name);
   if (len > 4 && strcmp (name + len - 4, "/end") == 0
-      && (mark_end (s, t, name, len - 4, now, cap_t, front)
+      && (mark_end (s, t, t, name, len - 4, now, cap_t, front)
           || mark_end_elsewhere (s, t, name, len - 4, now, cap_t, front)))
     {
       gpu_front_unref (s, front);
@@ -151,7 +159,7 @@ marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t)
       gpu_front_unref (s, old->front);
       g_array_remove_index (t->open_marks, 0);
     }
-  OpenMark o = { m, now, cap_t, front, t->waited_ns };   /* takes the reference */
+  OpenMark o = { m, now, cap_t, front, t->waited_ns, FALSE };   /* takes the reference */
   g_array_append_val (t->open_marks, o);
 }
 

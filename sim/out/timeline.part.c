@@ -174,16 +174,31 @@ timeline_point (Sim *s, Thread *t, const char *name, double start)
   g_free (nm);
 }
 
-/* Thread T's range NAME, from START to END. */
+/* Thread T's range NAME, from START to END: a slice on T's track when it
+ * NESTED there (ended by T, inside every range of T around it), else an
+ * async slice of its own (an NVTX start/end range ended on another thread,
+ * or one that overlaps another part way: Perfetto draws those on tracks of
+ * their own, where a plain slice would break its track's nesting). */
 static __attribute__ ((noinline, cold)) void
-timeline_range (Sim *s, Thread *t, const char *name, double start, double end)
+timeline_range (Sim *s, Thread *t, const char *name, double start, double end, gboolean nested)
 {
   tl_thread (s, t);
   char *nm = json_str (name);
   char ts[24], dur[24];
   guint64 a = tl_ns (s, start), b = tl_ns (s, end);
-  tl_event (s, "{\"name\":%s,\"cat\":\"range\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":%s,\"dur\":%s}",
-            nm, t->tid, tl_us (ts, a), tl_us (dur, b > a ? b - a : 0));
+  if (b < a)
+    b = a;
+  if (nested)
+    tl_event (s, "{\"name\":%s,\"cat\":\"range\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":%s,\"dur\":%s}",
+              nm, t->tid, tl_us (ts, a), tl_us (dur, b - a));
+  else
+    {
+      guint64 id = ++s->out.timeline_async;
+      tl_event (s, "{\"name\":%s,\"cat\":\"range\",\"ph\":\"b\",\"id\":%" G_GUINT64_FORMAT
+                ",\"pid\":2,\"tid\":%u,\"ts\":%s}", nm, id, t->tid, tl_us (ts, a));
+      tl_event (s, "{\"name\":%s,\"cat\":\"range\",\"ph\":\"e\",\"id\":%" G_GUINT64_FORMAT
+                ",\"pid\":2,\"tid\":%u,\"ts\":%s}", nm, id, t->tid, tl_us (ts, b));
+    }
   g_free (nm);
 }
 
