@@ -240,7 +240,8 @@ struct Thread {
                           * threads' (the captured order: docs/model.md 2) */
   double mark_t;
   guint64 mark_t_cap;
-  GArray *open_marks;    /* OpenMark: marks a NAME/end may close, innermost last */
+  GArray *open_marks;    /* OpenMark: marks a NAME/end may close, innermost last, from open_first */
+  guint open_first;      /* the oldest still open (those before it were dropped: out/marks.part.c) */
   gboolean tl_named;     /* its timeline track has its thread_name */
 };
 
@@ -714,7 +715,7 @@ static int stats_tag (Sim *s, const char *tag);
 
 /* out/marks.part.c */
 static void mark_close (Sim *s, Thread *t, double now, guint64 cap_t, GpuFront *front);
-static void marks_drop (Sim *s, Thread *t, guint i);
+static void marks_drop (Sim *s, Thread *t);
 static void marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t);
 static void marks_thread_end (Sim *s, Thread *t);
 static void report_steady (Sim *s, cJSON *r, const MarkStat *m);

@@ -64,13 +64,14 @@ mark_close (Sim *s, Thread *t, double now, guint64 cap_t, GpuFront *front)
   gpu_front_unref (s, g_steal_pointer (&t->mark_front));
 }
 
-/* T's open marks from index I on are dropped (never ended). */
+/* T's open marks are dropped (never ended). */
 static void
-marks_drop (Sim *s, Thread *t, guint i)
+marks_drop (Sim *s, Thread *t)
 {
-  for (guint k = i; k < t->open_marks->len; k++)
+  for (guint k = t->open_first; k < t->open_marks->len; k++)
     gpu_front_unref (s, g_array_index (t->open_marks, OpenMark, k).front);
-  g_array_set_size (t->open_marks, i);
+  g_array_set_size (t->open_marks, 0);
+  t->open_first = 0;
 }
 
 /* Closes the innermost mark of T named NAME[0..LEN) as a range ending at
@@ -80,7 +81,7 @@ mark_end (Sim *s, Thread *t, Thread *closer, const char *name, gsize len, double
 {
   if (t->open_marks == NULL)
     return FALSE;
-  for (guint i = t->open_marks->len; i-- > 0;)
+  for (guint i = t->open_marks->len; i-- > t->open_first;)
     {
       OpenMark *o = &g_array_index (t->open_marks, OpenMark, i);
       if (strncmp (o->m->name, name, len) != 0 || o->m->name[len] != '\0')
@@ -151,13 +152,21 @@ marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t)
   t->mark_t_cap = cap_t;
   if (t->open_marks == NULL)
     t->open_marks = g_array_new (FALSE, FALSE, sizeof (OpenMark));
-  if (t->open_marks->len == MARK_OPEN_MAX)
+  if (t->open_marks->len - t->open_first == MARK_OPEN_MAX)
     {
-      OpenMark *old = &g_array_index (t->open_marks, OpenMark, 0);
+      /* The oldest goes: skipped, and the skipped ones removed once a
+       * MARK_OPEN_MAX of them have gone (one move of the array, not one
+       * per mark: a trace of points fills it and then drops at every
+       * mark). */
+      OpenMark *old = &g_array_index (t->open_marks, OpenMark, t->open_first);
       if (G_UNLIKELY (s->out.timeline))
         timeline_point (s, t, old->m->name, old->t);   /* never ended: a point */
       gpu_front_unref (s, old->front);
-      g_array_remove_index (t->open_marks, 0);
+      if (++t->open_first == MARK_OPEN_MAX)
+        {
+          g_array_remove_range (t->open_marks, 0, t->open_first);
+          t->open_first = 0;
+        }
     }
   OpenMark o = { m, now, cap_t, front, t->waited_ns, FALSE };   /* takes the reference */
   g_array_append_val (t->open_marks, o);
@@ -178,12 +187,12 @@ marks_thread_end (Sim *s, Thread *t)
     {
       /* Marks no /end closed: points on the timeline. */
       if (G_UNLIKELY (s->out.timeline))
-        for (guint k = 0; k < t->open_marks->len; k++)
+        for (guint k = t->open_first; k < t->open_marks->len; k++)
           {
             const OpenMark *o = &g_array_index (t->open_marks, OpenMark, k);
             timeline_point (s, t, o->m->name, o->t);
           }
-      marks_drop (s, t, 0);
+      marks_drop (s, t);
     }
 }
 
@@ -278,6 +287,61 @@ spread_of (const GArray *pred, const GArray *cap, Spread *out)
     }
 }
 
+/* The k-th smallest of V[0..N) (reorders V): Hoare's selection. */
+static double
+select_kth (double *v, guint n, guint k)
+{
+  guint lo = 0, hi = n - 1;
+  while (lo < hi)
+    {
+      double pivot = v[lo + (hi - lo) / 2];
+      guint i = lo, j = hi;
+      while (i <= j)
+        {
+          while (v[i] < pivot)
+            i++;
+          while (v[j] > pivot)
+            j--;
+          if (i <= j)
+            {
+              double x = v[i];
+              v[i] = v[j];
+              v[j] = x;
+              i++;
+              if (j == 0)
+                break;
+              j--;
+            }
+        }
+      if (k <= j)
+        hi = j;
+      else if (k >= i)
+        lo = i;
+      else
+        return v[k];
+    }
+  return v[k];
+}
+
+/* The steady median of A's samples (all but the first when three or
+ * more, as spread_of's steady_median) without sorting: the report needs
+ * only this of the host's own time and the GPU's busy time. */
+static double
+steady_median_of (const GArray *a)
+{
+  if (a == NULL || a->len == 0)
+    return 0;
+  guint skip = a->len >= 3 ? 1 : 0, n = a->len - skip;
+  g_autofree double *v = g_memdup2 ((const double *) a->data + skip, n * sizeof (double));
+  if (n % 2)
+    return select_kth (v, n, n / 2);
+  double hi = select_kth (v, n, n / 2);
+  double lo = v[0];
+  for (guint i = 1; i < n / 2; i++)   /* after the selection, v[0..n/2) holds the smaller half */
+    lo = MAX (lo, v[i]);
+  return (lo + hi) / 2;
+}
+
 static void
 add_ns (cJSON *o, const char *key, double ns)
 {
@@ -303,14 +367,14 @@ static void
 report_steady (Sim *s, cJSON *r, const MarkStat *m)
 {
   gboolean range = m->ranges > 0;
-  Spread host, gpu, own, busy;
+  Spread host, gpu;
   spread_of (range ? m->range_pred : m->pred, range ? m->range_cap : m->cap, &host);
-  spread_of (range ? m->range_own : m->own, NULL, &own);
   g_autoptr (GArray) spans = NULL;
   g_autoptr (GArray) gbusy = NULL;
   gpu_samples (range ? m->range_gpu : m->gpu, &spans, &gbusy);
   spread_of (spans, NULL, &gpu);
-  spread_of (gbusy, NULL, &busy);
+  struct { double steady_median; } own = { steady_median_of (range ? m->range_own : m->own) },
+                                   busy = { steady_median_of (gbusy) };
   /* A GPU step is known for every host step unless the replay stopped
    * with work in flight (an OOM): then its figures are the host's. */
   gboolean have_gpu = gpu.n == host.n;

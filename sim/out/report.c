@@ -92,8 +92,7 @@ report_to_text (const cJSON *r)
       const cJSON *gb = cJSON_GetObjectItemCaseSensitive (ss, "gpu_busy_step_median_ns");
       g_autofree char *gpu = cJSON_IsNumber (gs) ? units_format_time (gs->valuedouble) : g_strdup ("?");
       g_autofree char *gbusy = cJSON_IsNumber (gb) ? units_format_time (gb->valuedouble) : g_strdup ("?");
-      g_string_append_printf (out, "  %-22s bound by the %s: a step's work %s on the GPU, %s on the host "
-                              "(steps %s on the GPU, %s on the host)\n", "",
+      g_string_append_printf (out, "  %-22s %s (work a step: GPU %s, host %s; steps: GPU %s, host %s)\n", "step bound",
                               strcmp (str (ss, "step_bound"), "gpu") == 0 ? "GPU" : "host", gbusy, hbusy, gpu, host);
     }
   line_time (out, "captured time", get (r, "time.captured_ns"));

@@ -209,7 +209,7 @@ timeline_open_marks (Sim *s)
   for (guint i = 0; i < s->host.thread_list->len; i++)
     {
       Thread *t = s->host.thread_list->pdata[i];
-      for (guint k = 0; t->open_marks && k < t->open_marks->len; k++)
+      for (guint k = t->open_first; t->open_marks && k < t->open_marks->len; k++)
         {
           const OpenMark *o = &g_array_index (t->open_marks, OpenMark, k);
           timeline_point (s, t, o->m->name, o->t);
