@@ -4,38 +4,23 @@
  * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
-/* Whether a copy or memset call returns only once its work is done: CUDA
- * Runtime API, "API synchronization behavior" (docs/model.md 2 has the
- * table). By the kind the trace gave its allocations, not the one a policy
- * made them (uvm's managed device memory is still device memory to the
- * program); a host side that names no allocation (id 0) is pageable host
- * memory (SPEC 3).
- *  - cudaMemcpy: H2D and D2H return once the copy is done (pageable H2D:
- *    once the last of it is staged, which the replay takes as done); D2D
- *    and peer copies do not synchronize with the host unless Unified
- *    Memory is involved.
- *  - cudaMemcpyAsync: asynchronous but to or from pageable host memory
- *    (D2H returns once done; H2D is staged through pinned buffers, the
- *    driver may synchronize the stream first: taken as done).
- *  - cudaMemset: asynchronous to the host unless the target is pinned or
- *    managed memory; cudaMemsetAsync always. */
+/* Whether a copy or memset call returns only once its work is done
+ * (docs/model.md 2 has the audit). SPEC 5.2: every copy or memset with
+ * `async: false` (cudaMemcpy, cudaMemset). And an asynchronous copy to or
+ * from pageable host memory (CUDA Runtime API, "API synchronization
+ * behavior": cudaMemcpyAsync D2H to pageable memory returns once the copy
+ * is done; H2D from pageable memory is staged through pinned buffers, the
+ * stream synchronized first, taken as done). By the kind the trace gave
+ * its allocations, not the one a policy made them; a host side that names
+ * no allocation (id 0) is pageable host memory (SPEC 3). */
 static inline gboolean
 call_waits_for_work (const VsEvent *ev, const Op *op)
 {
-  const guint8 um = VS_MEM_MANAGED, pin = VS_MEM_PINNED;
-  if (ev->op == VS_OP_MEMSET)
-    return !ev->async && op->dst != NULL && (op->dst->trace_kind == pin || op->dst->trace_kind == um);
+  if (!ev->async)
+    return TRUE;
   if (ev->op != VS_OP_COPY)
     return FALSE;
-  switch (ev->dir)
-    {
-    case VS_DIR_H2D:
-      return !ev->async || op->src == NULL;
-    case VS_DIR_D2H:
-      return !ev->async || op->dst == NULL;
-    default:
-      return !ev->async && ((op->src != NULL && op->src->trace_kind == um) || (op->dst != NULL && op->dst->trace_kind == um));
-    }
+  return (ev->dir == VS_DIR_H2D && op->src == NULL) || (ev->dir == VS_DIR_D2H && op->dst == NULL);
 }
 
 /* T blocks until every op issued so far has completed (a device sync). */

@@ -114,7 +114,6 @@ struct Alloc {
   gboolean free_deferred;  /* managed, freed by the host before its users ran: released when they end */
   /* Colder. */
   Live live;
-  guint8 trace_kind;     /* the VsMemKind its event gave: which calls on it block (issue.part.c) */
   guint64 charge;
   int tag;
   Alloc *lru_prev, *lru_next;

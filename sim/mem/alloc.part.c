@@ -123,7 +123,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
   a->refs = 1;
   a->id = ev->id;
   a->bytes = ev->bytes;
-  a->kind = a->trace_kind = ev->kind;
+  a->kind = ev->kind;
   a->below = LOC_NONE;
   a->tag = stats_tag (s, ev->tag);
   gboolean made_managed = FALSE;

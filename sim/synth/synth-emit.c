@@ -284,11 +284,11 @@ synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes, gu
       double bps = c->link.bandwidth * (is_pinned (e, host) ? c->link.efficiency : c->link.pageable_efficiency);
       dur += ns_for ((double) bytes, bps);
     }
-  /* The host call returns once the copy is done where CUDA makes it
-   * wait (docs/model.md 2): a synchronous copy to or from the host, and
-   * an asynchronous one whose host side is pageable memory. */
-  gboolean waits = (dir == VS_DIR_H2D || dir == VS_DIR_D2H)
-                   && (!async || !is_pinned (e, dir == VS_DIR_H2D ? src : dst));
+  /* The host call returns once the copy is done where the replay makes
+   * it wait (docs/model.md 2): a synchronous copy, and an asynchronous
+   * one whose host side is pageable memory (CUDA waits for it). */
+  gboolean waits = !async || ((dir == VS_DIR_H2D || dir == VS_DIR_D2H)
+                              && !is_pinned (e, dir == VS_DIR_H2D ? src : dst));
   VsEvent ev;
   event_init (&ev, VS_OP_COPY);
   ev.dir = dir;

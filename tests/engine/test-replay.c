@@ -695,8 +695,8 @@ test_oom_stop (void)
 }
 
 /* Spill: A and B (512 MiB each) fill the device; A is written by a memset
- * (512 MiB / 100 GB/s = 5.36870912 ms), which a device sync waits for (a
- * cudaMemset of device memory does not block the host itself). C needs room: the LRU victim is B,
+ * (512 MiB / 100 GB/s = 5.36870912 ms), which the host waits for (it is
+ * synchronous; the device sync after it finds it done). C needs room: the LRU victim is B,
  * never written: it moves below for free. D needs room: the victim is A,
  * dirty: it moves over [device_mem, link_d2h, cxl0] at 10 GB/s:
  * 10 us + 53.6870912 ms, and the allocating call waits for it.
@@ -1011,10 +1011,7 @@ test_never_ending_flow (void)
   g_assert_null (report);
   g_assert_nonnull (error);
   g_test_message ("%s", error->message);
-  /* The memset (cudaMemset on device memory) does not block the host
-   * (docs/model.md 2): the host goes on to the free at 20 ns, and there
-   * nothing is left that can end. */
-  g_assert_nonnull (strstr (error->message, "the replay cannot go on at t = 20 ns: 1 of its flows would never end"));
+  g_assert_nonnull (strstr (error->message, "the replay cannot go on at t = 10 ns: 1 of its flows would never end"));
   g_unlink (path);
 }
 
