@@ -30,6 +30,9 @@
 # VRAMSIM / VRAMCAP override the binaries (a wrapper that sets
 # LD_LIBRARY_PATH, say). The oversubscribed run (managed-over) needs 24 GiB
 # of available host memory for what the driver evicts, else it is skipped.
+# A capture that recorded no event (no trace, or 0 events: no driver, no
+# device, a program that never reached CUDA) is a FAIL line, and the script
+# exits 1 after the rest has run.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VRAMSIM=${VRAMSIM:-$ROOT/bin/vramsim}
@@ -335,6 +338,18 @@ fi
 
 now_ms () { echo $(( $(date +%s%N) / 1000000 )); }
 
+FAILED=0
+# check_events NAME TRACE: a FAIL line (and exit 1 at the end) for a
+# capture with no trace or no event in it.
+check_events () {
+  ne=$("$VRAMSIM" info "$2" --format json 2>/dev/null | sed -n 's/^[[:space:]]*"events":[[:space:]]*\([0-9]*\).*/\1/p' | head -n 1)
+  if [ ! -f "$2" ]; then
+    echo "  $1: FAIL: no trace written"; FAILED=1
+  elif [ "${ne:-0}" = 0 ]; then
+    echo "  $1: FAIL: 0 events in $(basename "$2")"; FAILED=1
+  fi
+}
+
 row () { # NAME TRACE
   "$VRAMSIM" replay "$2" --format json -o "$W/r.json" 2>"$W/r.err" ||
     "$VRAMSIM" replay "$2" -c "${GPU_CHECK_PRESET:-h200}" --format json -o "$W/r.json" 2>"$W/r.err" ||
@@ -363,6 +378,7 @@ run_one () { # NAME ARGV...
     echo "# $name-$mode: exit $rc, wall $(( $(now_ms) - t0 )) ms"
     grep '^# ' "$W/$name-$mode.out"
     grep -m8 vramcap: "$W/$name-$mode.err"
+    check_events "$name-$mode" "$W/$name-$mode.vtrace"
     row "$name-$mode" "$W/$name-$mode.vtrace"
     "$VRAMSIM" info "$W/$name-$mode.vtrace" 2>&1 | grep -E '^(events|kernels|copies) ' | sed 's/^/    /'
     if [ -n "$KEEP" ]; then cp "$W/$name-$mode.vtrace" "$W/$name-$mode.err" "$KEEP/" 2>/dev/null; fi
@@ -487,6 +503,7 @@ tensor_check () {
   timeout $(( ${GPU_CHECK_TIMEOUT:-120} + 60 )) "$VRAMCAP" -o "$T2/step.vtrace" -- python3 "$P/train-step.py" \
     > "$T2/cap.out" 2> "$T2/cap.err"
   echo "# torch-tensor capture: exit $?, wall $(( $(now_ms) - t0 )) ms"; grep -m8 vramcap: "$T2/cap.err"
+  check_events torch-tensor "$T2/step.vtrace"
   timeout $(( ${GPU_CHECK_TIMEOUT:-120} + 60 )) "$VRAMCAP" --no-torch -o "$T2/drv.vtrace" -- python3 "$P/train-step.py" \
     > /dev/null 2>&1
   for tr in step drv; do
@@ -570,6 +587,7 @@ variants_check () {
     PYTORCH_CUDA_ALLOC_CONF=$conf timeout $(( ${GPU_CHECK_TIMEOUT:-120} + 60 )) "$VRAMCAP" -o "$T3/$v.vtrace" \
       -- python3 "$P/train-step.py" > /dev/null 2> "$T3/$v.err"
     echo "# torch-variants $v capture: exit $?"; grep -m4 vramcap: "$T3/$v.err"
+    check_events "torch-variants-$v" "$T3/$v.vtrace"
     "$VRAMSIM" replay "$T3/$v.vtrace" --format json -o "$T3/$v.json" 2> "$T3/$v.rerr" ||
       echo "  replay failed: $(head -1 "$T3/$v.rerr")"
     VRAMSIM="$VRAMSIM" python3 - "$T3/$v.vtrace" "$T3/$v.json" "$T3/$v.plain" <<'PY'
@@ -612,3 +630,7 @@ case " ${GPU_CHECK_ONLY:-torch-variants} " in
     if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then variants_check
     else echo "# torch-variants: python3 has no CUDA-enabled torch, skipped"; fi ;;
 esac
+if [ "$FAILED" != 0 ]; then
+  echo "# FAIL: a capture recorded no event (see the FAIL lines)"
+fi
+exit "$FAILED"

@@ -188,6 +188,9 @@ static AdviseV1 real_cuMemAdvise;
 
 static void *(*real_dlsym) (void *, const char *);
 static void *g_libcuda;
+/* What the program's cuInit answered through the shim (-1: never seen),
+ * for hooks_nothing_cause. */
+static volatile int g_cuinit_result = -1;
 static pid_t g_init_pid;        /* the process that registered drain_at_exit */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -786,6 +789,45 @@ drain_at_exit (void)
     drain_before_ctx_teardown ();
 }
 
+void
+hooks_nothing_cause (char *buf, size_t cap)
+{
+  int r = g_cuinit_result;
+  if (r > 0) {
+    const char *name = NULL;
+    typedef CUresult ErrName (CUresult, const char **);
+    ErrName *err_name = g_libcuda && real_dlsym ? (ErrName *) real_dlsym (g_libcuda, "cuGetErrorName") : NULL;
+    if (err_name == NULL || err_name ((CUresult) r, &name) != CUDA_SUCCESS)
+      name = NULL;
+    const char *vis = getenv ("CUDA_VISIBLE_DEVICES");
+    if (r == CUDA_ERROR_NO_DEVICE)
+      snprintf (buf, cap, "no CUDA device: cuInit answered CUDA_ERROR_NO_DEVICE (100)%s%s%s",
+                vis ? "; CUDA_VISIBLE_DEVICES is \"" : "", vis ? vis : "", vis ? "\"" : "");
+    else
+      snprintf (buf, cap, "the CUDA driver did not start: cuInit answered %s (%d)", name ? name : "error", r);
+    return;
+  }
+  if (r == 0) {
+    snprintf (buf, cap, "the program started CUDA but made no call vramcap records (allocation, copy, kernel, "
+              "sync, NVTX range)");
+    return;
+  }
+  /* cuInit never came through the shim (the program never started CUDA):
+   * is there a driver on this machine at all? (Whether the process has
+   * libcuda loaded says nothing: the shim opens it itself.) */
+  const char *lib = getenv ("VRAMCAP_LIBCUDA");
+  if (!lib || !*lib)
+    lib = "libcuda.so.1";
+  void *h = dlopen (lib, RTLD_LAZY | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror ();
+    snprintf (buf, cap, "no CUDA driver on this machine (dlopen %s)", e ? e : lib);
+    return;
+  }
+  dlclose (h);
+  snprintf (buf, cap, "the program never used CUDA (it never called cuInit)");
+}
+
 CUresult
 cuInit (unsigned int flags)
 {
@@ -793,6 +835,7 @@ cuInit (unsigned int flags)
   if (!real_cuInit)
     return CUDA_ERROR_NOT_INITIALIZED;
   CUresult r = real_cuInit (flags);
+  g_cuinit_result = (int) r;
   if (r == CUDA_SUCCESS) {
     if (cap_mode == CAP_MODE_OFF) {
       /* The driver did not load us as its injection library (hook mode was

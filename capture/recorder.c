@@ -10,6 +10,7 @@
  * goes out, so the header can name the device. */
 #define _GNU_SOURCE
 #include "recorder.h"
+#include "hooks.h"
 #include "nccl.h"
 
 #include <ctype.h>
@@ -512,6 +513,13 @@ copy_locked (uint64_t t0, uint64_t t1, int dir, uintptr_t dst, uintptr_t src, ui
    * keeping the capture's call time. */
   if ((dir == CAP_DIR_H2D && !s) || (dir == CAP_DIR_D2H && !d))
     async = 0;
+  /* And a synchronous copy between two device allocations (or peers)
+   * returns at once: "for transfers from device memory to device memory,
+   * no host-side synchronization is performed" (CUDA Runtime API, "API
+   * synchronization behavior"). A managed side keeps it synchronous. */
+  if ((dir == CAP_DIR_D2D || dir == CAP_DIR_P2P) && d && s && d->kind == CAP_MEM_DEVICE
+      && s->kind == CAP_MEM_DEVICE)
+    async = 1;
   VtEvent *e = push_locked (t0, t1, VTW_COPY, &seq);
   if (e) {
     e->sub = (uint8_t) dir;
@@ -597,6 +605,11 @@ cap_memset (uint64_t t0, uint64_t t1, uintptr_t dst, uint64_t bytes, uintptr_t s
   uint64_t seq = UINT64_MAX;
   cap_lock ();
   const Range *d = map_find (dst);
+  /* A memset of device memory is asynchronous to the host whatever the API
+   * ("except when the target is pinned host memory or a Unified Memory
+   * region", CUDA Driver API, "API synchronization behavior"). */
+  if (d && d->kind == CAP_MEM_DEVICE)
+    async = 1;
   VtEvent *e = push_locked (t0, t1, VTW_MEMSET, &seq);
   if (e) {
     e->dst = d ? d->id : 0;
@@ -1061,6 +1074,49 @@ write_prefix_locked (int all)
   g_base += k;
 }
 
+static int g_dying_sig;                  /* the fatal signal being handled, or 0 */
+
+/* The root process's word to the launcher ($VRAMCAP_STATUS, one line):
+ * "nothing CAUSE" (it recorded nothing) or "failed" (the trace could not
+ * be written; the shim has said why). FALSE without a launcher. */
+static int
+status_put (const char *line)
+{
+  const char *st = getenv ("VRAMCAP_STATUS");
+  if (!st || !*st)
+    return 0;
+  int fd = open (st, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return 0;
+  ssize_t w = write (fd, line, strlen (line));
+  (void) w;
+  close (fd);
+  return 1;
+}
+
+/* The root process recorded nothing: no trace is written (and an earlier
+ * run's FILE and FILE.addrs, which would pass for this one's, are
+ * removed), and the cause is said in one line: to the launcher through
+ * $VRAMCAP_STATUS (vramcap prints it and decides its exit status:
+ * docs/capture.md), else on stderr. Plain write(2): a signal handler may
+ * be here (then the cause is the signal; no dlopen). */
+static void
+nothing_recorded (int dying)
+{
+  char cause[768], line[1024];
+  if (dying)
+    snprintf (cause, sizeof cause, "the program died of signal %d before any CUDA call vramcap records", g_dying_sig);
+  else
+    hooks_nothing_cause (cause, sizeof cause);
+  unlink (g_out);
+  char addrs[sizeof g_out + 16];
+  snprintf (addrs, sizeof addrs, "%s.addrs", g_out);
+  unlink (addrs);
+  snprintf (line, sizeof line, "nothing %s\n", cause);
+  if (!status_put (line))
+    cap_warn ("nothing recorded: %s; no trace written to %s", cause, g_out);
+}
+
 static void
 finish_locked (int dying)
 {
@@ -1078,9 +1134,11 @@ finish_locked (int dying)
     cap_warn ("%llu cuMemAdvise call%s not in the trace: the trace format has no advise op, "
               "and replay places managed pages by its own model", (unsigned long long) g_advise,
               g_advise == 1 ? " is" : "s are");
-  /* Other processes (fork children, exec'd programs) write a file only if
-   * they recorded something; the root process always does. */
-  if (g_root || g_recorded > 0) {
+  /* A process writes a file only if it recorded something; the root
+   * process says why it did not (nothing_recorded). */
+  if (g_root && g_recorded == 0 && !g_w && !g_failed)
+    nothing_recorded (dying);
+  else if (g_recorded > 0) {
     write_prefix_locked (1);
     if (!g_w && !g_failed) {
       char hdr[2048];
@@ -1109,6 +1167,8 @@ finish_locked (int dying)
     }
     g_w = NULL;
   }
+  if (g_root && g_failed)
+    status_put ("failed\n");
   g_finished = 1;
 }
 
@@ -1144,6 +1204,7 @@ on_fatal_signal (int sig)
       }
     }
   }
+  g_dying_sig = sig;
   finish_locked (1);
   if (locked)
     pthread_mutex_unlock (&g_lock);

@@ -1,14 +1,16 @@
 /* vramcap.c — the capture launcher: runs a program with libvramcap.so
  * loaded (CUPTI injection or LD_PRELOAD hooks). See docs/capture.md.
  *
- * With --no-torch it execs the program, so the program's exit status is
- * vramcap's. By default it also puts the PyTorch start-up hook
- * (capture/python-hook/sitecustomize.py) first on PYTHONPATH and asks the
- * shim for its address sidecar; it then runs the program as a child, waits,
- * and, when the hook reported on the program (FILE's base + .torch-status),
- * rewrites the trace with `vramsim convert --tensor` (or --tensor-note,
- * saying why there are no tensors) before exiting with the child's status,
- * or dying of the signal that killed it. */
+ * It runs the program as a child and waits. By default it also puts the
+ * PyTorch start-up hook (capture/python-hook/sitecustomize.py) first on
+ * PYTHONPATH and asks the shim for its address sidecar; when the hook
+ * reported on the program (FILE's base + .torch-status), it rewrites the
+ * trace with `vramsim convert --tensor` (or --tensor-note, saying why there
+ * are no tensors). When the program's process recorded nothing, the shim
+ * leaves no trace and tells why in a temporary file ($VRAMCAP_STATUS),
+ * which vramcap prints as one line. Then it exits with the child's status (1 if
+ * that is 0 but nothing at all was recorded), or dies of the signal that
+ * killed it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -258,6 +261,87 @@ post_others (const char *absout, const char *base)
   globfree (&g);
 }
 
+/* The traces other processes of the program wrote in this run (since
+ * START): FILE's base + .TAG.vtrace, or FILE.TAG without the extension
+ * (capture/recorder.c, set_output_path). Their names, comma-separated,
+ * into LIST; the count. */
+static int
+other_traces (const char *absout, const char *base, time_t start, char *list, size_t cap)
+{
+  size_t ol = strlen (absout);
+  int ext = ol > 7 && strcmp (absout + ol - 7, ".vtrace") == 0;
+  char pat[PATH_MAX + 32];
+  snprintf (pat, sizeof pat, ext ? "%s.*.vtrace" : "%s.*", ext ? base : absout);
+  glob_t g;
+  memset (&g, 0, sizeof g);
+  int n = 0;
+  list[0] = 0;
+  if (glob (pat, 0, NULL, &g) == 0)
+    for (size_t k = 0; k < g.gl_pathc; k++) {
+      const char *p = g.gl_pathv[k], *tail = p + strlen (p);
+      /* sidecars are not traces */
+      if (!ext && (strstr (p, ".addrs") || strstr (p, ".torch")))
+        continue;
+      struct stat sb;
+      if (tail == p || stat (p, &sb) != 0 || !S_ISREG (sb.st_mode) || sb.st_mtime < start)
+        continue;
+      const char *b = strrchr (p, '/');
+      size_t used = strlen (list);
+      snprintf (list + used, cap - used, "%s%s", n ? ", " : "", b ? b + 1 : p);
+      n++;
+    }
+  globfree (&g);
+  return n;
+}
+
+/* After the program: whether its process recorded nothing (the shim's
+ * word in STATUS, a temporary file vramcap made), said in one line with
+ * what else there is to know (the PyTorch hook's note, the other
+ * processes' traces). Returns 1 when the run wrote no trace at all, else
+ * 0. */
+static int
+report_nothing (const char *absout, const char *base, const char *prog, const char *status, time_t start)
+{
+  char sp[PATH_MAX + 32], cause[1024] = "", note[PATH_MAX + 256] = "", others[4096];
+  FILE *f = fopen (status, "r");
+  int said = 0;
+  if (f) {
+    said = fgets (cause, sizeof cause, f) != NULL;
+    fclose (f);
+    cause[strcspn (cause, "\n")] = 0;
+  }
+  unlink (status);
+  struct stat sb;
+  if (!said && stat (absout, &sb) == 0)
+    return 0;   /* a trace: the usual case */
+  if (said && strcmp (cause, "failed") == 0)
+    return 0;   /* the trace could not be written: the shim said why; the program is what it was */
+  if (said && strncmp (cause, "nothing ", 8) == 0)
+    memmove (cause, cause + 8, strlen (cause + 8) + 1);
+  int n = other_traces (absout, base, start, others, sizeof others);
+  if (!said)
+    /* No trace, and the shim never said why: it did not run there (a
+     * static program ignores LD_PRELOAD; a program may clear it). */
+    snprintf (cause, sizeof cause, "the shim did not run in %s (a statically linked program ignores "
+              "LD_PRELOAD, and a program that clears LD_PRELOAD escapes it)", prog);
+  /* The PyTorch hook's word on the program, if it said one. */
+  snprintf (sp, sizeof sp, "%s.torch-status", base);
+  if ((f = fopen (sp, "r")) != NULL) {
+    char line[PATH_MAX + 128];
+    if (fgets (line, sizeof line, f)) {
+      line[strcspn (line, "\n")] = 0;
+      snprintf (note, sizeof note, "; PyTorch hook: %s", line);
+    }
+    fclose (f);
+  }
+  if (n > 0)
+    fprintf (stderr, "vramcap: nothing recorded in %s's process: %s; no trace written to %s (%d other "
+             "process%s wrote %s)%s\n", prog, cause, absout, n, n == 1 ? "" : "es", others, note);
+  else
+    fprintf (stderr, "vramcap: nothing recorded: %s; no trace written to %s%s\n", cause, absout, note);
+  return n == 0;
+}
+
 static volatile sig_atomic_t g_child;
 
 static void
@@ -405,25 +489,38 @@ main (int argc, char **argv)
   }
   if (!torch) {
     setenv ("VRAMCAP_TORCH", "0", 1);
-    execvp (argv[i], argv + i);
-    fprintf (stderr, "vramcap: cannot run %s: %s\n", argv[i], strerror (errno));
-    return errno == ENOENT ? 127 : 126;
+  } else {
+    const char *pp = getenv ("PYTHONPATH");
+    size_t ppl = strlen (hook) + (pp ? strlen (pp) : 0) + 2;
+    char *pypath = malloc (ppl);
+    if (!pypath)
+      return 1;
+    snprintf (pypath, ppl, "%s%s%s", hook, pp && *pp ? ":" : "", pp && *pp ? pp : "");
+    setenv ("PYTHONPATH", pypath, 1);
+    setenv ("VRAMCAP_TORCH", "1", 1);
+    setenv ("VRAMCAP_ADDRS", "1", 1);
+    if (entries)
+      setenv ("VRAMCAP_TORCH_ENTRIES", entries, 1);
   }
-  const char *pp = getenv ("PYTHONPATH");
-  size_t ppl = strlen (hook) + (pp ? strlen (pp) : 0) + 2;
-  char *pypath = malloc (ppl);
-  if (!pypath)
-    return 1;
-  snprintf (pypath, ppl, "%s%s%s", hook, pp && *pp ? ":" : "", pp && *pp ? pp : "");
-  setenv ("PYTHONPATH", pypath, 1);
-  setenv ("VRAMCAP_TORCH", "1", 1);
-  setenv ("VRAMCAP_ADDRS", "1", 1);
-  if (entries)
-    setenv ("VRAMCAP_TORCH_ENTRIES", entries, 1);
   char base[PATH_MAX + 1];
   size_t ol = strlen (absout);
   snprintf (base, sizeof base, "%.*s", (int) (ol > 7 && strcmp (absout + ol - 7, ".vtrace") == 0 ? ol - 7 : ol),
             absout);
+  /* The shim (the program's own process) says here why it recorded
+   * nothing, or that its trace could not be written: a temporary file,
+   * not one beside FILE (whose folder may be what failed). */
+  const char *tmpdir = getenv ("TMPDIR");
+  char capstat[PATH_MAX + 32];
+  snprintf (capstat, sizeof capstat, "%s/vramcap-status-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  int sfd = mkstemp (capstat);
+  if (sfd < 0) {
+    fprintf (stderr, "vramcap: cannot create a temporary file in %s: %s\n", tmpdir && *tmpdir ? tmpdir : "/tmp",
+             strerror (errno));
+    return 1;
+  }
+  close (sfd);
+  setenv ("VRAMCAP_STATUS", capstat, 1);
+  time_t start = time (NULL);
   {
     /* a status left by an earlier run must not speak for this one */
     char sp[PATH_MAX + 32];
@@ -445,11 +542,13 @@ main (int argc, char **argv)
   /* The exec-or-fail report of the child comes back through a pipe. */
   int fds[2];
   if (pipe2 (fds, O_CLOEXEC) != 0) {
+    unlink (capstat);
     fprintf (stderr, "vramcap: pipe: %s\n", strerror (errno));
     return 1;
   }
   pid_t child = fork ();
   if (child < 0) {
+    unlink (capstat);
     fprintf (stderr, "vramcap: fork: %s\n", strerror (errno));
     return 1;
   }
@@ -484,13 +583,16 @@ main (int argc, char **argv)
   int st = 0;
   while (waitpid (child, &st, 0) < 0)
     if (errno != EINTR) {
+      unlink (capstat);
       fprintf (stderr, "vramcap: waitpid: %s\n", strerror (errno));
       return 1;
     }
   if (r == (ssize_t) sizeof exec_err) {
+    unlink (capstat);
     fprintf (stderr, "vramcap: cannot run %s: %s\n", argv[i], strerror (exec_err));
     return exec_err == ENOENT ? 127 : 126;
   }
+  int nothing = report_nothing (absout, base, argv[i], capstat, start);
   post_torch (absout, base);
   post_others (absout, base);
   if (WIFSIGNALED (st)) {
@@ -506,5 +608,8 @@ main (int argc, char **argv)
     raise (sig);
     return 128 + sig;
   }
-  return WIFEXITED (st) ? WEXITSTATUS (st) : 1;
+  int rc = WIFEXITED (st) ? WEXITSTATUS (st) : 1;
+  /* A successful program of which nothing at all was recorded: not a
+   * capture (docs/capture.md, "When nothing is recorded"). */
+  return rc == 0 && nothing ? 1 : rc;
 }

@@ -283,7 +283,8 @@ fit_text (GPtrArray *rows, const char *trace, const char *capture)
           continue;
         }
       g_autofree char *pt = units_format_time (r->predicted_ns);
-      g_autofree char *sd = g_strdup_printf ("%.3fx", r->slowdown);
+      /* Nothing captured (an empty trace): no ratio. */
+      g_autofree char *sd = r->captured_ns > 0 ? g_strdup_printf ("%.3fx", r->slowdown) : g_strdup ("-");
       g_autofree char *st = r->step_ns > 0 ? units_format_time (r->step_ns) : g_strdup ("-");
       g_autofree char *stc = steps ? g_strdup_printf (" %11s", st) : g_strdup ("");
       g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s%s  %s\n", r->config_name,
@@ -353,7 +354,10 @@ fit_json (GPtrArray *rows, const char *trace, const char *capture)
       else
         {
           cJSON_AddNumberToObject (j, "predicted_ns", round (r->predicted_ns));
-          cJSON_AddNumberToObject (j, "slowdown", r->slowdown);
+          if (r->captured_ns > 0)
+            cJSON_AddNumberToObject (j, "slowdown", r->slowdown);
+          else
+            cJSON_AddNullToObject (j, "slowdown");
           cJSON_AddStringToObject (j, "bound", bound_names[r->bound]);
           if (r->step_ns > 0)
             cJSON_AddNumberToObject (j, "step_median_ns", round (r->step_ns));
@@ -386,10 +390,11 @@ fit_csv (GPtrArray *rows)
       else
         {
           g_autofree char *st = r->step_ns > 0 ? g_strdup_printf ("%.0f", r->step_ns) : g_strdup ("");
+          g_autofree char *sd = r->captured_ns > 0 ? g_strdup_printf ("%.6g", r->slowdown) : g_strdup ("");
           g_string_append_printf (out, "%s,%s,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                  ",0,%.0f,%.6g,%s,%s\n", r->config_name, r->status,
+                                  ",0,%.0f,%s,%s,%s\n", r->config_name, r->status,
                                   r->mem_unknown ? "unknown" : r->fits ? "yes" : "no", r->peak_bytes, r->capacity,
-                                  r->predicted_ns, r->slowdown, bound_names[r->bound], st);
+                                  r->predicted_ns, sd, bound_names[r->bound], st);
         }
     }
   return g_string_free (out, FALSE);

@@ -215,10 +215,13 @@ cmd_replay (int argc, char **argv)
       cmd_error ("%s", error->message);
       return 1;
     }
-  /* What the user must know about the answer, whatever the format. */
+  /* What the user must know about the answer, whatever the format, and
+   * once: the text view on stdout ends with its warnings, so they go to
+   * stderr only when the report goes elsewhere (-o FILE) or is JSON. */
+  gboolean text_on_stdout = !json && (out == NULL || strcmp (out, "-") == 0);
   const cJSON *w;
   cJSON_ArrayForEach (w, cJSON_GetObjectItemCaseSensitive (report, "warnings"))
-    if (cJSON_IsString (w))
+    if (cJSON_IsString (w) && !text_on_stdout)
       fprintf (stderr, "vramsim: warning: %s\n", w->valuestring);
   add_run_of (report, trace_path, config, capture_config, sets);
   g_autofree char *text = NULL;

@@ -191,6 +191,10 @@ static const Field policy_fields[] = {
 static const Field gpu_fields[] = {
   { "launch_latency", K_TIME, AT (gpu.launch_latency_ns), .def.d = 0 },
   { "legacy_default_stream", K_BOOL, AT (gpu.legacy_default_stream), .def.b = FALSE },
+  /* The driver's bound on ops queued but not started (docs/config.md:
+   * about 1,000 kernel launches measured on one stream before a launch
+   * blocks; 0 = no bound). */
+  { "launch_queue", K_UINT, AT (gpu.launch_queue), .def.u = 1024 },
   { .key = NULL },
 };
 /* SPEC 4 `network` (docs/config.md): with no network given, a job of one

@@ -110,6 +110,7 @@ typedef struct {
   struct {
     double launch_latency_ns;
     gboolean legacy_default_stream;
+    guint launch_queue;          /* ops queued, not started, before a launch blocks; 0 = no bound */
   } gpu;
   /* SPEC 4 `network`: the job's ranks and the fabric they talk over
    * (sim/model/network.h prices collectives on it). */

@@ -146,6 +146,7 @@ op_issue (Sim *s, const VsEvent *ev)
   if (G_UNLIKELY (s->gpu.issue_extra))
     op_issue_extra (s, op, ev);
   op->c.refs++;          /* the stream's queue */
+  s->gpu.lq_unstarted++;   /* a slot of the launch queue until it starts (launchq.part.c) */
   if (st->tail)
     st->tail->next = op;
   else
@@ -216,6 +217,7 @@ op_try_start (Sim *s, Op *op)
       return;
     }
   op->started = TRUE;
+  launch_queue_started (s);
   op->ready_t = s->core.now;
   if (s->stats.gpu_running++ == 0)
     s->stats.gpu_since = s->core.now;

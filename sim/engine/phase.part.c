@@ -137,7 +137,10 @@ op_complete (Sim *s, Op *op)
     }
   double end = s->core.now;
   if (op->started && --s->stats.gpu_running == 0)
-    s->stats.gpu_busy_ns += end - s->stats.gpu_since;
+    {
+      s->stats.gpu_busy_ns += end - s->stats.gpu_since;
+      s->stats.gpu_idle_t = end;
+    }
   double run = end - op->run_t;
   double contention = MAX (0.0, run - op->alone_ns);
   /* Rounding of fluid times is not contention. */

@@ -29,6 +29,9 @@ sim_setup (Sim *s)
     s->gpu.simple = c->kernel_model == VS_KMODEL_SIMPLE;
   }
   s->stats.warnings = g_ptr_array_new_with_free_func (g_free);
+  s->stats.fronts = g_ptr_array_new ();
+  s->stats.gpu_idle_t = -1;
+  launch_queue_setup (s);
   s->gpu.pageable_cap = c->link.bandwidth * c->link.pageable_efficiency;
   s->gpu.r_sm = flow_net_add_resource (s->core.net, config_builtin_names[VS_BUILTIN_SM], 1.0);
   s->gpu.r_dev = flow_net_add_resource (s->core.net, config_builtin_names[VS_BUILTIN_DEVICE_MEM], s->gpu.b_dev);
@@ -80,7 +83,9 @@ mark_free (gpointer p)
 {
   MarkStat *m = p;
   g_free ((char *) m->name);
-  for (GArray **a = (GArray *[]) { m->pred, m->cap, m->range_pred, m->range_cap }, **e = a + 4; a < e; a++)
+  for (GArray **a = (GArray *[]) { m->pred, m->cap, m->range_pred, m->range_cap, m->gpu, m->range_gpu, m->own,
+                                    m->range_own }, **e = a + 8;
+       a < e; a++)
     if (*a)
       g_array_unref (*a);
   g_free (m);
@@ -91,6 +96,8 @@ sim_teardown (Sim *s)
 {
   amodel_teardown (s);
   coll_teardown (s);
+  launch_queue_teardown (s);
+  gpu_fronts_teardown (s);   /* the fronts still held (marks, waiters) */
   /* Free every op, job and allocation still alive, whatever holds them. */
   for (guint i = 0; i < s->gpu.ops_made->len; i++)
     {

@@ -34,6 +34,7 @@ typedef struct Job Job;
 typedef struct Thread Thread;
 typedef struct Alloc Alloc;
 typedef struct Stream Stream;
+typedef struct GpuFront GpuFront;   /* out/gpu-steps.part.c */
 
 /* ------------------------------------------------------------------ */
 /* Completion: something others wait for (an op, a job).               */
@@ -223,14 +224,23 @@ struct Thread {
   gboolean ended;
   guint64 issued_t, issued_h;  /* capture t and host_ns of the call in progress,
                                 * or of the last call once it returned (idle) */
+  double wait_h;         /* a blocked call returns at max(s_cur + wait_h, the wake):
+                          * 0 for a sync, host_ns for a wait the capture's
+                          * host_ns already holds (launch queue, allocator) */
   guint8 issued_op;
   gboolean has_prev;
   double f_prev, s_cur;
   int waits;
   struct MarkStat *mark; /* the open point mark, or NULL */
+  GpuFront *mark_front;  /* the GPU's frontier when it was reached (a reference) */
+  double mark_waited;    /* waited_ns when it was reached */
+  double waited_ns;      /* time this thread waited: its calls blocked (its share of
+                          * host.blocked_ns), and its calls' issue held for other
+                          * threads' (the captured order: docs/model.md 2) */
   double mark_t;
   guint64 mark_t_cap;
-  GArray *open_marks;    /* OpenMark: marks a NAME/end may close, innermost last */
+  GArray *open_marks;    /* OpenMark: marks a NAME/end may close, innermost last, from open_first */
+  guint open_first;      /* the oldest still open (those before it were dropped: out/marks.part.c) */
   gboolean tl_named;     /* its timeline track has its thread_name */
 };
 
@@ -256,6 +266,11 @@ typedef struct MarkStat {
   guint64 ranges;                /* NAME ... NAME/end pairs closed */
   double range_pred_ns, range_cap_ns;
   GArray *range_pred, *range_cap;
+  /* The GPU's frontier and busy time at each sample's start and end (four
+   * doubles a sample, NAN until known: out/gpu-steps.part.c), and the
+   * thread's own time in it (the sample less its blocked time), for the
+   * point and range samples. */
+  GArray *gpu, *range_gpu, *own, *range_own;
 } MarkStat;
 
 /* A mark that a NAME/end may still close. */
@@ -263,6 +278,10 @@ typedef struct {
   MarkStat *m;
   double t;
   guint64 cap_t;
+  GpuFront *front;       /* the GPU's frontier at its start (a reference) */
+  double waited;         /* its thread's waited_ns at its start */
+  gboolean crossed;      /* an older range of its thread ended inside it: the timeline
+                          * cannot nest it (out/timeline.part.c, timeline_range) */
 } OpenMark;
 
 /* Collectives of one kind, for the report's network.kinds[]. */
@@ -339,6 +358,7 @@ struct Sim {
     Thread *last_thread;   /* the last thread_get: events come in runs */
     Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
     double issue_t;        /* INFINITY while issue_thread is NULL */
+    GQueue lq_waiters;     /* threads whose launch waits for the launch queue, first first */
   } host;
 
   struct {
@@ -367,6 +387,9 @@ struct Sim {
     struct Part *parts;    /* kernel_run's scratch: 2 per location */
     GPtrArray *ops_made;   /* every op (live, or recycled on free_ops) */
     Op *free_ops;
+    /* The launch queue (engine/launchq.part.c): ops issued and not yet
+     * started, and the bound (gpu.launch_queue; G_MAXUINT: none). */
+    guint lq_unstarted, lq_cap;
   } gpu;
 
   struct {
@@ -396,6 +419,8 @@ struct Sim {
     GPtrArray *amodel_batches; /* every FreeBatch made (alloc-streams.part.c) */
     struct FreeBatch *free_batches;  /* the recycled ones */
     guint amodel_empty_waits;  /* ops an empty_cache waits for (alloc-streams.part.c) */
+    guint64 amodel_freed_bytes;  /* pytorch: segment bytes it has released (cudaFree, unmap) */
+    gboolean amodel_released;  /* it released some since the host call began (issue.part.c) */
     /* Kind none's own figures: device allocations charged one by one. */
     guint64 none_cur, none_peak, none_allocs, none_frees, none_alloc_bytes;
   } mem;
@@ -419,6 +444,7 @@ struct Sim {
       double bound_ns[VS_BOUND_COUNT];  /* predicted time per bound: the class's bound is the largest */
     } kclass[VS_KCLASS_COUNT];
     guint fallback_warned;  /* 1 << precision whose peak a chip lacked (warned once) */
+    guint upgrade_warned;   /* 1 << precision of FP32 work run as TF32 (warned once) */
     GPtrArray *warnings;    /* char*: the report's warnings[] */
     VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
 #define KCACHE 64
@@ -428,6 +454,12 @@ struct Sim {
     GHashTable *marks;     /* name -> MarkStat* */
     guint gpu_running;     /* ops started and not complete */
     double gpu_since, gpu_busy_ns;   /* union of their running time (warnings) */
+    double gpu_idle_t;     /* when gpu_running last fell to 0 (-1: never): the GPU's
+                            * frontier at a mark with nothing queued (out/gpu-steps) */
+    guint64 lq_waits;      /* launches that waited for the launch queue */
+    double lq_blocked_ns;  /* their time blocked beyond their captured host_ns */
+    GPtrArray *fronts;     /* GpuFront*: every one made (out/gpu-steps.part.c) */
+    GpuFront *free_fronts; /* the recycled ones */
     cJSON *oom_obj;
     guint64 last_progress;
     guint64 next_progress; /* n_events of the next progress line (never without --progress) */
@@ -456,6 +488,7 @@ struct Sim {
     VsOutFile *timeline_file;   /* base/outfile.h; its stream is timeline */
     gboolean timeline_first;
     guint timeline_streams, timeline_threads;   /* tracks named so far: their sort order */
+    guint64 timeline_async;    /* ids of the ranges drawn as async slices */
   } out;
 };
 
@@ -511,7 +544,11 @@ static __attribute__ ((noinline, cold)) void timeline_host_wait (Sim *s, Thread 
 static __attribute__ ((noinline, cold)) void timeline_stream (Sim *s, guint64 id);
 static __attribute__ ((noinline, cold)) void timeline_captured (Sim *s, Stream *st, const VsEvent *ev);
 static __attribute__ ((noinline, cold)) void timeline_op (Sim *s, const Op *op, double end);
-static __attribute__ ((noinline, cold)) void timeline_mark (Sim *s, Thread *t, const char *name, double now);
+static __attribute__ ((noinline, cold)) void timeline_point (Sim *s, Thread *t, const char *name, double start);
+static __attribute__ ((noinline, cold)) void timeline_range (Sim *s, Thread *t, const char *name, double start,
+                                                             double end, gboolean nested);
+static void timeline_open_marks (Sim *s);
+static __attribute__ ((noinline, cold)) void timeline_oom (Sim *s, const VsEvent *ev, int loc);
 static gboolean timeline_open (Sim *s, const char *path, GError **error);
 static gboolean timeline_close (Sim *s, const char *path, gboolean ok, GError **error);
 
@@ -564,6 +601,7 @@ static void policy_setup (Sim *s);
 
 /* engine/thread.part.c */
 static __attribute__ ((noinline)) Thread *thread_get_slow (Sim *s, guint32 tid);
+static inline Thread *thread_get (Sim *s, guint32 tid);
 static inline __attribute__ ((always_inline)) void note_captured (Sim *s, const VsEvent *ev);
 static inline __attribute__ ((always_inline)) void thread_schedule (Sim *s, Thread *t);
 static inline __attribute__ ((always_inline)) void reader_advance (Sim *s);
@@ -599,6 +637,7 @@ static void op_try_start (Sim *s, Op *op);
 /* model/kernel.part.c */
 static int alloc_loc (Sim *s, const Alloc *a);
 static const VsKernelFactors *kernel_factors (Sim *s, const VsEvent *ev);
+static __attribute__ ((noinline, cold)) void kernel_rate_warning (Sim *s, const VsKernelFactors *f, const char *name);
 static void kernel_run_simple (Sim *s, Op *op);
 static void kernel_run_waves (Sim *s, Op *op);
 static void kernel_run (Sim *s, Op *op);
@@ -649,7 +688,27 @@ static void amodel_streams_teardown (Sim *s);
 static gboolean amodel_empty_cache_wait (Sim *s, Thread *t, guint64 tt);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
 
+/* engine/launchq.part.c */
+static void launch_queue_setup (Sim *s);
+static __attribute__ ((noinline)) void launch_queue_block (Sim *s, Thread *t, guint64 host_ns);
+static __attribute__ ((noinline)) void launch_queue_release (Sim *s);
+static inline __attribute__ ((always_inline)) void launch_queue_started (Sim *s);
+static inline __attribute__ ((always_inline)) void launch_queue_check (Sim *s, Thread *t, const Op *op, guint64 host_ns);
+static void launch_queue_report (Sim *s, cJSON *host);
+static void launch_queue_teardown (Sim *s);
+
+/* out/gpu-steps.part.c */
+static GpuFront *gpu_front_now (Sim *s);
+static GpuFront *gpu_front_ref (GpuFront *f);
+static void gpu_front_unref (Sim *s, GpuFront *f);
+static void gpu_sample_add (GArray **arr, guint max, GpuFront *start, GpuFront *end);
+static void gpu_samples (const GArray *samples, GArray **spans, GArray **busy);
+static void gpu_fronts_teardown (Sim *s);
+
 /* engine/issue.part.c */
+static inline gboolean call_waits_for_work (const VsEvent *ev, const Op *op);
+static void thread_block_device (Sim *s, Thread *t);
+static __attribute__ ((noinline)) void allocator_sync (Sim *s, Thread *t, guint64 host_ns);
 static void thread_issue (Sim *s, Thread *t);
 
 /* engine/loop.part.c */
@@ -665,11 +724,13 @@ static inline __attribute__ ((always_inline)) void stats_kernel (Sim *s, const O
 static int stats_tag (Sim *s, const char *tag);
 
 /* out/marks.part.c */
-static void mark_close (Sim *s, Thread *t, double now, guint64 cap_t);
+static void mark_close (Sim *s, Thread *t, double now, guint64 cap_t, GpuFront *front);
+static void marks_drop (Sim *s, Thread *t);
 static void marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t);
 static void marks_thread_end (Sim *s, Thread *t);
+static void report_steady (Sim *s, cJSON *r, const MarkStat *m);
 static void report_marks (Sim *s, cJSON *r);
-static void report_warnings (Sim *s, cJSON *r, double makespan);
+static void report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row);
 
 /* out/sim-report.part.c */
 static GPtrArray *table_values (GHashTable *h);

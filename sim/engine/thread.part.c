@@ -69,6 +69,9 @@ thread_schedule (Sim *s, Thread *t)
   g_assert (s->host.issue_thread == NULL);
   s->host.issue_thread = t;
   s->host.issue_t = MAX (at, s->core.now);
+  /* Held past its own time for other threads' calls: waiting, not work
+   * (the steady state's host work per step, out/marks.part.c). */
+  t->waited_ns += s->host.issue_t - at;
 }
 
 /* A thread that has no more events: close its open mark. */
@@ -139,8 +142,12 @@ thread_wait_done (Sim *s, gpointer obj, guint64 arg)
   Thread *t = obj;
   if (--t->waits > 0)
     return;
-  double f = MAX (t->s_cur, s->core.now);
-  s->stats.blocked_ns += f - t->s_cur;
+  /* A sync returns at max(s, the wake) (5.2); a wait the captured host_ns
+   * already holds at max(s + host_ns, the wake) (wait_h: launchq.part.c). */
+  double floor = t->s_cur + t->wait_h;
+  double f = MAX (floor, s->core.now);
+  s->stats.blocked_ns += f - floor;
+  t->waited_ns += f - floor;
   if (G_UNLIKELY (s->out.timeline))
     timeline_host_wait (s, t, f);
   thread_finish (s, t, f);

@@ -1007,7 +1007,12 @@ map_gpu (Kin *k, const Gpu *g, GError **error)
     }
   if (!host_side (k, g, &t, &tid, &host_ns, &call, error))
     return FALSE;
-  gboolean async = call == NULL || strstr (call, "Async") != NULL;
+  /* `async` is whether the host waits (docs/trace-format.md), by CUDA's
+   * rules ("API synchronization behavior"), not by the call's name: a
+   * synchronous memset of device memory and a synchronous device-to-device
+   * or peer copy return without waiting. */
+  gboolean async = call == NULL || strstr (call, "Async") != NULL
+                   || strcmp (cat, "gpu_memset") == 0 || dir == VS_DIR_D2D || dir == VS_DIR_P2P;
   ImportOut *o;
   if (strcmp (cat, "kernel") == 0)
     {

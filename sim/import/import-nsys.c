@@ -316,7 +316,9 @@ row_memcpy (Ns *n, sqlite3_stmt *st, guint64 i)
   ImportOut *o = push_gpu (n, VS_OP_COPY, st, dur, stream, &call);
   o->ev.bytes = (guint64) MAX (0, sqlite3_column_int64 (st, 4));
   o->ev.dir = (guint8) dir;
-  o->ev.async = call == NULL || strstr (call, "Async") != NULL;
+  /* Whether the host waits, by CUDA's rules: a synchronous device-to-device
+   * or peer copy does not (docs/trace-format.md, `async`). */
+  o->ev.async = call == NULL || strstr (call, "Async") != NULL || dir == VS_DIR_D2D || dir == VS_DIR_P2P;
   /* ENUM_CUDA_MEM_KIND: 1 = pinned. */
   if (dir == VS_DIR_H2D)
     o->ev.dst = IMPORT_UNTRACKED_ID, o->pinned_host = sqlite3_column_int (st, 6) == 1;
@@ -338,7 +340,9 @@ row_memset (Ns *n, sqlite3_stmt *st, guint64 i)
   ImportOut *o = push_gpu (n, VS_OP_MEMSET, st, dur, stream, &call);
   o->ev.bytes = (guint64) MAX (0, sqlite3_column_int64 (st, 4));
   o->ev.dst = IMPORT_UNTRACKED_ID;
-  o->ev.async = call == NULL || strstr (call, "Async") != NULL;
+  /* A memset of device memory never makes the host wait, synchronous API
+   * or not (CUDA "API synchronization behavior"; docs/trace-format.md). */
+  o->ev.async = TRUE;
   return TRUE;
 }
 

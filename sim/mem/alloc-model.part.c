@@ -211,6 +211,13 @@ amodel_settle (Sim *s)
     }
   if (!s->mem.amodel_managed)
     s->mem.amodel_charged = st.reserved;
+  /* cudaFree or an unmap of a segment: the host call synchronizes
+   * (issue.part.c, allocator_sync). cudaMallocAsync's pool trims do not. */
+  if (G_UNLIKELY (st.segment_free_bytes != s->mem.amodel_freed_bytes))
+    {
+      s->mem.amodel_freed_bytes = st.segment_free_bytes;
+      s->mem.amodel_released = s->mem.amodel_kind == VS_ALLOC_PYTORCH;
+    }
   if (G_UNLIKELY (s->out.series))
     series_allocs (s);
   if (G_UNLIKELY (s->out.timeline))

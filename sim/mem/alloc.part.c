@@ -86,6 +86,8 @@ report_oom (Sim *s, const VsEvent *ev, int loc)
   cJSON_AddNumberToObject (o, "capacity", (double) s->mem.loc_cap[loc]);
   cJSON_AddStringToObject (o, "memory", loc_name (s, loc));
   s->stats.oom_obj = o;
+  if (G_UNLIKELY (s->out.timeline))
+    timeline_oom (s, ev, loc);
   if (G_UNLIKELY (s->core.opts->oom_stop != NULL))
     oom_stop_snapshot (s);
 }

@@ -33,8 +33,19 @@
  *    else the class's: tensor GEMMs and attention fp16, the rest fp32).
  *    Tensor-core classes (GEMMs, convolutions, attention) use the peak of
  *    that precision; everything else runs on the CUDA cores at the fp32
- *    (fp64) rate. Both chips are taken to reach the same fraction of
+ *    (fp64) rate, or at the issue rate sms x clock (3b, in
+ *    factors_compute). Both chips are taken to reach the same fraction of
  *    their peak.
+ * 3a. Fields over names: a kernel whose trace gives its `flops` and
+ *    `precision` says what it computes, whatever its name: its compute
+ *    part runs at that precision's peak (no class default, no CUDA-core or
+ *    issue-rate rule), and with `bytes` its memory share is Habitat's
+ *    gamma for every class (the memory-bound classes' `bytes / B0` rule is
+ *    for kernels that give no flops). The class fills in only what the
+ *    fields do not say: communication keeps its time, and which FP32 work
+ *    may run as TF32 on the target (3c: GEMMs and convolutions). An
+ *    operator's name ("linear", "aten::mm", as op-level data gives) thus
+ *    scales as its cuBLAS kernel would.
  * 3c. FP32 GEMMs and convolutions captured on a chip without TF32 units
  *    (Volta: its tf32 peak is its fp32 rate) run on the target's TF32
  *    tensor cores when the target has them and model.tf32 allows it:
@@ -161,10 +172,19 @@ tensor_class (guint cls)
   return cls == VS_KCLASS_GEMM_TENSOR || cls == VS_KCLASS_CONV || cls == VS_KCLASS_ATTENTION;
 }
 
+/* Whether SHAPE gives the work's flops and precision (assumption 3a). */
+static gboolean
+shape_has_fields (const VsKernelShape *shape)
+{
+  return shape != NULL && shape->precision != VS_PREC_NONE && shape->flops != VS_NONE;
+}
+
 /* The precision whose peak the compute part runs at. */
 static guint
 compute_precision (VsKernelKind kind, const VsKernelShape *shape)
 {
+  if (shape_has_fields (shape))
+    return shape->precision;   /* 3a: what the trace says, whatever the name */
   guint p = shape != NULL && shape->precision != VS_PREC_NONE ? shape->precision : kind.precision;
   if (p == VS_PREC_NONE)
     p = kind.cls == VS_KCLASS_GEMM_TENSOR || kind.cls == VS_KCLASS_ATTENTION ? VS_PREC_FP16 : VS_PREC_FP32;
@@ -197,12 +217,14 @@ blocks_per_sm (const VsKernelShape *s)
   return (guint) MAX (k, 1);
 }
 
-/* The factors of a name and shape class: the shape without its flops,
- * which the factors do not use (kernel_model_predict takes them per
- * event). With flops in the key, a trace whose kernels each carry their
- * own count (Kineto's with_flops, sized layers) computed the factors and
- * kept an entry for every event: 2.9 k instructions and 220 bytes a
- * kernel (docs/performance.md). */
+/* The factors of a name and shape class: the shape without its flops
+ * count, which the factors do not use (kernel_model_predict takes them
+ * per event), but with whether it has one (assumption 3a). With flops in
+ * the key, a trace whose kernels each carry their own count (Kineto's
+ * with_flops, sized layers) computed the factors and kept an entry for
+ * every event: 2.9 k instructions and 220 bytes a kernel
+ * (docs/performance.md). In the key, flops is 0 when known, VS_NONE when
+ * not. */
 typedef struct {
   char *name;
   VsKernelShape shape;   /* flops VS_NONE */
@@ -218,7 +240,7 @@ key_hash (gconstpointer p)
     {
       const VsKernelShape *s = &k->shape;
       guint64 v[] = { s->precision, s->grid[0], s->grid[1], s->grid[2], s->block[0],
-                      s->block[1], s->block[2], s->regs, s->smem };
+                      s->block[1], s->block[2], s->regs, s->smem, s->flops };
       for (gsize i = 0; i < G_N_ELEMENTS (v); i++)
         h = h * 1000003u ^ (guint) (v[i] ^ (v[i] >> 32));
     }
@@ -228,7 +250,7 @@ key_hash (gconstpointer p)
 static gboolean
 shape_equal (const VsKernelShape *a, const VsKernelShape *b)
 {
-  return a->precision == b->precision && memcmp (a->grid, b->grid, sizeof a->grid) == 0
+  return a->precision == b->precision && a->flops == b->flops && memcmp (a->grid, b->grid, sizeof a->grid) == 0
          && memcmp (a->block, b->block, sizeof a->block) == 0 && a->regs == b->regs && a->smem == b->smem;
 }
 
@@ -280,6 +302,7 @@ factors_compute (const VsKernelModel *m, const char *name, const VsKernelShape *
   f->gamma = class_gamma (f->kind.cls);
   f->membound = kernel_class_memory_bound (f->kind.cls);
   f->comm = f->kind.cls == VS_KCLASS_COMM;
+  f->fields = shape_has_fields (shape);
   guint64 blocks = shape != NULL ? (guint64) shape->grid[0] * shape->grid[1] * shape->grid[2] : 0;
   guint k = shape != NULL ? blocks_per_sm (shape) : 0;
   if (blocks > 0 && k > 0 && m->tgt.sms > 0)
@@ -287,19 +310,26 @@ factors_compute (const VsKernelModel *m, const char *name, const VsKernelShape *
   if (f->kind.cls == VS_KCLASS_COMM)
     return;
 
-  guint used0 = f->precision, used1 = f->precision;
-  double p0 = kernel_chip_peak (&m->cap, f->precision, &used0);
-  double p1 = kernel_chip_peak (&m->tgt, f->precision, &used1);
-  if (f->precision == VS_PREC_FP32 && tf32_upgrade (m, f->kind.cls))
+  /* The precision each chip runs it at: the same, but for the TF32
+   * upgrade (3c), FP32 at capture and TF32 on the target. */
+  guint pc = f->precision, pt = f->precision;
+  guint used0 = pc, used1 = pt;
+  double p0 = kernel_chip_peak (&m->cap, pc, &used0);
+  double p1 = kernel_chip_peak (&m->tgt, pt, &used1);
+  if (pc == VS_PREC_FP32 && tf32_upgrade (m, f->kind.cls))
     {
       /* Assumption 3c: cuDNN / cuBLAS pick TF32 kernels on the target. */
-      p1 = m->tgt.peak[VS_PREC_TF32];
+      pt = VS_PREC_TF32;
+      p1 = kernel_chip_peak (&m->tgt, pt, &used1);
       f->precision = VS_PREC_TF32;
+      f->upgraded = TRUE;
     }
-  f->fallback = used0 != f->precision || used1 != f->precision;
+  /* A chip without a peak for the precision it runs the kernel at (not
+   * the capture's FP32 of an upgraded kernel: that is its own rate). */
+  f->fallback = used0 != pc || used1 != pt;
   f->peak1 = p1;   /* the target's ridge point (Habitat's gamma) uses this peak */
-  if (!tensor_class (f->kind.cls) && f->kind.cls != VS_KCLASS_GEMM_SIMT && m->cap.sms > 0 && m->tgt.sms > 0
-      && m->cap.clock_hz > 0 && m->tgt.clock_hz > 0)
+  if (!f->fields && !tensor_class (f->kind.cls) && f->kind.cls != VS_KCLASS_GEMM_SIMT && m->cap.sms > 0
+      && m->tgt.sms > 0 && m->cap.clock_hz > 0 && m->tgt.clock_hz > 0)
     {
       /* Issue-rate work (assumption 3b): the rate is sms x clock. */
       p0 = m->cap.sms * m->cap.clock_hz;
@@ -331,7 +361,7 @@ kernel_model_factors (VsKernelModel *m, const char *name, const VsKernelShape *s
   if (shape != NULL)
     {
       probe.shape = *shape;
-      probe.shape.flops = VS_NONE;
+      probe.shape.flops = shape->flops == VS_NONE ? VS_NONE : 0;   /* known or not */
     }
   VsKernelFactors *f = g_hash_table_lookup (m->cache, &probe);
   if (f != NULL)
@@ -385,7 +415,7 @@ kernel_model_predict (const VsKernelModel *m, const VsKernelFactors *f, guint64 
     m0 = w - MIN ((double) compute_ns, w);
   else if (bt < 0)
     m0 = w * f->gamma;   /* 1 for the memory-bound classes */
-  else if (flops != VS_NONE && !f->membound)
+  else if (flops != VS_NONE && (!f->membound || f->fields))
     m0 = w * habitat_gamma ((double) flops, (double) bytes, f->peak1, m->tgt.mem_bps);
   else
     m0 = MIN (bt, w);

@@ -58,12 +58,14 @@ typedef struct {
   VsKernelKind kind;   /* from the name */
   guint8 precision;    /* what the compute part runs at (trace, name, or class default) */
   guint8 fallback;     /* a precision a chip lacks was replaced (see kernel_chip_peak) */
+  guint8 upgraded;     /* FP32 at capture, TF32 on the target (model.tf32; precision is TF32) */
   gboolean subwave;    /* fewer blocks than one wave on both chips */
   double gamma;        /* memory share of the scalable time when the trace gives neither flops nor bytes */
   double cscale;       /* compute part: target / capture */
   double mscale;       /* memory part: target / capture */
   double waves0, waves1;  /* wave counts (0: not known) */
   gboolean membound, comm;  /* the class is memory-bound / communication */
+  gboolean fields;     /* the trace gives flops and precision: they, not the name, set the rate */
   double peak1;        /* the target's peak (FLOP/s) for the compute part's precision */
   double sm_share;     /* fraction of the target's SMs its blocks fill at once (<= 1; 1 when not known):
                         * kernels running together share the SMs in these proportions */

@@ -58,14 +58,16 @@ kernel_start_compute (Sim *s, Op *op, double c1, double d1)
   return TRUE;
 }
 
-/* Whether A and B are one shape class: all but the flops, which the
- * factors do not depend on (kernel_model_factors). */
+/* Whether A and B are one shape class: all but the flops count, which
+ * the factors do not depend on, only on whether there is one
+ * (kernel_model_factors). */
 static inline gboolean
 kernel_shape_class_eq (const VsKernelShape *a, const VsKernelShape *b)
 {
   return a->grid[0] == b->grid[0] && a->grid[1] == b->grid[1] && a->grid[2] == b->grid[2]
          && a->block[0] == b->block[0] && a->block[1] == b->block[1] && a->block[2] == b->block[2]
-         && a->regs == b->regs && a->smem == b->smem && a->precision == b->precision;
+         && a->regs == b->regs && a->smem == b->smem && a->precision == b->precision
+         && (a->flops == VS_NONE) == (b->flops == VS_NONE);
 }
 
 /* The model's factors for kernel event EV: cached by the interned name's
@@ -96,26 +98,52 @@ kernel_factors (Sim *s, const VsEvent *ev)
       s->gpu.kscache[slot].shape = *ev->shape;
       s->gpu.kscache[slot].kf = f;
     }
-  /* A precision a chip lacks: say so once per precision (docs/model.md),
-   * where it changes the answer (not when both chips stand in alike). */
-  if (G_UNLIKELY (f->fallback) && f->cscale != 1.0 && !(s->stats.fallback_warned & (1u << f->precision)))
-    {
-      guint used0, used1;
-      VsKernelChip cap, tgt;
-      kernel_chip_from_config (&cap, s->core.cap_cfg);
-      kernel_chip_from_config (&tgt, s->core.cfg);
-      kernel_chip_peak (&cap, f->precision, &used0);
-      kernel_chip_peak (&tgt, f->precision, &used1);
-      s->stats.fallback_warned |= 1u << f->precision;
-      g_ptr_array_add (s->stats.warnings,
-                       g_strdup_printf ("%s kernels (first: %.60s): %s gives no compute.%s peak; its compute.%s "
-                                        "stands in%s", event_precision_name (f->precision), name,
-                                        used1 != f->precision ? s->core.cfg->name : s->core.cap_cfg->name,
-                                        event_precision_name (f->precision),
-                                        event_precision_name (used1 != f->precision ? used1 : used0),
-                                        used1 != f->precision && used0 != f->precision ? " (on both configs)" : ""));
-    }
+  if (G_UNLIKELY (f->fallback || f->upgraded) && f->cscale != 1.0)
+    kernel_rate_warning (s, f, name);
   return f;
+}
+
+/* Where the rate a kernel runs at is not the one its precision names,
+ * say so once per precision (docs/model.md 4, "Missing peaks"), where it
+ * changes the answer (not when both chips stand in alike): a chip that
+ * gives no peak for it (its fallback's rate is used), or FP32 work that
+ * runs as TF32 on the target (model.tf32). */
+static __attribute__ ((noinline, cold)) void
+kernel_rate_warning (Sim *s, const VsKernelFactors *f, const char *name)
+{
+  guint bit = 1u << f->precision;
+  if (f->fallback ? (s->stats.fallback_warned & bit) : (s->stats.upgrade_warned & bit))
+    return;
+  VsKernelChip cap, tgt;
+  kernel_chip_from_config (&cap, s->core.cap_cfg);
+  kernel_chip_from_config (&tgt, s->core.cfg);
+  const char *pname = event_precision_name (f->precision);
+  if (!f->fallback)
+    {
+      s->stats.upgrade_warned |= bit;
+      g_ptr_array_add (s->stats.warnings,
+                       g_strdup_printf ("fp32 kernels (first: %.60s) run as tf32 on %s: %s captured them at its FP32 "
+                                        "rate (compute.fp32, it has no faster TF32 rate) and %s runs them at its "
+                                        "compute.tf32 (model.tf32 \"%s\")", name, s->core.cfg->name,
+                                        s->core.cap_cfg->name, s->core.cfg->name,
+                                        s->core.cfg->tf32 == VS_TF32_ALL ? "all" : "conv"));
+      return;
+    }
+  s->stats.fallback_warned |= bit;
+  /* The precision each chip runs it at (an upgraded kernel: FP32 at
+   * capture), and the one whose peak each has instead. */
+  guint pc = f->upgraded ? VS_PREC_FP32 : f->precision, used0, used1;
+  kernel_chip_peak (&cap, pc, &used0);
+  kernel_chip_peak (&tgt, f->precision, &used1);
+  gboolean on_tgt = used1 != f->precision, on_cap = used0 != pc;
+  guint used = on_tgt ? used1 : used0;
+  g_autofree char *uname = g_ascii_strup (event_precision_name (used), -1);
+  g_ptr_array_add (s->stats.warnings,
+                   g_strdup_printf ("%s kernels (first: %.60s): %s gives no compute.%s peak; its %s rate "
+                                    "(compute.%s) is used instead%s", pname, name,
+                                    on_tgt ? s->core.cfg->name : s->core.cap_cfg->name, on_tgt ? pname
+                                    : event_precision_name (pc), uname, event_precision_name (used),
+                                    on_tgt && on_cap ? " (on both configs)" : ""));
 }
 
 static void

@@ -44,9 +44,10 @@ sample_add (GArray **a, double v)
     g_array_append_val (*a, v);
 }
 
-/* Closes T's open point mark at NOW (capture time CAP_T). */
+/* Closes T's open point mark at NOW (capture time CAP_T), the GPU's
+ * frontier then FRONT. */
 static void
-mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
+mark_close (Sim *s, Thread *t, double now, guint64 cap_t, GpuFront *front)
 {
   MarkStat *m = t->mark;
   if (m == NULL)
@@ -57,17 +58,30 @@ mark_close (Sim *s, Thread *t, double now, guint64 cap_t)
   m->captured_ns += cap;
   sample_add (&m->pred, pred);
   sample_add (&m->cap, cap);
+  sample_add (&m->own, pred - (t->waited_ns - t->mark_waited));
+  gpu_sample_add (&m->gpu, MARK_SAMPLES, t->mark_front, front);
   t->mark = NULL;
+  gpu_front_unref (s, g_steal_pointer (&t->mark_front));
+}
+
+/* T's open marks are dropped (never ended). */
+static void
+marks_drop (Sim *s, Thread *t)
+{
+  for (guint k = t->open_first; k < t->open_marks->len; k++)
+    gpu_front_unref (s, g_array_index (t->open_marks, OpenMark, k).front);
+  g_array_set_size (t->open_marks, 0);
+  t->open_first = 0;
 }
 
 /* Closes the innermost mark of T named NAME[0..LEN) as a range ending at
- * NOW; FALSE when T has none open. */
+ * NOW, reached by thread CLOSER; FALSE when T has none open. */
 static gboolean
-mark_end (Sim *s, Thread *t, const char *name, gsize len, double now, guint64 cap_t)
+mark_end (Sim *s, Thread *t, Thread *closer, const char *name, gsize len, double now, guint64 cap_t, GpuFront *front)
 {
   if (t->open_marks == NULL)
     return FALSE;
-  for (guint i = t->open_marks->len; i-- > 0;)
+  for (guint i = t->open_marks->len; i-- > t->open_first;)
     {
       OpenMark *o = &g_array_index (t->open_marks, OpenMark, i);
       if (strncmp (o->m->name, name, len) != 0 || o->m->name[len] != '\0')
@@ -80,6 +94,19 @@ mark_end (Sim *s, Thread *t, const char *name, gsize len, double now, guint64 ca
       m->range_cap_ns += cap;
       sample_add (&m->range_pred, pred);
       sample_add (&m->range_cap, cap);
+      sample_add (&m->range_own, pred - (t->waited_ns - o->waited));
+      gpu_sample_add (&m->range_gpu, MARK_SAMPLES, o->front, front);
+      gpu_front_unref (s, o->front);
+      if (G_UNLIKELY (s->out.timeline))
+        {
+          /* A slice on its thread's track when it nests there: ended by
+           * its own thread (CLOSER), no older range ended inside it. Then
+           * the ranges opened inside it and still open no longer nest. */
+          gboolean nested = closer == t && !o->crossed;
+          timeline_range (s, t, m->name, o->t, now, nested);
+          for (guint k = i + 1; nested && k < t->open_marks->len; k++)
+            g_array_index (t->open_marks, OpenMark, k).crossed = TRUE;
+        }
       g_array_remove_index (t->open_marks, i);
       return TRUE;
     }
@@ -89,12 +116,12 @@ mark_end (Sim *s, Thread *t, const char *name, gsize len, double now, guint64 ca
 /* An NVTX start/end range may end on another thread than the one that
  * started it: the most recent thread, in creation order, holding it. */
 static gboolean
-mark_end_elsewhere (Sim *s, Thread *t, const char *name, gsize len, double now, guint64 cap_t)
+mark_end_elsewhere (Sim *s, Thread *t, const char *name, gsize len, double now, guint64 cap_t, GpuFront *front)
 {
   for (guint i = s->host.thread_list->len; i-- > 0;)
     {
       Thread *o = s->host.thread_list->pdata[i];
-      if (o != t && mark_end (s, o, name, len, now, cap_t))
+      if (o != t && mark_end (s, o, t, name, len, now, cap_t, front))
         return TRUE;
     }
   return FALSE;
@@ -104,23 +131,44 @@ mark_end_elsewhere (Sim *s, Thread *t, const char *name, gsize len, double now, 
 static void
 marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t)
 {
-  mark_close (s, t, now, cap_t);
+  GpuFront *front = gpu_front_now (s);
+  mark_close (s, t, now, cap_t, front);
   gsize len = strlen (name);
-  if (len > 4 && strcmp (name + len - 4, "/end") == 0 && (mark_end (s, t, name, len - 4, now, cap_t)
-                                                         || mark_end_elsewhere (s, t, name, len - 4, now, cap_t)))
-    return;
+  if (len > 4 && strcmp (name + len - 4, "/end") == 0
+      && (mark_end (s, t, t, name, len - 4, now, cap_t, front)
+          || mark_end_elsewhere (s, t, name, len - 4, now, cap_t, front)))
+    {
+      gpu_front_unref (s, front);
+      return;
+    }
   /* A point, or the start of a range: an /end closing nothing is a point
    * of its own name, as before ranges. */
   MarkStat *m = mark_stat (s, name);
   m->count++;
   t->mark = m;
+  t->mark_front = gpu_front_ref (front);
+  t->mark_waited = t->waited_ns;
   t->mark_t = now;
   t->mark_t_cap = cap_t;
   if (t->open_marks == NULL)
     t->open_marks = g_array_new (FALSE, FALSE, sizeof (OpenMark));
-  if (t->open_marks->len == MARK_OPEN_MAX)
-    g_array_remove_index (t->open_marks, 0);
-  OpenMark o = { m, now, cap_t };
+  if (t->open_marks->len - t->open_first == MARK_OPEN_MAX)
+    {
+      /* The oldest goes: skipped, and the skipped ones removed once a
+       * MARK_OPEN_MAX of them have gone (one move of the array, not one
+       * per mark: a trace of points fills it and then drops at every
+       * mark). */
+      OpenMark *old = &g_array_index (t->open_marks, OpenMark, t->open_first);
+      if (G_UNLIKELY (s->out.timeline))
+        timeline_point (s, t, old->m->name, old->t);   /* never ended: a point */
+      gpu_front_unref (s, old->front);
+      if (++t->open_first == MARK_OPEN_MAX)
+        {
+          g_array_remove_range (t->open_marks, 0, t->open_first);
+          t->open_first = 0;
+        }
+    }
+  OpenMark o = { m, now, cap_t, front, t->waited_ns, FALSE };   /* takes the reference */
   g_array_append_val (t->open_marks, o);
 }
 
@@ -129,9 +177,23 @@ marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t)
 static void
 marks_thread_end (Sim *s, Thread *t)
 {
-  mark_close (s, t, t->f_prev, t->issued_t + t->issued_h);
+  if (t->mark)
+    {
+      GpuFront *front = gpu_front_now (s);
+      mark_close (s, t, t->f_prev, t->issued_t + t->issued_h, front);
+      gpu_front_unref (s, front);
+    }
   if (t->open_marks)
-    g_array_set_size (t->open_marks, 0);
+    {
+      /* Marks no /end closed: points on the timeline. */
+      if (G_UNLIKELY (s->out.timeline))
+        for (guint k = t->open_first; k < t->open_marks->len; k++)
+          {
+            const OpenMark *o = &g_array_index (t->open_marks, OpenMark, k);
+            timeline_point (s, t, o->m->name, o->t);
+          }
+      marks_drop (s, t);
+    }
 }
 
 static gint
@@ -194,11 +256,15 @@ spread_of (const GArray *pred, const GArray *cap, Spread *out)
   guint n = pred->len;
   out->n = n;
   out->first = g_array_index (pred, double, 0);
-  double cfirst = g_array_index (cap, double, 0);
+  /* CAP NULL: no captured figures (the GPU's steps). */
+  double cfirst = cap ? g_array_index (cap, double, 0) : out->first;
   g_autofree double *v = g_memdup2 (pred->data, n * sizeof (double));
-  g_autofree double *c = g_memdup2 (cap->data, n * sizeof (double));
+  g_autofree double *c = cap ? g_memdup2 (cap->data, n * sizeof (double)) : NULL;
   qsort (v, n, sizeof *v, double_cmp);
-  qsort (c, n, sizeof *c, double_cmp);
+  if (c == NULL)
+    c = g_memdup2 (v, n * sizeof (double));
+  else
+    qsort (c, n, sizeof *c, double_cmp);
   out->median = sorted_median (v, n, G_MAXUINT);
   out->min = v[0];
   out->max = v[n - 1];
@@ -221,6 +287,61 @@ spread_of (const GArray *pred, const GArray *cap, Spread *out)
     }
 }
 
+/* The k-th smallest of V[0..N) (reorders V): Hoare's selection. */
+static double
+select_kth (double *v, guint n, guint k)
+{
+  guint lo = 0, hi = n - 1;
+  while (lo < hi)
+    {
+      double pivot = v[lo + (hi - lo) / 2];
+      guint i = lo, j = hi;
+      while (i <= j)
+        {
+          while (v[i] < pivot)
+            i++;
+          while (v[j] > pivot)
+            j--;
+          if (i <= j)
+            {
+              double x = v[i];
+              v[i] = v[j];
+              v[j] = x;
+              i++;
+              if (j == 0)
+                break;
+              j--;
+            }
+        }
+      if (k <= j)
+        hi = j;
+      else if (k >= i)
+        lo = i;
+      else
+        return v[k];
+    }
+  return v[k];
+}
+
+/* The steady median of A's samples (all but the first when three or
+ * more, as spread_of's steady_median) without sorting: the report needs
+ * only this of the host's own time and the GPU's busy time. */
+static double
+steady_median_of (const GArray *a)
+{
+  if (a == NULL || a->len == 0)
+    return 0;
+  guint skip = a->len >= 3 ? 1 : 0, n = a->len - skip;
+  g_autofree double *v = g_memdup2 ((const double *) a->data + skip, n * sizeof (double));
+  if (n % 2)
+    return select_kth (v, n, n / 2);
+  double hi = select_kth (v, n, n / 2);
+  double lo = v[0];
+  for (guint i = 1; i < n / 2; i++)   /* after the selection, v[0..n/2) holds the smaller half */
+    lo = MAX (lo, v[i]);
+  return (lo + hi) / 2;
+}
+
 static void
 add_ns (cJSON *o, const char *key, double ns)
 {
@@ -232,6 +353,63 @@ mark_name_cmp (gconstpointer a, gconstpointer b)
 {
   const MarkStat *x = *(MarkStat *const *) a, *y = *(MarkStat *const *) b;
   return g_strcmp0 (x->name, y->name);
+}
+
+/* steady_state, from mark M: the host's steps (its thread's times between
+ * the marks) and the GPU's (out/gpu-steps.part.c), each its median after
+ * the first (warm-up), and the step of the end that bounds it: a host
+ * that runs ahead of its GPU still waits for it at the next sync or full
+ * launch queue, and a GPU that finishes early waits for the host's next
+ * launch (docs/model.md 12). Ties go to the host. The captured step is
+ * the host's: at capture the host was held back by the real GPU, so its
+ * marks timed the steps the user saw. */
+static void
+report_steady (Sim *s, cJSON *r, const MarkStat *m)
+{
+  gboolean range = m->ranges > 0;
+  Spread host, gpu;
+  spread_of (range ? m->range_pred : m->pred, range ? m->range_cap : m->cap, &host);
+  g_autoptr (GArray) spans = NULL;
+  g_autoptr (GArray) gbusy = NULL;
+  gpu_samples (range ? m->range_gpu : m->gpu, &spans, &gbusy);
+  spread_of (spans, NULL, &gpu);
+  struct { double steady_median; } own = { steady_median_of (range ? m->range_own : m->own) },
+                                   busy = { steady_median_of (gbusy) };
+  /* A GPU step is known for every host step unless the replay stopped
+   * with work in flight (an OOM): then its figures are the host's. */
+  gboolean have_gpu = gpu.n == host.n;
+  /* What bounds the step is the end with more work in it: the GPU's busy
+   * time against the host's own time (its step less its time waiting:
+   * blocked, or held for other threads' calls). A host held back by a full
+   * launch queue has steps as long as the GPU's but little work of its
+   * own in them; a GPU that waits for launches has its steps as long as
+   * the host's but idle in them. The step is the bounding end's. */
+  gboolean gpu_bound = have_gpu && busy.steady_median > own.steady_median;
+  const Spread *b = gpu_bound ? &gpu : &host;
+  cJSON *st = cJSON_AddObjectToObject (r, "steady_state");
+  cJSON_AddStringToObject (st, "mark", m->name);
+  cJSON_AddNumberToObject (st, "steps", host.n);
+  add_ns (st, "first_step_ns", b->first);
+  add_ns (st, "step_median_ns", b->steady_median);
+  add_ns (st, "step_min_ns", b->steady_min);
+  add_ns (st, "step_max_ns", b->steady_max);
+  cJSON_AddStringToObject (st, "step_bound", gpu_bound ? "gpu" : "host");
+  add_ns (st, "host_step_median_ns", host.steady_median);
+  add_ns (st, "host_busy_step_median_ns", own.steady_median);
+  if (have_gpu)
+    {
+      add_ns (st, "gpu_step_median_ns", gpu.steady_median);
+      add_ns (st, "gpu_busy_step_median_ns", busy.steady_median);
+    }
+  else
+    {
+      cJSON_AddNullToObject (st, "gpu_step_median_ns");
+      cJSON_AddNullToObject (st, "gpu_busy_step_median_ns");
+    }
+  add_ns (st, "captured_step_median_ns", host.cap_steady_median);
+  cJSON_AddNumberToObject (st, "step_slowdown",
+                           host.cap_steady_median > 0 ? round (b->steady_median) / round (host.cap_steady_median) : 0);
+  cJSON_AddBoolToObject (st, "warmup_excluded", host.n >= 3);
 }
 
 /* marks[]: per name, its kind, count, sums, median and spread; and
@@ -271,28 +449,13 @@ report_marks (Sim *s, cJSON *r)
         best = mi, best_total = pred;
     }
   if (best)
-    {
-      gboolean range = best->ranges > 0;
-      Spread sp;
-      spread_of (range ? best->range_pred : best->pred, range ? best->range_cap : best->cap, &sp);
-      cJSON *st = cJSON_AddObjectToObject (r, "steady_state");
-      cJSON_AddStringToObject (st, "mark", best->name);
-      cJSON_AddNumberToObject (st, "steps", sp.n);
-      add_ns (st, "first_step_ns", sp.first);
-      add_ns (st, "step_median_ns", sp.steady_median);
-      add_ns (st, "step_min_ns", sp.steady_min);
-      add_ns (st, "step_max_ns", sp.steady_max);
-      add_ns (st, "captured_step_median_ns", sp.cap_steady_median);
-      cJSON_AddNumberToObject (st, "step_slowdown",
-                               sp.cap_steady_median > 0 ? round (sp.steady_median) / round (sp.cap_steady_median) : 0);
-      cJSON_AddBoolToObject (st, "warmup_excluded", sp.n >= 3);
-    }
+    report_steady (s, r, best);
   g_ptr_array_free (ms, TRUE);
 }
 
 /* warnings[]: what the user must know about the answer. */
 static void
-report_warnings (Sim *s, cJSON *r, double makespan)
+report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row)
 {
   /* One warnings[] per report: the memory section's (sim/mem/alloc-model.part.c)
    * may have opened it already. */
@@ -314,9 +477,11 @@ report_warnings (Sim *s, cJSON *r, double makespan)
         g_autofree char *msg = g_strdup_printf ("the trace: %s", it->valuestring);
         cJSON_AddItemToArray (w, cJSON_CreateString (msg));
       }
-  /* The GPU idle most of the window: the time is the host's. */
+  /* The GPU idle most of the window: the time is the host's. Not for a
+   * run that stopped at an out-of-memory: its time is to the stop, and
+   * the row says oom. */
   double busy = s->stats.gpu_busy_ns;
-  if (makespan > 0 && busy < 0.1 * makespan)
+  if (makespan > 0 && busy < 0.1 * makespan && !oom_row)
     {
       g_autofree char *b = units_format_time (busy);
       g_autofree char *m = units_format_time (makespan);

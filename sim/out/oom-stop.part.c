@@ -30,7 +30,7 @@ oom_stop_snapshot (Sim *s)
   report_marks (s, o);
   cJSON *w = cJSON_AddArrayToObject (o, "warnings");
   amodel_warnings (s, w);
-  report_warnings (s, o, makespan);
+  report_warnings (s, o, makespan, TRUE);
   for (guint i = 0; i < s->stats.warnings->len; i++)
     cJSON_AddItemToArray (w, cJSON_CreateString (s->stats.warnings->pdata[i]));
   *s->core.opts->oom_stop = o;

@@ -84,13 +84,30 @@ report_to_text (const cJSON *r)
       if (cJSON_IsTrue (wx))
         g_string_append_printf (out, " after a first step of %s", first);
       g_string_append_printf (out, "; captured %s, %.3fx\n", cap, get (ss, "step_slowdown"));
+      /* Which end bounds it: the GPU's steps when the host runs ahead of
+       * it, else the host's (docs/model.md 12). */
+      g_autofree char *host = units_format_time (get (ss, "host_step_median_ns"));
+      g_autofree char *hbusy = units_format_time (get (ss, "host_busy_step_median_ns"));
+      const cJSON *gs = cJSON_GetObjectItemCaseSensitive (ss, "gpu_step_median_ns");
+      const cJSON *gb = cJSON_GetObjectItemCaseSensitive (ss, "gpu_busy_step_median_ns");
+      g_autofree char *gpu = cJSON_IsNumber (gs) ? units_format_time (gs->valuedouble) : g_strdup ("?");
+      g_autofree char *gbusy = cJSON_IsNumber (gb) ? units_format_time (gb->valuedouble) : g_strdup ("?");
+      g_string_append_printf (out, "  %-22s %s (work a step: GPU %s, host %s; steps: GPU %s, host %s)\n", "step bound",
+                              strcmp (str (ss, "step_bound"), "gpu") == 0 ? "GPU" : "host", gbusy, hbusy, gpu, host);
     }
   line_time (out, "captured time", get (r, "time.captured_ns"));
   gboolean stopped = strcmp (status, "oom") == 0;
   gboolean no_fit = stopped || strcmp (status, "overflow") == 0;
   line_time (out, stopped ? "predicted time to OOM" : "predicted time", get (r, "time.predicted_ns"));
   if (!no_fit)
-    g_string_append_printf (out, "  %-22s %.3fx\n", "slowdown", get (r, "time.slowdown"));
+    {
+      /* Nothing captured (an empty trace): no ratio. */
+      const cJSON *sd = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "time"), "slowdown");
+      if (cJSON_IsNumber (sd))
+        g_string_append_printf (out, "  %-22s %.3fx\n", "slowdown", sd->valuedouble);
+      else
+        g_string_append_printf (out, "  %-22s -\n", "slowdown");
+    }
   line_time (out, "host blocked", get (r, "host.blocked_ns"));
   g_string_append (out, "stalls\n");
   line_time (out, "contention", get (r, "stalls.contention_ns"));
@@ -191,10 +208,6 @@ report_to_text (const cJSON *r)
                                   str (t, "bound"));
         }
     }
-  const cJSON *warns = cJSON_GetObjectItemCaseSensitive (r, "warnings");
-  cJSON_ArrayForEach (t, warns)
-    if (cJSON_IsString (t))
-      g_string_append_printf (out, "warning: %s\n", t->valuestring);
   const cJSON *top = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "kernels"), "top");
   if (cJSON_GetArraySize (top) > 0)
     {

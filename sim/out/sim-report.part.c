@@ -46,11 +46,16 @@ sim_report (Sim *s, double makespan)
   cJSON *t = cJSON_AddObjectToObject (r, "time");
   cJSON_AddNumberToObject (t, "captured_ns", captured);
   cJSON_AddNumberToObject (t, "predicted_ns", round (makespan));
-  cJSON_AddNumberToObject (t, "slowdown", captured > 0 ? round (makespan) / captured : 0);
+  /* Nothing captured (an empty trace): no ratio (null; "-" in text). */
+  if (captured > 0)
+    cJSON_AddNumberToObject (t, "slowdown", round (makespan) / captured);
+  else
+    cJSON_AddNullToObject (t, "slowdown");
 
   cJSON *h = cJSON_AddObjectToObject (r, "host");
   cJSON_AddNumberToObject (h, "blocked_ns", round (s->stats.blocked_ns));
   cJSON_AddNumberToObject (h, "threads", s->host.thread_list->len);
+  launch_queue_report (s, h);
 
   cJSON *st = cJSON_AddObjectToObject (r, "stalls");
   cJSON_AddNumberToObject (st, "contention_ns", round (s->stats.contention_ns));
@@ -163,7 +168,7 @@ sim_report (Sim *s, double makespan)
   coll_report (s, r);
 
   report_marks (s, r);
-  report_warnings (s, r, makespan);
+  report_warnings (s, r, makespan, s->core.oom && !s->core.opts->keep_going);
 
   if (s->stats.oom_obj)
     {

@@ -157,16 +157,81 @@ timeline_op (Sim *s, const Op *op, double end)
   g_free (nm);
 }
 
-/* Thread T reached mark NAME at NOW. */
+/* Marks: a range (an NVTX or profiler range, NAME to NAME/end) is a
+ * slice on the track of the thread that opened it, written when its end
+ * comes; a mark no /end closed is a point (an instant), written when it
+ * can no longer be closed (its thread ended, or the replay did). */
+
+/* Thread T's mark NAME reached at START, never closed. */
 static __attribute__ ((noinline, cold)) void
-timeline_mark (Sim *s, Thread *t, const char *name, double now)
+timeline_point (Sim *s, Thread *t, const char *name, double start)
 {
   tl_thread (s, t);
   char *nm = json_str (name);
   char ts[24];
   tl_event (s, "{\"name\":%s,\"ph\":\"i\",\"s\":\"t\",\"pid\":2,\"tid\":%u,\"ts\":%s}",
-            nm, t->tid, tl_us (ts, tl_ns (s, now)));
+            nm, t->tid, tl_us (ts, tl_ns (s, start)));
   g_free (nm);
+}
+
+/* Thread T's range NAME, from START to END: a slice on T's track when it
+ * NESTED there (ended by T, inside every range of T around it), else an
+ * async slice of its own (an NVTX start/end range ended on another thread,
+ * or one that overlaps another part way: Perfetto draws those on tracks of
+ * their own, where a plain slice would break its track's nesting). */
+static __attribute__ ((noinline, cold)) void
+timeline_range (Sim *s, Thread *t, const char *name, double start, double end, gboolean nested)
+{
+  tl_thread (s, t);
+  char *nm = json_str (name);
+  char ts[24], dur[24];
+  guint64 a = tl_ns (s, start), b = tl_ns (s, end);
+  if (b < a)
+    b = a;
+  if (nested)
+    tl_event (s, "{\"name\":%s,\"cat\":\"range\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":%s,\"dur\":%s}",
+              nm, t->tid, tl_us (ts, a), tl_us (dur, b - a));
+  else
+    {
+      guint64 id = ++s->out.timeline_async;
+      tl_event (s, "{\"name\":%s,\"cat\":\"range\",\"ph\":\"b\",\"id\":%" G_GUINT64_FORMAT
+                ",\"pid\":2,\"tid\":%u,\"ts\":%s}", nm, id, t->tid, tl_us (ts, a));
+      tl_event (s, "{\"name\":%s,\"cat\":\"range\",\"ph\":\"e\",\"id\":%" G_GUINT64_FORMAT
+                ",\"pid\":2,\"tid\":%u,\"ts\":%s}", nm, id, t->tid, tl_us (ts, b));
+    }
+  g_free (nm);
+}
+
+/* The replay is over: the marks still open are points. */
+static void
+timeline_open_marks (Sim *s)
+{
+  for (guint i = 0; i < s->host.thread_list->len; i++)
+    {
+      Thread *t = s->host.thread_list->pdata[i];
+      for (guint k = t->open_first; t->open_marks && k < t->open_marks->len; k++)
+        {
+          const OpenMark *o = &g_array_index (t->open_marks, OpenMark, k);
+          timeline_point (s, t, o->m->name, o->t);
+        }
+    }
+}
+
+/* An allocation failed (the first out-of-memory: report_oom): an instant
+ * on the track of the thread that asked, scoped to the whole timeline so
+ * that it shows over every track. */
+static __attribute__ ((noinline, cold)) void
+timeline_oom (Sim *s, const VsEvent *ev, int loc)
+{
+  Thread *t = thread_get (s, ev->tid);
+  tl_thread (s, t);
+  char ts[24];
+  tl_event (s, "{\"name\":\"out of memory\",\"cat\":\"oom\",\"ph\":\"i\",\"s\":\"g\",\"pid\":2,\"tid\":%u,"
+            "\"ts\":%s,\"args\":{\"event\":%" G_GUINT64_FORMAT ",\"alloc_id\":%" G_GUINT64_FORMAT
+            ",\"requested\":%" G_GUINT64_FORMAT ",\"in_use\":%" G_GUINT64_FORMAT ",\"capacity\":%" G_GUINT64_FORMAT
+            ",\"memory\":\"%s\"}}",
+            t->tid, tl_us (ts, tl_ns (s, s->core.now)), ev->index, ev->id, ev->bytes, s->mem.loc_used[loc],
+            s->mem.loc_cap[loc], loc_name (s, loc));
 }
 
 static gboolean
@@ -203,6 +268,8 @@ timeline_close (Sim *s, const char *path, gboolean ok, GError **error)
 {
   if (s->out.timeline == NULL)
     return ok;
+  if (ok)
+    timeline_open_marks (s);
   VsOutFile *out = g_steal_pointer (&s->out.timeline_file);
   s->out.timeline = NULL;
   if (!ok)

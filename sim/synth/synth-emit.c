@@ -455,6 +455,11 @@ synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes, gu
       double bps = c->link.bandwidth * (is_pinned (e, host) ? c->link.efficiency : c->link.pageable_efficiency);
       dur += ns_for ((double) bytes, bps);
     }
+  /* The host call returns once the copy is done where the replay makes
+   * it wait (docs/model.md 2): a synchronous copy, and an asynchronous
+   * one whose host side is pageable memory (CUDA waits for it). */
+  gboolean waits = !async || ((dir == VS_DIR_H2D || dir == VS_DIR_D2H)
+                              && !is_pinned (e, dir == VS_DIR_H2D ? src : dst));
   VsEvent ev;
   event_init (&ev, VS_OP_COPY);
   ev.dir = dir;
@@ -465,7 +470,7 @@ synth_copy (SynthEmit *e, VsDir dir, guint64 src, guint64 dst, guint64 bytes, gu
   ev.async = async;
   ev.dur = dur;
   guint64 end = gpu_run (e, stream, dur);
-  emit (e, &ev, async ? SYNTH_LAUNCH_NS : MAX (SYNTH_LAUNCH_NS, end > e->t ? end - e->t : 0));
+  emit (e, &ev, !waits ? SYNTH_LAUNCH_NS : MAX (SYNTH_LAUNCH_NS, end > e->t ? end - e->t : 0));
   return dur;
 }
 

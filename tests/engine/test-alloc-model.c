@@ -147,6 +147,36 @@ test_retry_oom (void)
   cJSON_Delete (r);
 }
 
+/* A malloc that releases cached segments to retry synchronizes the
+ * device (PyTorch's release_cached_blocks cudaFree()s them; cudaFree
+ * synchronizes: issue.part.c, allocator_sync). 600 MiB freed and cached;
+ * a 1 ms kernel on stream 3 from t = 1 ns (to 1,000,001 ns); at t = 3 ns
+ * 400 MiB on stream 7 (host_ns 5 us) needs the cached segment released:
+ * the call returns when the kernel is done, at max(3 + 5,000,
+ * 1,000,001) ns, blocked 1,000,001 - 5,003 = 994,998 ns beyond its own
+ * 5 us (which held the capture's wait and the driver calls). With room
+ * for both (2 GiB) nothing is released and nothing waits. */
+static void
+test_retry_syncs (void)
+{
+  const char *body =
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":629145600,\"kind\":\"device\"}\n"
+    "{\"t\":1,\"op\":\"kernel\",\"name\":\"k\",\"stream\":3,\"dur\":1000000,\"bytes\":0}\n"
+    "{\"t\":2,\"op\":\"free\",\"id\":1}\n"
+    "{\"t\":3,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":7,\"host_ns\":5000}\n";
+  cJSON *r = run (TENSOR, NULL, body, FALSE);
+  g_assert_cmpstr (str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 1000001 - 5003);
+  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 1000001);
+  cJSON_Delete (r);
+  const char *big[] = { "memory.capacity=2GiB", NULL };
+  r = run (TENSOR, big, body, FALSE);
+  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 0);
+  cJSON_Delete (r);
+}
+
 /* The OOM's cache figures when the cache holds free blocks it cannot
  * release (PyTorch's "reserved by PyTorch but unallocated"): on a 132 MiB
  * device (32 MiB after the 100 MiB context), 4 MiB takes a 20 MiB large
@@ -623,14 +653,16 @@ test_cross_stream (void)
   g_assert_cmpfloat (num (r, "host.blocked_ns"), >, 0.99e6);
   g_assert_cmpfloat (num (r, "host.blocked_ns"), <=, 1e6);
   cJSON_Delete (r);
-  /* The same on the tensor's own stream: nothing to wait for, the host
-   * goes on (the segment is released at once, reserved ends at 12 MiB
-   * from id 2's new one). */
+  /* The same on the tensor's own stream: no event to wait for, the
+   * segment is released at once (reserved ends at 12 MiB from id 2's new
+   * one); but its cudaFree synchronizes the device (issue.part.c,
+   * allocator_sync): the host waits for the kernel, which runs from 1 ns
+   * to 1,000,001 ns, from the empty_cache at 3 ns: 999,998 ns blocked. */
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k", 1, "1") XS_FREE (2, 1)
     "{\"t\":3,\"op\":\"empty_cache\"}\n" XS_ALLOC (4, 2), FALSE);
   g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
-  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 0);
+  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 1000001 - 3);
   cJSON_Delete (r);
 
   /* Two blocks freed while one kernel on stream 2 reads both wait for it
@@ -841,6 +873,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/alloc-model/retry-syncs-the-device", test_retry_syncs);
   g_test_add_func ("/alloc-model/pytorch", test_pytorch);
   g_test_add_func ("/alloc-model/driver-none", test_driver_none);
   g_test_add_func ("/alloc-model/retry-oom", test_retry_oom);

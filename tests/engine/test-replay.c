@@ -258,7 +258,7 @@ test_kernel_faster_compute (void)
   int fallback = 0;
   const cJSON *wi;
   cJSON_ArrayForEach (wi, w)
-    fallback += strstr (wi->valuestring, "no compute.fp32 peak; its compute.fp16 stands in") != NULL;
+    fallback += strstr (wi->valuestring, "no compute.fp32 peak; its FP16 rate (compute.fp16) is used instead") != NULL;
   g_assert_cmpint (fallback, ==, 1);
   cJSON_Delete (r);
   const char *simple[] = { "compute.tflops=200", "model.kernel=simple", NULL };
@@ -695,7 +695,8 @@ test_oom_stop (void)
 }
 
 /* Spill: A and B (512 MiB each) fill the device; A is written by a memset
- * (512 MiB / 100 GB/s = 5.36870912 ms). C needs room: the LRU victim is B,
+ * (512 MiB / 100 GB/s = 5.36870912 ms), which the host waits for (it is
+ * synchronous; the device sync after it finds it done). C needs room: the LRU victim is B,
  * never written: it moves below for free. D needs room: the victim is A,
  * dirty: it moves over [device_mem, link_d2h, cxl0] at 10 GB/s:
  * 10 us + 53.6870912 ms, and the allocating call waits for it.
@@ -704,6 +705,7 @@ static const char *spill_body =
   "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":536870912,\"kind\":\"device\"}\n"
   "{\"t\":0,\"op\":\"alloc\",\"id\":2,\"bytes\":536870912,\"kind\":\"device\"}\n"
   "{\"t\":0,\"op\":\"memset\",\"dst\":1,\"bytes\":536870912,\"stream\":1}\n"
+  "{\"t\":0,\"op\":\"sync\",\"scope\":\"device\"}\n"
   "{\"t\":0,\"op\":\"alloc\",\"id\":3,\"bytes\":536870912,\"kind\":\"device\"}\n"
   "{\"t\":0,\"op\":\"alloc\",\"id\":4,\"bytes\":536870912,\"kind\":\"device\"}\n";
 

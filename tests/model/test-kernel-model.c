@@ -286,6 +286,62 @@ test_chip_from_config (void)
   g_assert_null (kernel_bound_name (VS_BOUND_COUNT));
 }
 
+/* Fields over names (kernel-model.c 3a). V100 (FP32 14 TFLOPS, 80 SMs at
+ * 1530 MHz, 810 GB/s) to a target of FP32 56, FP16 448, 100 SMs at 1.5
+ * GHz, 2000 GB/s x 0.9 = 1800 GB/s. A kernel of d0 = 1,001,300 ns (floor
+ * 1300, w = 1e6) with bytes B = 9 MB and flops F at 4x the target's ridge
+ * point R = 56e12 / 1.8e12 = 31.11 flop/B: F = 4 R B = 1.12e9. Habitat's
+ * gamma = R / (2 x 4R) = 1/8: m0 = 125,000, c0 = 875,000 ns.
+ *  - precision fp32 given: the FP32 peak ratio, whatever the name:
+ *    c1 = 875,000 x 14/56 = 218,750; m1 = 125,000 x 810/1800 = 56,250;
+ *    d1 = 1300 + 218,750 + 56,250 = 276,300 ns, for "linear" (class
+ *    other, an operator's name) as for volta_sgemm_128x64_nn;
+ *  - no precision: "linear" is issue-rate work, sms x clock: 122.4e9 to
+ *    150e9 per second, c1 = 875,000 x 122.4/150 = 714,000 ns, d1 =
+ *    1300 + 714,000 + 56,250 = 771,550 ns (what the name alone gave);
+ *  - an elementwise name with the fields: Habitat's gamma too (not the
+ *    memory-bound class's bytes / B0 = 11.1 us of memory), and the FP32
+ *    peak: 276,300 ns;
+ *  - fp16 fields: the FP16 peak, 112 to 448: against the FP16 ridge
+ *    point 448e12 / 1.8e12 = 248.9 the intensity is half of it, gamma =
+ *    1 - 0.5/2 = 0.75: c0 = 250,000, c1 = 250,000 x 112/448 = 62,500;
+ *  - a communication kernel keeps its captured time, fields or not. */
+static void
+test_fields_over_names (void)
+{
+  VsKernelChip v = chip (14, 112, 80, 900e9, 0.9), t = chip (56, 448, 100, 2000e9, 0.9);
+  v.clock_hz = 1530e6;
+  t.clock_hz = 1500e6;
+  g_autoptr (VsKernelModel) m = kernel_model_new (&v, &t);
+  const double d0 = 1001300, bytes = 9e6, flops = 4 * (56e12 / 1.8e12) * 9e6;
+  VsKernelShape fp32 = { .flops = (guint64) llround (flops), .precision = VS_PREC_FP32 };
+  VsKernelShape fp16 = fp32, none = fp32;
+  fp16.precision = VS_PREC_FP16;
+  none.precision = VS_PREC_NONE;
+  const double with_fields = 1300 + 875000 * 14.0 / 56 + 125000 * 810.0 / 1800;
+  const char *names[] = { "linear", "volta_sgemm_128x64_nn",
+                          "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>" };
+  VsKernelPred p;
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      const VsKernelFactors *f = kernel_model_factors (m, names[i], &fp32);
+      g_assert_true (f->fields);
+      kernel_model_predict (m, f, (guint64) d0, (guint64) bytes, VS_NONE, fp32.flops, &p);
+      g_assert_cmpfloat_with_epsilon (p.m0_ns, 125000, 1e-3);
+      g_assert_cmpfloat_with_epsilon (p.d1_ns, with_fields, 1e-3);
+    }
+  const VsKernelFactors *f = kernel_model_factors (m, "linear", &none);
+  g_assert_false (f->fields);
+  kernel_model_predict (m, f, (guint64) d0, (guint64) bytes, VS_NONE, none.flops, &p);
+  g_assert_cmpfloat_with_epsilon (p.d1_ns, 1300 + 875000 * (80 * 1530e6) / (100 * 1500e6) + 56250, 1e-3);
+  f = kernel_model_factors (m, "linear", &fp16);
+  kernel_model_predict (m, f, (guint64) d0, (guint64) bytes, VS_NONE, fp16.flops, &p);
+  g_assert_cmpfloat_with_epsilon (p.c1_ns, 250000 * 112.0 / 448, 1e-3);
+  f = kernel_model_factors (m, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", &fp32);
+  kernel_model_predict (m, f, (guint64) d0, (guint64) bytes, VS_NONE, fp32.flops, &p);
+  g_assert_cmpfloat (p.d1_ns, ==, d0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -299,5 +355,6 @@ main (int argc, char **argv)
   g_test_add_func ("/kernel-model/communication-and-fallback", test_communication_and_fallback);
   g_test_add_func ("/kernel-model/issue-rate-and-tf32", test_issue_rate_and_tf32);
   g_test_add_func ("/kernel-model/chip-from-config", test_chip_from_config);
+  g_test_add_func ("/kernel-model/fields-over-names", test_fields_over_names);
   return g_test_run ();
 }

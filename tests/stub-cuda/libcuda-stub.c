@@ -10,7 +10,8 @@
  * are never dereferenced); host and managed memory are real malloc'd
  * memory. Functions (axpy, pairk, noargs) have fixed registers and static
  * shared memory (StubFunc), which cuFuncGetAttribute answers
- * (STUB_CUDA_NO_FUNC_ATTR=1: it refuses). Built with -Bsymbolic, like the
+ * (STUB_CUDA_NO_FUNC_ATTR=1: it refuses). STUB_CUDA_NO_DEVICE=1: cuInit
+ * answers CUDA_ERROR_NO_DEVICE. Built with -Bsymbolic, like the
  * real driver, so its own references (cuGetProcAddress answers) are never
  * interposed.
  *
@@ -427,7 +428,19 @@ inject (void)
   injection_records ();
 }
 
-CUresult cuInit (unsigned int flags) { (void) flags; inited = 1; inject (); return CUDA_SUCCESS; }
+/* STUB_CUDA_NO_DEVICE=1: a driver that finds no GPU, as cuInit answers on
+ * a machine whose GPUs are hidden or missing. */
+CUresult
+cuInit (unsigned int flags)
+{
+  (void) flags;
+  const char *none = getenv ("STUB_CUDA_NO_DEVICE");
+  if (none && strcmp (none, "1") == 0)
+    return CUDA_ERROR_NO_DEVICE;
+  inited = 1;
+  inject ();
+  return CUDA_SUCCESS;
+}
 CUresult cuDriverGetVersion (int *v) { *v = 12040; return CUDA_SUCCESS; }
 CUresult cuDeviceGetCount (int *n) { NEED_INIT (); *n = 1; return CUDA_SUCCESS; }
 CUresult cuDeviceGet (CUdevice *d, int i) { NEED_INIT (); if (i != 0) return CUDA_ERROR_INVALID_DEVICE; *d = 0; return CUDA_SUCCESS; }
