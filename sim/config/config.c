@@ -1593,6 +1593,41 @@ check_network_level (VsConfig *c, void *at, const char *prefix, const char *orig
   return check_rate (bw, eff, origin, bk, ek, error);
 }
 
+/* The device must hold what is charged before the program's first call:
+ * the CUDA context (memory.context, SPEC 5.6) and, under uvm on a discrete
+ * GPU, one uvm.evict_unit beside it, the least the driver migrates and
+ * evicts at a time (docs/model.md section 7), or no managed page could
+ * ever fault in. A smaller device is not a what-if the replay can answer
+ * (before, it ran with the context over capacity and warned, falsely, that
+ * the trace allocates no device memory): refused here, naming the keys. */
+static gboolean
+check_capacity_floor (const VsConfig *c, const char *origin, GError **error)
+{
+  guint64 dev = c->memory.capacity - c->memory.reserved;   /* reserved < capacity: check_memory */
+  gboolean uvm = c->oversubscription == VS_OVERSUB_UVM && !c->unified;
+  guint64 need = c->memory.context;
+  if (uvm)
+    need = need > G_MAXUINT64 - c->uvm.evict_unit ? G_MAXUINT64 : need + c->uvm.evict_unit;
+  if (dev >= need)
+    return TRUE;
+  g_autofree char *cap = units_format_bytes (c->memory.capacity);
+  g_autofree char *ctx = units_format_bytes (c->memory.context);
+  g_autofree char *left = units_format_bytes (dev);
+  g_autofree char *res = units_format_bytes (c->memory.reserved);
+  g_autofree char *what = c->memory.reserved > 0
+    ? g_strdup_printf ("%s less memory.reserved (%s) leaves %s, which", cap, res, left) : g_strdup (cap);
+  if (uvm)
+    {
+      g_autofree char *eu = units_format_bytes (c->uvm.evict_unit);
+      fail (error, origin, "memory.capacity", "%s is below memory.context (%s) plus one uvm.evict_unit (%s): "
+            "policy uvm needs room beside the CUDA context to fault any page in", what, ctx, eu);
+    }
+  else
+    fail (error, origin, "memory.capacity", "%s is below memory.context (%s), the CUDA context charged before "
+          "the program allocates anything; the device must hold it", what, ctx);
+  return FALSE;
+}
+
 /* compute.tflops is another name for compute.fp16 (SPEC 4): one of them
  * is required, and both, when given, must agree. */
 static gboolean
@@ -1659,6 +1694,8 @@ config_compile (const cJSON *root, const char *origin, GError **error)
         }
     }
   if (!check_rates (c, origin, error))
+    goto fail;
+  if (!check_capacity_floor (c, origin, error))
     goto fail;
   return c;
 

@@ -65,6 +65,7 @@
 #include "mem/alloc-model.part.c"
 #include "mem/alloc-policy.part.c"
 #include "mem/alloc-streams.part.c"
+#include "mem/demand.part.c"
 #include "engine/issue.part.c"
 #include "engine/loop.part.c"
 #include "engine/setup.part.c"

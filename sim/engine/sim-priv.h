@@ -130,6 +130,8 @@ struct Alloc {
   guint model_waits;     /* freed: ops on other streams its block waits for */
   gboolean model_pending;  /* freed: its block is the model's pending one under its id */
   gboolean pool_named;   /* via_model: its event named a stream (else the model's pools key it by 0) */
+  guint64 dem;           /* what it adds to the device demand outside the allocator model (demand.part.c) */
+  gboolean dem_fixed;    /* dem is fixed on the device (pinned memory of a unified machine) */
 };
 
 struct Job {
@@ -390,6 +392,13 @@ struct Sim {
     guint amodel_empty_waits;  /* ops an empty_cache waits for (alloc-streams.part.c) */
     /* Kind none's own figures: device allocations charged one by one. */
     guint64 none_cur, none_peak, none_allocs, none_frees, none_alloc_bytes;
+    /* The device demand (demand.part.c): context and charges outside the
+     * allocator model (dem_cur; of which dem_fixed is fixed on the
+     * device), the model's reserved bytes (dem_reserved), their peak. */
+    VsAlloc *dmodel;           /* the demand model (not under oom), or NULL */
+    guint64 dem_cur, dem_fixed, dem_reserved, dem_peak;
+    gboolean dem_known;        /* the trace allocates device or managed memory */
+    gboolean dem_refused;      /* an allocation the oom policy would refuse */
   } mem;
 
   struct {
@@ -637,6 +646,23 @@ static void amodel_uses_clear (Alloc *a);
 static void amodel_streams_teardown (Sim *s);
 static gboolean amodel_empty_cache_wait (Sim *s, Thread *t, guint64 tt);
 static gboolean do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs);
+
+/* mem/demand.part.c */
+static inline void demand_reserved (Sim *s, guint64 reserved);
+static void demand_init (Sim *s);
+static void demand_setup_model (Sim *s, const VsAllocConfig *ac);
+static void demand_seed (Sim *s, const cJSON *state);
+static void demand_malloc (Sim *s, const Alloc *a, const VsEvent *ev);
+static void demand_free (Sim *s, guint64 id, guint64 t, gboolean deferred);
+static void demand_free_complete (Sim *s, guint64 id, guint64 t);
+static void demand_empty_cache (Sim *s, guint64 t);
+static void demand_sync (Sim *s, guint64 t);
+static void demand_alloc (Sim *s, Alloc *a, const VsEvent *ev);
+static inline void demand_release (Sim *s, Alloc *a);
+static void demand_refused (Sim *s, const VsEvent *ev);
+static void demand_fits (Sim *s, cJSON *r);
+static void demand_report (Sim *s, cJSON *mem);
+static void demand_teardown (Sim *s);
 
 /* engine/issue.part.c */
 static void thread_issue (Sim *s, Thread *t);

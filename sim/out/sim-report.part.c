@@ -36,6 +36,7 @@ sim_report (Sim *s, double makespan)
   cJSON_AddNumberToObject (r, "vramsim_report", 1);
   /* --keep-going past capacity is an overflow, not a fit (5.9). */
   cJSON_AddStringToObject (r, "status", !s->core.oom ? "ok" : s->core.opts->keep_going ? "overflow" : "oom");
+  demand_fits (s, r);   /* demand <= capacity, the same under every policy (mem/demand.part.c) */
   cJSON_AddStringToObject (r, "config", c->name ? c->name : "");
   cJSON_AddStringToObject (r, "capture_config", s->core.cap_cfg->name ? s->core.cap_cfg->name : "");
   cJSON_AddStringToObject (r, "trace", s->core.opts->trace_name ? s->core.opts->trace_name : trace_reader_path (s->core.reader));
@@ -79,6 +80,7 @@ sim_report (Sim *s, double makespan)
       cJSON_AddNumberToObject (o, "peak_bytes", (double) ts->peak);
       cJSON_AddItemToArray (tags, o);
     }
+  demand_report (s, m);
   cJSON_AddNumberToObject (m, "overflow_bytes", (double) s->mem.overflow_peak);
   cJSON *warnings = cJSON_AddArrayToObject (r, "warnings");
   amodel_report (s, m, warnings);

@@ -275,7 +275,7 @@ typedef enum { CELL_STRING, CELL_INT, CELL_REAL } CellType;
 
 static const struct {
   const char *column;
-  const char *path[3];   /* into the report; "#0" = first array element */
+  const char *path[3];   /* into the report */
   CellType type;
   gboolean step_only;    /* only with --metric step */
 } result_columns[] = {
@@ -283,7 +283,10 @@ static const struct {
   { "predicted_ns",      { "time", "predicted_ns" },          CELL_INT, FALSE },
   { "slowdown",          { "time", "slowdown" },              CELL_REAL, FALSE },
   { "step_median_ns",    { "steady_state", "step_median_ns" }, CELL_INT, TRUE },
-  { "peak_device_bytes", { "memory", "tiers", "#0" },         CELL_INT, FALSE },
+  /* The program's device demand (SPEC 5.9: the same under every policy)
+   * and what stayed on the device (the device tier's peak). */
+  { "peak_device_bytes", { "memory", "device_demand_bytes" }, CELL_INT, FALSE },
+  { "resident_peak_bytes", { "memory", "device_resident_peak_bytes" }, CELL_INT, FALSE },
   { "contention_ns",     { "stalls", "contention_ns" },       CELL_INT, FALSE },
   { "fault_ns",          { "stalls", "fault_ns" },            CELL_INT, FALSE },
   { "swap_ns",           { "stalls", "swap_ns" },             CELL_INT, FALSE },
@@ -332,15 +335,7 @@ report_lookup (const cJSON *report, const char *const *path)
 {
   const cJSON *node = report;
   for (guint i = 0; i < 3 && path[i] && node; i++)
-    {
-      if (strcmp (path[i], "#0") == 0)
-        {
-          node = cJSON_GetArrayItem (node, 0);
-          node = node ? cJSON_GetObjectItemCaseSensitive (node, "peak_bytes") : NULL;
-        }
-      else
-        node = cJSON_GetObjectItemCaseSensitive (node, path[i]);
-    }
+    node = cJSON_GetObjectItemCaseSensitive (node, path[i]);
   return node;
 }
 
