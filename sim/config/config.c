@@ -77,7 +77,8 @@ struct Field {
 #define AT(member) .at = offsetof (VsConfig, member)
 #define TIER(member) .at = offsetof (VsTier, member)
 G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == sizeof (int));
-G_STATIC_ASSERT (sizeof (VsKernelModelKind) == sizeof (int) && sizeof (VsTf32Policy) == sizeof (int));
+G_STATIC_ASSERT (sizeof (VsKernelModelKind) == sizeof (int) && sizeof (VsTf32Policy) == sizeof (int)
+                 && sizeof (VsTouchesMode) == sizeof (int));
 
 static const char *const attach_choices[] = { "host", "device", NULL };
 #define MAX_TIERS 64
@@ -88,6 +89,7 @@ static const char *const first_touch_choices[] = { "device", "host", NULL };
 G_STATIC_ASSERT (sizeof (VsAllocatorKind) == sizeof (int) && sizeof (VsFirstTouch) == sizeof (int));
 static const char *const kmodel_choices[] = { "waves", "simple", NULL };
 static const char *const tf32_choices[] = { "conv", "all", "none", NULL };
+static const char *const touches_choices[] = { "auto", "infer", "named", NULL };
 
 static gboolean check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_memory (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
@@ -119,6 +121,7 @@ static const Field compute_fields[] = {
 static const Field model_fields[] = {
   { "kernel", K_ENUM, .choices = kmodel_choices, AT (kernel_model), .def.e = VS_KMODEL_WAVES },
   { "tf32", K_ENUM, .choices = tf32_choices, AT (tf32), .def.e = VS_TF32_CONV },
+  { "touches", K_ENUM, .choices = touches_choices, AT (touches), .def.e = VS_TOUCHES_AUTO },
   { .key = NULL },
 };
 static const Field memory_fields[] = {
@@ -1770,6 +1773,12 @@ const char *
 config_oversub_name (VsOversub o)
 {
   return o < VS_OVERSUB_COUNT ? oversub_choices[o] : NULL;
+}
+
+const char *
+config_touches_name (VsTouchesMode m)
+{
+  return m < VS_TOUCHES_COUNT ? touches_choices[m] : NULL;
 }
 
 /* ---- writing back ---- */

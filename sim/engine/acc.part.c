@@ -152,6 +152,10 @@ acc_end (Op *op)
 static double
 op_wsum (const Op *op)
 {
+  /* Inferred accesses carry no traffic of their own: the kernel's
+   * captured time already holds its bytes on the device. */
+  if (op->kinds & OP_INFERRED)
+    return 0;
   double wsum = 0;
   Alloc *const *acc = op->acc;
   const guint8 *mode = op->mode;

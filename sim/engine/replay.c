@@ -83,7 +83,7 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
   s->core.cfg = target;
   s->core.cap_cfg = capture ? capture : target;
   s->core.opts = opts ? opts : &defaults;
-  s->core.reader = reader;
+  s->core.reader = s->core.trace = reader;
   sim_setup (s);
   if (s->core.opts->series_path)
     {
@@ -118,7 +118,7 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
       /* An OOM stop: drain the reader so that bad input after the stop
        * still fails, and the event count is the trace's. */
       VsEvent ev;
-      while (trace_next (reader, &ev, &s->core.error))
+      while (trace_next (s->core.reader, &ev, &s->core.error))
         {
           s->stats.n_events++;
           note_captured (s, &ev);

@@ -16,6 +16,13 @@ sim_setup (Sim *s)
   s->stats.cap_first_t = G_MAXUINT64;   /* note_captured */
   s->stats.next_progress = s->core.opts->progress ? 1000000 : G_MAXUINT64;
   s->core.net = flow_net_new ();
+  /* Inferred accesses (docs/model.md 6b): auto decides from the trace's
+   * first kernels; named (the trace's word only) reads it directly. */
+  if (c->touches != VS_TOUCHES_NAMED)
+    {
+      s->core.infer = infer_new (s->core.trace, c->touches == VS_TOUCHES_INFER ? VS_INFER_ALWAYS : VS_INFER_AUTO);
+      s->core.reader = infer_reader (s->core.infer);
+    }
   s->gpu.b_dev = c->memory.bandwidth * c->memory.efficiency;
   s->gpu.b0_dev = s->core.cap_cfg->memory.bandwidth * s->core.cap_cfg->memory.efficiency;
   s->gpu.ns_per_byte0 = 1e9 / s->gpu.b0_dev;
@@ -90,6 +97,8 @@ static void
 sim_teardown (Sim *s)
 {
   amodel_teardown (s);
+  g_clear_pointer (&s->core.infer, infer_free);
+  g_clear_pointer (&s->core.infer_done, infer_free);
   /* Free every op, job and allocation still alive, whatever holds them. */
   for (guint i = 0; i < s->gpu.ops_made->len; i++)
     {

@@ -27,6 +27,7 @@
 #include "base/units.h"
 #include "model/network.h"
 #include "model/kernel-model.h"
+#include "trace/trace-infer.h"
 
 typedef struct Sim Sim;
 typedef struct Op Op;
@@ -163,6 +164,12 @@ struct Stream {
  * and writes it without traffic of its own (5.4: it counts for residency
  * and dirtiness, not for the kernel's bytes). */
 enum { ACC_R = 1, ACC_W = 2, ACC_TOUCH = 4 };
+/* Op.kinds: the kernel's accesses are inferred (docs/model.md 6b: ACC_R /
+ * ACC_W for residency and dirtiness only, no traffic of their own unless
+ * they lie below, kernel_infer_parts). A bit of kinds, which every op
+ * clears anyway (acc_begin), above the memory kinds' bits. */
+#define OP_INFERRED (1u << 8)
+G_STATIC_ASSERT (VS_MEM_COUNT <= 8);
 
 /* An op's phases (Op.phase), in order: op_phase moves it from one to the
  * next; an op that needs neither swap-in nor fault-in goes straight to
@@ -198,7 +205,7 @@ struct Op {
   guint64 index;
   Stream *st;
   Op *next;
-  guint kinds;           /* 1 << kind of each allocation in acc */
+  guint kinds;           /* 1 << kind of each allocation in acc, and OP_INFERRED */
   double issue_t, ready_t, phase_t, run_t, alone_ns;
   double swap_ns, fault_ns, ce_ns;
   guint64 bytes, dur, compute_ns;
@@ -312,7 +319,14 @@ struct Sim {
   struct {
     const VsConfig *cfg, *cap_cfg;
     const VsReplayOptions *opts;
-    VsTraceReader *reader;
+    VsTraceReader *reader;     /* what the replay reads: the trace's, or infer's while it infers */
+    VsTraceReader *trace;      /* the trace's reader */
+    /* Inferred accesses (model.touches, docs/model.md 6b): events come
+     * through infer_reader (reader) while infer is not NULL; once it
+     * passes everything through, reader is the trace's again, infer
+     * NULL, its figures in infer_st (infer_done frees it at teardown). */
+    VsInfer *infer, *infer_done;
+    VsInferStats infer_st;
     /* The one event read ahead: it stays valid (the reader's buffers with
      * it) until the next trace_next, which comes only after it is issued. */
     VsEvent ev;
@@ -409,6 +423,7 @@ struct Sim {
     double blocked_ns, contention_ns, fault_ns, swap_ns, ce_ns;
     guint64 h2d_bytes, d2h_bytes, swap_out_bytes, swap_in_bytes, fault_bytes,
             faults, writeback_bytes, prefetch_bytes, unknown_refs;
+    double infer_below_bytes;  /* inferred accesses reached off the device (kernel_infer_parts) */
     GHashTable *tags;      /* name -> index into tag_stats */
     const char *last_tag;  /* the last stats_tag, by address */
     int last_tag_index;
@@ -589,6 +604,7 @@ static Alloc *ref (Alloc *a);
 
 /* engine/op.part.c */
 static __attribute__ ((noinline)) void op_issue_extra (Sim *s, Op *op, const VsEvent *ev);
+static __attribute__ ((noinline)) void op_infer (Sim *s, Op *op);
 static Op *op_issue (Sim *s, const VsEvent *ev);
 static void op_resume (Sim *s, gpointer obj, guint64 arg);
 static void op_wait_job (Op *op, Job *j);
@@ -601,6 +617,7 @@ static const VsKernelFactors *kernel_factors (Sim *s, const VsEvent *ev);
 static void kernel_run_simple (Sim *s, Op *op);
 static void kernel_run_waves (Sim *s, Op *op);
 static void kernel_run (Sim *s, Op *op);
+static guint kernel_infer_parts (Sim *s, Op *op, Part *parts, guint n_parts);
 
 /* model/collective.part.c */
 static void coll_setup (Sim *s);

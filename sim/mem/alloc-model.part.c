@@ -32,7 +32,7 @@
 static const cJSON *
 amodel_header (Sim *s, const char *key)
 {
-  const VsTraceHeader *h = trace_reader_header (s->core.reader);
+  const VsTraceHeader *h = trace_reader_header (s->core.trace);
   return h && h->extra ? cJSON_GetObjectItemCaseSensitive (h->extra, key) : NULL;
 }
 
@@ -107,7 +107,7 @@ amodel_setup (Sim *s)
       s->mem.dev_nonmanaged += c->memory.context;
     }
   VsAllocKind kind = VS_ALLOC_NONE;
-  const VsTraceHeader *h = trace_reader_header (s->core.reader);
+  const VsTraceHeader *h = trace_reader_header (s->core.trace);
   switch (c->allocator.kind)
     {
     case VS_ALLOCATOR_AUTO:

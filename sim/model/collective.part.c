@@ -61,8 +61,8 @@ coll_setup (Sim *s)
   s->coll.ranks = s->core.cfg->network.ranks;
   if (s->coll.ranks > 1)
     s->coll.world = s->core.cap_cfg->network.ranks > 1 ? s->core.cap_cfg->network.ranks
-                    : trace_reader_max_group (s->core.reader) > 0 ? trace_reader_max_group (s->core.reader)
-                    : coll_world_of (trace_reader_path (s->core.reader));
+                    : trace_reader_max_group (s->core.trace) > 0 ? trace_reader_max_group (s->core.trace)
+                    : coll_world_of (trace_reader_path (s->core.trace));
 }
 
 static inline void

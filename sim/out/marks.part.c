@@ -305,7 +305,7 @@ report_warnings (Sim *s, cJSON *r, double makespan)
     mem_said |= cJSON_IsString (said) && g_str_has_prefix (said->valuestring, "memory unknown");
   /* What the trace's maker said (synth: a trace that does not fit its
    * own capture preset, a flag without effect). */
-  const VsTraceHeader *h = trace_reader_header (s->core.reader);
+  const VsTraceHeader *h = trace_reader_header (s->core.trace);
   const cJSON *hw = h && h->extra ? cJSON_GetObjectItemCaseSensitive (h->extra, "warnings") : NULL;
   const cJSON *it;
   cJSON_ArrayForEach (it, hw)

@@ -127,7 +127,7 @@ test_report_cells (void)
 {
   const char *json =
     "{\"vramsim_report\": 1, \"status\": \"oom\", \"config\": \"rtx3090\","
-    " \"time\": {\"captured_ns\": 1000, \"predicted_ns\": 24000, \"slowdown\": 0.0028284712},"
+    " \"time\": {\"captured_ns\": 1000, \"predicted_ns\": 24000, \"slowdown\": 0.0028284712, \"lower_bound\": true},"
     " \"host\": {\"blocked_ns\": 7},"
     " \"stalls\": {\"contention_ns\": 1, \"fault_ns\": 2, \"swap_ns\": 3, \"copy_engine_ns\": 4},"
     " \"memory\": {\"tiers\": [{\"name\": \"device\", \"capacity\": 25769803776, \"peak_bytes\": 25769803776},"
@@ -142,7 +142,7 @@ test_report_cells (void)
   cJSON_Delete (rep);
   g_autofree char *line = g_strjoinv (",", cells);
   /* An oom row carries no time: sorting by slowdown must not rank it fastest. */
-  g_assert_cmpstr (line, ==, "oom,,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,");
+  g_assert_cmpstr (line, ==, "oom,,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,,");
   const char *const *cols = sweep_result_columns (FALSE);
   g_assert_cmpuint (g_strv_length ((char **) cols), ==, g_strv_length (cells));
   g_assert_cmpstr (cols[0], ==, "status");
@@ -153,7 +153,7 @@ test_report_cells (void)
   g_assert_cmpstr (cols[g_strv_length ((char **) cols) - 1], ==, "error");
   /* --metric step: step_median_ns after slowdown, empty for oom too. */
   g_autofree char *step_line = g_strjoinv (",", step_cells);
-  g_assert_cmpstr (step_line, ==, "oom,,,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,");
+  g_assert_cmpstr (step_line, ==, "oom,,,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,,");
   const char *const *scols = sweep_result_columns (TRUE);
   g_assert_cmpuint (g_strv_length ((char **) scols), ==, g_strv_length (step_cells));
   g_assert_cmpstr (scols[2], ==, "slowdown");
@@ -161,7 +161,8 @@ test_report_cells (void)
 
   /* overflow (--keep-going past capacity) is a run that did not fit too:
    * the same report with that status keeps no time (SPEC 5.9), while an
-   * ok one keeps both (24000 ns, slowdown 0.0028284712 at %.6g). */
+   * ok one keeps both (24000 ns, slowdown 0.0028284712 at %.6g) and
+   * says its time is a lower bound (time.lower_bound: yes). */
   for (guint i = 0; i < 2; i++)
     {
       cJSON *r = cJSON_Parse (json);
@@ -169,8 +170,8 @@ test_report_cells (void)
       g_auto (GStrv) c = sweep_report_cells (r, TRUE);
       cJSON_Delete (r);
       g_autofree char *l = g_strjoinv (",", c);
-      g_assert_cmpstr (l, ==, i == 0 ? "overflow,,,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,"
-                                     : "ok,24000,0.00282847,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,");
+      g_assert_cmpstr (l, ==, i == 0 ? "overflow,,,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,,"
+                                     : "ok,24000,0.00282847,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,yes,");
     }
 }
 
