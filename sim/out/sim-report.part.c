@@ -55,7 +55,8 @@ report_touches (Sim *s, cJSON *r, cJSON *time)
   gboolean fits = s->mem.dem_known && !s->mem.dem_refused && s->mem.dem_peak <= s->mem.loc_cap[LOC_DEVICE];
   gboolean moved = s->stats.swap_in_bytes + s->stats.swap_out_bytes + s->stats.faults + s->stats.writeback_bytes > 0
                    || s->stats.infer_below_bytes > 0;
-  gboolean lower = inferred && (moved || !fits);
+  /* (a replay stopped at an out-of-memory has no time to bound) */
+  gboolean lower = inferred && (moved || !fits) && !(s->core.oom && !s->core.opts->keep_going);
   cJSON_AddBoolToObject (time, "lower_bound", lower);
   if (!lower)
     return;

@@ -419,7 +419,10 @@ infer_event (VsInfer *in, Held *h)
   switch (ev->op)
     {
     case VS_OP_ALLOC:
-      if (ev->kind != VS_MEM_PINNED && ev->bytes > 0)
+      /* Not an importer's `preexisting` block (docs/importers.md): the
+       * tensors live before a profile began, of unknown layout, in one
+       * allocation that the replay would move whole (trace-infer.h). */
+      if (ev->kind != VS_MEM_PINNED && ev->bytes > 0 && g_strcmp0 (ev->tag, "preexisting") != 0)
         {
           live_add (in, ev->id, ev->index);
           if (t->launched)

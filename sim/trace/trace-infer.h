@@ -27,7 +27,11 @@
  *          (ProfilerStep, a synthetic `step`; not nccl:all_reduce nor
  *          "## forward ##"), on the kernels of the step before.
  *
- * Device and managed allocations of non-zero size only. Each rule
+ * Device and managed allocations of non-zero size only, and not an
+ * importer's `preexisting` block (the Kineto importer's memory live before
+ * the window, docs/importers.md: many tensors of unknown layout in one
+ * allocation, which a spill would move whole: its cost is left out, and
+ * the figures stay lower bounds). Each rule
  * understates what a real step touches (an op also reads its inputs, a
  * parameter is read in forward and backward and written by the
  * optimizer), so costs from inferred accesses are lower bounds.

@@ -181,8 +181,9 @@ test_always (void)
   fix_close (&f);
 }
 
-/* Threads are apart: a free on thread 2 is not thread 1's kernel's last
- * use, and what thread 2 makes goes to thread 2's next kernel. */
+/* Threads are apart: a free on thread 2 is not thread 0's kernel's last
+ * use, and what thread 2 makes goes to thread 2's next kernel (t1a and t1b
+ * are thread 0's). */
 static void
 test_threads (void)
 {
@@ -201,6 +202,24 @@ test_threads (void)
   fix_close (&f);
 }
 
+/* An importer's `preexisting` block (the Kineto importer's memory live
+ * before the profile: many tensors in one allocation) is given to no
+ * kernel, though it is live when each step begins; 7 is, once a step. */
+static void
+test_preexisting (void)
+{
+  Fix f;
+  fix_open (&f,
+            "{\"t\":0,\"op\":\"alloc\",\"id\":1099511627776,\"bytes\":4096,\"kind\":\"device\","
+            "\"tag\":\"preexisting\"}\n"
+            A (1, 7)
+            M (100, "step") K (101, "a") M (200, "step") K (201, "b") M (300, "step") K (301, "c"),
+            VS_INFER_AUTO);
+  g_autofree char *k = kernels_of (&f);
+  g_assert_cmpstr (k, ==, "a:;b:7r;c:7r");
+  fix_close (&f);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -211,5 +230,6 @@ main (int argc, char **argv)
   g_test_add_func ("/infer/auto-named", test_auto_named);
   g_test_add_func ("/infer/always", test_always);
   g_test_add_func ("/infer/threads", test_threads);
+  g_test_add_func ("/infer/preexisting", test_preexisting);
   return g_test_run ();
 }
