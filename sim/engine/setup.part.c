@@ -17,8 +17,11 @@ sim_setup (Sim *s)
   s->stats.next_progress = s->core.opts->progress ? 1000000 : G_MAXUINT64;
   s->core.net = flow_net_new ();
   /* Inferred accesses (docs/model.md 6b): auto decides from the trace's
-   * first kernels; named (the trace's word only) reads it directly. */
-  if (c->touches != VS_TOUCHES_NAMED)
+   * first kernels (read ahead, or known to a buffer's reader: fit and
+   * sweep runs of a trace that names its accesses skip the look-ahead);
+   * named (the trace's word only) reads it directly. */
+  if (c->touches == VS_TOUCHES_INFER
+      || (c->touches == VS_TOUCHES_AUTO && trace_reader_kernels_named (s->core.trace) != 1))
     {
       s->core.infer = infer_new (s->core.trace, c->touches == VS_TOUCHES_INFER ? VS_INFER_ALWAYS : VS_INFER_AUTO);
       s->core.reader = infer_reader (s->core.infer);

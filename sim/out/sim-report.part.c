@@ -41,6 +41,14 @@ report_touches (Sim *s, cJSON *r, cJSON *time)
   cJSON *o = cJSON_AddObjectToObject (r, "touches");
   cJSON_AddStringToObject (o, "mode", config_touches_name (s->core.cfg->touches));
   cJSON_AddBoolToObject (o, "inferred", inferred);
+  gboolean fits = s->mem.dem_known && !s->mem.dem_refused && s->mem.dem_peak <= s->mem.loc_cap[LOC_DEVICE];
+  if (!inferred)
+    {
+      /* (the figures below are all 0: a sweep of a small trace pays for
+       * every number a report formats) */
+      cJSON_AddBoolToObject (time, "lower_bound", FALSE);
+      return;
+    }
   cJSON_AddNumberToObject (o, "kernels", (double) st.kernels);
   cJSON_AddNumberToObject (o, "made", (double) st.made);
   cJSON_AddNumberToObject (o, "freed", (double) st.freed);
@@ -52,7 +60,6 @@ report_touches (Sim *s, cJSON *r, cJSON *time)
   cJSON_AddNumberToObject (o, "steps", (double) st.steps);
   cJSON_AddNumberToObject (o, "window_cut", (double) st.forced);
   cJSON_AddNumberToObject (o, "reached_below_bytes", round (s->stats.infer_below_bytes));
-  gboolean fits = s->mem.dem_known && !s->mem.dem_refused && s->mem.dem_peak <= s->mem.loc_cap[LOC_DEVICE];
   gboolean moved = s->stats.swap_in_bytes + s->stats.swap_out_bytes + s->stats.faults + s->stats.writeback_bytes > 0
                    || s->stats.infer_below_bytes > 0;
   /* (a replay stopped at an out-of-memory has no time to bound) */

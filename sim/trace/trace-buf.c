@@ -4,6 +4,7 @@
  * over the shared, read-only bytes, so threads can read one buffer at once.
  * The trace is validated once, when loaded; its readers do not check again. */
 #include "trace/trace-priv.h"
+#include "trace/trace-infer.h"
 
 #include <string.h>
 
@@ -17,6 +18,7 @@ struct _VsTraceBuf {
   guint64 n_strings;
   guint64 count;
   guint32 max_group;   /* the largest collective group; 1 without collectives */
+  guint8 kernels_named; /* VsTraceReader.kernels_named: 1 or 2 */
 };
 
 VsTraceBuf *
@@ -30,11 +32,15 @@ trace_buf_load (const char *path, GError **error)
   VsEvent ev;
   GError *err = NULL;
   guint32 max_group = 1;
+  guint64 kernels = 0;
+  gboolean named = FALSE;
   while (trace_next (r, &ev, &err))
     {
       bin_enc_event (&enc, &ev);
       if (ev.collective != NULL)
         max_group = MAX (max_group, ev.collective->ranks);
+      if (ev.op == VS_OP_KERNEL && kernels++ < VS_INFER_DECIDE)
+        named |= ev.n_reads + ev.n_writes + ev.n_touches > 0;
     }
   if (err != NULL)
     {
@@ -49,6 +55,7 @@ trace_buf_load (const char *path, GError **error)
   b->data = g_realloc (g_steal_pointer (&enc.out.data), MAX (b->len, 1));
   b->count = enc.count;
   b->max_group = max_group;
+  b->kernels_named = named ? 1 : 2;
   b->chunk = g_steal_pointer (&enc.chunk);
   b->n_strings = enc.strings->len;
   b->strings = g_new (const char *, b->n_strings + 1);
@@ -113,6 +120,7 @@ trace_buf_reader (const VsTraceBuf *b)
   BufReader *r = g_new0 (BufReader, 1);
   trace_reader_init_validated (&r->base, &buf_class, b->path);
   r->base.max_group = b->max_group;
+  r->base.kernels_named = b->kernels_named;
   r->base.header = trace_header_copy (b->header);
   r->in.fd = -1;
   r->in.data = b->data;

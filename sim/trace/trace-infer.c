@@ -20,10 +20,8 @@
 /* Events read ahead at most: a few hundred KiB of copies, and more than a
  * PyTorch op's frees (a handful) by far. */
 #define INFER_WINDOW 4096
-/* Mode auto: kernels read before deciding. vramcap names the allocations
- * of a kernel's pointer arguments (docs/capture.md), so a capture's first
- * kernels name some; an import's never do. */
-#define INFER_DECIDE 64
+/* Mode auto: kernels read before deciding (VS_INFER_DECIDE, trace-infer.h). */
+#define INFER_DECIDE VS_INFER_DECIDE
 
 typedef struct Held {
   VsEvent ev;
@@ -284,9 +282,13 @@ held_new (VsInfer *in, const VsEvent *ev)
           h->named_cap = nr + nw + nt;
           h->named = g_renew (guint64, h->named, h->named_cap);
         }
-      memcpy (h->named, ev->reads, nr * sizeof (guint64));
-      memcpy (h->named + nr, ev->writes, nw * sizeof (guint64));
-      memcpy (h->named + nr + nw, ev->touches, nt * sizeof (guint64));
+      /* (a list may be absent, NULL: memcpy must not see it) */
+      if (nr > 0)
+        memcpy (h->named, ev->reads, nr * sizeof (guint64));
+      if (nw > 0)
+        memcpy (h->named + nr, ev->writes, nw * sizeof (guint64));
+      if (nt > 0)
+        memcpy (h->named + nr + nw, ev->touches, nt * sizeof (guint64));
       h->ev.reads = h->named;
       h->ev.writes = h->named + nr;
       h->ev.touches = h->named + nr + nw;

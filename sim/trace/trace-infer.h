@@ -51,6 +51,11 @@
 
 typedef struct _VsInfer VsInfer;
 
+/* Mode auto: kernels read before deciding. vramcap names the allocations
+ * of a kernel's pointer arguments (docs/capture.md), so a capture's first
+ * kernels name some; an import's never do. */
+#define VS_INFER_DECIDE 64
+
 typedef enum { VS_INFER_AUTO, VS_INFER_ALWAYS } VsInferMode;
 
 typedef struct {

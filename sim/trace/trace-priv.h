@@ -88,6 +88,8 @@ struct _VsTraceReader {
   struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
   gsize max_live;         /* most allocations live at once (trace_max_live) */
   guint32 max_group;      /* the largest collective group, when known before reading (0: not known) */
+  guint8 kernels_named;   /* known before reading (a buffer): 1 one of the first VS_INFER_DECIDE
+                           * kernels names an allocation, 2 none does; 0 not known */
   VsSlotMap live;         /* live allocation ids (use the trace_live_* functions) */
   VsU64Map last_t;        /* tid + 1 -> last t, for tids from VS_SMALL_TIDS up */
   guint64 small_t[VS_SMALL_TIDS]; /* last t + 1 of the first tids (0 = none yet): no hashing */

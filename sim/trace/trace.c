@@ -890,6 +890,12 @@ trace_reader_max_group (VsTraceReader *r)
   return r->max_group;
 }
 
+int
+trace_reader_kernels_named (VsTraceReader *r)
+{
+  return r->kernels_named == 0 ? -1 : r->kernels_named == 1;
+}
+
 guint64
 trace_reader_count (VsTraceReader *r)
 {

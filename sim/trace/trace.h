@@ -77,6 +77,11 @@ const char *trace_reader_path (VsTraceReader *r);
  * whose load saw every event (1 for a trace without collectives); 0 for a
  * file reader, which knows only what it has read. */
 guint32 trace_reader_max_group (VsTraceReader *r);
+/* Whether one of the trace's first 64 kernels (VS_INFER_DECIDE,
+ * trace-infer.h) names an allocation, when the reader knows it before
+ * reading (a reader over a VsTraceBuf): 1 yes, 0 no; -1 for a file
+ * reader. The touch inference's mode auto decides on it. */
+int trace_reader_kernels_named (VsTraceReader *r);
 /* Reads the next event into *ev. Returns TRUE with *ev filled; FALSE at the
  * end of the trace (error unset) or on bad input (error set). Pointers in
  * *ev stay valid until the next call. */
