@@ -17,7 +17,7 @@ V=$(realpath "$VRAMSIM")
 here=$(cd "$(dirname "$0")/.." && pwd)
 export VRAMSIM_CONFIGS=${VRAMSIM_CONFIGS:-$here/configs}
 cd "$T" || exit 1
-args=("$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=256MiB..25600MiB/256MiB)   # 2 x 100 = 200 runs
+args=("$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..25856MiB/256MiB)   # 2 x 100 = 200 runs (from 512 MiB: both presets hold their CUDA context)
 "$V" sweep "${args[@]}" -o inproc.csv
 [ "$(grep -vc '^config' inproc.csv)" = 200 ]; ok $? "the in-process sweep: 200 rows"
 
@@ -138,7 +138,7 @@ wait_array "$job2"
 ok $? "task 7 resubmitted: the merge is byte-identical to the in-process sweep"
 
 # docs/jobs-array.sbatch: a jobs file as an array, CHUNK commands per task.
-small=("$T/t.jsonl" -c a100-80g --vary memory.capacity=256MiB..5120MiB/256MiB)   # 20 runs
+small=("$T/t.jsonl" -c a100-80g --vary memory.capacity=512MiB..5376MiB/256MiB)   # 20 runs
 "$V" sweep "${small[@]}" -o small.csv
 mkdir arr
 "$V" sweep "${small[@]}" --jobs-file arr/jobs.txt 2> /dev/null

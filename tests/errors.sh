@@ -138,6 +138,11 @@ row "config: negative size" "cfg '{\"extends\": \"a100-80g\", \"memory\": {\"cap
     "cfg.json: memory.capacity: a size cannot be negative" replay "$T" -c cfg.json -o out.json
 row "config: reserved >= capacity" "cfg '{\"extends\": \"a100-80g\", \"memory\": {\"capacity\": \"1GiB\", \"reserved\": \"2GiB\"}}'" \
     "cfg.json: memory.reserved:" replay "$T" -c cfg.json -o out.json
+row "config: capacity below the context" ':' \
+    "memory.capacity: 256 MiB is below memory.context (322 MiB), the CUDA context" replay "$T" --set memory.capacity=256MiB -o out.json
+row "config: uvm without room beside the context" ':' \
+    "memory.capacity: 323 MiB is below memory.context (322 MiB) plus one uvm.evict_unit (2 MiB)" \
+    replay "$T" --set memory.capacity=323MiB --set policy.oversubscription=uvm -o out.json
 row "config: JSON syntax error" "cfg '{\"extends\": \"a100-80g\",' ' \"memory\": {\"capacity\": 80GiB}}'" \
     "cfg.json:2:" replay "$T" -c cfg.json -o out.json
 row "config: extends a missing preset" "cfg '{\"extends\": \"a100-81g\"}'" \

@@ -34,11 +34,11 @@ ok $? "the stalls title names the trace, the configs and the run count"
 # 3 labels of 29-34 characters: 3 x 36 x 7 px = 756 px > 750: rotated.
 grep -q "^rotate = 1$" b.gp && grep -q "^horizontal = 0$" b.gp; ok $? "3 long labels are rotated"
 
-"$VRAMSIM" sweep "$T" -c a100-80g,rtx3090 --vary memory.capacity=256MiB..1GiB/128MiB --vary policy.oversubscription=oom,spill -j 1 -o big.csv
+"$VRAMSIM" sweep "$T" -c a100-80g,rtx3090 --set memory.context=0B --vary memory.capacity=256MiB..1GiB/128MiB --vary policy.oversubscription=oom,spill -j 1 -o big.csv
 "$VRAMSIM" plot stalls big.csv -o big.png --script-only
 # 28 bars: horizontal, 140 + 16 x 28 = 588 -> the 600 px minimum; 84 would be 1484.
 grep -q "^horizontal = 1$" big.gp && grep -q "size 1000,600 " big.gp; ok $? "28 runs: horizontal bars"
-"$VRAMSIM" sweep "$T" -c a100-80g,rtx3090,jetson-agx-orin,a100-80g-cxl --vary memory.capacity=256MiB..1GiB/128MiB \
+"$VRAMSIM" sweep "$T" -c a100-80g,rtx3090,jetson-agx-orin,a100-80g-cxl --set memory.context=0B --vary memory.capacity=256MiB..1GiB/128MiB \
   --vary policy.oversubscription=oom,spill,uvm -j 1 -o b84.csv
 "$VRAMSIM" plot stalls b84.csv -o b84.png --script-only
 grep -q "size 1000,1484 " b84.gp; ok $? "84 runs: the canvas grows to 140 + 16 x 84 = 1484 px"

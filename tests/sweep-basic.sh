@@ -7,7 +7,7 @@ echo 1..9
 "$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..2GiB/512MiB \
   --vary policy.oversubscription=oom,spill -j 2 -o "$T/r.csv" 2> "$T/err"
 ok $? "a sweep of 2 configs x 4 capacities x 2 policies runs"
-[ "$(head -1 "$T/r.csv")" = "config,memory.capacity,policy.oversubscription,status,predicted_ns,slowdown,peak_device_bytes,contention_ns,fault_ns,swap_ns,copy_engine_ns,blocked_ns,h2d_bytes,d2h_bytes,swap_out_bytes,swap_in_bytes,fault_bytes,faults,writeback_bytes,error" ]
+[ "$(head -1 "$T/r.csv")" = "config,memory.capacity,policy.oversubscription,status,predicted_ns,slowdown,peak_device_bytes,resident_peak_bytes,contention_ns,fault_ns,swap_ns,copy_engine_ns,blocked_ns,h2d_bytes,d2h_bytes,swap_out_bytes,swap_in_bytes,fault_bytes,faults,writeback_bytes,lower_bound,error" ]
 ok $? "columns: config, varied keys as written, status, results, error"
 [ "$(tail -n +2 "$T/r.csv" | wc -l)" = 16 ]; ok $? "one row per run: 16"
 # Run order: configs outermost, the last --vary fastest; 2GiB..: values in the first bound's unit.

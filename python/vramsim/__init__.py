@@ -146,8 +146,9 @@ def sweep(trace, configs, vary=None, set=None, capture_config=None, jobs=None, m
 
 
 def fit(trace, configs="all", set=None, capture_config=None, metric=None, frame=False):
-    """`vramsim fit`: one row per config (status, fits, peak_device_bytes,
-    capacity_bytes, missing_bytes, predicted_ns, slowdown, bound, bound_ns),
+    """`vramsim fit`: one row per config (status, fits, peak_device_bytes
+    (the demand), capacity_bytes, missing_bytes, resident_peak_bytes,
+    predicted_ns, slowdown, lower_bound, bound, bound_ns),
     fastest first (metric="step": by step_median_ns where a row has one),
     out-of-memory rows last. Returns the list of rows, or a pandas
     DataFrame with frame=True."""

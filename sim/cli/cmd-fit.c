@@ -7,9 +7,10 @@
  * shortfall first. Each config is replayed once, with --keep-going: a row
  * that runs out of memory takes its status, time and warnings from the
  * moment it first did (what a replay without --keep-going reports,
- * VsReplayOptions.oom_stop) and how much memory is missing (the overflow
- * peak) from the replay carried on to the end, not only which allocation
- * failed.
+ * VsReplayOptions.oom_stop) and how much memory is missing (the demand
+ * beyond the capacity) from the replay carried on to the end, not only
+ * which allocation failed. Fits, the peak and the resident peak are the
+ * report's (SPEC 5.9): one definition under every policy.
  *
  * The bound is derived from the report alone (docs/fit.md): the time each
  * kind of work would take by itself — compute (the sm resource's GPU-ns),
@@ -43,9 +44,11 @@ typedef struct {
   char *error;               /* bad input: the message */
   char *status;              /* "ok", "oom", "overflow" */
   char *config_name;         /* the report's "config" */
-  gboolean fits;
-  gboolean mem_unknown;      /* the trace allocates nothing: fits is not known */
-  guint64 peak_bytes, capacity, missing;
+  gboolean fits;             /* the report's: demand <= capacity (docs/fit.md) */
+  gboolean mem_unknown;      /* the trace allocates no device memory: fits is not known (null) */
+  guint64 peak_bytes, capacity, missing;   /* peak: memory.device_demand_bytes */
+  guint64 resident;          /* memory.device_resident_peak_bytes: what stayed on the device */
+  gboolean at_least;         /* time.lower_bound: touches inferred, memory moved (docs/model.md 6b) */
   double predicted_ns, captured_ns, slowdown;
   double bound_ns[B_COUNT];
   FitBound bound;
@@ -79,18 +82,6 @@ num (const cJSON *o, const char *path)
 {
   const cJSON *v = at (o, path);
   return cJSON_IsNumber (v) ? v->valuedouble : 0;
-}
-
-/* The device's peak: reserved + context when the report has the allocator
- * model, else the device tier's peak (what the engine charges today). */
-static guint64
-device_peak (const cJSON *report)
-{
-  const cJSON *reserved = at (report, "memory.allocator.peak_reserved_bytes");
-  if (cJSON_IsNumber (reserved))
-    return (guint64) reserved->valuedouble + (guint64) num (report, "memory.context_bytes");
-  const cJSON *tiers = at (report, "memory.tiers");
-  return (guint64) num (cJSON_GetArrayItem (tiers, 0), "peak_bytes");
 }
 
 /* Fills the bound fields of ROW from REPORT (see the file's comment). */
@@ -185,7 +176,9 @@ fit_run_one (gpointer data, gpointer user_data)
   row->captured_ns = num (report, "time.captured_ns");
   row->predicted_ns = stop ? num (stop, "predicted_ns") : num (report, "time.predicted_ns");
   row->slowdown = stop ? (row->captured_ns > 0 ? row->predicted_ns / row->captured_ns : 0) : num (report, "time.slowdown");
-  row->peak_bytes = device_peak (report);
+  row->peak_bytes = (guint64) num (report, "memory.device_demand_bytes");
+  row->resident = (guint64) num (report, "memory.device_resident_peak_bytes");
+  row->at_least = cJSON_IsTrue (at (report, "time.lower_bound"));
   row->step_ns = num (stop ? stop : report, "steady_state.step_median_ns");
   g_autoptr (GPtrArray) ws = g_ptr_array_new ();
   const cJSON *w;
@@ -194,35 +187,18 @@ fit_run_one (gpointer data, gpointer user_data)
       g_ptr_array_add (ws, g_strdup (w->valuestring));
   g_ptr_array_add (ws, NULL);
   row->warnings = (char **) g_ptr_array_free (g_steal_pointer (&ws), FALSE);
-  for (char **x = row->warnings; *x; x++)
-    row->mem_unknown |= g_str_has_prefix (*x, "memory unknown");
   fit_bound (row, report);
-  /* Runs that do not hold their memory on the device: out of memory,
-   * overflowing, spilled to a tier or the host, placed directly in one,
-   * or managed memory paging in and out of a full device. */
-  gboolean placed_out = FALSE;
-  const cJSON *t;
-  int i = 0;
-  cJSON_ArrayForEach (t, at (report, "memory.tiers"))
-    {
-      const cJSON *name = cJSON_GetObjectItemCaseSensitive (t, "name");
-      if (i++ > 0 && cJSON_IsString (name) && strcmp (name->valuestring, "host") != 0
-          && num (t, "peak_bytes") > 0)
-        placed_out = TRUE;
-    }
-  const cJSON *policy = cJSON_GetObjectItemCaseSensitive (report, "policy");
-  gboolean uvm_policy = cJSON_IsString (policy) && strcmp (policy->valuestring, "uvm") == 0;
-  double faults = num (report, "traffic.faults");
-  gboolean paged = num (report, "traffic.writeback_bytes") > 0
-                   || (faults > 0 && (uvm_policy || row->peak_bytes >= row->capacity));
-  row->fits = strcmp (row->status, "ok") == 0 && num (report, "traffic.swap_out_bytes") == 0
-              && !placed_out && !paged;
-  if (stop)
-    {
-      /* How much is missing: the overflow peak of the run carried on. */
-      row->missing = (guint64) num (report, "memory.overflow_bytes");
-      row->peak_bytes = row->capacity + row->missing;
-    }
+  /* fits is the replay's (SPEC 5.9): the program's device demand
+   * (reserved, or live, + context, managed memory counted) <= capacity,
+   * one definition under every policy; null when the trace allocates no
+   * device memory. Not whether memory left the device: the resident
+   * peak and the swap and fault columns say that. */
+  const cJSON *fits = cJSON_GetObjectItemCaseSensitive (report, "fits");
+  row->mem_unknown = !cJSON_IsBool (fits);
+  row->fits = cJSON_IsTrue (fits);
+  /* How much is missing: the demand beyond the capacity (for an oom row,
+   * the run carried on past its out-of-memory). */
+  row->missing = !row->fits && row->peak_bytes > row->capacity ? row->peak_bytes - row->capacity : 0;
   cJSON_Delete (stop);
   cJSON_Delete (report);
 }
@@ -266,8 +242,8 @@ fit_text (GPtrArray *rows, const char *trace, const char *capture)
   gboolean steps = FALSE;
   for (guint i = 0; i < rows->len; i++)
     steps |= ((const FitRow *) rows->pdata[i])->step_ns > 0;
-  g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s%s  %s\n",
-                          "config", "status", "fits", "peak device / capacity", "predicted",
+  g_string_append_printf (out, "%-18s %-8s %-4s %-30s %10s %11s %10s%s  %s\n",
+                          "config", "status", "fits", "peak device / capacity", "resident", "predicted",
                           "slowdown", steps ? "    per step" : "", "bound");
   for (guint i = 0; i < rows->len; i++)
     {
@@ -278,17 +254,22 @@ fit_text (GPtrArray *rows, const char *trace, const char *capture)
       if (strcmp (r->status, "oom") == 0)
         {
           g_autofree char *miss = units_format_bytes (r->missing);
-          g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s%s  %s more needed\n",
-                                  r->config_name, r->status, "no", mem, "-", "-", steps ? "           -" : "", miss);
+          g_string_append_printf (out, "%-18s %-8s %-4s %-30s %10s %11s %10s%s  %s more needed\n",
+                                  r->config_name, r->status, "no", mem, "-", "-", "-", steps ? "           -" : "", miss);
           continue;
         }
-      g_autofree char *pt = units_format_time (r->predicted_ns);
+      g_autofree char *rs = units_format_bytes (r->resident);
+      /* A lower bound (touches inferred, memory moved) is marked ">=". */
+      const char *ge = r->at_least ? ">=" : "";
+      g_autofree char *t0 = units_format_time (r->predicted_ns);
+      g_autofree char *pt = g_strdup_printf ("%s%s", ge, t0);
       /* Nothing captured (an empty trace): no ratio. */
-      g_autofree char *sd = r->captured_ns > 0 ? g_strdup_printf ("%.3fx", r->slowdown) : g_strdup ("-");
-      g_autofree char *st = r->step_ns > 0 ? units_format_time (r->step_ns) : g_strdup ("-");
+      g_autofree char *sd = r->captured_ns > 0 ? g_strdup_printf ("%s%.3fx", ge, r->slowdown) : g_strdup ("-");
+      g_autofree char *s0 = r->step_ns > 0 ? units_format_time (r->step_ns) : NULL;
+      g_autofree char *st = s0 ? g_strdup_printf ("%s%s", ge, s0) : g_strdup ("-");
       g_autofree char *stc = steps ? g_strdup_printf (" %11s", st) : g_strdup ("");
-      g_string_append_printf (out, "%-18s %-8s %-4s %-30s %11s %10s%s  %s\n", r->config_name,
-                              r->status, r->mem_unknown ? "?" : r->fits ? "yes" : "no", mem, pt, sd, stc,
+      g_string_append_printf (out, "%-18s %-8s %-4s %-30s %10s %11s %10s%s  %s\n", r->config_name,
+                              r->status, r->mem_unknown ? "?" : r->fits ? "yes" : "no", mem, rs, pt, sd, stc,
                               bound_names[r->bound]);
     }
   /* The replays' warnings, each kind once (the same words, whatever
@@ -346,6 +327,10 @@ fit_json (GPtrArray *rows, const char *trace, const char *capture)
       cJSON_AddNumberToObject (j, "capacity_bytes", (double) r->capacity);
       cJSON_AddNumberToObject (j, "missing_bytes", (double) r->missing);
       if (oom)
+        cJSON_AddNullToObject (j, "resident_peak_bytes");
+      else
+        cJSON_AddNumberToObject (j, "resident_peak_bytes", (double) r->resident);
+      if (oom)
         {
           cJSON_AddNullToObject (j, "predicted_ns");
           cJSON_AddNullToObject (j, "slowdown");
@@ -358,6 +343,7 @@ fit_json (GPtrArray *rows, const char *trace, const char *capture)
             cJSON_AddNumberToObject (j, "slowdown", r->slowdown);
           else
             cJSON_AddNullToObject (j, "slowdown");
+          cJSON_AddBoolToObject (j, "lower_bound", r->at_least);
           cJSON_AddStringToObject (j, "bound", bound_names[r->bound]);
           if (r->step_ns > 0)
             cJSON_AddNumberToObject (j, "step_median_ns", round (r->step_ns));
@@ -378,23 +364,27 @@ fit_json (GPtrArray *rows, const char *trace, const char *capture)
 static char *
 fit_csv (GPtrArray *rows)
 {
+  /* New columns go at the end (resident_peak_bytes, lower_bound), so
+   * that scripts reading the older ones by position still work. */
   GString *out = g_string_new ("config,status,fits,peak_device_bytes,capacity_bytes,missing_bytes,"
-                               "predicted_ns,slowdown,bound,step_median_ns\n");
+                               "predicted_ns,slowdown,bound,step_median_ns,resident_peak_bytes,lower_bound\n");
   for (guint i = 0; i < rows->len; i++)
     {
       const FitRow *r = rows->pdata[i];
       if (strcmp (r->status, "oom") == 0)
         g_string_append_printf (out, "%s,%s,no,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                ",%" G_GUINT64_FORMAT ",,,,\n", r->config_name, r->status,
+                                ",%" G_GUINT64_FORMAT ",,,,,,\n", r->config_name, r->status,
                                 r->peak_bytes, r->capacity, r->missing);
       else
         {
           g_autofree char *st = r->step_ns > 0 ? g_strdup_printf ("%.0f", r->step_ns) : g_strdup ("");
           g_autofree char *sd = r->captured_ns > 0 ? g_strdup_printf ("%.6g", r->slowdown) : g_strdup ("");
           g_string_append_printf (out, "%s,%s,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                  ",0,%.0f,%s,%s,%s\n", r->config_name, r->status,
+                                  ",%" G_GUINT64_FORMAT ",%.0f,%s,%s,%s,%" G_GUINT64_FORMAT ",%s\n",
+                                  r->config_name, r->status,
                                   r->mem_unknown ? "unknown" : r->fits ? "yes" : "no", r->peak_bytes, r->capacity,
-                                  r->predicted_ns, sd, bound_names[r->bound], st);
+                                  r->missing, r->predicted_ns, sd, bound_names[r->bound], st, r->resident,
+                                  r->at_least ? "yes" : "no");
         }
     }
   return g_string_free (out, FALSE);

@@ -77,7 +77,8 @@ struct Field {
 #define AT(member) .at = offsetof (VsConfig, member)
 #define TIER(member) .at = offsetof (VsTier, member)
 G_STATIC_ASSERT (sizeof (VsOversub) == sizeof (int) && sizeof (VsAttach) == sizeof (int));
-G_STATIC_ASSERT (sizeof (VsKernelModelKind) == sizeof (int) && sizeof (VsTf32Policy) == sizeof (int));
+G_STATIC_ASSERT (sizeof (VsKernelModelKind) == sizeof (int) && sizeof (VsTf32Policy) == sizeof (int)
+                 && sizeof (VsTouchesMode) == sizeof (int));
 
 static const char *const attach_choices[] = { "host", "device", NULL };
 #define MAX_TIERS 64
@@ -88,6 +89,7 @@ static const char *const first_touch_choices[] = { "device", "host", NULL };
 G_STATIC_ASSERT (sizeof (VsAllocatorKind) == sizeof (int) && sizeof (VsFirstTouch) == sizeof (int));
 static const char *const kmodel_choices[] = { "waves", "simple", NULL };
 static const char *const tf32_choices[] = { "conv", "all", "none", NULL };
+static const char *const touches_choices[] = { "auto", "infer", "named", NULL };
 
 static gboolean check_name (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
 static gboolean check_memory (VsConfig *c, void *at, const char *prefix, const char *origin, GError **error);
@@ -120,6 +122,7 @@ static const Field compute_fields[] = {
 static const Field model_fields[] = {
   { "kernel", K_ENUM, .choices = kmodel_choices, AT (kernel_model), .def.e = VS_KMODEL_WAVES },
   { "tf32", K_ENUM, .choices = tf32_choices, AT (tf32), .def.e = VS_TF32_CONV },
+  { "touches", K_ENUM, .choices = touches_choices, AT (touches), .def.e = VS_TOUCHES_AUTO },
   { .key = NULL },
 };
 static const Field memory_fields[] = {
@@ -1696,6 +1699,41 @@ check_network (VsConfig *c, void *at, const char *prefix, const char *origin, GE
   return TRUE;
 }
 
+/* The device must hold what is charged before the program's first call:
+ * the CUDA context (memory.context, SPEC 5.6) and, under uvm on a discrete
+ * GPU, one uvm.evict_unit beside it, the least the driver migrates and
+ * evicts at a time (docs/model.md section 7), or no managed page could
+ * ever fault in. A smaller device is not a what-if the replay can answer
+ * (before, it ran with the context over capacity and warned, falsely, that
+ * the trace allocates no device memory): refused here, naming the keys. */
+static gboolean
+check_capacity_floor (const VsConfig *c, const char *origin, GError **error)
+{
+  guint64 dev = c->memory.capacity - c->memory.reserved;   /* reserved < capacity: check_memory */
+  gboolean uvm = c->oversubscription == VS_OVERSUB_UVM && !c->unified;
+  guint64 need = c->memory.context;
+  if (uvm)
+    need = need > G_MAXUINT64 - c->uvm.evict_unit ? G_MAXUINT64 : need + c->uvm.evict_unit;
+  if (dev >= need)
+    return TRUE;
+  g_autofree char *cap = units_format_bytes (c->memory.capacity);
+  g_autofree char *ctx = units_format_bytes (c->memory.context);
+  g_autofree char *left = units_format_bytes (dev);
+  g_autofree char *res = units_format_bytes (c->memory.reserved);
+  g_autofree char *what = c->memory.reserved > 0
+    ? g_strdup_printf ("%s less memory.reserved (%s) leaves %s, which", cap, res, left) : g_strdup (cap);
+  if (uvm)
+    {
+      g_autofree char *eu = units_format_bytes (c->uvm.evict_unit);
+      fail (error, origin, "memory.capacity", "%s is below memory.context (%s) plus one uvm.evict_unit (%s): "
+            "policy uvm needs room beside the CUDA context to fault any page in", what, ctx, eu);
+    }
+  else
+    fail (error, origin, "memory.capacity", "%s is below memory.context (%s), the CUDA context charged before "
+          "the program allocates anything; the device must hold it", what, ctx);
+  return FALSE;
+}
+
 /* compute.tflops is another name for compute.fp16 (SPEC 4): one of them
  * is required, and both, when given, must agree. */
 static gboolean
@@ -1762,6 +1800,8 @@ config_compile (const cJSON *root, const char *origin, GError **error)
         }
     }
   if (!check_rates (c, origin, error))
+    goto fail;
+  if (!check_capacity_floor (c, origin, error))
     goto fail;
   return c;
 
@@ -1836,6 +1876,12 @@ const char *
 config_oversub_name (VsOversub o)
 {
   return o < VS_OVERSUB_COUNT ? oversub_choices[o] : NULL;
+}
+
+const char *
+config_touches_name (VsTouchesMode m)
+{
+  return m < VS_TOUCHES_COUNT ? touches_choices[m] : NULL;
 }
 
 /* ---- writing back ---- */

@@ -22,6 +22,11 @@ typedef enum { VS_KMODEL_WAVES, VS_KMODEL_SIMPLE, VS_KMODEL_COUNT } VsKernelMode
 /* model.tf32: which FP32 work captured on a chip without TF32 units runs
  * on the target's TF32 tensor cores (docs/model.md). */
 typedef enum { VS_TF32_CONV, VS_TF32_ALL, VS_TF32_NONE, VS_TF32_COUNT } VsTf32Policy;
+/* model.touches: what a kernel that names no allocation touches
+ * (docs/model.md section 6b): inferred when the trace's kernels name none
+ * (auto), inferred for every kernel, named ones dropped (infer: the check
+ * against known touches), or nothing (named: the trace's word only). */
+typedef enum { VS_TOUCHES_AUTO, VS_TOUCHES_INFER, VS_TOUCHES_NAMED, VS_TOUCHES_COUNT } VsTouchesMode;
 typedef enum { VS_OVERSUB_OOM, VS_OVERSUB_SPILL, VS_OVERSUB_DIRECT, VS_OVERSUB_UVM, VS_OVERSUB_COUNT } VsOversub;
 /* allocator.kind: auto follows the trace header's "allocations" (pytorch
  * for "tensor", none otherwise); the others name sim/mem's models. */
@@ -71,6 +76,7 @@ typedef struct {
   } compute;
   VsKernelModelKind kernel_model;  /* model.kernel */
   VsTf32Policy tf32;               /* model.tf32 */
+  VsTouchesMode touches;           /* model.touches */
   struct {
     char *tech;
     guint64 capacity, reserved, alloc_granularity;
@@ -151,6 +157,8 @@ extern const char *const config_builtin_names[VS_BUILTIN_COUNT + 1];
 
 /* "oom", "spill", "direct", "uvm". */
 const char *config_oversub_name (VsOversub o);
+/* "auto", "infer", "named"; NULL out of range. */
+const char *config_touches_name (VsTouchesMode m);
 
 /* (transfer full) Loads NAME_OR_PATH (a preset name, or a path to a JSON
  * file) and resolves `extends`, returning the merged JSON tree. */

@@ -88,7 +88,12 @@ acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 i
   a->acc_gen = gen;
   a->acc_idx = *n;
   if (ref)
-    a->refs++;
+    {
+      /* The op's reference, and one more user until op_complete (which
+       * counts every entry out: acc_add_few counts its own in). */
+      a->refs++;
+      a->users++;
+    }
   *kinds |= 1u << a->kind;
   acc[*n] = a;
   mode[(*n)++] = m;
@@ -147,6 +152,10 @@ acc_end (Op *op)
 static double
 op_wsum (const Op *op)
 {
+  /* Inferred accesses carry no traffic of their own: the kernel's
+   * captured time already holds its bytes on the device. */
+  if (op->kinds & OP_INFERRED)
+    return 0;
   double wsum = 0;
   Alloc *const *acc = op->acc;
   const guint8 *mode = op->mode;

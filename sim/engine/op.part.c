@@ -30,6 +30,34 @@ op_issue_extra (Sim *s, Op *op, const VsEvent *ev)
     }
 }
 
+/* A kernel's inferred accesses (model.touches, docs/model.md 6b): made
+ * ones written, the rest read. Only allocations live here (with several
+ * threads the replay's order can differ from the file's). Once the
+ * inference passes everything through (a trace that names its accesses),
+ * the trace's reader is read directly again: the event being issued,
+ * the inference's, stays valid (it is freed at teardown). */
+static __attribute__ ((noinline)) void
+op_infer (Sim *s, Op *op)
+{
+  if (infer_passthrough (s->core.infer))
+    {
+      infer_stats (s->core.infer, &s->core.infer_st);
+      s->core.reader = s->core.trace;
+      s->core.infer_done = s->core.infer;
+      s->core.infer = NULL;
+      return;
+    }
+  const guint64 *ids;
+  const guint8 *wr;
+  guint n = infer_accesses (s->core.infer, &ids, &wr);
+  for (guint i = 0; i < n; i++)
+    if (alloc_find (s, ids[i]) != NULL)
+      {
+        acc_add (s, op, ids[i], wr[i] ? ACC_W : ACC_R);
+        op->kinds |= OP_INFERRED;
+      }
+}
+
 /* Creates the op for event EV of thread T and queues it on its stream. */
 static Op *
 op_issue (Sim *s, const VsEvent *ev)
@@ -94,6 +122,8 @@ op_issue (Sim *s, const VsEvent *ev)
           for (guint i = 0; i < ev->n_writes; i++) acc_add (s, op, ev->writes[i], ACC_W);
           for (guint i = 0; i < ev->n_touches; i++) acc_add (s, op, ev->touches[i], ACC_R | ACC_W | ACC_TOUCH);
         }
+      if (G_UNLIKELY (s->core.infer != NULL))
+        op_infer (s, op);
       break;
     case VS_OP_COPY:
       op->src = ref (alloc_lookup (s, ev->src));
@@ -141,8 +171,10 @@ op_issue (Sim *s, const VsEvent *ev)
 
   Stream *st = stream_get (s, ev->stream);
   op->st = st;
-  if (G_UNLIKELY (s->mem.amodel != NULL))
-    amodel_uses (s, st, op->acc, op->n_acc);   /* record_stream (alloc-streams.part.c) */
+  /* record_stream (alloc-streams.part.c); not for inferred accesses,
+   * which say what must be resident, not which stream used a block */
+  if (G_UNLIKELY (s->mem.amodel != NULL) && !(op->kinds & OP_INFERRED))
+    amodel_uses (s, st, op->acc, op->n_acc);
   if (G_UNLIKELY (s->gpu.issue_extra))
     op_issue_extra (s, op, ev);
   op->c.refs++;          /* the stream's queue */

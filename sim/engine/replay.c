@@ -66,6 +66,7 @@
 #include "mem/alloc-model.part.c"
 #include "mem/alloc-policy.part.c"
 #include "mem/alloc-streams.part.c"
+#include "mem/demand.part.c"
 #include "engine/issue.part.c"
 #include "engine/loop.part.c"
 #include "engine/setup.part.c"
@@ -84,7 +85,7 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
   s->core.cfg = target;
   s->core.cap_cfg = capture ? capture : target;
   s->core.opts = opts ? opts : &defaults;
-  s->core.reader = reader;
+  s->core.reader = s->core.trace = reader;
   sim_setup (s);
   if (s->core.opts->series_path)
     {
@@ -119,7 +120,7 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
       /* An OOM stop: drain the reader so that bad input after the stop
        * still fails, and the event count is the trace's. */
       VsEvent ev;
-      while (trace_next (reader, &ev, &s->core.error))
+      while (trace_next (s->core.reader, &ev, &s->core.error))
         {
           s->stats.n_events++;
           note_captured (s, &ev);

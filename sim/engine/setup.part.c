@@ -16,6 +16,19 @@ sim_setup (Sim *s)
   s->stats.cap_first_t = G_MAXUINT64;   /* note_captured */
   s->stats.next_progress = s->core.opts->progress ? 1000000 : G_MAXUINT64;
   s->core.net = flow_net_new ();
+  /* Before anything reads ahead (infer below): the reader's job-size check
+   * must see every collective. */
+  coll_setup (s);
+  /* Inferred accesses (docs/model.md 6b): auto decides from the trace's
+   * first kernels (read ahead, or known to a buffer's reader: fit and
+   * sweep runs of a trace that names its accesses skip the look-ahead);
+   * named (the trace's word only) reads it directly. */
+  if (c->touches == VS_TOUCHES_INFER
+      || (c->touches == VS_TOUCHES_AUTO && trace_reader_kernels_named (s->core.trace) != 1))
+    {
+      s->core.infer = infer_new (s->core.trace, c->touches == VS_TOUCHES_INFER ? VS_INFER_ALWAYS : VS_INFER_AUTO);
+      s->core.reader = infer_reader (s->core.infer);
+    }
   s->gpu.b_dev = c->memory.bandwidth * c->memory.efficiency;
   s->gpu.b0_dev = s->core.cap_cfg->memory.bandwidth * s->core.cap_cfg->memory.efficiency;
   s->gpu.ns_per_byte0 = 1e9 / s->gpu.b0_dev;
@@ -75,7 +88,6 @@ sim_setup (Sim *s)
   s->stats.marks = g_hash_table_new (g_str_hash, g_str_equal);
   g_queue_init (&s->gpu.ce_queue[0]);
   g_queue_init (&s->gpu.ce_queue[1]);
-  coll_setup (s);
 }
 
 static void
@@ -98,6 +110,8 @@ sim_teardown (Sim *s)
   coll_teardown (s);
   launch_queue_teardown (s);
   gpu_fronts_teardown (s);   /* the fronts still held (marks, waiters) */
+  g_clear_pointer (&s->core.infer, infer_free);
+  g_clear_pointer (&s->core.infer_done, infer_free);
   /* Free every op, job and allocation still alive, whatever holds them. */
   for (guint i = 0; i < s->gpu.ops_made->len; i++)
     {

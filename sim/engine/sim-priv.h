@@ -27,6 +27,7 @@
 #include "base/units.h"
 #include "model/network.h"
 #include "model/kernel-model.h"
+#include "trace/trace-infer.h"
 
 typedef struct Sim Sim;
 typedef struct Op Op;
@@ -131,6 +132,8 @@ struct Alloc {
   guint model_waits;     /* freed: ops on other streams its block waits for */
   gboolean model_pending;  /* freed: its block is the model's pending one under its id */
   gboolean pool_named;   /* via_model: its event named a stream (else the model's pools key it by 0) */
+  guint64 dem;           /* what it adds to the device demand outside the allocator model (demand.part.c) */
+  gboolean dem_fixed;    /* dem is fixed on the device (pinned memory of a unified machine) */
 };
 
 struct Job {
@@ -162,6 +165,12 @@ struct Stream {
  * and writes it without traffic of its own (5.4: it counts for residency
  * and dirtiness, not for the kernel's bytes). */
 enum { ACC_R = 1, ACC_W = 2, ACC_TOUCH = 4 };
+/* Op.kinds: the kernel's accesses are inferred (docs/model.md 6b: ACC_R /
+ * ACC_W for residency and dirtiness only, no traffic of their own unless
+ * they lie below, kernel_infer_parts). A bit of kinds, which every op
+ * clears anyway (acc_begin), above the memory kinds' bits. */
+#define OP_INFERRED (1u << 8)
+G_STATIC_ASSERT (VS_MEM_COUNT <= 8);
 
 /* An op's phases (Op.phase), in order: op_phase moves it from one to the
  * next; an op that needs neither swap-in nor fault-in goes straight to
@@ -197,7 +206,7 @@ struct Op {
   guint64 index;
   Stream *st;
   Op *next;
-  guint kinds;           /* 1 << kind of each allocation in acc */
+  guint kinds;           /* 1 << kind of each allocation in acc, and OP_INFERRED */
   double issue_t, ready_t, phase_t, run_t, alone_ns;
   double swap_ns, fault_ns, ce_ns;
   guint64 bytes, dur, compute_ns;
@@ -337,7 +346,14 @@ struct Sim {
   struct {
     const VsConfig *cfg, *cap_cfg;
     const VsReplayOptions *opts;
-    VsTraceReader *reader;
+    VsTraceReader *reader;     /* what the replay reads: the trace's, or infer's while it infers */
+    VsTraceReader *trace;      /* the trace's reader */
+    /* Inferred accesses (model.touches, docs/model.md 6b): events come
+     * through infer_reader (reader) while infer is not NULL; once it
+     * passes everything through, reader is the trace's again, infer
+     * NULL, its figures in infer_st (infer_done frees it at teardown). */
+    VsInfer *infer, *infer_done;
+    VsInferStats infer_st;
     /* The one event read ahead: it stays valid (the reader's buffers with
      * it) until the next trace_next, which comes only after it is issued. */
     VsEvent ev;
@@ -423,6 +439,13 @@ struct Sim {
     gboolean amodel_released;  /* it released some since the host call began (issue.part.c) */
     /* Kind none's own figures: device allocations charged one by one. */
     guint64 none_cur, none_peak, none_allocs, none_frees, none_alloc_bytes;
+    /* The device demand (demand.part.c): context and charges outside the
+     * allocator model (dem_cur; of which dem_fixed is fixed on the
+     * device), the model's reserved bytes (dem_reserved), their peak. */
+    VsAlloc *dmodel;           /* the demand model (not under oom), or NULL */
+    guint64 dem_cur, dem_fixed, dem_reserved, dem_peak;
+    gboolean dem_known;        /* the trace allocates device or managed memory */
+    gboolean dem_refused;      /* an allocation the oom policy would refuse */
   } mem;
 
   struct {
@@ -433,6 +456,7 @@ struct Sim {
     double blocked_ns, contention_ns, fault_ns, swap_ns, ce_ns;
     guint64 h2d_bytes, d2h_bytes, swap_out_bytes, swap_in_bytes, fault_bytes,
             faults, writeback_bytes, prefetch_bytes, unknown_refs;
+    double infer_below_bytes;  /* inferred accesses reached off the device (kernel_infer_parts) */
     GHashTable *tags;      /* name -> index into tag_stats */
     const char *last_tag;  /* the last stats_tag, by address */
     int last_tag_index;
@@ -628,6 +652,7 @@ static Alloc *ref (Alloc *a);
 
 /* engine/op.part.c */
 static __attribute__ ((noinline)) void op_issue_extra (Sim *s, Op *op, const VsEvent *ev);
+static __attribute__ ((noinline)) void op_infer (Sim *s, Op *op);
 static Op *op_issue (Sim *s, const VsEvent *ev);
 static void op_resume (Sim *s, gpointer obj, guint64 arg);
 static void op_wait_job (Op *op, Job *j);
@@ -641,6 +666,7 @@ static __attribute__ ((noinline, cold)) void kernel_rate_warning (Sim *s, const 
 static void kernel_run_simple (Sim *s, Op *op);
 static void kernel_run_waves (Sim *s, Op *op);
 static void kernel_run (Sim *s, Op *op);
+static guint kernel_infer_parts (Sim *s, Op *op, Part *parts, guint n_parts);
 
 /* model/collective.part.c */
 static void coll_setup (Sim *s);
@@ -704,6 +730,23 @@ static void gpu_front_unref (Sim *s, GpuFront *f);
 static void gpu_sample_add (GArray **arr, guint max, GpuFront *start, GpuFront *end);
 static void gpu_samples (const GArray *samples, GArray **spans, GArray **busy);
 static void gpu_fronts_teardown (Sim *s);
+
+/* mem/demand.part.c */
+static inline void demand_reserved (Sim *s, guint64 reserved);
+static void demand_init (Sim *s);
+static void demand_setup_model (Sim *s, const VsAllocConfig *ac);
+static void demand_seed (Sim *s, const cJSON *state);
+static void demand_malloc (Sim *s, const Alloc *a, const VsEvent *ev);
+static void demand_free (Sim *s, guint64 id, guint64 t, gboolean deferred);
+static void demand_free_complete (Sim *s, guint64 id, guint64 t);
+static void demand_empty_cache (Sim *s, guint64 t);
+static void demand_sync (Sim *s, guint64 t);
+static void demand_alloc (Sim *s, Alloc *a, const VsEvent *ev);
+static inline void demand_release (Sim *s, Alloc *a);
+static void demand_refused (Sim *s, const VsEvent *ev);
+static void demand_fits (Sim *s, cJSON *r);
+static void demand_report (Sim *s, cJSON *mem);
+static void demand_teardown (Sim *s);
 
 /* engine/issue.part.c */
 static inline gboolean call_waits_for_work (const VsEvent *ev, const Op *op);

@@ -32,7 +32,7 @@
 static const cJSON *
 amodel_header (Sim *s, const char *key)
 {
-  const VsTraceHeader *h = trace_reader_header (s->core.reader);
+  const VsTraceHeader *h = trace_reader_header (s->core.trace);
   return h && h->extra ? cJSON_GetObjectItemCaseSensitive (h->extra, key) : NULL;
 }
 
@@ -100,13 +100,14 @@ amodel_setup (Sim *s)
 {
   const VsConfig *c = s->core.cfg;
   /* The context is charged whatever the allocator (5.6). */
+  demand_init (s);
   if (c->memory.context > 0)
     {
       loc_add (s, LOC_DEVICE, c->memory.context);
       s->mem.dev_nonmanaged += c->memory.context;
     }
   VsAllocKind kind = VS_ALLOC_NONE;
-  const VsTraceHeader *h = trace_reader_header (s->core.reader);
+  const VsTraceHeader *h = trace_reader_header (s->core.trace);
   switch (c->allocator.kind)
     {
     case VS_ALLOCATOR_AUTO:
@@ -144,6 +145,10 @@ amodel_setup (Sim *s)
   ac.device_total = c->memory.capacity;
   if (c->allocator.kind == VS_ALLOCATOR_AUTO)
     amodel_header_settings (amodel_header (s, "allocator_settings"), &ac);
+  /* A profiler's sizes are block sizes (the readers check the value). */
+  const cJSON *sizes = amodel_header (s, "allocation_sizes");
+  ac.sizes_are_blocks = cJSON_IsString (sizes) && strcmp (sizes->valuestring, "block") == 0;
+  demand_setup_model (s, &ac);   /* the model as oom runs it (demand.part.c) */
   if (s->mem.amodel_managed && ac.expandable_segments)
     {
       /* Expandable segments map physical device memory (cuMemCreate),
@@ -152,17 +157,19 @@ amodel_setup (Sim *s)
       ac.expandable_segments = FALSE;
       s->mem.amodel_no_expandable = TRUE;
     }
-  /* A profiler's sizes are block sizes (the readers check the value). */
-  const cJSON *sizes = amodel_header (s, "allocation_sizes");
-  ac.sizes_are_blocks = cJSON_IsString (sizes) && strcmp (sizes->valuestring, "block") == 0;
   s->mem.amodel = alloc_new (&ac);
   u64map_init (&s->mem.amodel_pending);
   s->mem.amodel_batches = g_ptr_array_new ();
   const cJSON *state = amodel_header (s, "allocator_state");
   if (cJSON_IsObject (state))
-    amodel_seed (s, state);
+    {
+      amodel_seed (s, state);
+      demand_seed (s, state);
+    }
   VsAllocStats st;
   alloc_stats (s->mem.amodel, &st);
+  if (st.reserved > 0)
+    s->mem.dem_known = TRUE;   /* a warm cache: the program held device memory */
   if (s->mem.amodel_managed)
     {
       /* Managed segments: cudaMallocManaged does not fail for lack of
@@ -177,6 +184,8 @@ amodel_setup (Sim *s)
       loc_add (s, LOC_DEVICE, st.reserved);
       s->mem.dev_nonmanaged += st.reserved;
     }
+  if (s->mem.dmodel == NULL)
+    demand_reserved (s, st.reserved);
   /* A warm cache larger than this device (with its context): PyTorch would
    * have released what it did not use at its first failed cudaMalloc;
    * start from there. */
@@ -187,6 +196,8 @@ amodel_setup (Sim *s)
       amodel_settle (s);
       s->mem.loc_peak[LOC_DEVICE] = s->mem.loc_used[LOC_DEVICE];  /* the replay starts here */
       s->mem.overflow_peak = 0;
+      if (s->mem.dmodel == NULL)
+        s->mem.dem_peak = sat_add (s->mem.dem_cur, s->mem.dem_reserved);
     }
 }
 
@@ -218,6 +229,8 @@ amodel_settle (Sim *s)
       s->mem.amodel_freed_bytes = st.segment_free_bytes;
       s->mem.amodel_released = s->mem.amodel_kind == VS_ALLOC_PYTORCH;
     }
+  if (s->mem.dmodel == NULL)
+    demand_reserved (s, st.reserved);   /* under oom the model is the demand's (demand.part.c) */
   if (G_UNLIKELY (s->out.series))
     series_allocs (s);
   if (G_UNLIKELY (s->out.timeline))
@@ -239,6 +252,8 @@ amodel_alloc (Sim *s, Alloc *a, const VsEvent *ev)
   gboolean ok = alloc_malloc (m, a->id, a->bytes, stream, ev->t, NULL);
   if (!ok)
     {
+      if (s->mem.dmodel == NULL)
+        s->mem.dem_refused = TRUE;   /* oom's own model refused it */
       report_oom (s, ev, LOC_DEVICE);
       VsAllocStats st;
       alloc_stats (m, &st);
@@ -271,13 +286,15 @@ amodel_free (Sim *s, guint64 id, guint64 t)
   Alloc *a = s->mem.amodel ? alloc_find (s, id) : NULL;
   if (a != NULL)
     a->model_freed = TRUE;   /* not swapped back in (alloc-policy.part.c) */
+  gboolean deferred = FALSE;
   if (s->mem.amodel && alloc_is_live (s->mem.amodel, id))
     {
       /* Used on other streams: its block waits for them (alloc-streams.part.c). */
-      if (a == NULL || !a->via_model || !amodel_free_deferred (s, a, t))
+      if (a == NULL || !a->via_model || !(deferred = amodel_free_deferred (s, a, t)))
         alloc_free (s->mem.amodel, id, t);
       amodel_settle (s);
     }
+  demand_free (s, id, t, deferred);   /* the demand model as the engine's (a spilled one: at once) */
 }
 
 static void
@@ -288,6 +305,7 @@ amodel_empty_cache (Sim *s, guint64 t)
       alloc_empty_cache (s->mem.amodel, t);
       amodel_settle (s);
     }
+  demand_empty_cache (s, t);
 }
 
 static void
@@ -298,6 +316,7 @@ amodel_sync (Sim *s, guint64 t)
       alloc_sync (s->mem.amodel, t);
       amodel_settle (s);
     }
+  demand_sync (s, t);
 }
 
 /* The memory section's warnings (also out/oom-stop.part.c's). */
@@ -308,7 +327,7 @@ amodel_warnings (Sim *s, cJSON *warnings)
     cJSON_AddItemToArray (warnings, cJSON_CreateString (
         "allocator: expandable_segments is off under policy uvm (its pages are physical device memory, "
         "which cannot be managed; the segments are cudaMallocManaged ranges)"));
-  if (s->stats.n_allocs == 0)
+  if (s->stats.n_allocs == 0 && !s->mem.dem_known)
     cJSON_AddItemToArray (warnings, cJSON_CreateString (
         "memory unknown: the trace has no allocation events (a profiler run without profile_memory?); "
         "the device figures hold only the context"));
@@ -356,4 +375,5 @@ amodel_teardown (Sim *s)
     u64map_clear (&s->mem.amodel_pending);
   amodel_streams_teardown (s);
   g_clear_pointer (&s->mem.amodel, alloc_free_model);
+  demand_teardown (s);
 }

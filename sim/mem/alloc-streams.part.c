@@ -121,6 +121,7 @@ amodel_use_done (Sim *s, Alloc *a, guint64 t)
       u64map_remove (&s->mem.amodel_pending, a->id);
       alloc_free_complete (s->mem.amodel, a->id, t);
       amodel_settle (s);
+      demand_free_complete (s, a->id, t);
     }
   alloc_unref (a);
 }
@@ -215,6 +216,7 @@ amodel_free_deferred (Sim *s, Alloc *a, guint64 t)
       Alloc *b = GSIZE_TO_POINTER (*prev);
       b->model_pending = FALSE;
       alloc_free_complete (m, a->id, t);
+      demand_free_complete (s, a->id, t);
     }
   alloc_free_request (m, a->id, t);
   a->model_pending = TRUE;   /* until the last wait ends (amodel_use_done) */

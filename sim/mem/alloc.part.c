@@ -14,6 +14,7 @@ alloc_release (Sim *s, Alloc *a)
 {
   TagStat *t = &g_array_index (s->stats.tag_stats, TagStat, a->tag);
   t->cur -= a->bytes;
+  demand_release (s, a);
   /* A is the one live under its id: do_alloc releases an id's old
    * allocation before it adds the new one. */
   slotmap_remove (&s->mem.allocs, a->id);
@@ -138,6 +139,7 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
     a->start_device = s->core.cfg->uvm.first_touch == VS_FIRST_TOUCH_DEVICE;
   a->charge = round_up (a->bytes, s->core.cfg->memory.alloc_granularity);
   s->stats.n_allocs++;
+  demand_alloc (s, a, ev);   /* what the program asks of the device, whatever the policy does */
   gboolean ok = TRUE;
   int oom_loc = LOC_DEVICE;
 
@@ -178,7 +180,10 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
        * larger than the host cannot be allocated (this also bounds the
        * engine's per-group state). */
       if (made_managed && s->mem.amodel != NULL)
-        amodel_managed_alloc (s, a, ev);   /* its block in a managed segment */
+        {
+          amodel_managed_alloc (s, a, ev);   /* its block in a managed segment */
+          demand_malloc (s, a, ev);
+        }
       a->charge = a->bytes;
       a->loc = LOC_DEVICE;
       oom_loc = s->mem.loc_host;
@@ -196,7 +201,10 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
     }
   else if (s->mem.amodel != NULL)
     /* (amodel_place also evicts resident managed memory first, under oom too.) */
-    ok = s->mem.amodel_places || s->mem.lru_man.head != NULL ? amodel_place (s, a, ev, jobs) : amodel_alloc (s, a, ev);
+    {
+      ok = s->mem.amodel_places || s->mem.lru_man.head != NULL ? amodel_place (s, a, ev, jobs) : amodel_alloc (s, a, ev);
+      demand_malloc (s, a, ev);
+    }
   else
     {
       guint64 free_b = loc_free (s, LOC_DEVICE);
@@ -229,6 +237,8 @@ do_alloc (Sim *s, const VsEvent *ev, GPtrArray *jobs)
     }
   if (!ok)
     {
+      if (oom_loc == LOC_DEVICE)
+        demand_refused (s, ev);
       report_oom (s, ev, oom_loc);
       s->core.stopped = TRUE;
       s->core.halt = TRUE;

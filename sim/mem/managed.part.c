@@ -165,6 +165,11 @@ fault_in (Sim *s, Op *op)
             continue;
           loc_add (s, LOC_DEVICE, a->bytes - man_resident (s, a));
           man_set_groups (s, a, a->n_groups);
+          /* Resident now, before its op runs (op_run touches it again):
+           * on the LRU at once, so that another op's fault-in meanwhile
+           * can evict it. Off the list, its pages were in nobody's reach
+           * and the device could be charged past its capacity. */
+          lru_touch (s, a);
         }
       guint64 batches = (missing_pages + s->core.cfg->uvm.fault_batch - 1) / s->core.cfg->uvm.fault_batch;
       j = job_new (s, batches * s->core.cfg->uvm.fault_latency_ns);
@@ -215,6 +220,7 @@ fault_in (Sim *s, Op *op)
             {
               loc_add (s, LOC_DEVICE, man_bytes (s, a, keep[i]) - man_resident (s, a));
               man_set_groups (s, a, keep[i]);
+              lru_touch (s, a);   /* as above */
             }
         }
       g_free (keep);

@@ -65,7 +65,7 @@ coll_setup (Sim *s)
       resized |= 1u << r;
   /* The reader refuses a collective larger than the job, naming its line
    * (config.c has checked the resized roles against the job). */
-  trace_reader_set_job (s->core.reader, s->coll.ranks, resized);
+  trace_reader_set_job (s->core.trace, s->coll.ranks, resized);
 }
 
 static void

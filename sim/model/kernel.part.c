@@ -198,6 +198,30 @@ kernel_parts (Sim *s, Op *op, double x, double wsum, Part *parts)
   return n_parts;
 }
 
+/* A kernel's inferred accesses (docs/model.md 6b) that lie off the
+ * device (placed below by direct, or a spilled allocation the swap-in
+ * could not bring back, or one the host freed first): the kernel reaches
+ * each where it lies, its whole size once (a read over the path in, a
+ * write over the path out): the least a kernel that uses it moves. Added
+ * to PARTS (N_PARTS so far, merged by path); returns how many there are. */
+static guint
+kernel_infer_parts (Sim *s, Op *op, Part *parts, guint n_parts)
+{
+  guint path[VS_FLOW_MAX_PATH];
+  for (guint i = 0; i < op->n_acc; i++)
+    {
+      Alloc *a = op->acc[i];
+      int loc = alloc_loc (s, a);
+      if (loc == LOC_DEVICE || (s->core.cfg->unified && loc == s->mem.loc_host))
+        continue;
+      double sz = i2d (a->bytes);
+      guint n = op->mode[i] & ACC_W ? write_path (s, loc, path) : read_path (s, loc, path);
+      part_add (parts, &n_parts, path, n, sz);
+      s->stats.infer_below_bytes += sz;
+    }
+  return n_parts;
+}
+
 /* The waves model: the kernel's floor and compute part are one `sm` flow
  * of its share of the SMs (a kernel that fills a tenth of them leaves the
  * rest to kernels beside it), its memory part the flows of the bytes it
@@ -241,24 +265,26 @@ kernel_run_waves (Sim *s, Op *op)
       return;
     }
   Part *parts = s->gpu.parts;
-  guint n_parts = kernel_parts (s, op, x, wsum, parts);
+  guint n_base = kernel_parts (s, op, x, wsum, parts), n_parts = n_base;
+  if (G_UNLIKELY (op->kinds & OP_INFERRED))
+    n_parts = kernel_infer_parts (s, op, parts, n_parts);
   /* The device part takes its share of the model's memory time; parts
    * elsewhere (tiers, the host) their bytes at their path's alone rate. */
   double d1 = c > 0 ? c : p.floor_ns;
   for (guint i = 0; i < n_parts; i++)
     d1 += parts[i].n == 1 && parts[i].path[0] == s->gpu.r_dev ? p.m1_ns * parts[i].amount / x
       : parts[i].amount / flow_net_alone_rate (s->core.net, parts[i].path, parts[i].n, INFINITY) * 1e9;
-  if (n_parts == 0)
+  if (n_base == 0)
     d1 += p.m1_ns;
   op->alone_ns = d1;
   op->waiting = 0;
   if (d1 <= 0)
     return;
-  if (c + (n_parts == 0 ? p.m1_ns : 0) > 0)
+  if (c + (n_base == 0 ? p.m1_ns : 0) > 0)
     {
       /* With no bytes to move (x = 0 cannot have m1 > 0, but keep the
        * time whole), the sm flow carries it. */
-      double cc = c + (n_parts == 0 ? p.m1_ns : 0);
+      double cc = c + (n_base == 0 ? p.m1_ns : 0);
       op->waiting++;
       flow_start (s->core.net, s->core.now, cc * share * 1e-9, cc * share / d1, &s->gpu.r_sm, 1, op, FLOW_OP);
     }
@@ -303,6 +329,8 @@ kernel_run_simple (Sim *s, Op *op)
   /* At most one part per (location, direction). */
   Part *parts = s->gpu.parts;
   guint n_parts = kernel_parts (s, op, x, wsum, parts);
+  if (G_UNLIKELY (op->kinds & OP_INFERRED))
+    n_parts = kernel_infer_parts (s, op, parts, n_parts);
   double d1 = c1;
   for (guint i = 0; i < n_parts; i++)
     d1 += parts[i].n == 1 && parts[i].path[0] == s->gpu.r_dev ? parts[i].amount * s->gpu.ns_per_byte

@@ -468,7 +468,7 @@ report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row)
     mem_said |= cJSON_IsString (said) && g_str_has_prefix (said->valuestring, "memory unknown");
   /* What the trace's maker said (synth: a trace that does not fit its
    * own capture preset, a flag without effect). */
-  const VsTraceHeader *h = trace_reader_header (s->core.reader);
+  const VsTraceHeader *h = trace_reader_header (s->core.trace);
   const cJSON *hw = h && h->extra ? cJSON_GetObjectItemCaseSensitive (h->extra, "warnings") : NULL;
   const cJSON *it;
   cJSON_ArrayForEach (it, hw)
@@ -490,22 +490,15 @@ report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row)
                                               100 * (1 - busy / makespan), b, m);
       cJSON_AddItemToArray (w, cJSON_CreateString (msg));
     }
-  /* No device memory at all beyond the preset's CUDA context (charged
-   * before the first event): fits, OOM and spill answers mean nothing.
-   * Said once: a trace without any allocation is already told so. */
-  guint64 peak = 0;
-  for (guint loc = 0; loc < s->mem.n_locs; loc++)
-    if ((int) loc != s->mem.loc_host || s->core.cfg->unified)
-      peak = MAX (peak, s->mem.loc_peak[loc]);
-  /* The allocator model may reserve a segment for a 0-byte allocation (an
-   * importer's "untracked" placeholder): the tags count the trace's own bytes. */
-  guint64 traced = 0;
-  for (guint i = 0; i < s->stats.tag_stats->len; i++)
-    traced = MAX (traced, g_array_index (s->stats.tag_stats, TagStat, i).peak);
-  /* (Under uvm the device holds only what kernels touched: device
-   * allocations are managed, charged to the host until then.) */
-  if (!mem_said && ((peak <= s->core.cfg->memory.context && !s->mem.device_is_managed) || traced == 0)
-      && s->stats.n_events > 0)
+  /* No device memory at all: fits, OOM and spill answers mean nothing.
+   * Counted from what the trace asks (mem/demand.part.c: a device or
+   * managed allocation of non-zero size, granted or not, or a warm
+   * allocator state), not from the device's peak: an OOM on the first
+   * allocation leaves the peak at the context, and a 0-byte placeholder
+   * (an importer's "untracked") may reserve a segment. Pinned and
+   * pageable host memory do not count. Said once: a trace without any
+   * allocation is already told so. */
+  if (!mem_said && !s->mem.dem_known && s->stats.n_events > 0)
     cJSON_AddItemToArray (w, cJSON_CreateString (
       "memory unknown: the trace allocates no device memory (record it with vramcap, or the PyTorch "
       "profiler with profile_memory=True); whether it fits, and any OOM or spill, are not predicted"));

@@ -45,6 +45,9 @@ report_to_text (const cJSON *r)
                           str (r, "trace"), str (r, "config"), str (r, "capture_config"), str (r, "policy"));
   const char *status = str (r, "status");
   g_string_append_printf (out, "  %-22s %s\n", "status", status);
+  /* Touches inferred and memory moved: the time is a lower bound. */
+  const char *ge = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "time"), "lower_bound"))
+                   ? "at least " : "";
   const cJSON *o = cJSON_GetObjectItemCaseSensitive (r, "oom");
   if ((strcmp (status, "oom") == 0 || strcmp (status, "overflow") == 0) && o != NULL)
     {
@@ -79,7 +82,7 @@ report_to_text (const cJSON *r)
       g_autofree char *cap = units_format_time (get (ss, "captured_step_median_ns"));
       g_autofree char *label = g_strdup_printf ("per step (%s)", str (ss, "mark"));
       const cJSON *wx = cJSON_GetObjectItemCaseSensitive (ss, "warmup_excluded");
-      g_string_append_printf (out, "  %-22s %s median of %.0f (%s-%s)", label, med,
+      g_string_append_printf (out, "  %-22s %s%s median of %.0f (%s-%s)", label, ge, med,
                               get (ss, "steps") - (cJSON_IsTrue (wx) ? 1 : 0), lo, hi);
       if (cJSON_IsTrue (wx))
         g_string_append_printf (out, " after a first step of %s", first);
@@ -98,13 +101,16 @@ report_to_text (const cJSON *r)
   line_time (out, "captured time", get (r, "time.captured_ns"));
   gboolean stopped = strcmp (status, "oom") == 0;
   gboolean no_fit = stopped || strcmp (status, "overflow") == 0;
-  line_time (out, stopped ? "predicted time to OOM" : "predicted time", get (r, "time.predicted_ns"));
+  {
+    g_autofree char *pt = units_format_time (get (r, "time.predicted_ns"));
+    g_string_append_printf (out, "  %-22s %s%s\n", stopped ? "predicted time to OOM" : "predicted time", ge, pt);
+  }
   if (!no_fit)
     {
       /* Nothing captured (an empty trace): no ratio. */
       const cJSON *sd = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "time"), "slowdown");
       if (cJSON_IsNumber (sd))
-        g_string_append_printf (out, "  %-22s %.3fx\n", "slowdown", sd->valuedouble);
+        g_string_append_printf (out, "  %-22s %s%.3fx\n", "slowdown", ge, sd->valuedouble);
       else
         g_string_append_printf (out, "  %-22s -\n", "slowdown");
     }
@@ -134,6 +140,20 @@ report_to_text (const cJSON *r)
           }
     }
   g_string_append (out, "memory (peak / capacity)\n");
+  /* The program's device demand and whether it fits (SPEC 5.9: one
+   * definition whatever the policy did with it; "?" when the trace
+   * allocates no device memory), then what each location held at its
+   * peak (the device's: what stayed resident). */
+  const cJSON *mem = cJSON_GetObjectItemCaseSensitive (r, "memory");
+  if (cJSON_GetObjectItemCaseSensitive (mem, "device_demand_bytes"))
+    {
+      const cJSON *fits = cJSON_GetObjectItemCaseSensitive (r, "fits");
+      const cJSON *dev = cJSON_GetArrayItem (cJSON_GetObjectItemCaseSensitive (mem, "tiers"), 0);
+      g_autofree char *dem = units_format_bytes ((guint64) get (mem, "device_demand_bytes"));
+      g_autofree char *cap = units_format_bytes ((guint64) get (dev, "capacity"));
+      g_string_append_printf (out, "  %-22s %s / %s (fits: %s)\n", "demand", dem, cap,
+                              !cJSON_IsBool (fits) ? "?" : cJSON_IsTrue (fits) ? "yes" : "no");
+    }
   const cJSON *tiers = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (r, "memory"), "tiers");
   const cJSON *t;
   cJSON_ArrayForEach (t, tiers)

@@ -28,6 +28,61 @@ kernel_cmp (gconstpointer a, gconstpointer b)
 
 #define KERNELS_TOP 20
 
+/* touches{} (docs/model.md 6b), time.lower_bound and its warning: when
+ * accesses were inferred and memory left the device or paged (or the
+ * program does not fit), the swapping, faults and time are lower bounds. */
+static void
+report_touches (Sim *s, cJSON *r, cJSON *time)
+{
+  VsInferStats st = s->core.infer_st;
+  if (s->core.infer != NULL)
+    infer_stats (s->core.infer, &st);
+  gboolean inferred = st.on && st.kernels > 0;
+  cJSON *o = cJSON_AddObjectToObject (r, "touches");
+  cJSON_AddStringToObject (o, "mode", config_touches_name (s->core.cfg->touches));
+  cJSON_AddBoolToObject (o, "inferred", inferred);
+  gboolean fits = s->mem.dem_known && !s->mem.dem_refused && s->mem.dem_peak <= s->mem.loc_cap[LOC_DEVICE];
+  if (!inferred)
+    {
+      /* (the figures below are all 0: a sweep of a small trace pays for
+       * every number a report formats) */
+      cJSON_AddBoolToObject (time, "lower_bound", FALSE);
+      return;
+    }
+  cJSON_AddNumberToObject (o, "kernels", (double) st.kernels);
+  cJSON_AddNumberToObject (o, "made", (double) st.made);
+  cJSON_AddNumberToObject (o, "freed", (double) st.freed);
+  cJSON_AddNumberToObject (o, "step", (double) st.step);
+  if (st.step_mark)
+    cJSON_AddStringToObject (o, "step_mark", st.step_mark);
+  else
+    cJSON_AddNullToObject (o, "step_mark");
+  cJSON_AddNumberToObject (o, "steps", (double) st.steps);
+  cJSON_AddNumberToObject (o, "window_cut", (double) st.forced);
+  cJSON_AddNumberToObject (o, "reached_below_bytes", round (s->stats.infer_below_bytes));
+  gboolean moved = s->stats.swap_in_bytes + s->stats.swap_out_bytes + s->stats.faults + s->stats.writeback_bytes > 0
+                   || s->stats.infer_below_bytes > 0;
+  /* (a replay stopped at an out-of-memory has no time to bound) */
+  gboolean lower = inferred && (moved || !fits) && !(s->core.oom && !s->core.opts->keep_going);
+  cJSON_AddBoolToObject (time, "lower_bound", lower);
+  if (!lower)
+    return;
+  g_autofree char *steps = st.step_mark
+    ? g_strdup_printf ("and, once in each of the %" G_GUINT64_FORMAT " steps of mark '%.60s', what was live when "
+                       "the step began (%" G_GUINT64_FORMAT ")", st.steps, st.step_mark, st.step)
+    : g_strdup ("and nothing else: no mark repeats as a step, so memory that lives across the trace is touched "
+                "only next to its alloc and free");
+  const char *why = s->core.cfg->touches == VS_TOUCHES_INFER
+    ? "model.touches is infer: what the trace's kernels name was set aside, and"
+    : "the trace's kernels name no allocations (a profiler or Nsight import), so";
+  g_autofree char *msg = g_strdup_printf (
+    "touches inferred: %s %" G_GUINT64_FORMAT " kernels were given what their thread allocated just before them "
+    "(%" G_GUINT64_FORMAT "), what it freed just after them (%" G_GUINT64_FORMAT ") %s (docs/model.md 6b); a "
+    "real step touches more (an op's inputs, a parameter in forward, backward and the optimizer): swapping, "
+    "faults and the time are at least these", why, st.kernels, st.made, st.freed, steps);
+  g_ptr_array_add (s->stats.warnings, g_steal_pointer (&msg));
+}
+
 static cJSON *
 sim_report (Sim *s, double makespan)
 {
@@ -36,9 +91,10 @@ sim_report (Sim *s, double makespan)
   cJSON_AddNumberToObject (r, "vramsim_report", 1);
   /* --keep-going past capacity is an overflow, not a fit (5.9). */
   cJSON_AddStringToObject (r, "status", !s->core.oom ? "ok" : s->core.opts->keep_going ? "overflow" : "oom");
+  demand_fits (s, r);   /* demand <= capacity, the same under every policy (mem/demand.part.c) */
   cJSON_AddStringToObject (r, "config", c->name ? c->name : "");
   cJSON_AddStringToObject (r, "capture_config", s->core.cap_cfg->name ? s->core.cap_cfg->name : "");
-  cJSON_AddStringToObject (r, "trace", s->core.opts->trace_name ? s->core.opts->trace_name : trace_reader_path (s->core.reader));
+  cJSON_AddStringToObject (r, "trace", s->core.opts->trace_name ? s->core.opts->trace_name : trace_reader_path (s->core.trace));
   cJSON_AddStringToObject (r, "policy", config_oversub_name (c->oversubscription));
   cJSON_AddNumberToObject (r, "events", (double) s->stats.n_events);
 
@@ -51,6 +107,7 @@ sim_report (Sim *s, double makespan)
     cJSON_AddNumberToObject (t, "slowdown", round (makespan) / captured);
   else
     cJSON_AddNullToObject (t, "slowdown");
+  report_touches (s, r, t);
 
   cJSON *h = cJSON_AddObjectToObject (r, "host");
   cJSON_AddNumberToObject (h, "blocked_ns", round (s->stats.blocked_ns));
@@ -84,6 +141,7 @@ sim_report (Sim *s, double makespan)
       cJSON_AddNumberToObject (o, "peak_bytes", (double) ts->peak);
       cJSON_AddItemToArray (tags, o);
     }
+  demand_report (s, m);
   cJSON_AddNumberToObject (m, "overflow_bytes", (double) s->mem.overflow_peak);
   cJSON *warnings = cJSON_AddArrayToObject (r, "warnings");
   amodel_report (s, m, warnings);

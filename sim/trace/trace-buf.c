@@ -4,6 +4,7 @@
  * over the shared, read-only bytes, so threads can read one buffer at once.
  * The trace is validated once, when loaded; its readers do not check again. */
 #include "trace/trace-priv.h"
+#include "trace/trace-infer.h"
 
 #include <string.h>
 
@@ -16,6 +17,7 @@ struct _VsTraceBuf {
   const char **strings;
   guint64 n_strings;
   guint64 count;
+  guint8 kernels_named; /* VsTraceReader.kernels_named: 1 or 2 */
 };
 
 VsTraceBuf *
@@ -28,8 +30,14 @@ trace_buf_load (const char *path, GError **error)
   bin_enc_init (&enc, FALSE);
   VsEvent ev;
   GError *err = NULL;
+  guint64 kernels = 0;
+  gboolean named = FALSE;
   while (trace_next (r, &ev, &err))
-    bin_enc_event (&enc, &ev);
+    {
+      bin_enc_event (&enc, &ev);
+      if (ev.op == VS_OP_KERNEL && kernels++ < VS_INFER_DECIDE)
+        named |= ev.n_reads + ev.n_writes + ev.n_touches > 0;
+    }
   if (err != NULL)
     {
       g_propagate_error (error, err);
@@ -42,6 +50,7 @@ trace_buf_load (const char *path, GError **error)
   b->len = enc.out.len;
   b->data = g_realloc (g_steal_pointer (&enc.out.data), MAX (b->len, 1));
   b->count = enc.count;
+  b->kernels_named = named ? 1 : 2;
   b->chunk = g_steal_pointer (&enc.chunk);
   b->n_strings = enc.strings->len;
   b->strings = g_new (const char *, b->n_strings + 1);
@@ -105,6 +114,7 @@ trace_buf_reader (const VsTraceBuf *b)
   g_return_val_if_fail (b != NULL, NULL);
   BufReader *r = g_new0 (BufReader, 1);
   trace_reader_init_validated (&r->base, &buf_class, b->path);
+  r->base.kernels_named = b->kernels_named;
   r->base.header = trace_header_copy (b->header);
   r->in.fd = -1;
   r->in.data = b->data;

@@ -90,6 +90,8 @@ struct _VsTraceReader {
   GHashTable *groups;     /* collective.group id -> TraceGroup (trace.c); NULL until the first */
   guint32 job_ranks;      /* trace_reader_set_job: the job's size (0, 1: not sized) */
   guint32 job_resized;    /* 1 << VsCollRole of the roles the replay resizes */
+  guint8 kernels_named;   /* known before reading (a buffer): 1 one of the first VS_INFER_DECIDE
+                           * kernels names an allocation, 2 none does; 0 not known */
   VsSlotMap live;         /* live allocation ids (use the trace_live_* functions) */
   VsU64Map last_t;        /* tid + 1 -> last t, for tids from VS_SMALL_TIDS up */
   guint64 small_t[VS_SMALL_TIDS]; /* last t + 1 of the first tids (0 = none yet): no hashing */

@@ -965,6 +965,12 @@ trace_reader_path (VsTraceReader *r)
   return r->path;
 }
 
+int
+trace_reader_kernels_named (VsTraceReader *r)
+{
+  return r->kernels_named == 0 ? -1 : r->kernels_named == 1;
+}
+
 guint64
 trace_reader_count (VsTraceReader *r)
 {

@@ -80,6 +80,11 @@ const char *trace_reader_path (VsTraceReader *r);
  * roles whose groups the replay resizes: their size is the config's, not
  * the trace's, and the config is checked against the job instead. */
 void trace_reader_set_job (VsTraceReader *r, guint32 ranks, guint32 resized_roles);
+/* Whether one of the trace's first 64 kernels (VS_INFER_DECIDE,
+ * trace-infer.h) names an allocation, when the reader knows it before
+ * reading (a reader over a VsTraceBuf): 1 yes, 0 no; -1 for a file
+ * reader. The touch inference's mode auto decides on it. */
+int trace_reader_kernels_named (VsTraceReader *r);
 /* Reads the next event into *ev. Returns TRUE with *ev filled; FALSE at the
  * end of the trace (error unset) or on bad input (error set). Pointers in
  * *ev stay valid until the next call. */

@@ -127,11 +127,12 @@ test_report_cells (void)
 {
   const char *json =
     "{\"vramsim_report\": 1, \"status\": \"oom\", \"config\": \"rtx3090\","
-    " \"time\": {\"captured_ns\": 1000, \"predicted_ns\": 24000, \"slowdown\": 0.0028284712},"
+    " \"time\": {\"captured_ns\": 1000, \"predicted_ns\": 24000, \"slowdown\": 0.0028284712, \"lower_bound\": true},"
     " \"host\": {\"blocked_ns\": 7},"
     " \"stalls\": {\"contention_ns\": 1, \"fault_ns\": 2, \"swap_ns\": 3, \"copy_engine_ns\": 4},"
     " \"memory\": {\"tiers\": [{\"name\": \"device\", \"capacity\": 25769803776, \"peak_bytes\": 25769803776},"
-    "                          {\"name\": \"host\", \"peak_bytes\": 5}]},"
+    "                          {\"name\": \"host\", \"peak_bytes\": 5}],"
+    "            \"device_demand_bytes\": 30000000000, \"device_resident_peak_bytes\": 25769803776},"
     " \"traffic\": {\"h2d_bytes\": 10, \"d2h_bytes\": 11, \"swap_out_bytes\": 12, \"swap_in_bytes\": 13,"
     "               \"fault_bytes\": 14, \"faults\": 15, \"writeback_bytes\": 16}}";
   cJSON *rep = cJSON_Parse (json);
@@ -141,15 +142,18 @@ test_report_cells (void)
   cJSON_Delete (rep);
   g_autofree char *line = g_strjoinv (",", cells);
   /* An oom row carries no time: sorting by slowdown must not rank it fastest. */
-  g_assert_cmpstr (line, ==, "oom,,,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,");
+  g_assert_cmpstr (line, ==, "oom,,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,,");
   const char *const *cols = sweep_result_columns (FALSE);
   g_assert_cmpuint (g_strv_length ((char **) cols), ==, g_strv_length (cells));
   g_assert_cmpstr (cols[0], ==, "status");
+  /* peak_device_bytes is the demand (SPEC 5.9), resident_peak_bytes the
+   * device tier's peak, not the other way round. */
   g_assert_cmpstr (cols[3], ==, "peak_device_bytes");
+  g_assert_cmpstr (cols[4], ==, "resident_peak_bytes");
   g_assert_cmpstr (cols[g_strv_length ((char **) cols) - 1], ==, "error");
   /* --metric step: step_median_ns after slowdown, empty for oom too. */
   g_autofree char *step_line = g_strjoinv (",", step_cells);
-  g_assert_cmpstr (step_line, ==, "oom,,,,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,");
+  g_assert_cmpstr (step_line, ==, "oom,,,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,,");
   const char *const *scols = sweep_result_columns (TRUE);
   g_assert_cmpuint (g_strv_length ((char **) scols), ==, g_strv_length (step_cells));
   g_assert_cmpstr (scols[2], ==, "slowdown");
@@ -157,7 +161,8 @@ test_report_cells (void)
 
   /* overflow (--keep-going past capacity) is a run that did not fit too:
    * the same report with that status keeps no time (SPEC 5.9), while an
-   * ok one keeps both (24000 ns, slowdown 0.0028284712 at %.6g). */
+   * ok one keeps both (24000 ns, slowdown 0.0028284712 at %.6g) and
+   * says its time is a lower bound (time.lower_bound: yes). */
   for (guint i = 0; i < 2; i++)
     {
       cJSON *r = cJSON_Parse (json);
@@ -165,8 +170,8 @@ test_report_cells (void)
       g_auto (GStrv) c = sweep_report_cells (r, TRUE);
       cJSON_Delete (r);
       g_autofree char *l = g_strjoinv (",", c);
-      g_assert_cmpstr (l, ==, i == 0 ? "overflow,,,,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,"
-                                     : "ok,24000,0.00282847,,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,");
+      g_assert_cmpstr (l, ==, i == 0 ? "overflow,,,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,,"
+                                     : "ok,24000,0.00282847,,30000000000,25769803776,1,2,3,4,7,10,11,12,13,14,15,16,yes,");
     }
 }
 
