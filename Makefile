@@ -54,10 +54,21 @@ $(B)/tests/%: tests/%.c $(B)/libvramsim.a
 
 tests: $(TEST_BINS) $(BIN)/vramsim
 
+# The data the tests and the validation read is in the repository
+# (validation/data/README.md). Some real traces and lambda's benchmark CSVs
+# may not be redistributed: give the folders that hold them with
+# REAL_TRACES=DIR and LAMBDA_DATA=DIR (the tests read them as
+# VRAMSIM_REAL_TRACES, VRAMSIM_LAMBDA_DATA); without them the tests that
+# need them are skipped, and `make test` counts every skip at the end.
+REAL_TRACES ?=
+LAMBDA_DATA ?=
+OPTIONAL_DATA = $(if $(REAL_TRACES),--real-traces $(abspath $(REAL_TRACES))) \
+                $(if $(LAMBDA_DATA),--lambda $(abspath $(LAMBDA_DATA)))
+
 # The kernel model across GPUs on published measurements (docs/validation.md,
 # "Across GPUs"): prints the tables that page shows.
 validate: $(B)/tests/model/validate-across
-	$(B)/tests/model/validate-across ../shared/reference-data ../shared/real-traces
+	$(B)/tests/model/validate-across validation/data $(OPTIONAL_DATA)
 # tests/validate-across.sh runs it under `make test` (targets, and the
 # page's tables against what it prints).
 tests: $(B)/tests/model/validate-across
@@ -65,16 +76,23 @@ tests: $(B)/tests/model/validate-across
 -include capture/capture.mk
 
 # Every test runs under prove: GLib test binaries with --tap, shell tests
-# (tests/*.sh) print TAP themselves.
+# (tests/*.sh) print TAP themselves. tests/tap-run logs each skip, and
+# tests/tap-skips prints their count and reasons at the end.
+TEST_ENV = VRAMSIM=$(abspath $(BIN)/vramsim) TEST_BUILD=$(abspath $(B)) \
+           VRAMSIM_REAL_TRACES=$(if $(REAL_TRACES),$(abspath $(REAL_TRACES))) \
+           VRAMSIM_LAMBDA_DATA=$(if $(LAMBDA_DATA),$(abspath $(LAMBDA_DATA))) \
+           VRAMSIM_SKIP_LOG=$(abspath $(B))/test-skips.log
 test: tests
-	VRAMSIM=$(abspath $(BIN)/vramsim) TEST_BUILD=$(abspath $(B)) \
-	  prove -j$(JOBS) --exec tests/tap-run $(TEST_BINS) $(filter-out %-lib.sh,$(wildcard tests/*.sh))
+	@rm -f $(B)/test-skips.log
+	$(TEST_ENV) prove -j$(JOBS) --exec tests/tap-run $(TEST_BINS) $(filter-out %-lib.sh,$(wildcard tests/*.sh)); \
+	  rc=$$?; tests/tap-skips $(B)/test-skips.log; exit $$rc
 
 # The whole suite, then again under AddressSanitizer + UBSan (one after
-# the other, each using every core).
+# the other, each using every core); the skips of both runs at the end.
 check:
 	$(MAKE) test
 	$(MAKE) asan
+	@echo "make check: the plain and the ASan run together"; tests/tap-skips build/test-skips.log build/asan/test-skips.log
 
 asan:
 	$(MAKE) B=build/asan BIN=build/asan/bin SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' test

@@ -14,7 +14,7 @@ bench: $(BIN)/vramsim $(B)/bench/gen-trace
 
 # `make validate-network`: the collective model against vidur's measured
 # NCCL times (bench/validate-network.c, docs/validation.md "Collectives").
-VIDUR_NETWORK ?= ../shared/reference-data/vidur/network
+VIDUR_NETWORK ?= validation/data/vidur/network
 
 $(B)/bench/validate-network: bench/validate-network.c $(B)/libvramsim.a
 	@mkdir -p $(dir $@)

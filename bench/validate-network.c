@@ -1,7 +1,7 @@
 /* validate-network.c — the collective cost model (sim/model/network.c)
  * against NCCL times measured by others: microsoft/vidur's
- * data/profiling/network (commit 7d475133, MIT; read in place from
- * ../shared/reference-data/vidur/network, nothing copied). docs/validation.md
+ * data/profiling/network (commit 7d475133, MIT; the copy in
+ * validation/data/vidur/network, its README and LICENSE there). docs/validation.md
  * "Collectives" shows its output; `make validate-network` runs it and
  * tests/validate-network.sh checks its verdict.
  *

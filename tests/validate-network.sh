@@ -1,12 +1,14 @@
 #!/bin/bash
 # validate-network.sh — the collective cost model against NCCL times others
-# measured (bench/validate-network.c on ../shared/reference-data/vidur/network;
-# docs/validation.md "Collectives"). Prints TAP.
+# measured (bench/validate-network.c on validation/data/vidur/network, in the
+# repository; docs/validation.md "Collectives"). Its data and program must be
+# there: a missing one fails, never skips. Prints TAP.
 cd "$(dirname "$0")/.." || exit 1
 B=${TEST_BUILD:-build}
-data=../shared/reference-data/vidur/network
-[ -d "$data" ] || { echo "1..0 # SKIP no $data"; exit 0; }
-[ -x "$B/bench/validate-network" ] || { echo "1..0 # SKIP $B/bench/validate-network not built"; exit 0; }
+. tests/data-lib.sh
+data=$VRAMSIM_DATA/vidur/network
+data_file vidur/network/a100_dgx/all_reduce.csv >/dev/null || { echo "1..1"; echo "not ok 1 - $data missing"; exit 1; }
+[ -x "$B/bench/validate-network" ] || { echo "1..1"; echo "not ok 1 - $B/bench/validate-network not built (make tests)"; exit 1; }
 echo "1..2"
 out=$("$B/bench/validate-network" "$data"); rc=$?
 line=$(grep '^validation points' <<<"$out")
