@@ -2,7 +2,9 @@
 # when the CUDA toolkit is found); `make test` runs every test; `make asan`
 # builds and tests everything under AddressSanitizer + UBSan.
 
-VERSION    = 0.1.0
+# The version is written once, in python/vramsim/_version.py: the C
+# binary's --version and the Python package's __version__ are the same.
+VERSION   := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/vramsim/_version.py)
 MAKEFLAGS += --no-print-directory
 PREFIX    ?= /usr/local
 CC        ?= cc
@@ -43,6 +45,9 @@ $(B)/sim/%.o: sim/%.c
 $(B)/libvramsim.a: $(SIM_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
+
+# main.c prints VRAMSIM_VERSION: rebuilt when the version changes.
+$(B)/sim/cli/main.o: python/vramsim/_version.py
 
 $(BIN)/vramsim: $(B)/sim/cli/main.o $(B)/libvramsim.a
 	@mkdir -p $(dir $@)
@@ -106,7 +111,7 @@ PYTHONDIR ?= $(PREFIX)/lib/$(shell $(PYTHON) -c 'import sys; print("python%d.%d"
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vramsim/configs $(DESTDIR)$(PREFIX)/share/vramsim/plots
 	install -d $(DESTDIR)$(PYTHONDIR)/vramsim
-	install -m 644 python/vramsim/__init__.py $(DESTDIR)$(PYTHONDIR)/vramsim/
+	install -m 644 python/vramsim/*.py python/vramsim/py.typed $(DESTDIR)$(PYTHONDIR)/vramsim/
 	echo 'VRAMSIM = "$(PREFIX)/bin/vramsim"' > $(DESTDIR)$(PYTHONDIR)/vramsim/_installed.py
 	install -m 755 $(BIN)/vramsim $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/vramsim/configs/
