@@ -278,8 +278,8 @@ def _frame(rows: List[Row], frame: bool) -> Any:
 def replay(trace: PathLike, config: Optional[PathLike] = None, set: Sets = None,
            capture_config: Optional[PathLike] = None, keep_going: bool = False) -> Dict[str, Any]:
     """Replays TRACE on CONFIG (a preset name or a JSON file; None: the
-    trace's capture config) and returns the JSON report (docs/model.md,
-    "Outputs"; the command's --format json) as a dict. SET overrides fields:
+    trace's capture config) and returns the JSON report (docs/report.md:
+    the command's --format json) as a dict. SET overrides fields:
     {"memory.capacity": "24GiB"} or {"memory.capacity": 24 << 30}. A
     predicted out-of-memory is a result (status "oom"), not an exception."""
     cmd = command()
