@@ -2,7 +2,9 @@
 # when the CUDA toolkit is found); `make test` runs every test; `make asan`
 # builds and tests everything under AddressSanitizer + UBSan.
 
-VERSION    = 0.1.0
+# The version is written once, in python/vramsim/_version.py: the C
+# binary's --version and the Python package's __version__ are the same.
+VERSION   := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/vramsim/_version.py)
 MAKEFLAGS += --no-print-directory
 PREFIX    ?= /usr/local
 CC        ?= cc
@@ -44,6 +46,9 @@ $(B)/libvramsim.a: $(SIM_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# main.c prints VRAMSIM_VERSION: rebuilt when the version changes.
+$(B)/sim/cli/main.o: python/vramsim/_version.py
+
 $(BIN)/vramsim: $(B)/sim/cli/main.o $(B)/libvramsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
@@ -54,10 +59,21 @@ $(B)/tests/%: tests/%.c $(B)/libvramsim.a
 
 tests: $(TEST_BINS) $(BIN)/vramsim
 
+# The data the tests and the validation read is in the repository
+# (validation/data/README.md). Some real traces and lambda's benchmark CSVs
+# may not be redistributed: give the folders that hold them with
+# REAL_TRACES=DIR and LAMBDA_DATA=DIR (the tests read them as
+# VRAMSIM_REAL_TRACES, VRAMSIM_LAMBDA_DATA); without them the tests that
+# need them are skipped, and `make test` counts every skip at the end.
+REAL_TRACES ?=
+LAMBDA_DATA ?=
+OPTIONAL_DATA = $(if $(REAL_TRACES),--real-traces $(abspath $(REAL_TRACES))) \
+                $(if $(LAMBDA_DATA),--lambda $(abspath $(LAMBDA_DATA)))
+
 # The kernel model across GPUs on published measurements (docs/validation.md,
 # "Across GPUs"): prints the tables that page shows.
 validate: $(B)/tests/model/validate-across
-	$(B)/tests/model/validate-across ../shared/reference-data ../shared/real-traces
+	$(B)/tests/model/validate-across validation/data $(OPTIONAL_DATA)
 # tests/validate-across.sh runs it under `make test` (targets, and the
 # page's tables against what it prints).
 tests: $(B)/tests/model/validate-across
@@ -65,16 +81,23 @@ tests: $(B)/tests/model/validate-across
 -include capture/capture.mk
 
 # Every test runs under prove: GLib test binaries with --tap, shell tests
-# (tests/*.sh) print TAP themselves.
+# (tests/*.sh) print TAP themselves. tests/tap-run logs each skip, and
+# tests/tap-skips prints their count and reasons at the end.
+TEST_ENV = VRAMSIM=$(abspath $(BIN)/vramsim) TEST_BUILD=$(abspath $(B)) \
+           VRAMSIM_REAL_TRACES=$(if $(REAL_TRACES),$(abspath $(REAL_TRACES))) \
+           VRAMSIM_LAMBDA_DATA=$(if $(LAMBDA_DATA),$(abspath $(LAMBDA_DATA))) \
+           VRAMSIM_SKIP_LOG=$(abspath $(B))/test-skips.log
 test: tests
-	VRAMSIM=$(abspath $(BIN)/vramsim) TEST_BUILD=$(abspath $(B)) \
-	  prove -j$(JOBS) --exec tests/tap-run $(TEST_BINS) $(filter-out %-lib.sh,$(wildcard tests/*.sh))
+	@rm -f $(B)/test-skips.log
+	$(TEST_ENV) prove -j$(JOBS) --exec tests/tap-run $(TEST_BINS) $(filter-out %-lib.sh,$(wildcard tests/*.sh)); \
+	  rc=$$?; tests/tap-skips $(B)/test-skips.log; exit $$rc
 
 # The whole suite, then again under AddressSanitizer + UBSan (one after
-# the other, each using every core).
+# the other, each using every core); the skips of both runs at the end.
 check:
 	$(MAKE) test
 	$(MAKE) asan
+	@echo "make check: the plain and the ASan run together"; tests/tap-skips build/test-skips.log build/asan/test-skips.log
 
 asan:
 	$(MAKE) B=build/asan BIN=build/asan/bin SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' test
@@ -88,7 +111,7 @@ PYTHONDIR ?= $(PREFIX)/lib/$(shell $(PYTHON) -c 'import sys; print("python%d.%d"
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vramsim/configs $(DESTDIR)$(PREFIX)/share/vramsim/plots
 	install -d $(DESTDIR)$(PYTHONDIR)/vramsim
-	install -m 644 python/vramsim/__init__.py $(DESTDIR)$(PYTHONDIR)/vramsim/
+	install -m 644 python/vramsim/*.py python/vramsim/py.typed $(DESTDIR)$(PYTHONDIR)/vramsim/
 	echo 'VRAMSIM = "$(PREFIX)/bin/vramsim"' > $(DESTDIR)$(PYTHONDIR)/vramsim/_installed.py
 	install -m 755 $(BIN)/vramsim $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/vramsim/configs/

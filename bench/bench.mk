@@ -18,7 +18,7 @@ bench: $(BIN)/vramsim $(B)/bench/gen-trace
 # over the network"; prints the section's tables in Markdown).
 # Then the generator and the replay against Megatron-LM's published runs
 # (bench/validate-megatron.sh, docs/validation.md "Megatron-LM on Selene").
-VIDUR_NETWORK ?= ../shared/reference-data/vidur/network
+VIDUR_NETWORK ?= validation/data/vidur/network
 
 $(B)/bench/validate-network: bench/validate-network.c $(B)/libvramsim.a
 	@mkdir -p $(dir $@)

@@ -1,5 +1,9 @@
 /* validate-network.c — the collective cost model (sim/model/network.c)
- * against NCCL times others measured, marking what was fitted on what.
+ * against NCCL times measured by others, marking what was fitted on what: microsoft/vidur's
+ * data/profiling/network (commit 7d475133, MIT; the copy in
+ * validation/data/vidur/network, its README and LICENSE there). docs/validation.md
+ * "Collectives" shows its output; `make validate-network` runs it and
+ * tests/validate-network.sh checks its verdict.
  *
  * Data: microsoft/vidur's data/profiling/network (commit 7d475133, MIT;
  * read in place from the DIR given, nothing copied): NCCL all_reduce and

@@ -1,9 +1,11 @@
 # timeline.gp - residency per tier (GiB, left axis) and utilization per
 # resource (%, right axis) over time, from `vramsim replay --series`.
-# Set by vramsim: plot_title, datafile (columns: time in ms, nres residency
+# Set by vramsim: plot_title (title_lines lines), datafile (columns: time in ms, nres residency
 # columns in GiB, nutil utilization columns in %), res_titles[], util_titles[],
 # logx, logy.
-set title plot_title font ',13'
+# The title centred on the canvas, with room kept above the plot.
+set label 1000 plot_title at screen 0.5, screen 1 center offset 0, -1 font ',13' front
+set tmargin title_lines * 1.3 + 1.5
 set xlabel 'time (ms)'
 set ylabel 'resident (GiB)'
 set y2label 'utilization (% of capacity)'

@@ -300,7 +300,7 @@ ok $? "a stale part dump out of order: refused with one message naming both, no 
 cd ..
 
 # 15-16: expandable segments (a constructed run: none of the real snapshots
-# in ../shared has a segment_map in its window). The fake torch reserves a
+# validation/data/README.md lists has a segment_map in its window). The fake torch reserves a
 # range per pool and maps pages one cuMemMap each: x (4096 B) maps one 2 MiB
 # small page, y (30 MiB) two 20 MiB large pages recorded as one 40 MiB
 # segment_map, z (15 MiB) one more page; empty_cache unmaps them page by

@@ -184,6 +184,16 @@ trow "gzip stream cut short" "printf '%s\n' '$H' '$A1' | gzip | head -c 40 > in.
    "in.jsonl: gzip: truncated (the compressed data ends early)" in.jsonl
 trow "gzip of something else" "echo hello | gzip > in.jsonl" "in.jsonl: not a vramsim trace (neither JSON Lines nor the binary format, once gunzipped)" in.jsonl
 trow "UTF-16 text" "printf '\377\376{\000}\000' > in.jsonl" "in.jsonl: not a vramsim trace: the file is UTF-16 text" in.jsonl
+# Files to import first: what to convert (or export) is in the message.
+row "an Nsight Systems SQLite export (replay)" "printf 'SQLite format 3\000rest' > in.sqlite" \
+   "in.sqlite: not a vramsim trace: an SQLite database (an Nsight Systems export?) is imported first: vramsim convert in.sqlite OUT.vtrace" \
+   replay in.sqlite -c a100-80g -o out.json
+row "a PyTorch memory snapshot (info)" "printf '\200\004\225\002' > in.pickle" \
+   "in.pickle: not a vramsim trace: a Python pickle (a PyTorch memory snapshot?) is imported first: vramsim convert in.pickle OUT.vtrace" \
+   info in.pickle
+row "an Nsight Systems report (fit)" "printf 'report' > in.nsys-rep" \
+   "in.nsys-rep: not a vramsim trace: an Nsight Systems report is read from its SQLite export: nsys export --type sqlite -o report.sqlite in.nsys-rep" \
+   fit in.nsys-rep -c a100-80g
 trow "field given twice" "trace '{\"t\": 0, \"op\": \"alloc\", \"id\": 1, \"bytes\": 5, \"bytes\": 6, \"kind\": \"device\"}'" \
    "in.jsonl:2: field 'bytes' appears twice" in.jsonl
 trow "header key given twice" "raw '{\"vramsim_trace\": 1, \"capture\": {\"config\": \"a100-80g\", \"config\": \"h100-sxm\"}}\n'" \

@@ -144,10 +144,10 @@ PY
 ok $? "no payload schema table: the same trace without collectives"
 
 # The real export (no NCCL ranges, no binaryData column): imports as before.
-REAL="$HERE/../../shared/real-traces/nsys/rtx3090-small.sqlite"
-if [ -f "$REAL" ]; then
+. "$HERE/data-lib.sh"
+if REAL=$(optional_trace nsys/rtx3090-small.sqlite); then
   "$VRAMSIM" convert "$REAL" real.jsonl && [ "$(grep -c '"kernel"' real.jsonl)" -gt 0 ] && ! grep -q collective real.jsonl
   ok $? "rtx3090-small.sqlite: kernels, no collectives"
 else
-  echo "ok $((n + 1)) # SKIP ../shared/real-traces not here"
+  n=$((n + 1)); echo "ok $n # SKIP $(optional_why nsys/rtx3090-small.sqlite)"
 fi

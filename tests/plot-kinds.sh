@@ -2,14 +2,16 @@
 # plot-kinds.sh — every `vramsim plot` kind renders a PNG (and one an SVG)
 # with gnuplot from hand-written inputs, its --script-only script matches
 # tests/golden/plot-KIND.gp (after removing the temp dir from paths), and
-# the sweep data is converted to the units the axes say.
+# the sweep data is converted to the units the axes say. After a change
+# to a template or to what plot.c writes, UPDATE_GOLDEN=1 rewrites the
+# golden scripts (read the diff before committing it).
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 GOLDEN=$(cd "$(dirname "$0")" && pwd)/golden
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0
 ok () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo 1..18
+echo 1..24
 
 cat > "$T/series-a.csv" <<'CSV'
 t_ns,dt_ns,resident_device_bytes,resident_cxl0_bytes,resident_host_bytes,util_sm,util_device_mem,util_link_h2d,util_link_d2h,util_cxl0,util_host_mem
@@ -61,32 +63,19 @@ for k in "timeline series-a.csv" "sweep results.csv --x memory.capacity" "stalls
   "$VRAMSIM" plot "$kind" "$@" -o "gp/$kind.png" --script-only 2> err.txt || same=1
   [ ! -e "gp/$kind.png" ] || same=1
   sed "s#$T/##g" "gp/$kind.gp" > "gp/$kind.filtered"
+  [ -n "${UPDATE_GOLDEN:-}" ] && cp "gp/$kind.filtered" "$GOLDEN/plot-$kind.gp"
   if ! diff -u "$GOLDEN/plot-$kind.gp" "gp/$kind.filtered" >&2; then same=1; fi
 done
 ok $same "--script-only scripts match tests/golden/plot-*.gp"
 
-# The sweep data, by hand: x in GiB, y = predicted_ns in ms, oom rows left out,
-# one block per (config, policy), points in x order.
-cat > expect.tsv <<'TSV'
-# a100-80g, oversubscription=oom
-16	8.5	16GiB
-
-
-# a100-80g, oversubscription=spill
-8	128	8GiB
-16	8.5	16GiB
-
-
-# rtx3090, oversubscription=oom
-16	23.6	16GiB
-
-
-# rtx3090, oversubscription=spill
-8	142	8GiB
-16	23.6	16GiB
-TSV
-cmp -s expect.tsv gp/sweep.tsv; ok $? "sweep data: GiB on x, ms on y, oom runs not drawn"
-grep -q "^note = '2 runs not drawn (status oom, overflow or error)'" gp/sweep.gp; ok $? "sweep notes the runs it left out"
+# The sweep data, by hand: x in GiB, y = predicted_ns in ms, one block per
+# (config, policy), points in x order; an oom run is no point of its line
+# (y NaN) but an x mark at the foot (column 4: 0 on this linear axis).
+printf '# a100-80g, policy=oom\n16\t8.5\t16GiB\tNaN\n8\tNaN\t8GiB\t0\n\n\n# a100-80g, policy=spill\n8\t128\t8GiB\tNaN\n16\t8.5\t16GiB\tNaN\n\n\n# rtx3090, policy=oom\n16\t23.6\t16GiB\tNaN\n8\tNaN\t8GiB\t0\n\n\n# rtx3090, policy=spill\n8\t142\t8GiB\tNaN\n16\t23.6\t16GiB\tNaN\n' > expect.tsv
+cmp -s expect.tsv gp/sweep.tsv; ok $? "sweep data: GiB on x, ms on y, oom runs marked at the foot, not drawn as values"
+grep -q "^note = '2 runs did not fit (status oom or overflow: x at the foot)'" gp/sweep.gp \
+  && grep -q "^array titles\[4\] = \['a100-80g, policy=oom', 'a100-80g, policy=spill', 'rtx3090, policy=oom', 'rtx3090, policy=spill'\]" gp/sweep.gp
+ok $? "sweep notes the runs that did not fit; the legend says policy=oom, not oom"
 grep -q '^logx = 0' gp/sweep.gp && "$VRAMSIM" plot sweep results.csv --logx -o gp/l.png --script-only && grep -q '^logx = 1' gp/l.gp; ok $? "--logx forces a log x axis"
 printf '# time_ms\tresident_device_bytes\tresident_cxl0_bytes\tutil_sm\tutil_device_mem\tutil_link_h2d\tutil_link_d2h\tutil_cxl0   (residency in GiB, utilization in %%)\n0\t1\t0\t0\t0\t80\t0\t0\n1\t2\t0.5\t50\t90\t0\t0\t25\n2\t2\t0.5\t100\t40\t0\t10\t0\n3\t1\t0\t0\t0\t0\t0\t0\n4\t1\t0\t0\t0\t0\t0\t0\n' > expect-tl.tsv
 cmp -s expect-tl.tsv gp/timeline.tsv; ok $? "timeline data: ms, GiB, %; unused tiers and idle resources dropped"
@@ -108,6 +97,61 @@ head -n 1 results.csv > over.csv
 echo 'a100-80g,8GiB,oom,overflow,24000,0.0028,8589934592,0,0,0,0,0,0,0,0,0,0,0,0,' >> over.csv
 echo 'a100-80g,16GiB,oom,ok,8500000,1.0,12884901888,500000,0,0,250000,0,0,0,0,0,0,0,0,' >> over.csv
 "$VRAMSIM" plot sweep over.csv -o gp/over.png --script-only 2> err.txt
-printf '# a100-80g, oversubscription=oom\n16\t8.5\t16GiB\n' > expect-over.tsv
-cmp -s expect-over.tsv gp/over.tsv && grep -q "^note = '1 run not drawn (status oom, overflow or error)'" gp/over.gp
-ok $? "an overflow run is not drawn, and the note counts it"
+printf '# a100-80g, policy=oom\n16\t8.5\t16GiB\tNaN\n8\tNaN\t8GiB\t0\n' > expect-over.tsv
+cmp -s expect-over.tsv gp/over.tsv && grep -q "^note = '1 run did not fit (status oom or overflow: x at the foot)'" gp/over.gp
+ok $? "an overflow run is not drawn as a value but marked, and the note counts it"
+
+# Stalls: labels name each varied key (policy=oom is the policy), a run
+# that ran out of memory says so beside its bar (column 6), not a bare
+# zero-height bar.
+"$VRAMSIM" plot stalls results.csv -o gp/st.png --script-only
+printf '%s\n' 'a100-80g, capacity=8GiB, policy=oom	0	0	0	0	out of memory: stopped here' \
+  'a100-80g, capacity=8GiB, policy=spill	1	0	56	0	-' > expect-st.tsv
+[ "$(sed -n 2,3p gp/st.tsv)" = "$(cat expect-st.tsv)" ] && grep -q '^nmarked = 2$' gp/st.gp && grep -q '^horizontal = 1$' gp/st.gp
+ok $? "stalls: 'policy=oom' labels, the oom runs marked 'out of memory' (2), long labels as horizontal bars"
+
+# 20 configs x 4 policies x 3 capacities, written here (numbers by
+# formula, not the model's): config i, policy p (0-3), capacity c (8, 16,
+# 24 GiB) takes (10 i + p + 1) x (4 - c/8) x 0.1 ms, a value no other
+# line has at that capacity; under policy oom configs 5, 10 and 15 do
+# not fit at 8 GiB; the last config's four policies are one line
+# ("policy=any"). 80 lines less 3 merged = 77, + the x entry = 78
+# legend entries; the longest title the x entry's, 30 characters (the
+# lines' longest, "v100-sxm2-32g, policy=direct", 28): 990 / ((30 + 8)
+# x 9) = 2 columns of 39 rows, the canvas 600 + 39 x 18 = 1302 px high
+# (sim/out/plot.c, key_below).
+names="a100-40g a100-80g a100-80g-cxl a40 gh200 h100-pcie h100-sxm h100-sxm-cxl h200 jetson-agx-orin jetson-orin-nano l40s mi300x rtx3090 rtx4090 seed-gddr6x seed-hbm2e seed-lpddr5 v100-pcie-16g v100-sxm2-32g"
+{ head -n 1 results.csv
+  i=0
+  for c in $names; do
+    i=$((i + 1)); p=0
+    for pol in oom spill direct uvm; do
+      for cap in 8 16 24; do
+        st=ok; [ $pol = oom ] && [ $((i % 5)) = 0 ] && [ $i != 20 ] && [ $cap = 8 ] && st=oom
+        k=$((p + 1)); [ $i = 20 ] && k=1
+        echo "$c,${cap}GiB,$pol,$st,$(((10 * i + k) * (4 - cap / 8) * 100000)),1.0,8589934592,0,0,0,0,0,0,0,0,0,0,0,0,"
+      done
+      p=$((p + 1))
+    done
+  done; } > twenty.csv
+"$VRAMSIM" plot sweep twenty.csv --x memory.capacity -o gp/sweep20.png --script-only 2> err.txt
+sed "s#$T/##g" gp/sweep20.gp > gp/sweep20.filtered
+[ -n "${UPDATE_GOLDEN:-}" ] && cp gp/sweep20.filtered "$GOLDEN/plot-sweep20.gp"
+diff -u "$GOLDEN/plot-sweep20.gp" gp/sweep20.filtered >&2; ok $? "a 20-series sweep (20 configs x 4 policies): its script matches tests/golden/plot-sweep20.gp"
+grep -q "^set terminal pngcairo size 1000,1302 " gp/sweep20.gp && grep -q '^key_below = 1$' gp/sweep20.gp && grep -q '^key_cols = 2$' gp/sweep20.gp \
+  && grep -q "'v100-sxm2-32g, policy=any'" gp/sweep20.gp
+ok $? "20 series: the legend below in 2 columns, the canvas grown to 1302 px for its 39 rows; identical policies read policy=any"
+# No colour and dash pair twice, by the template's rule: colour =
+# (gcolor - 1) % 10, dash = ((gcolor - 1) / 10 x nstyles + gstyle - 1) % 16.
+awk -F'[][=, ]+' '/^array gcolor/ { for (i = 4; i < NF; i++) c[i - 3] = $i; n = NF - 4 }
+  /^array gstyle/ { for (i = 4; i < NF; i++) s[i - 3] = $i } /^nstyles/ { ns = $2 }
+  END { for (i = 1; i <= n; i++) { k = ((c[i] - 1) % 10) " " (int((c[i] - 1) / 10) * ns + s[i] - 1) % 16; if (k in seen) exit 1; seen[k] } exit n != 77 }' gp/sweep20.gp
+ok $? "20 series: 77 lines, no colour and dash pair repeats"
+"$VRAMSIM" plot sweep twenty.csv --x memory.capacity -o sweep20.png 2> err.txt && is_png sweep20.png \
+  && [ "$(od -An -tu1 -j 20 -N 4 sweep20.png | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')" = 1302 ]
+ok $? "20 series: the PNG renders at 1000 x 1302"
+# A title longer than the canvas goes on two lines, inside it.
+long="hand-train-step.jsonl on twenty presets, four oversubscription policies and three capacities: predicted time per run, with the runs that did not fit"
+"$VRAMSIM" plot sweep results.csv --title "$long" -o gp/long.png --script-only \
+  && grep -qF "plot_title = 'hand-train-step.jsonl on twenty presets, four oversubscription policies and three capacities:' . \"\\n\" . 'predicted time per run, with the runs that did not fit'" gp/long.gp
+ok $? "a 150-character title is broken in two lines of at most 100 characters"

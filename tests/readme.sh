@@ -141,14 +141,14 @@ printf '%s' "$flat" | sed -n 's/.*(\[docs\/config.md\](docs\/config.md)): \([a-z
 [ -s "$tmp/names.out" ] && diff "$tmp/names.readme" "$tmp/names.out" >&2
 ok $? "14 - the README lists every preset vramsim configs prints"
 
-# 15: docs/workloads.md's block: each "$ vramsim CMD" is followed by lines
+# 15: docs/workloads.md's block: each "$ bin/vramsim CMD" is followed by lines
 # its output holds, in order ("..." skips lines).
-awk '/^\$ vramsim (info|replay) traces\// { f = FILENAME; print; next } /^```$/ { print "END" } !/^\.\.\.$/ && /^ *[a-z]/ { print }' docs/workloads.md |
-  awk '/^\$ vramsim/ { on = 1 } on { print } /^END$/ { on = 0 }' | grep -v '^END$' > "$tmp/wl"
+awk '/^\$ bin\/vramsim (info|replay) traces\// { f = FILENAME; print; next } /^```$/ { print "END" } !/^\.\.\.$/ && /^ *[a-z]/ { print }' docs/workloads.md |
+  awk '/^\$ bin\/vramsim/ { on = 1 } on { print } /^END$/ { on = 0 }' | grep -v '^END$' > "$tmp/wl"
 bad=0; n=0
 while IFS= read -r line; do
   case $line in
-    '$ vramsim '*) cmd=${line#'$ vramsim '}
+    '$ bin/vramsim '*) cmd=${line#'$ bin/vramsim '}
       # shellcheck disable=SC2086
       "$VRAMSIM" $cmd > "$tmp/wl.out" 2>/dev/null; from=1 ;;
     *) at=$(tail -n +"$from" "$tmp/wl.out" | grep -n -F -x -m1 -- "$line" | cut -d: -f1)

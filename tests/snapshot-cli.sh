@@ -1,15 +1,17 @@
 #!/bin/bash
 # snapshot-cli.sh — `vramsim convert SNAPSHOT.pickle OUT [--device N]` from
-# the command line: a real snapshot (../shared, read in place) imports and
-# replays with the pytorch allocator model; hostile and malformed pickles
-# exit 1 naming the byte offset and leave no output file. Prints TAP.
+# the command line: the generated snapshot (tests/import/gen-snapshot.py,
+# its figures by hand) and, when given, a real one (optional:
+# validation/data/README.md) import and replay with the pytorch allocator
+# model; hostile and malformed pickles exit 1 naming the byte offset and
+# leave no output file. Prints TAP.
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export VRAMSIM_CONFIGS=$PWD/configs
-real=${VRAMSIM_REAL_TRACES:-../shared/real-traces}/snapshots
-echo 1..9
+. tests/data-lib.sh
+echo 1..14
 n=0
 ok () { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 skip () { n=$((n + 1)); echo "ok $n # SKIP $1"; }
@@ -39,8 +41,7 @@ ok $? "a bad allocation_sizes exits 1 naming the header field"
 # A profiler trace's sizes are block sizes: allocated is their sum, the
 # file's own maximum Total Allocated, exactly; reserved is its Total
 # Reserved throughout (docs/validation.md).
-kineto=${VRAMSIM_REAL_TRACES:-../shared/real-traces}/kineto/memory-profile-v100.json.gz
-if [ -r "$kineto" ]; then
+if kineto=$(data_file kineto/memory-profile-v100.json.gz); then
   run "$VRAMSIM" convert "$kineto" "$tmp/v100.jsonl"
   run "$VRAMSIM" replay "$tmp/v100.jsonl" -c v100-sxm2-32g --format json -o "$tmp/v.json"
   [ $rc -eq 0 ] && grep -q '"peak_allocated_bytes":[[:space:]]*6629508096' "$tmp/v.json" \
@@ -49,13 +50,39 @@ if [ -r "$kineto" ]; then
     && grep -q '"segment_allocs":[[:space:]]*0,' "$tmp/v.json"
   ok $? "memory-profile-v100: allocated peaks at 6,629,508,096 B, reserved stays 12,782,141,440 B"
 else
-  skip "real Kineto traces not found"
+  ok 1 "memory-profile-v100: validation/data/kineto/memory-profile-v100.json.gz missing"
 fi
 
-if [ ! -r "$real/select_n-snapshot.pickle" ]; then
-  for i in 1 2 3 4; do skip "real snapshots not found"; done
+# The generated snapshot (gen-snapshot.py's docstring: what PyTorch's
+# allocator did, by hand). The committed copy the C tests read is what the
+# script writes.
+fx=tests/import/snapshot-fixture.pickle
+python3 tests/import/gen-snapshot.py "$tmp/fx.pickle" && cmp -s "$tmp/fx.pickle" "$fx"
+ok $? "tests/import/snapshot-fixture.pickle is what gen-snapshot.py writes"
+run "$VRAMSIM" convert "$fx" "$tmp/fx.jsonl"
+[ $rc -eq 0 ] && [ "$err" = "vramsim: wrote $tmp/fx.jsonl (7 events)" ] && [ "$(grep -c '"op": "alloc"' "$tmp/fx.jsonl")" = 4 ] && [ "$(grep -c '"op": "free"' "$tmp/fx.jsonl")" = 2 ] \
+  && grep -q '"t": 41000, "op": "alloc", "id": 4, "bytes": 31457280, "kind": "device", "stream": 0, "tag": "train.py:12 forward"' "$tmp/fx.jsonl"
+ok $? "the generated snapshot imports: 4 allocs (the 30 MiB one at 141 - 100 us, tagged by its user frame), 2 frees, 1 mark; convert says 7 events"
+# Reserved: 2 + 20 + 30 MiB = 54,525,952 B; allocated peak 512 B + 4 MiB + 30 MiB = 35,652,096 B.
+run "$VRAMSIM" replay "$tmp/fx.jsonl" -c rtx3090 --format json -o "$tmp/fx.json"
+[ $rc -eq 0 ] && grep -q '"peak_reserved_bytes":[[:space:]]*54525952' "$tmp/fx.json" \
+  && grep -q '"end_reserved_bytes":[[:space:]]*54525952' "$tmp/fx.json" \
+  && grep -q '"peak_allocated_bytes":[[:space:]]*35652096' "$tmp/fx.json" && grep -q '"segment_allocs":[[:space:]]*3,' "$tmp/fx.json"
+ok $? "replayed: 3 segments, reserved 54,525,952 B, allocated peak 35,652,096 B"
+run "$VRAMSIM" convert "$fx" "$tmp/fx9.jsonl" --device 9
+[ $rc -eq 1 ] && [[ $err == *"--device 9: the snapshot has 2 devices"* ]] && [ ! -e "$tmp/fx9.jsonl" ]
+ok $? "--device past the snapshot's devices exits 1, no output"
+run "$VRAMSIM" convert "$fx" "$tmp/fx1.jsonl" --device 1
+[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/fx1.jsonl")" = 1 ] \
+  && [[ $err == *"wrote $tmp/fx1.jsonl (0 events)"* ]] \
+  && [[ $err == *"warning: $fx: device 1: 0 events written (it has no recorded actions or segments); the snapshot holds them on device 0 (--device N)"* ]]
+ok $? "--device 1 (nothing there): 0 events and a warning naming the device that has them (0)"
+
+if ! real=$(optional_trace snapshots/select_n-snapshot.pickle); then
+  for i in 1 2 3 4; do skip "$(optional_why snapshots/select_n-snapshot.pickle)"; done
   exit 0
 fi
+real=$(dirname "$real")
 run "$VRAMSIM" convert "$real/select_n-snapshot.pickle" "$tmp/sel.jsonl" --device 9
 [ $rc -eq 1 ] && [[ $err == *"--device 9: the snapshot has 4 devices"* ]] && [ ! -e "$tmp/sel.jsonl" ]
 ok $? "--device past the snapshot's devices exits 1"

@@ -2,7 +2,7 @@
 # sweep-basic.sh — a sweep's rows, columns and values; -j 1 = -j 4; jsonl.
 . "$(dirname "$0")/sweep-lib.sh"
 skip_without_engine 9
-echo 1..9
+echo 1..10
 
 "$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..2GiB/512MiB \
   --vary policy.oversubscription=oom,spill -j 2 -o "$T/r.csv" 2> "$T/err"
@@ -37,3 +37,12 @@ ok $? "--format jsonl: one object per run, to stdout without -o"
 rc=$?
 [ $rc = 0 ] && grep -q '^a100-80g,0B,ok,' "$T/e.csv" && grep -q '^a100-80g,100GiB,error,,.*memory' "$T/e.csv"
 ok $? "an impossible config (reserved > capacity) is a row with status error and the message (rc $rc)"
+
+# -c all is every preset, as fit -c all: one row per preset, in
+# `vramsim configs` order, a named one first and not twice.
+"$VRAMSIM" sweep "$T/t.jsonl" -c all -j 2 -o "$T/all.csv" && "$VRAMSIM" sweep "$T/t.jsonl" -c rtx3090,all -j 2 -o "$T/all2.csv"
+n_presets=$("$VRAMSIM" configs | tail -n +2 | grep -c .)
+[ "$(tail -n +2 "$T/all.csv" | cut -d, -f1 | tr '\n' ' ')" = "$("$VRAMSIM" configs | tail -n +2 | awk '{ printf "%s ", $1 }')" ] \
+  && [ "$(tail -n +2 "$T/all.csv" | wc -l)" = "$n_presets" ] && [ "$(sed -n 2p "$T/all2.csv" | cut -d, -f1)" = rtx3090 ] \
+  && [ "$(grep -c '^rtx3090,' "$T/all2.csv")" = 1 ] && [ "$(tail -n +2 "$T/all2.csv" | wc -l)" = "$n_presets" ]
+ok $? "-c all: every preset once ($n_presets rows), as fit -c all; -c rtx3090,all puts rtx3090 first"

@@ -13,7 +13,7 @@ n=0 fails=0
 ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails+1)); fi; }
 skip () { n=$((n+1)); echo "ok $n # skip $1"; }
 CHECK="python3 $here/tests/perfetto-check.py"
-REAL=${VRAMSIM_REAL_TRACES:-$here/../shared/real-traces}
+. "$here/tests/data-lib.sh"
 echo "1..12"
 
 # The checker itself fails on what it must catch.
@@ -42,17 +42,21 @@ done
   --timeline "$tmp/uvm.json" >/dev/null 2>&1
 $CHECK "$tmp/spill.json" "$tmp/uvm.json" >&2; ok $? "spill and uvm replays: timelines hold the rules"
 
-if [ -r "$REAL/kineto/copies-rank0.json.gz" ]; then
-  for k in copies-rank0 memory-profile-v100; do
-    "$VRAMSIM" convert "$REAL/kineto/$k.json.gz" "$tmp/$k.jsonl" &&
+for k in copies-rank0 memory-profile-v100; do
+  if f=$(data_file kineto/$k.json.gz); then
+    "$VRAMSIM" convert "$f" "$tmp/$k.jsonl" &&
       "$VRAMSIM" replay "$tmp/$k.jsonl" --timeline "$tmp/$k-tl.json" >/dev/null 2>&1
     $CHECK "$tmp/$k-tl.json" >&2; ok $? "$k (Kineto, real): timeline holds Perfetto's rules"
-  done
-  "$VRAMSIM" convert "$REAL/nsys/rtx3090-small.sqlite" "$tmp/ns.jsonl" &&
+  else
+    ok 1 "$k (Kineto, real): validation/data/kineto/$k.json.gz missing"
+  fi
+done
+if f=$(optional_trace nsys/rtx3090-small.sqlite); then
+  "$VRAMSIM" convert "$f" "$tmp/ns.jsonl" &&
     "$VRAMSIM" replay "$tmp/ns.jsonl" --timeline "$tmp/ns-tl.json" >/dev/null 2>&1
   $CHECK "$tmp/ns-tl.json" >&2; ok $? "rtx3090-small (nsys, real): timeline holds Perfetto's rules"
 else
-  skip "real traces not found"; skip "real traces not found"; skip "real traces not found"
+  skip "$(optional_why nsys/rtx3090-small.sqlite)"
 fi
 python3 - "$tmp/hand-train-step.json" <<'PY'
 import json, sys

@@ -156,8 +156,8 @@ run "$VRAMSIM" replay "$tmp/hdrpath.jsonl" -c a100-80g --capture-config configs/
 { [ $rc -eq 0 ] && [ -s "$tmp/hdrpath.json" ]; }; result "a header capture.config that is a path is not read when --capture-config is given"
 
 # ---- Kineto detection does not depend on key order (issue 14) ----
-real=${VRAMSIM_REAL_TRACES:-../shared/real-traces}/kineto/alexnet-a100.json.gz
-if [ -f "$real" ]; then
+. tests/data-lib.sh
+if real=$(data_file kineto/alexnet-a100.json.gz); then
   python3 - "$real" "$tmp/kmeta.json" <<'EOF'
 import gzip, json, sys
 d = json.load(gzip.open(sys.argv[1]))
@@ -168,7 +168,7 @@ EOF
   "$VRAMSIM" convert "$real" "$tmp/k-plain.jsonl" && "$VRAMSIM" convert "$tmp/kmeta.json" "$tmp/k-meta.jsonl"
   { cmp -s "$tmp/k-plain.jsonl" "$tmp/k-meta.jsonl"; }; result "a Kineto file whose first 20 KB are a metadata object imports as the plain one"
 else
-  not_ok "a Kineto file whose first 20 KB are a metadata object imports as the plain one: $real missing"
+  not_ok "a Kineto file whose first 20 KB are a metadata object imports as the plain one: validation/data/kineto/alexnet-a100.json.gz missing"
 fi
 
 # ---- info numbers, by hand ----
@@ -258,6 +258,36 @@ run "$VRAMSIM" convert "$tmp/kb.jsonl" "$tmp/kb-none.jsonl" --kernel-bytes "$tmp
 printf 'nothing_here,1KiB\n' > "$tmp/kb-miss.csv"
 run "$VRAMSIM" convert "$tmp/kb.jsonl" "$tmp/kb-miss.jsonl" --kernel-bytes "$tmp/kb-miss.csv"
 { [ $rc -eq 0 ] && [[ $err == *"0 of 4 kernels"* ]]; }; result "--kernel-bytes matching no kernel: converts, says 0 of 4 on stderr"
+
+# ---- what convert says it wrote; what the other commands say of files to import ----
+# Terminal or not (stderr is a file here): the events written, counted
+# from the output for an import (memory-profile-v100: 26,770 [memory]
+# events, 19,370 kernels, ... imported as 53,133 events).
+if mp=$(data_file kineto/memory-profile-v100.json.gz); then
+  run "$VRAMSIM" convert "$mp" "$tmp/mp.jsonl"
+  { [ $rc -eq 0 ] && [ "$err" = "vramsim: wrote $tmp/mp.jsonl (53133 events)" ] && [ "$(wc -l < "$tmp/mp.jsonl")" = 53134 ]; }
+  result "convert of an import says the events it wrote (53133, the file's lines less the header), terminal or not"
+else
+  not_ok "convert of an import says the events it wrote: validation/data/kineto/memory-profile-v100.json.gz missing"
+fi
+run "$VRAMSIM" convert traces/hand-overlap.jsonl "$tmp/ho.vtrace"
+{ [ $rc -eq 0 ] && [ "$err" = "vramsim: wrote $tmp/ho.vtrace ($(($(wc -l < traces/hand-overlap.jsonl) - 1)) events)" ]; }
+result "convert between encodings says the events it wrote"
+printf 'SQLite format 3\000rest' > "$tmp/r.sqlite"
+printf '\200\004\225\002' > "$tmp/s.pickle"
+printf 'not a report' > "$tmp/r.nsys-rep"
+hint_ok=0
+for cmd in "replay" "info" "fit" "sweep -c a100-80g" "sweep -c all"; do
+  run "$VRAMSIM" $cmd "$tmp/r.sqlite"
+  [ $rc -eq 1 ] && [[ $err == *"r.sqlite: not a vramsim trace: an SQLite database (an Nsight Systems export?) is imported first: vramsim convert $tmp/r.sqlite OUT.vtrace"* ]] || { echo "# $cmd r.sqlite: $err" >&2; hint_ok=1; }
+  run "$VRAMSIM" $cmd "$tmp/s.pickle"
+  [ $rc -eq 1 ] && [[ $err == *"s.pickle: not a vramsim trace: a Python pickle (a PyTorch memory snapshot?) is imported first: vramsim convert $tmp/s.pickle OUT.vtrace"* ]] || { echo "# $cmd s.pickle: $err" >&2; hint_ok=1; }
+  run "$VRAMSIM" $cmd "$tmp/r.nsys-rep"
+  [ $rc -eq 1 ] && [[ $err == *"nsys export --type sqlite -o report.sqlite $tmp/r.nsys-rep, then vramsim convert report.sqlite OUT.vtrace"* ]] || { echo "# $cmd r.nsys-rep: $err" >&2; hint_ok=1; }
+done
+[ $hint_ok -eq 0 ]; result "replay, info, fit and sweep given an nsys SQLite export, a snapshot pickle or an .nsys-rep: exit 1 and the convert (or export) to run"
+run "$VRAMSIM" convert "$tmp/r.nsys-rep" "$tmp/x.jsonl"
+{ [ $rc -eq 1 ] && [ "$(grep -c 'nsys export' <<<"$err")" = 1 ] && [ ! -e "$tmp/x.jsonl" ]; }; result "convert of an .nsys-rep: the export hint, once"
 
 echo "1..$n"
 [ $fails -eq 0 ]

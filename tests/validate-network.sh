@@ -1,23 +1,22 @@
 #!/bin/bash
 # validate-network.sh — `make validate-network` under `make test`: the
 # collective cost model against the bus bandwidths published in nccl-tests
-# threads and against vidur's measured NCCL times (bench/validate-network.c;
-# docs/validation.md "Collectives over the network"), then the generator and
-# the replay against Megatron-LM's published runs (bench/validate-megatron.sh;
-# docs/validation.md "Megatron-LM on Selene"). Prints TAP.
-#
-# The one read of data outside the repository: DATA (vidur's network
-# profiles), to repoint when the data moves in.
+# threads and against vidur's measured NCCL times (bench/validate-network.c
+# on validation/data/vidur/network, in the repository; docs/validation.md
+# "Collectives over the network"), then the generator and the replay
+# against Megatron-LM's published runs (bench/validate-megatron.sh;
+# docs/validation.md "Megatron-LM on Selene"). Its data and programs must be
+# there: a missing one fails, never skips. Prints TAP.
 cd "$(dirname "$0")/.." || exit 1
 B=${TEST_BUILD:-build}
 VRAMSIM=${VRAMSIM:-bin/vramsim}
-DATA=${VIDUR_NETWORK:-../shared/reference-data/vidur/network}
-[ -d "$DATA" ] || { echo "1..0 # SKIP no $DATA"; exit 0; }
+. tests/data-lib.sh
+DATA=$VRAMSIM_DATA/vidur/network
 echo "1..6"
 prog=$B/bench/validate-network
-if [ ! -x "$prog" ]; then
-  for i in 1 2 3 4 5 6; do echo "not ok $i - $prog not built (make tests)"; done
-  exit 0
+if ! data_file vidur/network/a100_dgx/all_reduce.csv >/dev/null || [ ! -x "$prog" ]; then
+  for i in 1 2 3 4 5 6; do echo "not ok $i - $DATA or $prog missing (make tests; validation/data/README.md)"; done
+  exit 1
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -9,6 +9,7 @@
 
 #include "base/outfile.h"
 #include "import/import.h"
+#include "import/import-snapshot.h"
 #include "import/kernel-bytes.h"
 #include "import/merge-tensor.h"
 #include "trace/trace.h"
@@ -47,9 +48,7 @@ refused_hint (const char *in)
 {
   if (strcmp (in, "-") == 0)
     return NULL;
-  if (g_str_has_suffix (in, ".nsys-rep") || g_str_has_suffix (in, ".qdrep"))
-    return g_strdup_printf ("an Nsight Systems report is read from its SQLite export: "
-                            "nsys export --type sqlite -o report.sqlite %s, then vramsim convert report.sqlite OUT", in);
+  /* (An Nsight Systems report's hint is trace_open's own: every command gives it.) */
   if (g_str_has_suffix (in, ".ncu-rep"))
     return g_strdup ("an Nsight Compute report gives kernels their DRAM bytes: "
                      "ncu --csv --metrics dram__bytes.sum ./program > bytes.csv, then "
@@ -69,6 +68,52 @@ refused_hint (const char *in)
     return g_strdup ("a PyTorch profiler trace must be named *.json or *.json.gz and hold \"traceEvents\" "
                      "(torch.profiler with on_trace_ready=tensorboard_trace_handler, or prof.export_chrome_trace)");
   return NULL;
+}
+
+/* The events of the trace an importer or merge wrote at PATH, read back
+ * (the importers do not count them), or FALSE where it cannot be re-read:
+ * standard output, a device or FIFO. */
+static gboolean
+count_written (const char *path, guint64 *count)
+{
+  struct stat st;
+  if (strcmp (path, "-") == 0 || stat (path, &st) != 0 || !S_ISREG (st.st_mode))
+    return FALSE;
+  g_autoptr (VsTraceReader) r = trace_open (path, NULL);
+  if (r == NULL)
+    return FALSE;
+  VsEvent ev;
+  GError *err = NULL;
+  while (trace_next (r, &ev, &err))
+    ;
+  if (err != NULL)
+    {
+      g_error_free (err);
+      return FALSE;
+    }
+  *count = trace_reader_count (r);
+  return TRUE;
+}
+
+/* A snapshot import that wrote no event: names the devices whose lists
+ * hold actions or whose segments are there (what --device could take). */
+static void
+warn_empty_snapshot (const char *in, int device)
+{
+  g_autoptr (VsSnapshot) first = snapshot_load (in, -1, NULL);
+  if (first == NULL)
+    return;
+  g_autoptr (GString) held = g_string_new (NULL);
+  for (int d = 0; d < first->n_devices; d++)
+    {
+      g_autoptr (VsSnapshot) s = d == first->device ? NULL : snapshot_load (in, d, NULL);
+      const VsSnapshot *x = d == first->device ? first : s;
+      if (x != NULL && (x->actions->len > 0 || x->final_segments->len > 0))
+        g_string_append_printf (held, "%s%d", held->len ? ", " : "", d);
+    }
+  fprintf (stderr, "vramsim: warning: %s: device %d: 0 events written (it has no recorded actions or segments)%s%s%s\n",
+           in, device < 0 ? first->device : device, held->len ? "; the snapshot holds them on device " : "",
+           held->str, held->len ? " (--device N)" : "; the snapshot holds none");
 }
 
 static gboolean
@@ -218,7 +263,7 @@ cmd_convert (int argc, char **argv)
       cmd_error ("convert: --addrs goes with --tensor");
       return 2;
     }
-  gboolean ok, refused = FALSE;
+  gboolean ok, refused = FALSE, counted = FALSE, snapshot = FALSE;
   guint64 count = 0;
   VsMergeStats ms;
   if (tensor != NULL)
@@ -242,16 +287,16 @@ cmd_convert (int argc, char **argv)
   else if (note != NULL)
     ok = merge_tensor_note (in, note, out, &error);
   else if (kb != NULL)
-    ok = convert_native (in, out, fmt, kb, &count, &error);
+    ok = counted = convert_native (in, out, fmt, kb, &count, &error);
   else if (!looks_native (in) && import_kineto_detect (in))
     ok = import_kineto (in, out, &error);
   else if (!looks_native (in) && import_nsys_detect (in))
     ok = import_nsys (in, out, &error);
   else if (!looks_native (in) && import_snapshot_detect (in))
-    ok = import_snapshot (in, out, device, &error);
+    ok = snapshot = import_snapshot (in, out, device, &error);
   else
     {
-      ok = convert_native (in, out, fmt, NULL, &count, &error);
+      ok = counted = convert_native (in, out, fmt, NULL, &count, &error);
       refused = !ok && !looks_native (in);
     }
   if (!ok)
@@ -261,8 +306,18 @@ cmd_convert (int argc, char **argv)
       g_clear_error (&error);
       return 1;
     }
-  if (isatty (2) && strcmp (out, "-") != 0)
-    fprintf (stderr, "vramsim: wrote %s (%" G_GUINT64_FORMAT " events)\n", out, count);
+  /* What was written, terminal or not: the importers' events read back.
+   * The merges vramcap runs after a capture (--tensor, --tensor-note,
+   * --tensor-async) say it on a terminal only, so that vramcap's output
+   * stays the program's. */
+  gboolean merge = tensor != NULL || note != NULL || async_conf != NULL;
+  if ((!merge || isatty (2)) && (counted || count_written (out, &count)))
+    {
+      fprintf (stderr, "vramsim: wrote %s (%" G_GUINT64_FORMAT " event%s)\n",
+               strcmp (out, "-") == 0 ? "standard output" : out, count, count == 1 ? "" : "s");
+      if (snapshot && count == 0)
+        warn_empty_snapshot (in, device);
+    }
   if (tensor != NULL && ms.gaps > 0)
     fprintf (stderr, "vramsim: warning: --tensor: %u of the %u dumps of %s follow a gap (the ring buffer "
              "wrapped before the hook's next look): entries were lost there and the state was "

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cli/cmds.h"
+#include "config/config.h"
 #include "sweep/sweep.h"
 
 int
@@ -15,7 +16,7 @@ cmd_sweep (int argc, char **argv)
   gboolean resume = FALSE, merge = FALSE, status = FALSE, progress = FALSE;
   gint jobs = 0;
   GOptionEntry entries[] = {
-    { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Target configs, comma-separated (preset names or JSON files); may repeat", "CONFIG[,CONFIG...]" },
+    { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Target configs, comma-separated (preset names or JSON files; all: every preset); may repeat", "CONFIG[,CONFIG...]" },
     { "vary", 0, 0, G_OPTION_ARG_STRING_ARRAY, &varies, "A key and its values: KEY=V1,V2,... or a range KEY=A..B/STEP or KEY=A..B/xK; may repeat", "KEY=VALUES" },
     { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Set a config key for every run; may repeat", "KEY=VALUE" },
     { "capture-config", 0, 0, G_OPTION_ARG_STRING, &capture, "The config the trace was captured on (default: the trace header's)", "CONFIG" },
@@ -171,12 +172,24 @@ cmd_sweep (int argc, char **argv)
       return 2;
     }
 
+  /* "all" is every preset not named otherwise, after the named ones, as
+   * `fit -c all` takes it. */
   g_autoptr (GPtrArray) cfgs = g_ptr_array_new_with_free_func (g_free);
+  gboolean all = FALSE;
   for (char **c = configs; *c; c++)
     {
       g_auto (GStrv) parts = g_strsplit (*c, ",", -1);
       for (char **p = parts; *p; p++)
-        if (*g_strstrip (*p))
+        if (strcmp (g_strstrip (*p), "all") == 0)
+          all = TRUE;
+        else if (**p)
+          g_ptr_array_add (cfgs, g_strdup (*p));
+    }
+  if (all)
+    {
+      g_auto (GStrv) presets = config_list_presets ();
+      for (char **p = presets; p && *p; p++)
+        if (!g_ptr_array_find_with_equal_func (cfgs, *p, g_str_equal, NULL))
           g_ptr_array_add (cfgs, g_strdup (*p));
     }
   g_ptr_array_add (cfgs, NULL);

@@ -7,8 +7,8 @@
  * collective whatever its element type; cuDNN's batch-norm kernels
  * (`cudnn::bn_fw_...`) are norms, not convolutions; cuDNN's
  * `nchwToNhwcKernel` is a layout copy; `convert` is not `conv`. Tokens
- * were read off the kernels of the real traces in ../shared/real-traces
- * (Kineto traces on V100 and A100, an nsys export on an RTX 3090) and the
+ * were read off the kernels of the real traces (validation/data/kineto,
+ * Kineto traces on V100 and A100; an nsys export on an RTX 3090) and the
  * published naming of the libraries:
  *   cuBLAS   volta_sgemm_128x64_nn (FP32 SIMT), volta_h884gemm_...,
  *            ampere_s16816gemm_fp16_..., ampere_h16816gemm_... (tensor),

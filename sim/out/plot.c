@@ -534,8 +534,10 @@ typedef struct {
   guint order;          /* row where the line's key first appears */
   char *color_key;      /* the first --by value: one colour each */
   char *style_key;      /* the other --by values: one dash/point style each */
-  GArray *x, *y;        /* double */
+  GArray *x, *y;        /* double: the runs drawn (status ok) */
   GPtrArray *xtext;     /* the x cells as written */
+  GArray *fx;           /* double: the x of its runs that did not fit (oom, overflow) */
+  GPtrArray *fxtext;
 } Group;
 
 static void
@@ -548,14 +550,9 @@ group_free (gpointer p)
   g_array_unref (g->x);
   g_array_unref (g->y);
   g_ptr_array_unref (g->xtext);
+  g_array_unref (g->fx);
+  g_ptr_array_unref (g->fxtext);
   g_free (g);
-}
-
-static gint
-group_cmp (gconstpointer a, gconstpointer b)
-{
-  const Group *ga = *(Group *const *) a, *gb = *(Group *const *) b;
-  return ga->order < gb->order ? -1 : ga->order > gb->order;
 }
 
 /* Whether G and H have the same points (as x, y sets: rows of a sweep come
@@ -563,7 +560,7 @@ group_cmp (gconstpointer a, gconstpointer b)
 static gboolean
 group_same_points (const Group *g, const Group *h)
 {
-  if (g->x->len != h->x->len)
+  if (g->x->len != h->x->len || g->fx->len != h->fx->len)
     return FALSE;
   for (guint i = 0; i < g->x->len; i++)
     {
@@ -574,14 +571,128 @@ group_same_points (const Group *g, const Group *h)
       if (!found)
         return FALSE;
     }
+  for (guint i = 0; i < g->fx->len; i++)
+    {
+      gboolean found = FALSE;
+      for (guint j = 0; j < h->fx->len && !found; j++)
+        found = g_array_index (h->fx, double, j) == g_array_index (g->fx, double, i);
+      if (!found)
+        return FALSE;
+    }
   return TRUE;
 }
 
+/* How many values a merged label part lists: "oom = spill = uvm" -> 3. */
+static guint
+merged_count (const char *part)
+{
+  guint n = 1;
+  for (const char *q = strstr (part, " = "); q; q = strstr (q + 3, " = "))
+    n++;
+  return n;
+}
+
+/* The short name of a varied key in labels: its last part
+ * ("memory.capacity" -> "capacity"), and "policy" for the
+ * oversubscription policy, so that "policy=oom" never reads as a run
+ * that ran out of memory. */
+static const char *
+key_short (const char *key)
+{
+  if (strcmp (key, "policy.oversubscription") == 0)
+    return "policy";
+  const char *dot = strrchr (key, '.');
+  return dot ? dot + 1 : key;
+}
+
+/* The lines of a string gp_wrapped made. */
+static guint
+gp_lines (const char *expr)
+{
+  guint n = 1;
+  for (const char *q = strstr (expr, "\"\\n\""); q; q = strstr (q + 4, "\"\\n\""))
+    n++;
+  return n;
+}
+
+/* The legend of N entries of at most LONGEST characters: beside the plot
+ * when they fit there (at most 16 entries of 40 characters), else below
+ * it in *COLS columns of *ROWS rows, the canvas grown by those rows, so
+ * that no entry is ever clipped. The sizes are gnuplot's own for the 11
+ * pt font (GPVAL_TERM_HCHAR, GPVAL_TERM_VCHAR: 9 and 17.1 px on pngcairo,
+ * 7.7 and 16.5 on svg), which it lays the key out by: a column is the
+ * longest title plus 8 characters (the sample and gaps), a row a
+ * character high. The larger figures are used, so that gnuplot never
+ * finds the columns too wide for the 990 px it has (it would centre them
+ * and cut the first off) nor the rows too many for the canvas. */
+#define KEY_CHAR_PX 9.0
+#define KEY_ROW_PX 18
+static gboolean
+key_below (guint n, gsize longest, guint *cols, guint *rows)
+{
+  if (n <= 16 && longest <= 40)
+    {
+      *cols = *rows = 0;
+      return FALSE;
+    }
+  *cols = MAX (1, (guint) (990 / ((double) (longest + 8) * KEY_CHAR_PX)));
+  *rows = (n + *cols - 1) / *cols;
+  return TRUE;
+}
+
+/* A gnuplot string of TEXT broken into lines of at most WIDTH characters
+ * at ", " or "; " (or a space): titles and notes stay inside the 1000 px
+ * canvas (about 8 px a character of the 13 pt title font). The result is
+ * an expression: 'line 1' . "\n" . 'line 2'. */
+static char *
+gp_wrapped (const char *text, gsize width)
+{
+  GString *out = g_string_new (NULL);
+  const char *p = text;
+  while (*p)
+    {
+      gsize left = strlen (p), cut = left;
+      if (g_utf8_strlen (p, -1) > (glong) width)
+        {
+          /* The last break before WIDTH: after ", " or "; " in its last
+           * 40 %, else at the last space. */
+          const char *lim = g_utf8_offset_to_pointer (p, (glong) width);
+          const char *best = NULL;
+          for (const char *q = p; q < lim; q++)
+            if ((q[0] == ',' || q[0] == ';') && q[1] == ' ')
+              best = q + 2;
+          if (best != NULL && g_utf8_pointer_to_offset (p, best) < (glong) (width * 6 / 10))
+            best = NULL;
+          for (const char *q = lim; best == NULL && q > p; q--)
+            if (*q == ' ')
+              best = q + 1;
+          if (best != NULL && best > p)
+            cut = (gsize) (best - p);
+        }
+      g_autofree char *line = g_strndup (p, cut);
+      g_autofree char *q = gp_quote (g_strchomp (line));
+      g_string_append_printf (out, "%s%s", out->len ? " . \"\\n\" . " : "", q);
+      p += cut;
+    }
+  if (out->len == 0)
+    g_string_append (out, "''");
+  return g_string_free (out, FALSE);
+}
+
+/* Whether the merged part PART ("a100-80g = rtx3090", after any "key=")
+ * lists VALUE already. */
+static gboolean
+part_has (const char *part, const char *value)
+{
+  g_auto (GStrv) vals = g_strsplit (part, " = ", -1);
+  return g_strv_contains ((const char *const *) vals, value);
+}
+
 /* (transfer full) The legend entry of two lines drawn as one, part by
- * part: "a100-80g, oversubscription=spill" and "a100-80g-cxl,
- * oversubscription=spill" -> "a100-80g = a100-80g-cxl,
- * oversubscription=spill"; "x, policy=oom" and "x, policy=uvm" -> "x,
- * policy=oom = uvm". Labels of other shapes are joined whole. */
+ * part: "a100-80g, policy=spill" and "a100-80g-cxl, policy=spill" ->
+ * "a100-80g = a100-80g-cxl, policy=spill"; "x, policy=oom" and "x,
+ * policy=uvm" -> "x, policy=oom = uvm"; a value a part lists already is
+ * not added again. Labels of other shapes are joined whole. */
 static char *
 merge_labels (const char *a, const char *b)
 {
@@ -594,12 +705,10 @@ merge_labels (const char *a, const char *b)
       if (i)
         g_string_append (s, ", ");
       const char *eq = strchr (pb[i], '=');
-      if (strcmp (pa[i], pb[i]) == 0)
-        g_string_append (s, pa[i]);
-      else if (eq && strncmp (pa[i], pb[i], (gsize) (eq - pb[i]) + 1) == 0)
-        g_string_append_printf (s, "%s = %s", pa[i], eq + 1);
-      else
-        g_string_append_printf (s, "%s = %s", pa[i], pb[i]);
+      gsize key = eq && strncmp (pa[i], pb[i], (gsize) (eq - pb[i]) + 1) == 0 ? (gsize) (eq - pb[i]) + 1 : 0;
+      g_string_append (s, pa[i]);
+      if (!part_has (pa[i] + key, pb[i] + key))
+        g_string_append_printf (s, " = %s", pb[i] + key);
     }
   return g_string_free (s, FALSE);
 }
@@ -686,13 +795,34 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
 
   g_autoptr (GPtrArray) groups = g_ptr_array_new_with_free_func (group_free);
   g_autoptr (GHashTable) by_label = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autoptr (GHashTable) first_seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  guint not_ok = 0, no_step = 0;
+  guint not_fit = 0, errors = 0, no_step = 0, drawn = 0;
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
   for (guint r = 1; r < rows->len; r++)
     {
       char **cells = rows->pdata[r];
-      double x, y;
+      double x, y = 0;
+      /* An error row has no numbers: counted, not drawn. */
+      if (strcmp (cells[status], "error") == 0)
+        {
+          errors++;
+          continue;
+        }
+      /* A run that did not fit (status oom; overflow: it went past the
+       * capacity with --keep-going) has no time that compares: marked
+       * at the foot of the plot in its line's colour, not drawn as a value. */
+      gboolean fits = strcmp (cells[status], "ok") == 0;
+      if (fits && cells[yi][0] == '\0' && strcmp (ycol, "step_median_ns") == 0)
+        {
+          /* step_median_ns is empty for a run whose trace repeats no mark. */
+          no_step++;
+          continue;
+        }
+      if (fits && !parse_number (cells[yi], &y))
+        {
+          g_set_error (error, VS_PLOT_ERROR, 0, "%s: row %u: %s: '%s' is not a number", o->inputs[0], r + 1, ycol, cells[yi]);
+          return FALSE;
+        }
+      y *= yscale;
       GString *label = g_string_new (NULL);
       GString *style_key = g_string_new (NULL);
       for (guint b = 0; b < by->len; b++)
@@ -704,39 +834,12 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
             g_string_append (label, ", ");
           /* A bare value is unclear for a varied key: say which. */
           if (c != 0 && by->len > 1)
-            {
-              const char *dot = strrchr (header[c], '.');
-              g_string_append_printf (label, "%s=%s", dot ? dot + 1 : header[c], cells[c]);
-            }
+            g_string_append_printf (label, "%s=%s", key_short (header[c]), cells[c]);
           else
             g_string_append (label, cells[c]);
         }
       if (label->len == 0)
         g_string_append (label, ycol);
-      /* Lines keep the order their first row has, drawn or not. */
-      if (!g_hash_table_contains (first_seen, label->str))
-        g_hash_table_insert (first_seen, g_strdup (label->str), GUINT_TO_POINTER (r));
-      if (strcmp (cells[status], "ok") != 0)
-        {
-          not_ok++;
-          g_string_free (label, TRUE);
-          g_string_free (style_key, TRUE);
-          continue;
-        }
-      /* step_median_ns is empty for a run whose trace repeats no mark. */
-      if (cells[yi][0] == '\0' && strcmp (ycol, "step_median_ns") == 0)
-        {
-          no_step++;
-          g_string_free (label, TRUE);
-          g_string_free (style_key, TRUE);
-          continue;
-        }
-      if (!parse_number (cells[yi], &y))
-        {
-          g_set_error (error, VS_PLOT_ERROR, 0, "%s: row %u: %s: '%s' is not a number", o->inputs[0], r + 1, ycol, cells[yi]);
-          return FALSE;
-        }
-      y *= yscale;
       if (xk == X_CATEGORY)
         {
           guint k;
@@ -750,41 +853,51 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
       else
         x_value (xk, cells[xi], &x);
 
+      /* Lines keep the order their first row has, drawn or not. */
       Group *g = g_hash_table_lookup (by_label, label->str);
       if (g == NULL)
         {
           g = g_new0 (Group, 1);
           g->label = g_strdup (label->str);
-          g->order = GPOINTER_TO_UINT (g_hash_table_lookup (first_seen, label->str));
+          g->order = r;
           g->color_key = g_strdup (by->len ? cells[g_array_index (by, int, 0)] : "");
           g->style_key = g_strdup (style_key->str);
           g->x = g_array_new (FALSE, FALSE, sizeof (double));
           g->y = g_array_new (FALSE, FALSE, sizeof (double));
           g->xtext = g_ptr_array_new ();
+          g->fx = g_array_new (FALSE, FALSE, sizeof (double));
+          g->fxtext = g_ptr_array_new ();
           g_ptr_array_add (groups, g);
           g_hash_table_insert (by_label, g->label, g);
         }
       g_string_free (label, TRUE);
       g_string_free (style_key, TRUE);
+      xmin = MIN (xmin, x), xmax = MAX (xmax, x);
+      if (!fits)
+        {
+          not_fit++;
+          g_array_append_val (g->fx, x);
+          g_ptr_array_add (g->fxtext, cells[xi]);
+          continue;
+        }
+      drawn++;
       g_array_append_val (g->x, x);
       g_array_append_val (g->y, y);
       g_ptr_array_add (g->xtext, cells[xi]);
-      xmin = MIN (xmin, x), xmax = MAX (xmax, x);
       ymin = MIN (ymin, y), ymax = MAX (ymax, y);
     }
-  if (groups->len == 0 && no_step)
+  if (drawn == 0 && no_step)
     {
       g_set_error (error, VS_PLOT_ERROR, 0, "%s: no run has a step_median_ns (the trace repeats no mark): plot "
                    "--y predicted_ns", o->inputs[0]);
       return FALSE;
     }
-  if (groups->len == 0)
+  if (drawn == 0)
     {
-      g_set_error (error, VS_PLOT_ERROR, 0, "%s: no run with status ok to plot (%u runs oom, overflow or error)", o->inputs[0], not_ok);
+      g_set_error (error, VS_PLOT_ERROR, 0, "%s: no run with status ok to plot (%u runs oom, overflow or error)",
+                   o->inputs[0], not_fit + errors);
       return FALSE;
     }
-
-  g_ptr_array_sort (groups, group_cmp);
 
   /* Lines with the same points would hide one another (a100-80g under
    * a100-80g-cxl when the expander is never used): draw each such set
@@ -807,16 +920,69 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
         }
     }
 
-  /* Distinct x values: few enough to label each tick with its value as written. */
+  /* A merged part that lists every value its key took in the sweep says
+   * so ("policy=oom = spill = direct = uvm" -> "policy=any"): the line is
+   * the same whatever that key is. */
+  for (guint b = 0; merged && b < by->len; b++)
+    {
+      int c = g_array_index (by, int, b);
+      if (c == 0 || by->len < 2)
+        continue;
+      g_autoptr (GHashTable) values = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint r = 1; r < rows->len; r++)
+        if (strcmp (((char **) rows->pdata[r])[status], "error") != 0)
+          g_hash_table_add (values, ((char **) rows->pdata[r])[c]);
+      g_autofree char *prefix = g_strdup_printf ("%s=", key_short (header[c]));
+      for (guint gi = 0; gi < groups->len; gi++)
+        {
+          Group *g = groups->pdata[gi];
+          g_auto (GStrv) parts = g_strsplit (g->label, ", ", -1);
+          gboolean changed = FALSE;
+          for (guint k = 0; parts[k]; k++)
+            if (g_str_has_prefix (parts[k], prefix) && strstr (parts[k], " = ")
+                && merged_count (parts[k] + strlen (prefix)) == g_hash_table_size (values))
+              {
+                g_free (parts[k]);
+                parts[k] = g_strconcat (prefix, "any", NULL);
+                changed = TRUE;
+              }
+          if (changed)
+            {
+              g_free (g->label);
+              g->label = g_strjoinv (", ", parts);
+            }
+        }
+    }
+
+  /* Distinct x values: few enough to label each tick with its value as
+   * written; the longest, for the margin its rotated label needs. */
   g_autoptr (GHashTable) distinct = g_hash_table_new (g_str_hash, g_str_equal);
+  gsize xtic_chars = 0;
   for (guint gi = 0; gi < groups->len; gi++)
     {
       Group *g = groups->pdata[gi];
       for (guint i = 0; i < g->xtext->len; i++)
         g_hash_table_add (distinct, g->xtext->pdata[i]);
+      for (guint i = 0; i < g->fxtext->len; i++)
+        g_hash_table_add (distinct, g->fxtext->pdata[i]);
     }
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, distinct);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    xtic_chars = MAX (xtic_chars, (gsize) g_utf8_strlen (key, -1));
   gboolean value_tics = xk == X_CATEGORY || g_hash_table_size (distinct) <= 12;
 
+  gboolean logx = o->logx || (xk != X_CATEGORY && xmin > 0 && xmax / xmin >= 10);
+  gboolean logy = o->logy || (ymin > 0 && ymax / ymin >= 100);
+  /* The foot the runs that did not fit are marked at: the axis (0) on a
+   * linear y, a twentieth of the range's decades below the lowest value
+   * on a log one. */
+  double foot = logy ? ymin / pow (MAX (ymax / ymin, 10), 0.05) : 0;
+
+  /* One block per line (gnuplot's index): its runs in x order (x, y, x as
+   * written, NaN), then its runs that did not fit (x, NaN, x as written,
+   * the foot): NaN ends the line before them and keeps them off it. */
   GString *tsv = g_string_new (NULL);
   g_autoptr (GPtrArray) titles = g_ptr_array_new_with_free_func (g_free);
   for (guint gi = 0; gi < groups->len; gi++)
@@ -824,7 +990,7 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
       Group *g = groups->pdata[gi];
       /* Points in x order (insertion sort: lines are short). */
       guint n = g->x->len;
-      g_autofree guint *order = g_new (guint, n);
+      g_autofree guint *order = g_new (guint, n + 1);
       for (guint i = 0; i < n; i++)
         {
           guint j = i;
@@ -840,14 +1006,26 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
           tsv_num (tsv, g_array_index (g->y, double, order[i]));
           g_string_append_c (tsv, '\t');
           tsv_label (tsv, g->xtext->pdata[order[i]]);
+          g_string_append (tsv, "\tNaN\n");
+        }
+      for (guint i = 0; i < g->fx->len; i++)
+        {
+          tsv_num (tsv, g_array_index (g->fx, double, i));
+          g_string_append (tsv, "\tNaN\t");
+          tsv_label (tsv, g->fxtext->pdata[i]);
+          g_string_append_c (tsv, '\t');
+          tsv_num (tsv, foot);
           g_string_append_c (tsv, '\n');
         }
-      g_ptr_array_add (titles, g_strdup (g->label));
+      g_ptr_array_add (titles, g->x->len ? g_strdup (g->label) : g_strdup_printf ("%s: no run fits", g->label));
     }
   g_ptr_array_add (p->data, g_string_free (tsv, FALSE));
 
-  /* Colour by the first --by column, dash and point by the others, so
-   * a machine keeps its colour across policies. */
+  /* Colour by the first --by column, dash and point by the others, so a
+   * machine keeps its colour across policies. gcolor and gstyle are the
+   * 1-based orders of a line's colour key and style key; the template
+   * makes each (colour, dash) pair its own: past its palette a colour
+   * comes back with the next set of dashes (plots/sweep.gp). */
   GString *colors = g_string_new (NULL), *styles = g_string_new (NULL);
   g_autoptr (GHashTable) color_of = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) style_of = g_hash_table_new (g_str_hash, g_str_equal);
@@ -863,14 +1041,13 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
     }
   g_string_append_printf (p->vars, "array gcolor[%u] = [%s]\n", groups->len, colors->str);
   g_string_append_printf (p->vars, "array gstyle[%u] = [%s]\n", groups->len, styles->str);
+  var_int (p->vars, "nstyles", g_hash_table_size (style_of));
   g_string_free (colors, TRUE);
   g_string_free (styles, TRUE);
 
   const char *xunit = xk == X_BYTES ? " (GiB)" : xk == X_RATE ? " (GB/s)" : xk == X_TIME ? " (ms)" : "";
   /* Ticks labelled with the values as written carry their own unit. */
   g_autofree char *xlabel = g_strconcat (xcol, value_tics ? "" : xunit, NULL);
-  gboolean logx = o->logx || (xk != X_CATEGORY && xmin > 0 && xmax / xmin >= 10);
-  gboolean logy = o->logy || (ymin > 0 && ymax / ymin >= 100);
   g_autofree char *ylow = metric_label (ycol, &yscale);
   char *paren = strstr (ylow, " (");
   if (paren)
@@ -890,24 +1067,74 @@ prepare_sweep (const VsPlotOptions *o, Prepared *p, GError **error)
   var_int (p->vars, "logy", logy);
   var_int (p->vars, "xcategory", xk == X_CATEGORY);
   var_int (p->vars, "value_tics", value_tics);
+  var_int (p->vars, "xtic_chars", (gint64) xtic_chars);
   var_int (p->vars, "ngroups", groups->len);
   var_array (p->vars, "titles", titles);
-  /* Beside the plot a legend entry takes about 7 px a character of the
-   * 1000 px canvas; past 40 characters the plot would shrink to half. */
+  GString *fits = g_string_new (NULL);
+  for (guint gi = 0; gi < groups->len; gi++)
+    g_string_append_printf (fits, "%s%d", gi ? ", " : "", ((Group *) groups->pdata[gi])->x->len > 0);
+  g_string_append_printf (p->vars, "array gfits[%u] = [%s]\n", groups->len, fits->str);
+  g_string_free (fits, TRUE);
+  var_int (p->vars, "nfail", not_fit);
+
+  /* The device's capacity where the sweep varies it and y is a memory
+   * figure: y = x when x is the capacity (both GiB), else a level per
+   * capacity the sweep ran at. */
+  int capi = column_index (header, "memory.capacity");
+  gboolean bytes_y = g_str_has_suffix (ycol, "_bytes");
+  var_int (p->vars, "capacity_diagonal", bytes_y && capi == xi && xk == X_BYTES);
+  g_autoptr (GPtrArray) caps = g_ptr_array_new_with_free_func (g_free);
+  if (bytes_y && capi >= 0 && capi != xi && capi < n_keys)
+    {
+      g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint r = 1; r < rows->len; r++)
+        {
+          const char *c = ((char **) rows->pdata[r])[capi];
+          guint64 b;
+          if (g_hash_table_contains (seen, c) || !units_parse_bytes (c, &b, NULL))
+            continue;
+          g_hash_table_add (seen, (gpointer) c);
+          GString *v = g_string_new (NULL);
+          tsv_num (v, (double) b / 1073741824.0);
+          g_ptr_array_add (caps, g_string_free (v, FALSE));
+        }
+    }
+  g_string_append_printf (p->vars, "ncaps = %u\narray caps[%u] = [%s", caps->len, MAX (caps->len, 1),
+                          caps->len ? (char *) caps->pdata[0] : "0");
+  for (guint i = 1; i < caps->len; i++)
+    g_string_append_printf (p->vars, ", %s", (char *) caps->pdata[i]);
+  g_string_append (p->vars, "]\n");
+
+  /* The legend: beside the plot, or below it in columns with the canvas
+   * grown to hold every entry (never clipped). */
   gsize longest = 0;
   for (guint i = 0; i < titles->len; i++)
     longest = MAX (longest, (gsize) g_utf8_strlen (titles->pdata[i], -1));
-  var_int (p->vars, "key_below", longest > 40);
+  /* (the x entry's title, plots/sweep.gp, is 30 characters) */
+  if (not_fit)
+    longest = MAX (longest, 30);
+  guint entries = titles->len + (not_fit ? 1 : 0) + (caps->len || bytes_y ? 1 : 0), key_cols, key_rows;
+  gboolean below = key_below (entries, longest, &key_cols, &key_rows);
+  var_int (p->vars, "key_below", below);
+  var_int (p->vars, "key_cols", key_cols);
+  if (below)
+    p->height = 600 + KEY_ROW_PX * key_rows;
+
   GString *note = g_string_new (NULL);
-  if (not_ok)
-    g_string_append_printf (note, "%u run%s not drawn (status oom, overflow or error)", not_ok, not_ok == 1 ? "" : "s");
+  if (not_fit)
+    g_string_append_printf (note, "%u run%s did not fit (status oom or overflow: x at the foot)", not_fit,
+                            not_fit == 1 ? "" : "s");
+  if (errors)
+    g_string_append_printf (note, "%s%u run%s with status error not drawn", note->len ? "; " : "", errors,
+                            errors == 1 ? "" : "s");
   if (no_step)
     g_string_append_printf (note, "%s%u run%s without a step time not drawn", note->len ? "; " : "", no_step,
                             no_step == 1 ? "" : "s");
   if (merged)
     g_string_append_printf (note, "%s%u identical line%s drawn once (legend: A = B)", note->len ? "; " : "",
                             merged, merged == 1 ? "" : "s");
-  var_str (p->vars, "note", note->str);
+  g_autofree char *wrapped = gp_wrapped (note->str, 110);
+  g_string_append_printf (p->vars, "note = %s\nnote_lines = %u\n", wrapped, note->len ? gp_lines (wrapped) : 0);
   g_string_free (note, TRUE);
   return TRUE;
 }
@@ -920,6 +1147,7 @@ static const char *const stall_keys[] = { "contention_ns", "fault_ns", "swap_ns"
 typedef struct {
   char *label;
   char *config, *trace;   /* for the title; NULL when not known */
+  const char *mark;       /* a run that did not fit: what its bar says; NULL when ok */
   double ns[N_STALLS];
 } Bar;
 
@@ -931,6 +1159,20 @@ bar_free (gpointer p)
   g_free (b->config);
   g_free (b->trace);
   g_free (b);
+}
+
+/* What the bar of a run with STATUS says beside it: its stalls are those
+ * until it stopped (oom) or of a device past its capacity (overflow). */
+static const char *
+bar_mark (const char *status)
+{
+  if (status == NULL || strcmp (status, "ok") == 0)
+    return NULL;
+  if (strcmp (status, "oom") == 0)
+    return "out of memory: stopped here";
+  if (strcmp (status, "overflow") == 0)
+    return "overflow: past the capacity";
+  return "did not finish";
 }
 
 static gboolean
@@ -948,15 +1190,15 @@ stalls_from_report (const char *path, const char *text, GPtrArray *bars, GError 
   const cJSON *cfg = cJSON_GetObjectItemCaseSensitive (rep, "config");
   g_autofree char *stem = base_stem (path);
   const cJSON *pol = cJSON_GetObjectItemCaseSensitive (rep, "policy");
-  /* "a100-80g spill (r2)": runs compared side by side often differ only
-   * in their oversubscription policy. */
+  /* "a100-80g, policy=spill (r2)": runs compared side by side often
+   * differ only in their oversubscription policy; "policy=oom" is the
+   * policy, and a run that ran out of memory says so beside its bar. */
   const cJSON *st = cJSON_GetObjectItemCaseSensitive (rep, "status");
-  g_autofree char *status = cJSON_IsString (st) && strcmp (st->valuestring, "ok") != 0
-                            ? g_strdup_printf (", %s", st->valuestring) : g_strdup ("");
+  b->mark = bar_mark (cJSON_IsString (st) ? st->valuestring : NULL);
   if (cJSON_IsString (cfg) && cJSON_IsString (pol))
-    b->label = g_strdup_printf ("%s %s (%s%s)", cfg->valuestring, pol->valuestring, stem, status);
+    b->label = g_strdup_printf ("%s, policy=%s (%s)", cfg->valuestring, pol->valuestring, stem);
   else
-    b->label = cJSON_IsString (cfg) ? g_strdup_printf ("%s (%s%s)", cfg->valuestring, stem, status) : g_strdup (stem);
+    b->label = cJSON_IsString (cfg) ? g_strdup_printf ("%s (%s)", cfg->valuestring, stem) : g_strdup (stem);
   const cJSON *trace = cJSON_GetObjectItemCaseSensitive (rep, "trace");
   b->config = cJSON_IsString (cfg) ? g_strdup (cfg->valuestring) : NULL;
   b->trace = cJSON_IsString (trace) ? g_path_get_basename (trace->valuestring) : NULL;
@@ -993,10 +1235,13 @@ stalls_from_csv (const char *path, GPtrArray *bars, GError **error)
         continue;
       Bar *b = g_new0 (Bar, 1);
       GString *label = g_string_new (NULL);
+      /* "a100-80g, capacity=8GiB, policy=oom": each varied key named. */
       for (int c = 0; c < status; c++)
-        g_string_append_printf (label, "%s%s", c ? ", " : "", cells[c]);
-      if (strcmp (cells[status], "ok") != 0)
-        g_string_append_printf (label, " (%s)", cells[status]);
+        if (c == 0 && strcmp (header[0], "config") == 0)
+          g_string_append (label, cells[c]);
+        else
+          g_string_append_printf (label, "%s%s=%s", c ? ", " : "", key_short (header[c]), cells[c]);
+      b->mark = bar_mark (cells[status]);
       b->label = g_string_free (label, FALSE);
       int ci = column_index (header, "config");
       b->config = ci >= 0 ? g_strdup (cells[ci]) : NULL;
@@ -1045,7 +1290,8 @@ prepare_stalls (const VsPlotOptions *o, Prepared *p, GError **error)
   else if (max_total >= 1e10)
     unit = "s", scale = 1e-9;
 
-  GString *tsv = g_string_new ("# run\tcontention\tfault\tswap\tcopy_engine   (stall time)\n");
+  GString *tsv = g_string_new ("# run\tcontention\tfault\tswap\tcopy_engine\tmark   (stall time; mark: a run that did not fit)\n");
+  guint marked = 0;
   for (guint i = 0; i < bars->len; i++)
     {
       Bar *b = bars->pdata[i];
@@ -1055,7 +1301,9 @@ prepare_stalls (const VsPlotOptions *o, Prepared *p, GError **error)
           g_string_append_c (tsv, '\t');
           tsv_num (tsv, b->ns[k] * scale);
         }
-      g_string_append_c (tsv, '\n');
+      /* gnuplot reads an empty field as missing: "-" for no mark. */
+      g_string_append_printf (tsv, "\t%s\n", b->mark ? b->mark : "-");
+      marked += b->mark != NULL;
     }
   g_ptr_array_add (p->data, g_string_free (tsv, FALSE));
   g_autofree char *ylabel = g_strdup_printf ("stall time (%s)", unit);
@@ -1085,16 +1333,21 @@ prepare_stalls (const VsPlotOptions *o, Prepared *p, GError **error)
 
   /* Labels that fit: upright under few short bars, rotated when they
    * would collide (about 7 px a character at 11 pt over 800 px of plot),
-   * horizontal bars with one line each beyond 16 runs, the canvas grown
-   * to give each bar 16 px. */
-  gboolean horizontal = bars->len > 16;
-  gboolean rotate = !horizontal && bars->len * (longest + 2) * 7 > 750;
+   * horizontal bars with one line each beyond 16 runs or for labels too
+   * long to rotate inside the canvas (24 characters: the first, rotated
+   * by 30 degrees, needs 0.87 x its length of left margin), the canvas
+   * grown to give each bar 16 px. */
+  gboolean rotate = bars->len * (longest + 2) * 7 > 750;
+  gboolean horizontal = bars->len > 16 || (rotate && longest > 24);
+  rotate = rotate && !horizontal;
   if (horizontal)
     p->height = MAX (600, 140 + 16 * bars->len);
   var_str (p->vars, "ylabel", ylabel);
   var_int (p->vars, "nbars", bars->len);
   var_int (p->vars, "horizontal", horizontal);
   var_int (p->vars, "rotate", rotate);
+  var_int (p->vars, "label_chars", (gint64) longest);
+  var_int (p->vars, "nmarked", marked);
   return TRUE;
 }
 
@@ -1122,7 +1375,10 @@ build_script (const VsPlotOptions *o, const Prepared *p, const char *terminal, c
   g_string_append_printf (s, "set terminal %s\n", terminal);
   g_autofree char *qi = gp_quote (image);
   g_string_append_printf (s, "set output %s\n", qi);
-  var_str (s, "plot_title", o->title ? o->title : p->title);
+  /* A title longer than the canvas is wide goes on several lines
+   * (title_lines: the templates leave that much room above the plot). */
+  g_autofree char *title = gp_wrapped (o->title ? o->title : p->title, 100);
+  g_string_append_printf (s, "plot_title = %s\ntitle_lines = %u\n", title, gp_lines (title));
   if (data_paths[0] && data_paths[1] == NULL)
     var_str (s, "datafile", data_paths[0]);
   else

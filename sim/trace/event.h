@@ -1,5 +1,5 @@
 /* event.h — one trace event, as every reader produces and every writer takes.
- * See docs/trace-format.md for the encodings and ../shared/SPEC.md section 3. */
+ * See docs/trace-format.md for the encodings and the fields. */
 #pragma once
 
 #include <glib.h>

@@ -945,6 +945,19 @@ trace_open (const char *path, GError **error)
                  "%s: not a vramsim trace: the file is compressed with %s, which vramsim does not read "
                  "(gzip it, or decompress it first)", path,
                  in.p[0] == 'B' ? "bzip2" : in.p[0] == 0xfd ? "xz" : in.p[0] == 'P' ? "zip" : "zstd");
+  else if (g_str_has_suffix (path, ".nsys-rep") || g_str_has_suffix (path, ".qdrep"))
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                 "%s: not a vramsim trace: an Nsight Systems report is read from its SQLite export: "
+                 "nsys export --type sqlite -o report.sqlite %s, then vramsim convert report.sqlite OUT.vtrace "
+                 "(docs/importers.md)", path, path);
+  else if (n >= 16 && memcmp (in.p, "SQLite format 3", 16) == 0)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                 "%s: not a vramsim trace: an SQLite database (an Nsight Systems export?) is imported first: "
+                 "vramsim convert %s OUT.vtrace (docs/importers.md)", path, path);
+  else if (n >= 2 && in.p[0] == 0x80 && in.p[1] >= 2 && in.p[1] <= 5)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                 "%s: not a vramsim trace: a Python pickle (a PyTorch memory snapshot?) is imported first: "
+                 "vramsim convert %s OUT.vtrace (docs/importers.md)", path, path);
   else
     g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
                  "%s: not a vramsim trace (neither JSON Lines nor the binary format%s)", path,

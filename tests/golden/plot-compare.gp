@@ -3,6 +3,7 @@
 set terminal pngcairo size 1000,600 noenhanced font 'Sans,11'
 set output 'gp/compare.png'
 plot_title = 'Compare: series-a vs series-b'
+title_lines = 1
 array datafiles[2] = ['gp/compare-1.tsv', 'gp/compare-2.tsv']
 ninputs = 2
 array titles[2] = ['series-a', 'series-b']

@@ -7,7 +7,7 @@ tests/nsys-nccl.sh. Nobody ran NCCL to make it.
 
 The tables are the subset of the real schema the nsys importer reads:
 StringIds, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_KERNEL and
-NVTX_EVENTS with the columns of ../shared/real-traces/nsys/rtx3090-small.sqlite
+NVTX_EVENTS with the columns of the real rtx3090-small.sqlite (validation/data/README.md)
 (an Nsight Systems export), plus NVTX_EVENTS.binaryData and the payload
 schema tables, which that file lacks: their layout (a 32-byte header of u64
 domainId, schemaId, payload size, payload offset, then the payload;

@@ -1,7 +1,9 @@
-/* test-merge-tensor.c — the tensor merge (sim/import/merge-tensor.c) on the
- * real PyTorch memory snapshots in ../shared/real-traces/snapshots (read in
- * place), each joined with a driver-level trace built here the way vramcap
- * would have recorded the same run, with its address sidecar:
+/* test-merge-tensor.c — the tensor merge (sim/import/merge-tensor.c) on
+ * PyTorch memory snapshots: the generated tests/import/snapshot-fixture.pickle
+ * (tests/import/gen-snapshot.py) and, when given, the real ones
+ * validation/data/README.md lists as optional (REAL_TRACES=DIR), each
+ * joined with a driver-level trace built here the way vramcap would have
+ * recorded the same run, with its address sidecar:
  *
  *   - one cuMemAlloc per segment at the snapshot's addresses and sizes: the
  *     segments that existed at the window's start (rewound by
@@ -38,6 +40,7 @@
 #include "import/snapshot-parts.h"
 #include "mem/allocator.h"
 #include "trace/trace.h"
+#include "test-data.h"
 
 #define MiB (G_GUINT64_CONSTANT (1) << 20)
 #define NCCL_ADDR G_GUINT64_CONSTANT (0x6f0000000000)
@@ -49,6 +52,20 @@ typedef struct {
   guint start_segments, seg_allocs, seg_frees;
   gboolean gap;  /* a window joined across a gap: the model's segments are its own after it */
 } Case;
+
+/* The generated snapshot, a file of the source tree; the others are
+ * optional real ones under REAL_TRACES/snapshots. */
+#define FIXTURE "tests/import/snapshot-fixture.pickle"
+
+/* (transfer full) C's file, or NULL (the test failed or was skipped). */
+static char *
+case_path (const Case *c)
+{
+  if (strcmp (c->file, FIXTURE) == 0)
+    return test_repo_file (FIXTURE);
+  g_autofree char *rel = g_build_filename ("snapshots", c->file, NULL);
+  return test_optional_trace (rel);
+}
 
 typedef struct {
   VsTraceWriter *w;
@@ -484,13 +501,9 @@ static void
 test_file (gconstpointer data)
 {
   const Case *c = data;
-  const char *dir = g_getenv ("VRAMSIM_REAL_TRACES");
-  g_autofree char *path = g_build_filename (dir ? dir : "../shared/real-traces", "snapshots", c->file, NULL);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_test_skip ("real snapshots not found");
-      return;
-    }
+  g_autofree char *path = case_path (c);
+  if (path == NULL)
+    return;
   run_case (c, path, FALSE, NULL, NULL);
   if (c->has_time && c->seg_allocs > 0)
     run_case (c, path, TRUE, NULL, NULL);
@@ -593,13 +606,9 @@ static void
 test_parts (gconstpointer data)
 {
   const Case *c = data;
-  const char *dir = g_getenv ("VRAMSIM_REAL_TRACES");
-  g_autofree char *path = g_build_filename (dir ? dir : "../shared/real-traces", "snapshots", c->file, NULL);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_test_skip ("real snapshots not found");
-      return;
-    }
+  g_autofree char *path = case_path (c);
+  if (path == NULL)
+    return;
   GError *error = NULL;
   g_autoptr (VsSnapshot) full = snapshot_load (path, -1, &error);
   g_assert_no_error (error);
@@ -714,14 +723,9 @@ test_parts (gconstpointer data)
 static void
 test_expandable (void)
 {
-  const char *dir0 = g_getenv ("VRAMSIM_REAL_TRACES");
-  g_autofree char *snap = g_build_filename (dir0 ? dir0 : "../shared/real-traces", "snapshots",
-                                            "thesis-text-to-SQL-dump.pickle", NULL);
-  if (!g_file_test (snap, G_FILE_TEST_EXISTS))
-    {
-      g_test_skip ("real snapshots not found");
-      return;
-    }
+  g_autofree char *snap = test_optional_trace ("snapshots/thesis-text-to-SQL-dump.pickle");
+  if (snap == NULL)
+    return;
   g_autofree char *dir = g_dir_make_tmp ("vs-merge-XXXXXX", NULL);
   g_autofree char *trace = g_build_filename (dir, "t.jsonl", NULL);
   g_autofree char *side = g_build_filename (dir, "t.jsonl.addrs", NULL);
@@ -774,14 +778,9 @@ test_expandable (void)
 static void
 test_errors (void)
 {
-  const char *dir0 = g_getenv ("VRAMSIM_REAL_TRACES");
-  g_autofree char *snap = g_build_filename (dir0 ? dir0 : "../shared/real-traces", "snapshots",
-                                            "EoR_NN-snapshot.pickle", NULL);
-  if (!g_file_test (snap, G_FILE_TEST_EXISTS))
-    {
-      g_test_skip ("real snapshots not found");
-      return;
-    }
+  g_autofree char *snap = test_repo_file (FIXTURE);
+  if (snap == NULL)
+    return;
   g_autofree char *dir = g_dir_make_tmp ("vs-merge-XXXXXX", NULL);
   g_autofree char *trace = g_build_filename (dir, "t.jsonl", NULL);
   g_autofree char *side = g_build_filename (dir, "t.jsonl.addrs", NULL);
@@ -828,6 +827,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   /* start segments (rewound), segment_alloc and segment_free in the window */
   static const Case cases[] = {
+    { FIXTURE, TRUE, 0, 3, 0, FALSE },   /* gen-snapshot.py: 2, 20 and 30 MiB segments, none before */
     { "EoR_NN-snapshot.pickle", TRUE, 3, 7, 0, FALSE },
     { "medium_128_training_memory_snapshot.pickle", TRUE, 377, 0, 0, FALSE },
     { "select_n-snapshot.pickle", FALSE, 131, 584, 579, FALSE },
@@ -835,9 +835,10 @@ main (int argc, char **argv)
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autofree char *name = g_strdup_printf ("/merge-tensor/%s", cases[i].file);
+      g_autofree char *base = g_path_get_basename (cases[i].file);
+      g_autofree char *name = g_strdup_printf ("/merge-tensor/%s", base);
       g_test_add_data_func (name, &cases[i], test_file);
-      g_autofree char *pname = g_strdup_printf ("/merge-tensor/parts/%s", cases[i].file);
+      g_autofree char *pname = g_strdup_printf ("/merge-tensor/parts/%s", base);
       g_test_add_data_func (pname, &cases[i], test_parts);
     }
   g_test_add_func ("/merge-tensor/errors", test_errors);

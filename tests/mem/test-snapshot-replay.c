@@ -1,11 +1,15 @@
 /* test-snapshot-replay.c — the pytorch allocator model against what the real
- * allocator did, from the memory snapshots in ../shared/real-traces/snapshots
- * (read in place): each file's window is replayed from the state rewound
+ * allocator did, from PyTorch memory snapshots: the generated one in
+ * tests/import/snapshot-fixture.pickle (tests/import/gen-snapshot.py: its
+ * docstring says what PyTorch's allocator did there, by hand) and, when
+ * given, the real ones validation/data/README.md lists as optional
+ * (REAL_TRACES=DIR): each file's window is replayed from the state rewound
  * from its final segments, with the file's allocator settings; every
  * segment_alloc/free/map/unmap the model makes must be the file's next one
  * (same action, size and address, in order), every block must land at the
  * address PyTorch gave it, and the final reserved bytes must equal the final
- * `segments` total. The figures are the table in docs/validation.md.
+ * `segments` total. The figures of the real ones are the table in
+ * docs/validation.md.
  *
  * The driver limit (cudaMalloc failing) is the window's peak reserved: the
  * most the driver was seen to grant. A snapshot does not record the
@@ -19,6 +23,7 @@
 #include "import/import-snapshot.h"
 #include "mem/allocator.h"
 #include "trace/trace.h"
+#include "test-data.h"
 
 typedef struct {
   const VsSnapshot *s;
@@ -77,6 +82,8 @@ typedef struct {
   const char *file;
   /* what the file holds (from the README, checked here) */
   guint segment_events;
+  /* a file of the source tree (else an optional real snapshot) */
+  gboolean in_repo;
 } Case;
 
 typedef struct {
@@ -199,13 +206,10 @@ static void
 test_file (gconstpointer data)
 {
   const Case *c = data;
-  const char *dir = g_getenv ("VRAMSIM_REAL_TRACES");
-  g_autofree char *path = g_build_filename (dir ? dir : "../shared/real-traces", "snapshots", c->file, NULL);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_test_skip ("real snapshots not found");
-      return;
-    }
+  g_autofree char *rel = g_build_filename ("snapshots", c->file, NULL);
+  g_autofree char *path = c->in_repo ? test_repo_file (c->file) : test_optional_trace (rel);
+  if (path == NULL)
+    return;
   GError *error = NULL;
   g_autoptr (VsSnapshot) s = snapshot_load (path, -1, &error);
   g_assert_no_error (error);
@@ -220,9 +224,14 @@ test_file (gconstpointer data)
   g_assert_cmpuint (r.matched, ==, r.seg_events);
   g_assert_cmpuint (r.addr_bad, ==, 0);
   g_assert_cmpuint (r.model_reserved, ==, r.final_reserved);
+  if (c->in_repo) /* gen-snapshot.py's segments: 2 + 20 + 30 MiB, all 4 blocks where PyTorch put them */
+    {
+      g_assert_cmpuint (r.final_reserved, ==, 52 * 1048576);
+      g_assert_cmpuint (r.addr_ok, ==, 4);
+    }
 }
 
-/* memory-profile-v100 (../shared/real-traces/kineto): the profiler's
+/* memory-profile-v100 (validation/data/kineto): the profiler's
  * [memory] events are caching-allocator blocks; its counters say the job
  * held 12,782,141,440 B reserved from the first event to the last and
  * allocated at most 6,629,508,096 B. Imported, the trace starts on a cache
@@ -242,14 +251,9 @@ test_file (gconstpointer data)
 static void
 test_kineto_v100 (void)
 {
-  const char *dir = g_getenv ("VRAMSIM_REAL_TRACES");
-  g_autofree char *path = g_build_filename (dir ? dir : "../shared/real-traces", "kineto",
-                                            "memory-profile-v100.json.gz", NULL);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_test_skip ("real traces not found");
-      return;
-    }
+  g_autofree char *path = test_data ("kineto/memory-profile-v100.json.gz");
+  if (path == NULL)
+    return;
   g_autofree char *tmp = g_dir_make_tmp ("vramsim-v100-XXXXXX", NULL);
   g_autofree char *out = g_build_filename (tmp, "v100.jsonl", NULL);
   GError *error = NULL;
@@ -350,17 +354,20 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   /* Segment events in each window, from the README's counts. */
   static const Case cases[] = {
-    { "EoR_NN-snapshot.pickle", 7 },
-    { "select_n-snapshot.pickle", 584 + 579 },
-    { "ftcourse-memory_snapshot.pickle", 152 },
-    { "medium_128_training_memory_snapshot.pickle", 0 },
-    { "a2-bcrafton-memory_snapshot.pickle", 0 },
-    { "thesis-text-to-SQL-dump.pickle", 0 },
-    { "voxelflex-dump_snapshot.pickle", 0 },
+    /* gen-snapshot.py: segment_alloc of 2, 20 and 30 MiB. */
+    { "tests/import/snapshot-fixture.pickle", 3, TRUE },
+    { "EoR_NN-snapshot.pickle", 7, FALSE },
+    { "select_n-snapshot.pickle", 584 + 579, FALSE },
+    { "ftcourse-memory_snapshot.pickle", 152, FALSE },
+    { "medium_128_training_memory_snapshot.pickle", 0, FALSE },
+    { "a2-bcrafton-memory_snapshot.pickle", 0, FALSE },
+    { "thesis-text-to-SQL-dump.pickle", 0, FALSE },
+    { "voxelflex-dump_snapshot.pickle", 0, FALSE },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autofree char *name = g_strdup_printf ("/snapshot-replay/%s", cases[i].file);
+      g_autofree char *base = g_path_get_basename (cases[i].file);
+      g_autofree char *name = g_strdup_printf ("/snapshot-replay/%s", base);
       g_test_add_data_func (name, &cases[i], test_file);
     }
   g_test_add_func ("/snapshot-replay/kineto-memory-profile-v100", test_kineto_v100);

@@ -1,6 +1,7 @@
 /* test-kernel-class.c — kernel classes from names (sim/model/kernel-class.c)
- * on the names of the real traces in ../shared/real-traces (read in place:
- * the Kineto files through zlib + cJSON, the nsys export through SQL). */
+ * on the names of real traces: the Kineto files of validation/data/kineto
+ * (through zlib + cJSON) and, when given, the optional nsys export (through
+ * SQL; validation/data/README.md). */
 #include <glib.h>
 #include <string.h>
 #include <zlib.h>
@@ -8,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "model/kernel-class.h"
+#include "test-data.h"
 
 typedef struct {
   const char *name;
@@ -126,18 +128,6 @@ test_table (void)
   g_assert_false (kernel_class_memory_bound (VS_KCLASS_GEMM_TENSOR));
 }
 
-static char *
-real_trace (const char *rel)
-{
-  const char *dir = g_getenv ("VRAMSIM_REAL_TRACES");
-  char *p = g_build_filename (dir ? dir : "../shared/real-traces", rel, NULL);
-  if (!g_file_test (p, G_FILE_TEST_EXISTS))
-    {
-      g_free (p);
-      return NULL;
-    }
-  return p;
-}
 
 /* Captured kernel time per class in a Kineto file (us, as the file has it). */
 static void
@@ -172,13 +162,10 @@ kineto_mix (const char *path, double dur[VS_KCLASS_COUNT], guint count[VS_KCLASS
 static void
 test_real_kineto (void)
 {
-  g_autofree char *v100 = real_trace ("kineto/memory-profile-v100.json.gz");
-  g_autofree char *a100 = real_trace ("kineto/alexnet-a100.json.gz");
+  g_autofree char *v100 = test_data ("kineto/memory-profile-v100.json.gz");
+  g_autofree char *a100 = test_data ("kineto/alexnet-a100.json.gz");
   if (v100 == NULL || a100 == NULL)
-    {
-      g_test_skip ("../shared/real-traces not found");
-      return;
-    }
+    return;
   double dur[VS_KCLASS_COUNT], total = 0;
   guint count[VS_KCLASS_COUNT];
   /* V100 training step: 2,645 volta_sgemm kernels (400.2 ms), 2,020
@@ -205,12 +192,9 @@ test_real_kineto (void)
 static void
 test_real_nsys (void)
 {
-  g_autofree char *path = real_trace ("nsys/rtx3090-small.sqlite");
+  g_autofree char *path = test_optional_trace ("nsys/rtx3090-small.sqlite");
   if (path == NULL)
-    {
-      g_test_skip ("../shared/real-traces not found");
-      return;
-    }
+    return;
   sqlite3 *db;
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   sqlite3_stmt *st;

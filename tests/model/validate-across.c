@@ -12,11 +12,18 @@
  *      (gpu-small-kernels), from the A100 80GB to the other GPUs measured.
  *   3. lambda (lambdal/deeplearning-benchmark): one-GPU training
  *      throughput ratios against the ratio of summed predicted kernel time
- *      for real traces of similar work (../shared/real-traces).
+ *      for real traces of similar work (validation/data/kineto, and the
+ *      optional rtx3090-small export).
  *
- * Usage: validate-across [REFERENCE_DATA [REAL_TRACES]] (defaults
- * ../shared/reference-data, ../shared/real-traces). Prints markdown
- * tables and a summary; exits 1 if the data cannot be read. */
+ * Usage: validate-across DATA [--real-traces DIR] [--lambda DIR]. DATA is
+ * the repository's validation/data (vidur/, gpu-benches/, kineto/); a file
+ * missing there is an error (exit 1, naming it). The optional data
+ * (validation/data/README.md: files we may not redistribute) is given by
+ * the options: --lambda, the folder holding lambda's
+ * pytorch-train-throughput-fp{16,32}.csv; --real-traces, the folder
+ * holding nsys/rtx3090-small.sqlite. What is left out without them is
+ * said in a line starting "(left out:". Prints markdown tables and a
+ * summary. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -28,6 +35,21 @@
 #include "import/import.h"
 #include "model/kernel-model.h"
 #include "trace/trace.h"
+
+/* The text of PATH, a file the validation cannot do without: exits 1
+ * naming it when it cannot be read. */
+static char *
+read_data (const char *path)
+{
+  char *text = NULL;
+  GError *err = NULL;
+  if (!g_file_get_contents (path, &text, NULL, &err))
+    {
+      fprintf (stderr, "validate: %s (validation/data/README.md says what belongs there)\n", err->message);
+      exit (1);
+    }
+  return text;
+}
 
 /* ---- models per (capture, target) preset pair ---- */
 
@@ -149,9 +171,7 @@ typedef struct {
 static GArray *
 read_vidur (const char *path)
 {
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return NULL;
+  g_autofree char *text = read_data (path);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   g_auto (GStrv) head = g_strsplit (lines[0], ",", -1);
   int col[N_OPS], tpc = -1, tokc = -1;
@@ -322,9 +342,7 @@ static double
 stream_scale (const char *ref, const char *file)
 {
   g_autofree char *p = g_build_filename (ref, "gpu-benches", "gpu-stream", file, NULL);
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents (p, &text, NULL, NULL))
-    return 0;
+  g_autofree char *text = read_data (p);
   double best = 0;
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   for (int i = 0; lines[i]; i++)
@@ -345,9 +363,7 @@ static GArray *
 small_kernels (const char *ref, const char *file)
 {
   g_autofree char *p = g_build_filename (ref, "gpu-benches", "gpu-small-kernels", file, NULL);
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents (p, &text, NULL, NULL))
-    return NULL;
+  g_autofree char *text = read_data (p);
   GArray *a = g_array_new (FALSE, FALSE, sizeof (double) * 2);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   for (int i = 0; lines[i]; i++)
@@ -495,14 +511,12 @@ trace_kernel_time (const char *vtrace, const char *cap, const char *tgt, double 
   return TRUE;
 }
 
-/* lambda's throughput (items/s) for GPU and MODEL in FILE. */
+/* lambda's throughput (items/s) for GPU and MODEL in DIR/FILE. */
 static double
-lambda_value (const char *ref, const char *file, const char *gpu, const char *model)
+lambda_value (const char *dir, const char *file, const char *gpu, const char *model)
 {
-  g_autofree char *p = g_build_filename (ref, "lambda", file, NULL);
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents (p, &text, NULL, NULL))
-    return 0;
+  g_autofree char *p = g_build_filename (dir, file, NULL);
+  g_autofree char *text = read_data (p);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   g_auto (GStrv) head = g_strsplit (lines[0], ",", -1);
   int col = -1;
@@ -522,8 +536,10 @@ typedef struct {
   const char *lambda_gpu, *preset;
 } LGpu;
 
+/* LAMBDA: the folder of lambda's CSVs, or NULL; REAL: the optional real
+ * traces' folder, or NULL; DATA: validation/data. */
 static void
-lambda (const char *ref, const char *traces)
+lambda (const char *lambda_dir, const char *data, const char *real)
 {
   static const LGpu lg[] = {
     { "LambdaCloud V100 16GB", "v100-sxm2-32g" }, { "RTX 3090", "rtx3090" }, { "RTX 4090", "rtx4090" },
@@ -545,14 +561,27 @@ lambda (const char *ref, const char *traces)
       "rtx3090-small (RTX 3090, TensorRT FP16 inference) vs lambda ResNet-50 FP16 training (proxy)", TRUE },
   };
   static const char *const ngc[] = { "model.tf32=all", NULL };
-  target_sets = ngc;
   printf ("\n### lambda: one-GPU training throughput ratios (targets with --set model.tf32=all: NGC containers)\n\n");
+  if (lambda_dir == NULL)
+    {
+      printf ("(left out: lambdal/deeplearning-benchmark's CSVs are optional data we may not redistribute: "
+              "make validate LAMBDA_DATA=DIR, validation/data/README.md)\n");
+      return;
+    }
+  target_sets = ngc;
   printf ("| trace vs benchmark | captured on | predicted on | measured speedup | predicted speedup | error |\n");
   printf ("| --- | --- | --- | --- | --- | --- |\n");
   g_autofree char *tmp = g_dir_make_tmp ("vramsim-validate-XXXXXX", NULL);
+  guint left_out = 0;
   for (guint i = 0; i < G_N_ELEMENTS (runs); i++)
     {
-      g_autofree char *src = g_build_filename (traces, runs[i].trace, NULL);
+      gboolean optional = g_str_has_prefix (runs[i].trace, "nsys/");
+      if (optional && real == NULL)
+        {
+          left_out++;
+          continue;
+        }
+      g_autofree char *src = g_build_filename (optional ? real : data, runs[i].trace, NULL);
       g_autofree char *dst = g_build_filename (tmp, "t.vtrace", NULL);
       GError *err = NULL;
       gboolean ok = g_str_has_suffix (src, ".sqlite") ? import_nsys (src, dst, &err) : import_kineto (src, dst, &err);
@@ -565,7 +594,7 @@ lambda (const char *ref, const char *traces)
       for (guint g = 0; g < G_N_ELEMENTS (lg); g++)
         if (strcmp (lg[g].lambda_gpu, runs[i].cap_gpu) == 0)
           cap = lg[g].preset;
-      double base = lambda_value (ref, runs[i].file, runs[i].cap_gpu, runs[i].model);
+      double base = lambda_value (lambda_dir, runs[i].file, runs[i].cap_gpu, runs[i].model);
       for (guint g = 0; g < G_N_ELEMENTS (lg); g++)
         {
           if (strcmp (lg[g].preset, cap) == 0)
@@ -573,7 +602,7 @@ lambda (const char *ref, const char *traces)
           double c, p;
           if (!trace_kernel_time (dst, cap, lg[g].preset, &c, &p))
             exit (1);
-          double meas = lambda_value (ref, runs[i].file, lg[g].lambda_gpu, runs[i].model) / base;
+          double meas = lambda_value (lambda_dir, runs[i].file, lg[g].lambda_gpu, runs[i].model) / base;
           double pred = c / p;
           printf ("| %s | %s | %s | %.2f | %.2f | %+.1f %% |\n", runs[i].what, cap, lg[g].preset, meas, pred,
                   100 * (pred / meas - 1));
@@ -583,6 +612,9 @@ lambda (const char *ref, const char *traces)
         }
       g_unlink (dst);
     }
+  if (left_out)
+    printf ("\n(left out: the rtx3090-small rows, an optional real trace we may not redistribute: "
+            "make validate REAL_TRACES=DIR, validation/data/README.md)\n");
   g_rmdir (tmp);
   target_sets = NULL;
 }
@@ -590,8 +622,24 @@ lambda (const char *ref, const char *traces)
 int
 main (int argc, char **argv)
 {
-  const char *ref = argc > 1 ? argv[1] : "../shared/reference-data";
-  const char *traces = argc > 2 ? argv[2] : "../shared/real-traces";
+  const char *ref = NULL, *real = NULL, *lambda_dir = NULL;
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--real-traces") == 0 && i + 1 < argc)
+      real = argv[++i];
+    else if (strcmp (argv[i], "--lambda") == 0 && i + 1 < argc)
+      lambda_dir = argv[++i];
+    else if (ref == NULL && argv[i][0] != '-')
+      ref = argv[i];
+    else
+      {
+        fprintf (stderr, "usage: validate-across DATA [--real-traces DIR] [--lambda DIR]\n");
+        return 2;
+      }
+  if (ref == NULL)
+    {
+      fprintf (stderr, "usage: validate-across DATA [--real-traces DIR] [--lambda DIR] (DATA: validation/data)\n");
+      return 2;
+    }
   models = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) kernel_model_free);
   cases = g_ptr_array_new ();
   row_errors = g_array_new (FALSE, FALSE, sizeof (double));
@@ -599,7 +647,7 @@ main (int argc, char **argv)
   printf ("## Across GPUs (make validate)\n");
   vidur (ref);
   gpu_benches (ref);
-  lambda (ref, traces);
+  lambda (lambda_dir, ref, real);
 
   printf ("\n### All cases\n\n| case | captured on | predicted on | measured | predicted | error | note |\n");
   printf ("| --- | --- | --- | --- | --- | --- | --- |\n");

@@ -1,8 +1,8 @@
 /* test-synth-fit.c — the generator's kernel-time constants refitted on the
  * data they were fitted on (synth-kernels.c; docs/workloads.md, "Kernel
  * times"): vidur's measured FP16 operator times (microsoft/vidur
- * data/profiling/compute, commit 7d475133), read in place from
- * $VRAMSIM_REFERENCE_DATA (default ../shared/reference-data)/vidur/compute.
+ * data/profiling/compute, commit 7d475133, MIT), the repository's copy in
+ * validation/data/vidur/compute (tests/test-data.h: missing data fails).
  *
  * GEMMs: attn_pre_proj (M = tokens, K = h, N = (heads + 2·kv_heads)·hd/t),
  * attn_post_proj (K = heads·hd/t, N = h), mlp_up_proj (K = h, N = (2 if
@@ -23,6 +23,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "test-data.h"
 #include "config/config.h"
 #include "synth/synth.h"
 
@@ -54,12 +55,6 @@ preset (const char *name)
   return c;
 }
 
-static const char *
-data_dir (void)
-{
-  const char *d = g_getenv ("VRAMSIM_REFERENCE_DATA");
-  return d != NULL ? d : "../shared/reference-data";
-}
 
 static int
 column (char **head, const char *name)
@@ -74,9 +69,10 @@ column (char **head, const char *name)
 static gboolean
 load (const char *gpu, const char *model, Rows *r)
 {
-  g_autofree char *path = g_build_filename (data_dir (), "vidur", "compute", gpu, model, "mlp.csv", NULL);
+  g_autofree char *rel = g_build_filename ("vidur", "compute", gpu, model, "mlp.csv", NULL);
+  g_autofree char *path = test_data (rel);
   g_autofree char *text = NULL;
-  if (!g_file_get_contents (path, &text, NULL, NULL))
+  if (path == NULL || !g_file_get_contents (path, &text, NULL, NULL))
     return FALSE;
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   g_auto (GStrv) head = g_strsplit (lines[0], ",", -1);
@@ -242,7 +238,7 @@ test_fit (void)
                   && load ("h100", "meta-llama/Llama-2-70b-hf", &outh);
   if (!have)
     {
-      g_test_skip ("no vidur compute data under $VRAMSIM_REFERENCE_DATA (../shared/reference-data)");
+      g_test_fail_printf ("vidur's compute data could not be read (validation/data/vidur/compute)");
       rows_free (&in), rows_free (&out70), rows_free (&outh);
       return;
     }
