@@ -192,6 +192,11 @@ typedef enum { SYNTH_CKPT_NONE, SYNTH_CKPT_EVERY, SYNTH_CKPT_SELECTIVE } SynthCh
 typedef struct {
   guint64 params;       /* 0: derived from the shape */
   guint layers, hidden, heads, seq, batch, vocab;
+  /* Llama-style shapes (0 / FALSE: GPT's): key/value heads (grouped-query
+   * attention), the MLP's inner size (4·hidden), a gated MLP (SwiGLU:
+   * three weight matrices, gate and up fused in one GEMM). */
+  guint kv_heads, ffn;
+  gboolean gated_mlp;
   SynthPrecision precision;
   SynthOptimizer optimizer;
   SynthCheckpoint checkpoint;
