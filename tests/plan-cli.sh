@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..22"
+echo "1..24"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -211,6 +211,25 @@ for l in json.load(open(sys.argv[1]))["layouts"]:
 print("ok")
 PY
 ok $? "TF/s per GPU and MFU are the step's FLOPs by hand over the step"
+
+# plot plan: one family (tp=1 pp=1) at 1 and 2 GPUs; its data are the
+# layouts' TF/s per GPU; the PNG is drawn when gnuplot is there.
+"$VRAMSIM" plot plan "$tmp/dpt.json" -o "$tmp/plan.png" --script-only 2>/dev/null
+python3 - "$tmp/dpt.json" "$tmp/plan.tsv" > "$tmp/py" 2>&1 <<'PY'
+import json, sys
+L = sorted(json.load(open(sys.argv[1]))["layouts"], key=lambda l: l["gpus"])
+want = "".join("%d\t%.6g\n" % (l["gpus"], l["tflops_per_gpu"]) for l in L)
+got = open(sys.argv[2]).read()
+assert got == want, (got, want)
+PY
+ok $? "plot plan --script-only: the data are the fastest layout's TF/s per GPU at each GPU count"
+if command -v gnuplot >/dev/null; then
+  "$VRAMSIM" plot plan "$tmp/small.json" -o "$tmp/small.png" 2>"$tmp/err"
+  [ -s "$tmp/small.png" ] && [ "$(head -c 4 "$tmp/small.png" | tail -c 3)" = PNG ]
+  ok $? "plot plan draws a PNG"
+else
+  n=$((n+1)); echo "ok $n # skip gnuplot not installed"
+fi
 
 # 13-14: --model reads a Hugging Face config.json; the generator's shape
 # follows it. Llama-like: hidden 1024, 2 layers, 16 heads, 4 key/value

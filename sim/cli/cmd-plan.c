@@ -228,7 +228,7 @@ cmd_plan (int argc, char **argv)
     "  vramsim plan --layers 48 --hidden 8192 --heads 64 --vocab 51200 --global-batch 1536 -c a100-80g --gpus 512\n"
     "  vramsim plan --model config.json --global-batch 1024 -c h100-sxm,a100-80g --gpus 64-512 --price h100-sxm=4,a100-80g=2 --objective cost\n"
     "  vramsim plan ... --shard 2/4 --format json > part-2.json;  vramsim plan --merge part-*.json\n"
-    "Exit status: 0 done (also when nothing fits: the output says what is missing), 1 bad input, 2 bad usage.\n"
+    "Exit status: 0 done (also when nothing fits: the output says what is missing), 1 bad input, 2 bad usage,\n130 interrupted (nothing written).\n"
     "See docs/plan.md.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   GError *err = NULL;
@@ -440,9 +440,10 @@ cmd_plan (int argc, char **argv)
   g_autoptr (PlanResult) r = plan_run (&s, &err);
   if (r == NULL)
     {
+      int code = g_error_matches (err, VS_PLAN_ERROR, PLAN_ERROR_INTERRUPTED) ? 130 : 1;
       cmd_error ("%s", err->message);
       g_error_free (err);
-      return 1;
+      return code;
     }
   plan_rank (r, obj);
   g_autofree char *out = plan_format (r, &s, fmt, ntop, priced);

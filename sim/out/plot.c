@@ -1366,13 +1366,13 @@ sibling (const char *out, const char *suffix)
 /* ------------------------------------------------------------- plan */
 
 /* `plot plan PLAN.json`: the y figure (tflops_per_gpu by default, or
- * step_ns, mfu, tokens_per_s, cost_per_mtokens) of the best fitting layout
- * of each family (config, tp, pp) at each GPU count, one line a family,
- * the ten best families (by their best point). */
+ * step_ns, mfu, tokens_per_s, cost_per_mtokens) of the fastest fitting
+ * layout of each family (config, tp, pp) at each GPU count, one line a
+ * family, the ten best families (by their best point). */
 typedef struct {
   char *name;
   double best;
-  GArray *x, *y;   /* doubles, by GPU count ascending */
+  GArray *x, *y, *step;   /* doubles, by GPU count ascending; the chosen layout's step */
 } PlanFamily;
 
 static void
@@ -1382,6 +1382,7 @@ plan_family_free (gpointer p)
   g_free (f->name);
   g_array_unref (f->x);
   g_array_unref (f->y);
+  g_array_unref (f->step);
   g_free (f);
 }
 
@@ -1434,9 +1435,11 @@ prepare_plan (const VsPlotOptions *o, Prepared *p, GError **error)
           const cJSON *cfg = cJSON_GetObjectItemCaseSensitive (l, "config");
           const cJSON *v = cJSON_GetObjectItemCaseSensitive (l, metric);
           const cJSON *g = cJSON_GetObjectItemCaseSensitive (l, "gpus");
+          const cJSON *st = cJSON_GetObjectItemCaseSensitive (l, "step_ns");
           double tp = 0, pp = 0;
           const cJSON *t = cJSON_GetObjectItemCaseSensitive (l, "tp"), *q = cJSON_GetObjectItemCaseSensitive (l, "pp");
           if (!cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (l, "fits")) || !cJSON_IsNumber (v) || !cJSON_IsNumber (g)
+              || !cJSON_IsNumber (st)
               || !cJSON_IsString (cfg) || !cJSON_IsNumber (t) || !cJSON_IsNumber (q))
             continue;
           tp = t->valuedouble, pp = q->valuedouble;
@@ -1453,26 +1456,29 @@ prepare_plan (const VsPlotOptions *o, Prepared *p, GError **error)
               f->name = g_strdup_printf ("%s tp=%.0f pp=%.0f", cfg->valuestring, tp, pp);
               f->x = g_array_new (FALSE, FALSE, sizeof (double));
               f->y = g_array_new (FALSE, FALSE, sizeof (double));
+              f->step = g_array_new (FALSE, FALSE, sizeof (double));
               f->best = lower ? G_MAXDOUBLE : -G_MAXDOUBLE;
               g_hash_table_insert (fams, g_strdup (key), f);
               g_ptr_array_add (list, f);
             }
-          double x = g->valuedouble, y = v->valuedouble * scales[mi];
+          /* At each GPU count the family's fastest layout (as plan ranks):
+           * its figure, not the family's highest (a layout that
+           * recomputes more executes more TF/s in a longer step). */
+          double x = g->valuedouble, y = v->valuedouble * scales[mi], step = st->valuedouble;
           guint k = 0;
           while (k < f->x->len && g_array_index (f->x, double, k) < x)
             k++;
           if (k < f->x->len && g_array_index (f->x, double, k) == x)
             {
-              double *cur = &g_array_index (f->y, double, k);
-              if (lower ? y < *cur : y > *cur)
-                *cur = y;
+              if (step < g_array_index (f->step, double, k))
+                g_array_index (f->y, double, k) = y, g_array_index (f->step, double, k) = step;
             }
           else
             {
               g_array_insert_val (f->x, k, x);
               g_array_insert_val (f->y, k, y);
+              g_array_insert_val (f->step, k, step);
             }
-          f->best = lower ? MIN (f->best, y) : MAX (f->best, y);
           total++;
         }
       cJSON_Delete (j);
@@ -1481,6 +1487,12 @@ prepare_plan (const VsPlotOptions *o, Prepared *p, GError **error)
     {
       g_set_error (error, VS_PLOT_ERROR, 0, "plot plan: no layout that fits has a %s (nothing to draw)", metric);
       return FALSE;
+    }
+  for (guint i = 0; i < list->len; i++)
+    {
+      PlanFamily *f = list->pdata[i];
+      for (guint k = 0; k < f->y->len; k++)
+        f->best = lower ? MIN (f->best, g_array_index (f->y, double, k)) : MAX (f->best, g_array_index (f->y, double, k));
     }
   g_ptr_array_sort_with_data (list, plan_family_cmp, GINT_TO_POINTER (lower));
   guint n = MIN (list->len, 10u);
@@ -1511,7 +1523,7 @@ prepare_plan (const VsPlotOptions *o, Prepared *p, GError **error)
   var_int (p->vars, "logx", o->logx || xmax >= 4 * xmin);
   var_int (p->vars, "logy", o->logy);
   var_int (p->vars, "single_x", xmax == xmin);
-  g_autofree char *note = g_strdup_printf ("best fitting layout of each (tp, pp) at each GPU count; %u of %u families%s",
+  g_autofree char *note = g_strdup_printf ("the fastest fitting layout of each (tp, pp) at each GPU count; %u of %u families%s",
                                            n, list->len, lower ? "; lower is better" : "");
   var_str (p->vars, "note", note);
   p->title = g_strdup_printf ("vramsim plan: %s against GPUs (%s)", labels[mi],

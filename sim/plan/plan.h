@@ -21,6 +21,7 @@
 
 #define VS_PLAN_ERROR (plan_error_quark ())
 GQuark plan_error_quark (void);
+typedef enum { PLAN_ERROR_INPUT, PLAN_ERROR_INTERRUPTED } PlanErrorCode;
 
 typedef enum { PLAN_CKPT_NONE, PLAN_CKPT_SELECTIVE, PLAN_CKPT_FULL, PLAN_CKPT_COUNT } PlanCheckpoint;
 const char *plan_checkpoint_name (guint c);
