@@ -488,6 +488,9 @@ search_identity (const PlanSearch *s)
                           m->experts, m->top_k, m->precision, m->optimizer, s->global_batch);
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%s", i ? "," : "", s->configs[i]);
+  g_string_append (id, " price=");
+  for (guint i = 0; s->configs[i]; i++)
+    g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);
   const PlanList *lists[] = { &s->gpus, &s->tp, &s->pp, &s->v, &s->zero, &s->ckpt, &s->mbs, &s->sp };
   const char *names[] = { "gpus", "tp", "pp", "v", "zero", "ckpt", "mbs", "sp" };
   for (guint k = 0; k < G_N_ELEMENTS (lists); k++)
