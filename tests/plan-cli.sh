@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..24"
+echo "1..25"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -212,7 +212,7 @@ print("ok")
 PY
 ok $? "TF/s per GPU and MFU are the step's FLOPs by hand over the step"
 
-# plot plan: one family (tp=1 pp=1) at 1 and 2 GPUs; its data are the
+# 13-14: plot plan: one family (tp=1 pp=1) at 1 and 2 GPUs; its data are the
 # layouts' TF/s per GPU; the PNG is drawn when gnuplot is there.
 "$VRAMSIM" plot plan "$tmp/dpt.json" -o "$tmp/plan.png" --script-only 2>/dev/null
 python3 - "$tmp/dpt.json" "$tmp/plan.tsv" > "$tmp/py" 2>&1 <<'PY'
@@ -231,7 +231,7 @@ else
   n=$((n+1)); echo "ok $n # skip gnuplot not installed"
 fi
 
-# 13-14: --model reads a Hugging Face config.json; the generator's shape
+# 15-16: --model reads a Hugging Face config.json; the generator's shape
 # follows it. Llama-like: hidden 1024, 2 layers, 16 heads, 4 key/value
 # heads (head_dim 64), intermediate 2816, SwiGLU, vocabulary 32000. By
 # hand: attention 1024 x (1024 + 2 x 4 x 64) + 1024^2 = 2621440, MLP
@@ -256,7 +256,7 @@ assert tags["params"] == 110624768, tags
 PY
 ok $? "synth --kv-heads 4 --ffn 2816 --gated: the params tag is 2 x 55312384 bytes"
 
-# 15: bad input and usage.
+# 17: bad input and usage.
 echo '{ "hidden_size": "big" }' > "$tmp/bad.json"
 run "$VRAMSIM" plan --model "$tmp/bad.json" --global-batch 8 -c a100-80g --gpus 8
 r1=$rc; e1=$(cat "$tmp/err")
@@ -264,10 +264,12 @@ run "$VRAMSIM" plan --layers 4 --hidden 2048 --heads 16 -c a100-80g --gpus 8
 r2=$rc
 run "$VRAMSIM" plan --layers 4 --hidden 2048 --heads 16 --global-batch 8 -c a100-80g --gpus 8 --objective cost
 r3=$rc
-[ $r1 = 1 ] && grep -q 'bad.json: field "hidden_size"' <<<"$e1" && [ $r2 = 2 ] && [ $r3 = 2 ]
-ok $? "a bad config.json field: exit 1 naming file and field; no --global-batch, cost without --price: exit 2"
+run "$VRAMSIM" synth transformer-train --heads 16 --kv-heads 5 -o "$tmp/x.vtrace"
+r4=$rc
+[ $r1 = 1 ] && grep -q 'bad.json: field "hidden_size"' <<<"$e1" && [ $r2 = 2 ] && [ $r3 = 2 ] && [ $r4 = 2 ] && [ ! -e "$tmp/x.vtrace" ]
+ok $? "a bad config.json field: exit 1 naming file and field; no --global-batch, cost without --price, synth --kv-heads 5 of 16: exit 2"
 
-# 16-17: a 1T model (Table 1's: 128 layers x 25600 hidden x 160 heads,
+# 18-20: a 1T model (Table 1's: 128 layers x 25600 hidden x 160 heads,
 # vocabulary 51200, seq 2048) on 8 A100 80GB: P = 128 x 12 x 25600^2 +
 # 51200 x 25600 = 1.00794e12 parameters; even sharded 8 ways (ZeRO-3 over
 # dp = 8, or t x p = 8) the states alone are 16 P / 8 = 2.0159e12 bytes a
@@ -290,8 +292,14 @@ ok $? "1T on 8 A100s: nothing fits; the least missing $(tail -1 "$tmp/py") B >= 
 run "$VRAMSIM" plan --layers 128 --hidden 25600 --heads 160 --vocab 51200 --seq 2048 --global-batch 8 -c a100-80g --gpus 8
 grep -qE "^no layout fits: .* needs [0-9.]+ TiB per GPU, [0-9.]+ TiB more than the 80 GiB there is" "$tmp/out"
 ok $? "the text says no layout fits and how much memory is missing"
+# The README shows that output (its --top 1 form): it is what plan prints now.
+awk '/^\$ bin\/vramsim plan --layers 128 /{on=1; print; next} on && /^```$/{exit} on' README.md > "$tmp/block"
+cmd=$(head -1 "$tmp/block" | sed 's/^\$ bin\/vramsim //')
+# shellcheck disable=SC2086
+[ -n "$cmd" ] && "$VRAMSIM" $cmd 2>/dev/null | diff - <(sed 1d "$tmp/block") >&2
+ok $? "the README's no-fit example prints what the README shows"
 
-# 18-22: Megatron-LM (Narayanan et al. 2021, Table 1), in the search space
+# 21-25: Megatron-LM (Narayanan et al. 2021, Table 1), in the search space
 # of its runs: full recomputation, no ZeRO, no sequence parallelism (both
 # came later), every t, p, interleaving and micro-batch. (a) the run's
 # (t, p) is among the three best (t, p) of the ranking; (b) the plan's TF/s
