@@ -276,6 +276,16 @@ evaluate (Pool *pool, PlanLayout *l, guint slot, gboolean force)
   g_autoptr (GError) err = NULL;
   g_autofree char *path = g_strdup_printf ("%s/layout-%u.vtrace", pool->tmpdir, slot);
   l->capacity = cfg->memory.capacity - MIN (cfg->memory.reserved, cfg->memory.capacity);
+  /* First without generating: the model states the generator allocates
+   * for stage 0 (live together from the start to the end) plus the
+   * context are a floor of the replay's demand. */
+  guint64 states = synth_train_state_device_bytes (&o) + cfg->memory.context;
+  if (states > l->capacity && !force)
+    {
+      l->peak = states, l->fits = FALSE, l->replayed = FALSE;
+      l->bound = g_strdup ("memory");
+      return;
+    }
   SynthEmit *e = synth_emit_new (path, cfg, 0, "transformer-train", &err);
   if (e == NULL || !synth_transformer_train (&o, e, &err))
     {

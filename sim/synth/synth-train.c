@@ -1082,20 +1082,87 @@ schedule (Train *tr, guint64 pinned_inputs, GError **error)
   return TRUE;
 }
 
+/* The layout (sizes of the parallel groups, state bytes a parameter):
+ * what both the generator and synth_train_state_device_bytes start from. */
+static void
+layout_of (Train *tr, const SynthTrainOpts *o)
+{
+  tr->o = o;
+  synth_train_state_bytes (o->precision, o->optimizer, &tr->P, &tr->G, &tr->O);
+  tr->t = tp_of (o);
+  tr->pp = MAX (o->pp, 1u);
+  tr->v = tr->pp > 1 ? MAX (o->virtual_stages, 1u) : 1;
+  tr->dp = MAX (o->dp, 1u);
+  tr->k = MAX (o->top_k, 1u);
+  tr->ep = o->experts > 0 ? MIN (tr->dp, o->experts) : 1;
+  tr->edp = o->experts > 0 ? tr->dp / tr->ep : 1;
+}
+
+/* Stage 0's units and their parameter counts; returns one layer's. */
+static guint64
+units_of (Train *tr)
+{
+  const SynthTrainOpts *o = tr->o;
+  guint L = o->layers;
+  guint64 h = o->hidden;
+  tr->Lc = (L + tr->pp * tr->v - 1) / (tr->pp * tr->v);
+  tr->Ls = tr->Lc * tr->v;
+  tr->n_units = tr->Ls + 1;
+  tr->units = g_new0 (Unit, tr->n_units);
+  guint64 layer_params;
+  if (o->params != 0)
+    {
+      /* --params: spread Ψ over the layers (embedding folded in), split t ways. */
+      for (guint i = 0; i < tr->Ls; i++)
+        tr->units[i].n = (o->params / L + (i < o->params % L ? 1 : 0)) / tr->t;
+      layer_params = tr->units[0].n;
+    }
+  else
+    {
+      guint64 layer = attn_params (o) + mlp_params (o), exp = 0;
+      if (o->experts > 0)
+        {
+          /* Attention (GPT: 4h²), the router h·E, E/ep experts (GPT: 8h²) here. */
+          exp = (guint64) (o->experts / tr->ep) * mlp_params (o) / tr->t;
+          layer = attn_params (o) + (guint64) (o->experts / tr->ep) * mlp_params (o);
+        }
+      for (guint i = 0; i < tr->Ls; i++)
+        {
+          tr->units[i].n = layer / tr->t + (o->experts > 0 ? h * o->experts : 0);
+          tr->units[i].n_exp = exp;
+        }
+      layer_params = tr->units[0].n;
+      tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t;
+    }
+  return layer_params;
+}
+
+guint64
+synth_train_state_device_bytes (const SynthTrainOpts *o)
+{
+  Train tr = { 0 };
+  layout_of (&tr, o);
+  units_of (&tr);
+  guint64 sum = 0;
+  for (guint i = 0; i < tr.n_units; i++)
+    {
+      const Unit *u = &tr.units[i];
+      if (u->n == 0)
+        continue;
+      sum += unit_bytes (&tr, u, tr.P, o->zero >= 3) + unit_bytes (&tr, u, tr.G, o->zero >= 2);
+      if (!o->offload_optimizer)
+        sum += unit_bytes (&tr, u, tr.O, o->zero >= 1);
+    }
+  g_free (tr.units);
+  return sum;
+}
+
 gboolean
 synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
 {
   Train tr = { 0 };
-  tr.o = o;
   tr.e = e;
-  synth_train_state_bytes (o->precision, o->optimizer, &tr.P, &tr.G, &tr.O);
-  tr.t = tp_of (o);
-  tr.pp = MAX (o->pp, 1u);
-  tr.v = tr.pp > 1 ? MAX (o->virtual_stages, 1u) : 1;
-  tr.dp = MAX (o->dp, 1u);
-  tr.k = MAX (o->top_k, 1u);
-  tr.ep = o->experts > 0 ? MIN (tr.dp, o->experts) : 1;
-  tr.edp = o->experts > 0 ? tr.dp / tr.ep : 1;
+  layout_of (&tr, o);
   guint L = o->layers;
   if (tr.v > 1 && (L % (tr.pp * tr.v) != 0 || o->grad_accum % tr.pp != 0))
     {
@@ -1105,10 +1172,7 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
                    tr.v, L, tr.pp * tr.v, o->grad_accum, tr.pp);
       return FALSE;
     }
-  tr.Lc = (L + tr.pp * tr.v - 1) / (tr.pp * tr.v);
-  tr.Ls = tr.Lc * tr.v;
-  tr.n_units = tr.Ls + 1;
-  tr.units = g_new0 (Unit, tr.n_units);
+  guint64 layer_params = units_of (&tr);
   tr.free_events = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint64 h = o->hidden, s = o->seq, b = o->batch;
   switch (o->precision)
@@ -1126,31 +1190,6 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
     default:
       tr.prec = VS_PREC_FP16, tr.es = tr.gs = 2;
       break;
-    }
-  guint64 layer_params;
-  if (o->params != 0)
-    {
-      /* --params: spread Ψ over the layers (embedding folded in), split t ways. */
-      for (guint i = 0; i < tr.Ls; i++)
-        tr.units[i].n = (o->params / L + (i < o->params % L ? 1 : 0)) / tr.t;
-      layer_params = tr.units[0].n;
-    }
-  else
-    {
-      guint64 layer = attn_params (o) + mlp_params (o), exp = 0;
-      if (o->experts > 0)
-        {
-          /* Attention (GPT: 4h²), the router h·E, E/ep experts (GPT: 8h²) here. */
-          exp = (guint64) (o->experts / tr.ep) * mlp_params (o) / tr.t;
-          layer = attn_params (o) + (guint64) (o->experts / tr.ep) * mlp_params (o);
-        }
-      for (guint i = 0; i < tr.Ls; i++)
-        {
-          tr.units[i].n = layer / tr.t + (o->experts > 0 ? h * o->experts : 0);
-          tr.units[i].n_exp = exp;
-        }
-      layer_params = tr.units[0].n;
-      tr.units[tr.Ls].n = (guint64) o->vocab * h / tr.t;
     }
   guint64 scale = act_scale (o);
   tr.full = synth_train_layer_activations (o);
