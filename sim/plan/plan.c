@@ -267,8 +267,13 @@ typedef struct {
   guint next, done, replays;
 } Pool;
 
+/* How far evaluate goes: the whole way, pruning by the two floors;
+ * only to the live-peak floor (no replay); or the replay whatever the
+ * floors say (to learn the demand of a layout that does not fit). */
+typedef enum { EVAL_PRUNE, EVAL_LIVE_FLOOR, EVAL_FORCE } EvalMode;
+
 static void
-evaluate (Pool *pool, PlanLayout *l, guint slot, gboolean force)
+evaluate (Pool *pool, PlanLayout *l, guint slot, EvalMode mode)
 {
   const PlanSearch *s = pool->s;
   const VsConfig *cfg = pool->cfgs[l->config];
@@ -280,9 +285,9 @@ evaluate (Pool *pool, PlanLayout *l, guint slot, gboolean force)
    * for stage 0 (live together from the start to the end) plus the
    * context are a floor of the replay's demand. */
   guint64 states = synth_train_state_device_bytes (&o) + cfg->memory.context;
-  if (states > l->capacity && !force)
+  if (states > l->capacity && mode == EVAL_PRUNE)
     {
-      l->peak = states, l->fits = FALSE, l->replayed = FALSE;
+      l->peak = states, l->fits = FALSE, l->replayed = FALSE, l->floor = 0;
       l->bound = g_strdup ("memory");
       return;
     }
@@ -300,10 +305,10 @@ evaluate (Pool *pool, PlanLayout *l, guint slot, gboolean force)
    * least the live peak) plus the context, so a layout over capacity here
    * is over it there. */
   guint64 bound = synth_peak_device (e) + cfg->memory.context;
-  if (bound > l->capacity && !force)
+  if ((bound > l->capacity && mode == EVAL_PRUNE) || mode == EVAL_LIVE_FLOOR)
     {
       synth_emit_abort (e);
-      l->peak = bound, l->fits = FALSE, l->replayed = FALSE;
+      l->peak = MAX (bound, states), l->fits = FALSE, l->replayed = FALSE, l->floor = 1;
       l->bound = g_strdup ("memory");
       return;
     }
@@ -404,7 +409,7 @@ worker (gpointer data)
       g_mutex_unlock (&pool->lock);
       if (i == G_MAXUINT)
         break;
-      evaluate (pool, pool->todo->pdata[i], i, FALSE);
+      evaluate (pool, pool->todo->pdata[i], i, EVAL_PRUNE);
       g_mutex_lock (&pool->lock);
       pool->done++;
       g_mutex_unlock (&pool->lock);
@@ -601,13 +606,23 @@ plan_run (const PlanSearch *s, GError **error)
                   if (a->peak < b->peak || (a->peak == b->peak && a->index < b->index))
                     k = i;
                 }
-              PlanLayout *l = g_ptr_array_steal_index (pruned, k);
+              PlanLayout *l = pruned->pdata[k];
               if (l->peak >= best)
                 break;
-              /* The replay carries on past the capacity (keep_going). */
               g_free (l->bound);
               l->bound = NULL;
-              evaluate (&pool, l, 0, TRUE);
+              if (l->floor == 0)
+                {
+                  /* Pruned by its states: its live peak first (a higher
+                   * floor, no replay), then it takes its turn again. */
+                  evaluate (&pool, l, 0, EVAL_LIVE_FLOOR);
+                  if (l->error)
+                    g_ptr_array_remove_index (pruned, k);
+                  continue;
+                }
+              g_ptr_array_remove_index (pruned, k);
+              /* The replay carries on past the capacity (keep_going). */
+              evaluate (&pool, l, 0, EVAL_FORCE);
               if (l->replayed)
                 best = MIN (best, l->peak);
             }
@@ -623,7 +638,7 @@ plan_run (const PlanSearch *s, GError **error)
       for (guint i = 0; i < dups->len; i += 2)
         {
           PlanLayout *d = dups->pdata[i], *f = dups->pdata[i + 1];
-          d->replayed = f->replayed, d->fits = f->fits, d->peak = f->peak, d->capacity = f->capacity;
+          d->replayed = f->replayed, d->floor = f->floor, d->fits = f->fits, d->peak = f->peak, d->capacity = f->capacity;
           d->step_ns = f->step_ns, d->bound = g_strdup (f->bound), d->error = g_strdup (f->error);
           r->cached++;
         }

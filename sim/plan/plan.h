@@ -56,7 +56,8 @@ typedef struct {
   guint gpus, tp, pp, dp, v, zero, ckpt, mbs, accum;
   gboolean sp;
   /* the result */
-  gboolean replayed;          /* FALSE: pruned by the memory bound (peak is that bound) */
+  gboolean replayed;          /* FALSE: pruned by a memory floor (peak is that floor) */
+  guint floor;                /* when not replayed: 0 the model states' floor, 1 the live peak's */
   gboolean fits;
   guint64 peak;               /* device demand per GPU, bytes (the bound when not replayed) */
   guint64 capacity;           /* usable device memory (capacity - reserved) */
