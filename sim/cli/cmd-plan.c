@@ -61,7 +61,11 @@ parse_names (const char *s, PlanList *l, const char *const *names, guint n_names
         k++;
       if (k == n_names || l->n >= PLAN_MAX_VALUES)
         return FALSE;
-      l->v[l->n++] = k;
+      gboolean dup = FALSE;
+      for (guint j = 0; j < l->n; j++)
+        dup |= l->v[j] == k;
+      if (!dup)
+        l->v[l->n++] = k;
     }
   return l->n > 0;
 }
