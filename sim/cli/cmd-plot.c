@@ -29,13 +29,15 @@ cmd_plot (int argc, char **argv)
     "  timeline  residency per tier (GiB) and utilization per resource (%) over time, from a replay --series CSV\n"
     "  sweep     a metric against a varied key, one line per --by value, from a sweep CSV\n"
     "  stalls    stacked contention/fault/swap/copy-engine stalls, per report JSON or per sweep CSV row\n"
-    "  compare   two or more --series CSVs overlaid (residency, and --y below)");
+    "  compare   two or more --series CSVs overlaid (residency, and --y below)\n"
+    "  plan      TF/s per GPU (or --y step_ns, mfu, tokens_per_s, cost_per_mtokens) against GPUs, per (tp, pp), from plan --format json");
   g_option_context_set_description (ctx,
     "Examples:\n"
     "  vramsim plot timeline series.csv -o timeline.png\n"
     "  vramsim plot sweep results.csv --x memory.capacity --by config -o sweep.svg\n"
     "  vramsim plot stalls a.json b.json -o stalls.png\n"
     "  vramsim plot compare a100.csv rtx3090.csv -o compare.png\n"
+    "  vramsim plot plan plan.json -o plan.png\n"
     "Templates come from $VRAMSIM_PLOTS, else the source tree's plots/, else the installed share/vramsim/plots.\n"
     "See docs/plots.md.");
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -55,7 +57,7 @@ cmd_plot (int argc, char **argv)
   int kind = plot_kind_from_name (rest[0]);
   if (kind < 0)
     {
-      cmd_error ("plot: unknown kind '%s' (timeline, sweep, stalls, compare)", rest[0]);
+      cmd_error ("plot: unknown kind '%s' (timeline, sweep, stalls, compare, plan)", rest[0]);
       return 2;
     }
   if (output == NULL)

@@ -258,7 +258,8 @@ train (int argc, char **argv)
   /* -1: not given (--params alone then picks the shape). */
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
-  gboolean sp = FALSE, no_limit = FALSE;
+  int kv_heads = 0, ffn = 0;
+  gboolean sp = FALSE, no_limit = FALSE, gated = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
   GOptionEntry entries[] = {
@@ -269,6 +270,9 @@ train (int argc, char **argv)
     { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (1024)", "S" },
     { "batch", 0, 0, G_OPTION_ARG_INT, &batch, "Micro-batch size per GPU (8)", "B" },
     { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (50257)", "V" },
+    { "kv-heads", 0, 0, G_OPTION_ARG_INT, &kv_heads, "Key/value heads: grouped-query attention (default: --heads)", "N" },
+    { "ffn", 0, 0, G_OPTION_ARG_INT, &ffn, "MLP inner size (default: 4 x --hidden)", "F" },
+    { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU, as Llama: gate, up and down matrices)", NULL },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed; fp8: Transformer Engine)", "P" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
     { "checkpoint", 0, 0, G_OPTION_ARG_STRING, &checkpoint, "none, full, every=N or selective (none)", "MODE" },
@@ -318,6 +322,10 @@ train (int argc, char **argv)
                           "transformer-train");
       else if (sp && tp < 2)
         rc = usage_error (ctx, "%s: --sp needs --tp 2 or more", "transformer-train");
+      else if (kv_heads < 0 || ffn < 0 || (kv_heads > 0 && (heads % kv_heads != 0 || kv_heads % tp != 0))
+               || (ffn > 0 && ffn % tp != 0))
+        rc = usage_error (ctx, "%s: --kv-heads divides --heads and is a multiple of --tp; --ffn is a multiple of --tp",
+                          "transformer-train");
       else if (experts < 0 || (experts > 0 && (top_k < 1 || top_k > experts || experts % MIN (dp, experts) != 0)))
         rc = usage_error (ctx, "%s: --experts is 0 or more, --top-k 1..experts, and --dp ranks (or fewer) must split the experts evenly",
                           "transformer-train");
@@ -361,6 +369,7 @@ train (int argc, char **argv)
   o.no_limit_all_gathers = no_limit;
   o.tp = tp, o.pp = pp, o.sp = sp, o.experts = experts, o.top_k = experts > 0 ? top_k : 0;
   o.virtual_stages = vstages;
+  o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated;
   o.ddp_local = ddp && strcmp (ddp, "local") == 0;
   if (zero > 0 && dp == 1)
     synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);

@@ -12,6 +12,7 @@ int cmd_synth (int argc, char **argv);
 int cmd_convert (int argc, char **argv);
 int cmd_info (int argc, char **argv);
 int cmd_configs (int argc, char **argv);
+int cmd_plan (int argc, char **argv);
 
 /* Checks ARGV against the option GROUPS (NULL-terminated) before GLib
  * parses it: an unknown option (with "did you mean"), a single-valued

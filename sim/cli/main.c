@@ -15,6 +15,7 @@ static const struct {
   { "replay",  cmd_replay,  "replay a trace against a modeled machine" },
   { "sweep",   cmd_sweep,   "replay one trace over many configurations" },
   { "fit",     cmd_fit,     "where does a trace fit, and how fast: one row per config" },
+  { "plan",    cmd_plan,    "which parallel layout trains a model fastest, or cheapest" },
   { "plot",    cmd_plot,    "draw timelines, sweeps and stalls with gnuplot" },
   { "synth",   cmd_synth,   "generate a trace for a modeled workload" },
   { "convert", cmd_convert, "convert between trace formats, import profiler traces" },

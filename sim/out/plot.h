@@ -11,9 +11,9 @@
 #define VS_PLOT_ERROR (plot_error_quark ())
 GQuark plot_error_quark (void);
 
-typedef enum { VS_PLOT_TIMELINE, VS_PLOT_SWEEP, VS_PLOT_STALLS, VS_PLOT_COMPARE, VS_PLOT_COUNT } VsPlotKind;
+typedef enum { VS_PLOT_TIMELINE, VS_PLOT_SWEEP, VS_PLOT_STALLS, VS_PLOT_COMPARE, VS_PLOT_PLAN, VS_PLOT_COUNT } VsPlotKind;
 
-/* "timeline", "sweep", "stalls", "compare"; -1 / NULL when unknown. */
+/* "timeline", "sweep", "stalls", "compare", "plan"; -1 / NULL when unknown. */
 int plot_kind_from_name (const char *name);
 const char *plot_kind_name (VsPlotKind kind);
 

@@ -136,6 +136,63 @@ tp_of (const SynthTrainOpts *o)
   return MAX (o->tp, 1u);
 }
 
+/* The shape's sizes (Llama's fields; GPT's when 0): the fused QKV GEMM's
+ * output (h + 2·kv_heads·head_dim), the MLP's inner size F, fc1's output
+ * (F, or 2F gated: gate and up in one GEMM), the weights of a layer's
+ * attention and of one MLP. */
+static guint64
+qkv_out (const SynthTrainOpts *o)
+{
+  guint64 h = o->hidden, kv = o->kv_heads ? o->kv_heads : o->heads;
+  return h + 2 * kv * (h / o->heads);
+}
+
+static guint64
+ffn_of (const SynthTrainOpts *o)
+{
+  return o->ffn ? o->ffn : 4 * (guint64) o->hidden;
+}
+
+static guint64
+fc1_out (const SynthTrainOpts *o)
+{
+  return ffn_of (o) * (o->gated_mlp ? 2 : 1);
+}
+
+static guint64
+attn_params (const SynthTrainOpts *o)
+{
+  return (guint64) o->hidden * (qkv_out (o) + o->hidden);
+}
+
+static guint64
+mlp_params (const SynthTrainOpts *o)
+{
+  return (guint64) o->hidden * ffn_of (o) * (o->gated_mlp ? 3 : 2);
+}
+
+/* The MLP activation's traffic per inner element, in activation elements:
+ * GELU reads and writes one (2); SwiGLU reads gate and up, writes one (3);
+ * backward: 3, and 5 gated (reads dy, gate, up; writes both gradients). */
+static double
+act_fwd_bytes (const SynthTrainOpts *o)
+{
+  return o->gated_mlp ? 3 : 2;
+}
+
+static double
+act_bwd_bytes (const SynthTrainOpts *o)
+{
+  return o->gated_mlp ? 5 : 3;
+}
+
+/* Whether the shape is GPT's (the published formulas, exactly). */
+static gboolean
+gpt_shape (const SynthTrainOpts *o)
+{
+  return (o->kv_heads == 0 || o->kv_heads == o->heads) && (o->ffn == 0 || o->ffn == 4 * o->hidden) && !o->gated_mlp;
+}
+
 /* Numerator over t of the bytes a layer keeps besides attention scores,
  * in units of s·b·h (Korthikanti Table 2, with the MoE and FP8 terms). */
 static guint64
@@ -154,7 +211,22 @@ guint64
 synth_train_layer_kept (const SynthTrainOpts *o)
 {
   guint64 u = (guint64) o->seq * o->batch * o->hidden * act_scale (o);
-  return u * kept_num (o) / tp_of (o);
+  if (gpt_shape (o))
+    return u * kept_num (o) / tp_of (o);
+  /* Korthikanti's terms with the shape's sizes, in units of s·b·h: 10
+   * not split by TP (QKV and fc1 inputs 2 each, two dropout masks, two
+   * layer norms' inputs 4), and split t ways: Q 2, K and V 2·kv/heads
+   * each, the projection's input 2, fc1's output 2·F'/h (F' = F, or 2F
+   * gated) and fc2's input 2·F/h (GPT: 4 + 2 + 2 + 8 + 8 = 24). */
+  double t = tp_of (o), h = o->hidden, f = ffn_of (o), r = (double) (o->kv_heads ? o->kv_heads : o->heads) / o->heads;
+  double mlp = 2 * (double) fc1_out (o) / h + 2 * f / h;
+  double split = 2 + 4 * r + 2 + mlp, whole = 10;
+  if (o->experts > 0)
+    split += mlp * (MAX (o->top_k, 1u) - 1);
+  if (o->precision == SYNTH_PREC_FP8)
+    whole -= 2, split -= 1 + f / h;   /* FP8 copies of the QKV, fc1, projection and fc2 inputs */
+  double n = o->sp ? (whole + split) / t : whole + split / t;
+  return (guint64) llround (u * n);
 }
 
 guint64
@@ -317,7 +389,7 @@ build_fwd (Train *tr, GArray *ops, gboolean rc)
 #define NM(base) (rc ? base "_recompute" : base "_fwd")
   add_op (ops, memop (NM ("layernorm"), SYNTH_MEM_NORM, 2 * es * Tl * h));
   sp_gather (tr, ops, es * T * h);
-  add_op (ops, gemm (NM ("gemm_qkv"), TRUE, T, 3 * h / t, h, 1));
+  add_op (ops, gemm (NM ("gemm_qkv"), TRUE, T, qkv_out (o) / t, h, 1));
   attention_core (tr, ops, rc);
   add_op (ops, gemm (NM ("gemm_proj"), TRUE, T, h, h / t, 1));
   tp_reduce (tr, ops, es * T * h);
@@ -332,17 +404,17 @@ build_fwd (Train *tr, GArray *ops, gboolean rc)
       add_op (ops, gemm (NM ("gemm_router"), TRUE, T, o->experts, h, 1));
       if (tr->ep > 1)
         add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
-      add_op (ops, gemm (NM ("gemm_expert_fc1"), TRUE, tok, 4 * h / t, h, local));
-      add_op (ops, memop (NM ("gelu_bias"), SYNTH_MEM_ACT, 2 * es * (double) T * tr->k * 4 * h / t));
-      add_op (ops, gemm (NM ("gemm_expert_fc2"), TRUE, tok, h, 4 * h / t, local));
+      add_op (ops, gemm (NM ("gemm_expert_fc1"), TRUE, tok, fc1_out (o) / t, h, local));
+      add_op (ops, memop (NM ("gelu_bias"), SYNTH_MEM_ACT, act_fwd_bytes (o) * es * (double) T * tr->k * ffn_of (o) / t));
+      add_op (ops, gemm (NM ("gemm_expert_fc2"), TRUE, tok, h, ffn_of (o) / t, local));
       if (tr->ep > 1)
         add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
     }
   else
     {
-      add_op (ops, gemm (NM ("gemm_fc1"), TRUE, T, 4 * h / t, h, 1));
-      add_op (ops, memop (NM ("gelu_bias"), SYNTH_MEM_ACT, 2 * es * (double) T * 4 * h / t));
-      add_op (ops, gemm (NM ("gemm_fc2"), TRUE, T, h, 4 * h / t, 1));
+      add_op (ops, gemm (NM ("gemm_fc1"), TRUE, T, fc1_out (o) / t, h, 1));
+      add_op (ops, memop (NM ("gelu_bias"), SYNTH_MEM_ACT, act_fwd_bytes (o) * es * (double) T * ffn_of (o) / t));
+      add_op (ops, gemm (NM ("gemm_fc2"), TRUE, T, h, ffn_of (o) / t, 1));
     }
   tp_reduce (tr, ops, es * T * h);
   add_op (ops, memop (NM ("dropout_add_bias"), SYNTH_MEM_ACT, (3 * es + 1) * Tl * h));
@@ -365,11 +437,11 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
       guint64 local = o->experts / tr->ep, tok = MAX (1, T * tr->k / local);
       if (tr->ep > 1)
         add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
-      add_op (ops, gemm ("gemm_expert_fc2_dx", TRUE, tok, 4 * h / t, h, local));
-      add_op (ops, gemm ("gemm_expert_fc2_dw", FALSE, 4 * h / t, h, tok, local));
-      add_op (ops, memop ("gelu_bias_bwd", SYNTH_MEM_ACT, 3 * es * (double) T * tr->k * 4 * h / t));
-      add_op (ops, gemm ("gemm_expert_fc1_dx", TRUE, tok, h, 4 * h / t, local));
-      add_op (ops, gemm ("gemm_expert_fc1_dw", FALSE, h, 4 * h / t, tok, local));
+      add_op (ops, gemm ("gemm_expert_fc2_dx", TRUE, tok, ffn_of (o) / t, h, local));
+      add_op (ops, gemm ("gemm_expert_fc2_dw", FALSE, ffn_of (o) / t, h, tok, local));
+      add_op (ops, memop ("gelu_bias_bwd", SYNTH_MEM_ACT, act_bwd_bytes (o) * es * (double) T * tr->k * ffn_of (o) / t));
+      add_op (ops, gemm ("gemm_expert_fc1_dx", TRUE, tok, h, fc1_out (o) / t, local));
+      add_op (ops, gemm ("gemm_expert_fc1_dw", FALSE, h, fc1_out (o) / t, tok, local));
       if (tr->ep > 1)
         add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
       add_op (ops, gemm ("gemm_router_dx", TRUE, T, h, o->experts, 1));
@@ -377,11 +449,11 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
     }
   else
     {
-      add_op (ops, gemm ("gemm_fc2_dx", TRUE, T, 4 * h / t, h, 1));
-      add_op (ops, gemm ("gemm_fc2_dw", FALSE, 4 * h / t, h, T, 1));
-      add_op (ops, memop ("gelu_bias_bwd", SYNTH_MEM_ACT, 3 * es * (double) T * 4 * h / t));
-      add_op (ops, gemm ("gemm_fc1_dx", TRUE, T, h, 4 * h / t, 1));
-      add_op (ops, gemm ("gemm_fc1_dw", FALSE, h, 4 * h / t, T, 1));
+      add_op (ops, gemm ("gemm_fc2_dx", TRUE, T, ffn_of (o) / t, h, 1));
+      add_op (ops, gemm ("gemm_fc2_dw", FALSE, ffn_of (o) / t, h, T, 1));
+      add_op (ops, memop ("gelu_bias_bwd", SYNTH_MEM_ACT, act_bwd_bytes (o) * es * (double) T * ffn_of (o) / t));
+      add_op (ops, gemm ("gemm_fc1_dx", TRUE, T, h, fc1_out (o) / t, 1));
+      add_op (ops, gemm ("gemm_fc1_dw", FALSE, h, fc1_out (o) / t, T, 1));
     }
   tp_reduce (tr, ops, es * T * h);
   /* Read x, dy and the residual's gradient, write dx. */
@@ -396,8 +468,8 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
   add_op (ops, memop ("softmax_bwd", SYNTH_MEM_NORM, 3 * es * scores));
   add_op (ops, gemm ("gemm_qk_bmm_bwd_dq", FALSE, s, hd, s, b * heads));
   add_op (ops, gemm ("gemm_qk_bmm_bwd_dk", FALSE, s, hd, s, b * heads));
-  add_op (ops, gemm ("gemm_qkv_dx", TRUE, T, h, 3 * h / t, 1));
-  add_op (ops, gemm ("gemm_qkv_dw", FALSE, 3 * h / t, h, T, 1));
+  add_op (ops, gemm ("gemm_qkv_dx", TRUE, T, h, qkv_out (o) / t, 1));
+  add_op (ops, gemm ("gemm_qkv_dw", FALSE, qkv_out (o) / t, h, T, 1));
   tp_reduce (tr, ops, es * T * h);
   add_op (ops, memop ("layernorm_bwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
   if (o->zero < 2 || o->dp <= 1)
@@ -1010,20 +1082,87 @@ schedule (Train *tr, guint64 pinned_inputs, GError **error)
   return TRUE;
 }
 
+/* The layout (sizes of the parallel groups, state bytes a parameter):
+ * what both the generator and synth_train_state_device_bytes start from. */
+static void
+layout_of (Train *tr, const SynthTrainOpts *o)
+{
+  tr->o = o;
+  synth_train_state_bytes (o->precision, o->optimizer, &tr->P, &tr->G, &tr->O);
+  tr->t = tp_of (o);
+  tr->pp = MAX (o->pp, 1u);
+  tr->v = tr->pp > 1 ? MAX (o->virtual_stages, 1u) : 1;
+  tr->dp = MAX (o->dp, 1u);
+  tr->k = MAX (o->top_k, 1u);
+  tr->ep = o->experts > 0 ? MIN (tr->dp, o->experts) : 1;
+  tr->edp = o->experts > 0 ? tr->dp / tr->ep : 1;
+}
+
+/* Stage 0's units and their parameter counts; returns one layer's. */
+static guint64
+units_of (Train *tr)
+{
+  const SynthTrainOpts *o = tr->o;
+  guint L = o->layers;
+  guint64 h = o->hidden;
+  tr->Lc = (L + tr->pp * tr->v - 1) / (tr->pp * tr->v);
+  tr->Ls = tr->Lc * tr->v;
+  tr->n_units = tr->Ls + 1;
+  tr->units = g_new0 (Unit, tr->n_units);
+  guint64 layer_params;
+  if (o->params != 0)
+    {
+      /* --params: spread Ψ over the layers (embedding folded in), split t ways. */
+      for (guint i = 0; i < tr->Ls; i++)
+        tr->units[i].n = (o->params / L + (i < o->params % L ? 1 : 0)) / tr->t;
+      layer_params = tr->units[0].n;
+    }
+  else
+    {
+      guint64 layer = attn_params (o) + mlp_params (o), exp = 0;
+      if (o->experts > 0)
+        {
+          /* Attention (GPT: 4h²), the router h·E, E/ep experts (GPT: 8h²) here. */
+          exp = (guint64) (o->experts / tr->ep) * mlp_params (o) / tr->t;
+          layer = attn_params (o) + (guint64) (o->experts / tr->ep) * mlp_params (o);
+        }
+      for (guint i = 0; i < tr->Ls; i++)
+        {
+          tr->units[i].n = layer / tr->t + (o->experts > 0 ? h * o->experts : 0);
+          tr->units[i].n_exp = exp;
+        }
+      layer_params = tr->units[0].n;
+      tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t;
+    }
+  return layer_params;
+}
+
+guint64
+synth_train_state_device_bytes (const SynthTrainOpts *o)
+{
+  Train tr = { 0 };
+  layout_of (&tr, o);
+  units_of (&tr);
+  guint64 sum = 0;
+  for (guint i = 0; i < tr.n_units; i++)
+    {
+      const Unit *u = &tr.units[i];
+      if (u->n == 0)
+        continue;
+      sum += unit_bytes (&tr, u, tr.P, o->zero >= 3) + unit_bytes (&tr, u, tr.G, o->zero >= 2);
+      if (!o->offload_optimizer)
+        sum += unit_bytes (&tr, u, tr.O, o->zero >= 1);
+    }
+  g_free (tr.units);
+  return sum;
+}
+
 gboolean
 synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
 {
   Train tr = { 0 };
-  tr.o = o;
   tr.e = e;
-  synth_train_state_bytes (o->precision, o->optimizer, &tr.P, &tr.G, &tr.O);
-  tr.t = tp_of (o);
-  tr.pp = MAX (o->pp, 1u);
-  tr.v = tr.pp > 1 ? MAX (o->virtual_stages, 1u) : 1;
-  tr.dp = MAX (o->dp, 1u);
-  tr.k = MAX (o->top_k, 1u);
-  tr.ep = o->experts > 0 ? MIN (tr.dp, o->experts) : 1;
-  tr.edp = o->experts > 0 ? tr.dp / tr.ep : 1;
+  layout_of (&tr, o);
   guint L = o->layers;
   if (tr.v > 1 && (L % (tr.pp * tr.v) != 0 || o->grad_accum % tr.pp != 0))
     {
@@ -1033,10 +1172,7 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
                    tr.v, L, tr.pp * tr.v, o->grad_accum, tr.pp);
       return FALSE;
     }
-  tr.Lc = (L + tr.pp * tr.v - 1) / (tr.pp * tr.v);
-  tr.Ls = tr.Lc * tr.v;
-  tr.n_units = tr.Ls + 1;
-  tr.units = g_new0 (Unit, tr.n_units);
+  guint64 layer_params = units_of (&tr);
   tr.free_events = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint64 h = o->hidden, s = o->seq, b = o->batch;
   switch (o->precision)
@@ -1054,31 +1190,6 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
     default:
       tr.prec = VS_PREC_FP16, tr.es = tr.gs = 2;
       break;
-    }
-  guint64 layer_params;
-  if (o->params != 0)
-    {
-      /* --params: spread Ψ over the layers (embedding folded in), split t ways. */
-      for (guint i = 0; i < tr.Ls; i++)
-        tr.units[i].n = (o->params / L + (i < o->params % L ? 1 : 0)) / tr.t;
-      layer_params = tr.units[0].n;
-    }
-  else
-    {
-      guint64 layer = 12 * h * h, exp = 0;
-      if (o->experts > 0)
-        {
-          /* Attention 4h², the router h·E, E/ep experts of 8h² here. */
-          exp = (guint64) (o->experts / tr.ep) * 8 * h * h / tr.t;
-          layer = 4 * h * h + (guint64) (o->experts / tr.ep) * 8 * h * h;
-        }
-      for (guint i = 0; i < tr.Ls; i++)
-        {
-          tr.units[i].n = layer / tr.t + (o->experts > 0 ? h * o->experts : 0);
-          tr.units[i].n_exp = exp;
-        }
-      layer_params = tr.units[0].n;
-      tr.units[tr.Ls].n = (guint64) o->vocab * h / tr.t;
     }
   guint64 scale = act_scale (o);
   tr.full = synth_train_layer_activations (o);

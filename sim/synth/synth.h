@@ -192,6 +192,11 @@ typedef enum { SYNTH_CKPT_NONE, SYNTH_CKPT_EVERY, SYNTH_CKPT_SELECTIVE } SynthCh
 typedef struct {
   guint64 params;       /* 0: derived from the shape */
   guint layers, hidden, heads, seq, batch, vocab;
+  /* Llama-style shapes (0 / FALSE: GPT's): key/value heads (grouped-query
+   * attention), the MLP's inner size (4·hidden), a gated MLP (SwiGLU:
+   * three weight matrices, gate and up fused in one GEMM). */
+  guint kv_heads, ffn;
+  gboolean gated_mlp;
   SynthPrecision precision;
   SynthOptimizer optimizer;
   SynthCheckpoint checkpoint;
@@ -233,6 +238,10 @@ guint64 synth_train_layer_activations (const SynthTrainOpts *o);
  * 34·s·b·h, s·b·h·(10 + 24/t), or 34·s·b·h/t with sequence parallelism. */
 guint64 synth_train_layer_kept (const SynthTrainOpts *o);
 gboolean synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error);
+/* The device bytes of stage 0's parameters, gradients and optimizer states
+ * as the generator allocates them (live together from before the first
+ * step to the end): a floor of the trace's live peak, without generating it. */
+guint64 synth_train_state_device_bytes (const SynthTrainOpts *o);
 
 typedef struct {
   guint64 params;       /* 0: derived from the shape */

@@ -1,0 +1,458 @@
+/* cmd-plan.c — `vramsim plan`: options in, plan_run / plan_merge out
+ * (docs/plan.md). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cmds.h"
+#include "plan/plan.h"
+
+/* "1,2,4" or "A-B" (A, 2A, 4A, ... up to B) into L. FALSE on anything else. */
+static gboolean
+parse_list (const char *s, PlanList *l, gboolean allow_zero)
+{
+  l->n = 0;
+  if (s == NULL || *s == '\0')
+    return FALSE;
+  g_auto (GStrv) parts = g_strsplit (s, ",", -1);
+  for (guint i = 0; parts[i]; i++)
+    {
+      char *end;
+      const char *p = parts[i];
+      if (!g_ascii_isdigit (p[0]))
+        return FALSE;
+      guint64 a = g_ascii_strtoull (p, &end, 10), b = a;
+      if (*end == '-')
+        {
+          const char *q = end + 1;
+          if (!g_ascii_isdigit (q[0]))
+            return FALSE;
+          b = g_ascii_strtoull (q, &end, 10);
+          if (a == 0 || b < a)
+            return FALSE;
+        }
+      if (*end != '\0' || b > 10000000 || (a == 0 && !allow_zero))
+        return FALSE;
+      for (guint64 v = a; v <= b; v = v ? v * 2 : b + 1)
+        {
+          if (l->n >= PLAN_MAX_VALUES)
+            return FALSE;
+          gboolean dup = FALSE;
+          for (guint k = 0; k < l->n; k++)
+            dup |= l->v[k] == v;
+          if (!dup)
+            l->v[l->n++] = (guint) v;
+          if (v == b)
+            break;
+        }
+    }
+  return l->n > 0;
+}
+
+static gboolean
+parse_names (const char *s, PlanList *l, const char *const *names, guint n_names)
+{
+  l->n = 0;
+  g_auto (GStrv) parts = g_strsplit (s, ",", -1);
+  for (guint i = 0; parts[i]; i++)
+    {
+      guint k = 0;
+      while (k < n_names && strcmp (parts[i], names[k]) != 0)
+        k++;
+      if (k == n_names || l->n >= PLAN_MAX_VALUES)
+        return FALSE;
+      gboolean dup = FALSE;
+      for (guint j = 0; j < l->n; j++)
+        dup |= l->v[j] == k;
+      if (!dup)
+        l->v[l->n++] = k;
+    }
+  return l->n > 0;
+}
+
+static gboolean
+parse_precision (const char *s, SynthPrecision *p)
+{
+  static const char *names[] = { "fp32", "fp16", "bf16", "mixed", "fp8" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_strcmp0 (s, names[i]) == 0)
+      {
+        *p = (SynthPrecision) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+/* A field of a Hugging Face config.json: *OUT unchanged when absent. */
+static gboolean
+hf_uint (const cJSON *root, const char *key, guint *out, const char *path, GError **error)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (root, key);
+  if (v == NULL || cJSON_IsNull (v))
+    return TRUE;
+  if (!cJSON_IsNumber (v) || v->valuedouble < 0 || v->valuedouble > 1e9 || v->valuedouble != (guint) v->valuedouble)
+    {
+      g_set_error (error, VS_PLAN_ERROR, 0, "%s: field \"%s\": expected a whole number", path, key);
+      return FALSE;
+    }
+  *out = (guint) v->valuedouble;
+  return TRUE;
+}
+
+/* --model FILE: hidden_size, num_hidden_layers, num_attention_heads,
+ * num_key_value_heads, intermediate_size, vocab_size, num_local_experts,
+ * num_experts_per_tok; a gated MLP for hidden_act silu (Llama, Mistral,
+ * Mixtral, Qwen). Values the command line gives win. */
+static gboolean
+read_model (const char *path, SynthTrainOpts *m, GError **error)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents (path, &text, NULL, error))
+    return FALSE;
+  cJSON *root = cJSON_Parse (text);
+  if (!cJSON_IsObject (root))
+    {
+      g_set_error (error, VS_PLAN_ERROR, 0, "%s: not a JSON object (a Hugging Face config.json)", path);
+      cJSON_Delete (root);
+      return FALSE;
+    }
+  gboolean ok = hf_uint (root, "hidden_size", &m->hidden, path, error)
+                && hf_uint (root, "num_hidden_layers", &m->layers, path, error)
+                && hf_uint (root, "num_attention_heads", &m->heads, path, error)
+                && hf_uint (root, "num_key_value_heads", &m->kv_heads, path, error)
+                && hf_uint (root, "intermediate_size", &m->ffn, path, error)
+                && hf_uint (root, "vocab_size", &m->vocab, path, error)
+                && hf_uint (root, "num_local_experts", &m->experts, path, error)
+                && hf_uint (root, "num_experts_per_tok", &m->top_k, path, error);
+  const cJSON *act = cJSON_GetObjectItemCaseSensitive (root, "hidden_act");
+  if (ok && cJSON_IsString (act) && (strcmp (act->valuestring, "silu") == 0 || strcmp (act->valuestring, "swiglu") == 0))
+    m->gated_mlp = TRUE;
+  if (ok && (m->hidden == 0 || m->layers == 0 || m->heads == 0))
+    {
+      g_set_error (error, VS_PLAN_ERROR, 0, "%s: needs hidden_size, num_hidden_layers and num_attention_heads", path);
+      ok = FALSE;
+    }
+  if (ok && m->kv_heads == m->heads)
+    m->kv_heads = 0;
+  if (ok && m->ffn == 4 * m->hidden && !m->gated_mlp)
+    m->ffn = 0;
+  cJSON_Delete (root);
+  return ok;
+}
+
+/* --price PRESET=USD,... into PRICE (per config name as given). */
+static gboolean
+parse_prices (char **prices, char **configs, double *price, char **bad)
+{
+  for (guint i = 0; prices && prices[i]; i++)
+    {
+      g_auto (GStrv) parts = g_strsplit (prices[i], ",", -1);
+      for (guint k = 0; parts[k]; k++)
+        {
+          char *eq = strchr (parts[k], '=');
+          char *end = NULL;
+          double v = eq ? g_ascii_strtod (eq + 1, &end) : 0;
+          if (eq == NULL || end == eq + 1 || *end != '\0' || !(v > 0))
+            {
+              *bad = g_strdup (parts[k]);
+              return FALSE;
+            }
+          *eq = '\0';
+          gboolean found = FALSE;
+          for (guint c = 0; configs[c]; c++)
+            if (strcmp (configs[c], parts[k]) == 0)
+              price[c] = v, found = TRUE;
+          if (!found)
+            {
+              *eq = '=';
+              *bad = g_strdup (parts[k]);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
+int
+cmd_plan (int argc, char **argv)
+{
+  g_auto (GStrv) configs = NULL, prices = NULL, rest = NULL;
+  g_autofree char *model = NULL, *precision = NULL, *optimizer = NULL, *gpus = NULL, *tp = NULL, *pp = NULL,
+                  *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
+                  *shard = NULL;
+  gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
+  gint jobs = 0, top = -1;
+  gint64 batch = 0;
+  gboolean gated = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
+  GOptionEntry entries[] = {
+    { "model", 0, 0, G_OPTION_ARG_FILENAME, &model, "A Hugging Face config.json for the shape (the flags below override it)", "FILE" },
+    { "layers", 0, 0, G_OPTION_ARG_INT, &layers, "Transformer layers", "L" },
+    { "hidden", 0, 0, G_OPTION_ARG_INT, &hidden, "Hidden size", "H" },
+    { "heads", 0, 0, G_OPTION_ARG_INT, &heads, "Attention heads", "A" },
+    { "kv-heads", 0, 0, G_OPTION_ARG_INT, &kv_heads, "Key/value heads (grouped-query attention; default: --heads)", "N" },
+    { "ffn", 0, 0, G_OPTION_ARG_INT, &ffn, "MLP inner size (default 4 x hidden)", "F" },
+    { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU: three weight matrices)", NULL },
+    { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (2048)", "S" },
+    { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (51200)", "V" },
+    { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
+    { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "Experts each token is routed to (2)", "K" },
+    { "global-batch", 0, 0, G_OPTION_ARG_INT64, &batch, "Sequences per optimizer step (required)", "B" },
+    { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed)", "P" },
+    { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
+    { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Presets (or config files), comma-separated; may repeat", "CONFIG[,...]" },
+    { "gpus", 0, 0, G_OPTION_ARG_STRING, &gpus, "GPU counts: 64,128,256, or A-B for A, 2A, 4A, ... up to B (required)", "N[,N...]" },
+    { "tp", 0, 0, G_OPTION_ARG_STRING, &tp, "Tensor-parallel sizes to search (default: 1, 2, 4, ... up to a node's GPUs)", "LIST" },
+    { "pp", 0, 0, G_OPTION_ARG_STRING, &pp, "Pipeline stages to search (default: every divisor of --layers)", "LIST" },
+    { "virtual-stages", 0, 0, G_OPTION_ARG_STRING, &vst, "Interleaved schedule's chunks per stage to search (1,2)", "LIST" },
+    { "zero", 0, 0, G_OPTION_ARG_STRING, &zero, "ZeRO stages to search (0,1,2,3; 2 and 3 only without a pipeline)", "LIST" },
+    { "checkpoint", 0, 0, G_OPTION_ARG_STRING, &ckpt, "Recomputation to search: none,selective,full (all three)", "LIST" },
+    { "microbatch", 0, 0, G_OPTION_ARG_STRING, &mbs, "Micro-batch sizes to search (1,2,4,8)", "LIST" },
+    { "sp", 0, 0, G_OPTION_ARG_STRING, &sp, "Sequence parallelism: on, off or both (both; on needs tp >= 2)", "on|off|both" },
+    { "price", 0, 0, G_OPTION_ARG_STRING_ARRAY, &prices, "USD per GPU-hour of a preset: adds the cost per step and per million tokens; may repeat", "PRESET=USD[,...]" },
+    { "objective", 0, 0, G_OPTION_ARG_STRING, &objective, "Rank by time (default) or cost (needs --price)", "time|cost" },
+    { "top", 0, 0, G_OPTION_ARG_INT, &top, "Print the K best layouts (text: 10; json and csv: all; 0: all)", "K" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (default), json or csv", "FMT" },
+    { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Layouts at once (default: all processors)", "N" },
+    { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show progress on stderr even when it is not a terminal", NULL },
+    { "no-progress", 0, 0, G_OPTION_ARG_NONE, &no_progress, "No progress, even on a terminal", NULL },
+    { "shard", 0, 0, G_OPTION_ARG_STRING, &shard, "Search only the K-th of N slices of the layouts (write --format json; join with --merge)", "K/N" },
+    { "merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join the --shard JSON files given as arguments into the whole search's output", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- which parallel layout trains this model fastest, or cheapest");
+  g_option_context_set_summary (ctx,
+    "For a model, a global batch and a cluster (presets and GPU counts), enumerates\n"
+    "layouts (tensor, pipeline and data parallelism, interleaving, ZeRO stage,\n"
+    "sequence parallelism, recomputation, micro-batch), prunes them by memory and\n"
+    "replays the generated rank-0 trace of each that may fit; prints them ranked,\n"
+    "fitting layouts first.");
+  g_option_context_set_description (ctx,
+    "Examples:\n"
+    "  vramsim plan --layers 48 --hidden 8192 --heads 64 --vocab 51200 --global-batch 1536 -c a100-80g --gpus 512\n"
+    "  vramsim plan --model config.json --global-batch 1024 -c h100-sxm,a100-80g --gpus 64-512 --price h100-sxm=4,a100-80g=2 --objective cost\n"
+    "  vramsim plan ... --shard 2/4 --format json > part-2.json;  vramsim plan --merge part-*.json\n"
+    "Exit status: 0 done (also when nothing fits: the output says what is missing), 1 bad input, 2 bad usage,\n130 interrupted (nothing written).\n"
+    "See docs/plan.md.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  GError *err = NULL;
+  if (!cmd_check_options (argc, argv, (const GOptionEntry *const[]) { entries, NULL }, &err)
+      || !g_option_context_parse (ctx, &argc, &argv, &err))
+    {
+      cmd_error ("plan: %s", err->message);
+      g_error_free (err);
+      return 2;
+    }
+  PlanFormat fmt = PLAN_FMT_TEXT;
+  if (format && strcmp (format, "json") == 0)
+    fmt = PLAN_FMT_JSON;
+  else if (format && strcmp (format, "csv") == 0)
+    fmt = PLAN_FMT_CSV;
+  else if (format && strcmp (format, "text") != 0)
+    {
+      cmd_error ("plan: --format: expected text, json or csv, not '%s'", format);
+      return 2;
+    }
+  PlanObjective obj = PLAN_BY_TIME;
+  if (objective && strcmp (objective, "cost") == 0)
+    obj = PLAN_BY_COST;
+  else if (objective && strcmp (objective, "time") != 0)
+    {
+      cmd_error ("plan: --objective: expected time or cost, not '%s'", objective);
+      return 2;
+    }
+  if (top < -1 || (top == -1 && fmt != PLAN_FMT_TEXT))
+    top = top < -1 ? -2 : 0;
+  if (top == -2)
+    {
+      cmd_error ("plan: --top: expected 0 or more");
+      return 2;
+    }
+  guint ntop = top == -1 ? 10 : (guint) top;
+  gboolean tty = isatty (STDERR_FILENO);
+
+  if (merge)
+    {
+      if (rest == NULL || rest[0] == NULL)
+        {
+          cmd_error ("plan: --merge needs the shard files (vramsim plan --merge part-*.json)");
+          return 2;
+        }
+      if (shard || configs || gpus || batch)
+        {
+          cmd_error ("plan: --merge takes only shard files, --format, --top and --objective: the search's options are "
+                     "in them");
+          return 2;
+        }
+      g_autoptr (PlanResult) r = plan_merge (rest, &err);
+      if (r == NULL)
+        {
+          cmd_error ("plan: %s", err->message);
+          g_error_free (err);
+          return 1;
+        }
+      plan_rank (r, obj);
+      gboolean priced = plan_merged_priced (rest);
+      g_autofree char *out = plan_format (r, NULL, fmt, ntop, priced);
+      fputs (out, stdout);
+      return 0;
+    }
+  if (rest && rest[0])
+    {
+      cmd_error ("plan: unexpected argument '%s' (files only with --merge)", rest[0]);
+      return 2;
+    }
+
+  PlanSearch s = { 0 };
+  SynthTrainOpts *m = &s.model;
+  m->vocab = 51200, m->precision = SYNTH_PREC_MIXED, m->optimizer = SYNTH_OPT_ADAM, m->top_k = 2;
+  if (model && !read_model (model, m, &err))
+    {
+      cmd_error ("plan: --model %s", err->message);
+      g_error_free (err);
+      return 1;
+    }
+  if (layers != -1) m->layers = layers;
+  if (hidden != -1) m->hidden = hidden;
+  if (heads != -1) m->heads = heads;
+  if (kv_heads != -1) m->kv_heads = kv_heads;
+  if (ffn != -1) m->ffn = ffn;
+  if (vocab != -1) m->vocab = vocab;
+  if (experts != -1) m->experts = experts;
+  if (top_k != -1) m->top_k = top_k;
+  if (gated) m->gated_mlp = TRUE;
+  m->seq = seq > 0 ? (guint) seq : 0;
+  if (m->experts == 0)
+    m->top_k = 0;
+  if (layers < -1 || hidden < -1 || heads < -1 || kv_heads < -1 || ffn < -1 || vocab < -1 || experts < -1 || top_k < -1)
+    {
+      cmd_error ("plan: the shape's sizes are positive");
+      return 2;
+    }
+  if (m->layers == 0 || m->hidden == 0 || m->heads == 0 || m->seq == 0)
+    {
+      cmd_error ("plan: the model needs --layers, --hidden and --heads (or --model FILE) and a positive --seq");
+      return 2;
+    }
+  if (m->hidden % m->heads || (m->kv_heads && (m->kv_heads > m->heads || m->heads % m->kv_heads))
+      || (m->experts && (m->top_k < 1 || m->top_k > m->experts)))
+    {
+      cmd_error ("plan: --hidden must be a multiple of --heads, --kv-heads divide --heads, --top-k be 1..experts");
+      return 2;
+    }
+  if (batch < 1)
+    {
+      cmd_error ("plan: --global-batch B (sequences per optimizer step) is required");
+      return 2;
+    }
+  s.global_batch = (guint64) batch;
+  if (precision && !parse_precision (precision, &m->precision))
+    {
+      cmd_error ("plan: --precision: expected fp32, fp16, bf16, mixed or fp8, not '%s'", precision);
+      return 2;
+    }
+  if (optimizer && strcmp (optimizer, "adam") != 0 && strcmp (optimizer, "sgd") != 0)
+    {
+      cmd_error ("plan: --optimizer: expected adam or sgd, not '%s'", optimizer);
+      return 2;
+    }
+  m->optimizer = optimizer && strcmp (optimizer, "sgd") == 0 ? SYNTH_OPT_SGD : SYNTH_OPT_ADAM;
+  if (configs == NULL)
+    {
+      cmd_error ("plan: -c PRESET is required (the GPUs to plan on)");
+      return 2;
+    }
+  g_autoptr (GPtrArray) cl = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; configs[i]; i++)
+    {
+      g_auto (GStrv) parts = g_strsplit (configs[i], ",", -1);
+      for (guint k = 0; parts[k]; k++)
+        if (*parts[k])
+          g_ptr_array_add (cl, g_strdup (parts[k]));
+    }
+  g_ptr_array_add (cl, NULL);
+  s.configs = (char **) cl->pdata;
+  if (!gpus || !parse_list (gpus, &s.gpus, FALSE))
+    {
+      cmd_error ("plan: --gpus: expected GPU counts, as 64,128,256 or 64-512, not '%s'", gpus ? gpus : "");
+      return 2;
+    }
+  static const char *ck_names[] = { "none", "selective", "full" };
+  static const char *sp_none[] = { "off", "on" };
+  struct { const char *arg, *name; PlanList *l; gboolean zero_ok; } lists[] = {
+    { tp, "--tp", &s.tp, FALSE }, { pp, "--pp", &s.pp, FALSE }, { vst, "--virtual-stages", &s.v, FALSE },
+    { zero, "--zero", &s.zero, TRUE }, { mbs, "--microbatch", &s.mbs, FALSE },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (lists); i++)
+    if (lists[i].arg && !parse_list (lists[i].arg, lists[i].l, lists[i].zero_ok))
+      {
+        cmd_error ("plan: %s: expected a list of sizes (1,2,4 or 1-8), not '%s'", lists[i].name, lists[i].arg);
+        return 2;
+      }
+  for (guint i = 0; i < s.zero.n; i++)
+    if (s.zero.v[i] > 3)
+      {
+        cmd_error ("plan: --zero: stages are 0-3, not %u", s.zero.v[i]);
+        return 2;
+      }
+  if (ckpt && !parse_names (ckpt, &s.ckpt, ck_names, 3))
+    {
+      cmd_error ("plan: --checkpoint: expected none, selective and/or full, not '%s'", ckpt);
+      return 2;
+    }
+  if (sp && strcmp (sp, "both") != 0 && !parse_names (sp, &s.sp, sp_none, 2))
+    {
+      cmd_error ("plan: --sp: expected on, off or both, not '%s'", sp);
+      return 2;
+    }
+  guint n_cfg = cl->len - 1;
+  g_autofree double *price = g_new0 (double, n_cfg + 1);
+  g_autofree char *bad = NULL;
+  if (!parse_prices (prices, s.configs, price, &bad))
+    {
+      cmd_error ("plan: --price: expected PRESET=USD_PER_GPU_HOUR for a preset given to -c, not '%s'", bad);
+      return 2;
+    }
+  gboolean priced = prices != NULL;
+  if (obj == PLAN_BY_COST && !priced)
+    {
+      cmd_error ("plan: --objective cost needs --price PRESET=USD_PER_GPU_HOUR");
+      return 2;
+    }
+  s.price = price;
+  if (shard)
+    {
+      if (sscanf (shard, "%u/%u", &s.shard_k, &s.shard_n) != 2 || s.shard_k < 1 || s.shard_k > s.shard_n
+          || !g_ascii_isdigit (shard[0]))
+        {
+          cmd_error ("plan: --shard %s: expected K/N with 1 <= K <= N", shard);
+          return 2;
+        }
+      if (fmt != PLAN_FMT_JSON)
+        {
+          cmd_error ("plan: --shard writes what --merge reads: add --format json");
+          return 2;
+        }
+    }
+  if (jobs < 0)
+    {
+      cmd_error ("plan: -j: expected 1 or more");
+      return 2;
+    }
+  s.n_threads = (guint) jobs;
+  s.progress = !no_progress && (progress || tty);
+  g_autoptr (PlanResult) r = plan_run (&s, &err);
+  if (r == NULL)
+    {
+      int code = g_error_matches (err, VS_PLAN_ERROR, PLAN_ERROR_INTERRUPTED) ? 130 : 1;
+      cmd_error ("%s", err->message);
+      g_error_free (err);
+      return code;
+    }
+  plan_rank (r, obj);
+  g_autofree char *out = plan_format (r, &s, fmt, ntop, priced);
+  fputs (out, stdout);
+  if (s.progress)
+    fprintf (stderr, "vramsim: plan: %u layouts, %u replays in %.1f s\n", r->searched, r->replays, r->wall_s);
+  return 0;
+}

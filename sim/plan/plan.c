@@ -1,0 +1,714 @@
+/* plan.c — the search of `vramsim plan` (plan.h, docs/plan.md): the
+ * layouts it enumerates, the memory bound that prunes them, the replay of
+ * each one's generated rank-0 trace, on a pool of threads. */
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include "engine/replay.h"
+#include "plan/plan.h"
+#include "trace/trace.h"
+
+G_DEFINE_QUARK (vramsim-plan-error-quark, plan_error)
+
+const char *
+plan_checkpoint_name (guint c)
+{
+  static const char *names[] = { "none", "selective", "full" };
+  return c < PLAN_CKPT_COUNT ? names[c] : "?";
+}
+
+void
+plan_layout_free (PlanLayout *l)
+{
+  if (l == NULL)
+    return;
+  g_free (l->bound);
+  g_free (l->error);
+  g_free (l);
+}
+
+void
+plan_result_free (PlanResult *r)
+{
+  if (r == NULL)
+    return;
+  g_free (r->identity);
+  g_strfreev (r->config_names);
+  if (r->layouts)
+    g_ptr_array_free (r->layouts, TRUE);
+  g_free (r);
+}
+
+/* ---- the model's arithmetic ---- */
+
+static double
+head_dim (const SynthTrainOpts *m)
+{
+  return (double) m->hidden / m->heads;
+}
+
+/* Weights of one layer's attention (Q, K, V, the projection) and of one
+ * MLP (an expert's, under MoE). */
+static double
+attn_weights (const SynthTrainOpts *m)
+{
+  double h = m->hidden, kv = m->kv_heads ? m->kv_heads : m->heads;
+  return 2 * h * h + 2 * h * kv * head_dim (m);
+}
+
+static double
+mlp_weights (const SynthTrainOpts *m)
+{
+  double h = m->hidden, f = m->ffn ? m->ffn : 4.0 * h;
+  return (m->gated_mlp ? 3 : 2) * h * f;
+}
+
+double
+plan_param_count (const SynthTrainOpts *m)
+{
+  double per = attn_weights (m) + (m->experts ? m->experts * mlp_weights (m) + (double) m->hidden * m->experts
+                                              : mlp_weights (m));
+  return m->layers * per + (double) m->vocab * m->hidden;
+}
+
+void
+plan_step_flops (const SynthTrainOpts *m, guint64 global_batch, guint ckpt, double *executed, double *model)
+{
+  double s = m->seq, h = m->hidden, tokens = (double) global_batch * s;
+  double mlp = m->experts ? m->top_k * mlp_weights (m) + h * m->experts : mlp_weights (m);
+  /* Per token and layer: 2 FLOPs a weight, and QKᵀ and attention·V (2·s·h each). */
+  double layer = tokens * m->layers * (2 * (attn_weights (m) + mlp) + 4 * s * h);
+  double logits = tokens * 2.0 * m->vocab * h;
+  double fwd = layer + logits;
+  *model = 3 * fwd;
+  /* Recomputation repeats the layers' forward (full) or the attention
+   * core's (selective); never the logits (Narayanan et al. eq. 3). */
+  double extra = ckpt == PLAN_CKPT_FULL ? layer : ckpt == PLAN_CKPT_SELECTIVE ? tokens * m->layers * 4 * s * h : 0;
+  *executed = *model + extra;
+}
+
+/* ---- enumeration ---- */
+
+static gboolean
+in_list (const PlanList *l, guint v)
+{
+  for (guint i = 0; i < l->n; i++)
+    if (l->v[i] == v)
+      return TRUE;
+  return FALSE;
+}
+
+/* L if given, else the DEF values. */
+static PlanList
+list_or (const PlanList *l, const guint *def, guint n_def)
+{
+  PlanList out = { 0 };
+  if (l->n)
+    return *l;
+  for (guint i = 0; i < n_def && i < PLAN_MAX_VALUES; i++)
+    out.v[out.n++] = def[i];
+  return out;
+}
+
+typedef struct {
+  const PlanSearch *s;
+  VsConfig **cfgs;
+  guint n_cfgs;
+  GPtrArray *layouts;     /* PlanLayout*, enumeration order (this shard's) */
+  guint all;              /* layouts enumerated, every shard */
+} Enum;
+
+static void
+enumerate (Enum *en)
+{
+  const PlanSearch *s = en->s;
+  const SynthTrainOpts *m = &s->model;
+  static const guint d_v[] = { 1, 2 }, d_zero[] = { 0, 1, 2, 3 }, d_mbs[] = { 1, 2, 4, 8 }, d_sp[] = { 0, 1 };
+  static const guint d_ckpt[] = { PLAN_CKPT_NONE, PLAN_CKPT_SELECTIVE, PLAN_CKPT_FULL };
+  PlanList vs = list_or (&s->v, d_v, G_N_ELEMENTS (d_v)), zs = list_or (&s->zero, d_zero, G_N_ELEMENTS (d_zero));
+  PlanList ms = list_or (&s->mbs, d_mbs, G_N_ELEMENTS (d_mbs)), sps = list_or (&s->sp, d_sp, G_N_ELEMENTS (d_sp));
+  PlanList cs = list_or (&s->ckpt, d_ckpt, G_N_ELEMENTS (d_ckpt));
+  guint kv = m->kv_heads ? m->kv_heads : m->heads, ffn = m->ffn ? m->ffn : 4 * m->hidden;
+  for (guint c = 0; c < en->n_cfgs; c++)
+    {
+      /* TP up to a node's GPUs (powers of two), unless --tp says. */
+      PlanList tps = s->tp;
+      if (!tps.n)
+        for (guint t = 1; t <= MAX (en->cfgs[c]->network.ranks_per_node, 1u) && tps.n < PLAN_MAX_VALUES; t *= 2)
+          tps.v[tps.n++] = t;
+      for (guint gi = 0; gi < s->gpus.n; gi++)
+        for (guint ti = 0; ti < tps.n; ti++)
+          {
+            guint g = s->gpus.v[gi], t = tps.v[ti];
+            if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t)
+              continue;
+            for (guint p = 1; p <= m->layers; p++)
+              {
+                if (m->layers % p || (g / t) % p || (s->pp.n && !in_list (&s->pp, p)))
+                  continue;
+                guint dp = g / (t * p);
+                if (m->experts && m->experts % MIN (dp, m->experts))
+                  continue;
+                for (guint vi = 0; vi < vs.n; vi++)
+                  for (guint mi = 0; mi < ms.n; mi++)
+                    {
+                      guint v = vs.v[vi], mb = ms.v[mi];
+                      if (s->global_batch % ((guint64) dp * mb))
+                        continue;
+                      guint64 accum = s->global_batch / ((guint64) dp * mb);
+                      if (accum > G_MAXUINT32)
+                        continue;
+                      if (v > 1 && (p < 2 || m->layers % (p * v) || accum % p))
+                        continue;
+                      for (guint zi = 0; zi < zs.n; zi++)
+                        for (guint si = 0; si < sps.n; si++)
+                          for (guint ci = 0; ci < cs.n; ci++)
+                            {
+                              guint z = zs.v[zi], sp = sps.v[si];
+                              /* ZeRO shards over the data-parallel ranks;
+                               * stages 2-3 only without a pipeline (as
+                               * DeepSpeed); SP only with TP. */
+                              if ((z > 0 && dp < 2) || (z >= 2 && p > 1) || (sp && t < 2))
+                                continue;
+                              guint idx = en->all++;
+                              if (s->shard_n && idx % s->shard_n != s->shard_k - 1)
+                                continue;
+                              PlanLayout *l = g_new0 (PlanLayout, 1);
+                              l->index = idx, l->config = c, l->gpus = g, l->tp = t, l->pp = p, l->dp = dp;
+                              l->v = v, l->zero = z, l->sp = sp != 0, l->ckpt = cs.v[ci], l->mbs = mb;
+                              l->accum = (guint) accum;
+                              l->cost_per_step = l->cost_per_mtok = -1;
+                              g_ptr_array_add (en->layouts, l);
+                            }
+                    }
+              }
+          }
+    }
+}
+
+/* ---- one layout: generate, bound, replay ---- */
+
+static SynthTrainOpts
+layout_opts (const PlanSearch *s, const PlanLayout *l)
+{
+  SynthTrainOpts o = s->model;
+  o.params = 0;
+  o.batch = l->mbs, o.tp = l->tp, o.pp = l->pp, o.dp = l->dp, o.zero = l->zero, o.sp = l->sp;
+  o.virtual_stages = l->v, o.grad_accum = l->accum, o.steps = 2;
+  o.checkpoint = l->ckpt == PLAN_CKPT_FULL ? SYNTH_CKPT_EVERY : l->ckpt == PLAN_CKPT_SELECTIVE ? SYNTH_CKPT_SELECTIVE
+                                                                                              : SYNTH_CKPT_NONE;
+  o.checkpoint_every = 1;
+  /* Megatron's choice (examples/sc21): PyTorch DDP without a pipeline,
+   * LocalDDP with one. */
+  o.ddp_local = l->pp > 1;
+  o.offload_optimizer = FALSE;
+  o.no_limit_all_gathers = FALSE;
+  return o;
+}
+
+/* What determines the rank-0 trace: the layouts that share it share a replay. */
+static char *
+layout_key (const PlanLayout *l)
+{
+  return g_strdup_printf ("%u/%u/%u/%u/%u/%u/%u/%u/%u/%u", l->config, l->tp, l->pp, l->dp, l->v, l->zero, l->sp,
+                          l->ckpt, l->mbs, l->accum);
+}
+
+static double
+num_at (const cJSON *o, const char *path)
+{
+  g_auto (GStrv) parts = g_strsplit (path, ".", -1);
+  for (guint i = 0; parts[i] && o; i++)
+    o = cJSON_GetObjectItemCaseSensitive (o, parts[i]);
+  return cJSON_IsNumber (o) ? o->valuedouble : 0;
+}
+
+/* What bounds the step, from the replay's resources (as `vramsim fit`). */
+static const char *
+report_bound (const cJSON *report)
+{
+  enum { COMPUTE, MEMORY, LINK, NETWORK, HOST, N };
+  static const char *names[N] = { "compute", "memory", "link", "network", "host" };
+  double b[N] = { 0 }, busiest = 0;
+  const cJSON *res;
+  cJSON_ArrayForEach (res, cJSON_GetObjectItemCaseSensitive (report, "resources"))
+    {
+      const cJSON *name = cJSON_GetObjectItemCaseSensitive (res, "name");
+      if (!cJSON_IsString (name))
+        continue;
+      double bytes = num_at (res, "bytes"), cap = num_at (res, "capacity_bps");
+      busiest = MAX (busiest, num_at (res, "busy_ns"));
+      if (strcmp (name->valuestring, "sm") == 0)
+        b[COMPUTE] = bytes;
+      else if (cap > 0)
+        {
+          int k = strcmp (name->valuestring, "device_mem") == 0 ? MEMORY : LINK;
+          b[k] = MAX (b[k], bytes / cap * 1e9);
+        }
+    }
+  b[NETWORK] = num_at (report, "network.exposed_ns");
+  b[HOST] = MAX (0, num_at (report, "time.predicted_ns") - busiest);
+  int best = COMPUTE;
+  for (int i = 0; i < N; i++)
+    if (b[i] > b[best])
+      best = i;
+  return names[best];
+}
+
+typedef struct {
+  const PlanSearch *s;
+  VsConfig **cfgs;
+  const char *tmpdir;
+  GPtrArray *todo;        /* PlanLayout* to evaluate (the first of each key) */
+  GMutex lock;
+  guint next, done, replays;
+} Pool;
+
+/* How far evaluate goes: the whole way, pruning by the two floors;
+ * only to the live-peak floor (no replay); or the replay whatever the
+ * floors say (to learn the demand of a layout that does not fit). */
+typedef enum { EVAL_PRUNE, EVAL_LIVE_FLOOR, EVAL_FORCE } EvalMode;
+
+static void
+evaluate (Pool *pool, PlanLayout *l, guint slot, EvalMode mode)
+{
+  const PlanSearch *s = pool->s;
+  const VsConfig *cfg = pool->cfgs[l->config];
+  SynthTrainOpts o = layout_opts (s, l);
+  g_autoptr (GError) err = NULL;
+  g_autofree char *path = g_strdup_printf ("%s/layout-%u.vtrace", pool->tmpdir, slot);
+  l->capacity = cfg->memory.capacity - MIN (cfg->memory.reserved, cfg->memory.capacity);
+  /* First without generating: the model states the generator allocates
+   * for stage 0 (live together from the start to the end) plus the
+   * context are a floor of the replay's demand. */
+  guint64 states = synth_train_state_device_bytes (&o) + cfg->memory.context;
+  if (states > l->capacity && mode == EVAL_PRUNE)
+    {
+      l->peak = states, l->fits = FALSE, l->replayed = FALSE, l->floor = 0;
+      l->bound = g_strdup ("memory");
+      return;
+    }
+  SynthEmit *e = synth_emit_new (path, cfg, 0, "transformer-train", &err);
+  if (e == NULL || !synth_transformer_train (&o, e, &err))
+    {
+      if (e)
+        synth_emit_abort (e);
+      l->error = g_strdup (err ? err->message : "the generator failed");
+      l->bound = g_strdup ("error");
+      return;
+    }
+  /* The memory bound: what is live at the generator's peak, plus the
+   * context. The replay's demand is the allocator's reserved peak (at
+   * least the live peak) plus the context, so a layout over capacity here
+   * is over it there. */
+  guint64 bound = synth_peak_device (e) + cfg->memory.context;
+  if ((bound > l->capacity && mode == EVAL_PRUNE) || mode == EVAL_LIVE_FLOOR)
+    {
+      synth_emit_abort (e);
+      l->peak = MAX (bound, states), l->fits = FALSE, l->replayed = FALSE, l->floor = 1;
+      l->bound = g_strdup ("memory");
+      return;
+    }
+  if (!synth_emit_finish (e, &err))
+    {
+      l->error = g_strdup (err->message);
+      l->bound = g_strdup ("error");
+      return;
+    }
+  cJSON *report = NULL;
+  {
+    g_autoptr (VsTraceReader) reader = trace_open (path, &err);
+    if (reader)
+      {
+        VsReplayOptions ro = { 0 };
+        ro.keep_going = TRUE;
+        ro.trace_name = "plan";
+        report = replay_run (reader, cfg, NULL, &ro, &err);
+      }
+  }
+  g_unlink (path);
+  if (report == NULL)
+    {
+      l->error = g_strdup (err ? err->message : "the replay failed");
+      l->bound = g_strdup ("error");
+      return;
+    }
+  g_mutex_lock (&pool->lock);
+  pool->replays++;
+  g_mutex_unlock (&pool->lock);
+  l->replayed = TRUE;
+  l->fits = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (report, "fits"));
+  l->peak = (guint64) num_at (report, "memory.device_demand_bytes");
+  l->step_ns = l->fits ? num_at (report, "steady_state.step_median_ns") : 0;
+  l->bound = g_strdup (l->fits ? report_bound (report) : "memory");
+  cJSON_Delete (report);
+}
+
+/* SIGINT, SIGTERM and SIGHUP stop the search: layouts in flight finish,
+ * the temporary traces are removed, and plan_run fails with
+ * PLAN_ERROR_INTERRUPTED (no output). A second signal kills. */
+static volatile sig_atomic_t interrupted;
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void
+on_signal (int sig)
+{
+  interrupted = sig;
+}
+
+static void
+install_signals (struct sigaction *old)
+{
+  struct sigaction sa;
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset (&sa.sa_mask);
+  interrupted = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
+    {
+      sigaction (stop_signals[i], NULL, &old[i]);
+      if (stop_signals[i] != SIGHUP || old[i].sa_handler != SIG_IGN || (old[i].sa_flags & SA_SIGINFO))
+        sigaction (stop_signals[i], &sa, NULL);
+    }
+}
+
+static void
+restore_signals (const struct sigaction *old)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
+    sigaction (stop_signals[i], &old[i], NULL);
+}
+
+static void
+remove_tree (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)))
+    {
+      g_autofree char *f = g_build_filename (dir, name, NULL);
+      g_unlink (f);
+    }
+  if (d)
+    g_dir_close (d);
+  g_rmdir (dir);
+}
+
+static gpointer
+worker (gpointer data)
+{
+  Pool *pool = data;
+  for (;;)
+    {
+      g_mutex_lock (&pool->lock);
+      guint i = pool->next < pool->todo->len && !interrupted ? pool->next++ : G_MAXUINT;
+      g_mutex_unlock (&pool->lock);
+      if (i == G_MAXUINT)
+        break;
+      evaluate (pool, pool->todo->pdata[i], i, EVAL_PRUNE);
+      g_mutex_lock (&pool->lock);
+      pool->done++;
+      g_mutex_unlock (&pool->lock);
+    }
+  return NULL;
+}
+
+static void
+draw_progress (guint done, guint total, gint64 t0, gboolean final)
+{
+  double el = (g_get_monotonic_time () - t0) / 1e6;
+  guint width = 30, fill = total ? (guint) ((guint64) done * width / total) : width;
+  char bar[64];
+  for (guint i = 0; i < width; i++)
+    bar[i] = i < fill ? '=' : ' ';
+  bar[width] = '\0';
+  double rate = el > 0 ? done / el : 0;
+  if (el >= 1 && rate > 0 && done < total)
+    fprintf (stderr, "\rplan [%s] %u/%u layouts  ETA %.0fs   ", bar, done, total, (total - done) / rate);
+  else
+    fprintf (stderr, "\rplan [%s] %u/%u layouts            ", bar, done, total);
+  if (final)
+    fputc ('\n', stderr);
+  fflush (stderr);
+}
+
+/* Runs the pool over TODO. */
+static void
+run_pool (Pool *pool, guint n_threads, gboolean progress)
+{
+  guint n = MIN (MAX (n_threads, 1u), MAX (pool->todo->len, 1u));
+  GThread **threads = g_new0 (GThread *, n);
+  gint64 t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < n; i++)
+    threads[i] = g_thread_new ("plan", worker, pool);
+  if (progress)
+    for (;;)
+      {
+        g_mutex_lock (&pool->lock);
+        guint done = pool->done;
+        g_mutex_unlock (&pool->lock);
+        draw_progress (done, pool->todo->len, t0, FALSE);
+        if (done >= pool->todo->len || interrupted)
+          break;
+        g_usleep (100000);
+      }
+  for (guint i = 0; i < n; i++)
+    g_thread_join (threads[i]);
+  if (progress)
+    draw_progress (interrupted ? pool->done : pool->todo->len, pool->todo->len, t0, TRUE);
+  g_free (threads);
+}
+
+/* The figures that follow from the step time. */
+static void
+layout_figures (const PlanSearch *s, PlanLayout *l)
+{
+  if (!l->fits || l->step_ns <= 0)
+    return;
+  const SynthTrainOpts *m = &s->model;
+  double step = l->step_ns * 1e-9, executed, model;
+  plan_step_flops (m, s->global_batch, l->ckpt, &executed, &model);
+  l->tokens_per_s = (double) s->global_batch * m->seq / step;
+  l->tflops_per_gpu = executed / step / l->gpus / 1e12;
+  l->mfu = 0;
+  l->cost_per_step = l->cost_per_mtok = -1;
+  if (s->price && s->price[l->config] > 0)
+    {
+      l->cost_per_step = s->price[l->config] * l->gpus * step / 3600;
+      l->cost_per_mtok = l->cost_per_step / ((double) s->global_batch * m->seq) * 1e6;
+    }
+}
+
+static double
+peak_tflops (const VsConfig *cfg, SynthPrecision p)
+{
+  guint prec = p == SYNTH_PREC_BF16 ? VS_PREC_BF16 : p == SYNTH_PREC_FP8 ? VS_PREC_FP8
+             : p == SYNTH_PREC_FP32 ? (cfg->tf32 == VS_TF32_ALL ? VS_PREC_TF32 : VS_PREC_FP32) : VS_PREC_FP16;
+  double v = cfg->compute.peak[prec];
+  return v > 0 ? v : cfg->tflops;
+}
+
+static char *
+search_identity (const PlanSearch *s)
+{
+  const SynthTrainOpts *m = &s->model;
+  GString *id = g_string_new (NULL);
+  g_string_append_printf (id, "layers=%u hidden=%u heads=%u kv=%u ffn=%u gated=%d seq=%u vocab=%u experts=%u top_k=%u "
+                          "precision=%d optimizer=%d batch=%" G_GUINT64_FORMAT " configs=",
+                          m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->gated_mlp, m->seq, m->vocab,
+                          m->experts, m->top_k, m->precision, m->optimizer, s->global_batch);
+  for (guint i = 0; s->configs[i]; i++)
+    g_string_append_printf (id, "%s%s", i ? "," : "", s->configs[i]);
+  g_string_append (id, " price=");
+  for (guint i = 0; s->configs[i]; i++)
+    g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);
+  const PlanList *lists[] = { &s->gpus, &s->tp, &s->pp, &s->v, &s->zero, &s->ckpt, &s->mbs, &s->sp };
+  const char *names[] = { "gpus", "tp", "pp", "v", "zero", "ckpt", "mbs", "sp" };
+  for (guint k = 0; k < G_N_ELEMENTS (lists); k++)
+    {
+      g_string_append_printf (id, " %s=", names[k]);
+      for (guint i = 0; i < lists[k]->n; i++)
+        g_string_append_printf (id, "%s%u", i ? "," : "", lists[k]->v[i]);
+    }
+  return g_string_free (id, FALSE);
+}
+
+PlanResult *
+plan_run (const PlanSearch *s, GError **error)
+{
+  gint64 t0 = g_get_monotonic_time ();
+  guint n_cfgs = g_strv_length (s->configs);
+  VsConfig **cfgs = g_new0 (VsConfig *, n_cfgs + 1);
+  PlanResult *r = g_new0 (PlanResult, 1);
+  r->config_names = g_new0 (char *, n_cfgs + 1);
+  r->shard_k = s->shard_k, r->shard_n = s->shard_n;
+  r->identity = search_identity (s);
+  r->params = plan_param_count (&s->model);
+  r->layouts = g_ptr_array_new_with_free_func ((GDestroyNotify) plan_layout_free);
+  gboolean ok = TRUE;
+  for (guint i = 0; i < n_cfgs && ok; i++)
+    {
+      cfgs[i] = config_load (s->configs[i], NULL, error);
+      ok = cfgs[i] != NULL;
+      if (ok)
+        r->config_names[i] = g_strdup (cfgs[i]->name);
+    }
+  g_autofree char *tmpdir = ok ? g_dir_make_tmp ("vramsim-plan-XXXXXX", error) : NULL;
+  ok = ok && tmpdir != NULL;
+  if (ok)
+    {
+      Enum en = { s, cfgs, n_cfgs, r->layouts, 0 };
+      enumerate (&en);
+      r->searched = r->layouts->len;
+      if (en.all == 0)
+        {
+          g_set_error (error, VS_PLAN_ERROR, 0,
+                       "plan: no layout to search: no tp x pp x dp of the --gpus divides the model (%u layers, %u "
+                       "heads, hidden %u) and the global batch (%" G_GUINT64_FORMAT ") into micro-batches",
+                       s->model.layers, s->model.heads, s->model.hidden, s->global_batch);
+          ok = FALSE;
+        }
+    }
+  if (ok)
+    {
+      /* One replay per rank-0 trace. */
+      g_autoptr (GHashTable) first = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      g_autoptr (GPtrArray) todo = g_ptr_array_new ();
+      g_autoptr (GPtrArray) dups = g_ptr_array_new ();
+      for (guint i = 0; i < r->layouts->len; i++)
+        {
+          PlanLayout *l = r->layouts->pdata[i];
+          char *key = layout_key (l);
+          PlanLayout *f = g_hash_table_lookup (first, key);
+          if (f)
+            {
+              g_ptr_array_add (dups, l);
+              g_ptr_array_add (dups, f);
+              g_free (key);
+            }
+          else
+            {
+              g_hash_table_insert (first, key, l);
+              g_ptr_array_add (todo, l);
+            }
+        }
+      Pool pool = { s, cfgs, tmpdir, todo, { 0 }, 0, 0, 0 };
+      g_mutex_init (&pool.lock);
+      struct sigaction old_sig[G_N_ELEMENTS (stop_signals)];
+      install_signals (old_sig);
+      run_pool (&pool, s->n_threads ? s->n_threads : g_get_num_processors (), s->progress);
+      /* Nothing fits: replay the pruned layouts, least bound first, until
+       * no bound is below the least demand found, so that the missing
+       * memory is the replay's. */
+      gboolean any = interrupted != 0;
+      for (guint i = 0; i < todo->len; i++)
+        any |= ((PlanLayout *) todo->pdata[i])->fits;
+      if (!any)
+        {
+          g_autoptr (GPtrArray) pruned = g_ptr_array_new ();
+          for (guint i = 0; i < todo->len; i++)
+            if (!((PlanLayout *) todo->pdata[i])->replayed && !((PlanLayout *) todo->pdata[i])->error)
+              g_ptr_array_add (pruned, todo->pdata[i]);
+          guint64 best = G_MAXUINT64;
+          for (guint i = 0; i < todo->len; i++)
+            if (((PlanLayout *) todo->pdata[i])->replayed)
+              best = MIN (best, ((PlanLayout *) todo->pdata[i])->peak);
+          while (pruned->len)
+            {
+              guint k = 0;
+              for (guint i = 1; i < pruned->len; i++)
+                {
+                  PlanLayout *a = pruned->pdata[i], *b = pruned->pdata[k];
+                  if (a->peak < b->peak || (a->peak == b->peak && a->index < b->index))
+                    k = i;
+                }
+              PlanLayout *l = pruned->pdata[k];
+              if (l->peak >= best)
+                break;
+              g_free (l->bound);
+              l->bound = NULL;
+              if (l->floor == 0)
+                {
+                  /* Pruned by its states: its live peak first (a higher
+                   * floor, no replay), then it takes its turn again. */
+                  evaluate (&pool, l, 0, EVAL_LIVE_FLOOR);
+                  if (l->error)
+                    g_ptr_array_remove_index (pruned, k);
+                  continue;
+                }
+              g_ptr_array_remove_index (pruned, k);
+              /* The replay carries on past the capacity (keep_going). */
+              evaluate (&pool, l, 0, EVAL_FORCE);
+              if (l->replayed)
+                best = MIN (best, l->peak);
+            }
+        }
+      g_mutex_clear (&pool.lock);
+      restore_signals (old_sig);
+      if (interrupted)
+        {
+          g_set_error (error, VS_PLAN_ERROR, PLAN_ERROR_INTERRUPTED, "plan: interrupted (signal %d) after %u of %u "
+                       "layouts; nothing written", (int) interrupted, pool.done, todo->len);
+          ok = FALSE;
+        }
+      for (guint i = 0; i < dups->len; i += 2)
+        {
+          PlanLayout *d = dups->pdata[i], *f = dups->pdata[i + 1];
+          d->replayed = f->replayed, d->floor = f->floor, d->fits = f->fits, d->peak = f->peak, d->capacity = f->capacity;
+          d->step_ns = f->step_ns, d->bound = g_strdup (f->bound), d->error = g_strdup (f->error);
+          r->cached++;
+        }
+      r->replays = pool.replays;
+      for (guint i = 0; i < r->layouts->len; i++)
+        {
+          PlanLayout *l = r->layouts->pdata[i];
+          layout_figures (s, l);
+          if (l->fits && l->step_ns > 0)
+            {
+              double executed, model;
+              plan_step_flops (&s->model, s->global_batch, l->ckpt, &executed, &model);
+              l->mfu = model / (l->step_ns * 1e-9) / l->gpus / 1e12 / peak_tflops (cfgs[l->config], s->model.precision);
+            }
+        }
+    }
+  if (tmpdir)
+    remove_tree (tmpdir);
+  for (guint i = 0; i < n_cfgs; i++)
+    if (cfgs[i])
+      config_free (cfgs[i]);
+  g_free (cfgs);
+  if (!ok)
+    {
+      plan_result_free (r);
+      return NULL;
+    }
+  r->wall_s = (g_get_monotonic_time () - t0) / 1e6;
+  return r;
+}
+
+static gint
+cmp_time (const PlanLayout *a, const PlanLayout *b)
+{
+  return (a->step_ns > b->step_ns) - (a->step_ns < b->step_ns);
+}
+
+static PlanObjective rank_objective;
+
+static gint
+layout_cmp (gconstpointer pa, gconstpointer pb)
+{
+  const PlanLayout *a = *(PlanLayout *const *) pa, *b = *(PlanLayout *const *) pb;
+  gboolean fa = a->fits && !a->error, fb = b->fits && !b->error;
+  if (fa != fb)
+    return fb - fa;
+  gint c = 0;
+  if (fa)
+    {
+      if (rank_objective == PLAN_BY_COST && a->cost_per_step >= 0 && b->cost_per_step >= 0)
+        c = (a->cost_per_step > b->cost_per_step) - (a->cost_per_step < b->cost_per_step);
+      if (c == 0)
+        c = cmp_time (a, b);
+    }
+  else
+    {
+      gboolean ea = a->error != NULL, eb = b->error != NULL;
+      if (ea != eb)
+        return ea - eb;
+      guint64 ma = a->peak > a->capacity ? a->peak - a->capacity : 0, mb = b->peak > b->capacity ? b->peak - b->capacity : 0;
+      c = (ma > mb) - (ma < mb);
+    }
+  return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+void
+plan_rank (PlanResult *r, PlanObjective objective)
+{
+  /* qsort is not reentrant over a global, but ranking runs once, after
+   * the threads. */
+  rank_objective = objective;
+  g_ptr_array_sort (r->layouts, layout_cmp);
+}
