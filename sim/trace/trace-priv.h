@@ -162,7 +162,7 @@ gboolean trace_group_check (VsTraceReader *r, const VsCollective *c, GError **er
 
 /* Whether collective C fits the job the replay sized (trace_reader_set_job):
  * at most job_ranks, unless its role is resized (its size is then the
- * config's, which config.c checked against the job). */
+ * config's, which config-network.c checked against the job). */
 static inline gboolean
 trace_job_fits (const VsTraceReader *r, const VsCollective *c)
 {
