@@ -25,13 +25,13 @@ ALLOWED = {
     "trace": ["base"],
     "config": ["base", "trace"],
     "model": ["base", "config", "trace"],
-    "mem": ["base", "config", "trace"],
-    "import": ["base", "config", "trace", "mem", "model"],
+    "mem": ["base"],
+    "import": ["base", "trace", "mem", "model"],
     "synth": ["base", "config", "trace", "model"],
-    "engine": ["base", "flow", "trace", "config", "model", "mem", "out"],
+    "engine": ["base", "flow", "trace", "config", "model", "mem"],
     "sweep": ["base", "config", "trace", "engine"],
-    "out": ["base", "config", "trace", "engine", "sweep"],
-    "plan": ["base", "config", "trace", "model", "synth", "engine", "sweep"],
+    "out": ["base", "engine", "sweep"],
+    "plan": ["base", "config", "trace", "synth", "engine", "sweep"],
     "cli": None,  # every room
 }
 # Rooms whose objects still call each other in a circle, and why; a new
