@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "hooks.h"
-#include "nccl.h"
+#include "realsym.h"
 #include "recorder.h"
 
 /* The unversioned names are the old entry points the driver still exports. */
@@ -186,7 +186,6 @@ static GetProcV1 real_cuGetProcAddress;
 static PrefetchV1 real_cuMemPrefetchAsync, real_cuMemPrefetchAsync_ptsz;
 static AdviseV1 real_cuMemAdvise;
 
-static void *(*real_dlsym) (void *, const char *);
 static void *g_libcuda;
 /* What the program's cuInit answered through the shim (-1: never seen),
  * for hooks_nothing_cause. */
@@ -217,24 +216,16 @@ static Hook hooks[] = {
 #define N_HOOKS (sizeof hooks / sizeof hooks[0])
 
 static void
-init_real_dlsym (void)
-{
-  static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.0" };
-  for (size_t i = 0; i < sizeof versions / sizeof versions[0] && !real_dlsym; i++)
-    real_dlsym = (void *(*) (void *, const char *)) dlvsym (RTLD_NEXT, "dlsym", versions[i]);
-}
-
-static void
 resolve_once (void)
 {
-  if (!real_dlsym)
-    init_real_dlsym ();
+  if (!cap_real_dlsym)
+    cap_real_dlsym_init ();
   const char *lib = getenv ("VRAMCAP_LIBCUDA");
   g_libcuda = dlopen (lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-  if (!g_libcuda || !real_dlsym)
+  if (!g_libcuda || !cap_real_dlsym)
     return;
   for (size_t i = 0; i < N_HOOKS; i++) {
-    *hooks[i].real = real_dlsym (g_libcuda, hooks[i].name);
+    *hooks[i].real = cap_real_dlsym (g_libcuda, hooks[i].name);
     if (*hooks[i].real || hooks[i].wrap)
       continue;
     /* A function only called: the other version will do (cuEventElapsedTime
@@ -245,7 +236,7 @@ resolve_once (void)
       snprintf (alt, sizeof alt, "%.*s", (int) (n - 3), hooks[i].name);
     else
       snprintf (alt, sizeof alt, "%s_v2", hooks[i].name);
-    *hooks[i].real = real_dlsym (g_libcuda, alt);
+    *hooks[i].real = cap_real_dlsym (g_libcuda, alt);
   }
 }
 
@@ -271,10 +262,10 @@ wrapper_for_address (void *real)
 void *
 dlsym (void *handle, const char *name)
 {
-  if (!real_dlsym)
-    init_real_dlsym ();
+  if (!cap_real_dlsym)
+    cap_real_dlsym_init ();
   if (handle != RTLD_NEXT && name[0] == 'c' && name[1] == 'u') {
-    void *r = real_dlsym (handle, name);
+    void *r = cap_real_dlsym (handle, name);
     if (r) {
       resolve ();
       void *w = wrapper_for_address (r);
@@ -284,25 +275,7 @@ dlsym (void *handle, const char *name)
     return r;
   }
   /* A tail call, so that RTLD_NEXT is resolved relative to our caller. */
-  return real_dlsym (handle, name);
-}
-
-/* Called from inside the shim, so RTLD_NEXT means the objects after it:
- * the program's libnccl for the NCCL wrap (nccl.c). */
-void *
-hooks_next_symbol (const char *name)
-{
-  if (!real_dlsym)
-    init_real_dlsym ();
-  return real_dlsym ? real_dlsym (RTLD_NEXT, name) : NULL;
-}
-
-void *
-hooks_symbol_in (void *handle, const char *name)
-{
-  if (!real_dlsym)
-    init_real_dlsym ();
-  return real_dlsym ? real_dlsym (handle, name) : NULL;
+  return cap_real_dlsym (handle, name);
 }
 
 CUresult
@@ -571,7 +544,7 @@ demangle (const char *name)
   static Demangle dm;
   static int looked;
   if (!looked) {
-    dm = (Demangle) real_dlsym (RTLD_DEFAULT, "__cxa_demangle");
+    dm = (Demangle) cap_real_dlsym (RTLD_DEFAULT, "__cxa_demangle");
     looked = 1;
   }
   if (!dm || strncmp (name, "_Z", 2) != 0)
@@ -789,14 +762,15 @@ drain_at_exit (void)
     drain_before_ctx_teardown ();
 }
 
-void
+/* Why a process recorded nothing (cap_nothing_cause_cb, recorder.h). */
+static void
 hooks_nothing_cause (char *buf, size_t cap)
 {
   int r = g_cuinit_result;
   if (r > 0) {
     const char *name = NULL;
     typedef CUresult ErrName (CUresult, const char **);
-    ErrName *err_name = g_libcuda && real_dlsym ? (ErrName *) real_dlsym (g_libcuda, "cuGetErrorName") : NULL;
+    ErrName *err_name = g_libcuda && cap_real_dlsym ? (ErrName *) cap_real_dlsym (g_libcuda, "cuGetErrorName") : NULL;
     if (err_name == NULL || err_name ((CUresult) r, &name) != CUDA_SUCCESS)
       name = NULL;
     const char *vis = getenv ("CUDA_VISIBLE_DEVICES");
@@ -2379,8 +2353,9 @@ hooks_start (void)
 __attribute__ ((constructor)) static void
 hooks_init (void)
 {
+  cap_nothing_cause_cb = hooks_nothing_cause;
   cap_init ();
-  init_real_dlsym ();
+  cap_real_dlsym_init ();
   if (cap_requested_mode () == CAP_MODE_HOOK)
     hooks_start ();
 }

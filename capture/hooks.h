@@ -11,10 +11,6 @@
 
 /* Makes the wrappers record (hook mode proper, or CUPTI's fallback). */
 void hooks_start (void);
-/* Why a process recorded nothing, into BUF (CAP bytes): what cuInit
- * answered through the shim, else whether the driver is loaded or can be
- * loaded at all. Not for a signal handler (it may dlopen the driver). */
-void hooks_nothing_cause (char *buf, size_t cap);
 /* Fills the header's device fields from device 0 (once). */
 void hooks_query_device (void);
 /* The kernel name's string id and the pointer-sized words of a launch's

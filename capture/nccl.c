@@ -13,7 +13,8 @@
  * objects (find_real). Before the call that launches (a call outside any
  * group, or the outermost ncclGroupEnd) the calling thread gets one pending
  * collective per stream; cap_kernel, for every kernel launched until the
- * call returns, takes the one waiting on its stream (capnccl_take). NCCL
+ * call returns, takes the one waiting on its stream (capnccl_take, the
+ * recorder's cap_coll_cb). NCCL
  * launches its kernel on the calling thread, on the user's stream, from
  * inside that call; the pending collectives are dropped when it returns.
  * Calls NCCL makes into its own exported functions (ncclSend runs
@@ -60,7 +61,7 @@
 
 #include <pthread.h>
 
-#include "nccl.h"
+#include "realsym.h"
 #include "recorder.h"
 
 /* NCCL's ABI (nccl.h 2.x): results, datatypes and reduction ops are enums
@@ -139,7 +140,7 @@ search_object (struct dl_phdr_info *info, size_t size, void *data)
   void *h = dlopen (info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
   if (!h)
     return 0;
-  void *p = hooks_symbol_in (h, sr->name);
+  void *p = cap_symbol_in (h, sr->name);
   dlclose (h);
   if (p && !in_shim (p))
     sr->found = p;
@@ -153,12 +154,12 @@ search_object (struct dl_phdr_info *info, size_t size, void *data)
 static void *
 find_real (const char *name)
 {
-  void *p = hooks_next_symbol (name);
+  void *p = cap_next_symbol (name);
   if (p && !in_shim (p))
     return p;
   void *h = dlopen ("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
   if (h) {
-    p = hooks_symbol_in (h, name);
+    p = cap_symbol_in (h, name);
     dlclose (h);
     if (p && !in_shim (p))
       return p;
@@ -380,7 +381,8 @@ pend_from_aggs (void)
   t.n_agg = 0;
 }
 
-int
+/* cap_coll_cb (recorder.h). */
+static int
 capnccl_take (uintptr_t stream, CapColl *out)
 {
   if (__builtin_expect (t.n_pend == 0, 1))
@@ -397,6 +399,15 @@ capnccl_take (uintptr_t stream, CapColl *out)
   p->waiting = 0;
   *out = p->c;
   return 1;
+}
+
+/* The recorder asks for a kernel's collective through cap_coll_cb; set at
+ * load, before any launch is recorded (a mode starts in hooks.c's
+ * constructor or at the driver's InitializeInjection). */
+__attribute__ ((constructor)) static void
+capnccl_init (void)
+{
+  cap_coll_cb = capnccl_take;
 }
 
 /* Before a wrapped op's real call: notes it (COUNT elements of DTYPE, times

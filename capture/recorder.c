@@ -10,8 +10,6 @@
  * goes out, so the header can name the device. */
 #define _GNU_SOURCE
 #include "recorder.h"
-#include "hooks.h"
-#include "nccl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,6 +30,8 @@
 volatile int cap_mode = CAP_MODE_OFF;
 void (*cap_resolve_cb) (int blocking);
 void (*cap_fork_child_cb) (void);
+int (*cap_coll_cb) (uintptr_t stream, CapColl *out);
+void (*cap_nothing_cause_cb) (char *buf, size_t cap);
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile pid_t g_lock_owner;      /* kernel tid holding g_lock, 0 if none */
@@ -639,7 +639,7 @@ cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
     n_words = 0, ids = local;
   uint64_t *ptrs = ids + (n_words <= 64 ? 64 : n_words);
   CapColl coll;
-  int has_coll = capnccl_take (stream, &coll);
+  int has_coll = cap_coll_cb && cap_coll_cb (stream, &coll);
   cap_lock ();
   size_t n = 0, np = 0;
   int managed = 0;
@@ -1106,8 +1106,10 @@ nothing_recorded (int dying)
   char cause[768], line[1024];
   if (dying)
     snprintf (cause, sizeof cause, "the program died of signal %d before any CUDA call vramcap records", g_dying_sig);
+  else if (cap_nothing_cause_cb)
+    cap_nothing_cause_cb (cause, sizeof cause);
   else
-    hooks_nothing_cause (cause, sizeof cause);
+    snprintf (cause, sizeof cause, "the program made no call vramcap records");
   unlink (g_out);
   char addrs[sizeof g_out + 16];
   snprintf (addrs, sizeof addrs, "%s.addrs", g_out);

@@ -79,6 +79,33 @@ uint64_t cap_copies (uint64_t t0, uint64_t t1, const CapCopyOp *ops, uint32_t n,
                      int async, int pending, uint64_t corr, uint32_t *count);
 uint64_t cap_memset (uint64_t t0, uint64_t t1, uintptr_t dst, uint64_t bytes,
                      uintptr_t stream, int async, int pending, uint64_t corr);
+/* One kernel's collective: KIND is docs/trace-format.md's code (0
+ * all_reduce, 1 all_gather, 2 reduce_scatter, 3 all_to_all, 4 broadcast,
+ * 5 reduce, 6 send, 7 recv), BYTES the per-rank input buffer (SPEC 3),
+ * RANKS the communicator's size, GROUP its id (collective.group.id: from
+ * the unique id it was created with, 1 .. 2^53 - 1; 0: not known). */
+typedef struct {
+  uint8_t kind;
+  uint32_t ranks;
+  uint64_t bytes;
+  uint64_t group;
+} CapColl;
+
+/* Where a kernel's collective comes from, set at load by the NCCL wrap
+ * (nccl.c; NULL: none): while the calling thread is inside an NCCL call
+ * that launches kernels, the collective waiting for the kernel launched on
+ * STREAM (or, if none waits on that stream, the first one still waiting),
+ * taken so that the next kernel gets nothing; returns 1. Returns 0
+ * otherwise (cheap: one thread-local test). cap_kernel asks it for every
+ * launch, both modes, before it takes the lock. */
+extern int (*cap_coll_cb) (uintptr_t stream, CapColl *out);
+
+/* Why a process recorded nothing, into BUF (CAP bytes), for the line said
+ * at exit; set at load by hook mode (hooks.c: what cuInit answered through
+ * the shim, else whether the driver is loaded or can be loaded at all).
+ * Not called from a signal handler (it may dlopen the driver). */
+extern void (*cap_nothing_cause_cb) (char *buf, size_t cap);
+
 /* A launch's shape (SPEC 3 `grid`, `block`, `regs`, `smem`): grid and
  * block as launched; regs per thread and smem (static + dynamic shared
  * memory per block) 0 where unknown, which the trace writes as absent. */
@@ -88,7 +115,7 @@ typedef struct { uint32_t grid[3], block[3], regs, smem; } CapShape;
  * whether one of them is managed memory). SHAPE (NULL: none) rides on the
  * event when its grid and block are all positive. A kernel launched from
  * inside an NCCL call on this thread takes that call's collective
- * (capture/nccl.h). */
+ * (cap_coll_cb). */
 uint64_t cap_kernel (uint64_t t0, uint64_t t1, uint32_t name_sid, uintptr_t stream,
                      const uint64_t *words, size_t n_words, int pending, uint64_t corr,
                      const CapShape *shape);

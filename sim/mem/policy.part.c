@@ -3,7 +3,7 @@
  * VsOversub. A policy is its hooks and the flags it sets at setup
  * (sim_setup copies them into s->mem, where the per-event code reads
  * them inline): no other part tests which policy is in force. To add a
- * policy: a file with its Policy, a line here, its name in config.c's
+ * policy: a file with its Policy, a line here, its name in config-schema.c's
  * oversub_choices and VsOversub.
  *
  * Part of the replay engine: #included by sim/engine/replay.c (one

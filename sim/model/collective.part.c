@@ -64,7 +64,7 @@ coll_setup (Sim *s)
     if ((s->coll.role_ranks[r] = want[r]) != 0)
       resized |= 1u << r;
   /* The reader refuses a collective larger than the job, naming its line
-   * (config.c has checked the resized roles against the job). */
+   * (config-network.c has checked the resized roles against the job). */
   trace_reader_set_job (s->core.trace, s->coll.ranks, resized);
 }
 

@@ -64,7 +64,7 @@ tl_thread (Sim *s, Thread *t)
 
 /* The observers: the engine calls each behind one unlikely branch on
  * s->out.timeline. Every name written is either fixed text, a number, a
- * tier name (letters, digits, '_' and '-': config.c checks) or escaped
+ * tier name (letters, digits, '_' and '-': config-checks.c checks) or escaped
  * with json_str. */
 
 /* Location LOC now holds VALUE bytes: a counter event. */

@@ -1054,40 +1054,6 @@ append_u64 (GString *s, guint64 v)
   g_string_append_len (s, buf + sizeof buf - n, n);
 }
 
-void
-trace_json_append_string (GString *s, const char *str)
-{
-  static const char hex[] = "0123456789abcdef";
-  g_string_append_c (s, '"');
-  const char *p = str;
-  for (;;)
-    {
-      const char *q = p;
-      while (*q && *q != '"' && *q != '\\' && (unsigned char) *q >= 0x20)
-        q++;
-      g_string_append_len (s, p, q - p);
-      if (*q == 0)
-        break;
-      unsigned char ch = (unsigned char) *q;
-      switch (ch)
-        {
-        case '"': g_string_append (s, "\\\""); break;
-        case '\\': g_string_append (s, "\\\\"); break;
-        case '\n': g_string_append (s, "\\n"); break;
-        case '\t': g_string_append (s, "\\t"); break;
-        case '\r': g_string_append (s, "\\r"); break;
-        case '\b': g_string_append (s, "\\b"); break;
-        case '\f': g_string_append (s, "\\f"); break;
-        default:
-          g_string_append (s, "\\u00");
-          g_string_append_c (s, hex[ch >> 4]);
-          g_string_append_c (s, hex[ch & 15]);
-        }
-      p = q + 1;
-    }
-  g_string_append_c (s, '"');
-}
-
 static inline void
 key (GString *s, const char *k)
 {

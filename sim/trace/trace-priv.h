@@ -1,13 +1,21 @@
 /* trace-priv.h — what the trace readers and writers (sim/trace*.c) share:
  * the reader base, the input buffer, the validation tables and the binary
- * codec. Not an interface for the rest of vramsim: use trace.h. */
+ * codec. Not an interface for the rest of vramsim: use trace.h.
+ *
+ * Each section names the file that owns it. The files call one way, down
+ * this list: trace-common.c (error domain, JSON strings); trace-inbuf.c,
+ * trace-header.c; trace-reader.c (the reader base and validation); the
+ * formats trace-bin.c and trace-jsonl.c, which fill a VsTraceReaderClass;
+ * trace.c (trace_open, the writers); trace-buf.c, trace-infer.c. A format
+ * never calls trace.c; trace-reader.c reaches a format only through its
+ * class (tests/arch.sh checks the includes, docs/architecture.md). */
 #pragma once
 
 #include <stdio.h>
 
 #include "trace/trace.h"
 
-/* ---- fields, for required-field checks and messages ---- */
+/* ---- fields, for required-field checks and messages (trace-reader.c) ---- */
 
 enum {
   VS_F_T, VS_F_OP, VS_F_TID, VS_F_HOST_NS, VS_F_ID, VS_F_BYTES, VS_F_KIND,
@@ -38,7 +46,7 @@ extern const guint32 trace_op_required[VS_OP_COUNT];
 
 #include "base/slotmap.h"
 
-/* ---- buffered input ---- */
+/* ---- buffered input (trace-inbuf.c) ---- */
 
 typedef struct {
   int fd;               /* -1 for a memory source */
@@ -65,7 +73,7 @@ void inbuf_close (VsInBuf *b);
  * as they come: memory stays bounded. */
 gboolean inbuf_start_gzip (VsInBuf *b, const char *path, GError **error);
 
-/* ---- the reader base ---- */
+/* ---- the reader base (trace-reader.c) ---- */
 
 typedef struct {
   /* Decodes the next event: TRUE with *ev and *present (VS_FB bits of the
@@ -87,7 +95,7 @@ struct _VsTraceReader {
   gboolean done;
   struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
   gsize max_live;         /* most allocations live at once (trace_max_live) */
-  GHashTable *groups;     /* collective.group id -> TraceGroup (trace.c); NULL until the first */
+  GHashTable *groups;     /* collective.group id -> TraceGroup (trace-reader.c); NULL until the first */
   guint32 job_ranks;      /* trace_reader_set_job: the job's size (0, 1: not sized) */
   guint32 job_resized;    /* 1 << VsCollRole of the roles the replay resizes */
   guint8 kernels_named;   /* known before reading (a buffer): 1 one of the first VS_INFER_DECIDE
@@ -134,7 +142,7 @@ gboolean trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error);
 /* Checks EV against the rules of SPEC section 3 and the live state. */
 gboolean trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **error);
 
-/* ---- communicators (collective.group, docs/trace-format.md) ---- */
+/* ---- communicators (collective.group, docs/trace-format.md; trace-reader.c) ---- */
 
 /* The largest group id: below 2^53, so that every JSON reader (jq,
  * JavaScript, a report's consumer) holds it exactly. */
@@ -154,7 +162,7 @@ gboolean trace_group_check (VsTraceReader *r, const VsCollective *c, GError **er
 
 /* Whether collective C fits the job the replay sized (trace_reader_set_job):
  * at most job_ranks, unless its role is resized (its size is then the
- * config's, which config.c checked against the job). */
+ * config's, which config-network.c checked against the job). */
 static inline gboolean
 trace_job_fits (const VsTraceReader *r, const VsCollective *c)
 {
@@ -162,6 +170,8 @@ trace_job_fits (const VsTraceReader *r, const VsCollective *c)
 }
 /* The message for a collective that does not fit. */
 gboolean trace_job_check (VsTraceReader *r, const VsCollective *c, GError **error);
+
+/* ---- the header (trace-header.c) ---- */
 
 /* Parses and checks a header object; WHERE prefixes messages ("t.jsonl:1"). */
 VsTraceHeader *trace_header_from_json (const cJSON *obj, const char *where, GError **error);
@@ -172,13 +182,16 @@ VsTraceHeader *trace_header_from_json_text (const cJSON *obj, const char *text, 
 /* The header as one line of JSON in the canonical form (no newline). */
 char *trace_header_to_line (const VsTraceHeader *h);
 
-/* Format-specific openers: IN holds the first bytes already read. */
+/* Format-specific openers (trace-jsonl.c, trace-bin.c), called by
+ * trace_open: IN holds the first bytes already read. */
 VsTraceReader *trace_jsonl_open (const char *path, VsInBuf *in, GError **error);
 VsTraceReader *trace_bin_open (const char *path, VsInBuf *in, GError **error);
 
 /* ---- JSON output ---- */
 
+/* trace-common.c */
 void trace_json_append_string (GString *s, const char *str);
+/* The canonical JSONL event (trace-jsonl.c). */
 void trace_json_append_event (GString *s, const VsEvent *ev);
 
 /* ---- binary codec (trace-bin.c), shared with trace-buf.c ---- */
