@@ -135,3 +135,25 @@ measure "$VRAMSIM" sweep "$D/plain-100k.vtrace" -c a100-80g -j 2 -o "$D/sweep.cs
 runs=$(($(wc -l < "$D/sweep.csv") - 1))
 row "sweep $runs configs x $(cnt $(events "$D/plain-100k.vtrace")) events, -j 2" "$WALL" "$CPU" "$(echo "$runs / $WALL" | bc -l | awk '{printf "%.1f run/s", $1}')" \
     "${RSS}M" "<30 s $(verdict "$WALL" 30 '<')" "$(echo "$runs / $CPU" | bc -l | awk '{printf "%.1f run/s", $1}')"
+# Concurrency (issue 25): kernels round-robin over 16, 64 and 256 compute
+# streams (1M events each), where processor sharing serves `sm`
+# (sim/flow/flow.c). Beside the rate, instructions per event under
+# callgrind on the 100k-event trace of the same shape (deterministic,
+# whatever the neighbours do: a regression shows without a timed run;
+# "-" without valgrind, or with IPE=0).
+ipe () {   # ipe TRACE: instructions per event of one replay
+  { [ "${IPE:-1}" = 0 ] || ! command -v valgrind > /dev/null; } && { echo "-"; return; }
+  local n ir
+  n=$(events "$1")
+  ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$VRAMSIM" replay "$1" -c a100-80g --format json \
+       -o /dev/null 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+  [ -n "$ir" ] && echo "$ir / $n" | bc -l | awk '{ printf "%.0f", $1 }' || echo "-"
+}
+for ns in 16 64 256; do
+  gen "streams$ns-1m.vtrace" $M1 --streams $ns
+  gen "streams$ns-100k.vtrace" $K100 --streams $ns
+  nn=$(events "$D/streams$ns-1m.vtrace")
+  measure "$VRAMSIM" replay "$D/streams$ns-1m.vtrace" -c a100-80g --format json
+  row "replay $(cnt $nn), $ns contending streams" "$WALL" "$CPU" "$(rate "$nn" "$WALL")" "${RSS}M" \
+      "$(ipe "$D/streams$ns-100k.vtrace") instr/ev" "$(crate "$nn")"
+done
