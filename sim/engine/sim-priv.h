@@ -363,6 +363,7 @@ struct Sim {
     double now, t0;
     gboolean stopped, oom, have_t0, eof;
     gboolean halt;         /* stopped, or error set: the main loop ends */
+    gboolean sample_stop;  /* --sample-steps: steady; read no more (engine/sample.part.c) */
     Live live_jobs, live_allocs;
     Job *free_jobs;
     GPtrArray *jobs_spare;
@@ -521,6 +522,8 @@ struct Sim {
     guint timeline_streams, timeline_threads;   /* tracks named so far: their sort order */
     guint64 timeline_async;    /* ids of the ranges drawn as async slices */
   } out;
+  /* --sample-steps (engine/sample.part.c). */
+  struct SampleState *sample;
 };
 
 
@@ -791,6 +794,7 @@ static void marks_drop (Sim *s, Thread *t);
 static void marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t);
 static void marks_thread_end (Sim *s, Thread *t);
 static void report_steady (Sim *s, cJSON *r, const MarkStat *m);
+static void sample_mark (Sim *s, guint32 tid, const char *name, double now, guint64 cap_t);
 static void report_marks (Sim *s, cJSON *r);
 static void report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row);
 
