@@ -16,7 +16,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0
 ok () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo 1..7
+echo 1..10
 python3 "$here/bench/repeat-steps.py" "$here/traces/hand-train-step.jsonl" "$T/r.jsonl" 999 || exit 1
 # report FILE KEY...: one value of a JSON report
 val () { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
@@ -79,6 +79,19 @@ ok $? "memory-profile-v100 (ProfilerStep): --sample-steps 2 --sample-tolerance 0
 "$VRAMSIM" replay "$here/traces/overlap.jsonl" -c a100-80g --sample-steps 3 --format json -o "$T/o.json" 2> "$T/err"
 [ "$(val "$T/o.json" sampled steady)" = false ] && grep -q "sample-steps 3" "$T/err"
 ok $? "a trace without a repeated mark: replayed whole, said so"
+
+# sweep and fit: the same option, the same answers on repeated steps.
+sw=(sweep "$T/r.jsonl" -c a100-80g --vary memory.capacity=600MiB,1GiB --vary policy.oversubscription=spill,uvm -j 1)
+"$VRAMSIM" "${sw[@]}" -o "$T/sw0.csv" && "$VRAMSIM" "${sw[@]}" --sample-steps 5 -o "$T/sw5.csv" \
+  && [ "$(cut -d, -f1-6 "$T/sw0.csv")" = "$(cut -d, -f1-6 "$T/sw5.csv")" ] && [ "$(wc -l < "$T/sw5.csv")" = 5 ]
+ok $? "sweep --sample-steps 5: every run's predicted time and slowdown the full sweep's"
+V=$(realpath "$VRAMSIM")
+mkdir "$T/j" && (cd "$T/j" && "$V" "${sw[@]}" --sample-steps 5 --sample-tolerance 0.02 --jobs-file jobs.txt 2> /dev/null) \
+  && [ "$(grep -c -- '--sample-steps 5 --sample-tolerance 0.02 --format json' "$T/j/jobs.txt")" = 4 ]
+ok $? "sweep --jobs-file: each command carries --sample-steps and --sample-tolerance"
+"$VRAMSIM" fit "$T/r.jsonl" -c a100-80g,rtx3090 > "$T/f0.txt" && "$VRAMSIM" fit "$T/r.jsonl" -c a100-80g,rtx3090 --sample-steps 5 > "$T/f5.txt" \
+  && cmp -s "$T/f0.txt" "$T/f5.txt"
+ok $? "fit --sample-steps 5: the same table (times, bounds) as the full fit"
 
 "$VRAMSIM" replay "$T/r.jsonl" -c a100-80g --sample-steps -1 2> "$T/err"
 [ $? = 2 ] && grep -q "sample-steps: K must be 1 or more" "$T/err"
