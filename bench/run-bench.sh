@@ -157,3 +157,24 @@ for ns in 16 64 256; do
   row "replay $(cnt $nn), $ns contending streams" "$WALL" "$CPU" "$(rate "$nn" "$WALL")" "${RSS}M" \
       "$(ipe "$D/streams$ns-100k.vtrace") instr/ev" "$(crate "$nn")"
 done
+# --sample-steps (issue 25): a 1,000-step spill trace whose steps repeat
+# (gen-trace's spill layout, its step 500 repeated by
+# bench/repeat-steps.py: 76k events), replayed whole and with
+# --sample-steps 5: the target is within 1 % of the full replay's
+# predicted time in <= 0.1x its CPU time.
+gen spill-steps-src.vtrace 76000 --mode spill
+if [ ! -s "$D/spill-1000-steps.vtrace" ] || [ "$D/spill-1000-steps.vtrace" -ot "$D/spill-steps-src.vtrace" ]; then
+  "$VRAMSIM" convert "$D/spill-steps-src.vtrace" "$D/spill-steps-src.jsonl" 2> /dev/null \
+    && python3 "$(dirname "$0")/repeat-steps.py" "$D/spill-steps-src.jsonl" "$D/spill-1000-steps.jsonl" 999 step 500 \
+    && "$VRAMSIM" convert "$D/spill-1000-steps.jsonl" "$D/spill-1000-steps.vtrace" 2> /dev/null
+fi
+nss=$(events "$D/spill-1000-steps.vtrace")
+measure "$VRAMSIM" replay "$D/spill-1000-steps.vtrace" -c a100-80g --set policy.oversubscription=spill --format json
+full_cpu=$CPU full_t=$(sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' "$D/last.out" | head -n 1)
+row "replay spill 1,000 steps ($(cnt $nss))" "$WALL" "$CPU" "$(rate "$nss" "$WALL")" "${RSS}M" "(the full replay)" "$(crate "$nss")"
+measure "$VRAMSIM" replay "$D/spill-1000-steps.vtrace" -c a100-80g --set policy.oversubscription=spill --sample-steps 5 --format json
+s_t=$(sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' "$D/last.out" | head -n 1)
+err=$(echo "($s_t - $full_t) * 100 / $full_t" | bc -l)
+ratio=$( [ "$(echo "$full_cpu >= 0.001" | bc -l)" = 1 ] && echo "$CPU / $full_cpu" | bc -l || echo 0)
+row "  --sample-steps 5 (error $(printf '%+.4f' "$err") %)" "$WALL" "$CPU" "$(rate "$nss" "$WALL")" "${RSS}M" \
+    "<=1 %, <=0.1x cpu: $(printf '%.2fx' "$ratio") $(awk -v e="${err#-}" -v r="$ratio" 'BEGIN { print (e <= 1 && r <= 0.1) ? "PASS" : "MISS" }')" "$(crate "$nss")"
