@@ -16,7 +16,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0
 ok () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo 1..10
+echo 1..11
 python3 "$here/bench/repeat-steps.py" "$here/traces/hand-train-step.jsonl" "$T/r.jsonl" 999 || exit 1
 # report FILE KEY...: one value of a JSON report
 val () { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
@@ -48,6 +48,9 @@ for p in "plain:" "spill:--set memory.capacity=600MiB --set policy.oversubscript
     && compare "$T/full.json" "$T/s.json" 1e-6 10 0.01
   ok $? "1,000 repeated steps, $name: --sample-steps 5 within 1e-6 of the full replay"
 done
+
+"$VRAMSIM" replay "$T/r.jsonl" -c a100-80g --sample-steps 5 | grep -q "^  sampled  *6 of 999 steps replayed, 2.8 s of it extrapolated (tolerance 0.01)$"
+ok $? "the text view says what was sampled"
 
 # Steps that vary: kernel times scattered by +-30 % (seeded).
 python3 - "$T/r.jsonl" "$T/v.jsonl" <<'PY'
