@@ -5,7 +5,9 @@
  * faster than its own cap. Concurrent flows share every resource by
  * max-min fairness (progressive filling, caps included); rates are
  * recomputed whenever a flow starts or ends, only for the flows connected
- * to it through shared resources. Time is simulated ns (double: fluid flows
+ * to it through shared resources, except on a resource whose flows all
+ * run at one share (processor sharing in virtual time: O(log n) a start
+ * or an end, flow.c). Time is simulated ns (double: fluid flows
  * end at fractional times); amounts are bytes (or GPU-seconds). */
 #pragma once
 
