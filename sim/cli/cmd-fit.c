@@ -110,6 +110,16 @@ fit_bound (FitRow *row, const cJSON *report)
   row->bound_ns[B_SWAP] = num (report, "stalls.swap_ns");
   row->bound_ns[B_FAULTS] = num (report, "stalls.fault_ns");
   row->bound_ns[B_COMM] = num (report, "network.exposed_ns");
+  /* --sample-steps: the figures are the replayed part's; the whole
+   * trace's are theirs scaled as its time was. */
+  double ext = num (report, "sampled.extrapolated_ns");
+  if (ext > 0 && row->predicted_ns > ext)
+    {
+      double scale = row->predicted_ns / (row->predicted_ns - ext);
+      for (int b = 0; b < B_COUNT; b++)
+        row->bound_ns[b] *= scale;
+      busiest *= scale;
+    }
   /* The time no resource of the machine was busy is at least the predicted
    * time less the busiest resource's busy time: the host's (CPU time
    * between calls, the program's own waits). */
@@ -123,11 +133,16 @@ fit_bound (FitRow *row, const cJSON *report)
 
 /* One replay carried on past out-of-memory; *OOM_STOP (transfer full):
  * the report's time and warnings at the first out-of-memory, or NULL. */
+static guint fit_sample_steps;     /* --sample-steps, --sample-tolerance */
+static double fit_sample_tol;
+
 static cJSON *
 fit_replay (FitRow *row, const VsConfig *target, const VsConfig *capture, cJSON **oom_stop, GError **error)
 {
   g_autoptr (VsTraceReader) reader = trace_buf_reader (row->buf);
   VsReplayOptions opts = { 0 };
+  opts.sample_steps = fit_sample_steps;
+  opts.sample_tol = fit_sample_tol;
   opts.keep_going = TRUE;
   opts.oom_stop = oom_stop;
   opts.trace_name = row->trace_path;
@@ -395,7 +410,7 @@ cmd_fit (int argc, char **argv)
 {
   g_auto (GStrv) configs = NULL, sets = NULL, rest = NULL;
   g_autofree char *format = NULL, *out = NULL, *capture = NULL, *metric = NULL;
-  gint jobs = 0;
+  gint jobs = 0, sample_steps = 0;
   GOptionEntry entries[] = {
     { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Configs to try, comma-separated, or 'all' (default: all presets)", "all|CONFIG[,CONFIG...]" },
     { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override one field of every config, with units (memory.capacity=24GiB); repeatable", "KEY=VALUE" },
@@ -403,6 +418,8 @@ cmd_fit (int argc, char **argv)
     { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (default), json or csv", "text|json|csv" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Write the table to FILE (default: stdout)", "FILE" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Replays at once (default: all processors)", "N" },
+    { "sample-steps", 0, 0, G_OPTION_ARG_INT, &sample_steps, "Each replay as replay --sample-steps K: until K steps are steady, then extrapolated", "K" },
+    { "sample-tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &fit_sample_tol, "Relative tolerance of --sample-steps (default 0.01)", "TOL" },
     { "metric", 0, 0, G_OPTION_ARG_STRING, &metric, "Rank by the whole predicted time (default) or by the steady step time (median of the repeated mark's steps after the first)", "time|step" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL }
@@ -430,6 +447,13 @@ cmd_fit (int argc, char **argv)
       cmd_error ("fit: %s", error->message);
       return 2;
     }
+  if (sample_steps < 0 || fit_sample_tol < 0 || fit_sample_tol >= 1)
+    {
+      cmd_error ("fit: %s", sample_steps < 0 ? "--sample-steps: K must be 1 or more (0: replay everything)"
+                                              : "--sample-tolerance: TOL must be at least 0 and below 1");
+      return 2;
+    }
+  fit_sample_steps = (guint) sample_steps;
   if (rest == NULL || rest[0] == NULL || rest[1] != NULL)
     {
       cmd_error ("fit takes one TRACE (see 'vramsim fit --help')");

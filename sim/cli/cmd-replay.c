@@ -95,6 +95,8 @@ cmd_replay (int argc, char **argv)
   g_autofree char *series = NULL, *series_dt = NULL, *timeline = NULL;
   g_auto (GStrv) sets = NULL;
   gboolean keep_going = FALSE, progress = FALSE, report_errors = FALSE;
+  gint sample_steps = 0;
+  double sample_tol = 0;
   GOptionEntry entries[] = {
     { "config", 'c', 0, G_OPTION_ARG_STRING, &config, "Target machine: a preset name or a JSON file (default: the trace's capture config)", "CONFIG" },
     { "capture-config", 0, 0, G_OPTION_ARG_STRING, &capture_config, "The machine the trace was recorded on (default: the trace header's, else the target)", "CONFIG" },
@@ -105,6 +107,8 @@ cmd_replay (int argc, char **argv)
     { "series-dt", 0, 0, G_OPTION_ARG_STRING, &series_dt, "Series bucket width (default: automatic)", "TIME" },
     { "timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "Write a Chrome-trace JSON timeline (open in ui.perfetto.dev)", "FILE" },
     { "keep-going", 0, 0, G_OPTION_ARG_NONE, &keep_going, "On out-of-memory, overflow the device and go on", NULL },
+    { "sample-steps", 0, 0, G_OPTION_ARG_INT, &sample_steps, "Replay until K steps of the repeated mark are steady (times and memory state within --sample-tolerance), then extrapolate the rest (report: sampled)", "K" },
+    { "sample-tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &sample_tol, "Relative tolerance of --sample-steps (default 0.01)", "TOL" },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show progress on stderr even when it is not a terminal", NULL },
     { "report-errors", 0, 0, G_OPTION_ARG_NONE, &report_errors, "When the config does not compile, still write a JSON report (status \"error\") to -o, then exit 1 (sweep --jobs-file commands use it)", NULL },
     { NULL }
@@ -204,6 +208,14 @@ cmd_replay (int argc, char **argv)
           return 1;
         }
     }
+  if (sample_steps < 0 || sample_tol < 0 || sample_tol >= 1)
+    {
+      cmd_error ("%s", sample_steps < 0 ? "--sample-steps: K must be 1 or more (0: replay everything)"
+                                        : "--sample-tolerance: TOL must be at least 0 and below 1");
+      return 2;
+    }
+  opts.sample_steps = (guint) sample_steps;
+  opts.sample_tol = sample_tol;
   opts.keep_going = keep_going;
   opts.series_path = series;
   opts.timeline_path = timeline;

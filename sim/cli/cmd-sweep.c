@@ -13,6 +13,8 @@ cmd_sweep (int argc, char **argv)
   g_auto (GStrv) configs = NULL, varies = NULL, sets = NULL, rest = NULL;
   g_autofree char *output = NULL, *format = NULL, *jobs_file = NULL, *reports_dir = NULL, *capture = NULL;
   g_autofree char *shard = NULL, *metric = NULL;
+  gint sample_steps = 0;
+  double sample_tol = 0;
   gboolean resume = FALSE, merge = FALSE, status = FALSE, progress = FALSE;
   gint jobs = 0;
   GOptionEntry entries[] = {
@@ -29,6 +31,8 @@ cmd_sweep (int argc, char **argv)
     { "merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join the reports of --jobs-file FILE (or REPORT.json..., or with TRACE -c ... the --shard CSVs) into the sweep's table", NULL },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show progress on stderr even when it is not a terminal", NULL },
     { "status", 0, 0, G_OPTION_ARG_NONE, &status, "With --jobs-file FILE: which runs are done, failed, missing or stale", NULL },
+    { "sample-steps", 0, 0, G_OPTION_ARG_INT, &sample_steps, "Each replay as replay --sample-steps K: until K steps are steady, then extrapolated", "K" },
+    { "sample-tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &sample_tol, "Relative tolerance of --sample-steps (default 0.01)", "TOL" },
     { "metric", 0, 0, G_OPTION_ARG_STRING, &metric, "time (default) or step: add step_median_ns, the steady time per step (median of the repeated mark's steps after the first), as fit --metric step ranks by", "time|step" },
     { "shard", 0, 0, G_OPTION_ARG_STRING, &shard, "Run only the K-th of N slices of the runs (rows as the whole sweep writes them)", "K/N" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
@@ -224,6 +228,14 @@ cmd_sweep (int argc, char **argv)
   o.shard_k = shard_k;
   o.shard_n = shard_n;
   o.step_metric = step;
+  if (sample_steps < 0 || sample_tol < 0 || sample_tol >= 1)
+    {
+      cmd_error ("sweep: %s", sample_steps < 0 ? "--sample-steps: K must be 1 or more (0: replay everything)"
+                                                : "--sample-tolerance: TOL must be at least 0 and below 1");
+      return 2;
+    }
+  o.sample_steps = (guint) sample_steps;
+  o.sample_tol = sample_tol;
   if (merge ? !sweep_merge_shards (&o, rest + 1, &err) : !sweep_run (&o, &err))
     {
       cmd_error ("%s", err->message);

@@ -69,6 +69,7 @@
 #include "mem/demand.part.c"
 #include "engine/issue.part.c"
 #include "engine/loop.part.c"
+#include "engine/sample.part.c"
 #include "engine/setup.part.c"
 #include "out/gpu-steps.part.c"
 #include "out/marks.part.c"
@@ -104,6 +105,7 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
     }
   s->gpu.issue_extra = s->out.timeline != NULL || s->core.cfg->gpu.legacy_default_stream;
 
+  sample_init (s);
   reader_advance (s);
   sim_loop (s);
   /* The loop ends when nothing has a finite time left. With events unread
@@ -129,18 +131,25 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
   double end = MAX (s->stats.last_end, s->core.now);
   flow_net_settle (s->core.net, end);
   double makespan = s->core.have_t0 ? end - s->core.t0 : 0;
+  /* --sample-steps: the rest of the trace read, the whole predicted. */
+  guint64 steps_total = 0;
+  double total = s->sample && s->core.error == NULL && !s->core.stopped
+    ? sample_finish (s, makespan, &steps_total) : makespan;
   cJSON *report = NULL;
   gboolean ok = s->core.error == NULL;
   if (!ok)
     g_propagate_error (error, s->core.error);
   else
     report = sim_report (s, makespan);
+  if (report && s->sample && !s->core.stopped)
+    sample_report (s, report, makespan, total, steps_total);
   if (ok && s->out.series && !series_write (s, s->core.opts->series_path, makespan, error))
     ok = FALSE;
   if (!timeline_close (s, s->core.opts->timeline_path, ok, ok ? error : NULL))
     ok = FALSE;
   if (!ok)
     g_clear_pointer (&report, cJSON_Delete);
+  sample_free (s);
   sim_teardown (s);
   return report;
 }

@@ -26,6 +26,11 @@ typedef struct {
    * stop; its captured time is the whole trace's, as here). Left NULL when nothing runs out. `fit` learns from one replay
    * both that a config stops and how much memory it misses. */
   cJSON **oom_stop;
+  /* --sample-steps K (engine/sample.part.c): 0 replays everything; K
+   * replays until K steps of the repeated mark after the first are
+   * steady within sample_tol (0: 0.01), then extrapolates the rest. */
+  guint sample_steps;
+  double sample_tol;
 } VsReplayOptions;
 
 /* (transfer full) Replays every event of READER on TARGET. CAPTURE is the

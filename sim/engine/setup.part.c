@@ -158,6 +158,7 @@ sim_teardown (Sim *s)
     g_free (s->gpu.stream_list->pdata[i]);
   g_ptr_array_free (s->gpu.stream_list, TRUE);
   u64map_clear (&s->gpu.streams);
+  g_free (s->gpu.stream_dense);
   for (guint i = 0; i < s->host.thread_list->len; i++)
     {
       Thread *t = s->host.thread_list->pdata[i];

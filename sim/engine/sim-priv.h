@@ -363,6 +363,7 @@ struct Sim {
     double now, t0;
     gboolean stopped, oom, have_t0, eof;
     gboolean halt;         /* stopped, or error set: the main loop ends */
+    gboolean sample_stop;  /* --sample-steps: steady; read no more (engine/sample.part.c) */
     Live live_jobs, live_allocs;
     Job *free_jobs;
     GPtrArray *jobs_spare;
@@ -388,11 +389,16 @@ struct Sim {
     /* Direct-mapped caches in front of kernel_model_factors, by interned
      * name address (readers intern names): one for kernels without a
      * shape, one holding the last shape seen in the slot. */
-    struct { const char *name; const VsKernelFactors *kf; } kfcache[64];
-    struct { const char *name; VsKernelShape shape; const VsKernelFactors *kf; } kscache[64];
+#define KF_CACHE_BITS 6
+#define KF_CACHE (1u << KF_CACHE_BITS)
+/* Slots a name may take from its own on (kernel_factors, stats_kernel). */
+#define KF_PROBES 4
+    struct { const char *name; const VsKernelFactors *kf; } kfcache[KF_CACHE];
+    struct { const char *name; VsKernelShape shape; const VsKernelFactors *kf; } kscache[KF_CACHE];
     double pageable_cap;
-    VsU64Map streams;      /* stream id + 1 -> Stream* */
-    Stream *last_stream;   /* the last stream_find (streams live to the end) */
+    VsU64Map streams;      /* stream id + 1 -> Stream*, ids >= STREAM_DENSE */
+    Stream **stream_dense; /* [id]: streams of small ids (stream.part.c) */
+    guint n_stream_dense;
     GPtrArray *stream_list;
     Stream *busy;          /* streams with queued ops: a device sync waits on these */
     VsU64Map events;       /* event id + 1 -> Op* (last recorded) */
@@ -471,9 +477,11 @@ struct Sim {
     guint upgrade_warned;   /* 1 << precision of FP32 work run as TF32 (warned once) */
     GPtrArray *warnings;    /* char*: the report's warnings[] */
     VsU64Map kernel_by_ptr;  /* interned name's address -> KernelStat* */
-#define KCACHE 64
+#define KCACHE_BITS 6
+#define KCACHE (1u << KCACHE_BITS)
     /* A direct-mapped cache in front of kernel_by_ptr (a trace has few
-     * kernel names): slot (address >> 4) & (KCACHE - 1). */
+     * kernel names): from slot ptr_slot (address, KCACHE_BITS), as
+     * kernel_factors' (KF_PROBES slots). */
     struct { const char *name; KernelStat *k; } kcache[KCACHE];
     GHashTable *marks;     /* name -> MarkStat* */
     guint gpu_running;     /* ops started and not complete */
@@ -514,6 +522,8 @@ struct Sim {
     guint timeline_streams, timeline_threads;   /* tracks named so far: their sort order */
     guint64 timeline_async;    /* ids of the ranges drawn as async slices */
   } out;
+  /* --sample-steps (engine/sample.part.c). */
+  struct SampleState *sample;
 };
 
 
@@ -527,6 +537,18 @@ static inline double
 i2d (guint64 v)
 {
   return (double) (gint64) v;
+}
+
+/* The slot of an interned name's address in a direct-mapped cache of
+ * 2^BITS slots: the top bits of a multiplicative (Fibonacci) hash. The
+ * old slot, (address >> 4) & mask, let short names interned within 16
+ * bytes of each other (k0 ... k11) share a slot and evict each other on
+ * every kernel (issue 25: 148 instructions per event on a 2M-event
+ * 4-stream trace). */
+static inline guint
+ptr_slot (const void *p, guint bits)
+{
+  return (guint) (((guint64) GPOINTER_TO_SIZE (p) * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15)) >> (64 - bits));
 }
 
 static inline guint64
@@ -772,6 +794,7 @@ static void marks_drop (Sim *s, Thread *t);
 static void marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t);
 static void marks_thread_end (Sim *s, Thread *t);
 static void report_steady (Sim *s, cJSON *r, const MarkStat *m);
+static void sample_mark (Sim *s, guint32 tid, const char *name, double now, guint64 cap_t);
 static void report_marks (Sim *s, cJSON *r);
 static void report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row);
 

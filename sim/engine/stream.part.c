@@ -6,22 +6,24 @@
  * translation unit; not compiled alone). */
 #include "engine/sim-priv.h"
 
+/* Streams by id: ids below STREAM_DENSE (what readers and generators
+ * number streams with) in a dense array, the others in a map. */
+#define STREAM_DENSE 4096
+
 static __attribute__ ((noinline)) Stream *
 stream_find_slow (Sim *s, guint64 id)
 {
   guint64 *v = u64map_lookup (&s->gpu.streams, id + 1);
-  Stream *st = v ? GSIZE_TO_POINTER (*v) : NULL;
-  if (st)
-    s->gpu.last_stream = st;
-  return st;
+  return v ? GSIZE_TO_POINTER (*v) : NULL;
 }
 
 static inline Stream *
 stream_find (Sim *s, guint64 id)
 {
-  Stream *st = s->gpu.last_stream;
-  if (G_LIKELY (st != NULL && st->id == id))
-    return st;   /* ops come in runs on one stream */
+  if (G_LIKELY (id < s->gpu.n_stream_dense))
+    return s->gpu.stream_dense[id];
+  if (id < STREAM_DENSE)
+    return NULL;
   return stream_find_slow (s, id);
 }
 
@@ -35,7 +37,22 @@ stream_get (Sim *s, guint64 id)
       st->id = id;
       st->idx = s->gpu.stream_list->len;
       st->bit = st->idx < 64 ? G_GUINT64_CONSTANT (1) << st->idx : 0;
-      u64map_insert (&s->gpu.streams, id + 1, GPOINTER_TO_SIZE (st));
+      if (id < STREAM_DENSE)
+        {
+          if (id >= s->gpu.n_stream_dense)
+            {
+              guint n = MAX (16u, s->gpu.n_stream_dense);
+              while (n <= id)
+                n *= 2;
+              s->gpu.stream_dense = g_renew (Stream *, s->gpu.stream_dense, n);
+              memset (s->gpu.stream_dense + s->gpu.n_stream_dense, 0,
+                      (n - s->gpu.n_stream_dense) * sizeof (Stream *));
+              s->gpu.n_stream_dense = n;
+            }
+          s->gpu.stream_dense[id] = st;
+        }
+      else
+        u64map_insert (&s->gpu.streams, id + 1, GPOINTER_TO_SIZE (st));
       g_ptr_array_add (s->gpu.stream_list, st);
       if (G_UNLIKELY (s->out.timeline))
         timeline_stream (s, id);

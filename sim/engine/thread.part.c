@@ -92,7 +92,9 @@ reader_advance (Sim *s)
   VsEvent *ev = &s->core.ev;
   if (s->core.halt || s->core.eof)
     return;
-  if (!trace_next (s->core.reader, ev, &s->core.error))
+  /* --sample-steps: steady, the rest of the trace is read after the
+   * loop (engine/sample.part.c): here it ends. */
+  if (G_UNLIKELY (s->core.sample_stop) || !trace_next (s->core.reader, ev, &s->core.error))
     {
       s->core.eof = TRUE;
       s->core.halt = s->core.error != NULL;

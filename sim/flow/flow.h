@@ -5,7 +5,9 @@
  * faster than its own cap. Concurrent flows share every resource by
  * max-min fairness (progressive filling, caps included); rates are
  * recomputed whenever a flow starts or ends, only for the flows connected
- * to it through shared resources. Time is simulated ns (double: fluid flows
+ * to it through shared resources, except on a resource whose flows all
+ * run at one share (processor sharing in virtual time: O(log n) a start
+ * or an end, flow.c). Time is simulated ns (double: fluid flows
  * end at fractional times); amounts are bytes (or GPU-seconds). */
 #pragma once
 
@@ -65,6 +67,13 @@ flow_net_next_end (VsFlowNet *net)
  * then calls DONE for each, in the order they were started. */
 void flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user);
 guint flow_net_n_active (const VsFlowNet *net);
+/* Whether resources may be served in processor sharing (virtual time,
+ * O(log n) a start or an end) where max-min gives all their flows one
+ * share (default on; off, every change is rated by the filling: the
+ * tests compare the two). */
+void flow_net_set_ps (VsFlowNet *net, gboolean on);
+/* How many of the active flows are served in processor sharing now. */
+guint flow_net_n_ps_flows (const VsFlowNet *net);
 /* The rate a flow of this path and cap would get alone. */
 double flow_net_alone_rate (const VsFlowNet *net, const guint *path, guint n_path, double cap);
 

@@ -78,25 +78,49 @@ static const VsKernelFactors *
 kernel_factors (Sim *s, const VsEvent *ev)
 {
   const char *name = ev->name ? ev->name : "";
-  guint slot = (GPOINTER_TO_SIZE (name) >> 4) & 63;
+  guint h = ptr_slot (name, KF_CACHE_BITS);
   const VsKernelFactors *f;
   if (ev->shape == NULL)
     {
-      if (G_LIKELY (s->gpu.kfcache[slot].name == name))
-        return s->gpu.kfcache[slot].kf;
+      /* The name's slot or one of the next KF_PROBES - 1: a name takes
+       * the first free one, so that two names whose slots collide do not
+       * evict each other (the home slot is taken over only when all are
+       * used). */
+      __typeof__ (&s->gpu.kfcache[0]) e = &s->gpu.kfcache[h], home = e;
+      for (guint p = 0; p < KF_PROBES; p++, e = &s->gpu.kfcache[(h + p) & (KF_CACHE - 1)])
+        {
+          if (G_LIKELY (e->name == name))
+            return e->kf;
+          if (e->name == NULL)
+            break;
+        }
+      if (e->name != NULL)
+        e = home;
       f = kernel_model_factors (s->gpu.kmodel, name, NULL);
-      s->gpu.kfcache[slot].name = name;
-      s->gpu.kfcache[slot].kf = f;
+      e->name = name;
+      e->kf = f;
     }
   else
     {
-      if (G_LIKELY (s->gpu.kscache[slot].name == name
-                    && kernel_shape_class_eq (&s->gpu.kscache[slot].shape, ev->shape)))
-        return s->gpu.kscache[slot].kf;
+      /* Likewise, one shape class per name (the last one seen). */
+      __typeof__ (&s->gpu.kscache[0]) e = &s->gpu.kscache[h], home = e;
+      for (guint p = 0; p < KF_PROBES; p++, e = &s->gpu.kscache[(h + p) & (KF_CACHE - 1)])
+        {
+          if (G_LIKELY (e->name == name))
+            {
+              if (G_LIKELY (kernel_shape_class_eq (&e->shape, ev->shape)))
+                return e->kf;
+              break;
+            }
+          if (e->name == NULL)
+            break;
+        }
+      if (e->name != NULL && e->name != name)
+        e = home;
       f = kernel_model_factors (s->gpu.kmodel, name, ev->shape);
-      s->gpu.kscache[slot].name = name;
-      s->gpu.kscache[slot].shape = *ev->shape;
-      s->gpu.kscache[slot].kf = f;
+      e->name = name;
+      e->shape = *ev->shape;
+      e->kf = f;
     }
   if (G_UNLIKELY (f->fallback || f->upgraded) && f->cscale != 1.0)
     kernel_rate_warning (s, f, name);

@@ -145,6 +145,7 @@ marks_reached (Sim *s, Thread *t, const char *name, double now, guint64 cap_t)
    * of its own name, as before ranges. */
   MarkStat *m = mark_stat (s, name);
   m->count++;
+  sample_mark (s, t->tid, m->name, now, cap_t);
   t->mark = m;
   t->mark_front = gpu_front_ref (front);
   t->mark_waited = t->waited_ns;

@@ -105,6 +105,18 @@ report_to_text (const cJSON *r)
     g_autofree char *pt = units_format_time (get (r, "time.predicted_ns"));
     g_string_append_printf (out, "  %-22s %s%s\n", stopped ? "predicted time to OOM" : "predicted time", ge, pt);
   }
+  const cJSON *smp = cJSON_GetObjectItemCaseSensitive (r, "sampled");
+  if (cJSON_IsObject (smp))
+    {
+      /* --sample-steps (docs/report.md "sampled"). */
+      g_autofree char *ex = units_format_time (get (smp, "extrapolated_ns"));
+      if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (smp, "steady")))
+        g_string_append_printf (out, "  %-22s %.0f of %.0f steps replayed, %s of it extrapolated (tolerance %g)\n", "sampled",
+                                get (smp, "steps_replayed"), get (smp, "steps_total"), ex, get (smp, "tolerance"));
+      else
+        g_string_append_printf (out, "  %-22s never steady within %g: all %.0f steps replayed\n", "sampled",
+                                get (smp, "tolerance"), get (smp, "steps_replayed"));
+    }
   if (!no_fit)
     {
       /* Nothing captured (an empty trace): no ratio. */

@@ -16,26 +16,39 @@ stats_kernel (Sim *s, const Op *op, double end)
   const char *name = op->name ? op->name : "(unnamed)";
   /* Readers intern names: look up by address first (a small cache,
    * then the map), by text after. */
-  guint ks = (GPOINTER_TO_SIZE (name) >> 4) & (KCACHE - 1);
-  KernelStat *k = s->stats.kcache[ks].k;
-  if (G_UNLIKELY (s->stats.kcache[ks].name != name))
+  guint h = ptr_slot (name, KCACHE_BITS);
+  __typeof__ (&s->stats.kcache[0]) e = &s->stats.kcache[h], home = e;
+  KernelStat *k = NULL;
+  for (guint p = 0; p < KF_PROBES; p++, e = &s->stats.kcache[(h + p) & (KCACHE - 1)])
     {
+      if (G_LIKELY (e->name == name))
+        {
+          k = e->k;
+          break;
+        }
+      if (e->name == NULL)
+        break;
+    }
+  if (G_UNLIKELY (k == NULL))
+    {
+      if (e->name != NULL)
+        e = home;
       guint64 *kp = u64map_lookup (&s->stats.kernel_by_ptr, GPOINTER_TO_SIZE (name));
       k = kp ? GSIZE_TO_POINTER (*kp) : NULL;
-    }
-  if (k == NULL)
-    {
-      k = g_hash_table_lookup (s->stats.kernels, name);
       if (k == NULL)
         {
-          k = g_new0 (KernelStat, 1);
-          k->name = name;
-          g_hash_table_insert (s->stats.kernels, (gpointer) name, k);
+          k = g_hash_table_lookup (s->stats.kernels, name);
+          if (k == NULL)
+            {
+              k = g_new0 (KernelStat, 1);
+              k->name = name;
+              g_hash_table_insert (s->stats.kernels, (gpointer) name, k);
+            }
+          u64map_insert (&s->stats.kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
         }
-      u64map_insert (&s->stats.kernel_by_ptr, GPOINTER_TO_SIZE (name), GPOINTER_TO_SIZE (k));
+      e->name = name;
+      e->k = k;
     }
-  s->stats.kcache[ks].name = name;
-  s->stats.kcache[ks].k = k;
   k->count++;
   k->captured_ns += op->dur == VS_NONE ? 0 : i2d (op->dur);
   k->predicted_ns += end - op->ready_t;

@@ -9,7 +9,7 @@
  *   ("run_of": trace identity, config path and hash, capture config; and
  *   "sets") is that command's. A report of another sweep written into the
  *   same folder, or of a trace changed since, is stale.
- * - The trace identity (path, size, SHA-256 of the first MiB) is cheap to
+ * - The trace identity (path, size, a 128-bit hash of the first MiB) is cheap to
  *   compute in every job and tells a replaced or edited trace from the one
  *   the jobs file was written for without reading gigabytes. */
 #include "sweep/sweep-priv.h"
@@ -23,6 +23,66 @@
 
 #define HEAD_BYTES (1u << 20)
 
+static inline guint64
+rotl64 (guint64 x, int r)
+{
+  return (x << r) | (x >> (64 - r));
+}
+
+static inline guint64
+fmix64 (guint64 k)
+{
+  k ^= k >> 33;
+  k *= G_GUINT64_CONSTANT (0xff51afd7ed558ccd);
+  k ^= k >> 33;
+  k *= G_GUINT64_CONSTANT (0xc4ceb9fe1a85ec53);
+  k ^= k >> 33;
+  return k;
+}
+
+/* MurmurHash3_x64_128 (Austin Appleby, public domain) of BUF[0..N), as
+ * 32 hex digits. Not cryptographic: it tells a changed or replaced
+ * trace from the one a jobs file was written for (any change of the
+ * bytes it covers changes it but with probability 2^-128), at about one
+ * instruction a byte where GLib's SHA-256 took 53 (issue 25: 29 % of a
+ * 100k-event replay). */
+static char *
+head_hash128 (const guint8 *buf, gsize n)
+{
+  const guint64 c1 = G_GUINT64_CONSTANT (0x87c37b91114253d5), c2 = G_GUINT64_CONSTANT (0x4cf5ad432745937f);
+  guint64 h1 = 0, h2 = 0;
+  gsize nb = n / 16;
+  for (gsize i = 0; i < nb; i++)
+    {
+      guint64 k1, k2;
+      memcpy (&k1, buf + 16 * i, 8);
+      memcpy (&k2, buf + 16 * i + 8, 8);
+      k1 = GUINT64_FROM_LE (k1);
+      k2 = GUINT64_FROM_LE (k2);
+      k1 *= c1, k1 = rotl64 (k1, 31), k1 *= c2, h1 ^= k1;
+      h1 = rotl64 (h1, 27), h1 += h2, h1 = h1 * 5 + 0x52dce729;
+      k2 *= c2, k2 = rotl64 (k2, 33), k2 *= c1, h2 ^= k2;
+      h2 = rotl64 (h2, 31), h2 += h1, h2 = h2 * 5 + 0x38495ab5;
+    }
+  const guint8 *tail = buf + 16 * nb;
+  guint64 k1 = 0, k2 = 0;
+  for (gsize i = n & 15; i > 8; i--)
+    k2 ^= (guint64) tail[i - 1] << (8 * (i - 9));
+  if ((n & 15) > 8)
+    k2 *= c2, k2 = rotl64 (k2, 33), k2 *= c1, h2 ^= k2;
+  for (gsize i = MIN (n & 15, 8); i > 0; i--)
+    k1 ^= (guint64) tail[i - 1] << (8 * (i - 1));
+  if ((n & 15) > 0)
+    k1 *= c1, k1 = rotl64 (k1, 31), k1 *= c2, h1 ^= k1;
+  h1 ^= n, h2 ^= n;
+  h1 += h2, h2 += h1;
+  h1 = fmix64 (h1), h2 = fmix64 (h2);
+  h1 += h2, h2 += h1;
+  return g_strdup_printf ("%016" G_GINT64_MODIFIER "x%016" G_GINT64_MODIFIER "x", h1, h2);
+}
+
+/* The trace's identity: its path, size and a hash of its first MiB (its
+ * header and first events). */
 cJSON *
 sweep_trace_identity (const char *path)
 {
@@ -35,13 +95,13 @@ sweep_trace_identity (const char *path)
   guint8 *buf = g_malloc (HEAD_BYTES);
   gsize n = fread (buf, 1, HEAD_BYTES, f);
   fclose (f);
-  g_autofree char *hash = g_compute_checksum_for_data (G_CHECKSUM_SHA256, buf, n);
+  g_autofree char *hash = head_hash128 (buf, n);
   g_free (buf);
   g_autofree char *abs = g_canonicalize_filename (path, NULL);
   cJSON *id = cJSON_CreateObject ();
   cJSON_AddStringToObject (id, "path", abs);
   cJSON_AddNumberToObject (id, "size", (double) st.st_size);
-  cJSON_AddStringToObject (id, "head_sha256", hash);
+  cJSON_AddStringToObject (id, "head_hash128", hash);
   return id;
 }
 

@@ -824,6 +824,8 @@ run_one (Sweep *s, guint r)
   VsTraceReader *reader = trace_buf_reader (s->buf);
   VsReplayOptions ro = { 0 };
   ro.trace_name = s->opts->trace_path;
+  ro.sample_steps = s->opts->sample_steps;
+  ro.sample_tol = s->opts->sample_tol;
   report = replay_run (reader, cfg, s->capture, &ro, &err);
   trace_close (reader);
 
@@ -1370,6 +1372,10 @@ write_jobs (Sweep *s, GError **error)
           g_string_append_printf (line, " --set %s", q);
         }
       g_autofree char *q_report = shell_word (report);
+      if (s->opts->sample_steps > 0)
+        g_string_append_printf (line, " --sample-steps %u", s->opts->sample_steps);
+      if (s->opts->sample_tol > 0)
+        g_string_append_printf (line, " --sample-tolerance %.17g", s->opts->sample_tol);
       g_string_append_printf (line, " --format json --report-errors -o %s\n", q_report);
       g_string_append (all, line->str);
       if (check && sweep_jobs_check_done (check, line->str))

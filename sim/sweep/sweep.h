@@ -61,6 +61,8 @@ typedef struct {
   const char *reports_dir;      /* for jobs_file; NULL = default */
   guint shard_k, shard_n;       /* --shard K/N (1 <= K <= N); 0/0 = every run */
   gboolean step_metric;         /* --metric step: the step_median_ns column */
+  guint sample_steps;           /* --sample-steps K (replay's; 0: every step) */
+  double sample_tol;            /* --sample-tolerance (0: replay's default) */
 } VsSweepOptions;
 
 /* Runs (or, with jobs_file, writes the commands of) a sweep. Returns FALSE
