@@ -91,6 +91,27 @@ test_mixed (void)
   g_assert_cmpfloat_with_epsilon (st.saturated_ns, 0.5e8, 1e-3);
 }
 
+/* Busy time is time with load, not the time since the first flow: a
+ * 1 GB flow over 0-0.1 s at 10 GB/s, nothing until 0.3 s, a 0.5 GB flow
+ * at 5 GB/s (capped: 50 %) over 0.3-0.4 s. Settled at 0.5 s: busy 0.2 s,
+ * saturated 0.1 s (the first only), bytes 1.5 GB. */
+static void
+test_idle_gap (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint r = flow_net_add_resource (net, "link", 10e9);
+  flow_start (net, 0, 1e9, INFINITY, &r, 1, NULL, 1);
+  run (net);
+  flow_start (net, 3e8, 0.5e9, 5e9, &r, 1, NULL, 2);
+  run (net);
+  flow_net_settle (net, 5e8);
+  VsResourceStats st;
+  flow_net_resource_stats (net, r, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 1.5e9, 1);
+  g_assert_cmpfloat_with_epsilon (st.busy_ns, 2e8, 1e-3);
+  g_assert_cmpfloat_with_epsilon (st.saturated_ns, 1e8, 1e-3);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -99,5 +120,6 @@ main (int argc, char **argv)
   g_test_add_func ("/flow-saturation/94-percent-is-not", test_just_below);
   g_test_add_func ("/flow-saturation/95-percent-and-above-is", test_at_and_above);
   g_test_add_func ("/flow-saturation/mixed-loads", test_mixed);
+  g_test_add_func ("/flow-saturation/idle-gap", test_idle_gap);
   return g_test_run ();
 }

@@ -102,6 +102,34 @@ test_split_size_boundary (void)
   g_assert_cmpstr (segs2, ==, "A40");
 }
 
+/* The first limit's boundary: a cached block of exactly max_split_size
+ * (40 MiB) is oversize ("size >= max_split_size"): a 30 MiB request (below
+ * max_split_size) may not take it: a new 30 MiB segment. */
+static void
+test_block_at_split_size (void)
+{
+  VsAllocConfig cfg;
+  alloc_config_init (&cfg);
+  cfg.max_split_size = 40 * MiB;
+  g_autoptr (VsAlloc) a = alloc_new (&cfg);
+  GString *s = g_string_new (NULL);
+  alloc_set_listener (a, on_seg, s);
+  g_assert_true (alloc_malloc (a, 1, 40 * MiB, 0, 0, NULL));
+  alloc_free (a, 1, 0);
+  g_assert_true (alloc_malloc (a, 2, 30 * MiB, 0, 0, NULL));
+  g_assert_cmpstr (s->str, ==, "A40 A30");
+  g_assert_cmpuint (alloc_block_bytes (a, 2), ==, 30 * MiB);
+  /* Below it, a cached 38 MiB block (not oversize) serves 38 MiB - 1 KiB
+   * (the 40 MiB one refuses the 38 MiB request that made it). */
+  alloc_free (a, 2, 0);
+  g_assert_true (alloc_malloc (a, 3, 38 * MiB, 0, 0, NULL));
+  alloc_free (a, 3, 0);
+  g_string_truncate (s, 0);
+  g_assert_true (alloc_malloc (a, 4, 38 * MiB - 1024, 0, 0, NULL));
+  g_assert_cmpstr (s->str, ==, "");
+  g_string_free (s, TRUE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -110,5 +138,6 @@ main (int argc, char **argv)
   g_test_add_func ("/free-block/rounding-just-inside-serves", test_rounding_just_inside_serves);
   g_test_add_func ("/free-block/rounding-configured", test_rounding_configured);
   g_test_add_func ("/free-block/split-size-boundary", test_split_size_boundary);
+  g_test_add_func ("/free-block/block-at-split-size", test_block_at_split_size);
   return g_test_run ();
 }

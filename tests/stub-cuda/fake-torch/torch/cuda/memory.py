@@ -43,11 +43,26 @@ def _frames():
     return out
 
 
-def _record(action, addr, size, frames=None):
+def _driver_end_us():
+    """When the last driver call ended, by the stub driver's clock
+    (CLOCK_REALTIME, as time.time()): PyTorch stamps a segment event in C++
+    right after cudaMalloc returns; Python's own clock read here would be
+    late by however long the scheduler kept it from running (milliseconds
+    on a loaded machine), and the tensor merge's clock anchor with it.
+    Another driver: Python's clock."""
+    f = getattr(_lib, "stub_last_call_end_us", None)
+    if f is None:
+        return int(time.time() * 1e6)
+    f.restype = ctypes.c_uint64
+    return int(f())
+
+
+def _record(action, addr, size, frames=None, time_us=None):
     if _history is None:
         return
     _history.append({"action": action, "addr": addr, "size": size, "stream": 0,
-                     "time_us": int(time.time() * 1e6), "frames": frames or []})
+                     "time_us": int(time.time() * 1e6) if time_us is None else time_us,
+                     "frames": frames or []})
     if len(_history) > _max_entries:
         del _history[0]
 
@@ -92,10 +107,11 @@ def _malloc(nbytes):
     total = 2 << 20 if kind == "small" else max(20 << 20, (size + (2 << 20) - 1) // (2 << 20) * (2 << 20))
     p = ctypes.c_uint64()
     r = _lib.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(total))
+    end_us = _driver_end_us()
     if r != 0:
         raise RuntimeError("cuMemAlloc failed: %d" % r)
     _stats["segment.all.allocated"] += 1
-    _record("segment_alloc", p.value, total, frames)
+    _record("segment_alloc", p.value, total, frames, end_us)
     _segments.append({"address": p.value, "total_size": total, "segment_type": kind, "blocks": []})
     _segments.sort(key=lambda s: s["address"])
     return _malloc(nbytes)
@@ -127,9 +143,10 @@ def _malloc_expandable(nbytes, size, kind, frames):
         _ck(_lib.cuMemCreate(ctypes.byref(h), ctypes.c_size_t(page), prop, ctypes.c_ulonglong(0)), "cuMemCreate")
         _ck(_lib.cuMemMap(ctypes.c_uint64(base + k * page), ctypes.c_size_t(page), ctypes.c_size_t(0), h,
                           ctypes.c_ulonglong(0)), "cuMemMap")
+    end_us = _driver_end_us()
     seg["total_size"] += pages * page
     _stats["segment.all.allocated"] += 1
-    _record("segment_map", base, pages * page, frames)
+    _record("segment_map", base, pages * page, frames, end_us)
     return _malloc(nbytes)
 
 
