@@ -26,7 +26,7 @@ declare -A GROUP=(
   [flow]="flow/test-flow flow/test-saturation engine/test-replay"
   [mem]="mem/test-allocator mem/test-free-block mem/test-snapshot-replay engine/test-alloc-model config/test-allocator-config"
   [model]="model/test-kernel-model model/test-network model/test-collective model/test-kernel-class engine/test-replay"
-  [engine]="engine/test-replay engine/test-alloc-model engine/test-demand engine/test-host engine/test-touches flow/test-flow"
+  [engine]="engine/test-replay engine/test-spill-room engine/test-alloc-model engine/test-demand engine/test-host engine/test-touches flow/test-flow"
 )
 
 MUTANTS=$(cat <<'LIST'
