@@ -84,10 +84,41 @@ test_swap_in_needs_room (void)
   cJSON_Delete (r);
 }
 
+/* An allocation a running kernel reads is not a victim, even when it is
+ * the least recently used. A and B (512 MiB each) fill the device; k1
+ * (100 ms) reads A on stream 1, then k2 (1 us) reads B on stream 2, so B
+ * is used after A; the host waits for stream 2. C (512 MiB) needs room:
+ * A heads the LRU but k1 is running on it, so B moves below (clean:
+ * free). After the device sync, k3 (1 us) reads A: resident, no swap.
+ * k1 and k2 share the SMs while both run (kernels without a grid are all
+ * compute): k2 takes 2 us at half, k1 loses 1 us and ends at 100.001 ms;
+ * k3 then takes 1 us. Predicted: 100.002 ms. */
+static void
+test_running_not_evicted (void)
+{
+  cJSON *r = spill_replay (
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":" MiB512 ",\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":2,\"bytes\":" MiB512 ",\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":100000000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":2,\"dur\":1000,\"bytes\":0,\"reads\":[2]}\n"
+    "{\"t\":0,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n"
+    "{\"t\":0,\"op\":\"alloc\",\"id\":3,\"bytes\":" MiB512 ",\"kind\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":0,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":0,\"op\":\"sync\",\"scope\":\"device\"}\n");
+  g_assert_cmpstr (cJSON_GetObjectItem (r, "status")->valuestring, ==, "ok");
+  g_assert_cmpfloat_with_epsilon (get (r, "traffic.swap_in_bytes"), 0, 0.5);
+  g_assert_cmpfloat_with_epsilon (get (r, "traffic.swap_out_bytes"), 0, 0.5);
+  g_assert_cmpfloat_with_epsilon (get (r, "stalls.swap_ns"), 0, 0.5);
+  g_assert_cmpfloat_with_epsilon (get (r, "time.predicted_ns"), 100000000 + 2000, 2.5);
+  cJSON_Delete (r);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/spill-room/swap-in-needs-room", test_swap_in_needs_room);
+  g_test_add_func ("/spill-room/running-not-evicted", test_running_not_evicted);
   return g_test_run ();
 }
