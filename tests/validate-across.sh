@@ -4,7 +4,8 @@
 # on validation/data, in the repository; docs/validation.md "Across
 # GPUs"). Checks issue 14's targets on the scored cases (median |error|
 # <= 10 %, worst <= 25 %) and that the tables docs/validation.md shows are
-# the ones the program prints now. Its data and program must be there: a
+# the ones the program prints now (a regression check against its own
+# output, named so); test 5 checks rows by hand, independently of it. Its data and program must be there: a
 # missing one fails, never skips. The lambda CSVs and the rtx3090-small
 # export are optional data (validation/data/README.md: VRAMSIM_LAMBDA_DATA,
 # VRAMSIM_REAL_TRACES); without them their rows are left out of the
