@@ -16,7 +16,7 @@ VRAMSIM=${VRAMSIM:-bin/vramsim}
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..18"
+echo "1..19"
 cd "$here" || exit 1
 # The block that starts with "$ bin/vramsim fit ...": its command, then its output.
 awk '/^\$ bin\/vramsim fit /{on=1; print; next} on && /^```$/{exit} on' README.md > "$tmp/block"
@@ -71,8 +71,8 @@ shown() { awk -v c="\$ $1" '$0 == c { on = 1; next } on && /^```$/ { exit } on' 
 
 # Tests 2-13, 15 and 16 compare the docs with what the program prints now:
 # they catch a change, not a wrong figure (named "regression
-# (self-output)"). 17-18 check the figures the README's info lines give
-# against the ZeRO paper's accounting, by hand; the replay, sweep and
+# (self-output)"). 17-19 check by hand what the README's info lines and
+# fit table give, against the ZeRO paper's accounting and the trace; the replay, sweep and
 # network figures are checked by hand in tests/engine, tests/model and
 # tests/flow.
 # 4: the replay summary's first lines, up to the README's "  ...".
@@ -192,3 +192,28 @@ p=$(info_bytes "$tmp/big.info" params); g=$(info_bytes "$tmp/big.info" grads); o
 awk -v p="${p:-0}" -v g="${g:-0}" -v o="${o:-0}" 'BEGIN { w = 2 * 12 * 40 * 5120 ^ 2
   exit !(p >= w && p <= 1.05 * w && g >= 0.99 * p && g <= 1.01 * p && o >= 5.95 * p && o <= 6.05 * p) }'
 ok $? "18 - independent: the 13B info by hand (params $p B within 5 % above 2 x 12 L h^2, grads = params, optimizer = 6 x params)"
+# 19: the fit table's peak device column (the README's, test 2's block) by
+# hand: hand-train-step allocates 128 + 128 + 256 + 16 + 192 MiB = 720 MiB
+# of device memory (its JSONL), plus each preset's memory.context
+# (configs/NAME.json), plus the 16 MiB pinned batch where the preset's
+# memory is unified (Jetson: pinned host memory is the same DRAM); at the
+# README's precision (4 significant figures, 0.06 %).
+python3 - "$tmp/block" <<'PY'
+import json, re, sys
+mult = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+bad, n = [], 0
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 6 or f[1] != "ok" or f[2] != "yes":
+        continue
+    c = json.load(open("configs/%s.json" % f[0]))
+    m = re.match(r"([0-9.]+)\s*([A-Za-z]+)", c["memory"]["context"])
+    want = 720 * 2**20 + float(m.group(1)) * mult[m.group(2)] + (16 * 2**20 if c.get("unified") else 0)
+    shown = float(f[3]) * mult[f[4]]
+    n += 1
+    if abs(shown / want - 1) > 0.0006:
+        bad.append("%s: shown %s %s, by hand %.0f B" % (f[0], f[3], f[4], want))
+print("# " + ("; ".join(bad) if bad else "%d rows" % n))
+sys.exit(1 if bad or n < 4 else 0)
+PY
+ok $? "19 - independent: the fit table's peak device by hand (720 MiB of the trace's device allocations + each preset's context, + the pinned batch on unified memory)"
