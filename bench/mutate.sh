@@ -24,9 +24,9 @@ shift $((OPTIND - 1))
 
 declare -A GROUP=(
   [flow]="flow/test-flow flow/test-saturation engine/test-replay"
-  [mem]="mem/test-allocator mem/test-free-block mem/test-snapshot-replay engine/test-alloc-model config/test-allocator-config"
+  [mem]="mem/test-allocator mem/test-alloc-bounds mem/test-snapshot-replay engine/test-alloc-model config/test-allocator-config"
   [model]="model/test-kernel-model model/test-network model/test-collective model/test-kernel-class engine/test-replay"
-  [engine]="engine/test-replay engine/test-spill-room engine/test-alloc-model engine/test-demand engine/test-host engine/test-touches flow/test-flow"
+  [engine]="engine/test-replay engine/test-spill-room engine/test-demand-bounds engine/test-alloc-model engine/test-demand engine/test-host engine/test-touches flow/test-flow"
 )
 
 MUTANTS=$(cat <<'LIST'
@@ -62,6 +62,14 @@ sim/mem/lru.part.c @@ 1 @@ if (a->running > 0 || (a->moving && !a->moving->c.don
 sim/mem/policy-spill.part.c @@ 1 @@ else if (a->charge > free_b) @@ else if (a->charge > free_b + free_b / 2) @@ engine
 sim/mem/policy-spill.part.c @@ 1 @@ if (a->charge <= s->mem.loc_cap[LOC_DEVICE] && spill_for @@ if (a->charge < s->mem.loc_cap[LOC_DEVICE] / 2 && spill_for @@ engine
 sim/engine/launchq.part.c @@ 1 @@ s->gpu.lq_unstarted > s->gpu.lq_cap) && !op->started @@ s->gpu.lq_unstarted > s->gpu.lq_cap + 1) && !op->started @@ engine
+sim/mem/managed.part.c @@ 1 @@ guint64 batches = (missing_pages + s->core.cfg->uvm.fault_batch - 1) / s->core.cfg->uvm.fault_batch; @@ guint64 batches = missing_pages / s->core.cfg->uvm.fault_batch; @@ engine
+sim/mem/managed.part.c @@ 1 @@ j = job_new (s, batches * s->core.cfg->uvm.fault_latency_ns); @@ j = job_new (s, batches * s->core.cfg->uvm.fault_latency_ns / 2); @@ engine
+sim/mem/managed.part.c @@ 1 @@ if (total <= avail) @@ if (total < avail) @@ engine
+sim/mem/managed.part.c @@ 1 @@ (guint32) ((have - need) / s->core.cfg->uvm.evict_unit); @@ (guint32) ((have - need + s->core.cfg->uvm.evict_unit - 1) / s->core.cfg->uvm.evict_unit); @@ engine
+sim/mem/managed.part.c @@ 1 @@ s->stats.fault_bytes += moved * s->core.cfg->uvm.page; @@ s->stats.fault_bytes += moved; @@ engine
+sim/mem/demand.part.c @@ 1 @@ s->mem.dem_peak <= s->mem.loc_cap[LOC_DEVICE]); @@ s->mem.dem_peak < s->mem.loc_cap[LOC_DEVICE]); @@ engine
+sim/mem/demand.part.c @@ 1 @@ if (d > s->mem.dem_peak) @@ if (d > s->mem.dem_peak + 1048576) @@ engine
+sim/mem/alloc-async.c @@ 1 @@ a->st.reserved > a->cfg.release_threshold) @@ a->st.reserved > 2 * a->cfg.release_threshold) @@ mem
 LIST
 )
 

@@ -1,5 +1,8 @@
-/* test-free-block.c — get_free_block's limits on an oversize cached block
- * at their boundaries, by hand from c10/cuda/CUDACachingAllocator.cpp:
+/* test-alloc-bounds.c — the allocator models' limits at their boundaries,
+ * by hand. The async pool's release threshold (cudaMemPoolAttrRelease-
+ * Threshold: at a synchronisation the pool keeps at most that much
+ * reserved), and get_free_block's limits on an oversize cached block, from
+ * c10/cuda/CUDACachingAllocator.cpp:
  *
  *   if ((p.size() < max_split_size()) && ((*it)->size >= max_split_size()))
  *     return false;
@@ -130,6 +133,35 @@ test_block_at_split_size (void)
   g_string_free (s, TRUE);
 }
 
+/* cudaMallocAsync's pool with a 40 MiB release threshold (2 MiB
+ * granularity): 64 MiB allocated and freed leaves 64 MiB reserved; a
+ * synchronisation trims it to the threshold: 24 MiB released. A second
+ * pool, 40 MiB allocated and freed: reserved is at the threshold, not
+ * above it: nothing released. */
+static void
+test_async_release_threshold (void)
+{
+  VsAllocConfig cfg;
+  alloc_config_init (&cfg);
+  cfg.kind = VS_ALLOC_ASYNC;
+  cfg.release_threshold = 40 * MiB;
+  g_autoptr (VsAlloc) a = alloc_new (&cfg);
+  g_assert_true (alloc_malloc (a, 1, 64 * MiB, 0, 0, NULL));
+  alloc_free (a, 1, 0);
+  VsAllocStats st;
+  alloc_stats (a, &st);
+  g_assert_cmpuint (st.reserved, ==, 64 * MiB);
+  alloc_sync (a, 0);
+  alloc_stats (a, &st);
+  g_assert_cmpuint (st.reserved, ==, 40 * MiB);
+  g_autoptr (VsAlloc) b = alloc_new (&cfg);
+  g_assert_true (alloc_malloc (b, 1, 40 * MiB, 0, 0, NULL));
+  alloc_free (b, 1, 0);
+  alloc_sync (b, 0);
+  alloc_stats (b, &st);
+  g_assert_cmpuint (st.reserved, ==, 40 * MiB);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -139,5 +171,6 @@ main (int argc, char **argv)
   g_test_add_func ("/free-block/rounding-configured", test_rounding_configured);
   g_test_add_func ("/free-block/split-size-boundary", test_split_size_boundary);
   g_test_add_func ("/free-block/block-at-split-size", test_block_at_split_size);
+  g_test_add_func ("/async/release-threshold", test_async_release_threshold);
   return g_test_run ();
 }
