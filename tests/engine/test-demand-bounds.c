@@ -102,6 +102,43 @@ test_managed_set_exactly_fits (void)
   cJSON_Delete (r);
 }
 
+/* The same set read by a 100 ms kernel: the set fits, so its pages fault
+ * in before the kernel runs (1.92 + 107.3741824 ms), then the kernel's
+ * 100 ms: 209.2941824 ms. (A set that does not fit faults during the
+ * kernel instead.) */
+static void
+test_managed_set_faults_before (void)
+{
+  const char *body =
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":1073741824,\"kind\":\"managed\"}\n"
+    "{\"t\":1,\"op\":\"kernel\",\"name\":\"k\",\"stream\":1,\"dur\":100000000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":2,\"op\":\"sync\",\"scope\":\"device\"}\n";
+  cJSON *r = run (uvm_config, "uvm", body);
+  g_assert_cmpfloat_with_epsilon (at (r, "time.predicted_ns")->valuedouble, 209294182, 2.5);
+  cJSON_Delete (r);
+}
+
+/* Room for a device allocation taken from managed memory a group at a
+ * time, no more groups than needed and no fewer: A (64 MiB managed,
+ * 32 groups of 2 MiB) faulted in by a kernel; D (961 MiB of device
+ * memory) needs 1 MiB more than the 960 MiB free: one group of A goes
+ * (clean: nothing written back), A keeps 62 MiB, D fits: status ok, no
+ * out-of-memory. */
+static void
+test_evict_whole_groups (void)
+{
+  const char *body =
+    "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":67108864,\"kind\":\"managed\"}\n"
+    "{\"t\":1,\"op\":\"kernel\",\"name\":\"k\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
+    "{\"t\":2,\"op\":\"sync\",\"scope\":\"device\"}\n"
+    "{\"t\":3,\"op\":\"alloc\",\"id\":2,\"bytes\":1007681536,\"kind\":\"device\"}\n"
+    "{\"t\":4,\"op\":\"free\",\"id\":2}\n";
+  cJSON *r = run (uvm_config, "uvm", body);
+  g_assert_cmpstr (cJSON_GetObjectItem (r, "status")->valuestring, ==, "ok");
+  g_assert_cmpfloat (at (r, "traffic.fault_bytes")->valuedouble, ==, 67108864);
+  cJSON_Delete (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -109,5 +146,7 @@ main (int argc, char **argv)
   g_test_add_func ("/demand-bounds/fits-at-capacity", test_fits_at_capacity);
   g_test_add_func ("/demand-bounds/peak-small-steps", test_peak_small_steps);
   g_test_add_func ("/demand-bounds/managed-set-exactly-fits", test_managed_set_exactly_fits);
+  g_test_add_func ("/demand-bounds/managed-set-faults-before", test_managed_set_faults_before);
+  g_test_add_func ("/demand-bounds/evict-whole-groups", test_evict_whole_groups);
   return g_test_run ();
 }
