@@ -133,7 +133,8 @@ test_evict_whole_groups (void)
     "{\"t\":2,\"op\":\"sync\",\"scope\":\"device\"}\n"
     "{\"t\":3,\"op\":\"alloc\",\"id\":2,\"bytes\":1007681536,\"kind\":\"device\"}\n"
     "{\"t\":4,\"op\":\"free\",\"id\":2}\n";
-  cJSON *r = run (uvm_config, "uvm", body);
+  /* Under oom (under uvm device memory is managed too). */
+  cJSON *r = run (uvm_config, "oom", body);
   g_assert_cmpstr (cJSON_GetObjectItem (r, "status")->valuestring, ==, "ok");
   g_assert_cmpfloat (at (r, "traffic.fault_bytes")->valuedouble, ==, 67108864);
   cJSON_Delete (r);
