@@ -130,7 +130,9 @@ PY
   then
     printf '%2d  NOT FOUND  %s: "%s" (occurrence %s)\n' "$i" "$file" "$from" "$nth"; invalid=$((invalid + 1)); continue
   fi
-  if ! "${MAKE[@]}" build/libvramsim.a $(for t in ${GROUP[$group]}; do echo "build/tests/$t"; done) > "$scratch/mut.log" 2>&1; then
+  targets=()
+  for t in ${GROUP[$group]}; do targets+=("build/tests/$t"); done
+  if ! "${MAKE[@]}" build/libvramsim.a "${targets[@]}" > "$scratch/mut.log" 2>&1; then
     verdict=invalid; invalid=$((invalid + 1)); by="does not build"
   elif by=$(run_group "$group"); then
     verdict=SURVIVED; survived=$((survived + 1)); by="every $group test passes"; survivors+=" $i"
