@@ -199,8 +199,13 @@ ok $? "SIGTERM: the shim's trace was flushed (its handler chained) and merged wi
 # 24-53 in part2, 51-80 in part3, 63-92 in the final dump: overlaps of 3, 3
 # and 18 entries, 24 in all, 93 entries joined. Joined: keep, keep2 and all
 # 30 x, each kernel on its own x, no life widened (1 ms between alloc,
-# kernel and free: the fake torch's time_us is read in Python after the
-# driver call returns).
+# kernel and free; the merge's one clock anchor, the segment_alloc, is
+# stamped with the stub driver's end-of-call clock, as PyTorch stamps it
+# in C++, so the margin does not depend on how late Python runs on a
+# loaded machine; and the fake torch takes each snapshot whole before its
+# file appears, under its allocator lock, as torch does: this test failed
+# about once in 15 loaded runs when it did neither, with a first dump of
+# 28 entries or 8 lives widened).
 cat > ring.py <<'PY'
 import os, sys, time
 import torch

@@ -1,7 +1,7 @@
 #!/bin/bash
 # sweep-basic.sh — a sweep's rows, columns and values; -j 1 = -j 4; jsonl.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 9
+require_engine 9
 echo 1..10
 
 "$VRAMSIM" sweep "$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..2GiB/512MiB \

@@ -2,7 +2,7 @@
 # sweep-errors.sh — bad input exits 1 with a message naming it, before any
 # run and without an output file; bad usage exits 2.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 8
+require_engine 8
 echo 1..8
 
 fails () {   # fails RC PATTERN ARGS...: exits RC, stderr matches PATTERN, no -o file

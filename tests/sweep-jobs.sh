@@ -2,7 +2,7 @@
 # sweep-jobs.sh — --jobs-file writes one self-contained replay command per
 # run; running them (sh) and --merge gives the in-process sweep's CSV.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 7
+require_engine 7
 echo 1..7
 args=("$T/t.jsonl" -c a100-80g,jetson-agx-orin --set link.copy_engines=2
       --vary memory.capacity=512MiB,2GiB --vary policy.oversubscription=oom,spill)

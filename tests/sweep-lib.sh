@@ -7,13 +7,17 @@ trap 'rm -rf "$T"' EXIT
 n=0
 ok () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 
-# Until the replay engine is built, `replay --help` fails (the placeholder
-# exits 2): then every test of a file is skipped, so they turn real by themselves.
-skip_without_engine () {
-  if ! "$VRAMSIM" replay --help > /dev/null 2>&1; then
+# require_engine N: the N tests of a file need a vramsim that runs. If
+# `replay --help` fails (no binary, a broken build, VRAMSIM pointing
+# nowhere) every one of them fails with the reason: a test that cannot
+# run is a failure, never a skip.
+require_engine () {
+  local why
+  if ! why=$("$VRAMSIM" replay --help 2>&1 > /dev/null); then
+    why=$(printf '%s' "${why:-it failed, printing nothing}" | head -1 | cut -c1-200)
     echo "1..$1"
-    for i in $(seq 1 "$1"); do echo "ok $i # skip engine not built"; done
-    exit 0
+    for i in $(seq 1 "$1"); do echo "not ok $i - cannot run $VRAMSIM replay --help: $why"; done
+    exit 1
   fi
 }
 

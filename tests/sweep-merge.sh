@@ -6,7 +6,7 @@
 # file and trusts reports by content; configs are pinned by path;
 # --shard K/N parts merge into the in-process table.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 20
+require_engine 20
 echo 1..20
 V=$VRAMSIM
 cd "$T" || exit 1

@@ -4,7 +4,7 @@
 # paths with line breaks refused, --resume past a row cut inside quotes,
 # progress on a terminal, outputs that are inputs refused.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 14
+require_engine 14
 echo 1..14
 V=$VRAMSIM
 cd "$T" || exit 1

@@ -3,7 +3,7 @@
 # line) resumed with --resume ends equal to a full sweep, and keeps the rows
 # it found instead of running them again; SIGINT leaves complete rows only.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 7
+require_engine 7
 echo 1..7
 args=("$T/t.jsonl" -c a100-80g,rtx3090 --vary memory.capacity=512MiB..4GiB/512MiB --vary policy.oversubscription=oom,spill,direct)
 

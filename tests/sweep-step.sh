@@ -5,7 +5,7 @@
 # with a warning), through --jobs-file/--merge, --shard, --resume and
 # `plot sweep`. TAP output.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 17
+require_engine 17
 echo 1..17
 V=$VRAMSIM
 cd "$T" || exit 1

@@ -58,9 +58,9 @@ fi
 awk '/^<!-- validate-network output: begin/ { on = 1; next } /^<!-- validate-network output: end/ { on = 0 } on' \
   docs/validation.md > "$tmp/doc"
 if [ -s "$tmp/doc" ] && diff "$tmp/doc" "$tmp/out" >&2; then
-  echo "ok 4 - docs/validation.md's network tables are what validate-network prints"
+  echo "ok 4 - regression (self-output; independent: tests 1-3): docs/validation.md's network tables are what validate-network prints"
 else
-  echo "not ok 4 - docs/validation.md's network tables differ from validate-network's output (make validate-network; paste it between the markers)"
+  echo "not ok 4 - regression (self-output): docs/validation.md's network tables differ from validate-network's output (make validate-network; paste it between the markers)"
 fi
 
 megatron () {
@@ -72,9 +72,9 @@ megatron () {
   # The page's table: from its "| model | t |" header to its summary line.
   awk '/^\| model \| t \| p \| v \|/ { on = 1 } on { print } on && /^megatron:/ { exit }' docs/validation.md > "$mt/doc"
   if [ -s "$mt/doc" ] && diff "$mt/doc" "$mt/out" >&2; then
-    echo "ok 6 - docs/validation.md's Megatron table is what validate-megatron prints"
+    echo "ok 6 - regression (self-output; independent: test 5): docs/validation.md's Megatron table is what validate-megatron prints"
   else
-    echo "not ok 6 - docs/validation.md's Megatron table differs from bench/validate-megatron.sh's output (make validate-network; paste it)"
+    echo "not ok 6 - regression (self-output): docs/validation.md's Megatron table differs from bench/validate-megatron.sh's output (make validate-network; paste it)"
   fi
   rm -rf "$mt"
 }

@@ -58,6 +58,9 @@ static GHashTable *models;   /* "cap>tgt" -> VsKernelModel* */
 /* Targets take SETS (NULL-terminated) when given: the lambda runs are
  * NVIDIA NGC containers, where FP32 matmuls run as TF32 too. */
 static const char *const *target_sets;
+/* The lambda targets' model.tf32 ("all": NGC containers; --lambda-tf32
+ * none gives the figures without the TF32 rule, docs/validation.md). */
+static const char *lambda_tf32 = "all";
 
 static VsKernelModel *
 model_for (const char *cap, const char *tgt)
@@ -560,8 +563,11 @@ lambda (const char *lambda_dir, const char *data, const char *real)
     { "nsys/rtx3090-small.sqlite", "RTX 3090", "pytorch-train-throughput-fp16.csv", "resnet50",
       "rtx3090-small (RTX 3090, TensorRT FP16 inference) vs lambda ResNet-50 FP16 training (proxy)", TRUE },
   };
-  static const char *const ngc[] = { "model.tf32=all", NULL };
-  printf ("\n### lambda: one-GPU training throughput ratios (targets with --set model.tf32=all: NGC containers)\n\n");
+  static char tf32_set[32];
+  g_snprintf (tf32_set, sizeof tf32_set, "model.tf32=%s", lambda_tf32);
+  static const char *ngc[] = { tf32_set, NULL };
+  printf ("\n### lambda: one-GPU training throughput ratios (targets with --set %s%s)\n\n", tf32_set,
+          strcmp (lambda_tf32, "all") == 0 ? ": NGC containers" : "");
   if (lambda_dir == NULL)
     {
       printf ("(left out: lambdal/deeplearning-benchmark's CSVs are optional data we may not redistribute: "
@@ -628,11 +634,13 @@ main (int argc, char **argv)
       real = argv[++i];
     else if (strcmp (argv[i], "--lambda") == 0 && i + 1 < argc)
       lambda_dir = argv[++i];
+    else if (strcmp (argv[i], "--lambda-tf32") == 0 && i + 1 < argc)
+      lambda_tf32 = argv[++i];
     else if (ref == NULL && argv[i][0] != '-')
       ref = argv[i];
     else
       {
-        fprintf (stderr, "usage: validate-across DATA [--real-traces DIR] [--lambda DIR]\n");
+        fprintf (stderr, "usage: validate-across DATA [--real-traces DIR] [--lambda DIR] [--lambda-tf32 conv|all|none]\n");
         return 2;
       }
   if (ref == NULL)

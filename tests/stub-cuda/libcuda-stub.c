@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stub-trace.h"
@@ -143,9 +144,26 @@ call_enter (Call *c, CUpti_CallbackId cbid, const char *name, const void *params
   }
 }
 
+/* CLOCK_REALTIME (us) as this thread's last driver call ended, before its
+ * exit callback and the shim's own clock read: the fake torch
+ * (tests/stub-cuda/fake-torch) stamps a segment event with it, as PyTorch
+ * stamps it in C++ next to the call, so that the tensor merge's clock
+ * anchor does not move with how long Python took to get there (a loaded
+ * machine: milliseconds). */
+static __thread uint64_t last_end_us;
+uint64_t stub_last_call_end_us (void);
+uint64_t
+stub_last_call_end_us (void)
+{
+  return last_end_us;
+}
+
 static CUresult
 call_exit (Call *c, CUresult r)
 {
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  last_end_us = (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
   cur_corr = c->outer;
   const StubCuptiHooks *t = tracer;
   if (t)

@@ -89,4 +89,5 @@ def synchronize():
 def memory_stats():
     if not _initialized:
         return {}
-    return dict(memory._stats)
+    with memory._lock:
+        return dict(memory._stats)

@@ -13,6 +13,7 @@ import ctypes
 import os
 import pickle
 import sys
+import threading
 import time
 
 _conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
@@ -34,8 +35,28 @@ _stats = {"allocation.all.allocated": 0, "allocation.all.freed": 0,
           "segment.all.allocated": 0, "segment.all.freed": 0}
 
 
+# The allocator's mutex: torch updates its stats and its history under one
+# lock and takes a snapshot under it, so a reader on another thread (the
+# hook's poller: memory_stats(), _dump_snapshot()) never sees a count the
+# history does not hold yet.
+_lock = threading.RLock()
+
+
+def _locked(fn):
+    def run(*args, **kwargs):
+        with _lock:
+            return fn(*args, **kwargs)
+    run.__name__ = fn.__name__
+    return run
+
+
 def _frames():
-    f = sys._getframe(3)
+    # the caller's frames: the first outside this package (torch.cuda.empty
+    # called by the program)
+    here = os.path.dirname(os.path.abspath(__file__))
+    f = sys._getframe(1)
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+        f = f.f_back
     out = []
     while f is not None and len(out) < 8:
         out.append({"filename": f.f_code.co_filename, "line": f.f_lineno, "name": f.f_code.co_name})
@@ -43,11 +64,26 @@ def _frames():
     return out
 
 
-def _record(action, addr, size, frames=None):
+def _driver_end_us():
+    """When the last driver call ended, by the stub driver's clock
+    (CLOCK_REALTIME, as time.time()): PyTorch stamps a segment event in C++
+    right after cudaMalloc returns; Python's own clock read here would be
+    late by however long the scheduler kept it from running (milliseconds
+    on a loaded machine), and the tensor merge's clock anchor with it.
+    Another driver: Python's clock."""
+    f = getattr(_lib, "stub_last_call_end_us", None)
+    if f is None:
+        return int(time.time() * 1e6)
+    f.restype = ctypes.c_uint64
+    return int(f())
+
+
+def _record(action, addr, size, frames=None, time_us=None):
     if _history is None:
         return
     _history.append({"action": action, "addr": addr, "size": size, "stream": 0,
-                     "time_us": int(time.time() * 1e6), "frames": frames or []})
+                     "time_us": int(time.time() * 1e6) if time_us is None else time_us,
+                     "frames": frames or []})
     if len(_history) > _max_entries:
         del _history[0]
 
@@ -62,6 +98,7 @@ def _record_memory_history(enabled="all", context="all", stacks="all", max_entri
     _max_entries = max_entries
 
 
+@_locked
 def _malloc(nbytes):
     if _async:
         p = ctypes.c_uint64()
@@ -92,10 +129,11 @@ def _malloc(nbytes):
     total = 2 << 20 if kind == "small" else max(20 << 20, (size + (2 << 20) - 1) // (2 << 20) * (2 << 20))
     p = ctypes.c_uint64()
     r = _lib.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(total))
+    end_us = _driver_end_us()
     if r != 0:
         raise RuntimeError("cuMemAlloc failed: %d" % r)
     _stats["segment.all.allocated"] += 1
-    _record("segment_alloc", p.value, total, frames)
+    _record("segment_alloc", p.value, total, frames, end_us)
     _segments.append({"address": p.value, "total_size": total, "segment_type": kind, "blocks": []})
     _segments.sort(key=lambda s: s["address"])
     return _malloc(nbytes)
@@ -127,12 +165,14 @@ def _malloc_expandable(nbytes, size, kind, frames):
         _ck(_lib.cuMemCreate(ctypes.byref(h), ctypes.c_size_t(page), prop, ctypes.c_ulonglong(0)), "cuMemCreate")
         _ck(_lib.cuMemMap(ctypes.c_uint64(base + k * page), ctypes.c_size_t(page), ctypes.c_size_t(0), h,
                           ctypes.c_ulonglong(0)), "cuMemMap")
+    end_us = _driver_end_us()
     seg["total_size"] += pages * page
     _stats["segment.all.allocated"] += 1
-    _record("segment_map", base, pages * page, frames)
+    _record("segment_map", base, pages * page, frames, end_us)
     return _malloc(nbytes)
 
 
+@_locked
 def _free(ptr):
     if _async:
         del _async_live[ptr]
@@ -149,6 +189,7 @@ def _free(ptr):
     raise RuntimeError("free of an unknown pointer")
 
 
+@_locked
 def _empty_cache():
     if _async:
         return  # torch: cudaMemPoolTrimTo(pool, 0), which the shim does not record
@@ -172,6 +213,7 @@ def _empty_cache():
         _segments.remove(seg)
 
 
+@_locked
 def _dump_snapshot(filename="dump_snapshot.pickle"):
     if _async:
         raise RuntimeError("Calling snapshot with backend:cudaMallocAsync is not meaningful.")
@@ -191,8 +233,13 @@ def _dump_snapshot(filename="dump_snapshot.pickle"):
         segs.append({"device": 0, "address": seg["address"], "total_size": seg["total_size"],
                      "stream": 0, "segment_type": seg["segment_type"], "is_expandable": bool(seg.get("expandable")),
                      "blocks": blocks})
+    # The whole snapshot is taken before the file is opened, as torch's
+    # _dump_snapshot does (_snapshot(), then pickle.dump): open() lets the
+    # program's thread run, and a program that waits for the file to appear
+    # (tests/capture-torch.sh's ring buffer) would otherwise add entries to
+    # a history not yet copied (a first dump of 28 entries, not 27).
+    snap = {"segments": segs, "device_traces": [list(_history or [])],
+            "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": _conf if _conf is not None else "fake:1",
+                                   "max_split_size": -1, "expandable_segments": _expandable}}
     with open(filename, "wb") as f:
-        pickle.dump({"segments": segs, "device_traces": [list(_history or [])],
-                     "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": _conf if _conf is not None else "fake:1",
-                                            "max_split_size": -1, "expandable_segments": _expandable}},
-                    f, protocol=4)
+        pickle.dump(snap, f, protocol=4)
