@@ -25,7 +25,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
+#include <glib/gstdio.h>
 #include <cjson/cJSON.h>
 
 #include "import/import-priv.h"
@@ -227,6 +229,24 @@ import_write_extra (GArray *outs, const char *out_path, const char *device, cons
 
 /* ---- reading the file ---- */
 
+/* A .json.gz inflates to at most KINETO_GZ_RATIO times its compressed
+ * size plus KINETO_GZ_FLOOR (real traces: 9-19 times; deflate can reach
+ * 1032): a small file that claims gigabytes is refused once it passes the
+ * bound, not inflated and parsed whole. Plain JSON is its own size. */
+#define KINETO_GZ_RATIO 64
+#define KINETO_GZ_FLOOR (G_GUINT64_CONSTANT (8) << 20)
+
+/* The bound for F (just opened) on PATH: G_MAXUINT64 when not compressed. */
+static guint64
+inflate_cap (const char *path, gzFile f)
+{
+  if (gzdirect (f))
+    return G_MAXUINT64;
+  GStatBuf st;
+  guint64 size = g_stat (path, &st) == 0 && S_ISREG (st.st_mode) ? (guint64) st.st_size : 0;
+  return size * KINETO_GZ_RATIO + KINETO_GZ_FLOOR;
+}
+
 /* Whether PATH holds a JSON object with a top-level "traceEvents" or
  * "schemaVersion" key, wherever it stands: the object's other values
  * (a large "metadata" or "deviceProperties" first) are skimmed, not
@@ -244,7 +264,15 @@ import_kineto_detect (const char *path)
   gsize klen = 0;
   int depth = 0, n;
   gboolean in_str = FALSE, esc = FALSE, want_key = FALSE, is_key = FALSE, found = FALSE, done = FALSE;
+  guint64 cap = inflate_cap (path, f), seen = 0;
   while (!done && (n = gzread (f, buf, sizeof buf)) > 0)
+    if ((seen += (guint64) n) > cap)
+      {
+        /* a compressed JSON object past the bound: the import says so */
+        found = depth > 0;
+        done = TRUE;
+      }
+    else
     for (int i = 0; i < n && !done; i++)
       {
         char c = buf[i];
@@ -318,11 +346,25 @@ slurp (const char *path, gsize *len, GError **error)
       return NULL;
     }
   gzbuffer (f, 1 << 20);
+  guint64 cap = inflate_cap (path, f);
   GString *s = g_string_sized_new (1 << 20);
   char buf[1 << 16];
   int n;
   while ((n = gzread (f, buf, sizeof buf)) > 0)
-    g_string_append_len (s, buf, n);
+    {
+      g_string_append_len (s, buf, n);
+      if ((guint64) s->len > cap)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                       "%s: decompresses to more than %" G_GUINT64_FORMAT " bytes, the bound for a .json.gz "
+                       "(%d times its compressed size + %d MiB; a real trace inflates 9-19 times): "
+                       "decompress it yourself if it is real (gunzip -k)", path, cap, KINETO_GZ_RATIO,
+                       (int) (KINETO_GZ_FLOOR >> 20));
+          gzclose (f);
+          g_string_free (s, TRUE);
+          return NULL;
+        }
+    }
   int errnum = Z_OK;
   const char *msg = gzerror (f, &errnum);
   if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END))
