@@ -1102,11 +1102,13 @@ gboolean
 merge_tensor_async (const char *trace_path, const char *alloc_conf, const char *note, const char *out_path,
                     VsMergeStats *stats, GError **error)
 {
-  g_autoptr (VsTraceReader) r = trace_open (trace_path, error);
-  if (r == NULL)
+  /* Read once (TRACE_PATH may be a FIFO or "-"), held in memory: counted
+   * first (the header comes before the events), then copied. */
+  g_autoptr (VsTraceBuf) buf = trace_buf_load (trace_path, error);
+  if (buf == NULL)
     return FALSE;
-  /* Counted first (the header comes before the events): stream-ordered
-   * device allocations are the backend's tensors, the rest the driver's. */
+  g_autoptr (VsTraceReader) r = trace_buf_reader (buf);
+  /* stream-ordered device allocations are the backend's tensors, the rest the driver's */
   VsMergeStats st = { 0 };
   VsEvent ev;
   GError *e = NULL;
@@ -1124,9 +1126,7 @@ merge_tensor_async (const char *trace_path, const char *alloc_conf, const char *
       return FALSE;
     }
   g_clear_pointer (&r, trace_close);
-  r = trace_open (trace_path, error);
-  if (r == NULL)
-    return FALSE;
+  r = trace_buf_reader (buf);
   g_autoptr (VsTraceHeader) h = trace_header_copy (trace_reader_header (r));
   if (h->extra == NULL)
     h->extra = cJSON_CreateObject ();

@@ -229,9 +229,10 @@ memo_put (Pk *k, guint64 idx)
       /* what was stored ahead now follows in order */
       for (guint64 next = k->memo->len; next < G_MAXUINT; next = k->memo->len)
         {
-          gpointer w = NULL;
-          if (!g_hash_table_steal_extended (k->memo_sparse, &next, NULL, &w))
+          gpointer key = NULL, w = NULL;
+          if (!g_hash_table_steal_extended (k->memo_sparse, &next, &key, &w))
             break;
+          g_free (key);
           g_ptr_array_add (k->memo, w);
         }
     }

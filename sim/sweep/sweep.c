@@ -1466,22 +1466,25 @@ sweep_run (const VsSweepOptions *opts, GError **error)
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--resume needs -o RESULTS");
       goto out;
     }
-  /* Outputs never overwrite an input. */
+  /* The output rule (base/outfile.h): outputs never overwrite an input. */
   {
-    const char *outs[2] = { opts->output, opts->jobs_file };
-    const char *out_what[2] = { "-o", "--jobs-file" };
-    for (guint i = 0; i < 2; i++)
+    const VsIoPath outs[] = { { opts->output, "-o" }, { opts->jobs_file, "--jobs-file" } };
+    g_autoptr (GArray) ins = g_array_new (FALSE, FALSE, sizeof (VsIoPath));
+    g_autoptr (GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
+    g_array_append_val (ins, ((VsIoPath) { opts->trace_path, "the trace" }));
+    const char *cap = opts->capture_config;
+    char *cap_file = cap ? config_find (cap, NULL) : NULL;
+    if (cap_file)
+      g_ptr_array_add (keep, cap_file);
+    g_array_append_val (ins, ((VsIoPath) { cap_file ? cap_file : cap, "--capture-config" }));
+    for (char **c = opts->configs; c && *c; c++)
       {
-        if (outs[i] == NULL)
-          continue;
-        if (!outfile_check_not_input (outs[i], out_what[i], opts->trace_path, "the trace", error)
-            || !outfile_check_not_input (outs[i], out_what[i], opts->capture_config, "--capture-config", error))
-          goto out;
-        for (char **c = opts->configs; c && *c; c++)
-          if (!outfile_check_not_input (outs[i], out_what[i], *c, "the config", error))
-            goto out;
+        char *f = config_find (*c, NULL);
+        if (f)
+          g_ptr_array_add (keep, f);
+        g_array_append_val (ins, ((VsIoPath) { f ? f : *c, "the config" }));
       }
-    if (!outfile_check_not_input (opts->jobs_file, "--jobs-file", opts->output, "-o", error))
+    if (!outfile_check_rule (outs, G_N_ELEMENTS (outs), (const VsIoPath *) ins->data, ins->len, error))
       goto out;
   }
   if (!plan_init (&s, opts, error))
