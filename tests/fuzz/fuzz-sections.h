@@ -17,7 +17,10 @@ fuzz_sections (const uint8_t *data, size_t size, const uint8_t **part, size_t *l
   const uint8_t *p = data, *end = data + size;
   while (n + 1 < max)
     {
-      const uint8_t *q = memmem (p, (size_t) (end - p), FUZZ_SEP, sl);
+      const uint8_t *q = NULL;
+      for (const uint8_t *c = p; c + sl <= end && q == NULL; c++)
+        if (memcmp (c, FUZZ_SEP, sl) == 0)
+          q = c;
       if (q == NULL)
         break;
       part[n] = p, len[n] = (size_t) (q - p), n++;
