@@ -7,7 +7,7 @@ proportion to their size (issue 26; tests/bounded-readers.sh):
              when each reference is walked)
   seed       a snapshot with 40,960 live 512-byte blocks, every other slot of
              20 small segments (the free fragments grow with every seed)
-  parts      OUT.part1 with 3000 segment_maps of disjoint expandable ranges,
+  parts      OUT.part1 with 12,000 segment_maps of disjoint expandable ranges,
              OUT a later dump sharing no action with it (a gap: the join
              plays part1 forward), and OUT.trace.jsonl / .addrs, a vramcap
              trace of one allocation to merge them with
@@ -21,7 +21,7 @@ A = 0x7f0000000000
 MiB = 1 << 20
 
 if kind == "shared":
-    fr = {"filename": "train.py", "line": 1, "name": "step"}
+    fr = {"filename": "libtorch_cuda.so", "line": 1, "name": "step"}  # no Python frame: every frame looked at
     frames = [fr] * 1600
     blk = {"address": A, "size": 512, "requested_size": 512, "state": "active_allocated", "frames": frames}
     seg = {"device": 0, "address": A, "total_size": 2 * MiB, "stream": 0, "segment_type": "small",
@@ -39,7 +39,7 @@ elif kind == "seed":
                      "segment_type": "small", "blocks": blocks})
     open(out, "wb").write(pickle.dumps({"segments": segs, "device_traces": [[]]}, protocol=4))
 elif kind == "parts":
-    n = 3000
+    n = 12000
     maps = [{"action": "segment_map", "addr": A + 4 * MiB * i, "size": 2 * MiB, "stream": 0,
              "time_us": 1000 + i, "frames": []} for i in range(n)]
     segs = [{"device": 0, "address": A + 4 * MiB * i, "total_size": 2 * MiB, "stream": 0,
