@@ -227,13 +227,13 @@ cmp_block (gconstpointer a, gconstpointer b)
 
 /* The final segments of the device, and their allocated blocks. */
 static gboolean
-read_segments (VsSnapshot *s, Memo *m, const char *path, const PkVal *segs, GHashTable *live)
+read_segments (VsSnapshot *s, Memo *m, const char *path, const PkVal *segs, GHashTable *live, GError **error)
 {
   for (guint i = 0; segs != NULL && i < segs->n; i++)
     {
       const PkVal *sg = segs->items[i];
       if (sg->type != PK_DICT)
-        return import_fail (NULL, path, "segments[%u] is not a dict", i);
+        return import_fail (error, path, "segments[%u] is not a dict", i);
       if (!first_visit (m, sg))
         continue;  /* the same segment again (Memo) */
       if ((int) pk_u64 (pk_get (sg, "device"), 0) != s->device)
@@ -249,6 +249,14 @@ read_segments (VsSnapshot *s, Memo *m, const char *path, const PkVal *segs, GHas
       seg.expandable = exp != NULL && exp->type == PK_BOOL && exp->i;
       if (seg.addr == 0 || seg.size == 0)
         continue;
+      /* what the trace holds must read back: sizes, streams and ends in 0..2^63-1 */
+      if (seg.size > (guint64) G_MAXINT64 || seg.stream > (guint64) G_MAXINT64
+          || seg.addr > (guint64) G_MAXINT64 - seg.size)
+        return import_fail (error, path, "segments[%u]: '%s' %" G_GUINT64_FORMAT " is out of range (0..2^63-1)", i,
+                            seg.stream > (guint64) G_MAXINT64 ? "stream" : seg.size > (guint64) G_MAXINT64 ? "total_size"
+                                                                                                    : "address",
+                            seg.stream > (guint64) G_MAXINT64 ? seg.stream : seg.size > (guint64) G_MAXINT64 ? seg.size
+                                                                                                    : seg.addr);
       g_array_append_val (s->final_segments, seg);
       s->final_reserved += seg.size;
       const PkVal *blocks = pk_get (sg, "blocks");
@@ -266,6 +274,10 @@ read_segments (VsSnapshot *s, Memo *m, const char *path, const PkVal *segs, GHas
           const PkVal *state = pk_get (b, "state");
           if (!pk_str_is (state, "active_allocated") && !pk_str_is (state, "active_pending_free"))
             continue;
+          guint64 req = pk_u64 (pk_get (b, "requested_size"), size);
+          if (size > (guint64) G_MAXINT64 || req > (guint64) G_MAXINT64)
+            return import_fail (error, path, "segments[%u].blocks[%u]: '%s' is out of range (0..2^63-1)", i, j,
+                                size > (guint64) G_MAXINT64 ? "size" : "requested_size");
           VsSnapBlock *blk = g_new0 (VsSnapBlock, 1);
           *blk = (VsSnapBlock) { .addr = addr, .size = size, .stream = seg.stream,
                                  .requested = pk_u64 (pk_get (b, "requested_size"), size),
@@ -314,6 +326,12 @@ read_actions (VsSnapshot *s, Memo *m, const char *path, const PkVal *trace, GErr
         .stream = pk_u64 (pk_get (e, "stream"), 0),
         .t_us = pk_u64 (pk_get (e, "time_us"), 0),
       };
+      /* in range for the trace (streams 0..2^63-1) and for ns (time_us * 1000) */
+      if (a.stream > (guint64) G_MAXINT64 || a.t_us > (guint64) G_MAXINT64 / 1000)
+        return import_fail (error, path, "device_traces[%d][%u]: '%s' %" G_GUINT64_FORMAT " is out of range (0..%"
+                            G_GUINT64_FORMAT ")", s->device, i, a.stream > (guint64) G_MAXINT64 ? "stream" : "time_us",
+                            a.stream > (guint64) G_MAXINT64 ? a.stream : a.t_us,
+                            a.stream > (guint64) G_MAXINT64 ? (guint64) G_MAXINT64 : (guint64) G_MAXINT64 / 1000);
       if (act == SNAP_ALLOC)
         a.frame = user_frame (s, m, pk_get (e, "frames"));
       if (pk_get (e, "time_us") != NULL)
@@ -677,7 +695,7 @@ load (const char *path, int device, guint from, guint to, GError **error)
   g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   Memo m;
   memo_init (&m);
-  gboolean read = read_segments (s, &m, path, segs, live);
+  gboolean read = read_segments (s, &m, path, segs, live, error);
   const PkVal *trace = traces && (guint) device < traces->n ? traces->items[device] : NULL;
   if (read && trace != NULL && !is_list (trace))
     {
@@ -692,10 +710,7 @@ load (const char *path, int device, guint from, guint to, GError **error)
     }
   memo_clear (&m);
   if (!read)
-    {
-      import_fail (error, path, "a segment is not a dict");
-      return NULL;
-    }
+    return NULL;
   if (from > 0 || to < s->actions->len)
     cut_window (s, live, from, to);
   snapshot_classify_frees (s);
