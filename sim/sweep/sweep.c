@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <glib/gstdio.h>
 
 #include "config/config.h"
@@ -917,6 +918,90 @@ draw_progress (guint done, guint total, gint64 t0, gboolean final)
   fflush (stderr);
 }
 
+/* ------------------------------------------------- which sweep rows are */
+
+/* (transfer full) What makes rows this sweep's own, as JSON text: the
+ * trace's identity (sweep_trace_identity), each config by name and file
+ * digest, the capture config's, the fixed --set items, the varied keys
+ * with their values. Written beside a rows output as OUT.sweep; --resume
+ * and --merge of --shard parts refuse rows whose OUT.sweep differs (rows
+ * without one keep the checks of their columns and run keys). */
+static char *
+sweep_identity (const VsSweepOptions *o)
+{
+  cJSON *id = cJSON_CreateObject ();
+  cJSON *t = sweep_trace_identity (o->trace_path);
+  cJSON_AddItemToObject (id, "trace", t ? t : cJSON_CreateNull ());
+  cJSON *cs = cJSON_AddArrayToObject (id, "configs");
+  const char *cap[] = { o->capture_config, NULL };
+  for (guint pass = 0; pass < 2; pass++)
+    for (char **c = pass == 0 ? o->configs : (char **) cap; c && *c; c++)
+      {
+        cJSON *e = cJSON_CreateObject ();
+        cJSON_AddStringToObject (e, "name", *c);
+        if (pass == 1)
+          cJSON_AddBoolToObject (e, "capture", TRUE);
+        g_autofree char *f = config_find (*c, NULL);
+        g_autofree char *h = f ? sweep_file_sha256 (f) : NULL;
+        if (h)
+          cJSON_AddStringToObject (e, "sha256", h);
+        cJSON_AddItemToArray (cs, e);
+      }
+  cJSON *sets = cJSON_AddArrayToObject (id, "sets");
+  for (char **x = o->sets; x && *x; x++)
+    cJSON_AddItemToArray (sets, cJSON_CreateString (*x));
+  cJSON *vs = cJSON_AddArrayToObject (id, "vary");
+  for (VsVary **v = o->varies; v && *v; v++)
+    {
+      cJSON *e = cJSON_CreateObject ();
+      cJSON_AddStringToObject (e, "key", (*v)->key);
+      cJSON_AddItemToObject (e, "values", cJSON_CreateStringArray ((const char *const *) (*v)->values,
+                                                                   (int) (*v)->n_values));
+      cJSON_AddItemToArray (vs, e);
+    }
+  char *text = cJSON_PrintUnformatted (id);
+  cJSON_Delete (id);
+  char *r = g_strconcat (text, "\n", NULL);
+  cJSON_free (text);
+  return r;
+}
+
+/* Whether the rows file PATH is this sweep's (IDENT): PATH.sweep holds
+ * IDENT. WHAT names PATH in the error ("--resume", "--merge"). */
+static gboolean
+sweep_rows_are_ours (const char *path, const char *ident, const char *what, GError **error)
+{
+  g_autofree char *side = g_strconcat (path, ".sweep", NULL);
+  g_autofree char *have = NULL;
+  if (!g_file_get_contents (side, &have, NULL, NULL))
+    return TRUE;   /* rows without it (copied, cut by hand): their columns and run keys were checked */
+  if (strcmp (have, ident) != 0)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "%s: %s: its rows are of another sweep (%s differs: "
+                   "another trace, trace contents, config, --set or --vary): refused", path, what, side);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+file_is_empty (const char *path)
+{
+  struct stat st;
+  return stat (path, &st) == 0 && st.st_size == 0;
+}
+
+/* Writes PATH.sweep (a rows output that is a file: not "-", a device or a FIFO). */
+static gboolean
+sweep_write_identity (const char *path, const char *ident, GError **error)
+{
+  struct stat st;
+  if (path == NULL || strcmp (path, "-") == 0 || (stat (path, &st) == 0 && !S_ISREG (st.st_mode)))
+    return TRUE;
+  g_autofree char *side = g_strconcat (path, ".sweep", NULL);
+  return outfile_write_all (side, NULL, ident, -1, error);
+}
+
 /* --resume: reads the rows already in OUTPUT. Returns the lines (formatted
  * again) of rows belonging to runs of this sweep into KEPT (by run index)
  * and the others into EXTRA. A missing file is an empty one. */
@@ -1045,9 +1130,13 @@ run_sweep (Sweep *s, GError **error)
    * lock: a kill at any moment leaves complete rows for --resume, and a
    * second sweep to the same OUT is refused instead of interleaving. */
   f = g_steal_pointer (&s->out);   /* opened and locked before the trace was read */
+  g_autofree char *ident = sweep_identity (o);
   if (o->resume)
     {
       if (!resume_read (s, kept, extra, error))
+        goto out;
+      if (o->output != NULL && g_file_test (o->output, G_FILE_TEST_IS_REGULAR) && !file_is_empty (o->output)
+          && !sweep_rows_are_ours (o->output, ident, "--resume", error))
         goto out;
       /* Rewrite the file with the rows kept (whole or not at all), then
        * append to it, locked again. */
@@ -1073,6 +1162,8 @@ run_sweep (Sweep *s, GError **error)
       f = again;
     }
   else if (!outfile_rows_reset (f, error) || !outfile_write_rows (f, header, strlen (header), error))
+    goto out;
+  if (!sweep_write_identity (o->output, ident, error))
     goto out;
   guint n_planned = s->n_runs;
   if (o->shard_n)
@@ -1661,6 +1752,12 @@ sweep_merge_shards (const VsSweepOptions *opts, char **parts, GError **error)
       goto out;
   if (!plan_init (&s, opts, error))
     goto out;
+  {
+    g_autofree char *ident = sweep_identity (opts);
+    for (guint i = 0; parts[i]; i++)
+      if (!sweep_rows_are_ours (parts[i], ident, "--merge", error))
+        goto out;
+  }
   for (guint r = 0; r < s.n_runs; r++)
     {
       char **k = run_key_cells (&s, r);
