@@ -4,7 +4,9 @@
  * (the memo, MARK, POP, DUP, FRAME). Every value lives in one arena freed
  * with the document; the memo and DUP share values, so a hostile input can
  * make a list that holds itself, which is harmless because nothing here or
- * in the importer walks values recursively. */
+ * in the importer walks values recursively, and share one value from a
+ * million places, which the importer looks at once (import-snapshot.c's
+ * Memo). */
 #include "import/pickle.h"
 
 #include <string.h>
