@@ -287,7 +287,7 @@ row "config: extends chain of 34 files" "for i in \$(seq 0 32); do echo \"{\\\"e
 row "unwritable report (-o)" ':' "nodir/out.json" replay "$T" -o nodir/out.json
 row "unwritable --series" ':' "nodir/out.csv" replay "$T" --series nodir/out.csv
 row "unwritable --timeline" ':' "nodir/out.json" replay "$T" --timeline nodir/out.json
-row "unwritable convert OUT" ':' "nodir/out.vtrace: cannot create" convert "$T" nodir/out.vtrace
+row "unwritable convert OUT" ':' "OUT nodir/out.vtrace: cannot write in nodir" convert "$T" nodir/out.vtrace
 row "unwritable sweep -o" ':' "nodir/out.csv" sweep "$T" -c a100-80g -o nodir/out.csv
 row "empty -o" ':' "report: an empty file name" replay "$T" -o ''
 row "--jobs-file a folder" 'mkdir d' "--jobs-file d: is a folder" sweep "$T" -c a100-80g --jobs-file d

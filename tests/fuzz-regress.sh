@@ -88,6 +88,33 @@ for f in "${inputs[@]}"; do
           || { echo "# import succeeded, but its trace does not read back:"; sed 's/^/#   /' "$tmp/stderr"; ok=1; }
         rm -f "$tmp/imported.jsonl"
       fi ;;
+    snapshot|tensor)
+      # Sections between "%%VS%%" lines (tests/fuzz/fuzz-sections.h):
+      # snapshot: SNAP.part1, ..., SNAP; tensor: snapshot, trace, sidecar.
+      python3 - "$f" "$tmp" "$target" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read().split(b"\n%%VS%%\n")
+d, kind = sys.argv[2], sys.argv[3]
+if kind == "snapshot":
+    for i, part in enumerate(data[:-1]):
+        open("%s/in.pickle.part%d" % (d, i + 1), "wb").write(part)
+    open(d + "/in.pickle", "wb").write(data[-1])
+else:
+    for name, part in zip(("s.pickle", "in.jsonl", "in.jsonl.addrs"), data):
+        open(d + "/" + name, "wb").write(part)
+PY
+      if [ $target = snapshot ]; then
+        vs convert in.pickle out.jsonl || ok=1
+      else
+        vs convert --tensor s.pickle in.jsonl out.jsonl || ok=1
+      fi
+      rm -f "$tmp"/in.pickle* "$tmp"/s.pickle "$tmp"/in.jsonl* ;;
+    nsys)
+      # An SQL script (tests/fuzz/fuzz-nsys.c), run into a fresh database.
+      rm -f "$tmp/in.sqlite"
+      python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[2]); c.executescript(open(sys.argv[1]).read()); c.commit()' \
+        "$f" "$tmp/in.sqlite" 2> /dev/null
+      vs convert in.sqlite out.jsonl || ok=1 ;;
     *) echo "# unknown target '$target' (name inputs TARGET-N)"; ok=1 ;;
   esac
   todo=$(awk -v n="$name" '$1 == n { $1 = ""; sub(/^ /, ""); print; exit }' "$here/tests/fuzz/regress/KNOWN" 2>/dev/null)

@@ -594,10 +594,62 @@ outfile_check_not_input (const char *path, const char *what, const char *input, 
       if (ca == NULL || cb == NULL || strcmp (ca, cb) != 0)
         return TRUE;
     }
-  /* Only files: a terminal is both stdin and stdout and that is fine. */
-  else if (!S_ISREG (a.st_mode) || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+  /* Files, FIFOs and sockets (one FIFO read and written hangs); a
+   * terminal is both stdin and stdout and that is fine. */
+  else if (S_ISCHR (a.st_mode) || S_ISBLK (a.st_mode) || S_ISDIR (a.st_mode) || a.st_dev != b.st_dev
+           || a.st_ino != b.st_ino)
     return TRUE;
   g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_EXIST, "%s%s%s is the same file as %s%s%s: refusing to overwrite it",
                what ? what : "", what ? " " : "", path, input_what ? input_what : "", input_what ? " " : "", input);
   return FALSE;
+}
+
+gboolean
+outfile_check_rule (const VsIoPath *outs, guint n_outs, const VsIoPath *ins, guint n_ins, GError **error)
+{
+  for (guint i = 0; i < n_outs; i++)
+    {
+      if (outs[i].path == NULL)
+        continue;
+      if (!outfile_check_writable (outs[i].path, outs[i].what, error))
+        return FALSE;
+      for (guint j = 0; j < n_ins; j++)
+        if (!outfile_check_not_input (outs[i].path, outs[i].what, ins[j].path, ins[j].what, error))
+          return FALSE;
+      for (guint j = 0; j < i; j++)
+        {
+          /* "the report", "--series" */
+          g_autofree char *other = outs[j].what && outs[j].what[0] != '-' ? g_strconcat ("the ", outs[j].what, NULL)
+                                                                          : g_strdup (outs[j].what);
+          if (!outfile_check_not_input (outs[i].path, outs[i].what, outs[j].path, other, error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+void
+outfile_add_parts (GArray *ins, GPtrArray *keep, const char *path, const char *what)
+{
+  if (path == NULL || strcmp (path, "-") == 0)
+    return;
+  g_autofree char *dir = g_path_get_dirname (path), *base = g_path_get_basename (path);
+  g_autofree char *prefix = g_strconcat (base, ".part", NULL);
+  GDir *d = g_dir_open (dir, 0, NULL);
+  if (d == NULL)
+    return;
+  const char *name;
+  while ((name = g_dir_read_name (d)) != NULL)
+    {
+      if (!g_str_has_prefix (name, prefix))
+        continue;
+      const char *k = name + strlen (prefix);
+      if (*k == 0 || strspn (k, "0123456789") != strlen (k))
+        continue;
+      char *p = strchr (path, '/') == NULL ? g_strdup (name) : g_build_filename (dir, name, NULL);
+      g_ptr_array_add (keep, p);
+      VsIoPath io = { p, what };
+      g_array_append_val (ins, io);
+    }
+  g_dir_close (d);
 }

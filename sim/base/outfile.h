@@ -84,6 +84,27 @@ gboolean outfile_check_writable (const char *path, const char *what, GError **er
 gboolean outfile_check_not_input (const char *path, const char *what, const char *input,
                                   const char *input_what, GError **error);
 
+/* The one output rule every command applies before it writes
+ * (docs/errors.md "Outputs"): each output of OUTS (N_OUTS; a NULL path is
+ * skipped) is writable (outfile_check_writable), and is none of the files
+ * the command reads, INS (N_INS: the trace, the configs, the capture
+ * config, the snapshot and its parts, the sidecars, the kernel-bytes
+ * table...), nor another of its outputs: not the same file after links
+ * (device and inode), nor the same name once made. A FIFO or socket is
+ * compared too (reading and writing one FIFO hangs); only a character
+ * device (a terminal, /dev/null) may be both. The error names both
+ * roles: "WHAT PATH is the same file as INPUT_WHAT INPUT". */
+typedef struct {
+  const char *path;
+  const char *what;
+} VsIoPath;
+gboolean outfile_check_rule (const VsIoPath *outs, guint n_outs, const VsIoPath *ins, guint n_ins,
+                             GError **error);
+/* Appends to INS (a GArray of VsIoPath) every existing PATH.partK
+ * (snapshot-parts.h: the dumps joined with PATH), as WHAT; the paths are
+ * owned by KEEP (a GPtrArray with g_free). */
+void outfile_add_parts (GArray *ins, GPtrArray *keep, const char *path, const char *what);
+
 /* The temporary-path registry the signal handler empties; exposed for the
  * few writers that create temporaries themselves. Register returns a slot
  * (or -1 when full: the path is then only removed on error paths). */

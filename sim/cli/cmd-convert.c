@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <glib/gstdio.h>
+
 #include "base/outfile.h"
 #include "import/import.h"
 #include "import/import-snapshot.h"
@@ -201,6 +203,7 @@ cmd_convert (int argc, char **argv)
       g_error_free (error);
       return 2;
     }
+  cmd_end_options (&argc, argv);
   if (argc != 3)
     {
       cmd_error ("convert: expected IN and OUT (see 'vramsim convert --help')");
@@ -229,8 +232,28 @@ cmd_convert (int argc, char **argv)
       cmd_error ("convert: --device must be 0 or more, not %d", device);
       return 2;
     }
-  if (!outfile_check_not_input (out, "OUT", in, "IN", &error)
-      || !outfile_check_not_input (out, "OUT", kernel_bytes, "--kernel-bytes", &error))
+  if ((tensor != NULL || note != NULL || async_conf != NULL)
+      && (kernel_bytes != NULL || (tensor != NULL && note != NULL) || (tensor != NULL && async_conf != NULL)))
+    {
+      cmd_error ("convert: --tensor, --tensor-note (or --tensor-async) and --kernel-bytes do not go together");
+      return 2;
+    }
+  if (addrs != NULL && tensor == NULL)
+    {
+      cmd_error ("convert: --addrs goes with --tensor");
+      return 2;
+    }
+  /* The output rule (base/outfile.h): OUT is none of what is read. */
+  g_autofree char *side = tensor != NULL && addrs == NULL ? g_strconcat (in, ".addrs", NULL) : NULL;
+  g_autoptr (GArray) ins = g_array_new (FALSE, FALSE, sizeof (VsIoPath));
+  g_autoptr (GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
+  const VsIoPath fixed[] = {
+    { in, "IN" }, { kernel_bytes, "--kernel-bytes" }, { tensor, "the snapshot (--tensor)" },
+    { addrs ? addrs : side, "the address sidecar" },
+  };
+  g_array_append_vals (ins, fixed, G_N_ELEMENTS (fixed));
+  outfile_add_parts (ins, keep, tensor, "a part dump of the snapshot");
+  if (!outfile_check_rule (&(VsIoPath) { out, "OUT" }, 1, (const VsIoPath *) ins->data, ins->len, &error))
     {
       cmd_error ("convert: %s", error->message);
       g_clear_error (&error);
@@ -252,52 +275,82 @@ cmd_convert (int argc, char **argv)
           return 1;
         }
     }
-  if ((tensor != NULL || note != NULL || async_conf != NULL)
-      && (kb != NULL || (tensor != NULL && note != NULL) || (tensor != NULL && async_conf != NULL)))
-    {
-      cmd_error ("convert: --tensor, --tensor-note (or --tensor-async) and --kernel-bytes do not go together");
-      return 2;
-    }
-  if (addrs != NULL && tensor == NULL)
-    {
-      cmd_error ("convert: --addrs goes with --tensor");
-      return 2;
-    }
   gboolean ok, refused = FALSE, counted = FALSE, snapshot = FALSE;
   guint64 count = 0;
   VsMergeStats ms;
+  /* What IN is, and so which writer runs. */
+  enum { K_TENSOR, K_ASYNC, K_NOTE, K_BYTES, K_KINETO, K_NSYS, K_SNAPSHOT, K_NATIVE } kind;
+  static const char *const kind_name[] = { "a merge (--tensor)", "a merge (--tensor-async)", "a copy (--tensor-note)",
+                                           "a copy (--kernel-bytes)", "a PyTorch profiler trace",
+                                           "an Nsight Systems export", "a PyTorch memory snapshot", "a vramsim trace" };
+  gboolean native = looks_native (in);
   if (tensor != NULL)
-    {
-      if (!looks_native (in))
-        {
-          cmd_error ("convert: --tensor reads a vramcap trace, and %s is not a vramsim trace", in);
-          return 1;
-        }
-      ok = merge_tensor (tensor, device, in, addrs, out, &ms, &error);
-    }
+    kind = K_TENSOR;
   else if (async_conf != NULL)
+    kind = K_ASYNC;
+  else if (note != NULL)
+    kind = K_NOTE;
+  else if (kb != NULL)
+    kind = K_BYTES;
+  else if (!native && import_kineto_detect (in))
+    kind = K_KINETO;
+  else if (!native && import_nsys_detect (in))
+    kind = K_NSYS;
+  else if (!native && import_snapshot_detect (in))
+    kind = K_SNAPSHOT;
+  else
+    kind = K_NATIVE;
+  if ((kind == K_TENSOR || kind == K_ASYNC) && !native)
     {
-      if (!looks_native (in))
+      cmd_error ("convert: %s reads a vramcap trace, and %s is not a vramsim trace",
+                 kind == K_TENSOR ? "--tensor" : "--tensor-async", in);
+      return 1;
+    }
+  /* Every option applies where it is given, or is refused: --device picks
+   * a snapshot's device; --format is the encoding whatever writes OUT (an
+   * import or a merge writes a temporary JSONL, converted to OUT). */
+  if (device >= 0 && kind != K_TENSOR && kind != K_SNAPSHOT)
+    {
+      cmd_error ("convert: --device picks the device of a PyTorch memory snapshot (IN, or --tensor FILE); "
+                 "%s is %s", kind == K_NATIVE || kind == K_KINETO || kind == K_NSYS ? in : "this", kind_name[kind]);
+      return 2;
+    }
+  const char *target = out;
+  g_autofree char *tmp = NULL;
+  int tmp_slot = -1;
+  if (fmt != VS_FORMAT_AUTO && kind != K_NATIVE && kind != K_BYTES)
+    {
+      int fd = g_file_open_tmp ("vramsim-convert-XXXXXX.jsonl", &tmp, &error);
+      if (fd < 0)
         {
-          cmd_error ("convert: --tensor-async reads a vramcap trace, and %s is not a vramsim trace", in);
+          cmd_error ("convert: --format: %s", error->message);
+          g_clear_error (&error);
           return 1;
         }
-      ok = merge_tensor_async (in, async_conf, note, out, &ms, &error);
+      close (fd);
+      tmp_slot = outfile_register_temp (tmp);
+      target = tmp;
     }
-  else if (note != NULL)
-    ok = merge_tensor_note (in, note, out, &error);
-  else if (kb != NULL)
-    ok = counted = convert_native (in, out, fmt, kb, &count, &error);
-  else if (!looks_native (in) && import_kineto_detect (in))
-    ok = import_kineto (in, out, &error);
-  else if (!looks_native (in) && import_nsys_detect (in))
-    ok = import_nsys (in, out, &error);
-  else if (!looks_native (in) && import_snapshot_detect (in))
-    ok = snapshot = import_snapshot (in, out, device, &error);
-  else
+  switch (kind)
     {
+    case K_TENSOR: ok = merge_tensor (tensor, device, in, addrs, target, &ms, &error); break;
+    case K_ASYNC: ok = merge_tensor_async (in, async_conf, note, target, &ms, &error); break;
+    case K_NOTE: ok = merge_tensor_note (in, note, target, &error); break;
+    case K_BYTES: ok = counted = convert_native (in, out, fmt, kb, &count, &error); break;
+    case K_KINETO: ok = import_kineto (in, target, &error); break;
+    case K_NSYS: ok = import_nsys (in, target, &error); break;
+    case K_SNAPSHOT: ok = snapshot = import_snapshot (in, target, device, &error); break;
+    default:
       ok = counted = convert_native (in, out, fmt, NULL, &count, &error);
-      refused = !ok && !looks_native (in);
+      refused = !ok && !native;
+      break;
+    }
+  if (tmp != NULL)
+    {
+      if (ok)
+        ok = counted = convert_native (tmp, out, fmt, NULL, &count, &error);
+      g_unlink (tmp);
+      outfile_unregister_temp (tmp_slot);
     }
   if (!ok)
     {

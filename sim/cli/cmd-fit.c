@@ -512,18 +512,32 @@ cmd_fit (int argc, char **argv)
       return 2;
     }
   /* A misspelt name fails before any replay. */
+  const char *trace_path = rest[0];
+  g_autoptr (GArray) ins = g_array_new (FALSE, FALSE, sizeof (VsIoPath));
+  g_autoptr (GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
+  g_array_append_val (ins, ((VsIoPath) { trace_path, "the trace" }));
   for (guint i = 0; i < names->len; i++)
     {
-      g_autofree char *path = config_find (names->pdata[i], &error);
+      char *path = config_find (names->pdata[i], &error);
       if (path == NULL)
         {
           cmd_error ("%s", error->message);
           return 1;
         }
+      g_ptr_array_add (keep, path);
+      g_array_append_val (ins, ((VsIoPath) { path, "the config" }));
     }
-
-  const char *trace_path = rest[0];
-  if (!outfile_check_not_input (out, "output", trace_path, "the trace", &error))
+  if (capture != NULL)
+    {
+      char *path = config_find (capture, NULL);
+      if (path != NULL)
+        {
+          g_ptr_array_add (keep, path);
+          g_array_append_val (ins, ((VsIoPath) { path, "--capture-config" }));
+        }
+    }
+  /* The output rule (base/outfile.h): the output is none of what is read. */
+  if (!outfile_check_rule (&(VsIoPath) { out, "output" }, 1, (const VsIoPath *) ins->data, ins->len, &error))
     {
       cmd_error ("%s", error->message);
       return 1;
@@ -535,6 +549,13 @@ cmd_fit (int argc, char **argv)
       return 1;
     }
   const char *cap_name = capture ? capture : trace_buf_header (buf)->config;
+  /* The header names a preset, never a file to open (replay and sweep
+   * check it the same way). */
+  if (capture == NULL && cap_name != NULL && !config_check_trace_preset (cap_name, trace_path, &error))
+    {
+      cmd_error ("%s", error->message);
+      return 1;
+    }
 
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) fit_row_free);
   for (guint i = 0; i < names->len; i++)

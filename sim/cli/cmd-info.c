@@ -412,6 +412,7 @@ cmd_info (int argc, char **argv)
       g_error_free (error);
       return 2;
     }
+  cmd_end_options (&argc, argv);
   if (argc != 2)
     {
       cmd_error ("info: expected one TRACE (see 'vramsim info --help')");

@@ -126,6 +126,7 @@ cmd_replay (int argc, char **argv)
       cmd_error ("%s", error->message);
       return 2;
     }
+  cmd_end_options (&argc, argv);
   if (argc != 2)
     {
       cmd_error ("replay takes one TRACE (see 'vramsim replay --help')");
@@ -153,19 +154,16 @@ cmd_replay (int argc, char **argv)
       return 2;
     }
 
-  /* Outputs that cannot be written fail now, not after a long replay. */
-  /* Outputs that cannot be written, or that are the trace itself, fail
-   * now, not after a long replay. */
+  /* The output rule (base/outfile.h): outputs that cannot be written, or
+   * that are what the replay reads (the trace, the configs), fail now, not
+   * after a long replay. */
   const char *trace_path = argv[1];
-  if ((out && !outfile_check_writable (out, "report", &error))
-      || (series && !outfile_check_writable (series, "--series", &error))
-      || (timeline && !outfile_check_writable (timeline, "--timeline", &error))
-      || !outfile_check_not_input (out, "report", trace_path, "the trace", &error)
-      || !outfile_check_not_input (series, "--series", trace_path, "the trace", &error)
-      || !outfile_check_not_input (timeline, "--timeline", trace_path, "the trace", &error)
-      || !outfile_check_not_input (series, "--series", out, "the report", &error)
-      || !outfile_check_not_input (timeline, "--timeline", out, "the report", &error)
-      || !outfile_check_not_input (timeline, "--timeline", series, "--series", &error))
+  g_autofree char *config_file = config ? config_find (config, NULL) : NULL;
+  g_autofree char *capture_file = capture_config ? config_find (capture_config, NULL) : NULL;
+  const VsIoPath outs[] = { { out, "report" }, { series, "--series" }, { timeline, "--timeline" } };
+  const VsIoPath ins[] = { { trace_path, "the trace" }, { config_file, "the config (-c)" },
+                           { capture_file, "--capture-config" } };
+  if (!outfile_check_rule (outs, G_N_ELEMENTS (outs), ins, G_N_ELEMENTS (ins), &error))
     {
       cmd_error ("%s", error->message);
       return 1;

@@ -19,6 +19,9 @@ int cmd_plan (int argc, char **argv);
  * option given twice, `--set KEY VALUE` written with a space. FALSE with
  * ERROR set (a usage error: exit 2). */
 gboolean cmd_check_options (int argc, char **argv, const GOptionEntry *const *groups, GError **error);
+/* After g_option_context_parse: drops the "--" that ended the options (GLib
+ * leaves it in ARGV), so `vramsim CMD -- -t.jsonl` names the file -t.jsonl. */
+void cmd_end_options (int *argc, char **argv);
 
 /* Writes "vramsim: MESSAGE\n" to stderr. */
 void cmd_error (const char *fmt, ...) G_GNUC_PRINTF (1, 2);

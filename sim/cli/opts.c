@@ -131,3 +131,15 @@ cmd_check_options (int argc, char **argv, const GOptionEntry *const *groups, GEr
     }
   return TRUE;
 }
+
+void
+cmd_end_options (int *argc, char **argv)
+{
+  for (int i = 1; i < *argc; i++)
+    if (strcmp (argv[i], "--") == 0)
+      {
+        memmove (argv + i, argv + i + 1, (size_t) (*argc - i) * sizeof *argv); /* with the NULL */
+        (*argc)--;
+        return;
+      }
+}

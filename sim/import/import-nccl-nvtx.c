@@ -120,12 +120,14 @@ fail_row (GError **error, const char *path, const char *table, gint64 rowid, con
 
 /* (domainId << 32 ^ schemaId) -> Schema, from NVTX_PAYLOAD_SCHEMA_ENTRIES. */
 static gboolean
-load_schemas (sqlite3 *db, const char *path, GHashTable *schemas, GError **error)
+load_schemas (ImportSql *q, const char *path, GHashTable *schemas, GError **error)
 {
+  sqlite3 *db = q->db;
   sqlite3_stmt *st = NULL;
+  import_sqlite_begin (q, "NVTX_PAYLOAD_SCHEMA_ENTRIES");
   if (sqlite3_prepare_v2 (db, "SELECT domainId, schemaId, idx, name, type, offset, rowid "
                           "FROM NVTX_PAYLOAD_SCHEMA_ENTRIES ORDER BY domainId, schemaId, idx", -1, &st, NULL) != SQLITE_OK)
-    return import_fail (error, path, "NVTX_PAYLOAD_SCHEMA_ENTRIES: %s", sqlite3_errmsg (db));
+    return import_sqlite_fail (q, "NVTX_PAYLOAD_SCHEMA_ENTRIES", error);
   gint64 cur_d = 0, cur_s = 0;
   gboolean have = FALSE;
   Schema *sc = NULL;
@@ -169,7 +171,7 @@ load_schemas (sqlite3 *db, const char *path, GHashTable *schemas, GError **error
     }
   gboolean ok = rc == SQLITE_DONE;
   if (!ok)
-    import_fail (error, path, "NVTX_PAYLOAD_SCHEMA_ENTRIES: %s", sqlite3_errmsg (db));
+    import_sqlite_fail (q, "NVTX_PAYLOAD_SCHEMA_ENTRIES", error);
   sqlite3_finalize (st);
   return ok;
 }
@@ -283,15 +285,22 @@ thread_add (NThread *t, NRange *r)
 }
 
 gboolean
-import_nccl_load (struct sqlite3 *db, const char *path, ImportNccl **out, GError **error)
+import_nccl_load (ImportSql *q, const char *path, ImportNccl **out, GError **error)
 {
   *out = NULL;
+  sqlite3 *db = q->db;
+  int there = import_sqlite_table (q, "NVTX_EVENTS", error), schema_there;
+  if (there < 0 || (schema_there = import_sqlite_table (q, "NVTX_PAYLOAD_SCHEMA_ENTRIES", error)) < 0)
+    return FALSE;
+  if (there == 0 || schema_there == 0)
+    return TRUE;
+  import_sqlite_begin (q, "NVTX_PAYLOAD_SCHEMA_ENTRIES");
   if (!has_columns (db, "SELECT start, end, eventType, text, textId, globalTid, domainId, binaryData "
                         "FROM NVTX_EVENTS LIMIT 0")
       || !has_columns (db, "SELECT domainId, schemaId, idx, name, type, offset FROM NVTX_PAYLOAD_SCHEMA_ENTRIES LIMIT 0"))
     return TRUE;
   g_autoptr (GHashTable) schemas = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-  if (!load_schemas (db, path, schemas, error))
+  if (!load_schemas (q, path, schemas, error))
     return FALSE;
   ImportNccl *x = g_new0 (ImportNccl, 1);
   x->threads = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, thread_free);
@@ -302,6 +311,7 @@ import_nccl_load (struct sqlite3 *db, const char *path, ImportNccl **out, GError
   g_autoptr (GHashTable) domains = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   gboolean any_domain = FALSE;
   sqlite3_stmt *st = NULL;
+  import_sqlite_begin (q, "NVTX_EVENTS");
   if (sqlite3_prepare_v2 (db, "SELECT e.domainId, coalesce(e.text, s.value) FROM NVTX_EVENTS e "
                           "LEFT JOIN StringIds s ON s.id = e.textId WHERE e.eventType = 75", -1, &st, NULL) != SQLITE_OK
       && sqlite3_prepare_v2 (db, "SELECT domainId, text FROM NVTX_EVENTS WHERE eventType = 75", -1, &st, NULL)
@@ -321,6 +331,7 @@ import_nccl_load (struct sqlite3 *db, const char *path, ImportNccl **out, GError
   st = NULL;
 
   /* Push/pop ranges (eventType 59) by thread and start, parents first. */
+  import_sqlite_begin (q, "NVTX_EVENTS");
   if (sqlite3_prepare_v2 (db, "SELECT e.start, e.end, e.globalTid, coalesce(e.text, s.value), e.domainId, e.binaryData, "
                           "e.rowid FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId WHERE e.eventType = 59 "
                           "ORDER BY e.globalTid, e.start, e.end DESC", -1, &st, NULL) != SQLITE_OK
@@ -383,7 +394,7 @@ import_nccl_load (struct sqlite3 *db, const char *path, ImportNccl **out, GError
   return TRUE;
 
 sql_error:
-  import_fail (error, path, "NVTX_EVENTS: %s", sqlite3_errmsg (db));
+  import_sqlite_fail (q, "NVTX_EVENTS", error);
   sqlite3_finalize (st);
   import_nccl_free (x);
   return FALSE;

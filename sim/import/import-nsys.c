@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sqlite3.h>
+#include <glib/gstdio.h>
 
 #include "import/import-priv.h"
 #include "trace/trace.h"
@@ -43,6 +44,7 @@ typedef struct {
 typedef struct {
   const char *path;
   sqlite3 *db;
+  ImportSql sql;
   GHashTable *strings;   /* id -> name */
   GHashTable *rt;        /* correlationId -> Rt */
   GArray *outs;
@@ -68,20 +70,138 @@ tid_of_global (sqlite3_int64 g)
   return (guint32) ((guint64) g & 0xFFFFFF);
 }
 
-static gboolean
-has_table (Ns *n, const char *table)
+/* ---- the file, opened against hostile schemas (import-priv.h) ---- */
+
+static int
+sql_progress (void *arg)
 {
-  sqlite3_stmt *st = NULL;
-  gboolean yes = FALSE;
-  if (sqlite3_prepare_v2 (n->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, NULL)
-      == SQLITE_OK)
+  ImportSql *q = arg;
+  return ++q->steps > q->budget;
+}
+
+gboolean
+import_sqlite_open (ImportSql *q, const char *path, GError **error)
+{
+  *q = (ImportSql) { .path = path };
+  GStatBuf st;
+  guint64 bytes = g_stat (path, &st) == 0 ? (guint64) st.st_size : 0;
+  q->budget = (IMPORT_SQL_STEPS_BASE + IMPORT_SQL_STEPS_PER_BYTE * bytes) / 1000;
+  if (sqlite3_open_v2 (path, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     {
-      sqlite3_bind_text (st, 1, table, -1, SQLITE_STATIC);
-      yes = sqlite3_step (st) == SQLITE_ROW;
+      import_sqlite_fail (q, "cannot open", error);
+      import_sqlite_close (q);
+      return FALSE;
+    }
+  sqlite3_db_config (q->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  sqlite3_db_config (q->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  sqlite3_db_config (q->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+  sqlite3_db_config (q->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+  sqlite3_db_config (q->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+  sqlite3_limit (q->db, SQLITE_LIMIT_LENGTH, IMPORT_SQL_MAX_VALUE);
+  sqlite3_limit (q->db, SQLITE_LIMIT_SQL_LENGTH, 1 << 16);
+  sqlite3_limit (q->db, SQLITE_LIMIT_COLUMN, 1000);
+  sqlite3_limit (q->db, SQLITE_LIMIT_EXPR_DEPTH, 100);
+  sqlite3_limit (q->db, SQLITE_LIMIT_COMPOUND_SELECT, 8);
+  sqlite3_limit (q->db, SQLITE_LIMIT_VDBE_OP, 100000);
+  sqlite3_limit (q->db, SQLITE_LIMIT_FUNCTION_ARG, 8);
+  sqlite3_limit (q->db, SQLITE_LIMIT_ATTACHED, 0);
+  sqlite3_limit (q->db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 100);
+  sqlite3_limit (q->db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
+  sqlite3_limit (q->db, SQLITE_LIMIT_WORKER_THREADS, 0);
+  sqlite3_progress_handler (q->db, 1000, sql_progress, q);
+  import_sqlite_begin (q, "the schema");
+  return TRUE;
+}
+
+void
+import_sqlite_close (ImportSql *q)
+{
+  sqlite3_close (q->db);
+  q->db = NULL;
+}
+
+void
+import_sqlite_begin (ImportSql *q, const char *what)
+{
+  q->steps = 0;
+  q->what = what;
+}
+
+gboolean
+import_sqlite_fail (ImportSql *q, const char *what, GError **error)
+{
+  if (q->steps > q->budget)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                 "%s: %s: the query passed its bound of %" G_GUINT64_FORMAT " SQLite steps (%d per byte of "
+                 "the file + %" G_GUINT64_FORMAT "): not an Nsight Systems export", q->path, what,
+                 q->budget * 1000, IMPORT_SQL_STEPS_PER_BYTE, IMPORT_SQL_STEPS_BASE);
+  else if (q->db != NULL && sqlite3_errcode (q->db) == SQLITE_TOOBIG)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID,
+                 "%s: %s: a value longer than %d bytes (the bound on one string or blob): not an Nsight "
+                 "Systems export", q->path, what, IMPORT_SQL_MAX_VALUE);
+  else
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: %s: %s", q->path, what,
+                 q->db != NULL ? sqlite3_errmsg (q->db) : "out of memory");
+  return FALSE;
+}
+
+int
+import_sqlite_table (ImportSql *q, const char *table, GError **error)
+{
+  import_sqlite_begin (q, table);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2 (q->db, "SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE", -1, &st, NULL)
+      != SQLITE_OK)
+    return import_sqlite_fail (q, table, error) ? 0 : -1;
+  sqlite3_bind_text (st, 1, table, -1, SQLITE_STATIC);
+  int found = 0, rc;
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW && found >= 0)
+    {
+      const char *type = (const char *) sqlite3_column_text (st, 0);
+      const char *sql = (const char *) sqlite3_column_text (st, 1);
+      if (type != NULL && (strcmp (type, "index") == 0 || strcmp (type, "trigger") == 0))
+        continue;
+      if (type == NULL || strcmp (type, "table") != 0)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: %s is a %s, not a table: not an "
+                       "Nsight Systems export (only tables are read)", q->path, table, type ? type : "thing");
+          found = -1;
+        }
+      else if (sql != NULL && g_ascii_strncasecmp (sql, "CREATE VIRTUAL", 14) == 0)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: %s is a virtual table: not an "
+                       "Nsight Systems export (only tables are read)", q->path, table);
+          found = -1;
+        }
+      else
+        found = 1;
+    }
+  if (found >= 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+    {
+      sqlite3_finalize (st);
+      return import_sqlite_fail (q, table, error) ? 0 : -1;
     }
   sqlite3_finalize (st);
-  return yes;
+  if (found != 1)
+    return found;
+  /* generated columns (hidden 2: VIRTUAL, 3: STORED) compute what they
+   * hold at each read: an export has none */
+  if (sqlite3_prepare_v2 (q->db, "SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)", -1, &st, NULL)
+      != SQLITE_OK)
+    return import_sqlite_fail (q, table, error) ? 0 : -1;
+  sqlite3_bind_text (st, 1, table, -1, SQLITE_STATIC);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID, "%s: %s: column %s is GENERATED: not an "
+                   "Nsight Systems export (only stored columns are read)", q->path, table,
+                   (const char *) sqlite3_column_text (st, 0));
+      found = -1;
+    }
+  sqlite3_finalize (st);
+  return found;
 }
+
+/* ---- reading ---- */
 
 static gboolean G_GNUC_PRINTF (4, 5)
 row_bad (Ns *n, const char *table, guint64 i, const char *fmt, ...)
@@ -123,8 +243,7 @@ row_stream (Ns *n, const char *table, guint64 i, sqlite3_int64 s, guint64 *out)
 static gboolean
 sql_fail (Ns *n, const char *what)
 {
-  g_set_error (n->error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: %s: %s", n->path, what, sqlite3_errmsg (n->db));
-  return FALSE;
+  return import_sqlite_fail (&n->sql, what, n->error);
 }
 
 /* Runs Q (if TABLE exists), calling ROW for each row; ROW returns FALSE on bad input. */
@@ -133,10 +252,12 @@ each_row (Ns *n, const char *table, const char *q, gboolean (*row) (Ns *, sqlite
 {
   if (present)
     *present = FALSE;
-  if (!has_table (n, table))
-    return TRUE;
+  int there = import_sqlite_table (&n->sql, table, n->error);
+  if (there <= 0)
+    return there == 0;
   if (present)
     *present = TRUE;
+  import_sqlite_begin (&n->sql, table);
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2 (n->db, q, -1, &st, NULL) != SQLITE_OK)
     return sql_fail (n, table);
@@ -511,12 +632,9 @@ import_nsys (const char *path, const char *out_path, GError **error)
   n->path = path;
   n->error = error;
   gboolean ok = FALSE;
-  if (sqlite3_open_v2 (path, &n->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-    {
-      sql_fail (n, "cannot open");
-      sqlite3_close (n->db);
-      return FALSE;
-    }
+  if (!import_sqlite_open (&n->sql, path, error))
+    return FALSE;
+  n->db = n->sql.db;
   n->strings = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   n->rt = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   n->outs = g_array_new (FALSE, FALSE, sizeof (ImportOut));
@@ -565,7 +683,7 @@ import_nsys (const char *path, const char *out_path, GError **error)
                     "SELECT deviceId, count(*) AS c FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY deviceId ORDER BY c DESC",
                     row_device_id, NULL)
       || !each_row (n, "TARGET_INFO_GPU", "SELECT id, name FROM TARGET_INFO_GPU ORDER BY id", row_gpu, NULL)
-      || !import_nccl_load (n->db, n->path, &n->nccl, n->error)
+      || !import_nccl_load (&n->sql, n->path, &n->nccl, n->error)
       || !each_row (n, "CUPTI_ACTIVITY_KIND_KERNEL", kernel_query (n), row_kernel, NULL)
       || !each_row (n, "CUPTI_ACTIVITY_KIND_MEMCPY",
                     "SELECT start, end, streamId, correlationId, bytes, copyKind, srcKind, dstKind "
@@ -601,6 +719,6 @@ out:
   g_string_chunk_free (n->chunk);
   g_free (n->device_name);
   import_nccl_free (n->nccl);
-  sqlite3_close (n->db);
+  import_sqlite_close (&n->sql);
   return ok;
 }

@@ -61,10 +61,41 @@ gboolean import_write_extra (GArray *outs, const char *out_path, const char *dev
 
 typedef struct ImportNccl ImportNccl;
 struct sqlite3;
+
+/* ---- an Nsight Systems export opened for reading (import-nsys.c) ----
+ * A SQLite file is not trusted input: its schema can hold views (an
+ * endless recursive CTE), virtual tables, triggers and generated columns
+ * (a 200 MB string per row). import_sqlite_open opens it read-only with
+ * untrusted schema off, triggers and views disabled, SQLITE_LIMIT_* set
+ * (values of at most IMPORT_SQL_MAX_VALUE bytes, short SQL, shallow
+ * expressions, nothing attached) and a progress handler: each query may
+ * run at most IMPORT_SQL_STEPS_PER_BYTE virtual-machine steps per byte of
+ * the file plus IMPORT_SQL_STEPS_BASE (import_sqlite_begin starts one's
+ * count). import_sqlite_table says whether a table is there, and refuses
+ * anything but a plain table of plain columns under that name. */
+#define IMPORT_SQL_MAX_VALUE (4 << 20)
+#define IMPORT_SQL_STEPS_PER_BYTE 2000
+#define IMPORT_SQL_STEPS_BASE G_GUINT64_CONSTANT (100000000)
+typedef struct {
+  const char *path;
+  struct sqlite3 *db;
+  guint64 steps, budget;   /* steps of the current query (in 1000s), its bound */
+  const char *what;        /* what the current query reads */
+} ImportSql;
+gboolean import_sqlite_open (ImportSql *q, const char *path, GError **error);
+void import_sqlite_close (ImportSql *q);
+void import_sqlite_begin (ImportSql *q, const char *what);
+/* 1: TABLE is a plain table; 0: there is nothing of that name; -1: ERROR set
+ * (a view, a virtual table, a generated column). */
+int import_sqlite_table (ImportSql *q, const char *table, GError **error);
+/* ERROR for Q's last failed call, naming the file and WHAT ("PATH: WHAT:
+ * SQLite's message", or the bound when the progress handler stopped it). */
+gboolean import_sqlite_fail (ImportSql *q, const char *what, GError **error);
+
 /* Reads DB's NCCL API ranges and their payloads into *OUT: NULL (and TRUE)
  * when the export has none or lacks the payload columns and tables; FALSE
  * with ERROR ("PATH: TABLE row N: ...") on a broken payload. */
-gboolean import_nccl_load (struct sqlite3 *db, const char *path, ImportNccl **out, GError **error);
+gboolean import_nccl_load (ImportSql *q, const char *path, ImportNccl **out, GError **error);
 /* The collective of the NCCL kernel whose launch call started at LAUNCH on
  * thread TID (the NCCL range around it, or the group its ncclGroupEnd
  * launches); FALSE if none, or if that call's collective already went to

@@ -90,35 +90,98 @@ is_list (const PkVal *v)
   return v != NULL && (v->type == PK_LIST || v->type == PK_TUPLE);
 }
 
-/* Frames run innermost first. The user's frame is the first Python frame
- * outside torch itself; else the first Python frame. */
-static const char *
-user_frame (VsSnapshot *s, const PkVal *frames)
+/* What a reading has already seen, by identity: a pickle's memo lets one
+ * value be referenced from many places (a frame list from every block, a
+ * block from every segment), and a hostile file nests such references so
+ * that walking each reference costs the product of the fan-outs. Each
+ * shared value is looked at once: a frame dict's kind and tag, a frame
+ * list's user frame, an action dict's parsed action; a segment dict, a
+ * blocks list or a block dict met again is the same one, skipped. So the
+ * reading costs time linear in the pickle's length. */
+typedef struct {
+  GHashTable *frame;     /* PkVal* frame dict -> FrameInfo* */
+  GHashTable *frames;    /* PkVal* frame list -> const char* tag (or "" for none) */
+  GHashTable *seen;      /* PkVal* segment dicts, blocks lists, block dicts walked */
+  GHashTable *action;    /* PkVal* action dict -> index into actions + 1 */
+} Memo;
+
+typedef struct {
+  gboolean py, user;     /* a Python frame; one outside torch */
+  const char *tag;       /* "file.py:line function" (in the snapshot's strings), or NULL */
+} FrameInfo;
+
+static void
+memo_init (Memo *m)
 {
-  if (!is_list (frames))
-    return NULL;
-  const PkVal *first_py = NULL, *user = NULL;
-  for (guint i = 0; i < frames->n && user == NULL; i++)
-    {
-      const PkVal *f = frames->items[i];
-      const PkVal *fn = pk_get (f, "filename");
-      if (fn == NULL || fn->type != PK_STR || fn->n < 3 || memcmp (fn->s + fn->n - 3, ".py", 3) != 0)
-        continue;
-      if (first_py == NULL)
-        first_py = f;
-      g_autofree char *path = pk_strdup (fn);
-      if (strstr (path, "/torch/") == NULL)
-        user = f;
-    }
-  const PkVal *f = user ? user : first_py;
-  if (f == NULL)
-    return NULL;
-  g_autofree char *path = pk_strdup (pk_get (f, "filename"));
+  m->frame = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
+  m->frames = g_hash_table_new (g_direct_hash, g_direct_equal);
+  m->seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+  m->action = g_hash_table_new (g_direct_hash, g_direct_equal);
+}
+
+static void
+memo_clear (Memo *m)
+{
+  g_hash_table_unref (m->frame);
+  g_hash_table_unref (m->frames);
+  g_hash_table_unref (m->seen);
+  g_hash_table_unref (m->action);
+}
+
+/* TRUE the first time V is met (and marks it). */
+static gboolean
+first_visit (Memo *m, const PkVal *v)
+{
+  return g_hash_table_add (m->seen, (gpointer) v);
+}
+
+static const FrameInfo *
+frame_info (VsSnapshot *s, Memo *m, const PkVal *f)
+{
+  FrameInfo *fi = g_hash_table_lookup (m->frame, f);
+  if (fi != NULL)
+    return fi;
+  fi = g_new0 (FrameInfo, 1);
+  g_hash_table_insert (m->frame, (gpointer) f, fi);
+  const PkVal *fn = pk_get (f, "filename");
+  if (fn == NULL || fn->type != PK_STR || fn->n < 3 || memcmp (fn->s + fn->n - 3, ".py", 3) != 0)
+    return fi;
+  fi->py = TRUE;
+  g_autofree char *path = pk_strdup (fn);
+  fi->user = strstr (path, "/torch/") == NULL;
   g_autofree char *name = pk_strdup (pk_get (f, "name"));
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *tag = g_strdup_printf ("%s:%" G_GUINT64_FORMAT " %s", base,
                                           pk_u64 (pk_get (f, "line"), 0), name ? name : "?");
-  return g_string_chunk_insert_const (s->strings, tag);
+  fi->tag = g_string_chunk_insert_const (s->strings, tag);
+  return fi;
+}
+
+/* Frames run innermost first. The user's frame is the first Python frame
+ * outside torch itself; else the first Python frame. */
+static const char *
+user_frame (VsSnapshot *s, Memo *m, const PkVal *frames)
+{
+  if (!is_list (frames))
+    return NULL;
+  const char *known = g_hash_table_lookup (m->frames, frames);
+  if (known != NULL)
+    return *known ? known : NULL;
+  const FrameInfo *first_py = NULL, *user = NULL;
+  for (guint i = 0; i < frames->n && user == NULL; i++)
+    {
+      const FrameInfo *fi = frame_info (s, m, frames->items[i]);
+      if (!fi->py)
+        continue;
+      if (first_py == NULL)
+        first_py = fi;
+      if (fi->user)
+        user = fi;
+    }
+  const FrameInfo *f = user ? user : first_py;
+  const char *tag = f != NULL ? f->tag : NULL;
+  g_hash_table_insert (m->frames, (gpointer) frames, (gpointer) (tag ? tag : ""));
+  return tag;
 }
 
 /* allocator_settings -> the model's settings (the keys PyTorch reports). */
@@ -164,13 +227,15 @@ cmp_block (gconstpointer a, gconstpointer b)
 
 /* The final segments of the device, and their allocated blocks. */
 static gboolean
-read_segments (VsSnapshot *s, const char *path, const PkVal *segs, GHashTable *live)
+read_segments (VsSnapshot *s, Memo *m, const char *path, const PkVal *segs, GHashTable *live, GError **error)
 {
   for (guint i = 0; segs != NULL && i < segs->n; i++)
     {
       const PkVal *sg = segs->items[i];
       if (sg->type != PK_DICT)
-        return import_fail (NULL, path, "segments[%u] is not a dict", i);
+        return import_fail (error, path, "segments[%u] is not a dict", i);
+      if (!first_visit (m, sg))
+        continue;  /* the same segment again (Memo) */
       if ((int) pk_u64 (pk_get (sg, "device"), 0) != s->device)
         continue;
       VsSnapSegment seg = {
@@ -184,23 +249,39 @@ read_segments (VsSnapshot *s, const char *path, const PkVal *segs, GHashTable *l
       seg.expandable = exp != NULL && exp->type == PK_BOOL && exp->i;
       if (seg.addr == 0 || seg.size == 0)
         continue;
+      /* what the trace holds must read back: sizes, streams and ends in 0..2^63-1 */
+      if (seg.size > (guint64) G_MAXINT64 || seg.stream > (guint64) G_MAXINT64
+          || seg.addr > (guint64) G_MAXINT64 - seg.size)
+        return import_fail (error, path, "segments[%u]: '%s' %" G_GUINT64_FORMAT " is out of range (0..2^63-1)", i,
+                            seg.stream > (guint64) G_MAXINT64 ? "stream" : seg.size > (guint64) G_MAXINT64 ? "total_size"
+                                                                                                    : "address",
+                            seg.stream > (guint64) G_MAXINT64 ? seg.stream : seg.size > (guint64) G_MAXINT64 ? seg.size
+                                                                                                    : seg.addr);
       g_array_append_val (s->final_segments, seg);
       s->final_reserved += seg.size;
       const PkVal *blocks = pk_get (sg, "blocks");
       guint64 at = seg.addr;
+      if (is_list (blocks) && !first_visit (m, blocks))
+        blocks = NULL;  /* another segment's list (Memo) */
       for (guint j = 0; is_list (blocks) && j < blocks->n; j++)
         {
           const PkVal *b = blocks->items[j];
+          if (!first_visit (m, b))
+            continue;
           guint64 addr = pk_u64 (pk_get (b, "address"), at);
           guint64 size = pk_u64 (pk_get (b, "size"), 0);
           at = addr + size;
           const PkVal *state = pk_get (b, "state");
           if (!pk_str_is (state, "active_allocated") && !pk_str_is (state, "active_pending_free"))
             continue;
+          guint64 req = pk_u64 (pk_get (b, "requested_size"), size);
+          if (size > (guint64) G_MAXINT64 || req > (guint64) G_MAXINT64)
+            return import_fail (error, path, "segments[%u].blocks[%u]: '%s' is out of range (0..2^63-1)", i, j,
+                                size > (guint64) G_MAXINT64 ? "size" : "requested_size");
           VsSnapBlock *blk = g_new0 (VsSnapBlock, 1);
           *blk = (VsSnapBlock) { .addr = addr, .size = size, .stream = seg.stream,
                                  .requested = pk_u64 (pk_get (b, "requested_size"), size),
-                                 .frame = user_frame (s, pk_get (b, "frames")) };
+                                 .frame = user_frame (s, m, pk_get (b, "frames")) };
           g_hash_table_insert (live, g_memdup2 (&addr, sizeof addr), blk);
         }
     }
@@ -208,16 +289,30 @@ read_segments (VsSnapshot *s, const char *path, const PkVal *segs, GHashTable *l
 }
 
 static gboolean
-read_actions (VsSnapshot *s, const char *path, const PkVal *trace, GError **error)
+read_actions (VsSnapshot *s, Memo *m, const char *path, const PkVal *trace, GError **error)
 {
   for (guint i = 0; i < trace->n; i++)
     {
       const PkVal *e = trace->items[i];
       if (e->type != PK_DICT)
         return import_fail (error, path, "device_traces[%d][%u] is not a dict", s->device, i);
+      guint known = GPOINTER_TO_UINT (g_hash_table_lookup (m->action, e));
+      if (known == G_MAXUINT)
+        continue;
+      if (known > 0)
+        {
+          /* the same action dict again (Memo): the same action */
+          VsSnapAction a = g_array_index (s->actions, VsSnapAction, known - 1);
+          g_array_append_val (s->actions, a);
+          continue;
+        }
       int act = action_from (pk_get (e, "action"));
       if (act < 0)
-        continue; /* a newer action: not an allocator state change we model */
+        {
+          /* a newer action: not an allocator state change we model */
+          g_hash_table_insert (m->action, (gpointer) e, GUINT_TO_POINTER (G_MAXUINT));
+          continue;
+        }
       gint64 addr, size;
       if (!pk_int (pk_get (e, "addr"), &addr) && !(pk_get (e, "addr") && pk_get (e, "addr")->big))
         return import_fail (error, path, "device_traces[%d][%u]: 'addr' missing or not an integer", s->device, i);
@@ -231,11 +326,18 @@ read_actions (VsSnapshot *s, const char *path, const PkVal *trace, GError **erro
         .stream = pk_u64 (pk_get (e, "stream"), 0),
         .t_us = pk_u64 (pk_get (e, "time_us"), 0),
       };
+      /* in range for the trace (streams 0..2^63-1) and for ns (time_us * 1000) */
+      if (a.stream > (guint64) G_MAXINT64 || a.t_us > (guint64) G_MAXINT64 / 1000)
+        return import_fail (error, path, "device_traces[%d][%u]: '%s' %" G_GUINT64_FORMAT " is out of range (0..%"
+                            G_GUINT64_FORMAT ")", s->device, i, a.stream > (guint64) G_MAXINT64 ? "stream" : "time_us",
+                            a.stream > (guint64) G_MAXINT64 ? a.stream : a.t_us,
+                            a.stream > (guint64) G_MAXINT64 ? (guint64) G_MAXINT64 : (guint64) G_MAXINT64 / 1000);
       if (act == SNAP_ALLOC)
-        a.frame = user_frame (s, pk_get (e, "frames"));
+        a.frame = user_frame (s, m, pk_get (e, "frames"));
       if (pk_get (e, "time_us") != NULL)
         s->has_time = TRUE;
       g_array_append_val (s->actions, a);
+      g_hash_table_insert (m->action, (gpointer) e, GUINT_TO_POINTER (s->actions->len));
     }
   return TRUE;
 }
@@ -539,9 +641,20 @@ load (const char *path, int device, guint from, guint to, GError **error)
   s->final_segments = g_array_new (FALSE, FALSE, sizeof (VsSnapSegment));
   s->start_blocks = g_array_new (FALSE, FALSE, sizeof (VsSnapBlock));
   s->n_devices = traces ? (int) traces->n : 0;
-  for (guint i = 0; i < segs->n; i++)
+  /* Each segment dict once (Memo): its device. */
+  g_autoptr (GArray) seg_dev = g_array_new (FALSE, FALSE, sizeof (guint64));
+  {
+    g_autoptr (GHashTable) once = g_hash_table_new (g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < segs->n; i++)
+      if (g_hash_table_add (once, segs->items[i]))
+        {
+          guint64 d = pk_u64 (pk_get (segs->items[i], "device"), 0);
+          g_array_append_val (seg_dev, d);
+        }
+  }
+  for (guint i = 0; i < seg_dev->len; i++)
     {
-      guint64 d = pk_u64 (pk_get (segs->items[i], "device"), 0);
+      guint64 d = g_array_index (seg_dev, guint64, i);
       if (d >= 4096)
         {
           import_fail (error, path, "segments[%u]: device %" G_GUINT64_FORMAT " out of range", i, d);
@@ -569,8 +682,8 @@ load (const char *path, int device, guint from, guint to, GError **error)
       if (best == 0)
         {
           g_autofree guint *count = g_new0 (guint, MAX (s->n_devices, 1));
-          for (guint i = 0; i < segs->n; i++)
-            count[pk_u64 (pk_get (segs->items[i], "device"), 0)]++;
+          for (guint i = 0; i < seg_dev->len; i++)
+            count[g_array_index (seg_dev, guint64, i)]++;
           for (int d = 0; d < s->n_devices; d++)
             if (count[d] > count[device])
               device = d;
@@ -580,18 +693,23 @@ load (const char *path, int device, guint from, guint to, GError **error)
   read_settings (s, root->type == PK_DICT ? pk_get (root, "allocator_settings") : NULL);
 
   g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-  if (!read_segments (s, path, segs, live))
-    {
-      import_fail (error, path, "a segment is not a dict");
-      return NULL;
-    }
+  Memo m;
+  memo_init (&m);
+  gboolean read = read_segments (s, &m, path, segs, live, error);
   const PkVal *trace = traces && (guint) device < traces->n ? traces->items[device] : NULL;
-  if (trace != NULL && !is_list (trace))
+  if (read && trace != NULL && !is_list (trace))
     {
+      memo_clear (&m);
       import_fail (error, path, "device_traces[%d] is not a list", device);
       return NULL;
     }
-  if (trace != NULL && !read_actions (s, path, trace, error))
+  if (read && trace != NULL && !read_actions (s, &m, path, trace, error))
+    {
+      memo_clear (&m);
+      return NULL;
+    }
+  memo_clear (&m);
+  if (!read)
     return NULL;
   if (from > 0 || to < s->actions->len)
     cut_window (s, live, from, to);

@@ -357,10 +357,26 @@ tile_map (Merge *m, GHashTable *by_addr, const VsSnapAction *a, gboolean has_tim
   return last;
 }
 
+/* X (ns, computed wide: time_us * 1000 + an offset, an anchor plus steps)
+ * as a trace time; outside 0..2^63-1 it marks action I in *BAD (the first
+ * such) and is clamped. */
+static gint64
+clamp_ns (__int128 x, gint64 *bad, guint i)
+{
+  if (x < 0 || x > G_MAXINT64)
+    {
+      if (*bad < 0 && x > G_MAXINT64)
+        *bad = (gint64) i;
+      return x < 0 ? 0 : G_MAXINT64;
+    }
+  return (gint64) x;
+}
+
 /* Step 1: anchors and the action times. */
 static guint64 *
 action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_path)
 {
+  gint64 bad = -1;   /* the first action whose time is out of range */
   guint n = s->actions->len;
   guint64 *t = g_new0 (guint64, MAX (n, 1));
   gint64 *anchor_t = g_new (gint64, MAX (n, 1)); /* driver t_end per action, -1: none */
@@ -376,7 +392,7 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
       const VsSnapAction *a = &g_array_index (s->actions, VsSnapAction, i);
       if (a->action != SNAP_SEGMENT_ALLOC && a->action != SNAP_SEGMENT_MAP)
         continue;
-      gint64 want = (gint64) a->t_us * 1000 + off0;
+      gint64 want = clamp_ns ((__int128) a->t_us * 1000 + off0, &bad, i);
       gint best = nearest_at (m, by_addr, a->addr, a->size, s->has_time, want);
       if (best >= 0)
         g_array_index (m->allocs, DAlloc, best).explained = TRUE;
@@ -390,7 +406,10 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
       /* a gap's made-up segment has the later dump's time, not its own */
       if (s->has_time && !a->synthetic)
         {
-          gint64 diff = (gint64) d->t_end - (gint64) a->t_us * 1000;
+          __int128 d128 = (__int128) d->t_end - (__int128) a->t_us * 1000;
+          if (d128 > G_MAXINT64 || d128 < -G_MAXINT64)
+            bad = bad >= 0 ? bad : (gint64) i;
+          gint64 diff = (gint64) MAX (MIN (d128, G_MAXINT64), -G_MAXINT64);
           g_array_append_val (diffs, diff);
         }
     }
@@ -402,8 +421,10 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
           g_array_sort (diffs, cmp_i64);
           off = g_array_index (diffs, gint64, diffs->len / 2);
           for (guint i = 0; i < diffs->len; i++)
-            m->st.anchor_dev_ns = MAX (m->st.anchor_dev_ns,
-                                       (guint64) ABS (g_array_index (diffs, gint64, i) - off));
+            {
+              __int128 dev = (__int128) g_array_index (diffs, gint64, i) - off;
+              m->st.anchor_dev_ns = MAX (m->st.anchor_dev_ns, (guint64) MIN (dev < 0 ? -dev : dev, G_MAXINT64));
+            }
         }
       m->st.offset_ns = off;
       m->st.offset_vs_side_ns = off - off0;
@@ -411,7 +432,7 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
       for (guint i = 0; i < n; i++)
         {
           const VsSnapAction *a = &g_array_index (s->actions, VsSnapAction, i);
-          gint64 x = a->t_us ? (gint64) a->t_us * 1000 + off : (gint64) prev;
+          gint64 x = a->t_us ? clamp_ns ((__int128) a->t_us * 1000 + off, &bad, i) : (gint64) prev;
           t[i] = prev = MAX (prev, (guint64) MAX (x, 0));
         }
     }
@@ -440,9 +461,9 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
       for (guint i = 0; i < n; i++)
         {
           if ((gint) i < first)
-            t[i] = (guint64) MAX (anchor_t[first] - step * (first - (gint) i), 0);
+            t[i] = (guint64) MAX (anchor_t[first] - (__int128) step * (first - (gint) i), 0);
           else if ((gint) i > last)
-            t[i] = (guint64) (anchor_t[last] + step * ((gint) i - last));
+            t[i] = (guint64) clamp_ns (anchor_t[last] + (__int128) step * ((gint) i - last), &bad, i);
           else if (anchor_t[i] >= 0)
             t[i] = (guint64) anchor_t[prev_a = (gint) i];
           else
@@ -451,7 +472,7 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
               while (anchor_t[next] < 0)
                 next++;
               gint64 t0 = anchor_t[prev_a], t1 = MAX (anchor_t[next], t0);
-              t[i] = (guint64) (t0 + (t1 - t0) * ((gint64) i - prev_a) / (next - prev_a));
+              t[i] = (guint64) (t0 + (__int128) (t1 - t0) * ((gint64) i - prev_a) / (next - prev_a));
             }
           if (i > 0)
             t[i] = MAX (t[i], t[i - 1]);
@@ -459,6 +480,15 @@ action_times (Merge *m, const VsSnapshot *s, GError **error, const char *snap_pa
     }
   g_free (anchor_t);
   g_array_unref (diffs);
+  if (bad >= 0)
+    {
+      const VsSnapAction *a = &g_array_index (s->actions, VsSnapAction, (guint) bad);
+      import_fail (error, snap_path, "device_traces[%d] action %" G_GINT64_FORMAT " ('time_us' %" G_GUINT64_FORMAT
+                   "): its time on the trace's clock falls outside the trace's range (0..2^63-1 ns): the "
+                   "snapshot's times and %s's do not fit together", s->device, bad, a->t_us, m->trace_path);
+      g_free (t);
+      return NULL;
+    }
   return t;
 }
 
@@ -992,6 +1022,26 @@ merge_tensor_snapshot (const VsSnapshot *s, const VsSnapJoin *join, const char *
   gboolean ok = FALSE;
   if (!read_trace (&m, &h, error) || !read_side (&m, side_path, error))
     goto out;
+  /* The tensors' ids follow the trace's largest, on a thread after its
+   * largest: both must stay in range (ids 0..2^63-1, tids 32 bits). */
+  {
+    guint64 n_tensors = s->start_blocks->len;
+    for (guint i = 0; i < s->actions->len; i++)
+      n_tensors += g_array_index (s->actions, VsSnapAction, i).action == SNAP_ALLOC;
+    if (m.max_id > (guint64) G_MAXINT64 - n_tensors)
+      {
+        import_fail (error, trace_path, "field 'id': the trace's largest id %" G_GUINT64_FORMAT " leaves no room "
+                     "for the %" G_GUINT64_FORMAT " tensor ids of %s after it (ids are 0..2^63-1)", m.max_id,
+                     n_tensors, snapshot_path);
+        goto out;
+      }
+    if (m.max_tid == G_MAXUINT32)
+      {
+        import_fail (error, trace_path, "field 'tid': the trace uses thread id 4294967295, the largest: no "
+                     "thread id is left after it for the tensors of %s", snapshot_path);
+        goto out;
+      }
+  }
   t = action_times (&m, s, error, snapshot_path);
   if (t == NULL)
     goto out;
@@ -1102,11 +1152,13 @@ gboolean
 merge_tensor_async (const char *trace_path, const char *alloc_conf, const char *note, const char *out_path,
                     VsMergeStats *stats, GError **error)
 {
-  g_autoptr (VsTraceReader) r = trace_open (trace_path, error);
-  if (r == NULL)
+  /* Read once (TRACE_PATH may be a FIFO or "-"), held in memory: counted
+   * first (the header comes before the events), then copied. */
+  g_autoptr (VsTraceBuf) buf = trace_buf_load (trace_path, error);
+  if (buf == NULL)
     return FALSE;
-  /* Counted first (the header comes before the events): stream-ordered
-   * device allocations are the backend's tensors, the rest the driver's. */
+  g_autoptr (VsTraceReader) r = trace_buf_reader (buf);
+  /* stream-ordered device allocations are the backend's tensors, the rest the driver's */
   VsMergeStats st = { 0 };
   VsEvent ev;
   GError *e = NULL;
@@ -1124,9 +1176,7 @@ merge_tensor_async (const char *trace_path, const char *alloc_conf, const char *
       return FALSE;
     }
   g_clear_pointer (&r, trace_close);
-  r = trace_open (trace_path, error);
-  if (r == NULL)
-    return FALSE;
+  r = trace_buf_reader (buf);
   g_autoptr (VsTraceHeader) h = trace_header_copy (trace_reader_header (r));
   if (h->extra == NULL)
     h->extra = cJSON_CreateObject ();

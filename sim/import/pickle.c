@@ -4,7 +4,9 @@
  * (the memo, MARK, POP, DUP, FRAME). Every value lives in one arena freed
  * with the document; the memo and DUP share values, so a hostile input can
  * make a list that holds itself, which is harmless because nothing here or
- * in the importer walks values recursively. */
+ * in the importer walks values recursively, and share one value from a
+ * million places, which the importer looks at once (import-snapshot.c's
+ * Memo). */
 #include "import/pickle.h"
 
 #include <string.h>
@@ -13,7 +15,6 @@
 
 #define PK_MAX_DEPTH 256          /* nesting of containers */
 #define PK_MAX_MARKS 4096         /* open MARKs */
-#define PK_MAX_MEMO (1u << 24)    /* memo index */
 
 struct PkDoc {
   GPtrArray *arena;               /* PkVal*, owned */
@@ -27,7 +28,8 @@ typedef struct {
   PkDoc *doc;
   GPtrArray *stack;               /* PkVal* */
   GArray *marks;                  /* guint: stack length at each MARK */
-  GPtrArray *memo;                /* PkVal* or NULL */
+  GPtrArray *memo;                /* PkVal*: entries 0..len-1, all set */
+  GHashTable *memo_sparse;        /* index (guint64*) -> PkVal*: the others */
   GError **error;
 } Pk;
 
@@ -180,20 +182,38 @@ extend (Pk *k, PkVal *c, PkVal **items, guint n)
   return TRUE;
 }
 
+/* A tuple or list of ITEMS[0..n), or NULL (an error: too deep). */
 static PkVal *
 seq_new (Pk *k, PkType type, PkVal **items, guint n)
 {
+  guint depth = 0;
+  for (guint i = 0; i < n; i++)
+    if (is_container (items[i]) && items[i]->depth + 1u > depth)
+      depth = items[i]->depth + 1u;
+  if (depth > PK_MAX_DEPTH)
+    {
+      fail (k, "nesting deeper than %d", PK_MAX_DEPTH);
+      return NULL;
+    }
   PkVal *v = val_new (k, type);
+  v->depth = (guint16) depth;
   if (n)
     {
       v->items = g_new (PkVal *, n);
       memcpy (v->items, items, n * sizeof *items);
       v->n = v->cap = n;
-      for (guint i = 0; i < n; i++)
-        if (is_container (items[i]) && items[i]->depth + 1 > v->depth)
-          v->depth = (guint16) (items[i]->depth + 1);
     }
   return v;
+}
+
+/* The memo as Python keeps it, a dict of what was stored: indices stored
+ * in order (0, 1, 2, ... as MEMOIZE and most writers do) in an array, any
+ * other in a hash table, so its size is that of what was stored, whatever
+ * the indices (a 4-byte LONG_BINPUT index costs one entry, not 2^32). */
+static guint64
+memo_count (Pk *k)
+{
+  return k->memo->len + g_hash_table_size (k->memo_sparse);
 }
 
 static gboolean
@@ -202,20 +222,34 @@ memo_put (Pk *k, guint64 idx)
   PkVal *v = NULL;
   if (!top (k, &v))
     return FALSE;
-  if (idx >= PK_MAX_MEMO)
-    return fail (k, "memo index %" G_GUINT64_FORMAT " too large", idx);
-  if (idx >= k->memo->len)
-    g_ptr_array_set_size (k->memo, (guint) idx + 1);
-  k->memo->pdata[idx] = v;
+  if (idx < k->memo->len)
+    k->memo->pdata[idx] = v;
+  else if (idx == k->memo->len && idx < G_MAXUINT)
+    {
+      g_ptr_array_add (k->memo, v);
+      g_hash_table_remove (k->memo_sparse, &idx);
+      /* what was stored ahead now follows in order */
+      for (guint64 next = k->memo->len; next < G_MAXUINT; next = k->memo->len)
+        {
+          gpointer key = NULL, w = NULL;
+          if (!g_hash_table_steal_extended (k->memo_sparse, &next, &key, &w))
+            break;
+          g_free (key);
+          g_ptr_array_add (k->memo, w);
+        }
+    }
+  else
+    g_hash_table_insert (k->memo_sparse, g_memdup2 (&idx, sizeof idx), v);
   return TRUE;
 }
 
 static gboolean
 memo_get (Pk *k, guint64 idx)
 {
-  if (idx >= k->memo->len || k->memo->pdata[idx] == NULL)
+  PkVal *v = idx < k->memo->len ? k->memo->pdata[idx] : g_hash_table_lookup (k->memo_sparse, &idx);
+  if (v == NULL)
     return fail (k, "memo index %" G_GUINT64_FORMAT " not set", idx);
-  push (k, k->memo->pdata[idx]);
+  push (k, v);
   return TRUE;
 }
 
@@ -341,7 +375,7 @@ run (Pk *k)
         case 'X': if (!str_op (k, 4)) return FALSE; break;  /* BINUNICODE */
         case 0x8d: if (!str_op (k, 8)) return FALSE; break; /* BINUNICODE8 */
         case 0x94: /* MEMOIZE */
-          if (!memo_put (k, k->memo->len))
+          if (!memo_put (k, memo_count (k)))
             return FALSE;
           break;
         case 'q': if (!need (k, 1, &b) || !memo_put (k, b[0])) return FALSE; break;        /* BINPUT */
@@ -395,8 +429,8 @@ run (Pk *k)
                 if (!extend (k, v, items, n))
                   return FALSE;
               }
-            else
-              v = seq_new (k, op == 't' ? PK_TUPLE : PK_LIST, items, n);
+            else if ((v = seq_new (k, op == 't' ? PK_TUPLE : PK_LIST, items, n)) == NULL)
+              return FALSE;
             g_ptr_array_set_size (k->stack, from);
             push (k, v);
             break;
@@ -408,6 +442,8 @@ run (Pk *k)
             if (k->stack->len < floor + n)
               return fail (k, "stack underflow");
             v = seq_new (k, PK_TUPLE, (PkVal **) k->stack->pdata + k->stack->len - n, n);
+            if (v == NULL)
+              return FALSE;
             g_ptr_array_set_size (k->stack, k->stack->len - n);
             push (k, v);
             break;
@@ -435,6 +471,7 @@ pickle_parse (const guint8 *data, gsize len, const char *name, GError **error)
     /* sized: pdata is never NULL, even for an empty stack (pointer arithmetic below) */
     .stack = g_ptr_array_sized_new (64), .marks = g_array_new (FALSE, FALSE, sizeof (guint)),
     .memo = g_ptr_array_new (), .error = error,
+    .memo_sparse = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL),
   };
   gboolean ok = TRUE;
   k.op_at = 0;
@@ -445,6 +482,7 @@ pickle_parse (const guint8 *data, gsize len, const char *name, GError **error)
   g_ptr_array_unref (k.stack);
   g_array_unref (k.marks);
   g_ptr_array_unref (k.memo);
+  g_hash_table_unref (k.memo_sparse);
   if (!ok)
     {
       pickle_free (doc);

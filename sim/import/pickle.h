@@ -6,8 +6,10 @@
  *
  * Errors are GErrors in VS_TRACE_ERROR naming the file and the byte offset
  * of the offending opcode ("x.pickle: byte 1234: class reference (GLOBAL)
- * refused"). Limits: nesting depth, memo size, values (one per opcode at
- * most, so bounded by the input's length). */
+ * refused"). Limits: nesting depth (256, counted by every opcode that
+ * builds a container), open MARKs (4096), the memo (one entry per index
+ * stored, whatever the index), values (one per opcode at most): memory is
+ * bounded by the input's length. */
 #pragma once
 
 #include <glib.h>

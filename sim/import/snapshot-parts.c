@@ -102,28 +102,90 @@ normalise (GArray *segs)
   g_array_set_size (segs, o);
 }
 
+/* Segments by address (VsSnapSegment*, owned): each action O(log n), so
+ * playing n actions forward costs n log n (it used to re-sort the whole
+ * list at every segment_map). */
+static int
+tree_cmp (gconstpointer a, gconstpointer b, gpointer data)
+{
+  return cmp_seg (a, b);
+}
+
+static void
+tree_put (GTree *t, const VsSnapSegment *g)
+{
+  VsSnapSegment *c = g_memdup2 (g, sizeof *g);
+  g_tree_replace (t, c, c);
+}
+
+/* The node of the last segment starting at or before ADDR, or NULL. */
+static GTreeNode *
+tree_at_or_before (GTree *t, guint64 addr)
+{
+  GTreeNode *n = addr == G_MAXUINT64 ? NULL : g_tree_upper_bound (t, &(VsSnapSegment) { .addr = addr + 1 });
+  return n != NULL ? g_tree_node_previous (n) : g_tree_node_last (t);
+}
+
 /* Takes [addr, addr + size) out of the mapped ranges. */
 static void
-unmap_range (GArray *segs, guint64 addr, guint64 size)
+unmap_range (GTree *t, guint64 addr, guint64 size)
 {
-  guint64 end = addr + size;
-  for (guint i = 0; i < segs->len; i++)
+  guint64 end = addr + size < addr ? G_MAXUINT64 : addr + size;
+  GTreeNode *n = tree_at_or_before (t, addr);
+  if (n == NULL)
+    n = g_tree_node_first (t);
+  g_autoptr (GArray) hit = g_array_new (FALSE, FALSE, sizeof (VsSnapSegment));
+  for (; n != NULL; n = g_tree_node_next (n))
     {
-      VsSnapSegment g = g_array_index (segs, VsSnapSegment, i);
-      if (g.addr >= end || g.addr + g.size <= addr)
-        continue;
-      g_array_remove_index (segs, i);
+      const VsSnapSegment *g = g_tree_node_value (n);
+      if (g->addr >= end)
+        break;
+      if (g->addr + g->size > addr)
+        g_array_append_val (hit, *g);
+    }
+  for (guint i = 0; i < hit->len; i++)
+    {
+      VsSnapSegment g = g_array_index (hit, VsSnapSegment, i);
+      g_tree_remove (t, &g);
       VsSnapSegment head = g, tail = g;
       head.size = addr > g.addr ? addr - g.addr : 0;
       tail.addr = MAX (end, g.addr);
       tail.size = g.addr + g.size > tail.addr ? g.addr + g.size - tail.addr : 0;
-      if (tail.size > 0)
-        g_array_insert_val (segs, i, tail);
       if (head.size > 0)
-        g_array_insert_val (segs, i, head);
-      i += (head.size > 0) + (tail.size > 0);
-      i--;
+        tree_put (t, &head);
+      if (tail.size > 0)
+        tree_put (t, &tail);
     }
+}
+
+/* Maps G (expandable): joined to the expandable ranges it touches. */
+static void
+map_range (GTree *t, VsSnapSegment g)
+{
+  GTreeNode *n = g.addr > 0 ? tree_at_or_before (t, g.addr - 1) : NULL;
+  const VsSnapSegment *before = n != NULL ? g_tree_node_value (n) : NULL;
+  if (before != NULL && before->expandable && before->addr + before->size == g.addr)
+    {
+      VsSnapSegment b = *before;
+      g_tree_remove (t, &b);
+      g.size += b.size;
+      g.addr = b.addr;
+    }
+  const VsSnapSegment *after = g_tree_lookup (t, &(VsSnapSegment) { .addr = g.addr + g.size });
+  if (after != NULL && after->expandable)
+    {
+      VsSnapSegment a = *after;
+      g_tree_remove (t, &a);
+      g.size += a.size;
+    }
+  tree_put (t, &g);
+}
+
+static gboolean
+tree_collect (gpointer key, gpointer value, gpointer data)
+{
+  g_array_append_val ((GArray *) data, *(VsSnapSegment *) value);
+  return FALSE;
 }
 
 /* S's state after its last action: segments into SEGS (normalised),
@@ -131,7 +193,9 @@ unmap_range (GArray *segs, guint64 addr, guint64 size)
 static void
 play_forward (const VsSnapshot *s, GArray *segs, GHashTable *blocks)
 {
-  g_array_append_vals (segs, s->start_segments->data, s->start_segments->len);
+  g_autoptr (GTree) t = g_tree_new_full (tree_cmp, NULL, g_free, NULL);
+  for (guint i = 0; i < s->start_segments->len; i++)
+    tree_put (t, &g_array_index (s->start_segments, VsSnapSegment, i));
   for (guint i = 0; i < s->start_blocks->len; i++)
     {
       const VsSnapBlock *b = &g_array_index (s->start_blocks, VsSnapBlock, i);
@@ -153,45 +217,42 @@ play_forward (const VsSnapshot *s, GArray *segs, GHashTable *blocks)
           g_hash_table_remove (blocks, &a->addr);
           break;
         case SNAP_SEGMENT_ALLOC:
-          {
-            VsSnapSegment g = { .addr = a->addr, .size = a->size, .stream = a->stream, .small = a->size == 2 * MiB };
-            g_array_append_val (segs, g);
-          }
+          tree_put (t, &(VsSnapSegment) { .addr = a->addr, .size = a->size, .stream = a->stream,
+                                          .small = a->size == 2 * MiB });
           break;
         case SNAP_SEGMENT_FREE:
-          for (guint k = 0; k < segs->len; k++)
-            if (g_array_index (segs, VsSnapSegment, k).addr == a->addr)
-              {
-                g_array_remove_index (segs, k);
-                break;
-              }
+          g_tree_remove (t, &(VsSnapSegment) { .addr = a->addr });
           break;
         case SNAP_SEGMENT_MAP:
-          {
-            VsSnapSegment g = { .addr = a->addr, .size = a->size, .stream = a->stream, .expandable = TRUE };
-            g_array_append_val (segs, g);
-            normalise (segs);
-          }
+          map_range (t, (VsSnapSegment) { .addr = a->addr, .size = a->size, .stream = a->stream, .expandable = TRUE });
           break;
         case SNAP_SEGMENT_UNMAP:
-          unmap_range (segs, a->addr, a->size);
+          unmap_range (t, a->addr, a->size);
           break;
         default:
           break;
         }
     }
+  g_tree_foreach (t, tree_collect, segs);
   normalise (segs);
 }
 
+/* Whether G (address and size) is in SEGS (normalised: by address). */
 static gboolean
 has_seg (const GArray *segs, const VsSnapSegment *g)
 {
-  for (guint i = 0; i < segs->len; i++)
+  guint lo = 0, hi = segs->len;
+  while (lo < hi)
     {
-      const VsSnapSegment *x = &g_array_index (segs, VsSnapSegment, i);
-      if (x->addr == g->addr && x->size == g->size)
-        return TRUE;
+      guint mid = lo + (hi - lo) / 2;
+      if (g_array_index (segs, VsSnapSegment, mid).addr < g->addr)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
+  for (guint i = lo; i < segs->len && g_array_index (segs, VsSnapSegment, i).addr == g->addr; i++)
+    if (g_array_index (segs, VsSnapSegment, i).size == g->size)
+      return TRUE;
   return FALSE;
 }
 

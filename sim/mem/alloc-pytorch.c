@@ -80,6 +80,7 @@ typedef struct {
   GTree *unmapped;    /* unmapped ranges of expandable segments by (stream, addr) */
   gboolean small;
   guint64 calls;      /* get_free_block calls, the garbage collector's clock */
+  guint64 changes;    /* blocks inserted or removed (what the seeding index checks) */
 } PtPool;
 
 typedef struct {
@@ -88,6 +89,9 @@ typedef struct {
   VsU64Map live;      /* id -> PtBlock* (allocated) */
   VsU64Map pending;   /* id -> PtBlock* (freed, awaiting completion) */
   GPtrArray *segs;    /* PtSeg*, owned */
+  GTree *seed_idx;    /* free blocks of both pools by address, for seed_block; valid
+                       * while the pools' changes are seed_small/seed_large */
+  guint64 seed_small, seed_large;
 } Pt;
 
 static int
@@ -167,6 +171,7 @@ static void
 pool_insert (PtPool *p, PtBlock *b)
 {
   b->gc_base = p->calls;
+  p->changes++;
   g_tree_insert (p->blocks, b, b);
 }
 
@@ -175,6 +180,7 @@ pool_remove (PtPool *p, PtBlock *b)
 {
   gboolean ok = g_tree_remove (p->blocks, b);
   g_assert (ok);
+  p->changes++;
 }
 
 /* ---- sizes ---- */
@@ -832,37 +838,55 @@ pt_seed_segment (VsAlloc *a, guint64 addr, guint64 bytes, guint64 stream, gboole
     a->next_addr = (end + 2 * MiB - 1) / (2 * MiB) * (2 * MiB) + 2 * MiB;
 }
 
+/* Free blocks by address alone (they never overlap, whatever their
+ * stream or pool). */
+static int
+cmp_block_addr (gconstpointer pa, gconstpointer pb)
+{
+  guint64 x = ((const PtBlock *) pa)->addr, y = ((const PtBlock *) pb)->addr;
+  return x < y ? -1 : x > y;
+}
+
+static gboolean
+seed_index_add (gpointer key, gpointer value, gpointer data)
+{
+  g_tree_insert (data, value, value);
+  return FALSE;
+}
+
 static gboolean
 pt_seed_block (VsAlloc *a, guint64 id, guint64 addr, guint64 bytes, guint64 requested)
 {
   Pt *pt = a->priv;
   if (id == 0 || bytes == 0 || u64map_lookup (&pt->live, id) != NULL)
     return FALSE;
-  PtPool *pools[] = { &pt->small, &pt->large };
-  PtBlock *c = NULL;
-  PtPool *p = NULL;
-  for (guint i = 0; i < 2 && c == NULL; i++)
+  /* The free block holding [addr, addr + bytes): O(log n) in an index by
+   * address of both pools' free blocks, built once for a run of seeds and
+   * kept by them (rebuilt when anything else changed the pools since), so
+   * seeding n blocks costs n log n, not n^2. */
+  if (pt->seed_idx == NULL || pt->seed_small != pt->small.changes || pt->seed_large != pt->large.changes)
     {
-      g_autoptr (GPtrArray) v = pool_blocks (pools[i]);
-      for (guint j = 0; j < v->len; j++)
-        {
-          PtBlock *x = v->pdata[j];
-          if (x->addr <= addr && addr + bytes <= x->addr + x->size)
-            {
-              c = x;
-              p = pools[i];
-              break;
-            }
-        }
+      if (pt->seed_idx != NULL)
+        g_tree_destroy (pt->seed_idx);
+      pt->seed_idx = g_tree_new (cmp_block_addr);
+      g_tree_foreach (pt->small.blocks, seed_index_add, pt->seed_idx);
+      g_tree_foreach (pt->large.blocks, seed_index_add, pt->seed_idx);
     }
-  if (c == NULL)
+  PtBlock key = { .addr = addr };
+  GTreeNode *n = addr == G_MAXUINT64 ? NULL : g_tree_upper_bound (pt->seed_idx, &key);
+  n = n != NULL ? g_tree_node_previous (n) : g_tree_node_last (pt->seed_idx);
+  PtBlock *c = n != NULL ? g_tree_node_value (n) : NULL;
+  if (c == NULL || !(c->addr <= addr && addr + bytes <= c->addr + c->size && addr + bytes > addr))
     return FALSE;
+  PtPool *p = c->small ? &pt->small : &pt->large;
+  g_tree_remove (pt->seed_idx, c);
   pool_remove (p, c);
   if (addr > c->addr)
     {
       PtBlock *front = block_new (c->addr, addr - c->addr, c->stream, c->small, c->es, TRUE);
       splice (front, c->prev, c);
       pool_insert (p, front);
+      g_tree_insert (pt->seed_idx, front, front);
     }
   if (addr + bytes < c->addr + c->size)
     {
@@ -870,7 +894,10 @@ pt_seed_block (VsAlloc *a, guint64 id, guint64 addr, guint64 bytes, guint64 requ
                                  c->small, c->es, TRUE);
       splice (back, c, c->next);
       pool_insert (p, back);
+      g_tree_insert (pt->seed_idx, back, back);
     }
+  pt->seed_small = pt->small.changes;
+  pt->seed_large = pt->large.changes;
   c->addr = addr;
   c->size = bytes;
   c->allocated = 1;
@@ -889,8 +916,8 @@ pt_create (VsAlloc *a)
 {
   Pt *pt = g_new0 (Pt, 1);
   pt->a = a;
-  pt->small = (PtPool) { g_tree_new (cmp_size), g_tree_new (cmp_addr), TRUE, 0 };
-  pt->large = (PtPool) { g_tree_new (cmp_size), g_tree_new (cmp_addr), FALSE, 0 };
+  pt->small = (PtPool) { g_tree_new (cmp_size), g_tree_new (cmp_addr), TRUE, 0, 0 };
+  pt->large = (PtPool) { g_tree_new (cmp_size), g_tree_new (cmp_addr), FALSE, 0, 0 };
   u64map_init (&pt->live);
   u64map_init (&pt->pending);
   pt->segs = g_ptr_array_new_with_free_func (g_free);
@@ -928,6 +955,8 @@ pt_destroy (gpointer priv)
   destroy_map (&pt->live);
   destroy_map (&pt->pending);
   g_ptr_array_unref (pt->segs);
+  if (pt->seed_idx != NULL)
+    g_tree_destroy (pt->seed_idx);
   g_free (pt);
 }
 

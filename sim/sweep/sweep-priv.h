@@ -3,9 +3,20 @@
 
 #include "sweep/sweep.h"
 
+/* ---- sweep-rows.c: the lowest file of the room (sweep.c and
+ * sweep-jobs.c call it; it calls neither) ---- */
+
+/* The number of result cells of sweep_report_cells (STEP: with
+ * step_median_ns). */
+guint sweep_n_result_columns (gboolean step);
+/* Frees one row of sweep_csv_read (a NULL-terminated array of cells). */
+void sweep_row_free (gpointer row);
+
 /* The header line (CSV; "" for JSONL) and one row line, with newline. */
 char *sweep_format_header (VsSweepFormat format, char **columns);
 char *sweep_format_line (VsSweepFormat format, char **columns, char **cells, guint n_keys);
+
+/* ---- sweep-jobs.c (calls sweep-rows.c only) ---- */
 
 /* Checks jobs-file reports against what they should be runs of. */
 typedef struct _SweepJobsCheck SweepJobsCheck;
@@ -24,6 +35,6 @@ gboolean sweep_jobs_same_commands (const char *jobs_file, const char *commands, 
 
 /* --metric step: the index of step_median_ns among the result cells. */
 #define SWEEP_STEP_CELL 3
-/* Warns on stderr when N_OK runs ended ok and none of them (N_STEADY) has
+/* (sweep-rows.c) Warns on stderr when N_OK runs ended ok and none of them (N_STEADY) has
  * a step time: the trace WHAT repeats no mark. */
 void sweep_warn_no_steps (const char *what, guint n_ok, guint n_steady);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <glib/gstdio.h>
 
 #include "config/config.h"
@@ -29,547 +30,7 @@
 #include "trace/trace.h"
 #include "base/units.h"
 
-G_DEFINE_QUARK (vs-sweep-error-quark, sweep_error)
 
-#define MAX_RANGE_VALUES 100000
-
-/* ---------------------------------------------------------------- ranges */
-
-typedef enum { KIND_PLAIN, KIND_BYTES, KIND_RATE, KIND_TIME } ValueKind;
-
-static gboolean
-parse_plain (const char *s, double *out)
-{
-  char *end = NULL;
-  while (g_ascii_isspace (*s))
-    s++;
-  if (*s == '\0')
-    return FALSE;
-  *out = g_ascii_strtod (s, &end);
-  while (end && g_ascii_isspace (*end))
-    end++;
-  return end && *end == '\0' && isfinite (*out);
-}
-
-static gboolean
-parse_kind (ValueKind kind, const char *s, double *out, GError **error)
-{
-  guint64 b;
-  switch (kind)
-    {
-    case KIND_PLAIN:
-      if (!parse_plain (s, out))
-        {
-          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "'%s' is not a number", s);
-          return FALSE;
-        }
-      return TRUE;
-    case KIND_BYTES:
-      if (!units_parse_bytes (s, &b, error))
-        return FALSE;
-      *out = (double) b;
-      return TRUE;
-    case KIND_RATE:
-      return units_parse_rate (s, out, error);
-    case KIND_TIME:
-      return units_parse_time (s, out, error);
-    }
-  g_assert_not_reached ();
-}
-
-/* The unit text after the number ("GiB", "TB/s"), trimmed; "" if none. */
-static char *
-unit_suffix (const char *s)
-{
-  while (g_ascii_isspace (*s))
-    s++;
-  if (*s == '+' || *s == '-')
-    s++;
-  while (g_ascii_isdigit (*s) || *s == '.')
-    s++;
-  if ((*s == 'e' || *s == 'E') && (g_ascii_isdigit (s[1]) || ((s[1] == '+' || s[1] == '-') && g_ascii_isdigit (s[2]))))
-    {
-      s += 2;
-      while (g_ascii_isdigit (*s))
-        s++;
-    }
-  return g_strstrip (g_strdup (s));
-}
-
-static char *
-format_number (double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd (buf, sizeof buf, "%.10g", v);
-  return g_strdup (buf);
-}
-
-/* Expands "A..B/STEP" or "A..B/xK" into VALUES. */
-static gboolean
-expand_range (const char *key, const char *item, const char *dots, GPtrArray *values, GError **error)
-{
-  g_autofree char *a_text = g_strstrip (g_strndup (item, dots - item));
-  const char *rest = dots + 2;
-  const char *slash = NULL;
-  /* The step follows the last '/' that is not the one of a rate unit
-   * ("4TB/s/x2": the first '/' belongs to TB/s). */
-  for (const char *p = rest; *p; p++)
-    if (*p == '/' && !(p[1] == 's' && (p[2] == '\0' || p[2] == '/')))
-      slash = p;
-  if (slash == NULL)
-    {
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
-                   "--vary %s: bad range '%s': expected A..B/STEP or A..B/xK", key, item);
-      return FALSE;
-    }
-  g_autofree char *b_text = g_strstrip (g_strndup (rest, slash - rest));
-  g_autofree char *s_text = g_strstrip (g_strdup (slash + 1));
-  gboolean geometric = s_text[0] == 'x' || s_text[0] == 'X';
-  g_autofree char *a_unit = unit_suffix (a_text);
-  g_autofree char *b_unit = unit_suffix (b_text);
-  g_autofree char *s_unit = geometric ? g_strdup ("") : unit_suffix (s_text);
-  const char *unit = *a_unit ? a_unit : *b_unit ? b_unit : s_unit;
-
-  if (!*a_text || !*b_text || !*s_text)
-    {
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
-                   "--vary %s: bad range '%s': expected A..B/STEP or A..B/xK", key, item);
-      return FALSE;
-    }
-
-  ValueKind kind = KIND_PLAIN;
-  if (*unit)
-    {
-      g_autofree char *probe = g_strconcat ("1", unit, NULL);
-      double d;
-      guint64 b;
-      if (units_parse_bytes (probe, &b, NULL))
-        kind = KIND_BYTES;
-      else if (units_parse_rate (probe, &d, NULL))
-        kind = KIND_RATE;
-      else if (units_parse_time (probe, &d, NULL))
-        kind = KIND_TIME;
-      else
-        {
-          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
-                       "--vary %s: bad range '%s': unknown unit '%s' (sizes B KB MB GB TB KiB MiB GiB TiB, "
-                       "rates like GB/s, times ns us ms s)", key, item, unit);
-          return FALSE;
-        }
-    }
-
-  double a, b, step, factor = 1;
-  GError *e = NULL;
-  if (!parse_kind (kind, a_text, &a, &e) || !parse_kind (kind, b_text, &b, &e)
-      || (!geometric && !parse_kind (kind, s_text, &step, &e)))
-    {
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: bad range '%s': %s", key, item, e->message);
-      g_error_free (e);
-      return FALSE;
-    }
-  if (geometric && !parse_plain (s_text + 1, &step))
-    {
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
-                   "--vary %s: bad range '%s': '%s' is not a factor like x2", key, item, s_text);
-      return FALSE;
-    }
-  if (*unit)
-    {
-      g_autofree char *probe = g_strconcat ("1", unit, NULL);
-      parse_kind (kind, probe, &factor, NULL);
-    }
-
-  const char *why = NULL;
-  if (a > b)
-    why = "the start is above the end";
-  else if (geometric && step <= 1)
-    why = "a geometric factor must be above 1";
-  else if (geometric && a <= 0)
-    why = "a geometric range must start above 0";
-  else if (!geometric && step <= 0)
-    why = "the step must be above 0";
-  else if (!geometric && (b - a) / step >= MAX_RANGE_VALUES)
-    why = "more than 100000 values";
-  else if (geometric && log (b / a) / log (step) >= MAX_RANGE_VALUES)
-    why = "more than 100000 values";
-  if (why)
-    {
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: bad range '%s': %s", key, item, why);
-      return FALSE;
-    }
-
-  double limit = b * (1 + 1e-12) + 1e-12;
-  for (guint i = 0;; i++)
-    {
-      double v = geometric ? a * pow (step, i) : a + i * step;
-      if (v > limit)
-        break;
-      if (kind == KIND_BYTES)
-        v = round (v);
-      g_autofree char *num = format_number (v / factor);
-      g_ptr_array_add (values, g_strconcat (num, unit, NULL));
-    }
-  return TRUE;
-}
-
-VsVary *
-sweep_vary_parse (const char *spec, GError **error)
-{
-  const char *eq = strchr (spec, '=');
-  if (eq == NULL || eq == spec)
-    {
-      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT,
-                   "--vary '%s': expected KEY=V1,V2,... or KEY=A..B/STEP", spec);
-      return NULL;
-    }
-  g_autofree char *key = g_strstrip (g_strndup (spec, eq - spec));
-  g_autoptr (GPtrArray) values = g_ptr_array_new_with_free_func (g_free);
-  g_auto (GStrv) items = g_strsplit (eq + 1, ",", -1);
-  for (char **it = items; *it; it++)
-    {
-      g_strstrip (*it);
-      const char *dots = strstr (*it, "..");
-      if (**it == '\0')
-        {
-          g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: empty value in '%s'", key, eq + 1);
-          return NULL;
-        }
-      if (dots)
-        {
-          if (!expand_range (key, *it, dots, values, error))
-            return NULL;
-        }
-      else
-        g_ptr_array_add (values, g_strdup (*it));
-    }
-  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint i = 0; i < values->len; i++)
-    if (!g_hash_table_add (seen, values->pdata[i]))
-      {
-        g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--vary %s: value '%s' given twice",
-                     key, (char *) values->pdata[i]);
-        return NULL;
-      }
-
-  VsVary *v = g_new0 (VsVary, 1);
-  v->key = g_steal_pointer (&key);
-  v->n_values = values->len;
-  g_ptr_array_add (values, NULL);
-  v->values = (char **) g_ptr_array_free (g_steal_pointer (&values), FALSE);
-  return v;
-}
-
-void
-sweep_vary_free (VsVary *v)
-{
-  if (v == NULL)
-    return;
-  g_free (v->key);
-  g_strfreev (v->values);
-  g_free (v);
-}
-
-/* --------------------------------------------------------------- columns */
-
-typedef enum { CELL_STRING, CELL_INT, CELL_REAL, CELL_BOOL } CellType;
-
-static const struct {
-  const char *column;
-  const char *path[3];   /* into the report */
-  CellType type;
-  gboolean step_only;    /* only with --metric step */
-} result_columns[] = {
-  { "status",            { "status" },                       CELL_STRING, FALSE },
-  { "predicted_ns",      { "time", "predicted_ns" },          CELL_INT, FALSE },
-  { "slowdown",          { "time", "slowdown" },              CELL_REAL, FALSE },
-  { "step_median_ns",    { "steady_state", "step_median_ns" }, CELL_INT, TRUE },
-  /* The program's device demand (SPEC 5.9: the same under every policy)
-   * and what stayed on the device (the device tier's peak). */
-  { "peak_device_bytes", { "memory", "device_demand_bytes" }, CELL_INT, FALSE },
-  { "resident_peak_bytes", { "memory", "device_resident_peak_bytes" }, CELL_INT, FALSE },
-  { "contention_ns",     { "stalls", "contention_ns" },       CELL_INT, FALSE },
-  { "fault_ns",          { "stalls", "fault_ns" },            CELL_INT, FALSE },
-  { "swap_ns",           { "stalls", "swap_ns" },             CELL_INT, FALSE },
-  { "copy_engine_ns",    { "stalls", "copy_engine_ns" },      CELL_INT, FALSE },
-  { "blocked_ns",        { "host", "blocked_ns" },            CELL_INT, FALSE },
-  { "h2d_bytes",         { "traffic", "h2d_bytes" },          CELL_INT, FALSE },
-  { "d2h_bytes",         { "traffic", "d2h_bytes" },          CELL_INT, FALSE },
-  { "swap_out_bytes",    { "traffic", "swap_out_bytes" },     CELL_INT, FALSE },
-  { "swap_in_bytes",     { "traffic", "swap_in_bytes" },      CELL_INT, FALSE },
-  { "fault_bytes",       { "traffic", "fault_bytes" },        CELL_INT, FALSE },
-  { "faults",            { "traffic", "faults" },             CELL_INT, FALSE },
-  { "writeback_bytes",   { "traffic", "writeback_bytes" },    CELL_INT, FALSE },
-  /* yes: the accesses were inferred and memory moved, so the time, the
-   * swapping and the faults are lower bounds (docs/model.md 6b) */
-  { "lower_bound",       { "time", "lower_bound" },           CELL_BOOL, FALSE },
-  { "error",             { NULL },                            CELL_STRING, FALSE },
-};
-#define N_RESULT_COLUMNS G_N_ELEMENTS (result_columns)
-
-/* How many result columns a table has: the step column only with
- * --metric step; the error column is always the last. */
-static guint
-n_result_columns (gboolean step)
-{
-  guint n = 0;
-  for (guint i = 0; i < N_RESULT_COLUMNS; i++)
-    n += step || !result_columns[i].step_only;
-  return n;
-}
-
-const char *const *
-sweep_result_columns (gboolean step)
-{
-  static const char *names[2][N_RESULT_COLUMNS + 1];
-  static gsize once = 0;
-  if (g_once_init_enter (&once))
-    {
-      for (guint k = 0; k < 2; k++)
-        for (guint i = 0, j = 0; i < N_RESULT_COLUMNS; i++)
-          if (k || !result_columns[i].step_only)
-            names[k][j++] = result_columns[i].column;
-      g_once_init_leave (&once, 1);
-    }
-  return names[step ? 1 : 0];
-}
-
-static const cJSON *
-report_lookup (const cJSON *report, const char *const *path)
-{
-  const cJSON *node = report;
-  for (guint i = 0; i < 3 && path[i] && node; i++)
-    node = cJSON_GetObjectItemCaseSensitive (node, path[i]);
-  return node;
-}
-
-char **
-sweep_report_cells (const cJSON *report, gboolean step)
-{
-  char **cells = g_new0 (char *, n_result_columns (step) + 1);
-  /* A run that did not fit (oom, or overflow under --keep-going) has no
-   * time to rank: its predicted_ns, slowdown and step time stay empty
-   * (SPEC 5.9). A run whose trace repeats no mark has no step time: its
-   * step_median_ns is empty (sweep_run warns when no run has one). */
-  const cJSON *st = cJSON_GetObjectItemCaseSensitive (report, "status");
-  gboolean no_fit = cJSON_IsString (st) && (strcmp (st->valuestring, "oom") == 0 || strcmp (st->valuestring, "overflow") == 0);
-  for (guint k = 0, i = 0; k < N_RESULT_COLUMNS; k++)
-    {
-      if (result_columns[k].step_only && !step)
-        continue;
-      /* The error of a replay --report-errors report. */
-      const cJSON *node = result_columns[k].path[0] ? report_lookup (report, result_columns[k].path)
-                          : cJSON_GetObjectItemCaseSensitive (report, "error");
-      if (no_fit && result_columns[k].path[0]
-          && (strcmp (result_columns[k].path[0], "time") == 0 || strcmp (result_columns[k].path[0], "steady_state") == 0))
-        node = NULL;
-      if (node == NULL)
-        cells[i] = g_strdup ("");
-      else if (cJSON_IsString (node))
-        cells[i] = g_strdup (node->valuestring);
-      else if (cJSON_IsBool (node) && result_columns[k].type == CELL_BOOL)
-        cells[i] = g_strdup (cJSON_IsTrue (node) ? "yes" : "no");
-      else if (cJSON_IsNumber (node) && result_columns[k].type == CELL_INT)
-        cells[i] = g_strdup_printf ("%.0f", node->valuedouble);
-      else if (cJSON_IsNumber (node))
-        {
-          char buf[G_ASCII_DTOSTR_BUF_SIZE];
-          cells[i] = g_strdup (g_ascii_formatd (buf, sizeof buf, "%.6g", node->valuedouble));
-        }
-      else
-        cells[i] = g_strdup ("");
-      i++;
-    }
-  return cells;
-}
-
-/* --metric step where no run has a step time: the column is empty (not
- * filled with the whole run's time, which is another quantity), and the
- * user is told why, once (sweep-priv.h). */
-void
-sweep_warn_no_steps (const char *what, guint n_ok, guint n_steady)
-{
-  /* A run that ends ok reached every mark: none of them repeats. */
-  if (n_ok > 0 && n_steady == 0)
-    fprintf (stderr, "vramsim: warning: --metric step: %s repeats no mark, so no run has a steady step: "
-             "step_median_ns is empty in every row (predicted_ns is each run's whole time; see docs/model.md, "
-             "Marks)\n", what);
-}
-
-/* ------------------------------------------------------------ csv, jsonl */
-
-static gboolean
-needs_quotes (const char *s)
-{
-  return strpbrk (s, ",\"\r\n") != NULL || (*s && (g_ascii_isspace (*s) || g_ascii_isspace (s[strlen (s) - 1])));
-}
-
-void
-sweep_csv_append_row (GString *out, const char *const *cells, guint n)
-{
-  for (guint i = 0; i < n; i++)
-    {
-      const char *c = cells[i] ? cells[i] : "";
-      if (i)
-        g_string_append_c (out, ',');
-      if (!needs_quotes (c))
-        g_string_append (out, c);
-      else
-        {
-          g_string_append_c (out, '"');
-          for (const char *p = c; *p; p++)
-            {
-              if (*p == '"')
-                g_string_append_c (out, '"');
-              g_string_append_c (out, *p);
-            }
-          g_string_append_c (out, '"');
-        }
-    }
-  g_string_append_c (out, '\n');
-}
-
-static void
-free_row (gpointer row)
-{
-  g_strfreev (row);
-}
-
-GPtrArray *
-sweep_csv_read (const char *path, gboolean drop_partial, GError **error)
-{
-  g_autofree char *text = NULL;
-  gsize len = 0;
-  if (!g_file_get_contents (path, &text, &len, error))
-    return NULL;
-  if (drop_partial)
-    {
-      while (len > 0 && text[len - 1] != '\n')
-        len--;
-      text[len] = '\0';
-    }
-
-  GPtrArray *rows = g_ptr_array_new_with_free_func (free_row);
-  GPtrArray *row = g_ptr_array_new ();
-  GString *cell = g_string_new (NULL);
-  gboolean quoted = FALSE, was_quoted = FALSE, any = FALSE;
-  guint line = 1;
-  for (gsize i = 0; i <= len; i++)
-    {
-      char c = i < len ? text[i] : '\n';
-      if (i == len && !any && row->len == 0)
-        break;
-      if (quoted)
-        {
-          if (c == '"' && i + 1 < len && text[i + 1] == '"')
-            g_string_append_c (cell, '"'), i++;
-          else if (c == '"')
-            quoted = FALSE;
-          else if (i == len && drop_partial)
-            break;   /* a row cut inside quotes by a kill: dropped with its cells */
-          else if (i == len)
-            {
-              g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "%s:%u: unterminated quoted field", path, line);
-              goto fail;
-            }
-          else
-            {
-              if (c == '\n')
-                line++;
-              g_string_append_c (cell, c);
-            }
-          continue;
-        }
-      if (c == '"' && cell->len == 0 && !was_quoted)
-        {
-          quoted = was_quoted = any = TRUE;
-          continue;
-        }
-      if (c == ',' || c == '\n')
-        {
-          if (cell->len && cell->str[cell->len - 1] == '\r' && c == '\n')
-            g_string_truncate (cell, cell->len - 1);
-          g_ptr_array_add (row, g_strdup (cell->str));
-          g_string_truncate (cell, 0);
-          was_quoted = FALSE;
-          if (c == '\n')
-            {
-              gboolean blank = row->len == 1 && !any && ((char *) row->pdata[0])[0] == '\0';
-              if (blank)
-                g_free (row->pdata[0]), g_ptr_array_set_size (row, 0);
-              else
-                {
-                  g_ptr_array_add (row, NULL);
-                  g_ptr_array_add (rows, g_ptr_array_free (row, FALSE));
-                  row = g_ptr_array_new ();
-                }
-              any = FALSE;
-              line++;
-            }
-          continue;
-        }
-      any = TRUE;
-      g_string_append_c (cell, c);
-    }
-  for (guint i = 0; i < row->len; i++)
-    g_free (row->pdata[i]);   /* a dropped partial row */
-  g_ptr_array_free (row, TRUE);
-  g_string_free (cell, TRUE);
-  return rows;
-
-fail:
-  for (guint i = 0; i < row->len; i++)
-    g_free (row->pdata[i]);
-  g_ptr_array_free (row, TRUE);
-  g_string_free (cell, TRUE);
-  g_ptr_array_unref (rows);
-  return NULL;
-}
-
-/* One JSONL line for a row: key columns and status/error as strings,
- * results as numbers, empty cells as null. */
-static char *
-jsonl_row (char **columns, char **cells, guint n_keys)
-{
-  cJSON *o = cJSON_CreateObject ();
-  for (guint i = 0; columns[i]; i++)
-    {
-      const char *c = cells[i];
-      gboolean text = i < n_keys || i == n_keys || columns[i + 1] == NULL;   /* keys, status, error */
-      if (text)
-        cJSON_AddItemToObject (o, columns[i], *c || i < n_keys ? cJSON_CreateString (c) : cJSON_CreateNull ());
-      else if (*c)
-        cJSON_AddItemToObject (o, columns[i], cJSON_CreateNumber (g_ascii_strtod (c, NULL)));
-      else
-        cJSON_AddItemToObject (o, columns[i], cJSON_CreateNull ());
-    }
-  char *s = cJSON_PrintUnformatted (o);
-  cJSON_Delete (o);
-  char *line = g_strconcat (s, "\n", NULL);
-  cJSON_free (s);
-  return line;
-}
-
-char *
-sweep_format_line (VsSweepFormat format, char **columns, char **cells, guint n_keys)
-{
-  if (format == VS_SWEEP_JSONL)
-    return jsonl_row (columns, cells, n_keys);
-  GString *s = g_string_new (NULL);
-  sweep_csv_append_row (s, (const char *const *) cells, g_strv_length (columns));
-  return g_string_free (s, FALSE);
-}
-
-char *
-sweep_format_header (VsSweepFormat format, char **columns)
-{
-  if (format == VS_SWEEP_JSONL)
-    return g_strdup ("");
-  GString *s = g_string_new (NULL);
-  sweep_csv_append_row (s, (const char *const *) columns, g_strv_length (columns));
-  return g_string_free (s, FALSE);
-}
-
-/* The run key: the key cells joined by a separator that cannot occur. */
 static char *
 row_key (char **cells, guint n_keys)
 {
@@ -831,7 +292,7 @@ run_one (Sweep *s, guint r)
 
 out:;
   gboolean step = s->opts->step_metric;
-  guint n_results = n_result_columns (step);
+  guint n_results = sweep_n_result_columns (step);
   if (report)
     {
       result = sweep_report_cells (report, step);
@@ -919,6 +380,90 @@ draw_progress (guint done, guint total, gint64 t0, gboolean final)
   fflush (stderr);
 }
 
+/* ------------------------------------------------- which sweep rows are */
+
+/* (transfer full) What makes rows this sweep's own, as JSON text: the
+ * trace's identity (sweep_trace_identity), each config by name and file
+ * digest, the capture config's, the fixed --set items, the varied keys
+ * with their values. Written beside a rows output as OUT.sweep; --resume
+ * and --merge of --shard parts refuse rows whose OUT.sweep differs (rows
+ * without one keep the checks of their columns and run keys). */
+static char *
+sweep_identity (const VsSweepOptions *o)
+{
+  cJSON *id = cJSON_CreateObject ();
+  cJSON *t = sweep_trace_identity (o->trace_path);
+  cJSON_AddItemToObject (id, "trace", t ? t : cJSON_CreateNull ());
+  cJSON *cs = cJSON_AddArrayToObject (id, "configs");
+  const char *cap[] = { o->capture_config, NULL };
+  for (guint pass = 0; pass < 2; pass++)
+    for (char **c = pass == 0 ? o->configs : (char **) cap; c && *c; c++)
+      {
+        cJSON *e = cJSON_CreateObject ();
+        cJSON_AddStringToObject (e, "name", *c);
+        if (pass == 1)
+          cJSON_AddBoolToObject (e, "capture", TRUE);
+        g_autofree char *f = config_find (*c, NULL);
+        g_autofree char *h = f ? sweep_file_sha256 (f) : NULL;
+        if (h)
+          cJSON_AddStringToObject (e, "sha256", h);
+        cJSON_AddItemToArray (cs, e);
+      }
+  cJSON *sets = cJSON_AddArrayToObject (id, "sets");
+  for (char **x = o->sets; x && *x; x++)
+    cJSON_AddItemToArray (sets, cJSON_CreateString (*x));
+  cJSON *vs = cJSON_AddArrayToObject (id, "vary");
+  for (VsVary **v = o->varies; v && *v; v++)
+    {
+      cJSON *e = cJSON_CreateObject ();
+      cJSON_AddStringToObject (e, "key", (*v)->key);
+      cJSON_AddItemToObject (e, "values", cJSON_CreateStringArray ((const char *const *) (*v)->values,
+                                                                   (int) (*v)->n_values));
+      cJSON_AddItemToArray (vs, e);
+    }
+  char *text = cJSON_PrintUnformatted (id);
+  cJSON_Delete (id);
+  char *r = g_strconcat (text, "\n", NULL);
+  cJSON_free (text);
+  return r;
+}
+
+/* Whether the rows file PATH is this sweep's (IDENT): PATH.sweep holds
+ * IDENT. WHAT names PATH in the error ("--resume", "--merge"). */
+static gboolean
+sweep_rows_are_ours (const char *path, const char *ident, const char *what, GError **error)
+{
+  g_autofree char *side = g_strconcat (path, ".sweep", NULL);
+  g_autofree char *have = NULL;
+  if (!g_file_get_contents (side, &have, NULL, NULL))
+    return TRUE;   /* rows without it (copied, cut by hand): their columns and run keys were checked */
+  if (strcmp (have, ident) != 0)
+    {
+      g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "%s: %s: its rows are of another sweep (%s differs: "
+                   "another trace, trace contents, config, --set or --vary): refused", path, what, side);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+file_is_empty (const char *path)
+{
+  struct stat st;
+  return stat (path, &st) == 0 && st.st_size == 0;
+}
+
+/* Writes PATH.sweep (a rows output that is a file: not "-", a device or a FIFO). */
+static gboolean
+sweep_write_identity (const char *path, const char *ident, GError **error)
+{
+  struct stat st;
+  if (path == NULL || strcmp (path, "-") == 0 || (stat (path, &st) == 0 && !S_ISREG (st.st_mode)))
+    return TRUE;
+  g_autofree char *side = g_strconcat (path, ".sweep", NULL);
+  return outfile_write_all (side, NULL, ident, -1, error);
+}
+
 /* --resume: reads the rows already in OUTPUT. Returns the lines (formatted
  * again) of rows belonging to runs of this sweep into KEPT (by run index)
  * and the others into EXTRA. A missing file is an empty one. */
@@ -967,7 +512,7 @@ resume_read (Sweep *s, char **kept, GPtrArray *extra, GError **error)
       while (len > 0 && text[len - 1] != '\n')
         len--;
       text[len] = '\0';
-      rows = g_ptr_array_new_with_free_func (free_row);
+      rows = g_ptr_array_new_with_free_func (sweep_row_free);
       g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
       for (guint ln = 0; lines[ln]; ln++)
         {
@@ -1047,9 +592,13 @@ run_sweep (Sweep *s, GError **error)
    * lock: a kill at any moment leaves complete rows for --resume, and a
    * second sweep to the same OUT is refused instead of interleaving. */
   f = g_steal_pointer (&s->out);   /* opened and locked before the trace was read */
+  g_autofree char *ident = sweep_identity (o);
   if (o->resume)
     {
       if (!resume_read (s, kept, extra, error))
+        goto out;
+      if (o->output != NULL && g_file_test (o->output, G_FILE_TEST_IS_REGULAR) && !file_is_empty (o->output)
+          && !sweep_rows_are_ours (o->output, ident, "--resume", error))
         goto out;
       /* Rewrite the file with the rows kept (whole or not at all), then
        * append to it, locked again. */
@@ -1075,6 +624,8 @@ run_sweep (Sweep *s, GError **error)
       f = again;
     }
   else if (!outfile_rows_reset (f, error) || !outfile_write_rows (f, header, strlen (header), error))
+    goto out;
+  if (!sweep_write_identity (o->output, ident, error))
     goto out;
   guint n_planned = s->n_runs;
   if (o->shard_n)
@@ -1472,22 +1023,25 @@ sweep_run (const VsSweepOptions *opts, GError **error)
       g_set_error (error, VS_SWEEP_ERROR, VS_SWEEP_ERROR_INPUT, "--resume needs -o RESULTS");
       goto out;
     }
-  /* Outputs never overwrite an input. */
+  /* The output rule (base/outfile.h): outputs never overwrite an input. */
   {
-    const char *outs[2] = { opts->output, opts->jobs_file };
-    const char *out_what[2] = { "-o", "--jobs-file" };
-    for (guint i = 0; i < 2; i++)
+    const VsIoPath outs[] = { { opts->output, "-o" }, { opts->jobs_file, "--jobs-file" } };
+    g_autoptr (GArray) ins = g_array_new (FALSE, FALSE, sizeof (VsIoPath));
+    g_autoptr (GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
+    g_array_append_val (ins, ((VsIoPath) { opts->trace_path, "the trace" }));
+    const char *cap = opts->capture_config;
+    char *cap_file = cap ? config_find (cap, NULL) : NULL;
+    if (cap_file)
+      g_ptr_array_add (keep, cap_file);
+    g_array_append_val (ins, ((VsIoPath) { cap_file ? cap_file : cap, "--capture-config" }));
+    for (char **c = opts->configs; c && *c; c++)
       {
-        if (outs[i] == NULL)
-          continue;
-        if (!outfile_check_not_input (outs[i], out_what[i], opts->trace_path, "the trace", error)
-            || !outfile_check_not_input (outs[i], out_what[i], opts->capture_config, "--capture-config", error))
-          goto out;
-        for (char **c = opts->configs; c && *c; c++)
-          if (!outfile_check_not_input (outs[i], out_what[i], *c, "the config", error))
-            goto out;
+        char *f = config_find (*c, NULL);
+        if (f)
+          g_ptr_array_add (keep, f);
+        g_array_append_val (ins, ((VsIoPath) { f ? f : *c, "the config" }));
       }
-    if (!outfile_check_not_input (opts->jobs_file, "--jobs-file", opts->output, "-o", error))
+    if (!outfile_check_rule (outs, G_N_ELEMENTS (outs), (const VsIoPath *) ins->data, ins->len, error))
       goto out;
   }
   if (!plan_init (&s, opts, error))
@@ -1581,7 +1135,7 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, gboolean 
           g_string_append (body, h);
         }
       guint n_sets = cJSON_IsObject (sets) ? (guint) cJSON_GetArraySize (sets) : 0;
-      guint n_results = n_result_columns (step);
+      guint n_results = sweep_n_result_columns (step);
       char **cells = g_new0 (char *, 1 + keys->len + n_results + 1);
       cells[0] = g_strdup (cfg->valuestring);
       gboolean same = n_sets == keys->len;
@@ -1664,6 +1218,12 @@ sweep_merge_shards (const VsSweepOptions *opts, char **parts, GError **error)
       goto out;
   if (!plan_init (&s, opts, error))
     goto out;
+  {
+    g_autofree char *ident = sweep_identity (opts);
+    for (guint i = 0; parts[i]; i++)
+      if (!sweep_rows_are_ours (parts[i], ident, "--merge", error))
+        goto out;
+  }
   for (guint r = 0; r < s.n_runs; r++)
     {
       char **k = run_key_cells (&s, r);

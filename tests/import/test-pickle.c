@@ -105,8 +105,6 @@ test_hostile (void)
   expect_error (bytes, sizeof bytes - 1, "byte 2: unsupported pickle opcode 0x43");
   static const char memo[] = "\x80\x04h\x05.";
   expect_error (memo, sizeof memo - 1, "byte 2: memo index 5 not set");
-  static const char bigmemo[] = "\x80\x04N" "r\xff\xff\xff\xff.";
-  expect_error (bigmemo, sizeof bigmemo - 1, "byte 3: memo index 4294967295 too large");
   static const char empty[] = "\x80\x04.";
   expect_error (empty, sizeof empty - 1, "byte 2: STOP with an empty stack");
   static const char proto1[] = "\x80\x01N.";
@@ -137,6 +135,50 @@ test_hostile (void)
     g_string_append_c (marks, '(');
   expect_error (marks->str, marks->len, "byte 4098: more than 4096 open MARKs");
   g_string_free (marks, TRUE);
+  /* 65,600 TUPLE1s: the depth is counted (and refused) by TUPLE1..3,
+   * TUPLE and LIST too, not only by APPEND (it used to wrap 16 bits). */
+  GString *t1 = g_string_new ("\x80\x04]");
+  for (int i = 0; i < 65600; i++)
+    g_string_append_c (t1, '\x85');
+  g_string_append_c (t1, '.');
+  expect_error (t1->str, t1->len, "byte 259: nesting deeper than 256");
+  g_string_free (t1, TRUE);
+  /* 300 MARKs, a list, 300 LISTs wrapping it: the 257th LIST (byte
+   * 2 + 300 + 1 + 256) is refused. */
+  GString *tl = g_string_new ("\x80\x04");
+  for (int i = 0; i < 300; i++)
+    g_string_append_c (tl, '(');
+  g_string_append_c (tl, ']');
+  for (int i = 0; i < 300; i++)
+    g_string_append_c (tl, 'l');
+  g_string_append_c (tl, '.');
+  expect_error (tl->str, tl->len, "byte 559: nesting deeper than 256");
+  g_string_free (tl, TRUE);
+}
+
+/* The memo holds what was stored, whatever its indices (a 4-byte
+ * LONG_BINPUT index is one entry, not an array of 2^32): the top index,
+ * read back; MEMOIZE after it takes the next free count, as Python's
+ * len(memo); an index stored ahead joins the run when it is reached. */
+static void
+test_memo (void)
+{
+  static const char top[] = "\x80\x04K\x07r\xff\xff\xff\xff" "0" "j\xff\xff\xff\xff" "K\x08\x94" "0" "h\x01" "\x86.";
+  GError *error = NULL;
+  g_autoptr (PkDoc) doc = parse (top, sizeof top - 1, &error);
+  g_assert_no_error (error);
+  const PkVal *r = pickle_root (doc);
+  g_assert_cmpint (r->type, ==, PK_TUPLE);
+  g_assert_cmpuint (r->n, ==, 2);
+  g_assert_cmpint (r->items[0]->i, ==, 7);
+  g_assert_cmpint (r->items[1]->i, ==, 8);
+  /* put 1 ahead of 0, then 0: BINGET 1 still finds the first */
+  static const char ahead[] = "\x80\x04K\x01q\x01" "0K\x02q\x00" "0h\x01h\x00\x86.";
+  g_autoptr (PkDoc) d2 = parse (ahead, sizeof ahead - 1, &error);
+  g_assert_no_error (error);
+  r = pickle_root (d2);
+  g_assert_cmpint (r->items[0]->i, ==, 1);
+  g_assert_cmpint (r->items[1]->i, ==, 2);
 }
 
 /* A list appended to itself through the memo parses (nothing walks it). */
@@ -158,5 +200,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pickle/values", test_values);
   g_test_add_func ("/pickle/hostile", test_hostile);
   g_test_add_func ("/pickle/cycle", test_cycle);
+  g_test_add_func ("/pickle/memo", test_memo);
   return g_test_run ();
 }

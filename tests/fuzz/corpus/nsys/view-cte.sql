@@ -1,0 +1,5 @@
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES(1,'k');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER, registersPerThread INTEGER, staticSharedMemory INTEGER, dynamicSharedMemory INTEGER, big TEXT GENERATED ALWAYS AS (printf('%.*c', 1000000, 'x')) VIRTUAL);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start,end,deviceId,contextId,streamId,correlationId,globalPid,demangledName,shortName) VALUES(100,200,0,1,7,1,0,1,1);
+CREATE VIEW NVTX_EVENTS AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x AS start, x+1 AS end, 59 AS eventType, 'r' AS text, NULL AS textId, 0 AS globalTid, 0 AS domainId, NULL AS binaryData FROM c;
