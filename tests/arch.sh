@@ -39,7 +39,6 @@ ALLOWED = {
 KNOWN_CALL_CIRCLES = {
     "cli": "main.c's cmd_error, called back by every cmd-*.c",
     "mem": "alloc.c's table of allocator models and the helpers the models call back",
-    "sweep": "sweep.c <-> sweep-jobs.c, split by issue 27's other part",
 }
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -3,7 +3,7 @@
 # with gnuplot from hand-written inputs, its --script-only script matches
 # tests/golden/plot-KIND.gp (after removing the temp dir from paths), and
 # the sweep data is converted to the units the axes say. After a change
-# to a template or to what plot.c writes, UPDATE_GOLDEN=1 rewrites the
+# to a template or to what sim/out/plot*.c write, UPDATE_GOLDEN=1 rewrites the
 # golden scripts (read the diff before committing it).
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 GOLDEN=$(cd "$(dirname "$0")" && pwd)/golden
@@ -119,7 +119,7 @@ ok $? "stalls: 'policy=oom' labels, the oom runs marked 'out of memory' (2), lon
 # legend entries; the longest title the x entry's, 30 characters (the
 # lines' longest, "v100-sxm2-32g, policy=direct", 28): 990 / ((30 + 8)
 # x 9) = 2 columns of 39 rows, the canvas 600 + 39 x 18 = 1302 px high
-# (sim/out/plot.c, key_below).
+# (sim/out/plot-sweep.c, key_below).
 names="a100-40g a100-80g a100-80g-cxl a40 gh200 h100-pcie h100-sxm h100-sxm-cxl h200 jetson-agx-orin jetson-orin-nano l40s mi300x rtx3090 rtx4090 seed-gddr6x seed-hbm2e seed-lpddr5 v100-pcie-16g v100-sxm2-32g"
 { head -n 1 results.csv
   i=0

@@ -62,7 +62,7 @@ gboolean import_write_extra (GArray *outs, const char *out_path, const char *dev
 typedef struct ImportNccl ImportNccl;
 struct sqlite3;
 
-/* ---- an Nsight Systems export opened for reading (import-nsys.c) ----
+/* ---- an Nsight Systems export opened for reading (import-sqlite.c) ----
  * A SQLite file is not trusted input: its schema can hold views (an
  * endless recursive CTE), virtual tables, triggers and generated columns
  * (a 200 MB string per row). import_sqlite_open opens it read-only with
