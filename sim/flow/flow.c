@@ -155,8 +155,15 @@ typedef struct {
   double ps_v, ps_t;    /* work clock at time ps_t */
   double ps_share;
   double ps_end;        /* when the heap's top ends */
-  double ps_min_cap;    /* the least cap of its flows */
+  double ps_min_cap;    /* the least cap of its flows on the clock */
   gboolean ps_min_stale;
+  /* Fixed members (second pass): flows capped below the share (or a
+   * star's link flow, at its link's rate) run at their cap as active
+   * flows; the clocked ones share what they leave, (cap - ps_fixed) /
+   * the heap's length, while no fixed cap exceeds that share. */
+  double ps_fixed;      /* the sum of their rates */
+  guint ps_n_fixed;
+  double ps_fixed_max;  /* the largest of their caps */
   PVec ps_heap;         /* VsFlow*, a min-heap by vfin */
 } Resource;
 
@@ -209,6 +216,7 @@ struct _VsFlowNet {
    * and whether a resource may enter it (flow_net_set_ps). */
   UVec ps_res;
   guint n_ps_flows;
+  guint n_ps_fixed_multi;   /* star link flows that are fixed members */
   gboolean no_ps;
 };
 
@@ -909,6 +917,7 @@ recompute_star (VsFlowNet *net, double now, guint i)
     }
   r->load = load;
   ends_done (net, &e);
+  ps_maybe_enter (net, r, i, now);
 }
 
 /* flush_pending() where every pending resource is a one-resource
@@ -971,6 +980,33 @@ flush_stars (VsFlowNet *net)
   return TRUE;
 }
 
+static void ps_leave (VsFlowNet *net, Resource *r, guint i, double now);
+static inline void pend (VsFlowNet *net, guint i);
+
+/* A pending resource whose flows of several resources reach a ps
+ * resource (a star's link with a second flow): that resource leaves
+ * processor sharing, to be rated with it. */
+static void
+unps_pending (VsFlowNet *net)
+{
+  for (guint k = 0; k < net->pending.len; k++)
+    {
+      Resource *r = RES (net, net->pending.v[k]);
+      if (r->n_multi == 0 || r->ps)
+        continue;
+      for (guint j = 0; j < r->flows.len; j++)
+        {
+          const VsFlow *f = r->flows.v[j];
+          for (guint p = 0; p < f->n_path && f->n_path > 1; p++)
+            if (RES (net, f->path[p])->ps)
+              {
+                ps_leave (net, RES (net, f->path[p]), f->path[p], net->pending_now);
+                pend (net, f->path[p]);
+              }
+        }
+    }
+}
+
 /* Rates the flows started since the last flush. */
 static void G_GNUC_NO_INLINE
 flush_pending (VsFlowNet *net)
@@ -983,6 +1019,8 @@ flush_pending (VsFlowNet *net)
       net->hot.slow = net->next_end_dirty || net->ps_res.len > 0;
       return;
     }
+  if (G_UNLIKELY (net->n_ps_fixed_multi > 0))
+    unps_pending (net);
   if (!net->no_ps && flush_stars (net))
     {
       net->pending.len = 0;
@@ -1130,8 +1168,34 @@ ps_min_cap (const Resource *r)
 {
   double mc = INFINITY;
   for (guint j = 0; j < r->flows.len; j++)
-    mc = MIN (mc, ((const VsFlow *) r->flows.v[j])->cap);
+    {
+      const VsFlow *f = r->flows.v[j];
+      if (f->index == PS_INDEX)
+        mc = MIN (mc, f->cap);
+    }
   return mc;
+}
+
+/* The largest cap of R's fixed members. */
+static double
+ps_fixed_max (const Resource *r)
+{
+  double mx = 0;
+  for (guint j = 0; j < r->flows.len; j++)
+    {
+      const VsFlow *f = r->flows.v[j];
+      if (f->index != PS_INDEX)
+        mx = MAX (mx, f->cap);
+    }
+  return mx;
+}
+
+/* Whether F, of several resources, is a star's link flow of hub I (its
+ * other resource carries it alone). */
+static inline gboolean
+star_flow (const VsFlowNet *net, const VsFlow *f, guint i)
+{
+  return f->n_path == 2 && RES (net, other_res (f, i))->flows.len == 1;
 }
 
 
@@ -1141,28 +1205,73 @@ static void G_GNUC_NO_INLINE
 ps_enter (VsFlowNet *net, Resource *r, guint i, double now)
 {
   guint n = r->flows.len;
-  if (net->no_ps || n < PS_MIN_FLOWS || r->n_multi > 0 || res_slack (r))
+  if (net->no_ps || n < PS_MIN_FLOWS || res_slack (r))
     return;
-  double share = r->cap / n, mc = ps_min_cap (r);
-  if (mc < share)
-    return;
+  VsFlow **fv = (VsFlow **) r->flows.v;
+  double share, top = INFINITY;   /* top: the clocked flows' rate */
+  guint m = n;
+  double fixed = 0, fmax = 0;
+  double mc_all = INFINITY;
+  for (guint j = 0; j < n; j++)
+    mc_all = MIN (mc_all, fv[j]->cap);
+  if (r->n_multi == 0 && mc_all >= r->cap / n)
+    share = r->cap / n;
+  else
+    {
+      /* The flows at the filling's level go on the clock; those below it
+       * (at their caps) are fixed members. */
+      top = 0;
+      for (guint j = 0; j < n; j++)
+        top = MAX (top, fv[j]->rate);
+      m = 0;
+      for (guint j = 0; j < n; j++)
+        {
+          const VsFlow *f = fv[j];
+          if (f->rate == top)
+            {
+              if (f->n_path != 1)
+                return;
+              m++;
+            }
+          else
+            {
+              if (f->n_path != 1 && !star_flow (net, f, i))
+                return;
+              fixed += f->rate;
+              fmax = MAX (fmax, f->cap);
+            }
+        }
+      if (m < PS_MIN_FLOWS)
+        return;
+      share = (r->cap - fixed) / m;
+      if (fmax > share)
+        return;
+    }
   r->ps = TRUE;
   r->ps_v = 0;
   r->ps_t = now;
   r->ps_share = share;
-  r->ps_min_cap = mc;
   r->ps_min_stale = FALSE;
+  r->ps_fixed = fixed;
+  r->ps_n_fixed = n - m;
+  r->ps_fixed_max = fmax;
   r->ps_heap.len = 0;
+  double mc = INFINITY;
   for (guint j = 0; j < n; j++)
     {
-      VsFlow *f = r->flows.v[j];
+      VsFlow *f = fv[j];
+      if (m < n && f->rate != top)
+        continue;
       r->st.bytes += settle (f, now);
       f->vfin = f->remaining;
       active_remove (net, f);
       f->index = PS_INDEX;
       heap_push (&r->ps_heap, f);
+      mc = MIN (mc, f->cap);
     }
-  net->n_ps_flows += n;
+  r->ps_min_cap = mc;
+  net->n_ps_flows += m;
+  net->n_ps_fixed_multi += r->n_multi;
   uvec_push (&net->ps_res, i);
   ps_top_end (r);
   /* The earliest end may have been one of them: the others' is found by
@@ -1179,17 +1288,25 @@ ps_leave (VsFlowNet *net, Resource *r, guint i, double now)
 {
   ps_advance (net, r, i, now);
   double share = r->ps_share;
+  guint m = 0;
   for (guint j = 0; j < r->flows.len; j++)
     {
       VsFlow *f = r->flows.v[j];
+      if (f->index != PS_INDEX)
+        continue;   /* a fixed member: active already */
       double left = pos (f->vfin - r->ps_v);
       r->st.bytes += f->remaining - left;
       f->remaining = left;
       f->rate = share;
       f->t_upd = now;
       active_push (net, f, now + left / share * 1e9);
+      m++;
     }
-  net->n_ps_flows -= r->flows.len;
+  net->n_ps_flows -= m;
+  net->n_ps_fixed_multi -= r->n_multi;
+  r->ps_fixed = 0;
+  r->ps_n_fixed = 0;
+  r->ps_fixed_max = 0;
   r->ps = FALSE;
   r->ps_heap.len = 0;
   ps_res_remove (net, i);
@@ -1200,6 +1317,36 @@ ps_leave (VsFlowNet *net, Resource *r, guint i, double now)
 static void flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
                              const guint *path, guint n_path, gpointer owner, guint64 tag);
 
+/* Fixed member F of ps resource R (number I) is taken out at NOW (its
+ * resource's clock and accounting advanced by the caller, F out of R's
+ * flows): the clocked flows share more, or R leaves processor sharing
+ * (and is pended). */
+static void
+ps_unfix (VsFlowNet *net, Resource *r, guint i, VsFlow *f, double now)
+{
+  r->ps_n_fixed--;
+  if (r->ps_n_fixed == 0)
+    r->ps_fixed = 0, r->ps_fixed_max = 0;
+  else
+    {
+      r->ps_fixed -= f->rate;
+      if (f->cap >= r->ps_fixed_max)
+        r->ps_fixed_max = ps_fixed_max (r);
+    }
+  if (r->ps_min_stale)
+    r->ps_min_cap = ps_min_cap (r), r->ps_min_stale = FALSE;
+  double share = (r->cap - r->ps_fixed) / r->ps_heap.len;
+  if (r->ps_heap.len == 0 || res_slack (r) || r->ps_min_cap < share)
+    {
+      ps_leave (net, r, i, now);
+      pend (net, i);
+      return;
+    }
+  r->ps_share = share;
+  r->load = r->ps_fixed + share * r->ps_heap.len;
+  ps_top_end (r);
+}
+
 /* flow_start() of a one-resource flow on resource I, in processor
  * sharing. */
 static void G_GNUC_NO_INLINE
@@ -1208,15 +1355,25 @@ ps_start (VsFlowNet *net, double now, double amount, double cap, guint i, gpoint
   g_return_if_fail (amount > 0 && cap > 0);
   Resource *r = RES (net, i);
   double c = MIN (cap, r->cap);
-  guint n = r->flows.len + 1;
-  double share = r->cap / n;
+  guint m = r->ps_heap.len;
+  double avail = r->cap - r->ps_fixed;
+  double share = avail / (m + 1);
   if (c < share)
     {
-      /* Capped below the share: the filling rates it. */
+      /* Capped below the share: the filling rates it (and may make it a
+       * fixed member, ps_enter). */
       ps_leave (net, r, i, now);
       flow_start_slow (net, now, amount, cap, &i, 1, owner, tag);
       return;
     }
+  if (G_UNLIKELY (r->ps_fixed_max > share))
+    {
+      /* A fixed cap above the new share: the filling rates them. */
+      ps_leave (net, r, i, now);
+      flow_start_slow (net, now, amount, cap, &i, 1, owner, tag);
+      return;
+    }
+  guint n = m + 1;
   ps_advance (net, r, i, now);
   VsFlow *f = net->free_flows;
   if (f != NULL)
@@ -1240,7 +1397,7 @@ ps_start (VsFlowNet *net, double now, double amount, double cap, guint i, gpoint
   heap_push (&r->ps_heap, f);
   net->n_ps_flows++;
   r->ps_share = share;
-  r->load = share * n;
+  r->load = r->ps_fixed + share * n;
   r->ps_min_cap = MIN (r->ps_min_cap, c);
   ps_top_end (r);
 }
@@ -1268,13 +1425,17 @@ ps_finish (VsFlowNet *net, guint i, double now, double lim, PVec *due, gpointer 
       guint s = f->slot[0];
       VsFlow *moved = r->flows.v[r->flows.len - 1];
       pvec_remove_fast (&r->flows, s);
-      moved->slot[0] = s;
+      if (G_LIKELY (moved->n_path == 1))
+        moved->slot[0] = s;
+      else
+        for (guint q = 0; q < moved->n_path; q++)
+          if (moved->path[q] == i)
+            moved->slot[q] = s;
       r->cap_sum -= f->cap;
       r->ps_min_stale |= f->cap == r->ps_min_cap;
     }
   net->n_ps_flows -= due->len - first;
-  guint m = r->flows.len;
-  if (m == 0)
+  if (r->flows.len == 0)
     {
       r->ps = FALSE;
       r->cap_sum = 0;
@@ -1282,17 +1443,18 @@ ps_finish (VsFlowNet *net, guint i, double now, double lim, PVec *due, gpointer 
       ps_res_remove (net, i);
       return;
     }
+  guint m = r->ps_heap.len;
   if (r->ps_min_stale)
     r->ps_min_cap = ps_min_cap (r), r->ps_min_stale = FALSE;
-  double share = r->cap / m;
-  if (res_slack (r) || r->ps_min_cap < share)
+  double share = (r->cap - r->ps_fixed) / m;
+  if (m == 0 || res_slack (r) || r->ps_min_cap < share)
     {
       ps_leave (net, r, i, now);
       pend (net, i);
       return;
     }
   r->ps_share = share;
-  r->load = share * m;
+  r->load = r->ps_fixed + share * m;
   ps_top_end (r);
 }
 
@@ -1496,10 +1658,62 @@ flow_net_next_end_slow (VsFlowNet *net)
   return t;
 }
 
+/* end_flow() for a fixed member of a ps resource (a one-resource flow,
+ * or a star's link flow). */
+static void G_GNUC_NO_INLINE
+end_fixed (VsFlowNet *net, VsFlow *f, double now)
+{
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      guint i = f->path[p];
+      Resource *r = RES (net, i);
+      if (r->ps)
+        ps_advance (net, r, i, now);
+      else
+        res_advance (net, r, i, now);
+      r->st.bytes += f->remaining;
+      guint s = f->slot[p];
+      VsFlow *moved = r->flows.v[r->flows.len - 1];
+      pvec_remove_fast (&r->flows, s);
+      if (moved != f)
+        for (guint q = 0; q < moved->n_path; q++)
+          if (moved->path[q] == i)
+            moved->slot[q] = s;
+      r->cap_sum -= f->cap;
+      r->n_multi -= f->n_path > 1;
+    }
+  active_remove (net, f);
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      guint i = f->path[p];
+      Resource *r = RES (net, i);
+      if (r->ps)
+        {
+          net->n_ps_fixed_multi -= f->n_path > 1;
+          ps_unfix (net, r, i, f, now);
+        }
+      else if (r->flows.len == 0)
+        r->cap_sum = 0, r->load = 0;
+      else
+        {
+          r->load = MAX (0.0, r->load - f->rate);
+          if (!res_slack (r))
+            pend (net, i);
+        }
+    }
+}
+
 /* end_flow() for paths of several resources. */
 static void G_GNUC_NO_INLINE
 end_flow_multi (VsFlowNet *net, VsFlow *f, double now)
 {
+  if (G_UNLIKELY (net->n_ps_fixed_multi > 0))
+    for (guint p = 0; p < f->n_path; p++)
+      if (RES (net, f->path[p])->ps)
+        {
+          end_fixed (net, f, now);
+          return;
+        }
   gboolean slack = TRUE;
   for (guint p = 0; p < f->n_path; p++)
     {
@@ -1548,6 +1762,11 @@ end_flow (VsFlowNet *net, VsFlow *f, double now)
    * whose outcome varies from flow to flow. */
   guint i = f->path[0];
   Resource *r = RES (net, i);
+  if (G_UNLIKELY (r->ps))
+    {
+      end_fixed (net, f, now);
+      return;
+    }
   res_advance (net, r, i, now);
   r->st.bytes += f->remaining;
   /* The resource binds with f: its other flows need new rates. */
