@@ -614,6 +614,39 @@ test_ps_random (void)
   g_assert_cmpfloat (fabs (sa.saturated_ns - sb.saturated_ns), <=, 1e-9 * sa.saturated_ns);
 }
 
+/* A fixed member: flows 1-3 (1 GB each, uncapped) and 4 (0.2 GB capped
+ * at 1 GB/s) start together on 10 GB/s: 4 runs at its cap, the three
+ * share the other 9 (3 GB/s each) in processor sharing beside it. 4
+ * ends at 0.2 s; the three, 0.4 GB left each, then share 10 GB/s:
+ * 0.2 + 0.12 = 0.32 s. */
+static void
+test_ps_fixed (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint r = flow_net_add_resource (net, "mem", 10e9);
+  Done d = { 0 };
+  for (guint i = 1; i <= 3; i++)
+    flow_start (net, 0, 1e9, INFINITY, &r, 1, NULL, i);
+  flow_start (net, 0, 0.2e9, 1e9, &r, 1, NULL, 4);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 2e8, 1e-3);
+  g_assert_cmpuint (flow_net_n_ps_flows (net), ==, 3);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, r), 10e9, 1);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 4);
+  const guint64 tags[] = { 4, 1, 2, 3 };
+  const double want[] = { 2e8, 3.2e8, 3.2e8, 3.2e8 };
+  for (guint i = 0; i < 4; i++)
+    {
+      g_assert_cmpuint (d.tag[i], ==, tags[i]);
+      g_assert_cmpfloat_with_epsilon (d.t[i], want[i], 1e-3);
+    }
+  flow_net_settle (net, d.now);
+  VsResourceStats st;
+  flow_net_resource_stats (net, r, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 3.2e9, 1);
+  g_assert_cmpfloat_with_epsilon (st.saturated_ns, 3.2e8, 1e-3);
+}
+
 /* A star: copies C1 (2 GB over link l1, 2 GB/s, and mem) and C2 (3 GB
  * over l2, 3 GB/s, and mem) run at their links' rate, K (10 GB on mem)
  * at the rest, 5 GB/s. At 0.5 s C3 (0.5 GB) joins l1: C1 and C3 share it
@@ -748,6 +781,7 @@ main (int argc, char **argv)
   g_test_add_func ("/flow/ps-leave", test_ps_leave);
   g_test_add_func ("/flow/ps-slack", test_ps_slack);
   g_test_add_func ("/flow/ps-random", test_ps_random);
+  g_test_add_func ("/flow/ps-fixed", test_ps_fixed);
   g_test_add_func ("/flow/star", test_star);
   g_test_add_func ("/flow/star-random", test_star_random);
   return g_test_run ();
