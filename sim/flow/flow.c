@@ -155,8 +155,8 @@ typedef struct {
   double ps_v, ps_t;    /* work clock at time ps_t */
   double ps_share;
   double ps_end;        /* when the heap's top ends */
-  double ps_min_cap;    /* the least cap of its flows on the clock */
-  gboolean ps_min_stale;
+  double ps_min_cap;    /* at most the least cap of its flows on the
+                         * clock (exact when it matters: ps_min_ok) */
   /* Fixed members (second pass): flows capped below the share (or a
    * star's link flow, at its link's rate) run at their cap as active
    * flows; the clocked ones share what they leave, (cap - ps_fixed) /
@@ -1176,6 +1176,18 @@ ps_min_cap (const Resource *r)
   return mc;
 }
 
+/* Whether no clocked flow of R is capped below SHARE. ps_min_cap is kept
+ * as a lower bound as flows end (a flow's end leaves it), made exact by a
+ * scan only when it is below SHARE. */
+static inline gboolean
+ps_min_ok (Resource *r, double share)
+{
+  if (G_LIKELY (r->ps_min_cap >= share))
+    return TRUE;
+  r->ps_min_cap = ps_min_cap (r);
+  return r->ps_min_cap >= share;
+}
+
 /* The largest cap of R's fixed members. */
 static double
 ps_fixed_max (const Resource *r)
@@ -1251,7 +1263,6 @@ ps_enter (VsFlowNet *net, Resource *r, guint i, double now)
   r->ps_v = 0;
   r->ps_t = now;
   r->ps_share = share;
-  r->ps_min_stale = FALSE;
   r->ps_fixed = fixed;
   r->ps_n_fixed = n - m;
   r->ps_fixed_max = fmax;
@@ -1333,10 +1344,8 @@ ps_unfix (VsFlowNet *net, Resource *r, guint i, VsFlow *f, double now)
       if (f->cap >= r->ps_fixed_max)
         r->ps_fixed_max = ps_fixed_max (r);
     }
-  if (r->ps_min_stale)
-    r->ps_min_cap = ps_min_cap (r), r->ps_min_stale = FALSE;
   double share = (r->cap - r->ps_fixed) / r->ps_heap.len;
-  if (r->ps_heap.len == 0 || res_slack (r) || r->ps_min_cap < share)
+  if (r->ps_heap.len == 0 || res_slack (r) || !ps_min_ok (r, share))
     {
       ps_leave (net, r, i, now);
       pend (net, i);
@@ -1432,7 +1441,6 @@ ps_finish (VsFlowNet *net, guint i, double now, double lim, PVec *due, gpointer 
           if (moved->path[q] == i)
             moved->slot[q] = s;
       r->cap_sum -= f->cap;
-      r->ps_min_stale |= f->cap == r->ps_min_cap;
     }
   net->n_ps_flows -= due->len - first;
   if (r->flows.len == 0)
@@ -1444,10 +1452,8 @@ ps_finish (VsFlowNet *net, guint i, double now, double lim, PVec *due, gpointer 
       return;
     }
   guint m = r->ps_heap.len;
-  if (r->ps_min_stale)
-    r->ps_min_cap = ps_min_cap (r), r->ps_min_stale = FALSE;
   double share = (r->cap - r->ps_fixed) / m;
-  if (m == 0 || res_slack (r) || r->ps_min_cap < share)
+  if (m == 0 || res_slack (r) || !ps_min_ok (r, share))
     {
       ps_leave (net, r, i, now);
       pend (net, i);
