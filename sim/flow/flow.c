@@ -737,7 +737,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
 
 /* recompute_simple() for one seed, the common case (one contended
  * resource): the filling keeps its residual and count in registers. */
-static void
+static inline __attribute__ ((always_inline)) void
 recompute_one (VsFlowNet *net, double now, guint i)
 {
   Resource *r = RES (net, i);
@@ -1085,7 +1085,17 @@ active_remove (VsFlowNet *net, VsFlow *f)
  * settled ones only in rounding. Where a start or an end breaks the
  * condition (a flow capped below the share, a flow of several
  * resources, slack), the resource leaves processor sharing: its flows
- * are settled at the share and rated by the filling again. */
+ * are settled at the share and rated by the filling again.
+ *
+ * Fixed members (second pass): when the filling leaves some flows of a
+ * resource below the level (at their caps, or a star's link flow at its
+ * link's rate) and at least PS_MIN_FLOWS at it, the latter enter the
+ * clock and the former stay active flows at their rates; the clocked
+ * ones share cap - ps_fixed. A clocked start that would bring the share
+ * below a fixed cap, a start capped below the share, and an end that
+ * leaves a clocked cap below the new share take the resource back to
+ * the filling, which may enter it again. A pending link of a fixed star
+ * flow (a second flow on it) takes the hub out first (unps_pending). */
 
 static inline gboolean
 vfin_before (const VsFlow *a, const VsFlow *b)
@@ -1709,6 +1719,16 @@ end_fixed (VsFlowNet *net, VsFlow *f, double now)
     }
 }
 
+/* end_flow()'s end for a fixed member F of ps resource R (number I),
+ * accounted and taken out already: the clock to NOW, then the share. */
+static void G_GNUC_NO_INLINE
+ps_fixed_ended (VsFlowNet *net, Resource *r, guint i, VsFlow *f, double now)
+{
+  r->ps_v += r->ps_share * (now - r->ps_t) * 1e-9;
+  r->ps_t = now;
+  ps_unfix (net, r, i, f, now);
+}
+
 /* end_flow() for paths of several resources. */
 static void G_GNUC_NO_INLINE
 end_flow_multi (VsFlowNet *net, VsFlow *f, double now)
@@ -1768,14 +1788,10 @@ end_flow (VsFlowNet *net, VsFlow *f, double now)
    * whose outcome varies from flow to flow. */
   guint i = f->path[0];
   Resource *r = RES (net, i);
-  if (G_UNLIKELY (r->ps))
-    {
-      end_fixed (net, f, now);
-      return;
-    }
   res_advance (net, r, i, now);
   r->st.bytes += f->remaining;
-  /* The resource binds with f: its other flows need new rates. */
+  /* The resource binds with f: its other flows need new rates (or, in
+   * processor sharing, where it always binds, F was a fixed member). */
   gboolean bind = !res_slack (r);
   guint s = f->slot[0];
   guint n = --r->flows.len;
@@ -1790,7 +1806,13 @@ end_flow (VsFlowNet *net, VsFlow *f, double now)
   r->cap_sum *= keep;
   r->load = pos (r->load - f->rate) * keep;
   if (G_UNLIKELY (bind) && n > 0)
-    pend (net, i);
+    {
+      /* (F is out of R's flows: ps_fixed_ended reads no slot.) */
+      if (G_UNLIKELY (r->ps))
+        ps_fixed_ended (net, r, i, f, now);
+      else
+        pend (net, i);
+    }
   /* MOVED may be f itself: then this writes to the ended flow. */
   if (G_LIKELY (moved->n_path == 1))
     moved->slot[0] = s;
