@@ -155,8 +155,15 @@ typedef struct {
   double ps_v, ps_t;    /* work clock at time ps_t */
   double ps_share;
   double ps_end;        /* when the heap's top ends */
-  double ps_min_cap;    /* the least cap of its flows */
-  gboolean ps_min_stale;
+  double ps_min_cap;    /* at most the least cap of its flows on the
+                         * clock (exact when it matters: ps_min_ok) */
+  /* Fixed members (second pass): flows capped below the share (or a
+   * star's link flow, at its link's rate) run at their cap as active
+   * flows; the clocked ones share what they leave, (cap - ps_fixed) /
+   * the heap's length, while no fixed cap exceeds that share. */
+  double ps_fixed;      /* the sum of their rates */
+  guint ps_n_fixed;
+  double ps_fixed_max;  /* the largest of their caps */
   PVec ps_heap;         /* VsFlow*, a min-heap by vfin */
 } Resource;
 
@@ -209,6 +216,7 @@ struct _VsFlowNet {
    * and whether a resource may enter it (flow_net_set_ps). */
   UVec ps_res;
   guint n_ps_flows;
+  guint n_ps_fixed_multi;   /* star link flows that are fixed members */
   gboolean no_ps;
 };
 
@@ -729,7 +737,7 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
 
 /* recompute_simple() for one seed, the common case (one contended
  * resource): the filling keeps its residual and count in registers. */
-static void
+static inline __attribute__ ((always_inline)) void
 recompute_one (VsFlowNet *net, double now, guint i)
 {
   Resource *r = RES (net, i);
@@ -787,6 +795,218 @@ recompute_one (VsFlowNet *net, double now, guint i)
   ps_maybe_enter (net, r, i, now);
 }
 
+/* ------------------------------------------------------------------ */
+/* Stars (issue 25, second pass): a resource H whose flows of several
+ * resources each have one other resource, which carries that flow alone
+ * (a copy on its link and device memory), is a component of its own
+ * whose max-min rates are those of H alone with each such flow capped
+ * at its cap (flow_start capped it at its link already: the link's only
+ * constraint). So it is rated by recompute_one's filling on H, without
+ * the component search and the rounds over every resource; the link's
+ * load is its flow's rate. The rates are max-min's; the filling's
+ * residual is summed in another order than recompute's, so they may
+ * differ from it in rounding. */
+
+/* The other resource of two-resource flow F than I. */
+static inline guint
+other_res (const VsFlow *f, guint i)
+{
+  return f->path[0] == i ? f->path[1] : f->path[0];
+}
+
+/* Whether resource I is the hub of a star. */
+static gboolean
+star_hub (VsFlowNet *net, guint i)
+{
+  Resource *r = RES (net, i);
+  VsFlow **fv = (VsFlow **) r->flows.v;
+  for (guint j = 0; j < r->flows.len; j++)
+    {
+      const VsFlow *f = fv[j];
+      if (f->n_path == 1)
+        continue;
+      if (f->n_path != 2 || RES (net, other_res (f, i))->flows.len != 1)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Rates star hub I's flows at NOW (recompute_one's filling). */
+static void
+recompute_star (VsFlowNet *net, double now, guint i)
+{
+  Resource *r = RES (net, i);
+  res_advance (net, r, i, now);
+  VsFlow **fv = (VsFlow **) r->flows.v;
+  guint n = r->flows.len;
+  double fit = r->cap;
+  for (guint j = 0; j < n; j++)
+    {
+      VsFlow *f = fv[j];
+      f->frozen = FALSE;
+      fit -= f->cap;
+    }
+  /* Every cap is finite (flow_start caps flows at their path). */
+  if (n > 1 && !(fit < -r->cap * 1e-12))
+    for (guint j = 0; j < n; j++)
+      fv[j]->nrate = fv[j]->cap;
+  else if (n == 1)
+    fv[0]->nrate = MIN (fv[0]->cap, r->cap);
+  else if (n > 1)
+    {
+      double residual = r->cap;
+      guint left = n;
+      for (;;)
+        {
+          double level = residual / left;
+          gboolean capped = FALSE;
+          for (guint j = 0; j < n; j++)
+            {
+              VsFlow *f = fv[j];
+              if (!f->frozen && f->cap < level)
+                {
+                  f->frozen = TRUE;
+                  f->nrate = f->cap;
+                  residual = MAX (0.0, residual - f->cap);
+                  left--;
+                  capped = TRUE;
+                }
+            }
+          if (left == 0)
+            break;
+          if (!capped)
+            {
+              for (guint j = 0; j < n; j++)
+                if (!fv[j]->frozen)
+                  fv[j]->nrate = level;
+              break;
+            }
+        }
+    }
+  Ends e = { INFINITY, NULL, FALSE };
+  double load = 0;
+  for (guint j = 0; j < n; j++)
+    {
+      VsFlow *f = fv[j];
+      double rate = f->nrate;
+      g_assert (rate > 0);
+      load += rate;
+      if (f->n_path == 2)
+        {
+          /* The link: accounted to now, then it carries the new rate. */
+          guint l = other_res (f, i);
+          Resource *q = RES (net, l);
+          res_advance (net, q, l, now);
+          q->load = rate;
+          if (rate != f->rate)
+            {
+              double moved = settle (f, now);
+              r->st.bytes += moved;
+              q->st.bytes += moved;
+            }
+        }
+      else if (rate != f->rate)
+        r->st.bytes += settle (f, now);
+      if (rate != f->rate)
+        {
+          f->rate = rate;
+          ends_add (net, &e, f, now + f->remaining / rate * 1e9);
+        }
+      else
+        ends_add (net, &e, f, net->end[f->index]);
+    }
+  r->load = load;
+  ends_done (net, &e);
+  ps_maybe_enter (net, r, i, now);
+}
+
+/* flush_pending() where every pending resource is a one-resource
+ * resource, a star's hub or a star's link (or a link left empty): each
+ * rated on its own. FALSE (nothing done) otherwise. */
+static gboolean
+flush_stars (VsFlowNet *net)
+{
+  double now = net->pending_now;
+  guint stamp = ++net->stamp;
+  for (guint k = 0; k < net->pending.len; k++)
+    {
+      guint i = net->pending.v[k];
+      Resource *r = RES (net, i);
+      if (r->n_multi == 0 || r->flows.len == 0)
+        continue;
+      if (r->flows.len == 1 && ((VsFlow *) r->flows.v[0])->n_path == 2)
+        {
+          guint h = other_res (r->flows.v[0], i);
+          if (RES (net, h)->flows.len > 1 || RES (net, h)->mark == stamp)
+            continue;   /* a link: rated with its hub */
+        }
+      if (!star_hub (net, i))
+        return FALSE;
+      r->mark = stamp;
+    }
+  /* The links pended with their hubs must have them pended too (they
+   * always are: a flow of both pends both), or be rated here. */
+  for (guint k = 0; k < net->pending.len; k++)
+    {
+      guint i = net->pending.v[k];
+      Resource *r = RES (net, i);
+      if (r->n_multi == 0 || r->flows.len == 0 || r->mark == stamp)
+        continue;
+      guint h = other_res (r->flows.v[0], i);
+      if (RES (net, h)->mark != stamp)
+        {
+          if (!star_hub (net, h))
+            return FALSE;
+          RES (net, h)->mark = stamp;
+          uvec_push (&net->pending, h);
+          RES (net, h)->pending = TRUE;
+        }
+    }
+  for (guint k = 0; k < net->pending.len; k++)
+    {
+      guint i = net->pending.v[k];
+      Resource *r = RES (net, i);
+      r->pending = FALSE;
+      if (r->flows.len == 0)
+        {
+          res_advance (net, r, i, now);
+          r->load = 0;
+        }
+      else if (r->n_multi == 0)
+        recompute_one (net, now, i);
+      else if (r->mark == stamp)
+        recompute_star (net, now, i);
+    }
+  return TRUE;
+}
+
+static void ps_leave (VsFlowNet *net, Resource *r, guint i, double now);
+static inline void pend (VsFlowNet *net, guint i);
+
+/* A pending resource whose flows of several resources reach a ps
+ * resource (a star's link with a second flow): that resource leaves
+ * processor sharing, to be rated with it. */
+static void
+unps_pending (VsFlowNet *net)
+{
+  for (guint k = 0; k < net->pending.len; k++)
+    {
+      Resource *r = RES (net, net->pending.v[k]);
+      if (r->n_multi == 0 || r->ps)
+        continue;
+      for (guint j = 0; j < r->flows.len; j++)
+        {
+          const VsFlow *f = r->flows.v[j];
+          for (guint p = 0; p < f->n_path && f->n_path > 1; p++)
+            if (RES (net, f->path[p])->ps)
+              {
+                ps_leave (net, RES (net, f->path[p]), f->path[p], net->pending_now);
+                pend (net, f->path[p]);
+              }
+        }
+    }
+}
+
 /* Rates the flows started since the last flush. */
 static void G_GNUC_NO_INLINE
 flush_pending (VsFlowNet *net)
@@ -795,6 +1015,14 @@ flush_pending (VsFlowNet *net)
     {
       RES (net, net->pending.v[0])->pending = FALSE;
       recompute_one (net, net->pending_now, net->pending.v[0]);
+      net->pending.len = 0;
+      net->hot.slow = net->next_end_dirty || net->ps_res.len > 0;
+      return;
+    }
+  if (G_UNLIKELY (net->n_ps_fixed_multi > 0))
+    unps_pending (net);
+  if (!net->no_ps && flush_stars (net))
+    {
       net->pending.len = 0;
       net->hot.slow = net->next_end_dirty || net->ps_res.len > 0;
       return;
@@ -857,7 +1085,17 @@ active_remove (VsFlowNet *net, VsFlow *f)
  * settled ones only in rounding. Where a start or an end breaks the
  * condition (a flow capped below the share, a flow of several
  * resources, slack), the resource leaves processor sharing: its flows
- * are settled at the share and rated by the filling again. */
+ * are settled at the share and rated by the filling again.
+ *
+ * Fixed members (second pass): when the filling leaves some flows of a
+ * resource below the level (at their caps, or a star's link flow at its
+ * link's rate) and at least PS_MIN_FLOWS at it, the latter enter the
+ * clock and the former stay active flows at their rates; the clocked
+ * ones share cap - ps_fixed. A clocked start that would bring the share
+ * below a fixed cap, a start capped below the share, and an end that
+ * leaves a clocked cap below the new share take the resource back to
+ * the filling, which may enter it again. A pending link of a fixed star
+ * flow (a second flow on it) takes the hub out first (unps_pending). */
 
 static inline gboolean
 vfin_before (const VsFlow *a, const VsFlow *b)
@@ -940,8 +1178,46 @@ ps_min_cap (const Resource *r)
 {
   double mc = INFINITY;
   for (guint j = 0; j < r->flows.len; j++)
-    mc = MIN (mc, ((const VsFlow *) r->flows.v[j])->cap);
+    {
+      const VsFlow *f = r->flows.v[j];
+      if (f->index == PS_INDEX)
+        mc = MIN (mc, f->cap);
+    }
   return mc;
+}
+
+/* Whether no clocked flow of R is capped below SHARE. ps_min_cap is kept
+ * as a lower bound as flows end (a flow's end leaves it), made exact by a
+ * scan only when it is below SHARE. */
+static inline gboolean
+ps_min_ok (Resource *r, double share)
+{
+  if (G_LIKELY (r->ps_min_cap >= share))
+    return TRUE;
+  r->ps_min_cap = ps_min_cap (r);
+  return r->ps_min_cap >= share;
+}
+
+/* The largest cap of R's fixed members. */
+static double
+ps_fixed_max (const Resource *r)
+{
+  double mx = 0;
+  for (guint j = 0; j < r->flows.len; j++)
+    {
+      const VsFlow *f = r->flows.v[j];
+      if (f->index != PS_INDEX)
+        mx = MAX (mx, f->cap);
+    }
+  return mx;
+}
+
+/* Whether F, of several resources, is a star's link flow of hub I (its
+ * other resource carries it alone). */
+static inline gboolean
+star_flow (const VsFlowNet *net, const VsFlow *f, guint i)
+{
+  return f->n_path == 2 && RES (net, other_res (f, i))->flows.len == 1;
 }
 
 
@@ -951,28 +1227,72 @@ static void G_GNUC_NO_INLINE
 ps_enter (VsFlowNet *net, Resource *r, guint i, double now)
 {
   guint n = r->flows.len;
-  if (net->no_ps || n < PS_MIN_FLOWS || r->n_multi > 0 || res_slack (r))
+  if (net->no_ps || n < PS_MIN_FLOWS || res_slack (r))
     return;
-  double share = r->cap / n, mc = ps_min_cap (r);
-  if (mc < share)
-    return;
+  VsFlow **fv = (VsFlow **) r->flows.v;
+  double share, top = INFINITY;   /* top: the clocked flows' rate */
+  guint m = n;
+  double fixed = 0, fmax = 0;
+  double mc_all = INFINITY;
+  for (guint j = 0; j < n; j++)
+    mc_all = MIN (mc_all, fv[j]->cap);
+  if (r->n_multi == 0 && mc_all >= r->cap / n)
+    share = r->cap / n;
+  else
+    {
+      /* The flows at the filling's level go on the clock; those below it
+       * (at their caps) are fixed members. */
+      top = 0;
+      for (guint j = 0; j < n; j++)
+        top = MAX (top, fv[j]->rate);
+      m = 0;
+      for (guint j = 0; j < n; j++)
+        {
+          const VsFlow *f = fv[j];
+          if (f->rate == top)
+            {
+              if (f->n_path != 1)
+                return;
+              m++;
+            }
+          else
+            {
+              if (f->n_path != 1 && !star_flow (net, f, i))
+                return;
+              fixed += f->rate;
+              fmax = MAX (fmax, f->cap);
+            }
+        }
+      if (m < PS_MIN_FLOWS)
+        return;
+      share = (r->cap - fixed) / m;
+      if (fmax > share)
+        return;
+    }
   r->ps = TRUE;
   r->ps_v = 0;
   r->ps_t = now;
   r->ps_share = share;
-  r->ps_min_cap = mc;
-  r->ps_min_stale = FALSE;
+  r->ps_fixed = fixed;
+  r->ps_n_fixed = n - m;
+  r->ps_fixed_max = fmax;
   r->ps_heap.len = 0;
+  double mc = INFINITY;
   for (guint j = 0; j < n; j++)
     {
-      VsFlow *f = r->flows.v[j];
+      VsFlow *f = fv[j];
+      if (m < n && f->rate != top)
+        continue;
       r->st.bytes += settle (f, now);
       f->vfin = f->remaining;
       active_remove (net, f);
       f->index = PS_INDEX;
       heap_push (&r->ps_heap, f);
+      mc = MIN (mc, f->cap);
     }
-  net->n_ps_flows += n;
+  r->ps_min_cap = mc;
+  net->n_ps_flows += m;
+  net->n_ps_fixed_multi += r->n_multi;
   uvec_push (&net->ps_res, i);
   ps_top_end (r);
   /* The earliest end may have been one of them: the others' is found by
@@ -989,17 +1309,25 @@ ps_leave (VsFlowNet *net, Resource *r, guint i, double now)
 {
   ps_advance (net, r, i, now);
   double share = r->ps_share;
+  guint m = 0;
   for (guint j = 0; j < r->flows.len; j++)
     {
       VsFlow *f = r->flows.v[j];
+      if (f->index != PS_INDEX)
+        continue;   /* a fixed member: active already */
       double left = pos (f->vfin - r->ps_v);
       r->st.bytes += f->remaining - left;
       f->remaining = left;
       f->rate = share;
       f->t_upd = now;
       active_push (net, f, now + left / share * 1e9);
+      m++;
     }
-  net->n_ps_flows -= r->flows.len;
+  net->n_ps_flows -= m;
+  net->n_ps_fixed_multi -= r->n_multi;
+  r->ps_fixed = 0;
+  r->ps_n_fixed = 0;
+  r->ps_fixed_max = 0;
   r->ps = FALSE;
   r->ps_heap.len = 0;
   ps_res_remove (net, i);
@@ -1010,6 +1338,34 @@ ps_leave (VsFlowNet *net, Resource *r, guint i, double now)
 static void flow_start_slow (VsFlowNet *net, double now, double amount, double cap,
                              const guint *path, guint n_path, gpointer owner, guint64 tag);
 
+/* Fixed member F of ps resource R (number I) is taken out at NOW (its
+ * resource's clock and accounting advanced by the caller, F out of R's
+ * flows): the clocked flows share more, or R leaves processor sharing
+ * (and is pended). */
+static void
+ps_unfix (VsFlowNet *net, Resource *r, guint i, VsFlow *f, double now)
+{
+  r->ps_n_fixed--;
+  if (r->ps_n_fixed == 0)
+    r->ps_fixed = 0, r->ps_fixed_max = 0;
+  else
+    {
+      r->ps_fixed -= f->rate;
+      if (f->cap >= r->ps_fixed_max)
+        r->ps_fixed_max = ps_fixed_max (r);
+    }
+  double share = (r->cap - r->ps_fixed) / r->ps_heap.len;
+  if (r->ps_heap.len == 0 || res_slack (r) || !ps_min_ok (r, share))
+    {
+      ps_leave (net, r, i, now);
+      pend (net, i);
+      return;
+    }
+  r->ps_share = share;
+  r->load = r->ps_fixed + share * r->ps_heap.len;
+  ps_top_end (r);
+}
+
 /* flow_start() of a one-resource flow on resource I, in processor
  * sharing. */
 static void G_GNUC_NO_INLINE
@@ -1018,15 +1374,25 @@ ps_start (VsFlowNet *net, double now, double amount, double cap, guint i, gpoint
   g_return_if_fail (amount > 0 && cap > 0);
   Resource *r = RES (net, i);
   double c = MIN (cap, r->cap);
-  guint n = r->flows.len + 1;
-  double share = r->cap / n;
+  guint m = r->ps_heap.len;
+  double avail = r->cap - r->ps_fixed;
+  double share = avail / (m + 1);
   if (c < share)
     {
-      /* Capped below the share: the filling rates it. */
+      /* Capped below the share: the filling rates it (and may make it a
+       * fixed member, ps_enter). */
       ps_leave (net, r, i, now);
       flow_start_slow (net, now, amount, cap, &i, 1, owner, tag);
       return;
     }
+  if (G_UNLIKELY (r->ps_fixed_max > share))
+    {
+      /* A fixed cap above the new share: the filling rates them. */
+      ps_leave (net, r, i, now);
+      flow_start_slow (net, now, amount, cap, &i, 1, owner, tag);
+      return;
+    }
+  guint n = m + 1;
   ps_advance (net, r, i, now);
   VsFlow *f = net->free_flows;
   if (f != NULL)
@@ -1050,7 +1416,7 @@ ps_start (VsFlowNet *net, double now, double amount, double cap, guint i, gpoint
   heap_push (&r->ps_heap, f);
   net->n_ps_flows++;
   r->ps_share = share;
-  r->load = share * n;
+  r->load = r->ps_fixed + share * n;
   r->ps_min_cap = MIN (r->ps_min_cap, c);
   ps_top_end (r);
 }
@@ -1078,13 +1444,16 @@ ps_finish (VsFlowNet *net, guint i, double now, double lim, PVec *due, gpointer 
       guint s = f->slot[0];
       VsFlow *moved = r->flows.v[r->flows.len - 1];
       pvec_remove_fast (&r->flows, s);
-      moved->slot[0] = s;
+      if (G_LIKELY (moved->n_path == 1))
+        moved->slot[0] = s;
+      else
+        for (guint q = 0; q < moved->n_path; q++)
+          if (moved->path[q] == i)
+            moved->slot[q] = s;
       r->cap_sum -= f->cap;
-      r->ps_min_stale |= f->cap == r->ps_min_cap;
     }
   net->n_ps_flows -= due->len - first;
-  guint m = r->flows.len;
-  if (m == 0)
+  if (r->flows.len == 0)
     {
       r->ps = FALSE;
       r->cap_sum = 0;
@@ -1092,17 +1461,16 @@ ps_finish (VsFlowNet *net, guint i, double now, double lim, PVec *due, gpointer 
       ps_res_remove (net, i);
       return;
     }
-  if (r->ps_min_stale)
-    r->ps_min_cap = ps_min_cap (r), r->ps_min_stale = FALSE;
-  double share = r->cap / m;
-  if (res_slack (r) || r->ps_min_cap < share)
+  guint m = r->ps_heap.len;
+  double share = (r->cap - r->ps_fixed) / m;
+  if (m == 0 || res_slack (r) || !ps_min_ok (r, share))
     {
       ps_leave (net, r, i, now);
       pend (net, i);
       return;
     }
   r->ps_share = share;
-  r->load = share * m;
+  r->load = r->ps_fixed + share * m;
   ps_top_end (r);
 }
 
@@ -1306,10 +1674,72 @@ flow_net_next_end_slow (VsFlowNet *net)
   return t;
 }
 
+/* end_flow() for a fixed member of a ps resource (a one-resource flow,
+ * or a star's link flow). */
+static void G_GNUC_NO_INLINE
+end_fixed (VsFlowNet *net, VsFlow *f, double now)
+{
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      guint i = f->path[p];
+      Resource *r = RES (net, i);
+      if (r->ps)
+        ps_advance (net, r, i, now);
+      else
+        res_advance (net, r, i, now);
+      r->st.bytes += f->remaining;
+      guint s = f->slot[p];
+      VsFlow *moved = r->flows.v[r->flows.len - 1];
+      pvec_remove_fast (&r->flows, s);
+      if (moved != f)
+        for (guint q = 0; q < moved->n_path; q++)
+          if (moved->path[q] == i)
+            moved->slot[q] = s;
+      r->cap_sum -= f->cap;
+      r->n_multi -= f->n_path > 1;
+    }
+  active_remove (net, f);
+  for (guint p = 0; p < f->n_path; p++)
+    {
+      guint i = f->path[p];
+      Resource *r = RES (net, i);
+      if (r->ps)
+        {
+          net->n_ps_fixed_multi -= f->n_path > 1;
+          ps_unfix (net, r, i, f, now);
+        }
+      else if (r->flows.len == 0)
+        r->cap_sum = 0, r->load = 0;
+      else
+        {
+          r->load = MAX (0.0, r->load - f->rate);
+          if (!res_slack (r))
+            pend (net, i);
+        }
+    }
+}
+
+/* end_flow()'s end for a fixed member F of ps resource R (number I),
+ * accounted and taken out already: the clock to NOW, then the share. */
+static void G_GNUC_NO_INLINE
+ps_fixed_ended (VsFlowNet *net, Resource *r, guint i, VsFlow *f, double now)
+{
+  r->ps_v += r->ps_share * (now - r->ps_t) * 1e-9;
+  r->ps_t = now;
+  ps_unfix (net, r, i, f, now);
+}
+
 /* end_flow() for paths of several resources. */
 static void G_GNUC_NO_INLINE
 end_flow_multi (VsFlowNet *net, VsFlow *f, double now)
 {
+  if (G_UNLIKELY (net->n_ps_fixed_multi > 0))
+    for (guint p = 0; p < f->n_path; p++)
+      if (RES (net, f->path[p])->ps)
+        {
+          end_fixed (net, f, now);
+          return;
+        }
   gboolean slack = TRUE;
   for (guint p = 0; p < f->n_path; p++)
     {
@@ -1360,7 +1790,8 @@ end_flow (VsFlowNet *net, VsFlow *f, double now)
   Resource *r = RES (net, i);
   res_advance (net, r, i, now);
   r->st.bytes += f->remaining;
-  /* The resource binds with f: its other flows need new rates. */
+  /* The resource binds with f: its other flows need new rates (or, in
+   * processor sharing, where it always binds, F was a fixed member). */
   gboolean bind = !res_slack (r);
   guint s = f->slot[0];
   guint n = --r->flows.len;
@@ -1375,7 +1806,13 @@ end_flow (VsFlowNet *net, VsFlow *f, double now)
   r->cap_sum *= keep;
   r->load = pos (r->load - f->rate) * keep;
   if (G_UNLIKELY (bind) && n > 0)
-    pend (net, i);
+    {
+      /* (F is out of R's flows: ps_fixed_ended reads no slot.) */
+      if (G_UNLIKELY (r->ps))
+        ps_fixed_ended (net, r, i, f, now);
+      else
+        pend (net, i);
+    }
   /* MOVED may be f itself: then this writes to the ended flow. */
   if (G_LIKELY (moved->n_path == 1))
     moved->slot[0] = s;

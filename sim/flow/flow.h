@@ -69,8 +69,9 @@ void flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer 
 guint flow_net_n_active (const VsFlowNet *net);
 /* Whether resources may be served in processor sharing (virtual time,
  * O(log n) a start or an end) where max-min gives all their flows one
- * share (default on; off, every change is rated by the filling: the
- * tests compare the two). */
+ * share, and stars (a resource with links that carry one flow each)
+ * rated as one resource (default on; off, every change is rated by the
+ * filling of whole components: the tests compare the two). */
 void flow_net_set_ps (VsFlowNet *net, gboolean on);
 /* How many of the active flows are served in processor sharing now. */
 guint flow_net_n_ps_flows (const VsFlowNet *net);
