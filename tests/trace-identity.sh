@@ -5,7 +5,7 @@
 # another; and --merge of a jobs file refuses the reports of a trace
 # changed since, as before the SHA-256 it replaced.
 . "$(dirname "$0")/sweep-lib.sh"
-skip_without_engine 6
+require_engine 6
 echo 1..6
 ident () { "$VRAMSIM" replay "$1" -c a100-80g --format json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["run_of"]["trace"], sort_keys=True))'; }
 
