@@ -653,3 +653,18 @@ outfile_add_parts (GArray *ins, GPtrArray *keep, const char *path, const char *w
     }
   g_dir_close (d);
 }
+
+void
+outfile_remove_tmpdir (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)))
+    {
+      g_autofree char *f = g_build_filename (dir, name, NULL);
+      g_unlink (f);
+    }
+  if (d)
+    g_dir_close (d);
+  g_rmdir (dir);
+}

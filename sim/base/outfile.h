@@ -110,3 +110,7 @@ void outfile_add_parts (GArray *ins, GPtrArray *keep, const char *path, const ch
  * (or -1 when full: the path is then only removed on error paths). */
 int outfile_register_temp (const char *path);
 void outfile_unregister_temp (int slot);
+
+/* Removes DIR, a temporary folder of plain files this process made
+ * (plot's gnuplot inputs, plan's traces): its files, then itself. */
+void outfile_remove_tmpdir (const char *dir);

@@ -70,19 +70,6 @@ parse_names (const char *s, PlanList *l, const char *const *names, guint n_names
   return l->n > 0;
 }
 
-static gboolean
-parse_precision (const char *s, SynthPrecision *p)
-{
-  static const char *names[] = { "fp32", "fp16", "bf16", "mixed", "fp8" };
-  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
-    if (g_strcmp0 (s, names[i]) == 0)
-      {
-        *p = (SynthPrecision) i;
-        return TRUE;
-      }
-  return FALSE;
-}
-
 /* A field of a Hugging Face config.json: *OUT unchanged when absent. */
 static gboolean
 hf_uint (const cJSON *root, const char *key, guint *out, const char *path, GError **error)
@@ -346,7 +333,7 @@ cmd_plan (int argc, char **argv)
       return 2;
     }
   s.global_batch = (guint64) batch;
-  if (precision && !parse_precision (precision, &m->precision))
+  if (precision && !synth_precision_from_name (precision, &m->precision))
     {
       cmd_error ("plan: --precision: expected fp32, fp16, bf16, mixed or fp8, not '%s'", precision);
       return 2;

@@ -235,19 +235,6 @@ static gboolean gen_train (const void *o, SynthEmit *e, GError **err) { return s
 static gboolean gen_infer (const void *o, SynthEmit *e, GError **err) { return synth_llm_infer (o, e, err); }
 static gboolean gen_stream (const void *o, SynthEmit *e, GError **err) { return synth_stream (o, e, err); }
 
-static gboolean
-parse_precision (const char *s, SynthPrecision *p)
-{
-  static const char *names[] = { "fp32", "fp16", "bf16", "mixed", "fp8" };
-  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
-    if (g_strcmp0 (s, names[i]) == 0)
-      {
-        *p = (SynthPrecision) i;
-        return TRUE;
-      }
-  return FALSE;
-}
-
 static int
 train (int argc, char **argv)
 {
@@ -331,7 +318,7 @@ train (int argc, char **argv)
                           "transformer-train");
       else if (params && !parse_count (params, &o.params))
         rc = usage_error (ctx, "--params: not a count: '%s'", params);
-      else if (precision && !parse_precision (precision, &o.precision))
+      else if (precision && !synth_precision_from_name (precision, &o.precision))
         rc = usage_error (ctx, "--precision: expected fp32, fp16, bf16, mixed or fp8, not '%s'", precision);
       else if (optimizer && strcmp (optimizer, "adam") != 0 && strcmp (optimizer, "sgd") != 0)
         rc = usage_error (ctx, "--optimizer: expected adam or sgd, not '%s'", optimizer);

@@ -144,21 +144,6 @@ run_gnuplot (const char *script_path, GError **error)
   return TRUE;
 }
 
-static void
-remove_tree (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  const char *name;
-  while (d && (name = g_dir_read_name (d)))
-    {
-      g_autofree char *f = g_build_filename (dir, name, NULL);
-      g_unlink (f);
-    }
-  if (d)
-    g_dir_close (d);
-  g_rmdir (dir);
-}
-
 gboolean
 plot_run (const VsPlotOptions *o, GError **error)
 {
@@ -273,7 +258,7 @@ out_fail:
   ok = FALSE;
 out:
   if (tmpdir)
-    remove_tree (tmpdir);
+    outfile_remove_tmpdir (tmpdir);
   g_strfreev (data_paths);
   prepared_clear (&p);
   return ok;

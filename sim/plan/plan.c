@@ -2,11 +2,12 @@
  * layouts it enumerates, the memory bound that prunes them, the replay of
  * each one's generated rank-0 trace, on a pool of threads. */
 #include <math.h>
-#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
 
+#include "base/outfile.h"
+#include "base/stopsig.h"
 #include "engine/replay.h"
 #include "plan/plan.h"
 #include "trace/trace.h"
@@ -350,53 +351,6 @@ evaluate (Pool *pool, PlanLayout *l, guint slot, EvalMode mode)
 /* SIGINT, SIGTERM and SIGHUP stop the search: layouts in flight finish,
  * the temporary traces are removed, and plan_run fails with
  * PLAN_ERROR_INTERRUPTED (no output). A second signal kills. */
-static volatile sig_atomic_t interrupted;
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
-
-static void
-on_signal (int sig)
-{
-  interrupted = sig;
-}
-
-static void
-install_signals (struct sigaction *old)
-{
-  struct sigaction sa;
-  memset (&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESETHAND;
-  sigemptyset (&sa.sa_mask);
-  interrupted = 0;
-  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
-    {
-      sigaction (stop_signals[i], NULL, &old[i]);
-      if (stop_signals[i] != SIGHUP || old[i].sa_handler != SIG_IGN || (old[i].sa_flags & SA_SIGINFO))
-        sigaction (stop_signals[i], &sa, NULL);
-    }
-}
-
-static void
-restore_signals (const struct sigaction *old)
-{
-  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
-    sigaction (stop_signals[i], &old[i], NULL);
-}
-
-static void
-remove_tree (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  const char *name;
-  while (d && (name = g_dir_read_name (d)))
-    {
-      g_autofree char *f = g_build_filename (dir, name, NULL);
-      g_unlink (f);
-    }
-  if (d)
-    g_dir_close (d);
-  g_rmdir (dir);
-}
 
 static gpointer
 worker (gpointer data)
@@ -405,7 +359,7 @@ worker (gpointer data)
   for (;;)
     {
       g_mutex_lock (&pool->lock);
-      guint i = pool->next < pool->todo->len && !interrupted ? pool->next++ : G_MAXUINT;
+      guint i = pool->next < pool->todo->len && !vs_stop_signal ? pool->next++ : G_MAXUINT;
       g_mutex_unlock (&pool->lock);
       if (i == G_MAXUINT)
         break;
@@ -452,14 +406,14 @@ run_pool (Pool *pool, guint n_threads, gboolean progress)
         guint done = pool->done;
         g_mutex_unlock (&pool->lock);
         draw_progress (done, pool->todo->len, t0, FALSE);
-        if (done >= pool->todo->len || interrupted)
+        if (done >= pool->todo->len || vs_stop_signal)
           break;
         g_usleep (100000);
       }
   for (guint i = 0; i < n; i++)
     g_thread_join (threads[i]);
   if (progress)
-    draw_progress (interrupted ? pool->done : pool->todo->len, pool->todo->len, t0, TRUE);
+    draw_progress (vs_stop_signal ? pool->done : pool->todo->len, pool->todo->len, t0, TRUE);
   g_free (threads);
 }
 
@@ -578,13 +532,13 @@ plan_run (const PlanSearch *s, GError **error)
         }
       Pool pool = { s, cfgs, tmpdir, todo, { 0 }, 0, 0, 0 };
       g_mutex_init (&pool.lock);
-      struct sigaction old_sig[G_N_ELEMENTS (stop_signals)];
-      install_signals (old_sig);
+      VsStopSignals old_sig;
+      stopsig_install (&old_sig);
       run_pool (&pool, s->n_threads ? s->n_threads : g_get_num_processors (), s->progress);
       /* Nothing fits: replay the pruned layouts, least bound first, until
        * no bound is below the least demand found, so that the missing
        * memory is the replay's. */
-      gboolean any = interrupted != 0;
+      gboolean any = vs_stop_signal != 0;
       for (guint i = 0; i < todo->len; i++)
         any |= ((PlanLayout *) todo->pdata[i])->fits;
       if (!any)
@@ -628,11 +582,11 @@ plan_run (const PlanSearch *s, GError **error)
             }
         }
       g_mutex_clear (&pool.lock);
-      restore_signals (old_sig);
-      if (interrupted)
+      stopsig_restore (&old_sig);
+      if (vs_stop_signal)
         {
           g_set_error (error, VS_PLAN_ERROR, PLAN_ERROR_INTERRUPTED, "plan: interrupted (signal %d) after %u of %u "
-                       "layouts; nothing written", (int) interrupted, pool.done, todo->len);
+                       "layouts; nothing written", (int) vs_stop_signal, pool.done, todo->len);
           ok = FALSE;
         }
       for (guint i = 0; i < dups->len; i += 2)
@@ -656,7 +610,7 @@ plan_run (const PlanSearch *s, GError **error)
         }
     }
   if (tmpdir)
-    remove_tree (tmpdir);
+    outfile_remove_tmpdir (tmpdir);
   for (guint i = 0; i < n_cfgs; i++)
     if (cfgs[i])
       config_free (cfgs[i]);

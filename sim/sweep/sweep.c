@@ -15,6 +15,7 @@
 #include "sweep/sweep.h"
 #include "sweep/sweep-priv.h"
 #include "base/outfile.h"
+#include "base/stopsig.h"
 
 #include <errno.h>
 #include <math.h>
@@ -53,42 +54,8 @@ write_atomically (const char *path, const char *text, gssize len, GError **error
 
 /* --------------------------------------------------------------- signals */
 
-static volatile sig_atomic_t interrupted;
-
-static void
-on_signal (int sig)
-{
-  interrupted = sig;
-}
-
-/* SIGINT (Ctrl-C), SIGTERM (Slurm, timeouts) and SIGHUP (a closed ssh
- * session) stop the sweep the same way; an ignored SIGHUP (nohup) stays
- * ignored. OLD has room for the three previous actions. */
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
-
-static void
-install_signals (struct sigaction *old)
-{
-  struct sigaction sa;
-  memset (&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESETHAND;   /* a second signal kills */
-  sigemptyset (&sa.sa_mask);
-  interrupted = 0;
-  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
-    {
-      sigaction (stop_signals[i], NULL, &old[i]);
-      if (stop_signals[i] != SIGHUP || old[i].sa_handler != SIG_IGN || (old[i].sa_flags & SA_SIGINFO))
-        sigaction (stop_signals[i], &sa, NULL);
-    }
-}
-
-static void
-restore_signals (const struct sigaction *old)
-{
-  for (guint i = 0; i < G_N_ELEMENTS (stop_signals); i++)
-    sigaction (stop_signals[i], &old[i], NULL);
-}
+/* SIGINT, SIGTERM and SIGHUP stop the sweep (base/stopsig.h): runs in
+ * flight finish, finished rows are kept for --resume. */
 
 /* ------------------------------------------------------------------ plan */
 
@@ -336,7 +303,7 @@ worker (gpointer data)
   Sweep *s = data;
   for (;;)
     {
-      if (interrupted)
+      if (vs_stop_signal)
         break;
       guint r = (guint) g_atomic_int_add (&s->next, 1);
       if (r >= s->n_runs)
@@ -646,8 +613,8 @@ run_sweep (Sweep *s, GError **error)
   guint n_threads = o->n_threads ? o->n_threads : g_get_num_processors ();
   if (n_threads > n_todo)
     n_threads = MAX (n_todo, 1);
-  struct sigaction old_sig[G_N_ELEMENTS (stop_signals)];
-  install_signals (old_sig);
+  VsStopSignals old_sig;
+  stopsig_install (&old_sig);
   GThread **threads = g_new0 (GThread *, n_threads);
   s->n_workers_alive = n_threads;
   for (guint i = 0; i < n_threads; i++)
@@ -672,7 +639,7 @@ run_sweep (Sweep *s, GError **error)
           if (io_ok && !outfile_write_rows (f, line, strlen (line), error))
             {
               io_ok = FALSE;
-              interrupted = -1;   /* stop dispatching */
+              vs_stop_signal = -1;   /* stop dispatching */
             }
           if (resumed)
             kept[w] = line;
@@ -693,8 +660,8 @@ run_sweep (Sweep *s, GError **error)
   g_free (threads);
   if (o->progress)
     draw_progress (s->n_finished, n_todo, t0, TRUE);
-  int sig = interrupted;
-  restore_signals (old_sig);
+  int sig = vs_stop_signal;
+  stopsig_restore (&old_sig);
 
   if (!io_ok)
     goto out;

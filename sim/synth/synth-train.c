@@ -1243,3 +1243,16 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
   g_array_free (tr.free_events, TRUE);
   return ok;
 }
+
+gboolean
+synth_precision_from_name (const char *s, SynthPrecision *p)
+{
+  static const char *names[] = { "fp32", "fp16", "bf16", "mixed", "fp8" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_strcmp0 (s, names[i]) == 0)
+      {
+        *p = (SynthPrecision) i;
+        return TRUE;
+      }
+  return FALSE;
+}

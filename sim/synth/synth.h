@@ -186,6 +186,8 @@ void synth_emit_abort (SynthEmit *e);
 
 /* SYNTH_PREC_FP8: mixed precision with Transformer Engine's FP8 GEMMs. */
 typedef enum { SYNTH_PREC_FP32, SYNTH_PREC_FP16, SYNTH_PREC_BF16, SYNTH_PREC_MIXED, SYNTH_PREC_FP8 } SynthPrecision;
+/* The precision named fp32, fp16, bf16, mixed or fp8 (FALSE: none). */
+gboolean synth_precision_from_name (const char *s, SynthPrecision *p);
 typedef enum { SYNTH_OPT_ADAM, SYNTH_OPT_SGD } SynthOptimizer;
 typedef enum { SYNTH_CKPT_NONE, SYNTH_CKPT_EVERY, SYNTH_CKPT_SELECTIVE } SynthCheckpoint;
 
