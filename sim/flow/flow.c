@@ -33,7 +33,16 @@
  * end, no division). Statistics: busy and saturated time as the load
  * changes; bytes as the flows move them (their amounts, exactly, instead
  * of load x time: the old sum carried the rounding of the end times, up
- * to 3e-10 relative on lightly used links). */
+ * to 3e-10 relative on lightly used links).
+ *
+ * This file is the flow network's one translation unit (as replay.c is
+ * the engine's: the hot paths inline across the parts): the network, its
+ * resources and the public API are here; it #includes its parts, files
+ * of one job each (docs/architecture.md), which share flow-priv.h:
+ * flow-solve.part.c (the max-min solve), flow-star.part.c (stars),
+ * flow-flush.part.c (pending resources rated at the next flush),
+ * flow-ps.part.c (processor sharing), flow-start.part.c (starting flows),
+ * flow-end.part.c (the next end, ending flows). */
 #include "flow/flow.h"
 #include "flow/flow-priv.h"
 
