@@ -28,8 +28,9 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) -Isim $(PKG_CFLAGS) \
 LDLIBS     = $(PKG_LIBS) -lm -lpthread
 
 # NAME.part.c files are parts of one translation unit (sim/engine/replay.c
-# #includes them: docs/architecture.md), not compiled alone; the -MMD
-# dependencies rebuild replay.o when one changes.
+# #includes them, sim/flow/flow.c those of sim/flow: docs/architecture.md),
+# not compiled alone; the -MMD dependencies rebuild replay.o or flow.o when
+# one changes.
 SIM_SRCS   = $(filter-out sim/cli/main.c %.part.c,$(sort $(wildcard sim/*/*.c)))
 SIM_OBJS   = $(SIM_SRCS:sim/%.c=$(B)/sim/%.o)
 TEST_SRCS  = $(sort $(wildcard tests/*/test-*.c))

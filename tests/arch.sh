@@ -16,9 +16,11 @@ cat > "$T/arch.py" <<'PY'
 import os, re, subprocess, sys
 
 # Each room and the rooms it may include (besides itself), as the table of
-# docs/architecture.md gives them. A part (NAME.part.c, in any room) is
-# compiled inside sim/engine/replay.c, so it and engine/sim-priv.h count as
-# the engine's.
+# docs/architecture.md gives them. A part (NAME.part.c) counts in the room
+# of the translation unit that #includes it: sim/flow's parts are compiled
+# inside sim/flow/flow.c, the flow room's; every other part (in any room)
+# inside sim/engine/replay.c, so it and engine/sim-priv.h count as the
+# engine's.
 ALLOWED = {
     "base": [],
     "flow": [],
@@ -42,10 +44,17 @@ KNOWN_CALL_CIRCLES = {
 }
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
+# The rooms whose own translation unit #includes the parts in their
+# folder (a part elsewhere is the engine's).
+PART_ROOMS = {"flow": "sim/flow/flow.c"}
+
 def room_of(rel):
-    """The room a file of sim/ counts in: sim/ROOM/..., a part the engine's."""
+    """The room a file of sim/ counts in: sim/ROOM/..., a part its
+    translation unit's (the engine's but in PART_ROOMS)."""
     room = rel.split("/")[1]
-    if rel.endswith(".part.c") or rel == "sim/engine/sim-priv.h":
+    if rel.endswith(".part.c"):
+        return room if room in PART_ROOMS else "engine"
+    if rel == "sim/engine/sim-priv.h":
         return "engine"
     return room
 
@@ -97,9 +106,7 @@ def check_rooms(root):
             bad.append("%s: room '%s' is not in the table (docs/architecture.md, tests/arch.sh)" % (rel, room))
             continue
         for inc in includes(root, rel):
-            other = inc.split("/")[1]
-            if inc.endswith(".part.c") or inc == "sim/engine/sim-priv.h":
-                other = "engine"
+            other = room_of(inc)
             if allowed is None or other == room or other in allowed:
                 continue
             bad.append("%s: includes %s: room %s may not include %s" % (rel, inc[4:], room, other))
@@ -154,10 +161,13 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
-# Two made-up trees: one with a lower room including a higher one, one
-# with two files that include each other's headers.
-mkdir -p "$T/up/sim/base" "$T/up/sim/trace" "$T/circle/capture"
+# Two made-up trees: one with a lower room including a higher one (and a
+# part of flow.c including the engine, which its own part may), one with
+# two files that include each other's headers.
+mkdir -p "$T/up/sim/base" "$T/up/sim/trace" "$T/up/sim/flow" "$T/up/sim/mem" "$T/circle/capture"
 printf '#include "trace/trace.h"\n' > "$T/up/sim/base/units.c"
+printf '#include "engine/sim-priv.h"\n' > "$T/up/sim/flow/flow-x.part.c"
+printf '#include "engine/sim-priv.h"\n' > "$T/up/sim/mem/x.part.c"
 printf '#pragma once\n' > "$T/up/sim/trace/trace.h"
 printf '#include "b.h"\n' > "$T/circle/capture/a.c"; printf '#pragma once\n' > "$T/circle/capture/a.h"
 printf '#include "a.h"\n' > "$T/circle/capture/b.c"; printf '#pragma once\n' > "$T/circle/capture/b.h"
@@ -165,8 +175,10 @@ printf '#include "a.h"\n' > "$T/circle/capture/b.c"; printf '#pragma once\n' > "
 echo "1..5"
 python3 "$T/arch.py" rooms "$T/up" > "$T/up.out"
 rc=$?
-[ $rc = 1 ] && grep -q 'sim/base/units.c: includes trace/trace.h: room base may not include trace' "$T/up.out"
-r=$?; [ $r = 0 ] && echo "ok 1 - the checker refuses a lower room including a higher one" \
+[ $rc = 1 ] && grep -q 'sim/base/units.c: includes trace/trace.h: room base may not include trace' "$T/up.out" \
+  && grep -q 'sim/flow/flow-x.part.c: includes engine/sim-priv.h: room flow may not include engine' "$T/up.out" \
+  && ! grep -q 'sim/mem/x.part.c' "$T/up.out"
+r=$?; [ $r = 0 ] && echo "ok 1 - the checker refuses a lower room including a higher one (a part of flow.c counts as flow's)" \
   || { cat "$T/up.out"; echo "not ok 1 - the checker refuses a lower room including a higher one (rc $rc)"; }
 python3 "$T/arch.py" circles "$T/circle" > "$T/circle.out"
 rc=$?
