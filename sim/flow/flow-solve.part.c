@@ -369,6 +369,42 @@ recompute_simple (VsFlowNet *net, double now, const guint *seeds, guint n_seeds)
     ps_maybe_enter (net, RES (net, seeds[k]), seeds[k], now);
 }
 
+/* Water-filling of one resource of capacity CAP among N > 1 flows (none
+ * frozen on entry): flows capped below the fair level take their cap, the
+ * rest share what is left equally (each flow's nrate). */
+static inline void
+level_fill (VsFlow **fv, guint n, double cap)
+{
+  double residual = cap;
+  guint left = n;
+  for (;;)
+    {
+      double level = residual / left;
+      gboolean capped = FALSE;
+      for (guint j = 0; j < n; j++)
+        {
+          VsFlow *f = fv[j];
+          if (!f->frozen && f->cap < level)
+            {
+              f->frozen = TRUE;
+              f->nrate = f->cap;
+              residual = MAX (0.0, residual - f->cap);
+              left--;
+              capped = TRUE;
+            }
+        }
+      if (left == 0)
+        return;
+      if (!capped)
+        {
+          for (guint j = 0; j < n; j++)
+            if (!fv[j]->frozen)
+              fv[j]->nrate = level;
+          return;
+        }
+    }
+}
+
 /* recompute_simple() for one seed, the common case (one contended
  * resource): the filling keeps its residual and count in registers. */
 static inline __attribute__ ((always_inline)) void
@@ -393,36 +429,7 @@ recompute_one (VsFlowNet *net, double now, guint i)
   else if (n == 1)
     fv[0]->nrate = MIN (fv[0]->cap, r->cap);
   else if (n > 1)
-    {
-      double residual = r->cap;
-      guint left = n;
-      for (;;)
-        {
-          double level = residual / left;
-          gboolean capped = FALSE;
-          for (guint j = 0; j < n; j++)
-            {
-              VsFlow *f = fv[j];
-              if (!f->frozen && f->cap < level)
-                {
-                  f->frozen = TRUE;
-                  f->nrate = f->cap;
-                  residual = MAX (0.0, residual - f->cap);
-                  left--;
-                  capped = TRUE;
-                }
-            }
-          if (left == 0)
-            break;
-          if (!capped)
-            {
-              for (guint j = 0; j < n; j++)
-                if (!fv[j]->frozen)
-                  fv[j]->nrate = level;
-              break;
-            }
-        }
-    }
+    level_fill (fv, n, r->cap);
   Ends e = { INFINITY, NULL, FALSE };
   apply_rates (net, r, fv, n, &e, now);
   ends_done (net, &e);

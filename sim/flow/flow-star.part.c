@@ -63,36 +63,7 @@ recompute_star (VsFlowNet *net, double now, guint i)
   else if (n == 1)
     fv[0]->nrate = MIN (fv[0]->cap, r->cap);
   else if (n > 1)
-    {
-      double residual = r->cap;
-      guint left = n;
-      for (;;)
-        {
-          double level = residual / left;
-          gboolean capped = FALSE;
-          for (guint j = 0; j < n; j++)
-            {
-              VsFlow *f = fv[j];
-              if (!f->frozen && f->cap < level)
-                {
-                  f->frozen = TRUE;
-                  f->nrate = f->cap;
-                  residual = MAX (0.0, residual - f->cap);
-                  left--;
-                  capped = TRUE;
-                }
-            }
-          if (left == 0)
-            break;
-          if (!capped)
-            {
-              for (guint j = 0; j < n; j++)
-                if (!fv[j]->frozen)
-                  fv[j]->nrate = level;
-              break;
-            }
-        }
-    }
+    level_fill (fv, n, r->cap);
   Ends e = { INFINITY, NULL, FALSE };
   double load = 0;
   for (guint j = 0; j < n; j++)
