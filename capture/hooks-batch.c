@@ -1,6 +1,7 @@
-/* hooks-batch.c — hook mode's batched copies (CUDA 12.8's cuMemcpyBatchAsync
- * and cuMemcpy3DBatchAsync, CUDA 13's _v2): one copy event per entry, on the
- * call's stream (also for CUPTI mode: hooks_batch_ops, hooks_batch3d_ops). See hooks.c. */
+/* hooks-batch.c — hook mode's batched copies (CUDA 12.8's
+ * cuMemcpyBatchAsync and cuMemcpy3DBatchAsync, CUDA 13's _v2): one copy
+ * event per entry, on the call's stream (also for CUPTI mode:
+ * hooks_batch_ops, hooks_batch3d_ops). See hooks.c. */
 #define _GNU_SOURCE
 #include "hooks-priv.h"
 

@@ -1,5 +1,6 @@
-/* hooks-graph.c — hook mode's graphs: the kernel nodes of an instantiated graph,
- * kept by exec (both modes), and graph launches, which record them. See hooks.c. */
+/* hooks-graph.c — hook mode's graphs: the kernel nodes of an
+ * instantiated graph, kept by exec (both modes), and graph launches,
+ * which record them. See hooks.c. */
 #define _GNU_SOURCE
 #include "hooks-priv.h"
 

@@ -1,6 +1,6 @@
-/* hooks-kernels.c — hook mode's kernels: names and parameter layouts, cached per
- * function, read for every launch (and for CUPTI mode: hooks_kernel_words),
- * and the launch wrappers. See hooks.c. */
+/* hooks-kernels.c — hook mode's kernels: names and parameter layouts,
+ * cached per function, read for every launch (and for CUPTI mode:
+ * hooks_kernel_words), and the launch wrappers. See hooks.c. */
 #define _GNU_SOURCE
 #include "hooks-priv.h"
 

@@ -1,7 +1,8 @@
-/* hooks-timing.c — hook mode's GPU times: two CUDA events from a pool are recorded
- * around each op on its stream; the pair is read back (cuEventQuery +
- * cuEventElapsedTime) at sync points, every POLL_EVERY events, and at exit
- * (hooks_resolve, the recorder's cap_resolve_cb). See hooks.c. */
+/* hooks-timing.c — hook mode's GPU times: two CUDA events from a pool
+ * are recorded around each op on its stream; the pair is read back
+ * (cuEventQuery + cuEventElapsedTime) at sync points, every POLL_EVERY
+ * events, and at exit (hooks_resolve, the recorder's cap_resolve_cb).
+ * See hooks.c. */
 #define _GNU_SOURCE
 #include "hooks-priv.h"
 
