@@ -18,7 +18,9 @@ else
 CAP_LIBDIR  = $(if $(filter bin,$(BIN)),lib,$(patsubst %/,%,$(dir $(BIN)))/lib)
 CAP_LIB     = $(CAP_LIBDIR)/libvramcap.so
 CAP_BIN     = $(BIN)/vramcap
-CAP_SRCS    = capture/recorder.c capture/realsym.c capture/vtrace-writer.c capture/hooks.c capture/cupti.c \
+CAP_SRCS    = capture/recorder.c capture/realsym.c capture/vtrace-writer.c capture/hooks.c capture/hooks-real.c \
+              capture/hooks-timing.c capture/hooks-kernels.c capture/hooks-alloc.c capture/hooks-copy.c \
+              capture/hooks-batch.c capture/hooks-graph.c capture/hooks-sync.c capture/cupti.c \
               capture/nvtx.c capture/nccl.c
 CAP_HDRS    = $(wildcard capture/*.h)
 CAP_CUPTI_INC = $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include) $(CUDA_HOME)/include)

@@ -181,8 +181,8 @@ alloc_seen (uint32_t corr)
 }
 
 /* ---- graph launches (under the recorder's lock) ----
- * A cuGraphLaunch records one kernel event per kernel node (hooks.c keeps
- * the nodes per exec); CUPTI reports each kernel of the launch with the
+ * A cuGraphLaunch records one kernel event per kernel node (hooks-graph.c
+ * keeps the nodes per exec); CUPTI reports each kernel of the launch with the
  * launch's correlation id and the id of its node (graphNodeId). A record is
  * matched to the node with that id, else to the first node of the launch
  * still waiting. */

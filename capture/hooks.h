@@ -1,4 +1,5 @@
-/* hooks.h — hook mode (hooks.c): interposed driver API entry points. */
+/* hooks.h — hook mode (hooks.c and its hooks-*.c, over hooks-priv.h):
+ * interposed driver API entry points, and what CUPTI mode uses of them. */
 #pragma once
 
 #include <stddef.h>

@@ -1,6 +1,7 @@
-/* realsym.h — the C library's own dlsym (realsym.c), for the two files
- * that need it: hook mode (hooks.c), which interposes dlsym itself, and the
- * NCCL wrap (nccl.c), which looks up the real NCCL functions. The lowest
+/* realsym.h — the C library's own dlsym (realsym.c), for the files that
+ * need it: hook mode (hooks.c, which interposes dlsym itself; hooks-real.c,
+ * which looks up the driver's functions) and the NCCL wrap (nccl.c), which
+ * looks up the real NCCL functions. The lowest
  * file of the shim with recorder.c: it includes nothing of the others. */
 #pragma once
 

@@ -1,7 +1,8 @@
-/* recorder.h — the capture shim's recorder, shared by hook mode (hooks.c)
- * and CUPTI mode (cupti.c). It owns the in-memory event buffer, the
- * interval map of live allocations, the stream/event/thread numbering, the
- * string table, the output file, and the exit/signal/fork handling.
+/* recorder.h — the capture shim's recorder, shared by hook mode (hooks.c
+ * and its hooks-*.c) and CUPTI mode (cupti.c). It owns the in-memory event
+ * buffer, the interval map of live allocations, the stream/event/thread
+ * numbering, the string table, the output file, and the exit/signal/fork
+ * handling.
  *
  * It knows nothing of CUDA: handles and pointers are uintptr_t. Every
  * cap_* function that takes no lock argument takes the recorder's lock
