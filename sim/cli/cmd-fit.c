@@ -29,8 +29,7 @@
 #include "engine/replay.h"
 #include "base/units.h"
 
-typedef enum { B_COMPUTE, B_MEMORY, B_LINK, B_SWAP, B_FAULTS, B_COMM, B_HOST, B_COUNT } FitBound;
-static const char *const bound_names[B_COUNT] = {
+static const char *const bound_names[VS_STEP_BOUND_COUNT] = {
   "compute", "memory", "link", "swap", "faults", "communication", "host",
 };
 
@@ -50,8 +49,8 @@ typedef struct {
   guint64 resident;          /* memory.device_resident_peak_bytes: what stayed on the device */
   gboolean at_least;         /* time.lower_bound: touches inferred, memory moved (docs/model.md 6b) */
   double predicted_ns, captured_ns, slowdown;
-  double bound_ns[B_COUNT];
-  FitBound bound;
+  double bound_ns[VS_STEP_BOUND_COUNT];
+  VsStepBound bound;
   double step_ns;            /* steady_state.step_median_ns; 0 without repeated marks */
   gboolean by_step;          /* --metric step: rank by step_ns */
   char **warnings;           /* the report's warnings[] */
@@ -88,47 +87,7 @@ num (const cJSON *o, const char *path)
 static void
 fit_bound (FitRow *row, const cJSON *report)
 {
-  memset (row->bound_ns, 0, sizeof row->bound_ns);
-  double busiest = 0;
-  const cJSON *res;
-  cJSON_ArrayForEach (res, at (report, "resources"))
-    {
-      const cJSON *name = cJSON_GetObjectItemCaseSensitive (res, "name");
-      if (!cJSON_IsString (name))
-        continue;
-      double bytes = num (res, "bytes"), cap = num (res, "capacity_bps");
-      busiest = MAX (busiest, num (res, "busy_ns"));
-      if (strcmp (name->valuestring, "sm") == 0)
-        row->bound_ns[B_COMPUTE] = bytes;   /* GPU-ns of compute */
-      else if (cap > 0)
-        {
-          double t = bytes / cap * 1e9;
-          FitBound b = strcmp (name->valuestring, "device_mem") == 0 ? B_MEMORY : B_LINK;
-          row->bound_ns[b] = MAX (row->bound_ns[b], t);
-        }
-    }
-  row->bound_ns[B_SWAP] = num (report, "stalls.swap_ns");
-  row->bound_ns[B_FAULTS] = num (report, "stalls.fault_ns");
-  row->bound_ns[B_COMM] = num (report, "network.exposed_ns");
-  /* --sample-steps: the figures are the replayed part's; the whole
-   * trace's are theirs scaled as its time was. */
-  double ext = num (report, "sampled.extrapolated_ns");
-  if (ext > 0 && row->predicted_ns > ext)
-    {
-      double scale = row->predicted_ns / (row->predicted_ns - ext);
-      for (int b = 0; b < B_COUNT; b++)
-        row->bound_ns[b] *= scale;
-      busiest *= scale;
-    }
-  /* The time no resource of the machine was busy is at least the predicted
-   * time less the busiest resource's busy time: the host's (CPU time
-   * between calls, the program's own waits). */
-  row->bound_ns[B_HOST] = MAX (0, row->predicted_ns - busiest);
-  FitBound best = B_COMPUTE;
-  for (int b = 0; b < B_COUNT; b++)
-    if (row->bound_ns[b] > row->bound_ns[best])
-      best = b;
-  row->bound = best;
+  row->bound = report_bounds (report, row->predicted_ns, row->bound_ns);
 }
 
 /* One replay carried on past out-of-memory; *OOM_STOP (transfer full):
@@ -368,7 +327,7 @@ fit_json (GPtrArray *rows, const char *trace, const char *capture)
           for (char **w = r->warnings; w && *w; w++)
             cJSON_AddItemToArray (wa, cJSON_CreateString (*w));
           cJSON *b = cJSON_AddObjectToObject (j, "bound_ns");
-          for (int k = 0; k < B_COUNT; k++)
+          for (int k = 0; k < VS_STEP_BOUND_COUNT; k++)
             cJSON_AddNumberToObject (b, bound_names[k], round (r->bound_ns[k]));
         }
       cJSON_AddItemToArray (arr, j);
@@ -447,12 +406,8 @@ cmd_fit (int argc, char **argv)
       cmd_error ("fit: %s", error->message);
       return 2;
     }
-  if (sample_steps < 0 || fit_sample_tol < 0 || fit_sample_tol >= 1)
-    {
-      cmd_error ("fit: %s", sample_steps < 0 ? "--sample-steps: K must be 1 or more (0: replay everything)"
-                                              : "--sample-tolerance: TOL must be at least 0 and below 1");
-      return 2;
-    }
+  if (!cmd_check_sampling ("fit: ", sample_steps, fit_sample_tol))
+    return 2;
   fit_sample_steps = (guint) sample_steps;
   if (rest == NULL || rest[0] == NULL || rest[1] != NULL)
     {

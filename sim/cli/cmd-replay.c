@@ -206,12 +206,8 @@ cmd_replay (int argc, char **argv)
           return 1;
         }
     }
-  if (sample_steps < 0 || sample_tol < 0 || sample_tol >= 1)
-    {
-      cmd_error ("%s", sample_steps < 0 ? "--sample-steps: K must be 1 or more (0: replay everything)"
-                                        : "--sample-tolerance: TOL must be at least 0 and below 1");
-      return 2;
-    }
+  if (!cmd_check_sampling ("", sample_steps, sample_tol))
+    return 2;
   opts.sample_steps = (guint) sample_steps;
   opts.sample_tol = sample_tol;
   opts.keep_going = keep_going;

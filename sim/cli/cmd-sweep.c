@@ -228,12 +228,8 @@ cmd_sweep (int argc, char **argv)
   o.shard_k = shard_k;
   o.shard_n = shard_n;
   o.step_metric = step;
-  if (sample_steps < 0 || sample_tol < 0 || sample_tol >= 1)
-    {
-      cmd_error ("sweep: %s", sample_steps < 0 ? "--sample-steps: K must be 1 or more (0: replay everything)"
-                                                : "--sample-tolerance: TOL must be at least 0 and below 1");
-      return 2;
-    }
+  if (!cmd_check_sampling ("sweep: ", sample_steps, sample_tol))
+    return 2;
   o.sample_steps = (guint) sample_steps;
   o.sample_tol = sample_tol;
   if (merge ? !sweep_merge_shards (&o, rest + 1, &err) : !sweep_run (&o, &err))

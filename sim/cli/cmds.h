@@ -22,6 +22,10 @@ gboolean cmd_check_options (int argc, char **argv, const GOptionEntry *const *gr
 /* After g_option_context_parse: drops the "--" that ended the options (GLib
  * leaves it in ARGV), so `vramsim CMD -- -t.jsonl` names the file -t.jsonl. */
 void cmd_end_options (int *argc, char **argv);
+/* --sample-steps K (>= 0; 0: replay everything) and --sample-tolerance TOL
+ * (0 <= TOL < 1): FALSE, after a cmd_error starting with PREFIX ("fit: ",
+ * or ""), when either is out of range (a usage error: exit 2). */
+gboolean cmd_check_sampling (const char *prefix, gint steps, double tol);
 
 /* Writes "vramsim: MESSAGE\n" to stderr. */
 void cmd_error (const char *fmt, ...) G_GNUC_PRINTF (1, 2);

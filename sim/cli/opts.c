@@ -143,3 +143,13 @@ cmd_end_options (int *argc, char **argv)
         return;
       }
 }
+
+gboolean
+cmd_check_sampling (const char *prefix, gint steps, double tol)
+{
+  if (steps >= 0 && tol >= 0 && tol < 1)
+    return TRUE;
+  cmd_error ("%s%s", prefix, steps < 0 ? "--sample-steps: K must be 1 or more (0: replay everything)"
+                                       : "--sample-tolerance: TOL must be at least 0 and below 1");
+  return FALSE;
+}

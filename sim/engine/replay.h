@@ -42,3 +42,17 @@ cJSON *replay_run (VsTraceReader *reader, const VsConfig *target,
 
 /* (transfer full) The short human summary of a report. */
 char *report_to_text (const cJSON *report);
+
+/* What bounds a replay, from its report alone (docs/fit.md): the time each
+ * kind of work would take by itself — compute (the sm resource's GPU-ns),
+ * memory (device_mem bytes at its capacity), link (the busiest other
+ * resource), swap and faults (their stalls), communication (exposed
+ * collective time), host (PREDICTED_NS less the busiest resource's busy
+ * time) — into BOUND_NS, and the largest (the first of equals). Under
+ * --sample-steps the resources' figures are the replayed part's; they are
+ * scaled as the whole trace's time was. */
+typedef enum {
+  VS_STEP_BOUND_COMPUTE, VS_STEP_BOUND_MEMORY, VS_STEP_BOUND_LINK, VS_STEP_BOUND_SWAP, VS_STEP_BOUND_FAULTS, VS_STEP_BOUND_COMM, VS_STEP_BOUND_HOST,
+  VS_STEP_BOUND_COUNT
+} VsStepBound;
+VsStepBound report_bounds (const cJSON *report, double predicted_ns, double bound_ns[VS_STEP_BOUND_COUNT]);

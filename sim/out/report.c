@@ -281,3 +281,49 @@ report_to_text (const cJSON *r)
     }
   return g_string_free (out, FALSE);
 }
+
+VsStepBound
+report_bounds (const cJSON *report, double predicted_ns, double bound_ns[VS_STEP_BOUND_COUNT])
+{
+  memset (bound_ns, 0, VS_STEP_BOUND_COUNT * sizeof *bound_ns);
+  double busiest = 0;
+  const cJSON *res;
+  cJSON_ArrayForEach (res, cJSON_GetObjectItemCaseSensitive (report, "resources"))
+    {
+      const cJSON *name = cJSON_GetObjectItemCaseSensitive (res, "name");
+      if (!cJSON_IsString (name))
+        continue;
+      double bytes = get (res, "bytes"), cap = get (res, "capacity_bps");
+      busiest = MAX (busiest, get (res, "busy_ns"));
+      if (strcmp (name->valuestring, "sm") == 0)
+        bound_ns[VS_STEP_BOUND_COMPUTE] = bytes;   /* GPU-ns of compute */
+      else if (cap > 0)
+        {
+          double t = bytes / cap * 1e9;
+          VsStepBound b = strcmp (name->valuestring, "device_mem") == 0 ? VS_STEP_BOUND_MEMORY : VS_STEP_BOUND_LINK;
+          bound_ns[b] = MAX (bound_ns[b], t);
+        }
+    }
+  bound_ns[VS_STEP_BOUND_SWAP] = get (report, "stalls.swap_ns");
+  bound_ns[VS_STEP_BOUND_FAULTS] = get (report, "stalls.fault_ns");
+  bound_ns[VS_STEP_BOUND_COMM] = get (report, "network.exposed_ns");
+  /* --sample-steps: the figures are the replayed part's; the whole
+   * trace's are theirs scaled as its time was. */
+  double ext = get (report, "sampled.extrapolated_ns");
+  if (ext > 0 && predicted_ns > ext)
+    {
+      double scale = predicted_ns / (predicted_ns - ext);
+      for (int b = 0; b < VS_STEP_BOUND_COUNT; b++)
+        bound_ns[b] *= scale;
+      busiest *= scale;
+    }
+  /* The time no resource of the machine was busy is at least the predicted
+   * time less the busiest resource's busy time: the host's (CPU time
+   * between calls, the program's own waits). */
+  bound_ns[VS_STEP_BOUND_HOST] = MAX (0, predicted_ns - busiest);
+  VsStepBound best = VS_STEP_BOUND_COMPUTE;
+  for (int b = 0; b < VS_STEP_BOUND_COUNT; b++)
+    if (bound_ns[b] > bound_ns[best])
+      best = b;
+  return best;
+}

@@ -227,36 +227,16 @@ num_at (const cJSON *o, const char *path)
   return cJSON_IsNumber (o) ? o->valuedouble : 0;
 }
 
-/* What bounds the step, from the replay's resources (as `vramsim fit`). */
+/* What bounds the step: report_bounds, as `vramsim fit` derives it, with
+ * the exposed collective time named "network" (plan's field). */
 static const char *
 report_bound (const cJSON *report)
 {
-  enum { COMPUTE, MEMORY, LINK, NETWORK, HOST, N };
-  static const char *names[N] = { "compute", "memory", "link", "network", "host" };
-  double b[N] = { 0 }, busiest = 0;
-  const cJSON *res;
-  cJSON_ArrayForEach (res, cJSON_GetObjectItemCaseSensitive (report, "resources"))
-    {
-      const cJSON *name = cJSON_GetObjectItemCaseSensitive (res, "name");
-      if (!cJSON_IsString (name))
-        continue;
-      double bytes = num_at (res, "bytes"), cap = num_at (res, "capacity_bps");
-      busiest = MAX (busiest, num_at (res, "busy_ns"));
-      if (strcmp (name->valuestring, "sm") == 0)
-        b[COMPUTE] = bytes;
-      else if (cap > 0)
-        {
-          int k = strcmp (name->valuestring, "device_mem") == 0 ? MEMORY : LINK;
-          b[k] = MAX (b[k], bytes / cap * 1e9);
-        }
-    }
-  b[NETWORK] = num_at (report, "network.exposed_ns");
-  b[HOST] = MAX (0, num_at (report, "time.predicted_ns") - busiest);
-  int best = COMPUTE;
-  for (int i = 0; i < N; i++)
-    if (b[i] > b[best])
-      best = i;
-  return names[best];
+  static const char *const names[VS_STEP_BOUND_COUNT] = {
+    "compute", "memory", "link", "swap", "faults", "network", "host",
+  };
+  double b[VS_STEP_BOUND_COUNT];
+  return names[report_bounds (report, num_at (report, "time.predicted_ns"), b)];
 }
 
 typedef struct {
