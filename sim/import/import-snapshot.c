@@ -377,7 +377,6 @@ snapshot_classify_frees (VsSnapshot *s)
 
 /* ---- rewinding ---- */
 
-/* Segments by address (VsSnapSegment*, owned): O(log n) per action. */
 static int
 tree_cmp (gconstpointer a, gconstpointer b, gpointer data)
 {
@@ -385,28 +384,46 @@ tree_cmp (gconstpointer a, gconstpointer b, gpointer data)
   return x < y ? -1 : x > y;
 }
 
-static GTree *
-seg_tree_new (void)
+GTree *
+snapshot_seg_tree_new (void)
 {
   return g_tree_new_full (tree_cmp, NULL, g_free, NULL);
 }
 
-static void
-seg_add (GTree *t, const VsSnapSegment *g)
+void
+snapshot_seg_tree_put (GTree *t, const VsSnapSegment *g)
 {
   VsSnapSegment *c = g_memdup2 (g, sizeof *g);
   g_tree_replace (t, c, c);
 }
 
-/* The segment holding ADDR, or NULL. */
-static VsSnapSegment *
-seg_find (GTree *t, guint64 addr)
+GTreeNode *
+snapshot_seg_tree_at_or_before (GTree *t, guint64 addr)
 {
   VsSnapSegment key = { .addr = addr + 1 };
   GTreeNode *n = addr == G_MAXUINT64 ? NULL : g_tree_lower_bound (t, &key);
-  n = n != NULL ? g_tree_node_previous (n) : g_tree_node_last (t);
+  return n != NULL ? g_tree_node_previous (n) : g_tree_node_last (t);
+}
+
+VsSnapSegment *
+snapshot_seg_tree_find (GTree *t, guint64 addr)
+{
+  GTreeNode *n = snapshot_seg_tree_at_or_before (t, addr);
   VsSnapSegment *g = n != NULL ? g_tree_node_value (n) : NULL;
   return g != NULL && addr >= g->addr && addr - g->addr < g->size ? g : NULL;
+}
+
+static gboolean
+seg_collect (gpointer key, gpointer value, gpointer data)
+{
+  g_array_append_val ((GArray *) data, *(VsSnapSegment *) value);
+  return FALSE;
+}
+
+void
+snapshot_seg_tree_collect (GTree *t, GArray *out)
+{
+  g_tree_foreach (t, seg_collect, out);
 }
 
 static void
@@ -435,24 +452,24 @@ rewind_one (VsSnapshot *s, GHashTable *live, GTree *segs, const VsSnapAction *a)
       g_hash_table_insert (live, g_memdup2 (&a->addr, sizeof a->addr), b);
       break;
     case SNAP_SEGMENT_ALLOC:
-      g = seg_find (segs, a->addr);
+      g = snapshot_seg_tree_find (segs, a->addr);
       if (g == NULL || g->addr != a->addr)
         s->rewind_mismatches++;
       else
         seg_remove (segs, g);
       break;
     case SNAP_SEGMENT_FREE:
-      if (a->size == 0 || seg_find (segs, a->addr) != NULL)
+      if (a->size == 0 || snapshot_seg_tree_find (segs, a->addr) != NULL)
         {
           s->rewind_mismatches++;
           break;
         }
-      seg_add (segs, &(VsSnapSegment) { .addr = a->addr, .size = a->size, .stream = a->stream,
+      snapshot_seg_tree_put (segs, &(VsSnapSegment) { .addr = a->addr, .size = a->size, .stream = a->stream,
                                         .small = a->size == 2 * MiB });
       break;
     case SNAP_SEGMENT_MAP:
       /* Before the map, [addr, addr+size) was not part of the segment. */
-      g = seg_find (segs, a->addr);
+      g = snapshot_seg_tree_find (segs, a->addr);
       if (g == NULL)
         {
           s->rewind_mismatches++;
@@ -466,21 +483,21 @@ rewind_one (VsSnapshot *s, GHashTable *live, GTree *segs, const VsSnapAction *a)
         tail.addr = mend;
         tail.size = end - mend;
         if (head.size > 0)
-          seg_add (segs, &head);
+          snapshot_seg_tree_put (segs, &head);
         if (tail.size > 0)
-          seg_add (segs, &tail);
+          snapshot_seg_tree_put (segs, &tail);
       }
       break;
     case SNAP_SEGMENT_UNMAP:
       {
         /* Before the unmap the range was mapped: join it to its neighbours. */
-        if (a->size == 0 || seg_find (segs, a->addr) != NULL)
+        if (a->size == 0 || snapshot_seg_tree_find (segs, a->addr) != NULL)
           {
             s->rewind_mismatches++;
             break;
           }
         VsSnapSegment n = { .addr = a->addr, .size = a->size, .stream = a->stream, .expandable = TRUE };
-        VsSnapSegment *before = a->addr > 0 ? seg_find (segs, a->addr - 1) : NULL;
+        VsSnapSegment *before = a->addr > 0 ? snapshot_seg_tree_find (segs, a->addr - 1) : NULL;
         if (before != NULL && before->expandable)
           {
             n.addr = before->addr;
@@ -488,14 +505,14 @@ rewind_one (VsSnapshot *s, GHashTable *live, GTree *segs, const VsSnapAction *a)
             n.small = before->small;
             seg_remove (segs, before);
           }
-        VsSnapSegment *after = seg_find (segs, a->addr + a->size);
+        VsSnapSegment *after = snapshot_seg_tree_find (segs, a->addr + a->size);
         if (after != NULL && after->expandable && after->addr == a->addr + a->size)
           {
             n.size += after->size;
             n.small = after->small;
             seg_remove (segs, after);
           }
-        seg_add (segs, &n);
+        snapshot_seg_tree_put (segs, &n);
         break;
       }
     default:
@@ -520,27 +537,20 @@ infer_block (const VsSnapshot *s, const VsSnapSegment *g, guint64 addr, guint64 
   return r;
 }
 
-static gboolean
-seg_collect (gpointer key, gpointer value, gpointer data)
-{
-  g_array_append_val ((GArray *) data, *(VsSnapSegment *) value);
-  return FALSE;
-}
-
 static void
 rewind_window (VsSnapshot *s, GHashTable *live)
 {
-  g_autoptr (GTree) segs = seg_tree_new ();
+  g_autoptr (GTree) segs = snapshot_seg_tree_new ();
   for (guint i = 0; i < s->final_segments->len; i++)
     {
       const VsSnapSegment *g = &g_array_index (s->final_segments, VsSnapSegment, i);
-      if (seg_find (segs, g->addr) == NULL)
-        seg_add (segs, g);
+      if (snapshot_seg_tree_find (segs, g->addr) == NULL)
+        snapshot_seg_tree_put (segs, g);
     }
   for (guint i = s->actions->len; i-- > 0;)
     rewind_one (s, live, segs, &g_array_index (s->actions, VsSnapAction, i));
   s->start_segments = g_array_new (FALSE, FALSE, sizeof (VsSnapSegment));
-  g_tree_foreach (segs, seg_collect, s->start_segments);
+  snapshot_seg_tree_collect (segs, s->start_segments);
   for (guint i = 0; i < s->start_segments->len; i++)
     s->start_reserved += g_array_index (s->start_segments, VsSnapSegment, i).size;
 
@@ -550,7 +560,7 @@ rewind_window (VsSnapshot *s, GHashTable *live)
   while (g_hash_table_iter_next (&it, NULL, &v))
     {
       VsSnapBlock *b = v;
-      if (seg_find (segs, b->addr) == NULL)
+      if (snapshot_seg_tree_find (segs, b->addr) == NULL)
         {
           s->rewind_mismatches++;
           continue;
@@ -561,7 +571,7 @@ rewind_window (VsSnapshot *s, GHashTable *live)
   for (guint i = 0; i < s->start_blocks->len; i++)
     {
       VsSnapBlock *b = &g_array_index (s->start_blocks, VsSnapBlock, i);
-      const VsSnapSegment *g = seg_find (segs, b->addr);
+      const VsSnapSegment *g = snapshot_seg_tree_find (segs, b->addr);
       guint64 boundary = g->addr + g->size;
       if (i + 1 < s->start_blocks->len)
         boundary = MIN (boundary, g_array_index (s->start_blocks, VsSnapBlock, i + 1).addr);
@@ -581,17 +591,17 @@ cut_window (VsSnapshot *s, GHashTable *live, guint from, guint to)
   guint n = s->actions->len;
   to = MIN (to, n);
   from = MIN (from, to);
-  g_autoptr (GTree) segs = seg_tree_new ();
+  g_autoptr (GTree) segs = snapshot_seg_tree_new ();
   for (guint i = 0; i < s->final_segments->len; i++)
     {
       const VsSnapSegment *g = &g_array_index (s->final_segments, VsSnapSegment, i);
-      if (seg_find (segs, g->addr) == NULL)
-        seg_add (segs, g);
+      if (snapshot_seg_tree_find (segs, g->addr) == NULL)
+        snapshot_seg_tree_put (segs, g);
     }
   for (guint i = n; i-- > to;)
     rewind_one (s, live, segs, &g_array_index (s->actions, VsSnapAction, i));
   g_array_set_size (s->final_segments, 0);
-  g_tree_foreach (segs, seg_collect, s->final_segments);
+  snapshot_seg_tree_collect (segs, s->final_segments);
   s->final_reserved = 0;
   for (guint i = 0; i < s->final_segments->len; i++)
     s->final_reserved += g_array_index (s->final_segments, VsSnapSegment, i).size;

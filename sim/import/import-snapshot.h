@@ -60,6 +60,18 @@ VsSnapshot *snapshot_load (const char *path, int device, GError **error);
  * the final one. For tests of the join of part dumps (snapshot-parts.h). */
 VsSnapshot *snapshot_load_window (const char *path, int device, guint from, guint to, GError **error);
 void snapshot_free (VsSnapshot *s);
+
+/* Segments by address in a GTree (VsSnapSegment*, owned): O(log n) per
+ * action, for rewinding a dump (import-snapshot.c) and playing parts
+ * forward (snapshot-parts.c). put replaces a segment at the same address. */
+GTree *snapshot_seg_tree_new (void);
+void snapshot_seg_tree_put (GTree *t, const VsSnapSegment *g);
+/* The node of the last segment starting at or before ADDR, or NULL. */
+GTreeNode *snapshot_seg_tree_at_or_before (GTree *t, guint64 addr);
+/* The segment holding ADDR, or NULL. */
+VsSnapSegment *snapshot_seg_tree_find (GTree *t, guint64 addr);
+/* Appends the segments, by address, to OUT (of VsSnapSegment). */
+void snapshot_seg_tree_collect (GTree *t, GArray *out);
 /* Marks the program's releases of the cache (empty_cache, user) afresh;
  * synthetic actions keep the flags snapshot_join gave them. */
 void snapshot_classify_frees (VsSnapshot *s);

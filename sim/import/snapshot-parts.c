@@ -102,36 +102,16 @@ normalise (GArray *segs)
   g_array_set_size (segs, o);
 }
 
-/* Segments by address (VsSnapSegment*, owned): each action O(log n), so
- * playing n actions forward costs n log n (it used to re-sort the whole
- * list at every segment_map). */
-static int
-tree_cmp (gconstpointer a, gconstpointer b, gpointer data)
-{
-  return cmp_seg (a, b);
-}
-
-static void
-tree_put (GTree *t, const VsSnapSegment *g)
-{
-  VsSnapSegment *c = g_memdup2 (g, sizeof *g);
-  g_tree_replace (t, c, c);
-}
-
-/* The node of the last segment starting at or before ADDR, or NULL. */
-static GTreeNode *
-tree_at_or_before (GTree *t, guint64 addr)
-{
-  GTreeNode *n = addr == G_MAXUINT64 ? NULL : g_tree_upper_bound (t, &(VsSnapSegment) { .addr = addr + 1 });
-  return n != NULL ? g_tree_node_previous (n) : g_tree_node_last (t);
-}
+/* Segments by address in a tree (snapshot_seg_tree_*): each action
+ * O(log n), so playing n actions forward costs n log n (it used to re-sort
+ * the whole list at every segment_map). */
 
 /* Takes [addr, addr + size) out of the mapped ranges. */
 static void
 unmap_range (GTree *t, guint64 addr, guint64 size)
 {
   guint64 end = addr + size < addr ? G_MAXUINT64 : addr + size;
-  GTreeNode *n = tree_at_or_before (t, addr);
+  GTreeNode *n = snapshot_seg_tree_at_or_before (t, addr);
   if (n == NULL)
     n = g_tree_node_first (t);
   g_autoptr (GArray) hit = g_array_new (FALSE, FALSE, sizeof (VsSnapSegment));
@@ -152,9 +132,9 @@ unmap_range (GTree *t, guint64 addr, guint64 size)
       tail.addr = MAX (end, g.addr);
       tail.size = g.addr + g.size > tail.addr ? g.addr + g.size - tail.addr : 0;
       if (head.size > 0)
-        tree_put (t, &head);
+        snapshot_seg_tree_put (t, &head);
       if (tail.size > 0)
-        tree_put (t, &tail);
+        snapshot_seg_tree_put (t, &tail);
     }
 }
 
@@ -162,7 +142,7 @@ unmap_range (GTree *t, guint64 addr, guint64 size)
 static void
 map_range (GTree *t, VsSnapSegment g)
 {
-  GTreeNode *n = g.addr > 0 ? tree_at_or_before (t, g.addr - 1) : NULL;
+  GTreeNode *n = g.addr > 0 ? snapshot_seg_tree_at_or_before (t, g.addr - 1) : NULL;
   const VsSnapSegment *before = n != NULL ? g_tree_node_value (n) : NULL;
   if (before != NULL && before->expandable && before->addr + before->size == g.addr)
     {
@@ -178,14 +158,7 @@ map_range (GTree *t, VsSnapSegment g)
       g_tree_remove (t, &a);
       g.size += a.size;
     }
-  tree_put (t, &g);
-}
-
-static gboolean
-tree_collect (gpointer key, gpointer value, gpointer data)
-{
-  g_array_append_val ((GArray *) data, *(VsSnapSegment *) value);
-  return FALSE;
+  snapshot_seg_tree_put (t, &g);
 }
 
 /* S's state after its last action: segments into SEGS (normalised),
@@ -193,9 +166,9 @@ tree_collect (gpointer key, gpointer value, gpointer data)
 static void
 play_forward (const VsSnapshot *s, GArray *segs, GHashTable *blocks)
 {
-  g_autoptr (GTree) t = g_tree_new_full (tree_cmp, NULL, g_free, NULL);
+  g_autoptr (GTree) t = snapshot_seg_tree_new ();
   for (guint i = 0; i < s->start_segments->len; i++)
-    tree_put (t, &g_array_index (s->start_segments, VsSnapSegment, i));
+    snapshot_seg_tree_put (t, &g_array_index (s->start_segments, VsSnapSegment, i));
   for (guint i = 0; i < s->start_blocks->len; i++)
     {
       const VsSnapBlock *b = &g_array_index (s->start_blocks, VsSnapBlock, i);
@@ -217,7 +190,7 @@ play_forward (const VsSnapshot *s, GArray *segs, GHashTable *blocks)
           g_hash_table_remove (blocks, &a->addr);
           break;
         case SNAP_SEGMENT_ALLOC:
-          tree_put (t, &(VsSnapSegment) { .addr = a->addr, .size = a->size, .stream = a->stream,
+          snapshot_seg_tree_put (t, &(VsSnapSegment) { .addr = a->addr, .size = a->size, .stream = a->stream,
                                           .small = a->size == 2 * MiB });
           break;
         case SNAP_SEGMENT_FREE:
@@ -233,7 +206,7 @@ play_forward (const VsSnapshot *s, GArray *segs, GHashTable *blocks)
           break;
         }
     }
-  g_tree_foreach (t, tree_collect, segs);
+  snapshot_seg_tree_collect (t, segs);
   normalise (segs);
 }
 

@@ -821,6 +821,38 @@ test_errors (void)
   g_rmdir (dir);
 }
 
+/* The segment tree both the rewind (import-snapshot.c) and the join of
+ * parts (snapshot-parts.c) use, by hand: segments [0, 6), [6, 16) and
+ * [32, 48). The last segment starting at or before 5 is the one at 0 (a
+ * lookup keyed on addr + 1 with a strict upper bound took the one at 6). */
+static void
+test_seg_tree (void)
+{
+  g_autoptr (GTree) t = snapshot_seg_tree_new ();
+  snapshot_seg_tree_put (t, &(VsSnapSegment) { .addr = 6, .size = 10 });
+  snapshot_seg_tree_put (t, &(VsSnapSegment) { .addr = 0, .size = 6 });
+  snapshot_seg_tree_put (t, &(VsSnapSegment) { .addr = 32, .size = 16 });
+  GTreeNode *n = snapshot_seg_tree_at_or_before (t, 5);
+  g_assert_nonnull (n);
+  g_assert_cmpuint (((VsSnapSegment *) g_tree_node_value (n))->addr, ==, 0);
+  n = snapshot_seg_tree_at_or_before (t, 6);
+  g_assert_cmpuint (((VsSnapSegment *) g_tree_node_value (n))->addr, ==, 6);
+  n = snapshot_seg_tree_at_or_before (t, G_MAXUINT64);
+  g_assert_cmpuint (((VsSnapSegment *) g_tree_node_value (n))->addr, ==, 32);
+  g_assert_null (snapshot_seg_tree_find (t, 16));   /* the gap [16, 32) */
+  g_assert_null (snapshot_seg_tree_find (t, 48));
+  g_assert_cmpuint (snapshot_seg_tree_find (t, 15)->addr, ==, 6);
+  g_assert_cmpuint (snapshot_seg_tree_find (t, 47)->addr, ==, 32);
+  snapshot_seg_tree_put (t, &(VsSnapSegment) { .addr = 6, .size = 4 });   /* replaces */
+  g_assert_null (snapshot_seg_tree_find (t, 10));
+  g_autoptr (GArray) all = g_array_new (FALSE, FALSE, sizeof (VsSnapSegment));
+  snapshot_seg_tree_collect (t, all);
+  g_assert_cmpuint (all->len, ==, 3);
+  g_assert_cmpuint (g_array_index (all, VsSnapSegment, 0).addr, ==, 0);
+  g_assert_cmpuint (g_array_index (all, VsSnapSegment, 1).size, ==, 4);
+  g_assert_cmpuint (g_array_index (all, VsSnapSegment, 2).addr, ==, 32);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -841,6 +873,7 @@ main (int argc, char **argv)
       g_autofree char *pname = g_strdup_printf ("/merge-tensor/parts/%s", base);
       g_test_add_data_func (pname, &cases[i], test_parts);
     }
+  g_test_add_func ("/merge-tensor/seg-tree", test_seg_tree);
   g_test_add_func ("/merge-tensor/errors", test_errors);
   g_test_add_func ("/merge-tensor/expandable-start", test_expandable);
   return g_test_run ();
