@@ -6,6 +6,7 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -52,4 +53,40 @@ harness_replay (const char *header, const char *body, const VsConfig *target, co
   g_assert_nonnull (report);
   g_unlink (path);
   return report;
+}
+
+/* The report's value at PATH ("memory.tiers.0.capacity": names, and
+ * indices into arrays); a path that is not there fails the test. */
+static inline const cJSON *
+harness_at (const cJSON *o, const char *path)
+{
+  g_auto (GStrv) parts = g_strsplit (path, ".", -1);
+  for (guint i = 0; parts[i] && o; i++)
+    o = cJSON_IsArray (o) ? cJSON_GetArrayItem (o, atoi (parts[i])) : cJSON_GetObjectItemCaseSensitive (o, parts[i]);
+  if (o == NULL)
+    g_error ("no %s in the report", path);
+  return o;
+}
+
+static inline double
+harness_num (const cJSON *r, const char *path)
+{
+  return harness_at (r, path)->valuedouble;
+}
+
+static inline const char *
+harness_str (const cJSON *r, const char *path)
+{
+  return harness_at (r, path)->valuestring;
+}
+
+/* Whether one of the report's warnings starts with PREFIX. */
+static inline gboolean
+harness_warned (const cJSON *r, const char *prefix)
+{
+  const cJSON *w;
+  cJSON_ArrayForEach (w, harness_at (r, "warnings"))
+    if (cJSON_IsString (w) && g_str_has_prefix (w->valuestring, prefix))
+      return TRUE;
+  return FALSE;
 }

@@ -32,29 +32,6 @@ run (const char *header, const char *const *sets, const char *body, gboolean kee
 #define TENSOR "{\"vramsim_trace\": 1, \"allocations\": \"tensor\"}"
 #define DRIVER "{\"vramsim_trace\": 1}"
 
-static const cJSON *
-at (const cJSON *o, const char *path)
-{
-  g_auto (GStrv) parts = g_strsplit (path, ".", -1);
-  for (guint i = 0; parts[i] && o; i++)
-    o = cJSON_IsArray (o) ? cJSON_GetArrayItem (o, atoi (parts[i])) : cJSON_GetObjectItemCaseSensitive (o, parts[i]);
-  if (o == NULL)
-    g_error ("no %s in the report", path);
-  return o;
-}
-
-static double
-num (const cJSON *r, const char *path)
-{
-  return at (r, path)->valuedouble;
-}
-
-static const char *
-str (const cJSON *r, const char *path)
-{
-  return at (r, path)->valuestring;
-}
-
 /* Two 5 MiB tensors share one 20 MiB segment (a large-pool request below
  * 10 MiB): the device holds 100 MiB context + 20 MiB. Fragmentation at the
  * reserved peak: at most 10 MiB allocated while 20 MiB reserved,
@@ -68,28 +45,28 @@ test_pytorch (void)
     "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":5242880,\"kind\":\"device\"}\n"
     "{\"t\":2,\"op\":\"free\",\"id\":1}\n"
     "{\"t\":3,\"op\":\"free\",\"id\":2}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "pytorch");
-  g_assert_cmpfloat (num (r, "memory.context_bytes"), ==, 100 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 10 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 20 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_alloc_bytes"), ==, 20 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.fragmentation_peak"), ==, 0.5);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpstr (harness_str (r, "memory.allocator.kind"), ==, "pytorch");
+  g_assert_cmpfloat (harness_num (r, "memory.context_bytes"), ==, 100 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_allocated_bytes"), ==, 10 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.end_reserved_bytes"), ==, 20 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 1);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_alloc_bytes"), ==, 20 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.fragmentation_peak"), ==, 0.5);
   /* No allocator or memory warning; the one there is says the GPU ran
    * nothing in the 3 ns window (warnings[], docs/model.md section 12). */
-  g_assert_cmpint (cJSON_GetArraySize (at (r, "warnings")), ==, 1);
-  g_assert_true (g_str_has_prefix (cJSON_GetArrayItem (at (r, "warnings"), 0)->valuestring, "the GPU is idle"));
+  g_assert_cmpint (cJSON_GetArraySize (harness_at (r, "warnings")), ==, 1);
+  g_assert_true (g_str_has_prefix (cJSON_GetArrayItem (harness_at (r, "warnings"), 0)->valuestring, "the GPU is idle"));
   cJSON_Delete (r);
 
   r = run (TENSOR, NULL,
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n"
     "{\"t\":1,\"op\":\"free\",\"id\":1}\n"
     "{\"t\":2,\"op\":\"empty_cache\"}\n", FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 0);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.end_reserved_bytes"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 1);
   cJSON_Delete (r);
 }
 
@@ -101,17 +78,17 @@ test_driver_none (void)
   cJSON *r = run (DRIVER, NULL,
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n"
     "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "none");
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 112 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpstr (harness_str (r, "memory.allocator.kind"), ==, "none");
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 112 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
   cJSON_Delete (r);
   /* allocator.kind=pytorch on the same trace: one 20 MiB segment. */
   const char *sets[] = { "allocator.kind=pytorch", NULL };
   r = run (DRIVER, sets,
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n"
     "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
   cJSON_Delete (r);
 }
 
@@ -130,20 +107,20 @@ test_retry_oom (void)
     "{\"t\":2,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":7}\n"
     "{\"t\":3,\"op\":\"alloc\",\"id\":3,\"bytes\":629145600,\"kind\":\"device\",\"stream\":7}\n";
   cJSON *r = run (TENSOR, NULL, body, FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "oom");
-  g_assert_cmpfloat (num (r, "oom.event"), ==, 3);
-  g_assert_cmpfloat (num (r, "oom.requested"), ==, 600 * MiB);
-  g_assert_cmpfloat (num (r, "oom.in_use"), ==, 500 * MiB);
-  g_assert_cmpfloat (num (r, "oom.reserved_free"), ==, 0);
-  g_assert_cmpfloat (num (r, "oom.largest_free_block"), ==, 0);
-  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "oom");
+  g_assert_cmpfloat (harness_num (r, "oom.event"), ==, 3);
+  g_assert_cmpfloat (harness_num (r, "oom.requested"), ==, 600 * MiB);
+  g_assert_cmpfloat (harness_num (r, "oom.in_use"), ==, 500 * MiB);
+  g_assert_cmpfloat (harness_num (r, "oom.reserved_free"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "oom.largest_free_block"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.retries"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 1);
   cJSON_Delete (r);
 
   r = run (TENSOR, NULL, body, TRUE);
-  g_assert_cmpstr (str (r, "status"), ==, "overflow");
-  g_assert_cmpfloat (num (r, "memory.overflow_bytes"), ==, 76 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 1000 * MiB);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "overflow");
+  g_assert_cmpfloat (harness_num (r, "memory.overflow_bytes"), ==, 76 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 1000 * MiB);
   cJSON_Delete (r);
 }
 
@@ -165,15 +142,15 @@ test_retry_syncs (void)
     "{\"t\":2,\"op\":\"free\",\"id\":1}\n"
     "{\"t\":3,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":7,\"host_ns\":5000}\n";
   cJSON *r = run (TENSOR, NULL, body, FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
-  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 1000001 - 5003);
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 1000001);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (harness_num (r, "host.blocked_ns"), ==, 1000001 - 5003);
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 1000001);
   cJSON_Delete (r);
   const char *big[] = { "memory.capacity=2GiB", NULL };
   r = run (TENSOR, big, body, FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
-  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "host.blocked_ns"), ==, 0);
   cJSON_Delete (r);
 }
 
@@ -193,11 +170,11 @@ test_oom_cache_figures (void)
                   "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":4194304,\"kind\":\"device\"}\n"
                   "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":524288,\"kind\":\"device\"}\n"
                   "{\"t\":2,\"op\":\"alloc\",\"id\":3,\"bytes\":20971520,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "oom");
-  g_assert_cmpfloat (num (r, "oom.event"), ==, 2);
-  g_assert_cmpfloat (num (r, "oom.requested"), ==, 20 * MiB);
-  g_assert_cmpfloat (num (r, "oom.reserved_free"), ==, 18350080);
-  g_assert_cmpfloat (num (r, "oom.largest_free_block"), ==, 16 * MiB);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "oom");
+  g_assert_cmpfloat (harness_num (r, "oom.event"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "oom.requested"), ==, 20 * MiB);
+  g_assert_cmpfloat (harness_num (r, "oom.reserved_free"), ==, 18350080);
+  g_assert_cmpfloat (harness_num (r, "oom.largest_free_block"), ==, 16 * MiB);
   cJSON_Delete (r);
 }
 
@@ -206,7 +183,7 @@ static void
 test_unknown (void)
 {
   cJSON *r = run (DRIVER, NULL, "{\"t\":0,\"op\":\"kernel\",\"name\":\"k\",\"dur\":1000}\n", FALSE);
-  const cJSON *w = at (r, "warnings");
+  const cJSON *w = harness_at (r, "warnings");
   g_assert_cmpint (cJSON_GetArraySize (w), ==, 1);
   g_assert_nonnull (strstr (cJSON_GetArrayItem (w, 0)->valuestring, "memory unknown"));
   cJSON_Delete (r);
@@ -218,7 +195,7 @@ static void
 assert_no_allocator_warning (const cJSON *r)
 {
   const cJSON *w;
-  cJSON_ArrayForEach (w, at (r, "warnings"))
+  cJSON_ArrayForEach (w, harness_at (r, "warnings"))
     {
       g_assert_null (strstr (w->valuestring, "allocator"));
       g_assert_null (strstr (w->valuestring, "memory unknown"));
@@ -267,20 +244,20 @@ test_spill (void)
     AB_WRITTEN_THEN_C
     "{\"t\":6,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
     "{\"t\":7,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpstr (str (r, "memory.allocator.kind"), ==, "pytorch");
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
-  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.swap_in_bytes"), ==, 400 * MiB);
-  g_assert_cmpfloat (num (r, "stalls.swap_ns"), ==, 83906080);
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 125862124);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpstr (harness_str (r, "memory.allocator.kind"), ==, "pytorch");
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_allocated_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.end_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.retries"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.1.peak_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_in_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (harness_num (r, "stalls.swap_ns"), ==, 83906080);
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 125862124);
   assert_no_allocator_warning (r);
   cJSON_Delete (r);
 }
@@ -302,15 +279,15 @@ test_direct (void)
     "{\"t\":3,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":4194304,\"bytes\":419430400,\"reads\":[1]}\n"
     "{\"t\":4,\"op\":\"kernel\",\"name\":\"k2\",\"stream\":1,\"dur\":4194304,\"bytes\":419430400,\"reads\":[3]}\n"
     "{\"t\":5,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 1);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 46137347);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_allocated_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.retries"), ==, 1);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 46137347);
   assert_no_allocator_warning (r);
   cJSON_Delete (r);
 }
@@ -344,18 +321,18 @@ test_uvm (void)
     "{\"t\":6,\"op\":\"kernel\",\"name\":\"k3\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"writes\":[3]}\n"
     "{\"t\":7,\"op\":\"kernel\",\"name\":\"k4\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
     "{\"t\":8,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 1200 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 1200 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
-  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 0);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 1024 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.faults"), ==, 23616);
-  g_assert_cmpfloat (num (r, "traffic.fault_bytes"), ==, 276 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.writeback_bytes"), ==, 552 * MiB);
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 89616097);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 1200 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_allocated_bytes"), ==, 1200 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.retries"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 1024 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.1.peak_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.faults"), ==, 23616);
+  g_assert_cmpfloat (harness_num (r, "traffic.fault_bytes"), ==, 276 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.writeback_bytes"), ==, 552 * MiB);
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 89616097);
   assert_no_allocator_warning (r);
   cJSON_Delete (r);
 }
@@ -378,14 +355,14 @@ test_spill_cache_first (void)
     "{\"t\":1,\"op\":\"free\",\"id\":1}\n"
     "{\"t\":2,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\",\"stream\":7}\n"
     "{\"t\":3,\"op\":\"alloc\",\"id\":3,\"bytes\":629145600,\"kind\":\"device\",\"stream\":7}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 3);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 600 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 700 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.retries"), ==, 3);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 600 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 700 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 0);
   cJSON_Delete (r);
 }
 
@@ -411,13 +388,13 @@ test_spill_freed (void)
     "{\"t\":9,\"op\":\"sync\",\"scope\":\"device\"}\n"
     "{\"t\":10,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
     "{\"t\":11,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.swap_in_bytes"), ==, 0);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 84909086);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_in_bytes"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.end_reserved_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 84909086);
   cJSON_Delete (r);
 }
 
@@ -432,18 +409,18 @@ test_uvm_host_oom (void)
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":419430400,\"kind\":\"device\"}\n"
     "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":419430400,\"kind\":\"device\"}\n"
     "{\"t\":2,\"op\":\"alloc\",\"id\":3,\"bytes\":419430400,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "oom");
-  g_assert_cmpstr (str (r, "oom.memory"), ==, "host");
-  g_assert_cmpfloat (num (r, "oom.event"), ==, 2);
-  g_assert_cmpfloat (num (r, "oom.in_use"), ==, 800 * MiB);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "oom");
+  g_assert_cmpstr (harness_str (r, "oom.memory"), ==, "host");
+  g_assert_cmpfloat (harness_num (r, "oom.event"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "oom.in_use"), ==, 800 * MiB);
   cJSON_Delete (r);
   /* Expandable segments map physical device memory, which cannot be
    * managed: off under uvm, with a warning. */
   const char *sets2[] = { "policy.oversubscription=uvm", "allocator.expandable_segments=true", NULL };
   r = run (TENSOR, sets2,
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
-  g_assert_nonnull (strstr (cJSON_GetArrayItem (at (r, "warnings"), 0)->valuestring, "expandable_segments is off"));
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
+  g_assert_nonnull (strstr (cJSON_GetArrayItem (harness_at (r, "warnings"), 0)->valuestring, "expandable_segments is off"));
   cJSON_Delete (r);
 }
 
@@ -457,8 +434,8 @@ test_expandable_overflow (void)
   const char *sets[] = { "allocator.expandable_segments=true", NULL };
   cJSON *r = run (TENSOR, sets,
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":2147483648,\"kind\":\"device\"}\n", TRUE);
-  g_assert_cmpstr (str (r, "status"), ==, "overflow");
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 2060 * MiB);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "overflow");
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 2060 * MiB);
   cJSON_Delete (r);
 }
 
@@ -484,13 +461,13 @@ test_managed_evicted (void)
     {
       const char *sets[] = { i == 0 ? "policy.oversubscription=oom" : "policy.oversubscription=spill", NULL };
       cJSON *r = run (TENSOR, sets, body, FALSE);
-      g_assert_cmpstr (str (r, "status"), ==, "ok");
-      g_assert_cmpfloat (num (r, "traffic.writeback_bytes"), ==, 76 * MiB);
-      g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
-      g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 400 * MiB);
-      g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 1024 * MiB);
-      g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 600 * MiB);
-      g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 9110181);
+      g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+      g_assert_cmpfloat (harness_num (r, "traffic.writeback_bytes"), ==, 76 * MiB);
+      g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 0);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 400 * MiB);
+      g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 1024 * MiB);
+      g_assert_cmpfloat (harness_num (r, "memory.tiers.1.peak_bytes"), ==, 600 * MiB);
+      g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 9110181);
       cJSON_Delete (r);
     }
 }
@@ -506,10 +483,10 @@ test_seeded (void)
                   "  \"blocks\": [[1, 1099511627776, 4194304]]}}", NULL,
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":4194304,\"kind\":\"device\"}\n"
     "{\"t\":1,\"op\":\"alloc\",\"id\":2,\"bytes\":8388608,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 0);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
   cJSON_Delete (r);
 }
 
@@ -524,15 +501,15 @@ test_seeded_cache (void)
   cJSON *r = run ("{\"vramsim_trace\": 1, \"allocations\": \"tensor\","
                   " \"allocator_state\": {\"reserved_bytes\": 2147483648}}", NULL,
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 120 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 20 * MiB);
   cJSON_Delete (r);
   r = run ("{\"vramsim_trace\": 1, \"allocations\": \"tensor\","
            " \"allocator_state\": {\"reserved_bytes\": 536870912}}", NULL,
     "{\"t\":0,\"op\":\"alloc\",\"id\":1,\"bytes\":5242880,\"kind\":\"device\"}\n", FALSE);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 612 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 612 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 0);
   cJSON_Delete (r);
 }
 
@@ -552,9 +529,9 @@ test_uvm_early_free (void)
     "{\"t\":1,\"op\":\"kernel\",\"name\":\"k1\",\"stream\":1,\"dur\":1000,\"bytes\":0,\"reads\":[1]}\n"
     "{\"t\":2,\"op\":\"free\",\"id\":1}\n"
     "{\"t\":3,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-  g_assert_cmpfloat (num (r, "traffic.faults"), ==, 1024);
-  g_assert_cmpfloat (num (r, "traffic.fault_bytes"), ==, 64 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 164 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.faults"), ==, 1024);
+  g_assert_cmpfloat (harness_num (r, "traffic.fault_bytes"), ==, 64 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 164 * MiB);
   cJSON_Delete (r);
 }
 
@@ -580,11 +557,11 @@ test_cross_stream (void)
    * fragmentation 1 - 12/24 = 0.5. */
   cJSON *r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.fragmentation_peak"), ==, 0.5);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 124 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.fragmentation_peak"), ==, 0.5);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 124 * MiB);
   cJSON_Delete (r);
 
   /* ... and once stream 2 has run (the host syncs on it), id 3 takes id
@@ -593,9 +570,9 @@ test_cross_stream (void)
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2)
     "{\"t\":4,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (5, 3), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_allocated_bytes"), ==, 24 * MiB);
   cJSON_Delete (r);
 
   /* The host waits for stream 2 before it allocates: the block is back,
@@ -603,8 +580,8 @@ test_cross_stream (void)
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1)
     "{\"t\":3,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (4, 2), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 1);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
   cJSON_Delete (r);
 
   /* Same stream (the kernel on stream 1, the tensor's own): reusable at
@@ -612,9 +589,9 @@ test_cross_stream (void)
    * kernel still runs, one segment. */
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k", 1, "1") XS_FREE (2, 1) XS_ALLOC (3, 2), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 1);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
   cJSON_Delete (r);
 
   /* The event is stream 2's work queued before the free, not the kernel
@@ -626,7 +603,7 @@ test_cross_stream (void)
     "{\"t\":2,\"op\":\"event_record\",\"event\":9,\"stream\":2}\n"
     XS_KERNEL (3, "k2", 2, "") XS_FREE (4, 1)
     "{\"t\":5,\"op\":\"sync\",\"scope\":\"event\",\"event\":9}\n" XS_ALLOC (6, 2), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
   cJSON_Delete (r);
 
   /* A memset on stream 2 records it too (copies and memsets as kernels). */
@@ -634,7 +611,7 @@ test_cross_stream (void)
     XS_ALLOC (0, 1)
     "{\"t\":1,\"op\":\"memset\",\"dst\":1,\"bytes\":12582912,\"stream\":2,\"async\":true,\"dur\":1000000}\n"
     XS_FREE (2, 1) XS_ALLOC (3, 2), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
   cJSON_Delete (r);
 
   /* empty_cache while the block waits: PyTorch synchronises on its events
@@ -646,12 +623,12 @@ test_cross_stream (void)
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1)
     "{\"t\":3,\"op\":\"empty_cache\"}\n" XS_ALLOC (4, 2), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.end_reserved_bytes"), ==, 12 * MiB);
-  g_assert_cmpfloat (num (r, "host.blocked_ns"), >, 0.99e6);
-  g_assert_cmpfloat (num (r, "host.blocked_ns"), <=, 1e6);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.end_reserved_bytes"), ==, 12 * MiB);
+  g_assert_cmpfloat (harness_num (r, "host.blocked_ns"), >, 0.99e6);
+  g_assert_cmpfloat (harness_num (r, "host.blocked_ns"), <=, 1e6);
   cJSON_Delete (r);
   /* The same on the tensor's own stream: no event to wait for, the
    * segment is released at once (reserved ends at 12 MiB from id 2's new
@@ -661,8 +638,8 @@ test_cross_stream (void)
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k", 1, "1") XS_FREE (2, 1)
     "{\"t\":3,\"op\":\"empty_cache\"}\n" XS_ALLOC (4, 2), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
-  g_assert_cmpfloat (num (r, "host.blocked_ns"), ==, 1000001 - 3);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 1);
+  g_assert_cmpfloat (harness_num (r, "host.blocked_ns"), ==, 1000001 - 3);
   cJSON_Delete (r);
 
   /* Two blocks freed while one kernel on stream 2 reads both wait for it
@@ -672,14 +649,14 @@ test_cross_stream (void)
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_ALLOC (1, 2) XS_KERNEL (2, "k", 2, "1, 2") XS_FREE (3, 1) XS_FREE (4, 2)
     XS_ALLOC (5, 3) XS_ALLOC (6, 4), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 4);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 48 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 4);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 48 * MiB);
   cJSON_Delete (r);
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_ALLOC (1, 2) XS_KERNEL (2, "k", 2, "1, 2") XS_FREE (3, 1) XS_FREE (4, 2)
     "{\"t\":5,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (6, 3) XS_ALLOC (7, 4), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
   cJSON_Delete (r);
 
   /* An allocation whose event names no stream (profilers, generators)
@@ -689,12 +666,12 @@ test_cross_stream (void)
 #define XS_ALLOC0(t, id) "{\"t\":" #t ",\"op\":\"alloc\",\"id\":" #id ",\"bytes\":12582912,\"kind\":\"device\"}\n"
   r = run (TENSOR, NULL,
     XS_ALLOC0 (0, 1) XS_KERNEL (1, "k", 5, "1") XS_FREE (2, 1) XS_ALLOC0 (3, 2), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 1);
   cJSON_Delete (r);
   r = run (TENSOR, NULL,
     XS_ALLOC0 (0, 1) XS_KERNEL (1, "k1", 5, "1") XS_KERNEL (2, "k2", 6, "1") XS_FREE (3, 1) XS_ALLOC0 (4, 2),
     FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
   cJSON_Delete (r);
 
   /* A trace that reuses id 1 while its first block still waits: the first
@@ -704,8 +681,8 @@ test_cross_stream (void)
   r = run (TENSOR, NULL,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k1", 2, "1") XS_FREE (2, 1)
     XS_ALLOC (3, 1) XS_KERNEL (4, "k2", 2, "1") XS_FREE (5, 1) XS_ALLOC (6, 2), FALSE);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
   cJSON_Delete (r);
 }
 
@@ -730,13 +707,13 @@ test_cross_stream_policies (void)
       cJSON *r = run (TENSOR, policies[i],
         XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2)
         "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-      g_assert_cmpstr (str (r, "status"), ==, "ok");
-      g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-      g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
-      g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 0);
-      g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
-      g_assert_cmpfloat (num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
-      g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+      g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 0);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.retries"), ==, 0);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 24 * MiB);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_allocated_bytes"), ==, 12 * MiB);
+      g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 0);
       cJSON_Delete (r);
 
       /* Once k has run (the host syncs on stream 2 at t = 3), id 2 takes
@@ -745,8 +722,8 @@ test_cross_stream_policies (void)
         XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1)
         "{\"t\":3,\"op\":\"sync\",\"scope\":\"stream\",\"stream\":2}\n" XS_ALLOC (4, 2)
         "{\"t\":5,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-      g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 1);
-      g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 1);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 12 * MiB);
       cJSON_Delete (r);
     }
 
@@ -758,10 +735,10 @@ test_cross_stream_policies (void)
   cJSON *r = run (TENSOR, uvm,
     XS_ALLOC (0, 1) XS_KERNEL (1, "k", 2, "1") XS_FREE (2, 1) XS_ALLOC (3, 2)
     "{\"t\":4,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-  g_assert_cmpfloat (num (r, "traffic.faults"), ==, 192);
-  g_assert_cmpfloat (num (r, "traffic.fault_bytes"), ==, 0);
-  g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 112 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 24 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.faults"), ==, 192);
+  g_assert_cmpfloat (harness_num (r, "traffic.fault_bytes"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 112 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.1.peak_bytes"), ==, 24 * MiB);
   cJSON_Delete (r);
 
   /* The waiting block is what avoids a spill. 400 MiB tensors (a segment
@@ -786,14 +763,14 @@ test_cross_stream_policies (void)
   for (guint i = 0; i < 2; i++)
     {
       r = run (TENSOR, policies[i], body, FALSE);
-      g_assert_cmpstr (str (r, "status"), ==, "ok");
-      g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
-      g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 1);
-      g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 1);
-      g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
-      g_assert_cmpfloat (num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
-      g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 0);
-      g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
+      g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 3);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 1);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.retries"), ==, 1);
+      g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 800 * MiB);
+      g_assert_cmpfloat (harness_num (r, "memory.tiers.0.peak_bytes"), ==, 900 * MiB);
+      g_assert_cmpfloat (harness_num (r, "memory.tiers.1.peak_bytes"), ==, 0);
+      g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 0);
       cJSON_Delete (r);
     }
 
@@ -822,12 +799,12 @@ test_cross_stream_policies (void)
     "{\"t\":8,\"op\":\"free\",\"id\":1}\n"
     "{\"t\":9,\"op\":\"alloc\",\"id\":4,\"bytes\":419430400,\"kind\":\"device\",\"stream\":1}\n"
     "{\"t\":10,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 0);
-  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 2);
-  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.swap_in_bytes"), ==, 400 * MiB);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 0);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.retries"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 800 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_in_bytes"), ==, 400 * MiB);
   cJSON_Delete (r);
 }
 
@@ -859,13 +836,13 @@ test_spill_not_freed (void)
     "{\"t\":6,\"op\":\"free\",\"id\":1,\"stream\":1}\n"
     "{\"t\":7,\"op\":\"alloc\",\"id\":3,\"bytes\":629145600,\"kind\":\"device\",\"stream\":1}\n"
     "{\"t\":8,\"op\":\"sync\",\"scope\":\"device\"}\n", FALSE);
-  g_assert_cmpstr (str (r, "status"), ==, "ok");
-  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 400 * MiB);
-  g_assert_cmpfloat (num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_allocs"), ==, 3);
-  g_assert_cmpfloat (num (r, "memory.allocator.segment_frees"), ==, 2);
-  g_assert_cmpfloat (num (r, "memory.allocator.retries"), ==, 2);
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 41955046);
+  g_assert_cmpstr (harness_str (r, "status"), ==, "ok");
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.tiers.1.peak_bytes"), ==, 400 * MiB);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_allocs"), ==, 3);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.segment_frees"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "memory.allocator.retries"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 41955046);
   cJSON_Delete (r);
 }
 

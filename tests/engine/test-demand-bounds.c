@@ -36,17 +36,6 @@ run (const char *config, const char *policy, const char *body)
   return harness_replay ("{\"vramsim_trace\": 1}", body, cfg, cfg, NULL);
 }
 
-static const cJSON *
-at (const cJSON *o, const char *path)
-{
-  g_auto (GStrv) parts = g_strsplit (path, ".", -1);
-  for (guint i = 0; parts[i] && o; i++)
-    o = cJSON_GetObjectItemCaseSensitive (o, parts[i]);
-  if (o == NULL)
-    g_error ("no %s in the report", path);
-  return o;
-}
-
 /* Two 462 MiB allocations: demand 100 + 924 = 1024 MiB, the capacity
  * exactly: fits ("demand <= capacity") under every policy. */
 static void
@@ -60,8 +49,8 @@ test_fits_at_capacity (void)
   for (guint p = 0; p < G_N_ELEMENTS (policies); p++)
     {
       cJSON *r = run (demand_config, policies[p], body);
-      g_assert_cmpfloat (at (r, "memory.device_demand_bytes")->valuedouble, ==, 1024 * MiB);
-      g_assert_true (cJSON_IsTrue (at (r, "fits")));
+      g_assert_cmpfloat (harness_at (r, "memory.device_demand_bytes")->valuedouble, ==, 1024 * MiB);
+      g_assert_true (cJSON_IsTrue (harness_at (r, "fits")));
       cJSON_Delete (r);
     }
 }
@@ -78,7 +67,7 @@ test_peak_small_steps (void)
     "{\"t\":2,\"op\":\"alloc\",\"id\":3,\"bytes\":524288,\"kind\":\"device\"}\n"
     "{\"t\":3,\"op\":\"alloc\",\"id\":4,\"bytes\":524288,\"kind\":\"device\"}\n";
   cJSON *r = run (demand_config, "oom", body);
-  g_assert_cmpfloat (at (r, "memory.device_demand_bytes")->valuedouble, ==, 102 * MiB);
+  g_assert_cmpfloat (harness_at (r, "memory.device_demand_bytes")->valuedouble, ==, 102 * MiB);
   cJSON_Delete (r);
 }
 
@@ -97,8 +86,8 @@ test_managed_set_exactly_fits (void)
     "{\"t\":2,\"op\":\"sync\",\"scope\":\"device\"}\n";
   cJSON *r = run (uvm_config, "uvm", body);
   g_assert_cmpstr (cJSON_GetObjectItem (r, "status")->valuestring, ==, "ok");
-  g_assert_cmpfloat (at (r, "traffic.fault_bytes")->valuedouble, ==, 1073741824);
-  g_assert_cmpfloat_with_epsilon (at (r, "time.predicted_ns")->valuedouble, 109295182, 2.5);
+  g_assert_cmpfloat (harness_at (r, "traffic.fault_bytes")->valuedouble, ==, 1073741824);
+  g_assert_cmpfloat_with_epsilon (harness_at (r, "time.predicted_ns")->valuedouble, 109295182, 2.5);
   cJSON_Delete (r);
 }
 
@@ -114,7 +103,7 @@ test_managed_set_faults_before (void)
     "{\"t\":1,\"op\":\"kernel\",\"name\":\"k\",\"stream\":1,\"dur\":100000000,\"bytes\":0,\"reads\":[1]}\n"
     "{\"t\":2,\"op\":\"sync\",\"scope\":\"device\"}\n";
   cJSON *r = run (uvm_config, "uvm", body);
-  g_assert_cmpfloat_with_epsilon (at (r, "time.predicted_ns")->valuedouble, 209294182, 2.5);
+  g_assert_cmpfloat_with_epsilon (harness_at (r, "time.predicted_ns")->valuedouble, 209294182, 2.5);
   cJSON_Delete (r);
 }
 
@@ -136,7 +125,7 @@ test_evict_whole_groups (void)
   /* Under oom (under uvm device memory is managed too). */
   cJSON *r = run (uvm_config, "oom", body);
   g_assert_cmpstr (cJSON_GetObjectItem (r, "status")->valuestring, ==, "ok");
-  g_assert_cmpfloat (at (r, "traffic.fault_bytes")->valuedouble, ==, 67108864);
+  g_assert_cmpfloat (harness_at (r, "traffic.fault_bytes")->valuedouble, ==, 67108864);
   cJSON_Delete (r);
 }
 

@@ -32,33 +32,6 @@ run (const char *header, const char *policy, const char *body, gboolean keep_goi
   return harness_replay (header, body, cfg, cfg, &opts);
 }
 
-static const cJSON *
-at (const cJSON *o, const char *path)
-{
-  g_auto (GStrv) parts = g_strsplit (path, ".", -1);
-  for (guint i = 0; parts[i] && o; i++)
-    o = cJSON_IsArray (o) ? cJSON_GetArrayItem (o, atoi (parts[i])) : cJSON_GetObjectItemCaseSensitive (o, parts[i]);
-  if (o == NULL)
-    g_error ("no %s in the report", path);
-  return o;
-}
-
-static double
-num (const cJSON *r, const char *path)
-{
-  return at (r, path)->valuedouble;
-}
-
-static gboolean
-warned (const cJSON *r, const char *prefix)
-{
-  const cJSON *w;
-  cJSON_ArrayForEach (w, at (r, "warnings"))
-    if (cJSON_IsString (w) && g_str_has_prefix (w->valuestring, prefix))
-      return TRUE;
-  return FALSE;
-}
-
 /* Three 300 MiB device allocations (driver calls, kind none: each charged
  * 300 MiB, a multiple of 2 MiB), a kernel reading them: demand 100 + 900
  * = 1000 MiB <= 1024: fits under every policy, and all of it stays on
@@ -76,9 +49,9 @@ test_fits_everywhere (void)
   for (guint p = 0; p < G_N_ELEMENTS (policies); p++)
     {
       cJSON *r = run (DRIVER, policies[p], body, FALSE);
-      g_assert_true (cJSON_IsTrue (at (r, "fits")));
-      g_assert_cmpfloat (num (r, "memory.device_demand_bytes"), ==, 1000 * MiB);
-      g_assert_cmpfloat (num (r, "memory.device_resident_peak_bytes"), ==, 1000 * MiB);
+      g_assert_true (cJSON_IsTrue (harness_at (r, "fits")));
+      g_assert_cmpfloat (harness_num (r, "memory.device_demand_bytes"), ==, 1000 * MiB);
+      g_assert_cmpfloat (harness_num (r, "memory.device_resident_peak_bytes"), ==, 1000 * MiB);
       cJSON_Delete (r);
     }
 }
@@ -106,15 +79,15 @@ test_does_not_fit_everywhere (void)
   for (guint p = 0; p < G_N_ELEMENTS (policies); p++)
     {
       cJSON *r = run (DRIVER, policies[p], body, TRUE);
-      g_assert_true (cJSON_IsFalse (at (r, "fits")));
-      g_assert_cmpfloat (num (r, "memory.device_demand_bytes"), ==, 1300 * MiB);
-      g_assert_cmpfloat (num (r, "memory.device_resident_peak_bytes"), ==, resident[p] * MiB);
+      g_assert_true (cJSON_IsFalse (harness_at (r, "fits")));
+      g_assert_cmpfloat (harness_num (r, "memory.device_demand_bytes"), ==, 1300 * MiB);
+      g_assert_cmpfloat (harness_num (r, "memory.device_resident_peak_bytes"), ==, resident[p] * MiB);
       cJSON_Delete (r);
     }
   cJSON *r = run (DRIVER, "oom", body, FALSE);
-  g_assert_cmpstr (at (r, "status")->valuestring, ==, "oom");
-  g_assert_true (cJSON_IsFalse (at (r, "fits")));
-  g_assert_cmpfloat (num (r, "memory.device_demand_bytes"), ==, 1300 * MiB);
+  g_assert_cmpstr (harness_at (r, "status")->valuestring, ==, "oom");
+  g_assert_true (cJSON_IsFalse (harness_at (r, "fits")));
+  g_assert_cmpfloat (harness_num (r, "memory.device_demand_bytes"), ==, 1300 * MiB);
   cJSON_Delete (r);
 }
 
@@ -137,11 +110,11 @@ test_release_and_retry (void)
   for (guint p = 0; p < G_N_ELEMENTS (policies); p++)
     {
       cJSON *r = run (TENSOR, policies[p], body, FALSE);
-      g_assert_cmpstr (at (r, "status")->valuestring, ==, "ok");
-      g_assert_true (cJSON_IsTrue (at (r, "fits")));
-      g_assert_cmpfloat (num (r, "memory.device_demand_bytes"), ==, 700 * MiB);
+      g_assert_cmpstr (harness_at (r, "status")->valuestring, ==, "ok");
+      g_assert_true (cJSON_IsTrue (harness_at (r, "fits")));
+      g_assert_cmpfloat (harness_num (r, "memory.device_demand_bytes"), ==, 700 * MiB);
       if (strcmp (policies[p], "uvm") == 0)
-        g_assert_cmpfloat (num (r, "memory.allocator.peak_reserved_bytes"), ==, 1000 * MiB);
+        g_assert_cmpfloat (harness_num (r, "memory.allocator.peak_reserved_bytes"), ==, 1000 * MiB);
       cJSON_Delete (r);
     }
 }
@@ -160,9 +133,9 @@ test_managed_counted (void)
   for (guint p = 0; p < G_N_ELEMENTS (policies); p++)
     {
       cJSON *r = run (DRIVER, policies[p], body, FALSE);
-      g_assert_cmpstr (at (r, "status")->valuestring, ==, "ok");
-      g_assert_true (cJSON_IsFalse (at (r, "fits")));
-      g_assert_cmpfloat (num (r, "memory.device_demand_bytes"), ==, 1100 * MiB);
+      g_assert_cmpstr (harness_at (r, "status")->valuestring, ==, "ok");
+      g_assert_true (cJSON_IsFalse (harness_at (r, "fits")));
+      g_assert_cmpfloat (harness_num (r, "memory.device_demand_bytes"), ==, 1100 * MiB);
       cJSON_Delete (r);
     }
 }
@@ -183,11 +156,11 @@ test_memory_unknown (void)
     for (guint k = 0; k < 2; k++)
       {
         cJSON *r = run (k ? TENSOR : DRIVER, policies[p], body, FALSE);
-        g_assert_true (cJSON_IsNull (at (r, "fits")));
-        g_assert_true (warned (r, "memory unknown: the trace allocates no device memory"));
+        g_assert_true (cJSON_IsNull (harness_at (r, "fits")));
+        g_assert_true (harness_warned (r, "memory unknown: the trace allocates no device memory"));
         /* (the pytorch model keeps a 2 MiB small segment for the 0-byte
          * placeholder: the model's, not the trace's bytes) */
-        g_assert_cmpfloat (num (r, "memory.device_demand_bytes"), ==, (k ? 102 : 100) * MiB);
+        g_assert_cmpfloat (harness_num (r, "memory.device_demand_bytes"), ==, (k ? 102 : 100) * MiB);
         cJSON_Delete (r);
       }
 }
@@ -209,17 +182,17 @@ test_oom_first_allocation (void)
       VsReplayOptions opts = { .keep_going = TRUE, .oom_stop = &stop };
       cJSON *r = harness_replay (k ? TENSOR : DRIVER, body, cfg, cfg, &opts);
       g_assert_nonnull (stop);
-      g_assert_false (warned (r, "memory unknown"));
-      g_assert_false (warned (stop, "memory unknown"));
-      g_assert_true (cJSON_IsFalse (at (r, "fits")));
-      g_assert_cmpfloat (num (r, "memory.device_demand_bytes"), ==, 2148 * MiB);
+      g_assert_false (harness_warned (r, "memory unknown"));
+      g_assert_false (harness_warned (stop, "memory unknown"));
+      g_assert_true (cJSON_IsFalse (harness_at (r, "fits")));
+      g_assert_cmpfloat (harness_num (r, "memory.device_demand_bytes"), ==, 2148 * MiB);
       cJSON_Delete (stop);
       cJSON_Delete (r);
       r = run (k ? TENSOR : DRIVER, "oom", body, FALSE);
-      g_assert_cmpstr (at (r, "status")->valuestring, ==, "oom");
-      g_assert_false (warned (r, "memory unknown"));
-      g_assert_true (cJSON_IsFalse (at (r, "fits")));
-      g_assert_cmpfloat (num (r, "memory.device_demand_bytes"), ==, 2148 * MiB);
+      g_assert_cmpstr (harness_at (r, "status")->valuestring, ==, "oom");
+      g_assert_false (harness_warned (r, "memory unknown"));
+      g_assert_true (cJSON_IsFalse (harness_at (r, "fits")));
+      g_assert_cmpfloat (harness_num (r, "memory.device_demand_bytes"), ==, 2148 * MiB);
       cJSON_Delete (r);
     }
 }

@@ -45,44 +45,17 @@ run (const char *policy, const char *touches)
   return harness_replay ("{\"vramsim_trace\": 1}", trace, cfg, cfg, NULL);
 }
 
-static const cJSON *
-at (const cJSON *o, const char *path)
-{
-  g_auto (GStrv) parts = g_strsplit (path, ".", -1);
-  for (guint i = 0; parts[i] && o; i++)
-    o = cJSON_GetObjectItemCaseSensitive (o, parts[i]);
-  if (o == NULL)
-    g_error ("no %s in the report", path);
-  return o;
-}
-
-static double
-num (const cJSON *r, const char *path)
-{
-  return at (r, path)->valuedouble;
-}
-
-static gboolean
-warned (const cJSON *r, const char *prefix)
-{
-  const cJSON *w;
-  cJSON_ArrayForEach (w, at (r, "warnings"))
-    if (cJSON_IsString (w) && g_str_has_prefix (w->valuestring, prefix))
-      return TRUE;
-  return FALSE;
-}
-
 /* model.touches=named (the trace's word only): nothing is touched, so the
  * spill costs nothing (the old silent answer: the captured 8 us). */
 static void
 test_named (void)
 {
   cJSON *r = run ("spill", "named");
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 8000);
-  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 0);
-  g_assert_false (cJSON_IsTrue (at (r, "time.lower_bound")));
-  g_assert_false (cJSON_IsTrue (at (r, "touches.inferred")));
-  g_assert_false (warned (r, "touches inferred"));
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 8000);
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 0);
+  g_assert_false (cJSON_IsTrue (harness_at (r, "time.lower_bound")));
+  g_assert_false (cJSON_IsTrue (harness_at (r, "touches.inferred")));
+  g_assert_false (harness_warned (r, "touches inferred"));
   cJSON_Delete (r);
 }
 
@@ -96,17 +69,17 @@ static void
 test_spill (void)
 {
   cJSON *r = run ("spill", "auto");
-  g_assert_cmpfloat (num (r, "traffic.swap_out_bytes"), ==, 600 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.swap_in_bytes"), ==, 600 * MiB);
-  g_assert_cmpfloat (num (r, "stalls.swap_ns"), ==, MOVE_NS);
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 8000 + 2 * MOVE_NS - 1000);
-  g_assert_true (cJSON_IsTrue (at (r, "time.lower_bound")));
-  g_assert_true (cJSON_IsTrue (at (r, "touches.inferred")));
-  g_assert_cmpfloat (num (r, "touches.kernels"), ==, 3);
-  g_assert_cmpfloat (num (r, "touches.made"), ==, 2);
-  g_assert_cmpfloat (num (r, "touches.freed"), ==, 2);
-  g_assert_true (cJSON_IsNull (at (r, "touches.step_mark")));
-  g_assert_true (warned (r, "touches inferred: the trace's kernels name no allocations"));
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_out_bytes"), ==, 600 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.swap_in_bytes"), ==, 600 * MiB);
+  g_assert_cmpfloat (harness_num (r, "stalls.swap_ns"), ==, MOVE_NS);
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 8000 + 2 * MOVE_NS - 1000);
+  g_assert_true (cJSON_IsTrue (harness_at (r, "time.lower_bound")));
+  g_assert_true (cJSON_IsTrue (harness_at (r, "touches.inferred")));
+  g_assert_cmpfloat (harness_num (r, "touches.kernels"), ==, 3);
+  g_assert_cmpfloat (harness_num (r, "touches.made"), ==, 2);
+  g_assert_cmpfloat (harness_num (r, "touches.freed"), ==, 2);
+  g_assert_true (cJSON_IsNull (harness_at (r, "touches.step_mark")));
+  g_assert_true (harness_warned (r, "touches inferred: the trace's kernels name no allocations"));
   cJSON_Delete (r);
 }
 
@@ -119,9 +92,9 @@ static void
 test_direct (void)
 {
   cJSON *r = run ("direct", "auto");
-  g_assert_cmpfloat (num (r, "touches.reached_below_bytes"), ==, 600 * MiB);
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 8000 + MOVE_NS - 2000);
-  g_assert_true (cJSON_IsTrue (at (r, "time.lower_bound")));
+  g_assert_cmpfloat (harness_num (r, "touches.reached_below_bytes"), ==, 600 * MiB);
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 8000 + MOVE_NS - 2000);
+  g_assert_true (cJSON_IsTrue (harness_at (r, "time.lower_bound")));
   cJSON_Delete (r);
 }
 
@@ -136,11 +109,11 @@ static void
 test_uvm (void)
 {
   cJSON *r = run ("uvm", "auto");
-  g_assert_cmpfloat (num (r, "traffic.fault_bytes"), ==, 276 * MiB);
-  g_assert_cmpfloat (num (r, "traffic.writeback_bytes"), ==, 276 * MiB);
-  g_assert_true (num (r, "stalls.fault_ns") > 0);
-  g_assert_true (cJSON_IsTrue (at (r, "time.lower_bound")));
-  g_assert_true (num (r, "memory.device_resident_peak_bytes") <= 1024 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.fault_bytes"), ==, 276 * MiB);
+  g_assert_cmpfloat (harness_num (r, "traffic.writeback_bytes"), ==, 276 * MiB);
+  g_assert_true (harness_num (r, "stalls.fault_ns") > 0);
+  g_assert_true (cJSON_IsTrue (harness_at (r, "time.lower_bound")));
+  g_assert_true (harness_num (r, "memory.device_resident_peak_bytes") <= 1024 * MiB);
   cJSON_Delete (r);
 }
 
@@ -152,10 +125,10 @@ test_fits (void)
   const char *sets[] = { "memory.capacity=16GiB", NULL };
   g_autoptr (VsConfig) cfg = harness_config (base_config, sets);
   cJSON *r = harness_replay ("{\"vramsim_trace\": 1}", trace, cfg, cfg, NULL);
-  g_assert_cmpfloat (num (r, "time.predicted_ns"), ==, 8000);
-  g_assert_true (cJSON_IsTrue (at (r, "touches.inferred")));
-  g_assert_false (cJSON_IsTrue (at (r, "time.lower_bound")));
-  g_assert_false (warned (r, "touches inferred"));
+  g_assert_cmpfloat (harness_num (r, "time.predicted_ns"), ==, 8000);
+  g_assert_true (cJSON_IsTrue (harness_at (r, "touches.inferred")));
+  g_assert_false (cJSON_IsTrue (harness_at (r, "time.lower_bound")));
+  g_assert_false (harness_warned (r, "touches inferred"));
   cJSON_Delete (r);
 }
 
