@@ -8,8 +8,11 @@
  *   master params, momentum and variance (K = 12); ZeRO stage 1 shards the
  *   optimizer states over the N data-parallel ranks, stage 2 the grads too,
  *   stage 3 the params too. Buffers the paper leaves out (gathered stage-3
- *   params, full-layer grads before reduce-scatter, logits, dX) are tagged
- *   `workspace`, so params + grads + optimizer peaks are the paper's figures.
+ *   params, full-layer grads before reduce-scatter, logits, dX, and the
+ *   fp32 gradients the optimizer step casts from 16-bit ones: 4 bytes a
+ *   parameter it updates, Megatron's _copy_model_grads_to_main_grads) are
+ *   tagged `workspace`, so params + grads + optimizer peaks are the paper's
+ *   figures.
  * - Activations (Korthikanti et al., "Reducing Activation Recomputation in
  *   Large Transformer Models", 2022): a layer saves s·b·h·(34 + 5·a·s/h)
  *   bytes at 16 bits (twice that at fp32). Selective recomputation keeps
@@ -122,6 +125,14 @@ synth_train_state_bytes (SynthPrecision prec, SynthOptimizer opt, guint *p, guin
       *p = 2, *g = 2, *o = opt == SYNTH_OPT_ADAM ? 4 : 2;
       break;
     }
+}
+
+/* Whether the optimizer updates fp32 master weights from 16-bit
+ * gradients, which it first casts to fp32 (4 bytes a parameter). */
+static gboolean
+fp32_main_grads (const SynthTrainOpts *o)
+{
+  return o->precision == SYNTH_PREC_MIXED || o->precision == SYNTH_PREC_FP8;
 }
 
 static guint64
@@ -790,6 +801,27 @@ optimizer_step (Train *tr)
   if (tr->comm_event)
     synth_stream_wait (e, COMPUTE, synth_event_record (e, COMM));
   tr->comm_event = 0;
+  /* 16-bit gradients, fp32 master weights: the step first casts the
+   * gradients of every parameter this rank updates to fp32 (Megatron's
+   * _copy_model_grads_to_main_grads, main_grad.float(); DeepSpeed's
+   * FP16_Optimizer and ZeRO 1-2 partitions, .to(fp32); apex's master
+   * grads), all before the update, and frees them after it. */
+  gboolean main_grads = !o->offload_optimizer && fp32_main_grads (o);
+  g_autofree guint64 *mg = g_new0 (guint64, tr->n_units);
+  for (guint i = 0; main_grads && i < tr->n_units; i++)
+    {
+      Unit *u = &tr->units[i];
+      if (u->n == 0)
+        continue;
+      guint64 ns = unit_bytes (tr, u, 1, o->zero >= 1);
+      mg[i] = synth_alloc (e, ns * 4, VS_MEM_DEVICE, "workspace");
+      guint64 r[] = { u->g }, w[] = { mg[i] };
+      guint64 bytes = ns * (tr->G + 4);
+      if (synth_uses_kernel_model (e))
+        synth_mem_kernel (e, "multi_tensor_scale", COMPUTE, SYNTH_MEM_STREAM, bytes, r, 1, w, 1);
+      else
+        synth_kernel (e, "multi_tensor_scale", COMPUTE, (double) ns, r, 1, w, 1, bytes);
+    }
   for (guint i = 0; i < tr->n_units; i++)
     {
       Unit *u = &tr->units[i];
@@ -810,8 +842,8 @@ optimizer_step (Train *tr)
         {
           /* One pass over params, grads and states (apex's multi-tensor
            * Adam): read and write params and states, read grads. */
-          guint64 r[] = { u->p, u->g, u->o }, w[] = { u->p, u->o };
-          guint64 bytes = ns * (2 * tr->P + tr->G + 2 * tr->O);
+          guint64 r[] = { u->p, main_grads ? mg[i] : u->g, u->o }, w[] = { u->p, u->o };
+          guint64 bytes = ns * (2 * tr->P + (main_grads ? 4 : tr->G) + 2 * tr->O);
           if (synth_uses_kernel_model (e))
             synth_mem_kernel (e, name, COMPUTE, SYNTH_MEM_STREAM, bytes, r, 3, w, 2);
           else
@@ -821,6 +853,9 @@ optimizer_step (Train *tr)
       if (o->zero == 1 || o->zero == 2)
         dp_collective (tr, u, "nccl_all_gather", COMPUTE, VS_COLL_ALL_GATHER, tr->P, TRUE, u->p, u->p);
     }
+  for (guint i = 0; main_grads && i < tr->n_units; i++)
+    if (mg[i])
+      synth_free (e, mg[i]);
 }
 
 /* Whether chunk C of stage 0 is the model's last virtual stage (only
@@ -1152,6 +1187,8 @@ synth_train_state_device_bytes (const SynthTrainOpts *o)
       sum += unit_bytes (&tr, u, tr.P, o->zero >= 3) + unit_bytes (&tr, u, tr.G, o->zero >= 2);
       if (!o->offload_optimizer)
         sum += unit_bytes (&tr, u, tr.O, o->zero >= 1);
+      if (!o->offload_optimizer && fp32_main_grads (o))
+        sum += unit_bytes (&tr, u, 4, o->zero >= 1); /* the step's fp32 gradients */
     }
   g_free (tr.units);
   return sum;

@@ -242,7 +242,8 @@ guint64 synth_train_layer_kept (const SynthTrainOpts *o);
 gboolean synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error);
 /* The device bytes of stage 0's parameters, gradients and optimizer states
  * as the generator allocates them (live together from before the first
- * step to the end): a floor of the trace's live peak, without generating it. */
+ * step to the end), with the fp32 gradients its optimizer step adds under
+ * mixed precision: a floor of the trace's live peak, without generating it. */
 guint64 synth_train_state_device_bytes (const SynthTrainOpts *o);
 
 typedef struct {

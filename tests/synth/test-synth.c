@@ -234,6 +234,51 @@ test_zero (void)
     }
 }
 
+/* The optimizer step's fp32 gradients (Megatron's
+ * _copy_model_grads_to_main_grads): under mixed precision the step casts
+ * the 16-bit gradients of every parameter this rank updates to fp32 (4
+ * bytes each, tagged workspace) before the update and frees them after.
+ * small_train: Ψ = 4 layers · 12·256² + the 1000 × 256 embedding =
+ * 3,401,728; at the step params 2Ψ + grads 2Ψ + optimizer 12Ψ + these 4Ψ
+ * = 20Ψ live, and the 4-byte loss (workspace too; activations and
+ * logits are gone). ZeRO-1 over
+ * 8 ranks: 4Ψ/8 = 1,700,864 (each unit divides by 8). fp32 and
+ * ZeRO-Offload: no cast (the gradients are fp32 already; the step is on
+ * the host). */
+static void
+test_main_grads (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  const guint64 psi = 4 * 12 * 256 * 256 + 1000 * 256;
+  g_assert_cmpuint (psi, ==, 3401728);
+  SynthTrainOpts o = small_train ();
+  Stats s;
+  generate (gen_train, &o, cfg, &s);
+  g_assert_cmpuint (get (s.peak, "workspace"), ==, 4 * psi + 4);
+  g_assert_cmpuint (get (s.peak, "params") + get (s.peak, "grads") + get (s.peak, "optimizer"), ==, 16 * psi);
+  g_assert_cmpuint (get (s.kernel_dur, "multi_tensor_scale"), >, 0);
+  g_assert_cmpuint (synth_train_state_device_bytes (&o), ==, 20 * psi);
+  stats_free (&s);
+  o.zero = 1, o.dp = 8;
+  generate (gen_train, &o, cfg, &s);
+  g_assert_cmpuint (get (s.peak, "workspace"), ==, 1700864 + 4);
+  g_assert_cmpuint (synth_train_state_device_bytes (&o), ==, 4 * psi + 12 * psi / 8 + 1700864);
+  stats_free (&s);
+  o = small_train ();
+  o.precision = SYNTH_PREC_FP32;
+  generate (gen_train, &o, cfg, &s);
+  g_assert_cmpuint (get (s.kernel_dur, "multi_tensor_scale"), ==, 0);
+  g_assert_cmpuint (get (s.peak, "workspace"), <, 4 * psi);
+  g_assert_cmpuint (synth_train_state_device_bytes (&o), ==, 16 * psi);
+  stats_free (&s);
+  o = small_train ();
+  o.offload_optimizer = TRUE;
+  generate (gen_train, &o, cfg, &s);
+  g_assert_cmpuint (get (s.kernel_dur, "multi_tensor_scale"), ==, 0);
+  g_assert_cmpuint (synth_train_state_device_bytes (&o), ==, 4 * psi);
+  stats_free (&s);
+}
+
 /* Korthikanti et al.: s·b·h·(34 + 5·a·s/h) bytes per layer at 16 bits. */
 static void
 test_activations (void)
@@ -951,6 +996,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/synth/zero", test_zero);
+  g_test_add_func ("/synth/main-grads", test_main_grads);
   g_test_add_func ("/synth/activations", test_activations);
   g_test_add_func ("/synth/recompute", test_recompute);
   g_test_add_func ("/synth/offload", test_offload);
