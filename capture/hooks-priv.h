@@ -224,15 +224,36 @@ typedef struct { CUevent a, b; CUcontext ctx; } EvPair;
 typedef struct { uint64_t seq; uint32_t count; uint8_t by_bytes; EvPair p; } Pending;
 typedef struct { EvPair p; int ok; } Timer;
 
-/* Whether S is being captured into a graph (its work does not run now). */
-int capturing (CUstream s);
+/* Whether S is being captured into a graph (its work does not run now).
+ * The three small helpers of every launch are inline here: called across
+ * files they cost 14 instructions a launch (docs/capture.md, "Cost"). */
+static inline int
+capturing (CUstream s)
+{
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!real_cuStreamIsCapturing || real_cuStreamIsCapturing (s, &st) != CUDA_SUCCESS)
+    return 0;
+  return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 /* A pair recorded around an op on S: begin, stop, then commit for events
  * SEQ..SEQ+COUNT-1 (the time split evenly, or BY_BYTES), or cancel. */
 void timer_begin (Timer *tm, CUstream s);
-void timer_stop (Timer *tm, CUstream s);
 void timer_commit_split (Timer *tm, uint64_t seq, uint32_t count, int by_bytes);
-void timer_commit (Timer *tm, uint64_t seq, uint32_t count);
 void timer_cancel (Timer *tm);
+
+static inline void
+timer_stop (Timer *tm, CUstream s)
+{
+  if (tm->ok && real_cuEventRecord (tm->p.b, s) != CUDA_SUCCESS)
+    tm->ok = 0;
+}
+
+static inline void
+timer_commit (Timer *tm, uint64_t seq, uint32_t count)
+{
+  timer_commit_split (tm, seq, count, 0);
+}
 /* The recorder's cap_resolve_cb and cap_fork_child_cb (its lock held). */
 void hooks_resolve (int blocking);
 void hooks_fork_child (void);

@@ -91,15 +91,6 @@ hooks_fork_child (void)
 }
 
 int
-capturing (CUstream s)
-{
-  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (!real_cuStreamIsCapturing || real_cuStreamIsCapturing (s, &st) != CUDA_SUCCESS)
-    return 0;
-  return st != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
-int
 hooks_stream_capturing (uintptr_t s)
 {
   resolve ();
@@ -114,13 +105,6 @@ timer_begin (Timer *tm, CUstream s)
   cap_unlock ();
   if (tm->ok && real_cuEventRecord (tm->p.a, s) != CUDA_SUCCESS)
     tm->ok = 0;                 /* another context's stream: drop the pair */
-}
-
-void
-timer_stop (Timer *tm, CUstream s)
-{
-  if (tm->ok && real_cuEventRecord (tm->p.b, s) != CUDA_SUCCESS)
-    tm->ok = 0;
 }
 
 /* Hands the pair to the pending list for events SEQ..SEQ+COUNT-1 (their
@@ -143,12 +127,6 @@ timer_commit_split (Timer *tm, uint64_t seq, uint32_t count, int by_bytes)
     resolve_span_locked (seq, count, by_bytes, VTW_NONE);
   }
   cap_unlock ();
-}
-
-void
-timer_commit (Timer *tm, uint64_t seq, uint32_t count)
-{
-  timer_commit_split (tm, seq, count, 0);
 }
 
 void
