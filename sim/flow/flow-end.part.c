@@ -17,17 +17,13 @@ flow_net_next_end_slow (VsFlowNet *net)
       for (guint i = 0; i < net->active.len; i++)
         if (net->end[i] < t)
           t = net->end[i], first = net->active.v[i];
-      net->hot.next_end = t;
+      net->act_end = t;
       net->next_flow = first;
       net->next_end_dirty = FALSE;
     }
-  /* With resources in processor sharing, hot.next_end is the earliest
-   * end of the others, and every query comes here. */
-  double t = net->hot.next_end;
-  for (guint k = 0; k < net->ps_res.len; k++)
-    t = min_d (t, RES (net, net->ps_res.v[k])->ps_end);
-  net->hot.slow = net->ps_res.len > 0;
-  return t;
+  next_set (net);
+  net->hot.slow = FALSE;
+  return net->hot.next_end;
 }
 
 /* end_flow() for a fixed member of a ps resource (a one-resource flow,
@@ -233,7 +229,7 @@ finish_ps (VsFlowNet *net, double now, double lim, VsFlowDone done, gpointer use
    * may start and end flows). */
   gpointer buf[16];
   PVec due = { buf, 0, G_N_ELEMENTS (buf) };
-  if (net->next_end_dirty || net->hot.next_end <= lim)
+  if (net->next_end_dirty || net->act_end <= lim)
     {
       double t = INFINITY;
       VsFlow *next = NULL;
@@ -245,17 +241,29 @@ finish_ps (VsFlowNet *net, double now, double lim, VsFlowDone done, gpointer use
           else if (e < t)
             t = e, next = net->active.v[i];
         }
-      net->hot.next_end = t;
+      net->act_end = t;
       net->next_flow = next;
       net->next_end_dirty = FALSE;
       for (guint k = 0; k < due.len; k++)
         end_flow (net, due.v[k], now);
     }
-  /* Backwards: a resource that leaves takes the last one's place. */
+  /* Backwards: a resource that leaves takes the last one's place (one
+   * seen already). The earliest ps end on the way. */
+  double ps_min = INFINITY;
   for (guint k = net->ps_res.len; k-- > 0;)
-    if (RES (net, net->ps_res.v[k])->ps_end <= lim)
-      ps_finish (net, net->ps_res.v[k], now, lim, &due, buf);
-  net->hot.slow = net->next_end_dirty || net->ps_res.len > 0 || net->pending.len > 0;
+    {
+      Resource *q = RES (net, net->ps_res.v[k]);
+      if (q->ps_end <= lim)
+        {
+          ps_finish (net, net->ps_res.v[k], now, lim, &due, buf);
+          if (!q->ps)
+            continue;
+        }
+      ps_min = min_d (ps_min, q->ps_end);
+    }
+  net->ps_min = ps_min;
+  next_set (net);
+  net->hot.slow = net->next_end_dirty || net->pending.len > 0;
   if (due.len == 0)
     return;
   net->pending_now = now;
@@ -285,7 +293,7 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
       finish_ps (net, now, lim, done, user);
       return;
     }
-  if (!net->next_end_dirty && !(net->hot.next_end <= lim))
+  if (!net->next_end_dirty && !(net->act_end <= lim))
     return;
   /* One pass finds the due flows (usually one or two: a kernel's compute
    * and memory flows end together) and the earliest end of the others
@@ -308,7 +316,8 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
       else if (e < t)
         t = e, next = i;
     }
-  net->hot.next_end = t;
+  net->act_end = t;
+  net->hot.next_end = t;        /* ps_min is +infinity */
   net->next_flow = next == G_MAXUINT ? NULL : av[next];
   net->next_end_dirty = FALSE;
   net->hot.slow = FALSE;        /* flushed above */

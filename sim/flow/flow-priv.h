@@ -168,9 +168,16 @@ struct _VsFlowNet {
                          * without touching the flows */
   guint stamp;
   guint64 next_order;
-  /* The earliest end and a flow that has it, kept up to date as flows
-   * start, end and change rate; a full scan only when that flow's end
-   * moves later (next_end_dirty). */
+  /* The earliest end of the active flows (act_end) and a flow that has
+   * it, kept up to date as flows start, end and change rate; a full scan
+   * only when that flow's end moves later (next_end_dirty). ps_min is
+   * the earliest end of the resources in processor sharing (their
+   * ps_end; +infinity without any), kept as they change (ps_min_update),
+   * so that hot.next_end = MIN (act_end, ps_min) whenever !hot.slow:
+   * the next end is read inline with resources in processor sharing
+   * too (third pass). */
+  double act_end;
+  double ps_min;
   VsFlow *next_flow;
   gboolean next_end_dirty;
   VsLoadObserver observer;
@@ -202,6 +209,14 @@ static void flush_pending (VsFlowNet *net);
 static void ps_enter (VsFlowNet *net, Resource *r, guint i, double now);
 #define ps_maybe_enter(net, r, i, now) \
   do { if (G_UNLIKELY ((r)->flows.len >= PS_MIN_FLOWS)) ps_enter (net, r, i, now); } while (0)
+
+/* The next end from its two parts (harmless while hot.slow: whoever
+ * clears it sets it). */
+static inline void
+next_set (VsFlowNet *net)
+{
+  net->hot.next_end = min_d (net->act_end, net->ps_min);
+}
 
 static inline void
 flush (VsFlowNet *net)

@@ -88,6 +88,18 @@ ps_top_end (Resource *r)
   r->ps_end = r->ps_t + (top->vfin - r->ps_v) / r->ps_share * 1e9;
 }
 
+/* The earliest end of the resources in processor sharing, after one's
+ * changed, and the next end with it. */
+static inline void
+ps_min_update (VsFlowNet *net)
+{
+  double t = INFINITY;
+  for (guint k = 0; k < net->ps_res.len; k++)
+    t = min_d (t, RES (net, net->ps_res.v[k])->ps_end);
+  net->ps_min = t;
+  next_set (net);
+}
+
 /* Brings R's work clock, and its accounting, to NOW. */
 static inline void
 ps_advance (VsFlowNet *net, Resource *r, guint i, double now)
@@ -231,6 +243,7 @@ ps_enter (VsFlowNet *net, Resource *r, guint i, double now)
   net->n_ps_fixed_multi += r->n_multi;
   uvec_push (&net->ps_res, i);
   ps_top_end (r);
+  ps_min_update (net);
   /* The earliest end may have been one of them: the others' is found by
    * a scan. */
   net->next_end_dirty = TRUE;
@@ -267,6 +280,7 @@ ps_leave (VsFlowNet *net, Resource *r, guint i, double now)
   r->ps = FALSE;
   r->ps_heap.len = 0;
   ps_res_remove (net, i);
+  ps_min_update (net);
   net->next_end_dirty = TRUE;
   net->hot.slow = TRUE;
 }
@@ -300,6 +314,7 @@ ps_unfix (VsFlowNet *net, Resource *r, guint i, VsFlow *f, double now)
   r->ps_share = share;
   r->load = r->ps_fixed + share * r->ps_heap.len;
   ps_top_end (r);
+  ps_min_update (net);
 }
 
 /* flow_start() of a one-resource flow on resource I, in processor
@@ -354,12 +369,22 @@ ps_start (VsFlowNet *net, double now, double amount, double cap, guint i, gpoint
   r->ps_share = share;
   r->load = r->ps_fixed + share * n;
   r->ps_min_cap = MIN (r->ps_min_cap, c);
+  double was = r->ps_end;
   ps_top_end (r);
+  /* The earliest ps end: R's if earlier, a scan only if R had it. */
+  if (r->ps_end <= net->ps_min)
+    net->ps_min = r->ps_end;
+  else if (was == net->ps_min)
+    {
+      ps_min_update (net);
+      return;
+    }
+  next_set (net);
 }
 
 /* The ps flows of resource I due by LIM, appended to DUE, ended at NOW;
  * R then shares among fewer, or leaves processor sharing (and is pended:
- * rated at the next flush). */
+ * rated at the next flush). The caller updates ps_min. */
 static void
 ps_finish (VsFlowNet *net, guint i, double now, double lim, PVec *due, gpointer *stack)
 {
