@@ -282,6 +282,79 @@ finish_ps (VsFlowNet *net, double now, double lim, VsFlowDone done, gpointer use
     g_free (due.v);
 }
 
+/* flow_net_finish_due() with resources in processor sharing, in the
+ * common case: one flow due, the top of one resource's heap, none of the
+ * active flows nor the next of its heap due with it, and flows left on
+ * its clock. finish_ps() (ps_finish) in one pass, with fewer things to
+ * keep (the same arithmetic in the same order); otherwise finish_ps. */
+static void G_GNUC_NO_INLINE
+finish_ps_one (VsFlowNet *net, double now, double lim, VsFlowDone done, gpointer user)
+{
+  if (G_UNLIKELY (net->next_end_dirty || net->act_end <= lim))
+    goto general;
+  Resource *r = NULL;
+  guint i = 0;
+  double others = INFINITY;
+  for (guint k = 0; k < net->ps_res.len; k++)
+    {
+      Resource *q = RES (net, net->ps_res.v[k]);
+      if (q->ps_end <= lim)
+        {
+          if (r != NULL)
+            goto general;
+          r = q, i = net->ps_res.v[k];
+        }
+      else
+        others = min_d (others, q->ps_end);
+    }
+  if (G_UNLIKELY (r == NULL))
+    goto general;
+  /* M clocked flows stay; the next top is the lesser child. */
+  VsFlow **v = (VsFlow **) r->ps_heap.v;
+  guint m = r->ps_heap.len - 1;
+  if (G_UNLIKELY (m == 0))
+    goto general;
+  const VsFlow *c = v[1];
+  if (m > 1 && vfin_before (v[2], c))
+    c = v[2];
+  if (r->ps_t + (c->vfin - r->ps_v) / r->ps_share * 1e9 <= lim)
+    goto general;
+  VsFlow *f = heap_pop (&r->ps_heap);
+  ps_advance (net, r, i, now);
+  r->st.bytes += f->remaining;
+  guint s = f->slot[0];
+  VsFlow *moved = r->flows.v[--r->flows.len];
+  r->flows.v[s] = moved;
+  if (G_LIKELY (moved->n_path == 1))
+    moved->slot[0] = s;
+  else
+    for (guint q = 0; q < moved->n_path; q++)
+      if (moved->path[q] == i)
+        moved->slot[q] = s;
+  r->cap_sum -= f->cap;
+  net->n_ps_flows--;
+  double share = (r->cap - r->ps_fixed) / m;
+  if (G_UNLIKELY (res_slack (r) || !ps_min_ok (r, share)))
+    {
+      ps_leave (net, r, i, now);
+      pend (net, i);
+    }
+  else
+    {
+      r->ps_share = share;
+      r->load = r->ps_fixed + share * m;
+      ps_top_end (r);
+      net->ps_min = min_d (others, r->ps_end);
+      next_set (net);
+      net->hot.slow = FALSE;    /* flushed, and clean: checked above */
+    }
+  net->pending_now = now;
+  flow_done (net, f, done, user);
+  return;
+general:
+  finish_ps (net, now, lim, done, user);
+}
+
 void
 flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
 {
@@ -290,7 +363,7 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
   double lim = now + (1e-6 + fabs (now) * 1e-12);
   if (G_UNLIKELY (net->ps_res.len > 0))
     {
-      finish_ps (net, now, lim, done, user);
+      finish_ps_one (net, now, lim, done, user);
       return;
     }
   if (!net->next_end_dirty && !(net->act_end <= lim))

@@ -163,10 +163,12 @@ struct _VsFlowNet {
   GArray *res;          /* Resource */
   Resource *rv;         /* res->data, for the hot path */
   guint n_fast;         /* res->len, or 0 with an observer (no fast start) */
+  gboolean next_end_dirty;  /* (below; here, in a hole) */
   PVec active;          /* VsFlow* */
   double *end;          /* end time of active.v[i] (same length), scanned
                          * without touching the flows */
   guint stamp;
+  gboolean no_ps;       /* (below; here, in a hole) */
   guint64 next_order;
   /* The earliest end of the active flows (act_end) and a flow that has
    * it, kept up to date as flows start, end and change rate; a full scan
@@ -179,7 +181,6 @@ struct _VsFlowNet {
   double act_end;
   double ps_min;
   VsFlow *next_flow;
-  gboolean next_end_dirty;
   VsLoadObserver observer;
   gpointer observer_user;
   /* scratch */
@@ -192,11 +193,11 @@ struct _VsFlowNet {
   double pending_now;
   VsFlow *free_flows;   /* recycled, linked through owner */
   /* Processor sharing: the resources in ps (few), their flows' count,
-   * and whether a resource may enter it (flow_net_set_ps). */
+   * and whether a resource may enter it (no_ps, above:
+   * flow_net_set_ps). */
   UVec ps_res;
   guint n_ps_flows;
   guint n_ps_fixed_multi;   /* star link flows that are fixed members */
-  gboolean no_ps;
 };
 
 #define RES(net, i) (&(net)->rv[i])

@@ -56,6 +56,10 @@ heap_push (PVec *h, VsFlow *f)
   v[i] = f;
 }
 
+/* Bottom-up: the hole goes down to a leaf along the lesser children,
+ * one comparison a level, then the last flow rises from there (little:
+ * it came from the bottom). The keys (vfin, order) are unique, so the
+ * flows come out in the same order as from any other heap. */
 static VsFlow *
 heap_pop (PVec *h)
 {
@@ -71,10 +75,16 @@ heap_pop (PVec *h)
         break;
       if (c + 1 < n && vfin_before (v[c + 1], v[c]))
         c++;
-      if (!vfin_before (v[c], last))
-        break;
       v[i] = v[c];
       i = c;
+    }
+  while (i > 0)
+    {
+      guint p = (i - 1) / 2;
+      if (!vfin_before (last, v[p]))
+        break;
+      v[i] = v[p];
+      i = p;
     }
   v[i] = last;
   return top;
