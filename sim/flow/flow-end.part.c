@@ -361,7 +361,9 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
   flush (net);
   /* A flow is due if it ends within rounding of NOW. */
   double lim = now + (1e-6 + fabs (now) * 1e-12);
-  if (G_UNLIKELY (net->ps_res.len > 0))
+  /* A flow in processor sharing due: finish_ps. Otherwise only active
+   * flows are (those of a ps resource are fixed members: end_flow). */
+  if (G_UNLIKELY (net->ps_min <= lim))
     {
       finish_ps_one (net, now, lim, done, user);
       return;
@@ -390,7 +392,7 @@ flow_net_finish_due (VsFlowNet *net, double now, VsFlowDone done, gpointer user)
         t = e, next = i;
     }
   net->act_end = t;
-  net->hot.next_end = t;        /* ps_min is +infinity */
+  net->hot.next_end = min_d (t, net->ps_min);
   net->next_flow = next == G_MAXUINT ? NULL : av[next];
   net->next_end_dirty = FALSE;
   net->hot.slow = FALSE;        /* flushed above */
