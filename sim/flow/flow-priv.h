@@ -19,7 +19,13 @@
 static inline double
 pos (double x)
 {
-#ifdef __SSE2__
+#if defined __SSE2__ && defined __GNUC__
+  /* maxsd itself: the intrinsics' _mm_set_sd zeroes the upper half of
+   * each operand first (a movq each, for a lane nobody reads). */
+  double z = 0.0;
+  __asm__ ("maxsd %1, %0" : "+x" (z) : "xm" (x));
+  return z;
+#elif defined __SSE2__
   return _mm_cvtsd_f64 (_mm_max_sd (_mm_setzero_pd (), _mm_set_sd (x)));
 #else
   return MAX (0.0, x);
@@ -40,7 +46,10 @@ sel_p (gboolean c, gpointer a, gpointer b)
 static inline double
 min_d (double a, double b)
 {
-#ifdef __SSE2__
+#if defined __SSE2__ && defined __GNUC__
+  __asm__ ("minsd %1, %0" : "+x" (a) : "xm" (b));   /* as pos () */
+  return a;
+#elif defined __SSE2__
   return _mm_cvtsd_f64 (_mm_min_sd (_mm_set_sd (a), _mm_set_sd (b)));
 #else
   return a < b ? a : b;
