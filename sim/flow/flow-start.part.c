@@ -136,9 +136,14 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
                   || net->active.len == net->active.cap))
     goto slow;
   Resource *r = RES (net, i);
+  if (G_UNLIKELY (r->ps))
+    {
+      ps_start (net, now, amount, cap, i, owner, tag);
+      return;
+    }
   cap = MIN (cap, r->cap);
   guint slot = r->flows.len;
-  if (G_UNLIKELY (slot == r->flows.cap || isinf (cap) || r->ps))
+  if (G_UNLIKELY (slot == r->flows.cap || isinf (cap)))
     goto slow;
   double cap_sum = r->cap_sum + cap;
   net->free_flows = f->owner;
