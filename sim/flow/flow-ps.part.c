@@ -328,11 +328,10 @@ ps_unfix (VsFlowNet *net, Resource *r, guint i, VsFlow *f, double now)
 }
 
 /* flow_start() of a one-resource flow on resource I, in processor
- * sharing. */
+ * sharing (AMOUNT > 0 and CAP > 0: the callers tested them). */
 static void G_GNUC_NO_INLINE
 ps_start (VsFlowNet *net, double now, double amount, double cap, guint i, gpointer owner, guint64 tag)
 {
-  g_return_if_fail (amount > 0 && cap > 0);
   Resource *r = RES (net, i);
   double c = MIN (cap, r->cap);
   guint m = r->ps_heap.len;

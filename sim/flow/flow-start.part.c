@@ -183,8 +183,5 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   net->hot.next_end = min_d (end, net->hot.next_end);
   return;
 slow:
-  if (net->ps_res.len > 0 && n_path == 1 && i < net->res->len && RES (net, i)->ps)
-    ps_start (net, now, amount, cap, i, owner, tag);
-  else
-    flow_start_slow (net, now, amount, cap, path, n_path, owner, tag);
+  flow_start_slow (net, now, amount, cap, path, n_path, owner, tag);   /* ps_start too */
 }
