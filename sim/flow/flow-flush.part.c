@@ -43,7 +43,8 @@ flush_pending (VsFlowNet *net)
       RES (net, net->pending.v[0])->pending = FALSE;
       recompute_one (net, net->pending_now, net->pending.v[0]);
       net->pending.len = 0;
-      net->hot.slow = net->next_end_dirty || net->ps_res.len > 0;
+      net->hot.slow = net->next_end_dirty;
+      next_set (net);
       return;
     }
   if (G_UNLIKELY (net->n_ps_fixed_multi > 0))
@@ -51,7 +52,8 @@ flush_pending (VsFlowNet *net)
   if (!net->no_ps && flush_stars (net))
     {
       net->pending.len = 0;
-      net->hot.slow = net->next_end_dirty || net->ps_res.len > 0;
+      net->hot.slow = net->next_end_dirty;
+      next_set (net);
       return;
     }
   gboolean simple = TRUE;
@@ -66,7 +68,8 @@ flush_pending (VsFlowNet *net)
   else
     recompute (net, net->pending_now, net->pending.v, net->pending.len);
   net->pending.len = 0;
-  net->hot.slow = net->next_end_dirty || net->ps_res.len > 0;
+  net->hot.slow = net->next_end_dirty;
+  next_set (net);
 }
 
 /* Resource I's flows need new rates at the next flush. */

@@ -19,7 +19,13 @@
 static inline double
 pos (double x)
 {
-#ifdef __SSE2__
+#if defined __SSE2__ && defined __GNUC__
+  /* maxsd itself: the intrinsics' _mm_set_sd zeroes the upper half of
+   * each operand first (a movq each, for a lane nobody reads). */
+  double z = 0.0;
+  __asm__ ("maxsd %1, %0" : "+x" (z) : "xm" (x));
+  return z;
+#elif defined __SSE2__
   return _mm_cvtsd_f64 (_mm_max_sd (_mm_setzero_pd (), _mm_set_sd (x)));
 #else
   return MAX (0.0, x);
@@ -32,15 +38,24 @@ pos (double x)
 static inline gpointer
 sel_p (gboolean c, gpointer a, gpointer b)
 {
+#if defined __x86_64__ && defined __GNUC__
+  /* A cmov (the masks below took six instructions). */
+  __asm__ ("test %2, %2\n\tcmovne %1, %0" : "+r" (b) : "r" (a), "r" (c) : "cc");
+  return b;
+#else
   guintptr m = -(guintptr) (c != 0);
   return (gpointer) (((guintptr) a & m) | ((guintptr) b & ~m));
+#endif
 }
 
 /* A < B ? A : B. */
 static inline double
 min_d (double a, double b)
 {
-#ifdef __SSE2__
+#if defined __SSE2__ && defined __GNUC__
+  __asm__ ("minsd %1, %0" : "+x" (a) : "xm" (b));   /* as pos () */
+  return a;
+#elif defined __SSE2__
   return _mm_cvtsd_f64 (_mm_min_sd (_mm_set_sd (a), _mm_set_sd (b)));
 #else
   return a < b ? a : b;
@@ -163,16 +178,24 @@ struct _VsFlowNet {
   GArray *res;          /* Resource */
   Resource *rv;         /* res->data, for the hot path */
   guint n_fast;         /* res->len, or 0 with an observer (no fast start) */
+  gboolean next_end_dirty;  /* (below; here, in a hole) */
   PVec active;          /* VsFlow* */
   double *end;          /* end time of active.v[i] (same length), scanned
                          * without touching the flows */
   guint stamp;
+  gboolean no_ps;       /* (below; here, in a hole) */
   guint64 next_order;
-  /* The earliest end and a flow that has it, kept up to date as flows
-   * start, end and change rate; a full scan only when that flow's end
-   * moves later (next_end_dirty). */
+  /* The earliest end of the active flows (act_end) and a flow that has
+   * it, kept up to date as flows start, end and change rate; a full scan
+   * only when that flow's end moves later (next_end_dirty). ps_min is
+   * the earliest end of the resources in processor sharing (their
+   * ps_end; +infinity without any), kept as they change (ps_min_update),
+   * so that hot.next_end = MIN (act_end, ps_min) whenever !hot.slow:
+   * the next end is read inline with resources in processor sharing
+   * too (third pass). */
+  double act_end;
+  double ps_min;
   VsFlow *next_flow;
-  gboolean next_end_dirty;
   VsLoadObserver observer;
   gpointer observer_user;
   /* scratch */
@@ -185,11 +208,11 @@ struct _VsFlowNet {
   double pending_now;
   VsFlow *free_flows;   /* recycled, linked through owner */
   /* Processor sharing: the resources in ps (few), their flows' count,
-   * and whether a resource may enter it (flow_net_set_ps). */
+   * and whether a resource may enter it (no_ps, above:
+   * flow_net_set_ps). */
   UVec ps_res;
   guint n_ps_flows;
   guint n_ps_fixed_multi;   /* star link flows that are fixed members */
-  gboolean no_ps;
 };
 
 #define RES(net, i) (&(net)->rv[i])
@@ -202,6 +225,14 @@ static void flush_pending (VsFlowNet *net);
 static void ps_enter (VsFlowNet *net, Resource *r, guint i, double now);
 #define ps_maybe_enter(net, r, i, now) \
   do { if (G_UNLIKELY ((r)->flows.len >= PS_MIN_FLOWS)) ps_enter (net, r, i, now); } while (0)
+
+/* The next end from its two parts (harmless while hot.slow: whoever
+ * clears it sets it). */
+static inline void
+next_set (VsFlowNet *net)
+{
+  net->hot.next_end = min_d (net->act_end, net->ps_min);
+}
 
 static inline void
 flush (VsFlowNet *net)

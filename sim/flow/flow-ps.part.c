@@ -56,6 +56,10 @@ heap_push (PVec *h, VsFlow *f)
   v[i] = f;
 }
 
+/* Bottom-up: the hole goes down to a leaf along the lesser children,
+ * one comparison a level, then the last flow rises from there (little:
+ * it came from the bottom). The keys (vfin, order) are unique, so the
+ * flows come out in the same order as from any other heap. */
 static VsFlow *
 heap_pop (PVec *h)
 {
@@ -71,10 +75,16 @@ heap_pop (PVec *h)
         break;
       if (c + 1 < n && vfin_before (v[c + 1], v[c]))
         c++;
-      if (!vfin_before (v[c], last))
-        break;
       v[i] = v[c];
       i = c;
+    }
+  while (i > 0)
+    {
+      guint p = (i - 1) / 2;
+      if (!vfin_before (last, v[p]))
+        break;
+      v[i] = v[p];
+      i = p;
     }
   v[i] = last;
   return top;
@@ -86,6 +96,18 @@ ps_top_end (Resource *r)
 {
   const VsFlow *top = r->ps_heap.v[0];
   r->ps_end = r->ps_t + (top->vfin - r->ps_v) / r->ps_share * 1e9;
+}
+
+/* The earliest end of the resources in processor sharing, after one's
+ * changed, and the next end with it. */
+static inline void
+ps_min_update (VsFlowNet *net)
+{
+  double t = INFINITY;
+  for (guint k = 0; k < net->ps_res.len; k++)
+    t = min_d (t, RES (net, net->ps_res.v[k])->ps_end);
+  net->ps_min = t;
+  next_set (net);
 }
 
 /* Brings R's work clock, and its accounting, to NOW. */
@@ -231,6 +253,7 @@ ps_enter (VsFlowNet *net, Resource *r, guint i, double now)
   net->n_ps_fixed_multi += r->n_multi;
   uvec_push (&net->ps_res, i);
   ps_top_end (r);
+  ps_min_update (net);
   /* The earliest end may have been one of them: the others' is found by
    * a scan. */
   net->next_end_dirty = TRUE;
@@ -267,6 +290,7 @@ ps_leave (VsFlowNet *net, Resource *r, guint i, double now)
   r->ps = FALSE;
   r->ps_heap.len = 0;
   ps_res_remove (net, i);
+  ps_min_update (net);
   net->next_end_dirty = TRUE;
   net->hot.slow = TRUE;
 }
@@ -300,14 +324,14 @@ ps_unfix (VsFlowNet *net, Resource *r, guint i, VsFlow *f, double now)
   r->ps_share = share;
   r->load = r->ps_fixed + share * r->ps_heap.len;
   ps_top_end (r);
+  ps_min_update (net);
 }
 
 /* flow_start() of a one-resource flow on resource I, in processor
- * sharing. */
+ * sharing (AMOUNT > 0 and CAP > 0: the callers tested them). */
 static void G_GNUC_NO_INLINE
 ps_start (VsFlowNet *net, double now, double amount, double cap, guint i, gpointer owner, guint64 tag)
 {
-  g_return_if_fail (amount > 0 && cap > 0);
   Resource *r = RES (net, i);
   double c = MIN (cap, r->cap);
   guint m = r->ps_heap.len;
@@ -354,12 +378,22 @@ ps_start (VsFlowNet *net, double now, double amount, double cap, guint i, gpoint
   r->ps_share = share;
   r->load = r->ps_fixed + share * n;
   r->ps_min_cap = MIN (r->ps_min_cap, c);
+  double was = r->ps_end;
   ps_top_end (r);
+  /* The earliest ps end: R's if earlier, a scan only if R had it. */
+  if (r->ps_end <= net->ps_min)
+    net->ps_min = r->ps_end;
+  else if (was == net->ps_min)
+    {
+      ps_min_update (net);
+      return;
+    }
+  next_set (net);
 }
 
 /* The ps flows of resource I due by LIM, appended to DUE, ended at NOW;
  * R then shares among fewer, or leaves processor sharing (and is pended:
- * rated at the next flush). */
+ * rated at the next flush). The caller updates ps_min. */
 static void
 ps_finish (VsFlowNet *net, guint i, double now, double lim, PVec *due, gpointer *stack)
 {

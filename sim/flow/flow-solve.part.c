@@ -21,7 +21,7 @@ ends_add (VsFlowNet *net, Ends *e, VsFlow *f, double end)
   net->end[f->index] = end;
   if (end < e->cmin)
     e->cmin = end, e->cf = f;
-  if (f == net->next_flow && end > net->hot.next_end)
+  if (f == net->next_flow && end > net->act_end)
     e->later = TRUE;
 }
 
@@ -34,10 +34,10 @@ ends_done (VsFlowNet *net, const Ends *e)
 {
   if (net->next_end_dirty)
     return;
-  if (e->later && e->cmin > net->hot.next_end)
+  if (e->later && e->cmin > net->act_end)
     net->next_end_dirty = TRUE, net->hot.slow = TRUE;
-  else if (e->later || e->cmin < net->hot.next_end)
-    net->hot.next_end = e->cmin, net->next_flow = e->cf;
+  else if (e->later || e->cmin < net->act_end)
+    net->act_end = e->cmin, net->next_flow = e->cf;
 }
 
 static void

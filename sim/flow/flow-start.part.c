@@ -14,8 +14,9 @@ run_at_cap (VsFlowNet *net, VsFlow *f, double amount, double now)
   f->rate = f->cap;
   double end = now + amount / f->cap * 1e9;
   active_push (net, f, end);
-  if (!net->next_end_dirty && end < net->hot.next_end)
-    net->hot.next_end = end, net->next_flow = f;
+  if (!net->next_end_dirty && end < net->act_end)
+    net->act_end = end, net->next_flow = f;
+  net->hot.next_end = min_d (end, net->hot.next_end);
 }
 
 /* A new flow F binds one of its N resources PATH: it waits for its rate
@@ -135,9 +136,14 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
                   || net->active.len == net->active.cap))
     goto slow;
   Resource *r = RES (net, i);
+  if (G_UNLIKELY (r->ps))
+    {
+      ps_start (net, now, amount, cap, i, owner, tag);
+      return;
+    }
   cap = MIN (cap, r->cap);
   guint slot = r->flows.len;
-  if (G_UNLIKELY (slot == r->flows.cap || isinf (cap) || r->ps))
+  if (G_UNLIKELY (slot == r->flows.cap || isinf (cap)))
     goto slow;
   double cap_sum = r->cap_sum + cap;
   net->free_flows = f->owner;
@@ -170,14 +176,12 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   net->end[k] = end;
   /* The earliest end, without a branch (harmless when dirty: the scan
    * to come replaces it). */
-  double ne = net->hot.next_end;
+  double ne = net->act_end;
   gboolean earlier = end < ne;
-  net->hot.next_end = min_d (end, ne);
+  net->act_end = min_d (end, ne);
   net->next_flow = sel_p (earlier, f, net->next_flow);
+  net->hot.next_end = min_d (end, net->hot.next_end);
   return;
 slow:
-  if (net->ps_res.len > 0 && n_path == 1 && i < net->res->len && RES (net, i)->ps)
-    ps_start (net, now, amount, cap, i, owner, tag);
-  else
-    flow_start_slow (net, now, amount, cap, path, n_path, owner, tag);
+  flow_start_slow (net, now, amount, cap, path, n_path, owner, tag);   /* ps_start too */
 }

@@ -52,6 +52,8 @@ flow_net_new (void)
   VsFlowNet *net = g_new0 (VsFlowNet, 1);
   net->res = g_array_new (FALSE, TRUE, sizeof (Resource));
   net->hot.next_end = INFINITY;
+  net->act_end = INFINITY;
+  net->ps_min = INFINITY;
   return net;
 }
 

@@ -759,6 +759,70 @@ test_star_random (void)
     }
 }
 
+/* Ends while a resource is in processor sharing, by hand (third pass:
+ * the next end read inline, only active flows due beside it, one ps end
+ * in one pass, a kernel's two flows ending at once). "sm", 10 GB/s:
+ * 0.5, 1, 2 and 2 GB (2.5 GB/s each, in processor sharing); "dev",
+ * 100 GB/s: 10 GB alone, ending at 0.1 s (sm's ends later); 25 GB from
+ * 0.1 s, ending at 0.35 s. At 0.2 s the 0.5 GB flow ends (0.5, 1.5, 1.5
+ * GB left, at 3.33 GB/s); at 0.35 s sm's 1 GB flow and dev's 25 GB one
+ * end at once, called back in start order; the last two have 1 GB left
+ * at 5 GB/s: they end together at 0.55 s (a tie on the heap). */
+static void
+test_ps_ends (void)
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint sm = flow_net_add_resource (net, "sm", 10e9);
+  guint dev = flow_net_add_resource (net, "dev", 100e9);
+  Done d = { 0 };
+  const double amount[4] = { 0.5e9, 1e9, 2e9, 2e9 };
+  for (guint i = 0; i < 4; i++)
+    flow_start (net, 0, amount[i], INFINITY, &sm, 1, NULL, i + 1);
+  flow_start (net, 0, 10e9, INFINITY, &dev, 1, NULL, 5);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 1e8, 1e-3);
+  g_assert_cmpuint (flow_net_n_ps_flows (net), ==, 4);
+  d.now = 1e8;
+  flow_net_finish_due (net, d.now, on_done, &d);
+  g_assert_cmpuint (d.n, ==, 1);
+  g_assert_cmpuint (d.tag[0], ==, 5);
+  g_assert_cmpuint (flow_net_n_ps_flows (net), ==, 4);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 2e8, 1e-3);
+  flow_start (net, 1e8, 25e9, INFINITY, &dev, 1, NULL, 6);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 2e8, 1e-3);
+  d.now = flow_net_next_end (net);
+  flow_net_finish_due (net, d.now, on_done, &d);
+  g_assert_cmpuint (d.n, ==, 2);
+  g_assert_cmpuint (d.tag[1], ==, 1);
+  g_assert_cmpuint (flow_net_n_ps_flows (net), ==, 3);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 3.5e8, 1e-3);
+  d.now = flow_net_next_end (net);
+  flow_net_finish_due (net, d.now, on_done, &d);
+  g_assert_cmpuint (d.n, ==, 4);
+  g_assert_cmpuint (d.tag[2], ==, 2);
+  g_assert_cmpuint (d.tag[3], ==, 6);
+  g_assert_cmpfloat_with_epsilon (d.t[3], 3.5e8, 1e-3);
+  g_assert_cmpuint (flow_net_n_ps_flows (net), ==, 2);
+  g_assert_cmpfloat_with_epsilon (flow_net_resource_load (net, sm), 10e9, 1);
+  g_assert_cmpfloat_with_epsilon (flow_net_next_end (net), 5.5e8, 1e-3);
+  run (net, &d);
+  g_assert_cmpuint (d.n, ==, 6);
+  g_assert_cmpuint (d.tag[4], ==, 3);
+  g_assert_cmpuint (d.tag[5], ==, 4);
+  g_assert_cmpfloat_with_epsilon (d.t[4], 5.5e8, 1e-3);
+  g_assert_cmpfloat_with_epsilon (d.t[5], 5.5e8, 1e-3);
+  g_assert_cmpuint (flow_net_n_active (net), ==, 0);
+  g_assert_cmpuint (flow_net_n_ps_flows (net), ==, 0);
+  flow_net_settle (net, 6e8);
+  VsResourceStats st;
+  flow_net_resource_stats (net, sm, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 5.5e9, 1);
+  g_assert_cmpfloat_with_epsilon (st.busy_ns, 5.5e8, 1e-3);
+  g_assert_cmpfloat_with_epsilon (st.saturated_ns, 5.5e8, 1e-3);
+  flow_net_resource_stats (net, dev, &st);
+  g_assert_cmpfloat_with_epsilon (st.bytes, 35e9, 1);
+  g_assert_cmpfloat_with_epsilon (st.busy_ns, 3.5e8, 1e-3);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -784,5 +848,6 @@ main (int argc, char **argv)
   g_test_add_func ("/flow/ps-fixed", test_ps_fixed);
   g_test_add_func ("/flow/star", test_star);
   g_test_add_func ("/flow/star-random", test_star_random);
+  g_test_add_func ("/flow/ps-ends", test_ps_ends);
   return g_test_run ();
 }
