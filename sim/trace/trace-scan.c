@@ -63,6 +63,20 @@ typedef struct {
     }                                                                                                            \
   while (0)
 
+/* The same for a field that is rarely one or two bytes (a size): its
+ * word's first terminating byte at once. */
+#define SKIP_WIDE()                                                                                              \
+  do                                                                                                             \
+    {                                                                                                            \
+      guint64 w_;                                                                                                \
+      memcpy (&w_, p, 8);                                                                                        \
+      w_ = ~GUINT64_FROM_LE (w_) & G_GUINT64_CONSTANT (0x8080808080808080);                                      \
+      if (G_UNLIKELY (w_ == 0))                                                                                  \
+        goto bail;                                                                                               \
+      p += (__builtin_ctzll (w_) >> 3) + 1;                                                                      \
+    }                                                                                                            \
+  while (0)
+
 /* A varint of at most 9 bytes into V (below 2^63 by construction); else
  * give up. */
 #define UV(v)                                                                                                    \
@@ -101,7 +115,10 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
     {
       rec = p;
       guint op = *p++;
-      if (G_UNLIKELY (op >= VS_OP_COUNT) && op != VS_BIN_KERNEL_X)
+      /* A string definition, the end record, or bad; the switch gives up
+       * on ops 11 to 19, which the careful decoder refuses before it
+       * looks at their time. */
+      if (G_UNLIKELY (op > VS_BIN_KERNEL_X))
         goto bail;
       guint64 dt_raw, tid, host_ns, t, u, n;
       UV (dt_raw);
@@ -109,18 +126,21 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
       UV (host_ns);
       /* As trace-bin.c's fast path: a negative t wraps above the maximum. */
       t = prev_t + (guint64) ((gint64) (dt_raw >> 1) ^ -(gint64) (dt_raw & 1));
-      if (G_UNLIKELY (t > VS_TRACE_INT_MAX || tid > G_MAXUINT32))
+      if (G_UNLIKELY (t > VS_TRACE_INT_MAX))
         goto bail;
-      if (validate)
+      if (G_LIKELY (tid < VS_SMALL_TIDS))
         {
-          if (G_LIKELY (tid < VS_SMALL_TIDS))
-            {
-              guint64 *slot = &r->small_t[tid];
-              if (G_UNLIKELY (t + 1 < *slot))
-                goto bail;
-              *slot = t + 1;
-            }
-          else
+          guint64 *slot = &r->small_t[tid];
+          if (validate && G_UNLIKELY (t + 1 < *slot))
+            goto bail;
+          if (validate)
+            *slot = t + 1;
+        }
+      else
+        {
+          if (G_UNLIKELY (tid > G_MAXUINT32))
+            goto bail;
+          if (validate)
             {
               guint64 *lt = u64map_lookup (&r->last_t, tid + 1);
               if (G_UNLIKELY (lt != NULL && t < *lt))
@@ -132,13 +152,39 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
             }
         }
       guint64 e = t + host_ns;   /* both below 2^63 */
-      switch (op)
+      if (G_LIKELY (op == VS_OP_KERNEL))   /* most records: before the switch */
+        {
+        kernel:
+          UV (u);
+          if (G_UNLIKELY (u >= d->n_strings))
+            goto bail;
+          SKIP ();
+          UV (u);   /* dur */
+          e = MAX (e, t + u);
+          SKIP_WIDE ();   /* bytes */
+          SKIP ();        /* compute_ns */
+/* A list's length: one byte (a longer one is above VS_BIN_FAST_LIST). */
+#define IDS()                                                                                                    \
+  n = *p++;                                                                                                      \
+  if (G_UNLIKELY (n > VS_BIN_FAST_LIST))                                                                         \
+    goto bail;                                                                                                   \
+  for (; n > 0; n--)                                                                                             \
+    SKIP ();
+          IDS ();   /* reads */
+          IDS ();   /* writes */
+          IDS ();   /* touches */
+#undef IDS
+          if (G_UNLIKELY (op == VS_BIN_KERNEL_X) && (p = bin_fast_kernel_ext (d, &scratch, p, validate)) == NULL)
+            goto bail;
+        }
+      else
+        switch (op)
         {
         case VS_OP_ALLOC:
           if (validate && G_UNLIKELY (*p == 0))
             goto bail;   /* id 0 */
           SKIP ();
-          SKIP ();
+          SKIP_WIDE ();   /* bytes */
           if (validate && G_UNLIKELY (*p >= VS_MEM_COUNT))
             goto bail;
           p++;
@@ -157,7 +203,7 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
           if (validate && G_UNLIKELY (*p >= VS_DIR_COUNT))
             goto bail;
           p++;
-          SKIP ();
+          SKIP_WIDE ();   /* bytes */
           SKIP ();
           SKIP ();
           SKIP ();
@@ -165,7 +211,7 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
           goto dur;
         case VS_OP_MEMSET:
           SKIP ();
-          SKIP ();
+          SKIP_WIDE ();   /* bytes */
           SKIP ();
           p++;
         dur:
@@ -173,29 +219,8 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
           if (u != 0)
             e = MAX (e, t + u - 1);
           break;
-        case VS_OP_KERNEL:
         case VS_BIN_KERNEL_X:
-          UV (u);
-          if (G_UNLIKELY (u >= d->n_strings))
-            goto bail;
-          SKIP ();
-          UV (u);   /* dur */
-          e = MAX (e, t + u);
-          SKIP ();
-          SKIP ();
-#define IDS()                                                                                                    \
-  UV (n);                                                                                                        \
-  if (G_UNLIKELY (n > VS_BIN_FAST_LIST))                                                                         \
-    goto bail;                                                                                                   \
-  for (; n > 0; n--)                                                                                             \
-    SKIP ();
-          IDS ();   /* reads */
-          IDS ();   /* writes */
-          IDS ();   /* touches */
-#undef IDS
-          if (G_UNLIKELY (op == VS_BIN_KERNEL_X) && (p = bin_fast_kernel_ext (d, &scratch, p, validate)) == NULL)
-            goto bail;
-          break;
+          goto kernel;
         case VS_OP_SYNC:
           if (validate && G_UNLIKELY (*p >= VS_SYNC_COUNT))
             goto bail;
@@ -224,7 +249,7 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
           SKIP ();
           break;
         default:
-          __builtin_unreachable ();   /* checked above */
+          goto bail;   /* ops 11 to 19 */
         }
       prev_t = t;
       r->count++;   /* (a group's first use is remembered at its index) */
@@ -240,6 +265,7 @@ bail:
 }
 
 #undef SKIP
+#undef SKIP_WIDE
 #undef UV
 
 /* An event the careful path read, counted as skim_fast counts. */
