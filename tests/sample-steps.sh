@@ -7,7 +7,13 @@
 # scattered by +-30 %) never settle: everything is replayed, the time is
 # the full replay's and a warning says so; on the real Kineto trace with
 # repeated ProfilerStep marks (memory-profile-v100, 4 steps, K = 2 at 5 %)
-# within 1 %. TAP.
+# within 1 %; on the binary form, the rest of the trace after the stop is
+# skimmed (trace_skim: framed, not decoded): it counts the steps, events
+# and captured time a full replay does, with string definitions and marks
+# after the stop, and still refuses a cut file, a wrong end count and
+# data after the end naming the file (as a full replay does), but not an
+# allocation id error after the stop, which only a full replay refuses
+# (docs/trace-format.md, "Skimming"). TAP.
 set -u
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +22,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0
 ok () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo 1..11
+echo 1..16
 python3 "$here/bench/repeat-steps.py" "$here/traces/hand-train-step.jsonl" "$T/r.jsonl" 999 || exit 1
 # report FILE KEY...: one value of a JSON report
 val () { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
@@ -99,3 +105,71 @@ ok $? "fit --sample-steps 5: the same table (times, bounds) as the full fit"
 "$VRAMSIM" replay "$T/r.jsonl" -c a100-80g --sample-steps -1 2> "$T/err"
 [ $? = 2 ] && grep -q "sample-steps: K must be 1 or more" "$T/err"
 ok $? "--sample-steps -1: exit 2, named"
+
+# The binary form, with marks of new names (string definitions) after
+# the stop: the skim counts what the full replay does.
+python3 - "$T/r.jsonl" "$T/late.jsonl" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+with open(sys.argv[2], 'w') as g:
+    n = len(lines)
+    for i, l in enumerate(lines):
+        g.write(l + '\n')
+        if i > n // 2 and i % 97 == 0:
+            e = json.loads(l)
+            # at the end of the call before (no gap changed: the time is the same)
+            g.write(json.dumps({'t': e['t'] + e.get('host_ns', 0), 'op': 'mark', 'name': 'late_%d' % i,
+                                'tid': e.get('tid', 0)}) + '\n')
+PY
+"$VRAMSIM" convert "$T/late.jsonl" "$T/late.vtrace" 2> /dev/null \
+  && "$VRAMSIM" replay "$T/late.vtrace" -c a100-80g --format json -o "$T/lf.json" \
+  && "$VRAMSIM" replay "$T/late.vtrace" -c a100-80g --sample-steps 5 --format json -o "$T/ls.json" \
+  && compare "$T/lf.json" "$T/ls.json" 1e-6 10 0.01 \
+  && [ "$(val "$T/lf.json" events)" = "$(val "$T/ls.json" events)" ] \
+  && [ "$(val "$T/lf.json" time captured_ns)" = "$(val "$T/ls.json" time captured_ns)" ] \
+  && [ "$(val "$T/ls.json" sampled steps_replayed)" -lt 10 ]
+ok $? "binary, string definitions and marks after the stop: the skim counts the full replay's steps, events and captured time"
+
+# bad FILE HOW: a copy of late.vtrace spoilt after the stop (cut, count,
+# after, id); its end record holds the full replay's event count.
+bad () {
+  python3 - "$T/late.vtrace" "$1" "$2" "$(val "$T/lf.json" events)" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+out, how, count = sys.argv[2], sys.argv[3], int(sys.argv[4])
+def uv(v):
+    r = bytearray()
+    while v >= 0x80:
+        r.append((v & 0x7f) | 0x80); v >>= 7
+    r.append(v)
+    return r
+end = lambda c: bytes([0xFE]) + uv(c) + b'VEND'
+assert d.endswith(end(count))
+body = d[:-len(end(count))]
+if how == 'cut':
+    d = body[:-3]
+elif how == 'count':
+    d = body + end(count + 1)
+elif how == 'after':
+    d = d + b'\n'
+elif how == 'id':
+    # a free of an id never allocated (op 1, dt 0, tid 0, host 0, id, no stream)
+    d = body + bytes([1, 0, 0, 0]) + uv(123456789) + bytes([0]) + end(count + 1)
+open(out, 'wb').write(d)
+PY
+}
+for c in "cut:truncated: the file ends inside a record" "count:the end record counts" "after:data after the end record"; do
+  how=${c%%:*} what=${c#*:}
+  bad "$T/bad-$how.vtrace" "$how" \
+    && { "$VRAMSIM" replay "$T/bad-$how.vtrace" -c a100-80g --format json -o "$T/bf.json" 2> "$T/ef"; [ $? = 1 ]; } \
+    && { "$VRAMSIM" replay "$T/bad-$how.vtrace" -c a100-80g --sample-steps 5 --format json -o "$T/bs.json" 2> "$T/es"; [ $? = 1 ]; } \
+    && grep -q "^vramsim: $T/bad-$how.vtrace: .*$what" "$T/es" && cmp -s "$T/ef" "$T/es"
+  ok $? "binary, $how after the stop: --sample-steps exits 1 naming the file, with the full replay's message"
+done
+bad "$T/bad-id.vtrace" id \
+  && { "$VRAMSIM" replay "$T/bad-id.vtrace" -c a100-80g --format json -o "$T/bf.json" 2> "$T/ef"; [ $? = 1 ]; } \
+  && grep -q "^vramsim: $T/bad-id.vtrace: event [0-9]*: field 'id': allocation 123456789 is not live" "$T/ef" \
+  && "$VRAMSIM" replay "$T/bad-id.vtrace" -c a100-80g --sample-steps 5 --format json -o "$T/bs.json" \
+  && [ "$(val "$T/bs.json" sampled steps_total)" = "$(val "$T/ls.json" sampled steps_total)" ] \
+  && [ "$(val "$T/bs.json" events)" = $(($(val "$T/ls.json" events) + 1)) ]
+ok $? "binary, a free of an id never allocated after the stop: the full replay refuses it, --sample-steps (which holds no ids there) counts it"

@@ -12,8 +12,9 @@
  * bytes at their K + 1 bounds are within TOL of each other (and of 1
  * MiB), and the traffic of each step within TOL (and 1 MiB) of their
  * mean. Then no more of the trace is replayed: the replay finishes the
- * work already issued, the rest of the trace is read (decoded, counted,
- * its captured times kept) and the predicted time is
+ * work already issued, the rest of the trace is read (trace_skim: framed
+ * rather than decoded, counted, its captured times kept; its allocation
+ * ids are not checked) and the predicted time is
  *
  *   t_stop + (steps_total - steps_replayed) x step + MAX (drain, tail)
  *
@@ -210,14 +211,16 @@ sample_finish (Sim *s, double makespan, guint64 *steps_total)
   if (!p->steady)
     return makespan;
   const Track *tr = p->mark;
-  guint64 more = 0, last_cap = tr->last_cap;
-  VsEvent ev;
-  while (trace_next (s->core.reader, &ev, &s->core.error))
+  /* The rest, skimmed: counted, not decoded (trace.h). */
+  VsTraceSkim sk;
+  trace_skim (s->core.reader, tr->name, tr->tid, &sk, &s->core.error);
+  guint64 more = sk.reaches, last_cap = more > 0 ? sk.last_reach_t : tr->last_cap;
+  s->stats.n_events += sk.events;
+  if (sk.events > 0)
     {
-      s->stats.n_events++;
-      note_captured (s, &ev);
-      if (ev.op == VS_OP_MARK && ev.tid == tr->tid && ev.name && strcmp (ev.name, tr->name) == 0)
-        more++, last_cap = ev.t;
+      s->stats.cap_first_t = MIN (s->stats.cap_first_t, sk.first_t);
+      s->stats.cap_last_end = MAX (s->stats.cap_last_end, sk.last_end);
+      s->stats.cap_have = TRUE;
     }
   *steps_total += more;
   double t_stop = p->stop_t - s->core.t0, drain = makespan - t_stop;

@@ -658,32 +658,7 @@ dec_event_slow (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error)
  * trace_validate, finds the error and words its message, exactly as it
  * did before the fast path existed. */
 
-#define FAST_MARGIN 1280
-
-/* A varint of three to nine bytes at *PP (the first two have the
- * continuation bit): unrolled, each byte added in place with its
- * continuation bit taken out afterwards. FALSE for ten bytes or more
- * (values from 2^63: the careful decoder judges them). */
-HOT gboolean
-fast_uv_long (const guint8 **pp, guint64 *out)
-{
-  const guint8 *p = *pp;
-  guint64 v = p[0] + ((guint64) p[1] << 7) - 0x80 - (0x80 << 7);
-  guint64 b;
-#define STEP(i)                                                                                                  \
-  b = p[i];                                                                                                      \
-  v += b << (7 * (i));                                                                                           \
-  if (b < 0x80)                                                                                                  \
-    {                                                                                                            \
-      *pp = p + (i) + 1;                                                                                         \
-      *out = v;                                                                                                  \
-      return TRUE;                                                                                               \
-    }                                                                                                            \
-  v -= (guint64) 0x80 << (7 * (i));
-  STEP (2) STEP (3) STEP (4) STEP (5) STEP (6) STEP (7) STEP (8)
-#undef STEP
-  return FALSE;
-}
+#define FAST_MARGIN VS_BIN_FAST_MARGIN
 
 /* Reads a varint of at most 9 bytes into V, else gives up. The one-byte
  * case falls through; the others branch out of line. */
@@ -702,7 +677,7 @@ fast_uv_long (const guint8 **pp, guint64 *out)
           else                                                                                                   \
             {                                                                                                    \
               p--;                                                                                               \
-              if (G_UNLIKELY (!fast_uv_long (&p, &x_)))                                                          \
+              if (G_UNLIKELY (!bin_uv_long (&p, &x_)))                                                           \
                 return FALSE;                                                                                    \
             }                                                                                                    \
         }                                                                                                        \
@@ -729,7 +704,7 @@ fast_uv_long (const guint8 **pp, guint64 *out)
 
 /* Lists of up to FAST_LIST ids take the fast path; the ids array always
  * holds three of them (bin_dec_init). */
-#define FAST_LIST 32
+#define FAST_LIST VS_BIN_FAST_LIST
 /* The longest record the fast path reads: a kernel (op, 13 varints, three
  * lists of FAST_LIST ids) with extensions (has, precision, kind and role
  * bytes, 12 varints), 9 bytes a varint. */
@@ -739,9 +714,10 @@ G_STATIC_ASSERT (1 + 13 * 9 + 3 * FAST_LIST * 9 + 4 + 12 * 9 <= FAST_MARGIN);
  * collective (which no one reads until the event is returned), checked as
  * trace_validate would (check_kernel_extras). Returns the end of the
  * record, or NULL: give up. Out of line:
- * few kernels carry them, and the plain kernel's loop keeps its registers. */
-static const guint8 *__attribute__ ((noinline))
-fast_kernel_ext (VsBinDec *d, VsEvent *e, const guint8 *p, gboolean validate)
+ * few kernels carry them, and the plain kernel's loop keeps its registers.
+ * (Also trace-scan.c's, which reads them to check them.) */
+const guint8 *__attribute__ ((noinline))
+bin_fast_kernel_ext (VsBinDec *d, VsEvent *e, const guint8 *p, gboolean validate)
 {
   guint64 v[8], u, bytes, ranks;
   guint has = *p++;
@@ -995,7 +971,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
               return FALSE;
         /* (p is passed by value: taking its address would keep it in
          * memory through the whole decoder.) */
-        if (G_UNLIKELY (op == VS_BIN_KERNEL_X) && (p = fast_kernel_ext (d, e, p, validate)) == NULL)
+        if (G_UNLIKELY (op == VS_BIN_KERNEL_X) && (p = bin_fast_kernel_ext (d, e, p, validate)) == NULL)
           return FALSE;
         break;
       }

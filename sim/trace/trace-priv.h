@@ -91,6 +91,7 @@ struct _VsTraceReader {
   guint64 count;          /* events returned so far */
   guint64 line;           /* JSONL: line of the record being read; 0: name events by index */
   gboolean validate;      /* FALSE for in-memory buffers, which were validated when loaded */
+  gboolean skim;          /* trace_skim has begun (trace-scan.c): validation leaves the live ids alone */
   gboolean failed;
   gboolean done;
   struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
@@ -251,6 +252,43 @@ typedef struct _VsBinDec {
 } VsBinDec;
 
 void bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in);
+
+/* The fast paths (trace-bin.c's decoder, trace-scan.c's skim) start a
+ * record only with VS_BIN_FAST_MARGIN bytes buffered, and take id lists
+ * of at most VS_BIN_FAST_LIST ids: no bounds check per byte. */
+#define VS_BIN_FAST_MARGIN 1280
+#define VS_BIN_FAST_LIST 32
+
+/* A varint of three to nine bytes at *PP (the first two have the
+ * continuation bit): unrolled, each byte added in place with its
+ * continuation bit taken out afterwards. FALSE for ten bytes or more
+ * (values from 2^63: the careful decoder judges them). */
+static inline __attribute__ ((always_inline)) gboolean
+bin_uv_long (const guint8 **pp, guint64 *out)
+{
+  const guint8 *p = *pp;
+  guint64 v = p[0] + ((guint64) p[1] << 7) - 0x80 - (0x80 << 7);
+  guint64 b;
+#define STEP(i)                                                                                                  \
+  b = p[i];                                                                                                      \
+  v += b << (7 * (i));                                                                                           \
+  if (b < 0x80)                                                                                                  \
+    {                                                                                                            \
+      *pp = p + (i) + 1;                                                                                         \
+      *out = v;                                                                                                  \
+      return TRUE;                                                                                               \
+    }                                                                                                            \
+  v -= (guint64) 0x80 << (7 * (i));
+  STEP (2) STEP (3) STEP (4) STEP (5) STEP (6) STEP (7) STEP (8)
+#undef STEP
+  return FALSE;
+}
+
+/* The fast path's extensions of a VS_BIN_KERNEL_X record at P (past the
+ * kernel body), into D's shape and collective and EV's pointers to them,
+ * checked as trace_validate would: the end of the record, or NULL (give
+ * up: the careful decoder words what is wrong). */
+const guint8 *bin_fast_kernel_ext (VsBinDec *d, VsEvent *e, const guint8 *p, gboolean validate);
 /* 1 = an event, 0 = the end record (file) or the end of the data (memory), -1 = error. */
 int bin_dec_event (VsBinDec *d, VsEvent *ev, guint32 *present, GError **error);
 void bin_dec_clear (VsBinDec *d);

@@ -329,7 +329,10 @@ trace_validate (VsTraceReader *r, const VsEvent *ev, guint32 present, GError **e
     return FAIL ("field 't': %" G_GUINT64_FORMAT " is earlier than the previous event of thread %u (t %"
                  G_GUINT64_FORMAT ")", ev->t, ev->tid, prev_t);
 
-  /* Allocation ids, tracked in file order. */
+  /* Allocation ids, tracked in file order; not while trace_skim reads
+   * (trace-scan.c: no live set is kept there). */
+  if (G_UNLIKELY (r->skim))
+    return ev->op != VS_OP_ALLOC || ev->id != 0 || FAIL ("field 'id': an allocation id must be positive");
   switch (ev->op)
     {
     case VS_OP_ALLOC:

@@ -91,6 +91,30 @@ int trace_reader_kernels_named (VsTraceReader *r);
 gboolean trace_next (VsTraceReader *r, VsEvent *ev, GError **error);
 /* Events read so far. */
 guint64 trace_reader_count (VsTraceReader *r);
+
+/* What trace_skim found in the events it read. */
+typedef struct {
+  guint64 events;         /* events read */
+  guint64 first_t;        /* their earliest t (G_MAXUINT64: none) */
+  guint64 last_end;       /* their latest end (0: none): of a host call (t + host_ns), or of
+                           * the GPU work of a kernel, copy or memset (t + dur), as the replay's
+                           * captured time counts it */
+  guint64 reaches;        /* marks named MARK on thread TID */
+  guint64 last_reach_t;   /* the t of the last of them (0: none) */
+} VsTraceSkim;
+
+/* Reads the rest of R's trace (to its end) for what a replay that has
+ * stopped replaying still needs (--sample-steps): the events counted,
+ * their captured span and the reaches of one mark. A binary trace's
+ * records (a file's or an in-memory buffer's) are framed, not decoded:
+ * their fields are skipped but for the times, the string ids, the enum
+ * bytes and a kernel's extensions, and every rule is checked but the
+ * allocation ids' (alloc of a live id, a reference to an id that is not
+ * live, the live count's limit: docs/trace-format.md, "Skimming"); the
+ * end record's count, truncation and bytes after the end still fail.
+ * Other readers (JSONL, the touch inference's) read on with trace_next.
+ * FALSE on bad input (ERROR set); R reads nothing more afterwards. */
+gboolean trace_skim (VsTraceReader *r, const char *mark, guint32 tid, VsTraceSkim *out, GError **error);
 void trace_close (VsTraceReader *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTraceReader, trace_close)
 

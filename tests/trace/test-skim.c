@@ -1,0 +1,731 @@
+/* test-skim.c — trace_skim (sim/trace/trace-scan.c), the rest of a trace
+ * read after replay --sample-steps stopped replaying: what it counts
+ * after any number of events read (events, captured span, the reaches of
+ * one mark) against a full read's events, from a binary file, an
+ * in-memory buffer and JSONL; what it still refuses, with the message a
+ * full read gives (truncation, the end record's count, data after it,
+ * time going back, an undefined string, random corruptions); and the one
+ * rule it does not hold, allocation ids (docs/trace-format.md,
+ * "Skimming"), which a full read still refuses. */
+#include <string.h>
+#include <glib/gstdio.h>
+
+#include "trace/trace-priv.h"
+#include "trace/trace-infer.h"
+
+static char *tmpdir;
+
+static char *
+tmp_path (const char *name)
+{
+  return g_build_filename (tmpdir, name, NULL);
+}
+
+/* ---- the reference: what trace_skim counts, from decoded events ---- */
+
+typedef struct {
+  guint64 t, end;
+  gboolean reach;
+} Ev;
+
+static Ev
+ev_of (const VsEvent *ev, const char *mark, guint32 tid)
+{
+  guint64 end = ev->t + ev->host_ns;
+  if ((ev->op == VS_OP_KERNEL || ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && ev->dur != VS_NONE)
+    end = MAX (end, ev->t + ev->dur);
+  gboolean reach = ev->op == VS_OP_MARK && ev->tid == tid && mark && strcmp (ev->name, mark) == 0;
+  return (Ev) { ev->t, end, reach };
+}
+
+static VsTraceSkim
+fold (const GArray *evs, guint from)
+{
+  VsTraceSkim k = { 0, G_MAXUINT64, 0, 0, 0 };
+  for (guint i = from; i < evs->len; i++)
+    {
+      const Ev *e = &g_array_index (evs, Ev, i);
+      k.events++;
+      k.first_t = MIN (k.first_t, e->t);
+      k.last_end = MAX (k.last_end, e->end);
+      if (e->reach)
+        k.reaches++, k.last_reach_t = e->t;
+    }
+  return k;
+}
+
+static void
+assert_skim (const VsTraceSkim *a, const VsTraceSkim *b, const char *where, guint k)
+{
+  if (a->events != b->events || a->first_t != b->first_t || a->last_end != b->last_end || a->reaches != b->reaches
+      || a->last_reach_t != b->last_reach_t)
+    g_error ("%s after %u events: skim %" G_GUINT64_FORMAT " events, t %" G_GUINT64_FORMAT " .. %" G_GUINT64_FORMAT
+             ", %" G_GUINT64_FORMAT " reaches (last %" G_GUINT64_FORMAT "); expected %" G_GUINT64_FORMAT
+             ", %" G_GUINT64_FORMAT " .. %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT ")",
+             where, k, a->events, a->first_t, a->last_end, a->reaches, a->last_reach_t, b->events, b->first_t,
+             b->last_end, b->reaches, b->last_reach_t);
+}
+
+/* The events of a full read of PATH, or NULL with its error's message in *MSG. */
+static GArray *
+full_read (const char *path, const char *mark, guint32 tid, char **msg)
+{
+  GError *error = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (path, &error);
+  if (r == NULL)
+    {
+      *msg = g_strdup (error->message);
+      g_error_free (error);
+      return NULL;
+    }
+  GArray *evs = g_array_new (FALSE, FALSE, sizeof (Ev));
+  VsEvent ev;
+  while (trace_next (r, &ev, &error))
+    {
+      Ev e = ev_of (&ev, mark, tid);
+      g_array_append_val (evs, e);
+    }
+  if (error != NULL)
+    {
+      *msg = g_strdup (error->message);
+      g_error_free (error);
+      g_array_free (evs, TRUE);
+      return NULL;
+    }
+  return evs;
+}
+
+/* Reads K events of R, then skims: TRUE with *OUT, or FALSE with the
+ * message (of the first K's reading or of the skim) in *MSG. */
+static gboolean
+read_then_skim (VsTraceReader *r, guint k, const char *mark, guint32 tid, VsTraceSkim *out, char **msg)
+{
+  GError *error = NULL;
+  VsEvent ev;
+  for (guint i = 0; i < k; i++)
+    if (!trace_next (r, &ev, &error))
+      {
+        *msg = error ? g_strdup (error->message) : g_strdup ("ended early");
+        g_clear_error (&error);
+        return FALSE;
+      }
+  if (!trace_skim (r, mark, tid, out, &error))
+    {
+      g_assert_nonnull (error);
+      *msg = g_strdup (error->message);
+      g_error_free (error);
+      return FALSE;
+    }
+  g_assert_no_error (error);
+  /* At the end: nothing more, no error. */
+  g_assert_false (trace_next (r, &ev, &error));
+  g_assert_no_error (error);
+  return TRUE;
+}
+
+static gboolean
+skim_path (const char *path, guint k, const char *mark, guint32 tid, VsTraceSkim *out, char **msg)
+{
+  GError *error = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (path, &error);
+  if (r == NULL)
+    {
+      *msg = g_strdup (error->message);
+      g_error_free (error);
+      return FALSE;
+    }
+  return read_then_skim (r, k, mark, tid, out, msg);
+}
+
+/* ---- a trace with everything the skim frames ---- */
+
+/* JSONL of N rounds: allocs (tagged or not, stream-ordered or not, sizes
+ * up to 2^62), kernels with lists from 0 to 40 ids (over 32: the careful
+ * path), shapes, collectives with and without groups, copies and memsets
+ * with and without dur, prefetches, syncs, event ops, empty_cache, frees,
+ * threads 0, 1 and 64 to 66 (the map), the step mark on threads 0 and 1,
+ * a range and other marks, and, from round N / 2 on, kernel names and
+ * marks never seen before (string definitions late in the file). */
+static char *
+rich_trace (int n)
+{
+  GString *s = g_string_new ("{\"vramsim_trace\": 1, \"time_unit\": \"ns\"}\n");
+  guint64 t = 1000;
+  GRand *rand = g_rand_new_with_seed (25);
+  const char *kinds[] = { "device", "managed", "pinned" };
+  for (int i = 0; i < n; i++)
+    {
+      guint64 id = (guint64) i + 1, big = G_GUINT64_CONSTANT (1) << (i % 63);
+      guint tid = (guint) (i % 7 == 0 ? 64 + i % 3 : i % 2);
+      t += (guint64) g_rand_int_range (rand, 0, 1 << (i % 20));
+      g_autofree char *tids = tid ? g_strdup_printf (", \"tid\": %u", tid) : g_strdup ("");
+      g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"alloc\", \"id\": %" G_GUINT64_FORMAT
+                              ", \"bytes\": %" G_GUINT64_FORMAT ", \"kind\": \"%s\"%s%s%s}\n", t, id, big,
+                              kinds[i % 3], i % 5 == 0 ? ", \"stream\": 0" : "", i % 4 == 0 ? ", \"tag\": \"act\"" : "",
+                              tids);
+      guint nr = (guint) (i % 41), nw = (guint) (i % 3), nt = (guint) (i % 37 == 0 ? 35 : i % 2);
+      g_autofree char *kname = i >= n / 2 && i % 3 == 0 ? g_strdup_printf ("late_k%d", i) : g_strdup_printf ("k%d", i % 5);
+      g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"kernel\", \"name\": \"%s\", "
+                              "\"stream\": %d, \"dur\": %" G_GUINT64_FORMAT, t, kname, i % 4,
+                              i % 10 == 0 ? big : (guint64) (i * 37 % 100000));
+      if (i % 3 == 0)
+        g_string_append_printf (s, ", \"bytes\": %" G_GUINT64_FORMAT, big - 1);
+      if (i % 6 == 0)
+        g_string_append_printf (s, ", \"compute_ns\": %d", i);
+      const char *lists[] = { "reads", "writes", "touches" };
+      guint ns[] = { nr, nw, nt };
+      for (int l = 0; l < 3; l++)
+        if (ns[l] > 0)
+          {
+            g_string_append_printf (s, ", \"%s\": [", lists[l]);
+            for (guint j = 0; j < ns[l]; j++)
+              g_string_append_printf (s, "%s%" G_GUINT64_FORMAT, j ? ", " : "", id - MIN (id - 1, (guint64) j * 7 % 20));
+            g_string_append (s, "]");
+          }
+      if (i % 8 == 0)
+        g_string_append (s, ", \"flops\": 1000, \"precision\": \"bf16\", \"grid\": [4, 2, 1], \"block\": [128, 1, 1], "
+                            "\"regs\": 32");
+      if (i % 12 == 0)
+        g_string_append_printf (s, ", \"collective\": {\"kind\": \"all_reduce\", \"bytes\": %d, \"ranks\": 4%s}",
+                                i, i % 24 == 0 ? ", \"group\": {\"id\": 7, \"role\": \"dp\"}" : "");
+      g_string_append_printf (s, "%s}\n", tids);
+      if (i % 9 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"copy\", \"dir\": \"h2d\", \"src\": %"
+                                G_GUINT64_FORMAT ", \"bytes\": %" G_GUINT64_FORMAT ", \"async\": true%s%s}\n", t, id,
+                                big, i % 2 ? ", \"dur\": 123456789" : "", tids);
+      if (i % 11 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"memset\", \"dst\": %" G_GUINT64_FORMAT
+                                ", \"bytes\": 1, \"stream\": 9223372036854775807%s%s}\n", t, id,
+                                i % 2 ? "" : ", \"dur\": 7", tids);
+      if (i % 13 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"prefetch\", \"id\": %" G_GUINT64_FORMAT
+                                ", \"bytes\": 2, \"to\": \"host\", \"stream\": 1%s}\n", t, id, tids);
+      if (i % 17 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"sync\", \"scope\": \"%s\"%s%s}\n", t,
+                                i % 2 ? "stream" : "event", i % 2 ? ", \"stream\": 3" : ", \"event\": 4", tids);
+      if (i % 19 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"event_record\", \"event\": %d, "
+                                "\"stream\": 2%s}\n{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"stream_wait\", "
+                                "\"stream\": 5, \"event\": %d%s}\n{\"t\": %" G_GUINT64_FORMAT ", \"op\": "
+                                "\"empty_cache\"%s}\n", t, i, tids, t, i, tids, t, i % 2 ? ", \"stream\": 1" : "");
+      /* The step mark every 20 rounds on thread 0 (and its name on
+       * thread 1 too, which does not count), other marks, a long host call. */
+      if (i % 20 == 0)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"mark\", \"name\": \"step\"}\n"
+                                "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"mark\", \"name\": \"step\", \"tid\": 1}\n"
+                                "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"mark\", \"name\": \"fwd\", \"host_ns\": %d}\n"
+                                "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"mark\", \"name\": \"fwd/end\"}\n",
+                                t, t, t, i * 1000, t);
+      if (i >= n / 2 && i % 10 == 5)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"mark\", \"name\": \"late_m%d\"%s}\n",
+                                t, i, tids);
+      if (i % 2 == 1 && i > 30)
+        g_string_append_printf (s, "{\"t\": %" G_GUINT64_FORMAT ", \"op\": \"free\", \"id\": %" G_GUINT64_FORMAT
+                                "%s%s}\n", t, id - 25, i % 3 ? "" : ", \"stream\": 6", tids);
+    }
+  g_rand_free (rand);
+  return g_string_free (s, FALSE);
+}
+
+/* Converts IN to OUT through the library (as `vramsim convert` does). */
+static void
+convert (const char *in, const char *out)
+{
+  GError *error = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (in, &error);
+  g_assert_no_error (error);
+  VsTraceWriter *w = trace_writer_new (out, VS_FORMAT_AUTO, trace_reader_header (r), &error);
+  g_assert_no_error (error);
+  VsEvent ev;
+  while (trace_next (r, &ev, &error))
+    g_assert_true (trace_writer_write (w, &ev, &error));
+  g_assert_no_error (error);
+  g_assert_true (trace_writer_finish (w, &error));
+}
+
+static char *rich_jsonl, *rich_bin;
+
+static void
+make_rich (void)
+{
+  if (rich_bin != NULL)
+    return;
+  g_autofree char *text = rich_trace (4000);
+  rich_jsonl = tmp_path ("rich.jsonl");
+  g_assert_true (g_file_set_contents (rich_jsonl, text, -1, NULL));
+  rich_bin = tmp_path ("rich.vtrace");
+  convert (rich_jsonl, rich_bin);
+}
+
+/* After any number of events, the skim counts what a full read gives for
+ * the rest: binary file, in-memory buffer, JSONL, and the touch
+ * inference's reader over a binary file (the generic path); with the step
+ * mark on thread 0, on thread 1, and no mark. */
+static void
+test_skim_counts (void)
+{
+  make_rich ();
+  char *msg = NULL;
+  g_autoptr (GArray) evs = full_read (rich_bin, "step", 0, &msg);
+  g_assert_null (msg);
+  g_autoptr (GArray) evs1 = full_read (rich_bin, "step", 1, &msg);
+  g_assert_null (msg);
+  g_autoptr (GArray) evs_j = full_read (rich_jsonl, "step", 0, &msg);
+  g_assert_null (msg);
+  g_assert_cmpuint (evs->len, ==, evs_j->len);
+  g_assert_cmpuint (evs->len, >, 12000);
+  GError *error = NULL;
+  g_autoptr (VsTraceBuf) buf = trace_buf_load (rich_bin, &error);
+  g_assert_no_error (error);
+  guint n = evs->len, tried = 0;
+  for (guint k = 0; k <= n; k += k < 40 ? 1 : k > n - 40 ? 1 : 97)
+    {
+      VsTraceSkim want = fold (evs, k), want1 = fold (evs1, k), got;
+      /* binary file */
+      g_assert_true (skim_path (rich_bin, k, "step", 0, &got, &msg));
+      assert_skim (&got, &want, "binary", k);
+      g_assert_true (skim_path (rich_bin, k, "step", 1, &got, &msg));
+      assert_skim (&got, &want1, "binary, thread 1", k);
+      /* in-memory buffer */
+      g_autoptr (VsTraceReader) br = trace_buf_reader (buf);
+      g_assert_true (read_then_skim (br, k, "step", 0, &got, &msg));
+      assert_skim (&got, &want, "buffer", k);
+      /* JSONL */
+      g_assert_true (skim_path (rich_jsonl, k, "step", 0, &got, &msg));
+      assert_skim (&got, &want, "jsonl", k);
+      /* no mark: no reaches */
+      g_assert_true (skim_path (rich_bin, k, NULL, 0, &got, &msg));
+      g_assert_cmpuint (got.reaches, ==, 0);
+      g_assert_cmpuint (got.events, ==, n - k);
+      tried++;
+    }
+  g_assert_cmpuint (tried, >, 200);
+  /* The inference's reader (not a binary reader: read on with trace_next). */
+  g_autoptr (VsTraceReader) r = trace_open (rich_bin, &error);
+  g_assert_no_error (error);
+  g_autoptr (VsInfer) in = infer_new (r, VS_INFER_AUTO);
+  VsTraceSkim got;
+  g_assert_true (read_then_skim (infer_reader (in), 100, "step", 0, &got, &msg));
+  VsTraceSkim want = fold (evs, 100);
+  assert_skim (&got, &want, "inference reader", 100);
+}
+
+/* Cut anywhere in the second half (after the first 3,000 events), the trace fails in the skim
+ * with the message a full read gives (naming the file, the event and
+ * the truncation). */
+static void
+test_skim_truncated (void)
+{
+  make_rich ();
+  gsize len;
+  g_autofree char *data = NULL;
+  g_assert_true (g_file_get_contents (rich_bin, &data, &len, NULL));
+  g_autofree char *cut = tmp_path ("cut.vtrace");
+  int n = 0;
+  for (gsize at = len - 1; at > len / 2; at -= at > len - 1500 ? 1 : 503)
+    {
+      g_assert_true (g_file_set_contents (cut, data, (gssize) at, NULL));
+      char *full = NULL, *skim = NULL;
+      VsTraceSkim got;
+      g_autoptr (GArray) evs = full_read (cut, "step", 0, &full);
+      g_assert_null (evs);
+      if (skim_path (cut, 3000, "step", 0, &got, &skim))
+        g_error ("cut at %zu bytes: the skim read it as complete", at);
+      if (!g_str_has_prefix (skim, cut) || strcmp (full, skim) != 0)
+        g_error ("cut at %zu bytes: full read \"%s\", skim \"%s\"", at, full, skim);
+      g_assert_nonnull (strstr (skim, "truncated"));
+      g_free (full);
+      g_free (skim);
+      n++;
+    }
+  g_assert_cmpint (n, >, 1500);
+}
+
+/* Random corruptions of the second half: when a full read takes the
+ * trace, so does the skim, with the same counts; when a full read refuses
+ * it for anything but an allocation id, the skim refuses it with the same
+ * message. */
+static void
+test_skim_mutations (void)
+{
+  make_rich ();
+  gsize len;
+  g_autofree char *orig = NULL;
+  g_assert_true (g_file_get_contents (rich_bin, &orig, &len, NULL));
+  g_autofree char *data = g_malloc (len);
+  g_autofree char *p = tmp_path ("mut.vtrace");
+  GRand *rand = g_rand_new_with_seed (7);
+  int same_error = 0, ids = 0, good = 0;
+  for (int round = 0; round < 400; round++)
+    {
+      memcpy (data, orig, len);
+      int n = g_rand_int_range (rand, 1, 4);
+      for (int k = 0; k < n; k++)
+        {
+          gsize at = (gsize) g_rand_int_range (rand, (gint32) (len * 6 / 10), (gint32) len);
+          data[at] = (guint8) (g_rand_boolean (rand) ? g_rand_int_range (rand, 0, 256) : data[at] ^ 1);
+        }
+      g_assert_true (g_file_set_contents (p, data, (gssize) len, NULL));
+      char *full = NULL, *skim = NULL;
+      VsTraceSkim got;
+      g_autoptr (GArray) evs = full_read (p, "step", 0, &full);
+      gboolean ok = skim_path (p, 3000, "step", 0, &got, &skim);
+      if (evs != NULL)
+        {
+          if (!ok)
+            g_error ("round %d: a full read takes it, the skim says \"%s\"", round, skim);
+          VsTraceSkim want = fold (evs, 3000);
+          assert_skim (&got, &want, "mutation", 3000);
+          good++;
+        }
+      else if (strstr (full, "live") != NULL)
+        ids++;   /* the skim does not hold the ids: it may take it */
+      else if (ok || strcmp (full, skim) != 0)
+        g_error ("round %d: full read \"%s\", skim \"%s\"", round, full, ok ? "(took it)" : skim);
+      else
+        same_error++;
+      g_free (full);
+      g_free (skim);
+    }
+  g_rand_free (rand);
+  g_test_message ("%d taken, %d refused alike, %d id errors", good, same_error, ids);
+  g_assert_cmpint (same_error, >, 100);
+}
+
+/* ---- hand-made traces: a valid body, one bad record after it ---- */
+
+typedef struct {
+  VsBinEnc e;
+  GArray *evs;   /* Ev of every event, for the reference */
+  guint64 t;
+} Build;
+
+static void
+build_init (Build *b)
+{
+  bin_enc_init (&b->e, TRUE);
+  b->evs = g_array_new (FALSE, FALSE, sizeof (Ev));
+  b->t = 1000;
+}
+
+static void
+build_event (Build *b, const VsEvent *ev)
+{
+  bin_enc_event (&b->e, ev);
+  Ev x = ev_of (ev, "step", 0);
+  g_array_append_val (b->evs, x);
+}
+
+/* N rounds of valid events on threads 0 and 70: allocs, kernels reading
+ * them, marks, frees (ids from BASE). */
+static void
+build_body (Build *b, int n, guint64 base)
+{
+  for (int i = 0; i < n; i++)
+    {
+      guint64 id = base + (guint64) i;
+      guint32 tid = i % 3 == 0 ? 70 : 0;
+      VsEvent ev;
+      event_init (&ev, VS_OP_ALLOC);
+      ev.t = b->t += 100, ev.tid = tid, ev.id = id, ev.bytes = 1 << 20;
+      build_event (b, &ev);
+      event_init (&ev, VS_OP_KERNEL);
+      guint64 ids[2] = { id, id };
+      ev.t = b->t += 10, ev.tid = tid, ev.name = i % 2 ? "gemm" : "add", ev.dur = 5000, ev.host_ns = 3;
+      ev.bytes = 12345678, ev.reads = ids, ev.n_reads = 2, ev.writes = ids, ev.n_writes = 1;
+      build_event (b, &ev);
+      if (i % 10 == 0)
+        {
+          event_init (&ev, VS_OP_MARK);
+          ev.t = b->t, ev.name = "step";
+          build_event (b, &ev);
+        }
+      event_init (&ev, VS_OP_FREE);
+      ev.t = b->t += 1, ev.tid = tid, ev.id = id;
+      build_event (b, &ev);
+    }
+}
+
+/* Raw bytes of one record the encoder would not write (counted as an
+ * event when EVENT). */
+static void
+build_raw (Build *b, const char *hex, gboolean event)
+{
+  for (const char *q = hex; *q; q++)
+    {
+      if (*q == ' ')
+        continue;
+      guint8 v = (guint8) (g_ascii_xdigit_value (q[0]) * 16 + g_ascii_xdigit_value (q[1]));
+      if (b->e.out.len == b->e.out.cap)
+        {
+          b->e.out.cap = MAX (b->e.out.cap * 2, 4096);
+          b->e.out.data = g_realloc (b->e.out.data, b->e.out.cap);
+        }
+      b->e.out.data[b->e.out.len++] = v;
+      q++;
+    }
+  if (event)
+    b->e.count++;
+}
+
+/* The file: header, the records, the end record (counting COUNT_DELTA
+ * more or fewer), then TAIL bytes. */
+static char *
+build_finish (Build *b, const char *name, int count_delta, const char *tail)
+{
+  const char *hdr = "{\"vramsim_trace\": 1, \"time_unit\": \"ns\"}";
+  GByteArray *f = g_byte_array_new ();
+  g_byte_array_append (f, (const guint8 *) VS_BIN_MAGIC, 8);
+  guint32 v = GUINT32_TO_LE (VS_BIN_VERSION), hl = GUINT32_TO_LE ((guint32) strlen (hdr));
+  g_byte_array_append (f, (const guint8 *) &v, 4);
+  g_byte_array_append (f, (const guint8 *) &hl, 4);
+  g_byte_array_append (f, (const guint8 *) hdr, (guint) strlen (hdr));
+  g_byte_array_append (f, b->e.out.data, (guint) b->e.out.len);
+  guint8 endrec[16] = { VS_BIN_END };
+  guint n = 1;
+  guint64 c = (guint64) ((gint64) b->e.count + count_delta);
+  do
+    {
+      endrec[n++] = (guint8) ((c & 0x7f) | (c >= 0x80 ? 0x80 : 0));
+      c >>= 7;
+    }
+  while (c > 0);
+  g_byte_array_append (f, endrec, n);
+  g_byte_array_append (f, (const guint8 *) "VEND", 4);
+  if (tail)
+    g_byte_array_append (f, (const guint8 *) tail, (guint) strlen (tail));
+  char *path = tmp_path (name);
+  g_assert_true (g_file_set_contents (path, (const char *) f->data, f->len, NULL));
+  g_byte_array_unref (f);
+  return path;
+}
+
+static void
+build_clear (Build *b)
+{
+  bin_enc_clear (&b->e);
+  g_array_free (b->evs, TRUE);
+}
+
+/* A full read and the skim (after the body's first 1,000 events) refuse
+ * PATH with one message, containing WHAT. */
+static void
+expect_both_refuse (const char *path, const char *what)
+{
+  char *full = NULL, *skim = NULL;
+  VsTraceSkim got;
+  g_autoptr (GArray) evs = full_read (path, "step", 0, &full);
+  g_assert_null (evs);
+  g_assert_false (skim_path (path, 1000, "step", 0, &got, &skim));
+  if (strcmp (full, skim) != 0 || strstr (skim, what) == NULL || !g_str_has_prefix (skim, path))
+    g_error ("full read \"%s\", skim \"%s\" (expected \"%s\")", full, skim, what);
+  g_free (full);
+  g_free (skim);
+}
+
+/* What the skim still refuses: the end record's count, bytes after the
+ * end, time going back on a small and a large thread id, an undefined
+ * string, an unknown record, an alloc of id 0, an out-of-range field. */
+static void
+test_skim_refuses (void)
+{
+  struct {
+    const char *name, *raw, *what;
+    int delta;
+    const char *tail;
+  } cases[] = {
+    { "count.vtrace", NULL, "the end record counts 1861 events but the file holds 1860", 1, NULL },
+    { "count2.vtrace", NULL, "the end record counts 1859 events but the file holds 1860", -1, NULL },
+    { "after.vtrace", NULL, "data after the end record", 0, "x" },
+    /* a mark on thread 0 1,000 ns back (dt -1000: zigzag 1999 = cf 0f) */
+    { "back0.vtrace", "09 cf 0f 00 00 00", "is earlier than the previous event of thread 0", 0, NULL },
+    /* a mark on thread 70 far back (dt -100: zigzag 199 = c7 01) */
+    { "back70.vtrace", "09 c7 01 46 00 00", "is earlier than the previous event of thread 70", 0, NULL },
+    /* a mark naming string 9 (4 are defined) */
+    { "sid.vtrace", "09 00 00 00 09", "string id 9 is not defined", 0, NULL },
+    { "record.vtrace", "0c 00 00 00", "unknown record type 0x0c", 0, NULL },
+    /* alloc of id 0 */
+    { "id0.vtrace", "00 00 00 00 00 05 00 00 00", "an allocation id must be positive", 0, NULL },
+    /* a kernel whose dur has 10 bytes */
+    { "dur.vtrace", "04 00 00 00 00 00 ff ff ff ff ff ff ff ff ff 01 00 00 00 00 00", "field 'dur' is out of range", 0,
+      NULL },
+    /* alloc of kind 7 */
+    { "kind.vtrace", "00 00 00 00 63 05 07 00 00", "unknown kind 7", 0, NULL },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      Build b;
+      build_init (&b);
+      build_body (&b, 400, 1);
+      if (cases[c].raw)
+        {
+          /* One more valid event on thread 70 (the raw "back" record's reference point), then the raw one. */
+          VsEvent ev;
+          event_init (&ev, VS_OP_MARK);
+          ev.t = b.t += 50, ev.tid = 70, ev.name = "step";
+          build_event (&b, &ev);
+          build_raw (&b, cases[c].raw, TRUE);
+        }
+      build_body (&b, 200, 100000);
+      g_autofree char *path = build_finish (&b, cases[c].name, cases[c].delta, cases[c].tail);
+      expect_both_refuse (path, cases[c].what);
+      build_clear (&b);
+    }
+}
+
+/* What the skim does not hold (docs/trace-format.md, "Skimming"): after
+ * the stop, a free of an id never allocated, a kernel reading a freed
+ * id, an alloc of a live id, a copy and a prefetch of unknown ids. A full
+ * read refuses each, naming the event; the skim counts the trace as it
+ * is. */
+static void
+test_skim_ids (void)
+{
+  for (int c = 0; c < 5; c++)
+    {
+      Build b;
+      build_init (&b);
+      build_body (&b, 400, 1);
+      VsEvent ev;
+      guint64 dead[1] = { 5 };
+      switch (c)
+        {
+        case 0:
+          event_init (&ev, VS_OP_FREE);
+          ev.id = 999999;
+          break;
+        case 1:
+          event_init (&ev, VS_OP_KERNEL);
+          ev.name = "k", ev.dur = 1, ev.reads = dead, ev.n_reads = 1;
+          break;
+        case 2:
+          /* id 777 allocated twice */
+          event_init (&ev, VS_OP_ALLOC);
+          ev.t = b.t += 1, ev.id = 777, ev.bytes = 1;
+          build_event (&b, &ev);
+          event_init (&ev, VS_OP_ALLOC);
+          ev.id = 777, ev.bytes = 1;
+          break;
+        case 3:
+          event_init (&ev, VS_OP_COPY);
+          ev.dir = VS_DIR_D2H, ev.src = 31337, ev.bytes = 8, ev.dur = 99999;
+          break;
+        default:
+          event_init (&ev, VS_OP_PREFETCH);
+          ev.id = 4242, ev.bytes = 8, ev.to = VS_TO_HOST;
+          break;
+        }
+      ev.t = b.t += 1;
+      build_event (&b, &ev);
+      build_body (&b, 200, 100000);
+      g_autofree char *path = build_finish (&b, "ids.vtrace", 0, NULL);
+      char *full = NULL, *skim = NULL;
+      g_autoptr (GArray) evs = full_read (path, "step", 0, &full);
+      g_assert_null (evs);
+      g_assert_true (g_str_has_prefix (full, path));
+      g_assert_true (strstr (full, "is not live") != NULL || strstr (full, "is already live") != NULL);
+      VsTraceSkim got, want = fold (b.evs, 1000);
+      if (!skim_path (path, 1000, "step", 0, &got, &skim))
+        g_error ("case %d: the skim refused it: %s", c, skim);
+      assert_skim (&got, &want, "ids", 1000);
+      g_free (full);
+      build_clear (&b);
+    }
+}
+
+/* The captured end as the replay counts it, for each op after the stop:
+ * t + host_ns, or t + dur for a kernel, a copy or a memset (when larger;
+ * a copy's or memset's dur may be absent), one event of each ending
+ * after everything else. */
+static void
+test_skim_ends (void)
+{
+  for (int op = 0; op < VS_OP_COUNT + 2; op++)
+    for (int by_dur = 0; by_dur < 2; by_dur++)
+      {
+        Build b;
+        build_init (&b);
+        build_body (&b, 400, 1);
+        VsEvent ev;
+        guint64 live[1] = { 5000 };
+        event_init (&ev, VS_OP_ALLOC);
+        ev.t = b.t += 1, ev.id = 5000, ev.bytes = 64;
+        build_event (&b, &ev);
+        event_init (&ev, op >= VS_OP_COUNT ? VS_OP_COPY : (VsOp) op);
+        ev.t = b.t += 1;
+        ev.host_ns = 1u << 30;
+        switch (ev.op)
+          {
+          case VS_OP_ALLOC:
+            ev.id = 5001, ev.bytes = 1;
+            break;
+          case VS_OP_FREE:
+            ev.id = 5000;
+            break;
+          case VS_OP_COPY:
+            ev.dir = VS_DIR_H2D, ev.dst = 5000, ev.bytes = 64, ev.async = op == VS_OP_COUNT;
+            if (op == VS_OP_COUNT)
+              ev.dur = (guint64) 1 << 40;   /* (op COUNT + 1: no dur) */
+            break;
+          case VS_OP_MEMSET:
+            ev.dst = 5000, ev.bytes = 64, ev.dur = (guint64) 1 << 40;
+            break;
+          case VS_OP_KERNEL:
+            ev.name = "long", ev.dur = (guint64) 1 << 40, ev.reads = live, ev.n_reads = 1;
+            break;
+          case VS_OP_SYNC:
+            ev.scope = VS_SYNC_STREAM, ev.stream = 2;
+            break;
+          case VS_OP_PREFETCH:
+            ev.id = 5000, ev.bytes = 64, ev.to = VS_TO_DEVICE;
+            break;
+          case VS_OP_MARK:
+            ev.name = "step";
+            break;
+          default:
+            break;
+          }
+        if (!by_dur && ev.dur != VS_NONE)
+          ev.dur = 5;   /* the host call ends last */
+        build_event (&b, &ev);
+        build_body (&b, 200, 100000);
+        g_autofree char *path = build_finish (&b, "ends.vtrace", 0, NULL);
+        char *msg = NULL;
+        g_autoptr (GArray) evs = full_read (path, "step", 0, &msg);
+        g_assert_null (msg);
+        VsTraceSkim got, want = fold (evs, 1000);
+        g_assert_cmpuint (want.last_end, ==, ev.t + (by_dur && ev.dur != VS_NONE ? ev.dur : ev.host_ns));
+        g_assert_true (skim_path (path, 1000, "step", 0, &got, &msg));
+        assert_skim (&got, &want, event_op_name (ev.op), 1000);
+        build_clear (&b);
+      }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  tmpdir = g_dir_make_tmp ("test-skim-XXXXXX", NULL);
+  g_assert_nonnull (tmpdir);
+  g_test_add_func ("/skim/counts", test_skim_counts);
+  g_test_add_func ("/skim/truncated", test_skim_truncated);
+  g_test_add_func ("/skim/mutations", test_skim_mutations);
+  g_test_add_func ("/skim/refuses", test_skim_refuses);
+  g_test_add_func ("/skim/ids", test_skim_ids);
+  g_test_add_func ("/skim/ends", test_skim_ends);
+  int rc = g_test_run ();
+  GDir *dir = g_dir_open (tmpdir, 0, NULL);
+  const char *name;
+  while (dir && (name = g_dir_read_name (dir)))
+    {
+      g_autofree char *p = tmp_path (name);
+      g_unlink (p);
+    }
+  if (dir)
+    g_dir_close (dir);
+  g_rmdir (tmpdir);
+  g_free (tmpdir);
+  g_free (rich_jsonl);
+  g_free (rich_bin);
+  return rc;
+}
