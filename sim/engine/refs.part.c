@@ -97,13 +97,13 @@ op_release (Op *op)
       g_free (op->mode);
       op->acc = op->acc_inline;   /* nothing for sim_teardown to free */
     }
-  /* Only the other ops hold these (a kernel has its acc alone). */
+  /* Only the other ops hold these (a kernel has its acc alone; a
+   * marker nothing: op_alloc cleared them). */
   if (op->type != VS_OP_KERNEL)
     {
       alloc_unref (op->src);
       alloc_unref (op->dst);
       alloc_unref (op->target);
-      op_unref (op->wait_for);
     }
   /* Ops are recycled: one is made and freed per GPU event. */
   op->next = *op->pool;

@@ -154,6 +154,7 @@ sim_teardown (Sim *s)
       g_free (a);
     }
   u64map_clear (&s->gpu.events);
+  g_free (s->gpu.event_dense);
   for (guint i = 0; i < s->gpu.stream_list->len; i++)
     g_free (s->gpu.stream_list->pdata[i]);
   g_ptr_array_free (s->gpu.stream_list, TRUE);

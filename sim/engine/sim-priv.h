@@ -219,7 +219,6 @@ struct Op {
   guint8 *mode;
   Alloc *src, *dst;      /* copy (host side may be NULL = pageable) */
   Alloc *target;         /* prefetch, stream-ordered free */
-  Op *wait_for;          /* stream_wait */
   Op **pool;             /* the free list it returns to */
   /* Last: not cleared when an op is recycled (acc_add fills them). */
   Alloc *acc_inline[OP_INLINE_ACC];
@@ -401,7 +400,9 @@ struct Sim {
     guint n_stream_dense;
     GPtrArray *stream_list;
     Stream *busy;          /* streams with queued ops: a device sync waits on these */
-    VsU64Map events;       /* event id + 1 -> Op* (last recorded) */
+    VsU64Map events;       /* event id + 1 -> Op* (last recorded), ids >= EVENT_DENSE */
+    Op **event_dense;      /* [id]: the last record of events of small ids (stream.part.c) */
+    guint n_event_dense;
     GQueue ce_queue[2];
     guint ce_busy[2];
     gboolean issue_extra;  /* a timeline or the legacy default stream: op_issue's rare work */
@@ -658,9 +659,11 @@ static void thread_block_on (Thread *t, Completion *c);
 /* engine/stream.part.c */
 static __attribute__ ((noinline)) Stream *stream_find_slow (Sim *s, guint64 id);
 static inline Stream *stream_find (Sim *s, guint64 id);
-static Stream *stream_get (Sim *s, guint64 id);
+static __attribute__ ((noinline)) Stream *stream_new (Sim *s, guint64 id);
+static inline Stream *stream_get (Sim *s, guint64 id);
 static void op_depend (Op *op, Op *on);
 static inline Op *event_find (Sim *s, guint64 event);
+static inline Op **event_slot (Sim *s, guint64 event);
 
 /* engine/acc.part.c */
 static inline Alloc *alloc_find (Sim *s, guint64 id);
@@ -680,6 +683,7 @@ static void op_resume (Sim *s, gpointer obj, guint64 arg);
 static void op_wait_job (Op *op, Job *j);
 static void op_begin (Sim *s, Op *op);
 static void op_try_start (Sim *s, Op *op);
+static __attribute__ ((noinline)) Op *marker_issue (Sim *s, const VsEvent *ev);
 
 /* model/kernel.part.c */
 static int alloc_loc (Sim *s, const Alloc *a);
@@ -707,6 +711,8 @@ static Job *prefetch_job (Sim *s, Op *op);
 static void op_run (Sim *s, Op *op);
 static void op_phase (Sim *s, Op *op);
 static void op_complete (Sim *s, Op *op);
+static inline gboolean op_is_marker (const Op *op);
+static __attribute__ ((noinline)) void marker_done (Sim *s, Op *op);
 
 /* mem/alloc.part.c */
 static void alloc_release (Sim *s, Alloc *a);
