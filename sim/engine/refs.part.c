@@ -97,13 +97,14 @@ op_release (Op *op)
       g_free (op->mode);
       op->acc = op->acc_inline;   /* nothing for sim_teardown to free */
     }
-  /* Only the other ops hold these (a kernel has its acc alone; a
-   * marker nothing: op_alloc cleared them). */
+  /* Only the other ops hold these (a kernel has its acc alone, a marker
+   * nothing: NULL since its last release, or g_new0). */
   if (op->type != VS_OP_KERNEL)
     {
       alloc_unref (op->src);
       alloc_unref (op->dst);
       alloc_unref (op->target);
+      op->src = op->dst = op->target = NULL;   /* as op_alloc expects */
     }
   /* Ops are recycled: one is made and freed per GPU event. */
   op->next = *op->pool;

@@ -407,6 +407,7 @@ struct Sim {
     guint ce_busy[2];
     gboolean issue_extra;  /* a timeline or the legacy default stream: op_issue's rare work */
     guint64 acc_gen;
+    int acc_drop_hint;     /* acc_add_few: > 0 while kernels' lists are mostly dropped */
     struct Part *parts;    /* kernel_run's scratch: 2 per location */
     GPtrArray *ops_made;   /* every op (live, or recycled on free_ops) */
     Op *free_ops;
