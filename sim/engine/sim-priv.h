@@ -49,10 +49,13 @@ typedef struct {
 
 typedef struct {
   gboolean done;
-  Waiter w0;            /* most completions have at most one waiter */
-  GArray *waiters;      /* the others (Waiter), created on demand: only
-                         * when w0 is taken, cleared with it */
   int refs;
+  Waiter w0;            /* most completions have at most one waiter */
+  Waiter *more;         /* the others (only when w0 is taken): n_more in
+                         * room for cap_more, made on demand and kept
+                         * (emptied) when fired, for the op or job it is
+                         * recycled as (refs.part.c) */
+  guint32 n_more, cap_more;
 } Completion;
 
 /* Every job and allocation is on a live list (a circular list with a
@@ -574,7 +577,7 @@ typedef struct Part {
 /* What each part offers the others                                     */
 
 /* engine/refs.part.c */
-static void completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg);
+static inline void completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg);
 static inline void completion_fire (Sim *s, Completion *c);
 static void job_unref (Job *j);
 static void alloc_unref (Alloc *a);
@@ -619,7 +622,7 @@ static void lru_touch (Sim *s, Alloc *a);
 static gboolean evictable (const Alloc *a, Alloc *const *keep, guint n_keep);
 
 /* engine/job.part.c */
-static Job *job_new (Sim *s, double delay);
+static inline Job *job_new (Sim *s, double delay);
 static void job_add_flow (Job *j, double amount, double cap, const guint *path, guint n_path);
 static double job_alone (Sim *s, const Job *j);
 static void job_finish (Sim *s, Job *j);
