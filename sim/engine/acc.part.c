@@ -34,9 +34,7 @@ static void
 acc_begin (Sim *s, Op *op)
 {
   s->gpu.acc_gen++;
-  op->acc = op->acc_inline;
-  op->mode = op->mode_inline;
-  op->acc_cap = OP_INLINE_ACC;
+  /* op->acc and op->mode are the inline arrays (op_alloc, op_release). */
   op->kinds = 0;
 }
 

@@ -116,7 +116,9 @@ op_release (Op *op)
     {
       g_free (op->acc);
       g_free (op->mode);
-      op->acc = op->acc_inline;   /* nothing for sim_teardown to free */
+      op->acc = op->acc_inline;   /* nothing for sim_teardown to free, and as op_alloc expects */
+      op->mode = op->mode_inline;
+      op->acc_cap = OP_INLINE_ACC;
     }
   /* Only the other ops hold these (a kernel has its acc alone, a marker
    * nothing: NULL since its last release, or g_new0). */

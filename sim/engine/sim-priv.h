@@ -375,6 +375,7 @@ struct Sim {
     GHashTable *threads;   /* tid -> Thread* */
     GPtrArray *thread_list;
     Thread *last_thread;   /* the last thread_get: events come in runs */
+    Thread *prev_thread;   /* the one before it (thread_get_slow) */
     Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
     double issue_t;        /* INFINITY while issue_thread is NULL */
     GQueue lq_waiters;     /* threads whose launch waits for the launch queue, first first */
