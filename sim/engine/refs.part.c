@@ -138,5 +138,17 @@ static inline void
 op_unref (Op *op)
 {
   if (op != NULL && --op->c.refs == 0)
-    op_release (op);
+    {
+      /* Most ops hold nothing to let go of (a kernel that keeps no
+       * accesses, a marker): recycled here, without the call. */
+      const guint holds_nothing = 1u << VS_OP_KERNEL | 1u << VS_OP_EVENT_RECORD | 1u << VS_OP_STREAM_WAIT;
+      if (G_LIKELY (op->n_acc == 0 && ((1u << op->type) & holds_nothing)))
+        {
+          g_assert (op->c.w0.fn == NULL);   /* no waiters */
+          op->next = *op->pool;
+          *op->pool = op;
+        }
+      else
+        op_release (op);
+    }
 }
