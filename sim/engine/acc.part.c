@@ -34,9 +34,7 @@ static void
 acc_begin (Sim *s, Op *op)
 {
   s->gpu.acc_gen++;
-  op->acc = op->acc_inline;
-  op->mode = op->mode_inline;
-  op->acc_cap = OP_INLINE_ACC;
+  /* op->acc and op->mode are the inline arrays (op_alloc, op_release). */
   op->kinds = 0;
 }
 
@@ -105,9 +103,43 @@ acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 i
  * traffic is given, needs its allocations for nothing after this
  * (kernel_run starts it from its bytes, nothing tracks them) and keeps
  * none. */
+/* 1 << kind of each live allocation of IDS (N of them). */
+static inline guint
+acc_kinds (Sim *s, const guint64 *ids, guint n)
+{
+  guint kinds = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      Alloc *a = alloc_lookup (s, ids[i]);
+      if (a != NULL)
+        kinds |= 1u << a->kind;
+    }
+  return kinds;
+}
+
 static void
 acc_add_few (Sim *s, Op *op, const VsEvent *ev)
 {
+  /* The hint is positive only where the list may be dropped (below:
+   * device memory only, traffic given) and no allocator model or
+   * inference reads it. */
+  if (s->gpu.acc_drop_hint > 0 && ev->bytes != VS_NONE)
+    {
+      /* The list would be dropped below unless it has managed or pinned
+       * memory, as the kernels' before mostly had not (the hint): the
+       * kinds first, without the list (or the stamps, which only the
+       * list and an inference's accesses added to it read). */
+      guint64 unknown = s->stats.unknown_refs;
+      guint kinds = acc_kinds (s, ev->reads, ev->n_reads) | acc_kinds (s, ev->writes, ev->n_writes)
+                    | acc_kinds (s, ev->touches, ev->n_touches);
+      if (!(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
+        {
+          op->kinds = kinds;
+          op->n_acc = 0;
+          return;
+        }
+      s->stats.unknown_refs = unknown;   /* counted again below */
+    }
   Alloc **acc = op->acc_inline;
   guint8 *mode = op->mode_inline;
   guint n = 0, kinds = 0;
@@ -119,13 +151,20 @@ acc_add_few (Sim *s, Op *op, const VsEvent *ev)
   for (guint i = 0; i < ev->n_touches; i++)
     acc_add_one (s, acc, mode, &n, gen, ev->touches[i], ACC_R | ACC_W | ACC_TOUCH, &kinds, FALSE);
   op->kinds = kinds;
-  if (s->mem.dev_only && ev->bytes != VS_NONE && !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED)))
+  if (s->mem.dev_only && ev->bytes != VS_NONE)
     {
-      /* The allocator model's record_stream needs the list (op_issue
-       * tells it otherwise, once the op's stream is known). */
+      gboolean drop = !(kinds & (1u << VS_MEM_MANAGED | 1u << VS_MEM_PINNED));
       if (G_UNLIKELY (s->mem.amodel != NULL))
-        amodel_uses (s, stream_get (s, ev->stream), acc, n);
-      n = 0;
+        {
+          /* The allocator model's record_stream needs the list (op_issue
+           * tells it otherwise, once the op's stream is known). */
+          if (drop)
+            amodel_uses (s, stream_get (s, ev->stream), acc, n);
+        }
+      else if (s->core.infer == NULL)
+        s->gpu.acc_drop_hint = drop ? MIN (s->gpu.acc_drop_hint + 1, 8) : MAX (s->gpu.acc_drop_hint - 2, -8);
+      if (drop)
+        n = 0;
     }
   for (guint i = 0; i < n; i++)
     {

@@ -7,14 +7,16 @@
 
 static void job_start (Sim *s, Job *j);
 
-static Job *
+static inline Job *
 job_new (Sim *s, double delay)
 {
   Job *j = s->core.free_jobs;
   if (j != NULL)
     {
       s->core.free_jobs = j->next_free;
-      memset (j, 0, sizeof *j);
+      /* Its completion fired (no waiters; its room for more is kept). */
+      j->c.done = FALSE;
+      memset (&j->deps, 0, sizeof *j - offsetof (Job, deps));
     }
   else
     j = g_new0 (Job, 1);

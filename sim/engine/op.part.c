@@ -58,39 +58,112 @@ op_infer (Sim *s, Op *op)
       }
 }
 
-/* Creates the op for event EV of thread T and queues it on its stream. */
-static Op *
-op_issue (Sim *s, const VsEvent *ev)
+/* A recycled op, or a new one. Only what a released op does not hold
+ * already is set here (op_issue and marker_issue set the rest): a
+ * released op has completed, so its completion has no waiters (fired),
+ * no dependencies or retry left and no references; op_release cleared
+ * its src, dst and target and put back its inline access arrays;
+ * op_begin sets its phase and waiting count.
+ * Field by field is several times cheaper than a memset of the struct
+ * (measured: its `rep stos` was 5 % of replay time). */
+static inline __attribute__ ((always_inline)) Op *
+op_alloc (Sim *s)
 {
   Op *op = s->gpu.free_ops;
   if (op != NULL)
     {
       s->gpu.free_ops = op->next;
-      /* Every field is set below or here: field by field is several
-       * times cheaper than a memset of the struct (measured: its `rep
-       * stos` was 5 % of replay time). */
-      op->c = (Completion) { 0 };
+      op->c.done = FALSE;
       op->next = NULL;
-      op->deps = 0;
-      op->retry_pending = op->started = FALSE;
-      op->phase = PHASE_QUEUED;
-      op->waiting = 0;
-      /* ready_t, phase_t, run_t and alone_ns are set before they are
-       * read (op_try_start, op_begin, op_run, kernel_run). */
-      op->swap_ns = op->fault_ns = op->ce_ns = 0;
+      op->started = FALSE;
       op->n_acc = 0;
-      op->src = op->dst = op->target = NULL;
-      op->wait_for = NULL;
     }
   else
     {
       op = g_new0 (Op, 1);
+      op->acc = op->acc_inline;   /* op_release puts them back */
+      op->mode = op->mode_inline;
+      op->acc_cap = OP_INLINE_ACC;
       g_ptr_array_add (s->gpu.ops_made, op);
     }
   op->pool = &s->gpu.free_ops;
-  /* The stream's `last` (taken below): it keeps the op alive while its
-   * caller uses it, until the stream's next op is issued. */
+  /* The stream's `last` (taken in op_enqueue): it keeps the op alive
+   * while its caller uses it, until the stream's next op is issued. */
   op->c.refs = 1;
+  op->ce = CE_NONE;
+  op->issue_t = s->core.now;
+  return op;
+}
+
+/* Queues OP (issued from EV) on its stream ST, starting it if it is the
+ * stream's head. */
+static inline __attribute__ ((always_inline)) void
+op_enqueue (Sim *s, Op *op, Stream *st, const VsEvent *ev)
+{
+  op->st = st;
+  if (G_UNLIKELY (s->gpu.issue_extra))
+    op_issue_extra (s, op, ev);
+  op->c.refs++;          /* the stream's queue */
+  s->gpu.lq_unstarted++;   /* a slot of the launch queue until it starts (launchq.part.c) */
+  if (st->tail)
+    st->tail->next = op;
+  else
+    {
+      st->head = op;
+      st->busy_prev = NULL;
+      st->busy_next = s->gpu.busy;
+      if (s->gpu.busy)
+        s->gpu.busy->busy_prev = st;
+      s->gpu.busy = st;
+    }
+  st->tail = op;
+  op_unref (st->last);
+  st->last = op;         /* the reference taken in op_alloc */
+  if (st->head == op)
+    op_try_start (s, op);
+}
+
+/* An event_record or a stream_wait: a marker in its stream. It takes a
+ * launch-queue slot and its launch latency like any op, and completes
+ * the moment it starts (op_try_start: marker_done), but it has no
+ * accesses, no phases and no flows, so it skips all of that. A record
+ * is the event's (events map) until the event is recorded again; a wait
+ * depends on the event's last record (if any, and not yet complete). */
+static __attribute__ ((noinline)) Op *
+marker_issue (Sim *s, const VsEvent *ev)
+{
+  Op *op = op_alloc (s);
+  op->type = ev->op;
+  op->index = ev->index;
+  op->kinds = 0;
+  op->has_managed = op->has_pinned = FALSE;
+  op->has_coll = FALSE;
+  op->name = ev->name;
+  op->bytes = ev->bytes;
+  if (ev->op == VS_OP_STREAM_WAIT)
+    op_depend (op, event_find (s, ev->event));
+  else
+    {
+      Op **slot = event_slot (s, ev->event);
+      Op *old = *slot;
+      op->c.refs++;      /* the events map's */
+      *slot = op;
+      op_unref (old);
+    }
+  op_enqueue (s, op, stream_get (s, ev->stream), ev);
+  return op;
+}
+
+/* Creates the op for event EV of thread T and queues it on its stream. */
+static Op *
+op_issue (Sim *s, const VsEvent *ev)
+{
+  if (G_UNLIKELY (ev->op == VS_OP_EVENT_RECORD || ev->op == VS_OP_STREAM_WAIT))
+    return marker_issue (s, ev);
+  Op *op = op_alloc (s);
+  /* ready_t, phase_t, run_t and alone_ns are set before they are read
+   * (op_try_start, op_begin, op_run, kernel_run). */
+  op->swap_ns = op->fault_ns = op->ce_ns = 0;
   op->type = ev->op;
   op->index = ev->index;
   op->dir = ev->dir;
@@ -108,8 +181,6 @@ op_issue (Sim *s, const VsEvent *ev)
       op->flops = ev->shape != NULL ? ev->shape->flops : VS_NONE;
       op->kf = kernel_factors (s, ev);
     }
-  op->ce = CE_NONE;
-  op->issue_t = s->core.now;
   acc_begin (s, op);
   switch (ev->op)
     {
@@ -145,56 +216,17 @@ op_issue (Sim *s, const VsEvent *ev)
     case VS_OP_FREE:
       op->target = ref (alloc_lookup (s, ev->id));
       break;
-    case VS_OP_STREAM_WAIT:
-      {
-        Op *rec = event_find (s, ev->event);
-        if (rec)
-          {
-            rec->c.refs++;
-            op->wait_for = rec;
-            op_depend (op, rec);
-          }
-      }
-      break;
-    case VS_OP_EVENT_RECORD:
-      {
-        Op *old = event_find (s, ev->event);
-        op->c.refs++;
-        u64map_insert (&s->gpu.events, ev->event + 1, GPOINTER_TO_SIZE (op));
-        op_unref (old);
-      }
-      break;
     default:
       break;
     }
   acc_end (op);
 
   Stream *st = stream_get (s, ev->stream);
-  op->st = st;
   /* record_stream (alloc-streams.part.c); not for inferred accesses,
    * which say what must be resident, not which stream used a block */
   if (G_UNLIKELY (s->mem.amodel != NULL) && !(op->kinds & OP_INFERRED))
     amodel_uses (s, st, op->acc, op->n_acc);
-  if (G_UNLIKELY (s->gpu.issue_extra))
-    op_issue_extra (s, op, ev);
-  op->c.refs++;          /* the stream's queue */
-  s->gpu.lq_unstarted++;   /* a slot of the launch queue until it starts (launchq.part.c) */
-  if (st->tail)
-    st->tail->next = op;
-  else
-    {
-      st->head = op;
-      st->busy_prev = NULL;
-      st->busy_next = s->gpu.busy;
-      if (s->gpu.busy)
-        s->gpu.busy->busy_prev = st;
-      s->gpu.busy = st;
-    }
-  st->tail = op;
-  op_unref (st->last);
-  st->last = op;         /* the reference taken at the start */
-  if (st->head == op)
-    op_try_start (s, op);
+  op_enqueue (s, op, st, ev);
   return op;
 }
 
@@ -251,6 +283,11 @@ op_try_start (Sim *s, Op *op)
   op->started = TRUE;
   launch_queue_started (s);
   op->ready_t = s->core.now;
+  if (G_UNLIKELY (op_is_marker (op)))
+    {
+      marker_done (s, op);
+      return;
+    }
   if (s->stats.gpu_running++ == 0)
     s->stats.gpu_since = s->core.now;
   if (op->ce != CE_NONE && s->gpu.ce_busy[op->ce] >= s->core.cfg->link.copy_engines)

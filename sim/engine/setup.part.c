@@ -116,8 +116,7 @@ sim_teardown (Sim *s)
   for (guint i = 0; i < s->gpu.ops_made->len; i++)
     {
       Op *op = s->gpu.ops_made->pdata[i];
-      if (op->c.waiters)
-        g_array_free (op->c.waiters, TRUE);
+      g_free (op->c.more);
       if (op->acc != op->acc_inline)
         {
           g_free (op->acc);
@@ -136,14 +135,14 @@ sim_teardown (Sim *s)
     {
       Job *j = s->core.free_jobs;
       s->core.free_jobs = j->next_free;
+      g_free (j->c.more);
       g_free (j);
     }
   while (s->core.live_jobs.next != &s->core.live_jobs)
     {
       Job *j = (Job *) s->core.live_jobs.next;
       live_unlink (&j->live);
-      if (j->c.waiters)
-        g_array_free (j->c.waiters, TRUE);
+      g_free (j->c.more);
       g_free (j);
     }
   while (s->core.live_allocs.next != &s->core.live_allocs)
@@ -154,6 +153,7 @@ sim_teardown (Sim *s)
       g_free (a);
     }
   u64map_clear (&s->gpu.events);
+  g_free (s->gpu.event_dense);
   for (guint i = 0; i < s->gpu.stream_list->len; i++)
     g_free (s->gpu.stream_list->pdata[i]);
   g_ptr_array_free (s->gpu.stream_list, TRUE);

@@ -49,10 +49,13 @@ typedef struct {
 
 typedef struct {
   gboolean done;
-  Waiter w0;            /* most completions have at most one waiter */
-  GArray *waiters;      /* the others (Waiter), created on demand: only
-                         * when w0 is taken, cleared with it */
   int refs;
+  Waiter w0;            /* most completions have at most one waiter */
+  Waiter *more;         /* the others (only when w0 is taken): n_more in
+                         * room for cap_more, made on demand and kept
+                         * (emptied) when fired, for the op or job it is
+                         * recycled as (refs.part.c) */
+  guint32 n_more, cap_more;
 } Completion;
 
 /* Every job and allocation is on a live list (a circular list with a
@@ -219,7 +222,6 @@ struct Op {
   guint8 *mode;
   Alloc *src, *dst;      /* copy (host side may be NULL = pageable) */
   Alloc *target;         /* prefetch, stream-ordered free */
-  Op *wait_for;          /* stream_wait */
   Op **pool;             /* the free list it returns to */
   /* Last: not cleared when an op is recycled (acc_add fills them). */
   Alloc *acc_inline[OP_INLINE_ACC];
@@ -373,6 +375,7 @@ struct Sim {
     GHashTable *threads;   /* tid -> Thread* */
     GPtrArray *thread_list;
     Thread *last_thread;   /* the last thread_get: events come in runs */
+    Thread *prev_thread;   /* the one before it (thread_get_slow) */
     Thread *issue_thread;  /* the thread whose call is issued next, at issue_t */
     double issue_t;        /* INFINITY while issue_thread is NULL */
     GQueue lq_waiters;     /* threads whose launch waits for the launch queue, first first */
@@ -401,11 +404,14 @@ struct Sim {
     guint n_stream_dense;
     GPtrArray *stream_list;
     Stream *busy;          /* streams with queued ops: a device sync waits on these */
-    VsU64Map events;       /* event id + 1 -> Op* (last recorded) */
+    VsU64Map events;       /* event id + 1 -> Op* (last recorded), ids >= EVENT_DENSE */
+    Op **event_dense;      /* [id]: the last record of events of small ids (stream.part.c) */
+    guint n_event_dense;
     GQueue ce_queue[2];
     guint ce_busy[2];
     gboolean issue_extra;  /* a timeline or the legacy default stream: op_issue's rare work */
     guint64 acc_gen;
+    int acc_drop_hint;     /* acc_add_few: > 0 while kernels' lists are mostly dropped */
     struct Part *parts;    /* kernel_run's scratch: 2 per location */
     GPtrArray *ops_made;   /* every op (live, or recycled on free_ops) */
     Op *free_ops;
@@ -572,7 +578,7 @@ typedef struct Part {
 /* What each part offers the others                                     */
 
 /* engine/refs.part.c */
-static void completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg);
+static inline void completion_wait (Completion *c, WaitFn fn, gpointer obj, guint64 arg);
 static inline void completion_fire (Sim *s, Completion *c);
 static void job_unref (Job *j);
 static void alloc_unref (Alloc *a);
@@ -617,7 +623,7 @@ static void lru_touch (Sim *s, Alloc *a);
 static gboolean evictable (const Alloc *a, Alloc *const *keep, guint n_keep);
 
 /* engine/job.part.c */
-static Job *job_new (Sim *s, double delay);
+static inline Job *job_new (Sim *s, double delay);
 static void job_add_flow (Job *j, double amount, double cap, const guint *path, guint n_path);
 static double job_alone (Sim *s, const Job *j);
 static void job_finish (Sim *s, Job *j);
@@ -658,9 +664,11 @@ static void thread_block_on (Thread *t, Completion *c);
 /* engine/stream.part.c */
 static __attribute__ ((noinline)) Stream *stream_find_slow (Sim *s, guint64 id);
 static inline Stream *stream_find (Sim *s, guint64 id);
-static Stream *stream_get (Sim *s, guint64 id);
+static __attribute__ ((noinline)) Stream *stream_new (Sim *s, guint64 id);
+static inline Stream *stream_get (Sim *s, guint64 id);
 static void op_depend (Op *op, Op *on);
 static inline Op *event_find (Sim *s, guint64 event);
+static inline Op **event_slot (Sim *s, guint64 event);
 
 /* engine/acc.part.c */
 static inline Alloc *alloc_find (Sim *s, guint64 id);
@@ -680,6 +688,7 @@ static void op_resume (Sim *s, gpointer obj, guint64 arg);
 static void op_wait_job (Op *op, Job *j);
 static void op_begin (Sim *s, Op *op);
 static void op_try_start (Sim *s, Op *op);
+static __attribute__ ((noinline)) Op *marker_issue (Sim *s, const VsEvent *ev);
 
 /* model/kernel.part.c */
 static int alloc_loc (Sim *s, const Alloc *a);
@@ -707,6 +716,8 @@ static Job *prefetch_job (Sim *s, Op *op);
 static void op_run (Sim *s, Op *op);
 static void op_phase (Sim *s, Op *op);
 static void op_complete (Sim *s, Op *op);
+static inline gboolean op_is_marker (const Op *op);
+static __attribute__ ((noinline)) void marker_done (Sim *s, Op *op);
 
 /* mem/alloc.part.c */
 static void alloc_release (Sim *s, Alloc *a);

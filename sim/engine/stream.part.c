@@ -27,37 +27,43 @@ stream_find (Sim *s, guint64 id)
   return stream_find_slow (s, id);
 }
 
-static Stream *
+/* A new stream of id ID. */
+static __attribute__ ((noinline)) Stream *
+stream_new (Sim *s, guint64 id)
+{
+  Stream *st = g_new0 (Stream, 1);
+  st->id = id;
+  st->idx = s->gpu.stream_list->len;
+  st->bit = st->idx < 64 ? G_GUINT64_CONSTANT (1) << st->idx : 0;
+  if (id < STREAM_DENSE)
+    {
+      if (id >= s->gpu.n_stream_dense)
+        {
+          guint n = MAX (16u, s->gpu.n_stream_dense);
+          while (n <= id)
+            n *= 2;
+          s->gpu.stream_dense = g_renew (Stream *, s->gpu.stream_dense, n);
+          memset (s->gpu.stream_dense + s->gpu.n_stream_dense, 0,
+                  (n - s->gpu.n_stream_dense) * sizeof (Stream *));
+          s->gpu.n_stream_dense = n;
+        }
+      s->gpu.stream_dense[id] = st;
+    }
+  else
+    u64map_insert (&s->gpu.streams, id + 1, GPOINTER_TO_SIZE (st));
+  g_ptr_array_add (s->gpu.stream_list, st);
+  if (G_UNLIKELY (s->out.timeline))
+    timeline_stream (s, id);
+  return st;
+}
+
+static inline Stream *
 stream_get (Sim *s, guint64 id)
 {
   Stream *st = stream_find (s, id);
-  if (st == NULL)
-    {
-      st = g_new0 (Stream, 1);
-      st->id = id;
-      st->idx = s->gpu.stream_list->len;
-      st->bit = st->idx < 64 ? G_GUINT64_CONSTANT (1) << st->idx : 0;
-      if (id < STREAM_DENSE)
-        {
-          if (id >= s->gpu.n_stream_dense)
-            {
-              guint n = MAX (16u, s->gpu.n_stream_dense);
-              while (n <= id)
-                n *= 2;
-              s->gpu.stream_dense = g_renew (Stream *, s->gpu.stream_dense, n);
-              memset (s->gpu.stream_dense + s->gpu.n_stream_dense, 0,
-                      (n - s->gpu.n_stream_dense) * sizeof (Stream *));
-              s->gpu.n_stream_dense = n;
-            }
-          s->gpu.stream_dense[id] = st;
-        }
-      else
-        u64map_insert (&s->gpu.streams, id + 1, GPOINTER_TO_SIZE (st));
-      g_ptr_array_add (s->gpu.stream_list, st);
-      if (G_UNLIKELY (s->out.timeline))
-        timeline_stream (s, id);
-    }
-  return st;
+  if (G_LIKELY (st != NULL))
+    return st;
+  return stream_new (s, id);
 }
 
 static void
@@ -79,9 +85,56 @@ op_depend (Op *op, Op *on)
   completion_wait (&on->c, op_dep_done, op, 0);
 }
 
+/* Recorded events by id, as streams: ids below EVENT_DENSE in a dense
+ * array (grown on demand), the others in a map. Each holds a reference
+ * to the event's last record (marker_issue). */
+#define EVENT_DENSE 4096
+
+static __attribute__ ((noinline)) Op *
+event_find_slow (Sim *s, guint64 event)
+{
+  if (event < EVENT_DENSE)
+    return NULL;
+  guint64 *v = u64map_lookup (&s->gpu.events, event + 1);
+  return v ? GSIZE_TO_POINTER (*v) : NULL;
+}
+
 static inline Op *
 event_find (Sim *s, guint64 event)
 {
+  if (G_LIKELY (event < s->gpu.n_event_dense))
+    return s->gpu.event_dense[event];
+  return event_find_slow (s, event);
+}
+
+/* The slot of EVENT's last record (NULL in it: none yet), made if new. */
+static __attribute__ ((noinline)) Op **
+event_slot_slow (Sim *s, guint64 event)
+{
+  if (event < EVENT_DENSE)
+    {
+      guint n = MAX (16u, s->gpu.n_event_dense);
+      while (n <= event)
+        n *= 2;
+      s->gpu.event_dense = g_renew (Op *, s->gpu.event_dense, n);
+      memset (s->gpu.event_dense + s->gpu.n_event_dense, 0, (n - s->gpu.n_event_dense) * sizeof (Op *));
+      s->gpu.n_event_dense = n;
+      return &s->gpu.event_dense[event];
+    }
   guint64 *v = u64map_lookup (&s->gpu.events, event + 1);
-  return v ? GSIZE_TO_POINTER (*v) : NULL;
+  if (v == NULL)
+    {
+      u64map_insert (&s->gpu.events, event + 1, 0);
+      v = u64map_lookup (&s->gpu.events, event + 1);
+    }
+  G_STATIC_ASSERT (sizeof (guint64) == sizeof (Op *));
+  return (Op **) (gpointer) v;
+}
+
+static inline Op **
+event_slot (Sim *s, guint64 event)
+{
+  if (G_LIKELY (event < s->gpu.n_event_dense))
+    return &s->gpu.event_dense[event];
+  return event_slot_slow (s, event);
 }

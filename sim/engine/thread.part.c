@@ -6,10 +6,20 @@
 #include "engine/sim-priv.h"
 
 
+/* The thread before the last one first: a trace's events alternate
+ * between a few threads (a loader and the main thread), and the map
+ * took 70 instructions a switch. */
 static __attribute__ ((noinline)) Thread *
 thread_get_slow (Sim *s, guint32 tid)
 {
-  Thread *t = g_hash_table_lookup (s->host.threads, GUINT_TO_POINTER (tid));
+  Thread *t = s->host.prev_thread;
+  if (t != NULL && t->tid == tid)
+    {
+      s->host.prev_thread = s->host.last_thread;
+      s->host.last_thread = t;
+      return t;
+    }
+  t = g_hash_table_lookup (s->host.threads, GUINT_TO_POINTER (tid));
   if (t == NULL)
     {
       t = g_new0 (Thread, 1);
@@ -18,6 +28,7 @@ thread_get_slow (Sim *s, guint32 tid)
       g_hash_table_insert (s->host.threads, GUINT_TO_POINTER (tid), t);
       g_ptr_array_add (s->host.thread_list, t);
     }
+  s->host.prev_thread = s->host.last_thread;
   s->host.last_thread = t;
   return t;
 }
