@@ -166,12 +166,7 @@ end_flow (VsFlowNet *net, VsFlow *f, double now)
         pend (net, i);
     }
   /* MOVED may be f itself: then this writes to the ended flow. */
-  if (G_LIKELY (moved->n_path == 1))
-    moved->slot[0] = s;
-  else
-    for (guint q = 0; q < moved->n_path; q++)
-      if (moved->path[q] == i)
-        moved->slot[q] = s;
+  slot_set (moved, i, s);
   /* Out of the active flows: the last takes its place (or is f). */
   guint last = --net->active.len, k = f->index;
   VsFlow *lf = net->active.v[last];
@@ -325,12 +320,7 @@ finish_ps_one (VsFlowNet *net, double now, double lim, VsFlowDone done, gpointer
   guint s = f->slot[0];
   VsFlow *moved = r->flows.v[--r->flows.len];
   r->flows.v[s] = moved;
-  if (G_LIKELY (moved->n_path == 1))
-    moved->slot[0] = s;
-  else
-    for (guint q = 0; q < moved->n_path; q++)
-      if (moved->path[q] == i)
-        moved->slot[q] = s;
+  slot_set (moved, i, s);
   r->cap_sum -= f->cap;
   net->n_ps_flows--;
   double share = (r->cap - r->ps_fixed) / m;

@@ -173,6 +173,18 @@ struct _VsFlow {
 /* The index of a flow that is on a ps resource's heap, not in active. */
 #define PS_INDEX G_MAXUINT
 
+/* F's slot in resource RES's flow list is now S (F is on RES). */
+static inline void
+slot_set (VsFlow *f, guint res, guint s)
+{
+  if (G_LIKELY (f->n_path == 1))
+    f->slot[0] = s;
+  else
+    for (guint q = 0; q < f->n_path; q++)
+      if (f->path[q] == res)
+        f->slot[q] = s;
+}
+
 struct _VsFlowNet {
   VsFlowNetHot hot;     /* first: read by flow_net_next_end() in flow.h */
   GArray *res;          /* Resource */

@@ -414,12 +414,7 @@ ps_finish (VsFlowNet *net, guint i, double now, double lim, PVec *due, gpointer 
       guint s = f->slot[0];
       VsFlow *moved = r->flows.v[r->flows.len - 1];
       pvec_remove_fast (&r->flows, s);
-      if (G_LIKELY (moved->n_path == 1))
-        moved->slot[0] = s;
-      else
-        for (guint q = 0; q < moved->n_path; q++)
-          if (moved->path[q] == i)
-            moved->slot[q] = s;
+      slot_set (moved, i, s);
       r->cap_sum -= f->cap;
     }
   net->n_ps_flows -= due->len - first;

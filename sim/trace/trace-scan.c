@@ -42,30 +42,9 @@ typedef struct {
   guint32 mark_tid;
 } Acc;
 
-/* A varint of at most 8 bytes, skipped; else give up (the careful decoder
- * reads it). One of three or more bytes is found as its word's first
- * terminating byte (below 0x80), read little-endian. */
-#define SKIP()                                                                                                   \
-  do                                                                                                             \
-    {                                                                                                            \
-      if (G_LIKELY (*p < 0x80))                                                                                  \
-        p++;                                                                                                     \
-      else if (G_LIKELY (p[1] < 0x80))                                                                           \
-        p += 2;                                                                                                  \
-      else                                                                                                       \
-        {                                                                                                        \
-          guint64 w_;                                                                                            \
-          memcpy (&w_, p, 8);                                                                                    \
-          w_ = ~GUINT64_FROM_LE (w_) & G_GUINT64_CONSTANT (0x8080808080808080);                                  \
-          if (G_UNLIKELY (w_ == 0))                                                                              \
-            goto bail;                                                                                           \
-          p += (__builtin_ctzll (w_) >> 3) + 1;                                                                  \
-        }                                                                                                        \
-    }                                                                                                            \
-  while (0)
-
-/* The same for a field that is rarely one or two bytes (a size): its
- * word's first terminating byte at once. */
+/* A varint of at most 8 bytes skipped as its word's first terminating
+ * byte (below 0x80, read little-endian), for a field that is rarely one
+ * or two bytes (a size); else give up (the careful decoder reads it). */
 #define SKIP_WIDE()                                                                                              \
   do                                                                                                             \
     {                                                                                                            \
@@ -75,6 +54,20 @@ typedef struct {
       if (G_UNLIKELY (w_ == 0))                                                                                  \
         goto bail;                                                                                               \
       p += (__builtin_ctzll (w_) >> 3) + 1;                                                                      \
+    }                                                                                                            \
+  while (0)
+
+/* A varint of at most 8 bytes, skipped; else give up (the careful decoder
+ * reads it). One of three or more bytes as SKIP_WIDE. */
+#define SKIP()                                                                                                   \
+  do                                                                                                             \
+    {                                                                                                            \
+      if (G_LIKELY (*p < 0x80))                                                                                  \
+        p++;                                                                                                     \
+      else if (G_LIKELY (p[1] < 0x80))                                                                           \
+        p += 2;                                                                                                  \
+      else                                                                                                       \
+        SKIP_WIDE ();                                                                                            \
     }                                                                                                            \
   while (0)
 

@@ -12,6 +12,7 @@
 
 #include "trace/trace-priv.h"
 #include "trace/trace-infer.h"
+#include "trace-harness.h"
 
 static char *tmpdir;
 
@@ -172,16 +173,7 @@ rich_trace (int n)
         g_string_append_printf (s, ", \"bytes\": %" G_GUINT64_FORMAT, big - 1);
       if (i % 6 == 0)
         g_string_append_printf (s, ", \"compute_ns\": %d", i);
-      const char *lists[] = { "reads", "writes", "touches" };
-      guint ns[] = { nr, nw, nt };
-      for (int l = 0; l < 3; l++)
-        if (ns[l] > 0)
-          {
-            g_string_append_printf (s, ", \"%s\": [", lists[l]);
-            for (guint j = 0; j < ns[l]; j++)
-              g_string_append_printf (s, "%s%" G_GUINT64_FORMAT, j ? ", " : "", id - MIN (id - 1, (guint64) j * 7 % 20));
-            g_string_append (s, "]");
-          }
+      append_access_lists (s, nr, nw, nt, id);
       if (i % 8 == 0)
         g_string_append (s, ", \"flops\": 1000, \"precision\": \"bf16\", \"grid\": [4, 2, 1], \"block\": [128, 1, 1], "
                             "\"regs\": 32");
@@ -225,22 +217,6 @@ rich_trace (int n)
     }
   g_rand_free (rand);
   return g_string_free (s, FALSE);
-}
-
-/* Converts IN to OUT through the library (as `vramsim convert` does). */
-static void
-convert (const char *in, const char *out)
-{
-  GError *error = NULL;
-  g_autoptr (VsTraceReader) r = trace_open (in, &error);
-  g_assert_no_error (error);
-  VsTraceWriter *w = trace_writer_new (out, VS_FORMAT_AUTO, trace_reader_header (r), &error);
-  g_assert_no_error (error);
-  VsEvent ev;
-  while (trace_next (r, &ev, &error))
-    g_assert_true (trace_writer_write (w, &ev, &error));
-  g_assert_no_error (error);
-  g_assert_true (trace_writer_finish (w, &error));
 }
 
 static char *rich_jsonl, *rich_bin;

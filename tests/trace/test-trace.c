@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 
 #include "trace/trace-priv.h"
+#include "trace-harness.h"
 
 static char *tmpdir;
 
@@ -63,23 +64,6 @@ dump_path (const char *path, GError **error)
   if (r == NULL)
     return NULL;
   return dump_reader (r, error);
-}
-
-/* Converts IN to OUT through the library (as `vramsim convert` does). */
-static void
-convert (const char *in, const char *out)
-{
-  GError *error = NULL;
-  g_autoptr (VsTraceReader) r = trace_open (in, &error);
-  g_assert_no_error (error);
-  VsTraceWriter *w = trace_writer_new (out, VS_FORMAT_AUTO, trace_reader_header (r), &error);
-  g_assert_no_error (error);
-  VsEvent ev;
-  while (trace_next (r, &ev, &error))
-    g_assert_true (trace_writer_write (w, &ev, &error));
-  g_assert_no_error (error);
-  g_assert_true (trace_writer_finish (w, &error));
-  g_assert_no_error (error);
 }
 
 static void
@@ -930,16 +914,7 @@ test_fast_path_roundtrip (void)
         g_string_append_printf (s, ", \"bytes\": %" G_GUINT64_FORMAT, big - 1);
       if (i % 6 == 0)
         g_string_append_printf (s, ", \"compute_ns\": %d", i);
-      const char *lists[] = { "reads", "writes", "touches" };
-      guint ns[] = { nr, nw, nt };
-      for (int l = 0; l < 3; l++)
-        if (ns[l] > 0)
-          {
-            g_string_append_printf (s, ", \"%s\": [", lists[l]);
-            for (guint j = 0; j < ns[l]; j++)
-              g_string_append_printf (s, "%s%" G_GUINT64_FORMAT, j ? ", " : "", id - MIN (id - 1, (guint64) j * 7 % 20));
-            g_string_append (s, "]");
-          }
+      append_access_lists (s, nr, nw, nt, id);
       if (tid != 0)
         g_string_append_printf (s, ", \"tid\": %u", tid);
       g_string_append (s, "}\n");
