@@ -3,7 +3,8 @@
  * `vramsim info` does. Built twice: as fuzz-jsonl (input as is; the reader
  * detects the encoding) and, with FUZZ_BINARY, as fuzz-bin (the binary
  * magic is put in front unless the input starts with it, so every input
- * reaches the binary decoder). */
+ * reaches the binary decoder). Each input is then read again and skimmed
+ * (trace_skim) after its first few events. */
 #include "fuzz-common.h"
 #include "trace/trace.h"
 
@@ -36,6 +37,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   GError *error = NULL;
   VsTraceReader *r = trace_open (path, &error);
+  gboolean read_all = FALSE;
+  guint64 count = 0;
   if (r != NULL)
     {
       VsEvent ev;
@@ -55,11 +58,37 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             sink += ev.touches[i];
           (void) sink;
         }
+      read_all = error == NULL;
+      count = trace_reader_count (r);
       trace_close (r);
     }
   /* Every failure must say something. */
   if (r == NULL && error == NULL)
     abort ();
+  g_clear_error (&error);
+
+  /* The skim (replay --sample-steps after its stop), from after the first
+   * size % 5 events: it checks less than a full read (allocation ids), so
+   * a trace the full read accepts must be skimmed to the same count, and
+   * a refusal must say something. */
+  r = trace_open (path, &error);
+  if (r != NULL)
+    {
+      VsEvent ev;
+      guint64 k = 0;
+      while (k < size % 5 && trace_next (r, &ev, &error))
+        k++;
+      if (error == NULL && k == size % 5)
+        {
+          VsTraceSkim sk;
+          gboolean ok = trace_skim (r, "step", 0, &sk, &error);
+          if (ok ? error != NULL : error == NULL)
+            abort ();
+          if (read_all && (!ok || k + sk.events != count))
+            abort ();
+        }
+      trace_close (r);
+    }
   g_clear_error (&error);
   unlink (path);
   return 0;
