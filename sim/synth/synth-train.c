@@ -127,12 +127,13 @@ synth_train_state_bytes (SynthPrecision prec, SynthOptimizer opt, guint *p, guin
     }
 }
 
-/* Whether the optimizer updates fp32 master weights from 16-bit
- * gradients, which it first casts to fp32 (4 bytes a parameter). */
+/* Whether the optimizer step on the device updates fp32 master weights
+ * from 16-bit gradients, which it first casts to fp32 (4 bytes a
+ * parameter). Not under ZeRO-Offload: the step runs on the host. */
 static gboolean
 fp32_main_grads (const SynthTrainOpts *o)
 {
-  return o->precision == SYNTH_PREC_MIXED || o->precision == SYNTH_PREC_FP8;
+  return !o->offload_optimizer && (o->precision == SYNTH_PREC_MIXED || o->precision == SYNTH_PREC_FP8);
 }
 
 static guint64
@@ -791,6 +792,18 @@ after_backward (Train *tr)
                       &tr->groups[GRP_EMB], emb->g, emb->g, 0);
 }
 
+/* A memory-bound pass of the optimizer step on the compute stream: by
+ * its BYTES under the kernel model, else at FLOPS. */
+static void
+step_kernel (SynthEmit *e, const char *name, double flops, guint64 bytes, const guint64 *r, guint nr,
+             const guint64 *w, guint nw)
+{
+  if (synth_uses_kernel_model (e))
+    synth_mem_kernel (e, name, COMPUTE, SYNTH_MEM_STREAM, bytes, r, nr, w, nw);
+  else
+    synth_kernel (e, name, COMPUTE, flops, r, nr, w, nw, bytes);
+}
+
 static void
 optimizer_step (Train *tr)
 {
@@ -806,7 +819,7 @@ optimizer_step (Train *tr)
    * _copy_model_grads_to_main_grads, main_grad.float(); DeepSpeed's
    * FP16_Optimizer and ZeRO 1-2 partitions, .to(fp32); apex's master
    * grads), all before the update, and frees them after it. */
-  gboolean main_grads = !o->offload_optimizer && fp32_main_grads (o);
+  gboolean main_grads = fp32_main_grads (o);
   g_autofree guint64 *mg = g_new0 (guint64, tr->n_units);
   for (guint i = 0; main_grads && i < tr->n_units; i++)
     {
@@ -816,11 +829,7 @@ optimizer_step (Train *tr)
       guint64 ns = unit_bytes (tr, u, 1, o->zero >= 1);
       mg[i] = synth_alloc (e, ns * 4, VS_MEM_DEVICE, "workspace");
       guint64 r[] = { u->g }, w[] = { mg[i] };
-      guint64 bytes = ns * (tr->G + 4);
-      if (synth_uses_kernel_model (e))
-        synth_mem_kernel (e, "multi_tensor_scale", COMPUTE, SYNTH_MEM_STREAM, bytes, r, 1, w, 1);
-      else
-        synth_kernel (e, "multi_tensor_scale", COMPUTE, (double) ns, r, 1, w, 1, bytes);
+      step_kernel (e, "multi_tensor_scale", (double) ns, ns * (tr->G + 4), r, 1, w, 1);
     }
   for (guint i = 0; i < tr->n_units; i++)
     {
@@ -844,16 +853,13 @@ optimizer_step (Train *tr)
            * Adam): read and write params and states, read grads. */
           guint64 r[] = { u->p, main_grads ? mg[i] : u->g, u->o }, w[] = { u->p, u->o };
           guint64 bytes = ns * (2 * tr->P + (main_grads ? 4 : tr->G) + 2 * tr->O);
-          if (synth_uses_kernel_model (e))
-            synth_mem_kernel (e, name, COMPUTE, SYNTH_MEM_STREAM, bytes, r, 3, w, 2);
-          else
-            synth_kernel (e, name, COMPUTE, 15.0 * (double) ns, r, 3, w, 2, bytes);
+          step_kernel (e, name, 15.0 * (double) ns, bytes, r, 3, w, 2);
         }
       /* Stages 1-2: each rank updated its shard; gather the others'. */
       if (o->zero == 1 || o->zero == 2)
         dp_collective (tr, u, "nccl_all_gather", COMPUTE, VS_COLL_ALL_GATHER, tr->P, TRUE, u->p, u->p);
     }
-  for (guint i = 0; main_grads && i < tr->n_units; i++)
+  for (guint i = 0; i < tr->n_units; i++)
     if (mg[i])
       synth_free (e, mg[i]);
 }
@@ -1187,7 +1193,7 @@ synth_train_state_device_bytes (const SynthTrainOpts *o)
       sum += unit_bytes (&tr, u, tr.P, o->zero >= 3) + unit_bytes (&tr, u, tr.G, o->zero >= 2);
       if (!o->offload_optimizer)
         sum += unit_bytes (&tr, u, tr.O, o->zero >= 1);
-      if (!o->offload_optimizer && fp32_main_grads (o))
+      if (fp32_main_grads (o))
         sum += unit_bytes (&tr, u, 4, o->zero >= 1); /* the step's fp32 gradients */
     }
   g_free (tr.units);
