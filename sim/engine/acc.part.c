@@ -97,12 +97,6 @@ acc_add_one (Sim *s, Alloc **acc, guint8 *mode, guint *n, guint64 gen, guint64 i
   mode[(*n)++] = m;
 }
 
-/* acc_add for a kernel whose ids fit the op's inline arrays (the common
- * case). References are taken after the list is built, and only when
- * the op keeps it: a kernel that reaches only device memory, whose
- * traffic is given, needs its allocations for nothing after this
- * (kernel_run starts it from its bytes, nothing tracks them) and keeps
- * none. */
 /* 1 << kind of each live allocation of IDS (N of them). */
 static inline guint
 acc_kinds (Sim *s, const guint64 *ids, guint n)
@@ -117,6 +111,12 @@ acc_kinds (Sim *s, const guint64 *ids, guint n)
   return kinds;
 }
 
+/* acc_add for a kernel whose ids fit the op's inline arrays (the common
+ * case). References are taken after the list is built, and only when
+ * the op keeps it: a kernel that reaches only device memory, whose
+ * traffic is given, needs its allocations for nothing after this
+ * (kernel_run starts it from its bytes, nothing tracks them) and keeps
+ * none. */
 static void
 acc_add_few (Sim *s, Op *op, const VsEvent *ev)
 {

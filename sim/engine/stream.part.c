@@ -27,6 +27,20 @@ stream_find (Sim *s, guint64 id)
   return stream_find_slow (s, id);
 }
 
+/* Pointer array ARR of *N slots (ELEM bytes each) grown to hold index
+ * ID: at least 16 slots, doubling, the new ones NULL. */
+static gpointer
+dense_grow (gpointer arr, guint *n, guint64 id, gsize elem)
+{
+  guint m = MAX (16u, *n);
+  while (m <= id)
+    m *= 2;
+  arr = g_realloc_n (arr, m, elem);
+  memset ((char *) arr + (gsize) *n * elem, 0, (gsize) (m - *n) * elem);
+  *n = m;
+  return arr;
+}
+
 /* A new stream of id ID. */
 static __attribute__ ((noinline)) Stream *
 stream_new (Sim *s, guint64 id)
@@ -38,15 +52,7 @@ stream_new (Sim *s, guint64 id)
   if (id < STREAM_DENSE)
     {
       if (id >= s->gpu.n_stream_dense)
-        {
-          guint n = MAX (16u, s->gpu.n_stream_dense);
-          while (n <= id)
-            n *= 2;
-          s->gpu.stream_dense = g_renew (Stream *, s->gpu.stream_dense, n);
-          memset (s->gpu.stream_dense + s->gpu.n_stream_dense, 0,
-                  (n - s->gpu.n_stream_dense) * sizeof (Stream *));
-          s->gpu.n_stream_dense = n;
-        }
+        s->gpu.stream_dense = dense_grow (s->gpu.stream_dense, &s->gpu.n_stream_dense, id, sizeof (Stream *));
       s->gpu.stream_dense[id] = st;
     }
   else
@@ -113,12 +119,7 @@ event_slot_slow (Sim *s, guint64 event)
 {
   if (event < EVENT_DENSE)
     {
-      guint n = MAX (16u, s->gpu.n_event_dense);
-      while (n <= event)
-        n *= 2;
-      s->gpu.event_dense = g_renew (Op *, s->gpu.event_dense, n);
-      memset (s->gpu.event_dense + s->gpu.n_event_dense, 0, (n - s->gpu.n_event_dense) * sizeof (Op *));
-      s->gpu.n_event_dense = n;
+      s->gpu.event_dense = dense_grow (s->gpu.event_dense, &s->gpu.n_event_dense, event, sizeof (Op *));
       return &s->gpu.event_dense[event];
     }
   guint64 *v = u64map_lookup (&s->gpu.events, event + 1);
