@@ -810,28 +810,8 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
    * new time is stored at once: should the event turn out bad below, the
    * careful path finds the same time check passed (t is not earlier than
    * itself) and stores the same value, as trace_validate would have. */
-  if (validate)
-    {
-      if (G_LIKELY (tid < VS_SMALL_TIDS))
-        {
-          /* small_t holds the last t + 1, 0 before the first event: t is
-           * earlier than the last exactly when t + 1 is below the slot. */
-          guint64 *slot = &r->small_t[tid];
-          if (G_UNLIKELY (t + 1 < *slot))
-            return FALSE;
-          *slot = t + 1;
-        }
-      else
-        {
-          guint64 *last = u64map_lookup (&r->last_t, tid + 1);
-          if (G_UNLIKELY (last != NULL && t < *last))
-            return FALSE;
-          if (last != NULL)
-            *last = t;
-          else
-            u64map_insert (&r->last_t, tid + 1, t);
-        }
-    }
+  if (validate && G_UNLIKELY (!bin_thread_time (r, tid, t)))
+    return FALSE;
 
   /* Copies of what the loops read, so that stores to the event (whose
    * guint8 fields may alias anything) do not force reloads. */

@@ -284,6 +284,32 @@ bin_uv_long (const guint8 **pp, guint64 *out)
   return FALSE;
 }
 
+/* The fast paths' check that time runs forward within host thread TID
+ * (as trace_validate's, which words the error): FALSE if T is earlier
+ * than the thread's last time; else T becomes it. small_t holds the
+ * last t + 1, 0 before the first event: T is earlier than the last
+ * exactly when T + 1 is below the slot. */
+static inline __attribute__ ((always_inline)) gboolean
+bin_thread_time (VsTraceReader *r, guint64 tid, guint64 t)
+{
+  if (G_LIKELY (tid < VS_SMALL_TIDS))
+    {
+      guint64 *slot = &r->small_t[tid];
+      if (G_UNLIKELY (t + 1 < *slot))
+        return FALSE;
+      *slot = t + 1;
+      return TRUE;
+    }
+  guint64 *last = u64map_lookup (&r->last_t, tid + 1);
+  if (G_UNLIKELY (last != NULL && t < *last))
+    return FALSE;
+  if (last != NULL)
+    *last = t;
+  else
+    u64map_insert (&r->last_t, tid + 1, t);
+  return TRUE;
+}
+
 /* The fast path's extensions of a VS_BIN_KERNEL_X record at P (past the
  * kernel body), into D's shape and collective and EV's pointers to them,
  * checked as trace_validate would: the end of the record, or NULL (give

@@ -120,31 +120,10 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
       UV (host_ns);
       /* As trace-bin.c's fast path: a negative t wraps above the maximum. */
       t = prev_t + (guint64) ((gint64) (dt_raw >> 1) ^ -(gint64) (dt_raw & 1));
-      if (G_UNLIKELY (t > VS_TRACE_INT_MAX))
+      if (G_UNLIKELY (t > VS_TRACE_INT_MAX || tid > G_MAXUINT32))
         goto bail;
-      if (G_LIKELY (tid < VS_SMALL_TIDS))
-        {
-          guint64 *slot = &r->small_t[tid];
-          if (validate && G_UNLIKELY (t + 1 < *slot))
-            goto bail;
-          if (validate)
-            *slot = t + 1;
-        }
-      else
-        {
-          if (G_UNLIKELY (tid > G_MAXUINT32))
-            goto bail;
-          if (validate)
-            {
-              guint64 *lt = u64map_lookup (&r->last_t, tid + 1);
-              if (G_UNLIKELY (lt != NULL && t < *lt))
-                goto bail;
-              if (lt != NULL)
-                *lt = t;
-              else
-                u64map_insert (&r->last_t, tid + 1, t);
-            }
-        }
+      if (validate && G_UNLIKELY (!bin_thread_time (r, tid, t)))
+        goto bail;
       guint64 e = t + host_ns;   /* both below 2^63 */
       if (G_LIKELY (op == VS_OP_KERNEL))   /* most records: before the switch */
         {
