@@ -1,11 +1,47 @@
-/* trace-harness.h — what the trace tests share: a conversion through the
- * library, as `vramsim convert` does it. Each test binary includes it
- * once; every step asserts it worked. */
+/* trace-harness.h — what the trace tests share: a scratch folder, a
+ * conversion through the library as `vramsim convert` does it, a
+ * kernel's access lists. Each test binary includes it once; every step
+ * asserts it worked. */
 #pragma once
 
 #include <glib.h>
+#include <glib/gstdio.h>
 
 #include "trace/trace.h"
+
+/* The scratch folder (harness_tmpdir_make in main, harness_tmpdir_remove
+ * after the tests) and a path in it (transfer full). */
+static char *tmpdir;
+
+static inline char *
+tmp_path (const char *name)
+{
+  return g_build_filename (tmpdir, name, NULL);
+}
+
+static inline void
+harness_tmpdir_make (const char *template_)
+{
+  tmpdir = g_dir_make_tmp (template_, NULL);
+  g_assert_nonnull (tmpdir);
+}
+
+/* Removes the scratch folder and the files in it. */
+static inline void
+harness_tmpdir_remove (void)
+{
+  GDir *dir = g_dir_open (tmpdir, 0, NULL);
+  const char *name;
+  while (dir && (name = g_dir_read_name (dir)))
+    {
+      g_autofree char *p = tmp_path (name);
+      g_unlink (p);
+    }
+  if (dir)
+    g_dir_close (dir);
+  g_rmdir (tmpdir);
+  g_clear_pointer (&tmpdir, g_free);
+}
 
 /* Converts IN to OUT (format from OUT's name). */
 static inline void

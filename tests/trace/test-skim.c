@@ -14,14 +14,6 @@
 #include "trace/trace-infer.h"
 #include "trace-harness.h"
 
-static char *tmpdir;
-
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (tmpdir, name, NULL);
-}
-
 /* ---- the reference: what trace_skim counts, from decoded events ---- */
 
 typedef struct {
@@ -681,7 +673,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  tmpdir = g_dir_make_tmp ("test-skim-XXXXXX", NULL);
+  harness_tmpdir_make ("test-skim-XXXXXX");
   g_assert_nonnull (tmpdir);
   g_test_add_func ("/skim/counts", test_skim_counts);
   g_test_add_func ("/skim/truncated", test_skim_truncated);
@@ -690,17 +682,7 @@ main (int argc, char **argv)
   g_test_add_func ("/skim/ids", test_skim_ids);
   g_test_add_func ("/skim/ends", test_skim_ends);
   int rc = g_test_run ();
-  GDir *dir = g_dir_open (tmpdir, 0, NULL);
-  const char *name;
-  while (dir && (name = g_dir_read_name (dir)))
-    {
-      g_autofree char *p = tmp_path (name);
-      g_unlink (p);
-    }
-  if (dir)
-    g_dir_close (dir);
-  g_rmdir (tmpdir);
-  g_free (tmpdir);
+  harness_tmpdir_remove ();
   g_free (rich_jsonl);
   g_free (rich_bin);
   return rc;

@@ -10,14 +10,6 @@
 #include "trace/trace-priv.h"
 #include "trace-harness.h"
 
-static char *tmpdir;
-
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (tmpdir, name, NULL);
-}
-
 static char *
 write_file (const char *name, const void *data, gsize len)
 {
@@ -1391,7 +1383,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  tmpdir = g_dir_make_tmp ("test-trace-XXXXXX", NULL);
+  harness_tmpdir_make ("test-trace-XXXXXX");
   g_assert_nonnull (tmpdir);
   g_test_add_func ("/trace/roundtrip-samples", test_roundtrip_samples);
   g_test_add_func ("/trace/roundtrip-all-fields", test_roundtrip_all_fields);
@@ -1414,17 +1406,6 @@ main (int argc, char **argv)
   if (g_test_perf ())
     g_test_add_func ("/trace/perf", test_perf);
   int rc = g_test_run ();
-  /* Remove the scratch folder. */
-  GDir *dir = g_dir_open (tmpdir, 0, NULL);
-  const char *name;
-  while (dir && (name = g_dir_read_name (dir)))
-    {
-      g_autofree char *p = tmp_path (name);
-      g_unlink (p);
-    }
-  if (dir)
-    g_dir_close (dir);
-  g_rmdir (tmpdir);
-  g_free (tmpdir);
+  harness_tmpdir_remove ();
   return rc;
 }
