@@ -50,12 +50,8 @@ thread_get (Sim *s, guint32 tid)
 static inline __attribute__ ((always_inline)) void
 note_captured (Sim *s, const VsEvent *ev)
 {
-  guint64 t = ev->t, end = t + ev->host_ns, gpu_end = t + ev->dur;
-  const guint gpu_ops = 1u << VS_OP_KERNEL | 1u << VS_OP_COPY | 1u << VS_OP_MEMSET;
-  guint gpu = (ev->dur != VS_NONE) & (((1u << ev->op) & gpu_ops) != 0);
-  end = gpu & (gpu_end > end) ? gpu_end : end;
-  s->stats.cap_first_t = MIN (s->stats.cap_first_t, t);
-  s->stats.cap_last_end = MAX (s->stats.cap_last_end, end);
+  s->stats.cap_first_t = MIN (s->stats.cap_first_t, ev->t);
+  s->stats.cap_last_end = MAX (s->stats.cap_last_end, event_captured_end (ev));
   s->stats.cap_have = TRUE;
 }
 

@@ -101,6 +101,19 @@ event_init (VsEvent *ev, VsOp op)
   *ev = (VsEvent) { .op = (guint8) op, .dur = VS_NONE, .compute_ns = VS_NONE };
 }
 
+/* When EV's captured work ended: its host call's end (t + host_ns), or,
+ * for a kernel, copy or memset with a captured dur, the later of that
+ * and its GPU work's end (t + dur). Without a branch: the replay's
+ * captured time counts it for every event. */
+static inline guint64
+event_captured_end (const VsEvent *ev)
+{
+  guint64 end = ev->t + ev->host_ns, gpu_end = ev->t + ev->dur;
+  const guint gpu_ops = 1u << VS_OP_KERNEL | 1u << VS_OP_COPY | 1u << VS_OP_MEMSET;
+  guint gpu = (ev->dur != VS_NONE) & (((1u << ev->op) & gpu_ops) != 0);
+  return gpu & (gpu_end > end) ? gpu_end : end;
+}
+
 /* Names as they appear in traces ("alloc", "h2d", ...); NULL when out of range. */
 const char *event_op_name (guint op);
 const char *event_kind_name (guint kind);

@@ -245,11 +245,8 @@ bail:
 static void
 skim_note (Acc *a, const VsEvent *ev)
 {
-  guint64 end = ev->t + ev->host_ns;
-  if ((ev->op == VS_OP_KERNEL || ev->op == VS_OP_COPY || ev->op == VS_OP_MEMSET) && ev->dur != VS_NONE)
-    end = MAX (end, ev->t + ev->dur);
   a->first_t = MIN (a->first_t, ev->t);
-  a->last_end = MAX (a->last_end, end);
+  a->last_end = MAX (a->last_end, event_captured_end (ev));
   if (ev->op == VS_OP_MARK && ev->tid == a->mark_tid && a->mark != NULL && ev->name != NULL
       && strcmp (ev->name, a->mark) == 0)
     {
