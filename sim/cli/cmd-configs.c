@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cmds.h"
+#include "base/jsonw.h"
 #include "config/config.h"
 #include "base/units.h"
 
@@ -105,9 +106,9 @@ show (const char *name, char **sets)
       return 1;
     }
   cJSON *j = config_to_json (c);
-  char *text = cJSON_Print (j);
+  char *text = jsonw_print (j, TRUE);
   puts (text);
-  cJSON_free (text);
+  g_free (text);
   cJSON_Delete (j);
   return 0;
 }
@@ -192,9 +193,9 @@ cmd_configs (int argc, char **argv)
       cJSON *arr = cJSON_CreateArray ();
       for (guint i = 0; i < configs->len; i++)
         cJSON_AddItemToArray (arr, summary_json (configs->pdata[i]));
-      char *text = cJSON_Print (arr);
+      char *text = jsonw_print (arr, TRUE);
       puts (text);
-      cJSON_free (text);
+      g_free (text);
       cJSON_Delete (arr);
     }
   else

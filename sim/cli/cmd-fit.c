@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cli/cmds.h"
+#include "base/jsonw.h"
 #include "config/config.h"
 #include "base/outfile.h"
 #include "engine/replay.h"
@@ -560,9 +561,9 @@ cmd_fit (int argc, char **argv)
   if (fmt == F_JSON)
     {
       cJSON *j = fit_json (rows, trace_path, cap_name);
-      char *p = cJSON_Print (j);
+      char *p = jsonw_print (j, TRUE);
       text = g_strconcat (p, "\n", NULL);
-      cJSON_free (p);
+      g_free (p);
       cJSON_Delete (j);
     }
   else if (fmt == F_CSV)

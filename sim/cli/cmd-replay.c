@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cli/cmds.h"
+#include "base/jsonw.h"
 #include "config/config.h"
 #include "base/outfile.h"
 #include "engine/replay.h"
@@ -78,9 +79,9 @@ fail_with_report (const char *out, const char *message, const char *trace_path, 
   cJSON_AddStringToObject (report, "trace", trace_path);
   cJSON_AddStringToObject (report, "error", message);
   add_run_of (report, trace_path, config, capture_config, sets);
-  char *p = cJSON_Print (report);
+  char *p = jsonw_print (report, TRUE);
   g_autofree char *text = g_strconcat (p, "\n", NULL);
-  cJSON_free (p);
+  g_free (p);
   cJSON_Delete (report);
   g_autoptr (GError) werr = NULL;
   if (!outfile_write_all (out, "report", text, -1, &werr))
@@ -187,7 +188,16 @@ cmd_replay (int argc, char **argv)
       cmd_error ("%s", error->message);
       return 1;
     }
-  g_autoptr (VsConfig) target = config_load (target_name, (const char *const *) sets, &error);
+  /* The capture config named as the target: one file read and checked
+   * for both (a config's load is a twentieth of a sampled replay's
+   * instructions), the capture without the --set values. */
+  const char *cap_name = capture_config ? capture_config : h->config;
+  gboolean cap_is_target = cap_name != NULL && strcmp (cap_name, target_name) == 0;
+  g_autoptr (VsConfig) cap = NULL;
+  g_autoptr (GError) cap_error = NULL;
+  g_autoptr (VsConfig) target = cap_is_target
+      ? config_load_with_plain (target_name, (const char *const *) sets, &cap, &cap_error, &error)
+      : config_load (target_name, (const char *const *) sets, &error);
   if (target == NULL && report_errors)
     return fail_with_report (out, error->message, trace_path, config, capture_config, sets);
   if (target == NULL)
@@ -195,16 +205,12 @@ cmd_replay (int argc, char **argv)
       cmd_error ("%s", error->message);
       return 1;
     }
-  const char *cap_name = capture_config ? capture_config : h->config;
-  g_autoptr (VsConfig) cap = NULL;
-  if (cap_name)
+  if (cap_name && !cap_is_target)
+    cap = config_load (cap_name, NULL, &cap_error);
+  if (cap_name && cap == NULL)
     {
-      cap = config_load (cap_name, NULL, &error);
-      if (cap == NULL)
-        {
-          cmd_error ("%s%s", capture_config ? "" : "the trace's capture config: ", error->message);
-          return 1;
-        }
+      cmd_error ("%s%s", capture_config ? "" : "the trace's capture config: ", cap_error->message);
+      return 1;
     }
   if (!cmd_check_sampling ("", sample_steps, sample_tol))
     return 2;
@@ -233,9 +239,9 @@ cmd_replay (int argc, char **argv)
   g_autofree char *text = NULL;
   if (json)
     {
-      char *p = cJSON_Print (report);
+      char *p = jsonw_print (report, TRUE);
       text = g_strconcat (p, "\n", NULL);
-      cJSON_free (p);
+      g_free (p);
     }
   else
     text = report_to_text (report);

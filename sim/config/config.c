@@ -151,13 +151,10 @@ fail:
   return NULL;
 }
 
-VsConfig *
-config_load (const char *name_or_path, const char *const *sets, GError **error)
+/* SETS applied to ROOT (taken) from ORIGIN, compiled. */
+static VsConfig *
+load_tree (cJSON *root, const char *origin, const char *const *sets, GError **error)
 {
-  g_autofree char *origin = NULL;
-  cJSON *root = cfg_load_json_origin (name_or_path, &origin, error);
-  if (root == NULL)
-    return NULL;
   for (gsize i = 0; sets != NULL && sets[i] != NULL; i++)
     if (!config_set (root, sets[i], origin, error))
       {
@@ -185,6 +182,32 @@ config_load (const char *name_or_path, const char *const *sets, GError **error)
         }
       g_propagate_error (error, err);
     }
+  return c;
+}
+
+VsConfig *
+config_load (const char *name_or_path, const char *const *sets, GError **error)
+{
+  g_autofree char *origin = NULL;
+  cJSON *root = cfg_load_json_origin (name_or_path, &origin, error);
+  return root ? load_tree (root, origin, sets, error) : NULL;
+}
+
+VsConfig *
+config_load_with_plain (const char *name_or_path, const char *const *sets, VsConfig **plain,
+                        GError **plain_error, GError **error)
+{
+  *plain = NULL;
+  g_autofree char *origin = NULL;
+  cJSON *root = cfg_load_json_origin (name_or_path, &origin, error);
+  if (root == NULL)
+    return NULL;
+  cJSON *copy = cJSON_Duplicate (root, TRUE);
+  VsConfig *c = load_tree (root, origin, sets, error);
+  if (c == NULL)
+    cJSON_Delete (copy);
+  else
+    *plain = load_tree (copy, origin, NULL, plain_error);
   return c;
 }
 

@@ -172,6 +172,12 @@ VsConfig *config_compile (const cJSON *root, const char *origin, GError **error)
 /* (transfer full) All three: load, apply SETS (NULL-terminated, may be
  * NULL), compile. */
 VsConfig *config_load (const char *name_or_path, const char *const *sets, GError **error);
+/* config_load, and into *PLAIN the same config without SETS (what
+ * config_load (NAME_OR_PATH, NULL, PLAIN_ERROR) gives), the file read
+ * and checked once: a replay whose capture config is its target's preset.
+ * *PLAIN is NULL when the result is, or with PLAIN_ERROR set. */
+VsConfig *config_load_with_plain (const char *name_or_path, const char *const *sets, VsConfig **plain,
+                                  GError **plain_error, GError **error);
 void config_free (VsConfig *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsConfig, config_free)
 

@@ -9,6 +9,7 @@
  * at the end list what each part offers the others. */
 #pragma once
 
+#include "base/jsonw.h"
 #include "engine/replay.h"
 #include "mem/allocator.h"
 

@@ -24,10 +24,7 @@ tl_event (Sim *s, const char *fmt, ...)
 static char *
 json_str (const char *str)
 {
-  cJSON *j = cJSON_CreateString (str ? str : "");
-  char *out = cJSON_PrintUnformatted (j);
-  cJSON_Delete (j);
-  return out;
+  return jsonw_quote (str ? str : "");
 }
 
 /* Times: every slice's start and end are rounded to integer ns first and

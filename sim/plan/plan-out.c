@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/units.h"
+#include "base/jsonw.h"
 #include "plan/plan.h"
 #include "sweep/sweep.h"
 
@@ -267,10 +268,10 @@ plan_format (const PlanResult *r, const PlanSearch *s, PlanFormat fmt, guint top
   if (fmt == PLAN_FMT_JSON)
     {
       cJSON *j = plan_to_json (r, top, priced);
-      char *p = cJSON_Print (j);
+      char *p = jsonw_print (j, TRUE);
       cJSON_Delete (j);
       char *out = g_strconcat (p, "\n", NULL);
-      cJSON_free (p);
+      g_free (p);
       return out;
     }
   return format_text (r, top, priced);

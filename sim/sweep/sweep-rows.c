@@ -5,6 +5,8 @@
 #include "sweep/sweep.h"
 #include "sweep/sweep-priv.h"
 
+#include "base/jsonw.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -284,10 +286,10 @@ jsonl_row (char **columns, char **cells, guint n_keys)
       else
         cJSON_AddItemToObject (o, columns[i], cJSON_CreateNull ());
     }
-  char *s = cJSON_PrintUnformatted (o);
+  char *s = jsonw_print (o, FALSE);
   cJSON_Delete (o);
   char *line = g_strconcat (s, "\n", NULL);
-  cJSON_free (s);
+  g_free (s);
   return line;
 }
 

@@ -14,6 +14,7 @@
  *   a second signal kills the process the default way. */
 #include "sweep/sweep.h"
 #include "sweep/sweep-priv.h"
+#include "base/jsonw.h"
 #include "base/outfile.h"
 #include "base/stopsig.h"
 
@@ -388,10 +389,10 @@ sweep_identity (const VsSweepOptions *o)
                                                                    (int) (*v)->n_values));
       cJSON_AddItemToArray (vs, e);
     }
-  char *text = cJSON_PrintUnformatted (id);
+  char *text = jsonw_print (id, FALSE);
   cJSON_Delete (id);
   char *r = g_strconcat (text, "\n", NULL);
-  cJSON_free (text);
+  g_free (text);
   return r;
 }
 
@@ -747,10 +748,10 @@ pin_text (const cJSON *json, const char *name)
       cJSON_DeleteItemFromObjectCaseSensitive (copy, "name");
       cJSON_AddStringToObject (copy, "name", name);
     }
-  char *text = cJSON_Print (copy);
+  char *text = jsonw_print (copy, TRUE);
   cJSON_Delete (copy);
   char *full = g_strconcat (text, "\n", NULL);
-  cJSON_free (text);
+  g_free (text);
   return full;
 }
 
@@ -856,7 +857,7 @@ write_jobs (Sweep *s, GError **error)
   /* The plan of the sweep, so --merge, --status and --resume can check
    * every report against what it should be a run of. */
   cJSON *ident = sweep_trace_identity (trace);
-  char *ident_text = ident ? cJSON_PrintUnformatted (ident) : NULL;
+  char *ident_text = ident ? jsonw_print (ident, FALSE) : NULL;
   cJSON_Delete (ident);
 
   SweepJobsCheck *check = o->resume && ident_text ? sweep_jobs_check_new (ident_text) : NULL;
@@ -957,7 +958,7 @@ write_jobs (Sweep *s, GError **error)
     }
   g_string_free (all, TRUE);
   g_string_free (todo, TRUE);
-  cJSON_free (ident_text);
+  g_free (ident_text);
   if (!ok && made_dir)
     {
       /* A failed --jobs-file leaves nothing behind. */
@@ -1112,7 +1113,7 @@ sweep_merge (char **reports, const char *output, VsSweepFormat format, gboolean 
           if (cJSON_IsString (v))
             cells[1 + k] = g_strdup (v->valuestring);
           else if (v)
-            cells[1 + k] = cJSON_PrintUnformatted (v);
+            cells[1 + k] = jsonw_print (v, FALSE);
           else
             cells[1 + k] = g_strdup (""), same = FALSE;
         }

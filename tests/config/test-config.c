@@ -839,6 +839,46 @@ test_compute (void)
     }
 }
 
+/* config_load_with_plain: the target with its --set values, the plain
+ * config as config_load without them gives it, from one read. */
+static void
+test_load_with_plain (void)
+{
+  GError *error = NULL, *plain_error = NULL;
+  const char *const sets[] = { "memory.capacity=24GiB", "memory.bandwidth=936GB/s", NULL };
+  VsConfig *plain = NULL;
+  g_autoptr (VsConfig) t = config_load_with_plain ("a100-80g", sets, &plain, &plain_error, &error);
+  g_assert_no_error (error);
+  g_assert_no_error (plain_error);
+  g_assert_nonnull (plain);
+  g_autoptr (VsConfig) want = config_load ("a100-80g", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (t->memory.capacity, ==, 24ull << 30);
+  g_assert_cmpfloat (t->memory.bandwidth, ==, 936e9);
+  g_assert_cmpuint (plain->memory.capacity, ==, 80ull << 30);
+  g_assert_cmpuint (plain->memory.capacity, ==, want->memory.capacity);
+  g_assert_cmpfloat (plain->memory.bandwidth, ==, want->memory.bandwidth);
+  g_assert_cmpstr (plain->name, ==, want->name);
+  cJSON *a = config_to_json (plain), *b = config_to_json (want);
+  g_assert_true (cJSON_Compare (a, b, TRUE));
+  cJSON_Delete (a);
+  cJSON_Delete (b);
+  config_free (plain);
+
+  /* A bad --set: no target, no plain, the error names the --set. */
+  const char *const bad[] = { "memory.bandwidth=0", NULL };
+  plain = (VsConfig *) 1;
+  g_assert_null (config_load_with_plain ("a100-80g", bad, &plain, &plain_error, &error));
+  g_assert_null (plain);
+  g_assert_no_error (plain_error);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "--set memory.bandwidth=0"));
+  g_clear_error (&error);
+  g_assert_null (config_load_with_plain ("no-such-preset", NULL, &plain, &plain_error, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -859,6 +899,7 @@ main (int argc, char **argv)
   g_assert_nonnull (tmpdir);
 
   g_test_add_func ("/config/defaults", test_defaults);
+  g_test_add_func ("/config/load-with-plain", test_load_with_plain);
   g_test_add_func ("/config/bare-numbers", test_bare_numbers);
   g_test_add_func ("/config/extends-merge", test_extends_merge);
   g_test_add_func ("/config/extends-preset", test_extends_preset);
