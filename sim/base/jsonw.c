@@ -61,8 +61,14 @@ put_number (GString *s, double d)
   g_string_append (s, buf);
 }
 
-/* A string as cJSON quotes it: ", \ and the control characters escaped
- * (\b \f \n \r \t by name, the rest as \u00XX), every other byte as it is. */
+/* The escapes cJSON writes by name; the other control characters are
+ * written as \u00XX. */
+static const char named_escape[] = {
+  ['"'] = '"', ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
+};
+
+/* A string as cJSON quotes it: ", \ and the control characters escaped,
+ * every other byte as it is. */
 static void
 put_string (GString *s, const char *str)
 {
@@ -77,32 +83,13 @@ put_string (GString *s, const char *str)
             continue;
           g_string_append_len (s, run, p - run);
           run = p + 1;
-          g_string_append_c (s, '\\');
-          switch (c)
+          if (named_escape[c] != 0)
             {
-            case '"':
-            case '\\':
-              g_string_append_c (s, (char) c);
-              break;
-            case '\b':
-              g_string_append_c (s, 'b');
-              break;
-            case '\f':
-              g_string_append_c (s, 'f');
-              break;
-            case '\n':
-              g_string_append_c (s, 'n');
-              break;
-            case '\r':
-              g_string_append_c (s, 'r');
-              break;
-            case '\t':
-              g_string_append_c (s, 't');
-              break;
-            default:
-              g_string_append_printf (s, "u%04x", c);
-              break;
+              g_string_append_c (s, '\\');
+              g_string_append_c (s, named_escape[c]);
             }
+          else
+            g_string_append_printf (s, "\\u%04x", c);
         }
       g_string_append (s, run);
     }
