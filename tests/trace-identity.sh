@@ -5,8 +5,8 @@
 # another; and --merge of a jobs file refuses the reports of a trace
 # changed since, as before the SHA-256 it replaced.
 . "$(dirname "$0")/sweep-lib.sh"
-require_engine 6
-echo 1..6
+require_engine 7
+echo 1..7
 ident () { "$VRAMSIM" replay "$1" -c a100-80g --format json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["run_of"]["trace"], sort_keys=True))'; }
 
 # The hash of the trace's bytes, by the published algorithm (a Python
@@ -62,6 +62,30 @@ for i in range(30000):
 "
 [ "$(stat -c %s "$T/big.jsonl")" -gt 1048576 ] && echo "$(ident "$T/big.jsonl")" | grep -q "\"head_hash128\": \"$(mmh3 "$T/big.jsonl")\""
 ok $? "over 1 MiB: the hash of the first MiB"
+
+# The hash is read in 64 KiB pieces: sizes at and around a piece's end
+# (whole blocks, a tail of 5 and of 13 bytes, two pieces) hash as the
+# whole does. Each trace: whole lines of big.jsonl, then a mark whose
+# name pads it to the size.
+r=0
+for size in 65536 65541 65549 131072; do
+  python3 - "$T/big.jsonl" "$T/cut.jsonl" $size <<'PY'
+import sys
+src, dst, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+out, n = [], 0
+for line in open(src):
+    if n + len(line) > size - 200:
+        break
+    out.append(line); n += len(line)
+pad = '{"t": 10000000, "op": "mark", "name": "%s"}\n'
+fill = size - n - len(pad % '')
+open(dst, 'w').write(''.join(out) + pad % ('x' * fill))
+PY
+  [ "$(stat -c %s "$T/cut.jsonl")" = $size ] || { echo "# cut.jsonl is not $size bytes"; r=1; }
+  h=$(ident "$T/cut.jsonl")
+  echo "$h" | grep -q "\"head_hash128\": \"$(mmh3 "$T/cut.jsonl")\"" || { echo "# $size bytes: $h"; r=1; }
+done
+ok $r "64 KiB, +5, +13 bytes and 128 KiB: the published algorithm's hash"
 
 # --merge refuses the reports of a trace changed since the jobs file.
 mkdir -p "$T/c" && cp "$T/t.jsonl" "$T/c/t.jsonl"

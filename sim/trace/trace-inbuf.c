@@ -11,7 +11,7 @@
 
 /* ---- input buffer ---- */
 
-#define VS_INBUF_SIZE (1u << 20)
+#define VS_INBUF_SIZE (256u << 10)
 
 static gboolean inbuf_fill_gzip (VsInBuf *b, gsize left, const char *path, GError **error);
 
