@@ -214,7 +214,7 @@ sort_doubles_rec (double *v, guint n, double *tmp)
   sort_doubles_rec (b2, n2, tmp);
   while (n1 > 0 && n2 > 0)
     {
-      /* qsort's double_cmp (x, y) <= 0: !(x > y). */
+      /* The comparison qsort was given, (x > y) - (x < y) <= 0: !(x > y). */
       if (!(*b1 > *b2))
         *t++ = *b1++, n1--;
       else
