@@ -123,10 +123,11 @@ start_binding (VsFlowNet *net, VsFlow *f, guint i, double now)
 /* The common case straight-line: one resource, nothing pending from
  * another instant, no observer (n_fast is 0 then), room in the arrays
  * and a recycled flow; anything else goes the general way. (A recycled
- * flow's mark is below any stamp to come.) */
-void
-flow_start (VsFlowNet *net, double now, double amount, double cap,
-            const guint *path, guint n_path, gpointer owner, guint64 tag)
+ * flow's mark is below any stamp to come.) Inlined into flow_start and
+ * flow_start2. */
+static inline __attribute__ ((always_inline)) void
+start_one (VsFlowNet *net, double now, double amount, double cap,
+           const guint *path, guint n_path, gpointer owner, guint64 tag)
 {
   VsFlow *f = net->free_flows;
   guint i = path[0];
@@ -184,4 +185,21 @@ flow_start (VsFlowNet *net, double now, double amount, double cap,
   return;
 slow:
   flow_start_slow (net, now, amount, cap, path, n_path, owner, tag);   /* ps_start too */
+}
+
+void
+flow_start (VsFlowNet *net, double now, double amount, double cap,
+            const guint *path, guint n_path, gpointer owner, guint64 tag)
+{
+  start_one (net, now, amount, cap, path, n_path, owner, tag);
+}
+
+/* Two starts in one call (a kernel's `sm` and memory flows): the same
+ * steps as the two flow_start calls, in their order. */
+void
+flow_start2 (VsFlowNet *net, double now, double amount0, double cap0, guint res0,
+             double amount1, double cap1, guint res1, gpointer owner, guint64 tag)
+{
+  start_one (net, now, amount0, cap0, &res0, 1, owner, tag);
+  start_one (net, now, amount1, cap1, &res1, 1, owner, tag);
 }

@@ -47,6 +47,10 @@ void flow_net_set_observer (VsFlowNet *net, VsLoadObserver fn, gpointer user);
  * for no cap). OWNER and TAG come back to DONE when it ends. */
 void flow_start (VsFlowNet *net, double now, double amount, double cap,
                  const guint *path, guint n_path, gpointer owner, guint64 tag);
+/* flow_start (RES0) then flow_start (RES1), one-resource flows of one
+ * OWNER and TAG, in one call (a kernel's `sm` and memory flows). */
+void flow_start2 (VsFlowNet *net, double now, double amount0, double cap0, guint res0,
+                  double amount1, double cap1, guint res1, gpointer owner, guint64 tag);
 /* The time the earliest active flow ends, or +infinity. Inline: the
  * event loop asks about twice per event, and the answer is usually kept
  * (a VsFlowNet starts with this; nothing else may read it). */

@@ -281,10 +281,12 @@ kernel_run_waves (Sim *s, Op *op)
         return;
       if (c > 0)
         {
-          op->waiting++;
-          flow_start (s->core.net, s->core.now, c * share * 1e-9, c * share / d1, &s->gpu.r_sm, 1, op, FLOW_OP);
+          op->waiting = 2;
+          flow_start2 (s->core.net, s->core.now, c * share * 1e-9, c * share / d1, s->gpu.r_sm,
+                       x, x / d1 * 1e9, s->gpu.r_dev, op, FLOW_OP);
+          return;
         }
-      op->waiting++;
+      op->waiting = 1;
       flow_start (s->core.net, s->core.now, x, x / d1 * 1e9, &s->gpu.r_dev, 1, op, FLOW_OP);
       return;
     }

@@ -197,11 +197,39 @@ marks_thread_end (Sim *s, Thread *t)
     }
 }
 
-static gint
-double_cmp (gconstpointer a, gconstpointer b)
+/* Sorts V[0..N) ascending with the steps of glibc's qsort (the merge
+ * sort of its msort.c: halves of n / 2 and the rest, ties taken from the
+ * left, so stable and the same order for every input), with the
+ * comparison inline instead of a call per step through a pointer (the
+ * report's sorts took 7 instructions an event of a 1M-event trace).
+ * TMP holds N. */
+static void
+sort_doubles_rec (double *v, guint n, double *tmp)
 {
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
+  if (n <= 1)
+    return;
+  guint n1 = n / 2, n2 = n - n1;
+  double *b1 = v, *b2 = v + n1, *t = tmp;
+  sort_doubles_rec (b1, n1, tmp);
+  sort_doubles_rec (b2, n2, tmp);
+  while (n1 > 0 && n2 > 0)
+    {
+      /* The comparison qsort was given, (x > y) - (x < y) <= 0: !(x > y). */
+      if (!(*b1 > *b2))
+        *t++ = *b1++, n1--;
+      else
+        *t++ = *b2++, n2--;
+    }
+  if (n1 > 0)
+    memcpy (t, b1, n1 * sizeof (double));
+  memcpy (v, tmp, (n - n2) * sizeof (double));
+}
+
+static void
+sort_doubles (double *v, guint n)
+{
+  g_autofree double *tmp = g_new (double, MAX (n, 1));
+  sort_doubles_rec (v, n, tmp);
 }
 
 /* Sample I of sorted V without its element J (J == G_MAXUINT: none). */
@@ -261,11 +289,11 @@ spread_of (const GArray *pred, const GArray *cap, Spread *out)
   double cfirst = cap ? g_array_index (cap, double, 0) : out->first;
   g_autofree double *v = g_memdup2 (pred->data, n * sizeof (double));
   g_autofree double *c = cap ? g_memdup2 (cap->data, n * sizeof (double)) : NULL;
-  qsort (v, n, sizeof *v, double_cmp);
+  sort_doubles (v, n);
   if (c == NULL)
     c = g_memdup2 (v, n * sizeof (double));
   else
-    qsort (c, n, sizeof *c, double_cmp);
+    sort_doubles (c, n);
   out->median = sorted_median (v, n, G_MAXUINT);
   out->min = v[0];
   out->max = v[n - 1];

@@ -1,5 +1,6 @@
 /* test-flow.c — fluid sharing against numbers computed by hand. */
 #include <math.h>
+#include <string.h>
 
 #include "flow/flow.h"
 
@@ -823,6 +824,101 @@ test_ps_ends (void)
   g_assert_cmpfloat_with_epsilon (st.busy_ns, 3.5e8, 1e-3);
 }
 
+/* flow_start2 takes the steps of flow_start (RES0) then flow_start
+ * (RES1): two nets, one started each way, kernel-like pairs (an `sm` flow
+ * and a memory flow ending at the same alone time) from up to five
+ * streams, so that `sm` and device memory pass through slack, binding and
+ * processor sharing: every end (time, tag, order) and every resource's
+ * statistics the same to the bit. */
+typedef struct {
+  double t[4096];
+  guint64 tag[4096];
+  guint n;
+  double now;
+  guint max_ps;         /* the most flows in processor sharing at once */
+} Log;
+
+static void
+on_log (gpointer user, gpointer owner, guint64 tag)
+{
+  Log *l = user;
+  g_assert_cmpuint (l->n, <, G_N_ELEMENTS (l->t));
+  l->t[l->n] = l->now;
+  l->tag[l->n++] = tag;
+}
+
+static void
+start2_run (gboolean pair, Log *l, VsResourceStats st[3])
+{
+  g_autoptr (VsFlowNet) net = flow_net_new ();
+  guint sm = flow_net_add_resource (net, "sm", 1.0);
+  guint dev = flow_net_add_resource (net, "device_mem", 2e12);
+  guint link = flow_net_add_resource (net, "link", 25e9);
+  GRand *rand = g_rand_new_with_seed (25);
+  double now = 0;
+  guint64 tag = 1;
+  for (guint step = 0; step < 1500; step++)
+    {
+      double next = flow_net_next_end (net);
+      double gap = g_rand_double_range (rand, 0, 2e4);
+      if (next <= now + gap)
+        {
+          now = next;
+          l->now = now;
+          flow_net_finish_due (net, now, on_log, l);
+          continue;
+        }
+      now += gap;
+      double d1 = g_rand_double_range (rand, 1e3, 5e4);
+      double share = g_rand_double_range (rand, 0.05, 1.0);
+      double c = d1 * g_rand_double_range (rand, 0.2, 1.0);
+      double x = g_rand_double_range (rand, 1e3, 1e8);
+      if (g_rand_int_range (rand, 0, 10) == 0)
+        {
+          flow_start (net, now, x, INFINITY, &link, 1, NULL, tag++);
+          continue;
+        }
+      if (pair)
+        flow_start2 (net, now, c * share * 1e-9, c * share / d1, sm, x, x / d1 * 1e9, dev, NULL, tag);
+      else
+        {
+          flow_start (net, now, c * share * 1e-9, c * share / d1, &sm, 1, NULL, tag);
+          flow_start (net, now, x, x / d1 * 1e9, &dev, 1, NULL, tag);
+        }
+      tag++;
+      l->max_ps = MAX (l->max_ps, flow_net_n_ps_flows (net));
+    }
+  for (double t; !isinf (t = flow_net_next_end (net));)
+    {
+      l->now = t;
+      flow_net_finish_due (net, t, on_log, l);
+    }
+  flow_net_settle (net, now);
+  flow_net_resource_stats (net, sm, &st[0]);
+  flow_net_resource_stats (net, dev, &st[1]);
+  flow_net_resource_stats (net, link, &st[2]);
+  g_rand_free (rand);
+}
+
+static void
+test_start2 (void)
+{
+  g_autofree Log *a = g_new0 (Log, 1);
+  g_autofree Log *b = g_new0 (Log, 1);
+  VsResourceStats sa[3], sb[3];
+  start2_run (FALSE, a, sa);
+  start2_run (TRUE, b, sb);
+  g_assert_cmpuint (a->n, >, 1000);
+  g_assert_cmpuint (a->max_ps, >=, 3);
+  g_assert_cmpuint (a->n, ==, b->n);
+  for (guint i = 0; i < a->n; i++)
+    {
+      g_assert_true (a->t[i] == b->t[i]);
+      g_assert_cmpuint (a->tag[i], ==, b->tag[i]);
+    }
+  g_assert_true (memcmp (sa, sb, sizeof sa) == 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -849,5 +945,6 @@ main (int argc, char **argv)
   g_test_add_func ("/flow/star", test_star);
   g_test_add_func ("/flow/star-random", test_star_random);
   g_test_add_func ("/flow/ps-ends", test_ps_ends);
+  g_test_add_func ("/flow/start2", test_start2);
   return g_test_run ();
 }
