@@ -541,10 +541,11 @@ test_ps_slack (void)
  * every end (tag and time) and the statistics agree within 1e-9
  * relative, and processor sharing served some of the flows. */
 typedef struct {
-  double t[4000];
-  guint64 tag[4000];
+  double t[4096];
+  guint64 tag[4096];
   guint n;
   double now;
+  guint max_ps;         /* the most flows in processor sharing at once (start2_run) */
 } Ends;
 
 static void
@@ -830,25 +831,8 @@ test_ps_ends (void)
  * streams, so that `sm` and device memory pass through slack, binding and
  * processor sharing: every end (time, tag, order) and every resource's
  * statistics the same to the bit. */
-typedef struct {
-  double t[4096];
-  guint64 tag[4096];
-  guint n;
-  double now;
-  guint max_ps;         /* the most flows in processor sharing at once */
-} Log;
-
 static void
-on_log (gpointer user, gpointer owner, guint64 tag)
-{
-  Log *l = user;
-  g_assert_cmpuint (l->n, <, G_N_ELEMENTS (l->t));
-  l->t[l->n] = l->now;
-  l->tag[l->n++] = tag;
-}
-
-static void
-start2_run (gboolean pair, Log *l, VsResourceStats st[3])
+start2_run (gboolean pair, Ends *l, VsResourceStats st[3])
 {
   g_autoptr (VsFlowNet) net = flow_net_new ();
   guint sm = flow_net_add_resource (net, "sm", 1.0);
@@ -865,7 +849,7 @@ start2_run (gboolean pair, Log *l, VsResourceStats st[3])
         {
           now = next;
           l->now = now;
-          flow_net_finish_due (net, now, on_log, l);
+          flow_net_finish_due (net, now, on_end, l);
           continue;
         }
       now += gap;
@@ -891,7 +875,7 @@ start2_run (gboolean pair, Log *l, VsResourceStats st[3])
   for (double t; !isinf (t = flow_net_next_end (net));)
     {
       l->now = t;
-      flow_net_finish_due (net, t, on_log, l);
+      flow_net_finish_due (net, t, on_end, l);
     }
   flow_net_settle (net, now);
   flow_net_resource_stats (net, sm, &st[0]);
@@ -903,8 +887,8 @@ start2_run (gboolean pair, Log *l, VsResourceStats st[3])
 static void
 test_start2 (void)
 {
-  g_autofree Log *a = g_new0 (Log, 1);
-  g_autofree Log *b = g_new0 (Log, 1);
+  g_autofree Ends *a = g_new0 (Ends, 1);
+  g_autofree Ends *b = g_new0 (Ends, 1);
   VsResourceStats sa[3], sb[3];
   start2_run (FALSE, a, sa);
   start2_run (TRUE, b, sb);
