@@ -1141,7 +1141,7 @@ bin_close (VsTraceReader *base)
   g_free (r);
 }
 
-static const VsTraceReaderClass bin_class = { bin_next, bin_close };
+static const VsTraceReaderClass bin_class = { bin_next, bin_close, NULL };
 
 VsTraceReader *
 trace_bin_open (const char *path, VsInBuf *in, GError **error)

@@ -120,7 +120,7 @@ infer_reader_close (VsTraceReader *r)
   g_free (r);
 }
 
-static const VsTraceReaderClass infer_reader_class = { infer_reader_next, infer_reader_close };
+static const VsTraceReaderClass infer_reader_class = { infer_reader_next, infer_reader_close, NULL };
 
 VsTraceReader *
 infer_reader (VsInfer *in)

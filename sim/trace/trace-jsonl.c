@@ -961,7 +961,7 @@ jsonl_close (VsTraceReader *base)
   g_free (r);
 }
 
-static const VsTraceReaderClass jsonl_class = { jsonl_next, jsonl_close };
+static const VsTraceReaderClass jsonl_class = { jsonl_next, jsonl_close, NULL };
 
 VsTraceReader *
 trace_jsonl_open (const char *path, VsInBuf *in, GError **error)

@@ -80,6 +80,9 @@ typedef struct {
    * fields the record held) set; FALSE at the end (error unset) or on error. */
   gboolean (*next) (VsTraceReader *r, VsEvent *ev, guint32 *present, GError **error);
   void (*close) (VsTraceReader *r);
+  /* trace_skim for a reader that can answer it without reading the
+   * rest (an in-memory buffer's summary); NULL: trace_skim reads. */
+  gboolean (*skim) (VsTraceReader *r, const char *mark, guint32 tid, struct _VsTraceSkim *out, GError **error);
 } VsTraceReaderClass;
 
 #define VS_SMALL_TIDS 64

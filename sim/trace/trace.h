@@ -93,7 +93,7 @@ gboolean trace_next (VsTraceReader *r, VsEvent *ev, GError **error);
 guint64 trace_reader_count (VsTraceReader *r);
 
 /* What trace_skim found in the events it read. */
-typedef struct {
+typedef struct _VsTraceSkim {
   guint64 events;         /* events read */
   guint64 first_t;        /* their earliest t (G_MAXUINT64: none) */
   guint64 last_end;       /* their latest end (0: none): of a host call (t + host_ns), or of
@@ -105,8 +105,10 @@ typedef struct {
 
 /* Reads the rest of R's trace (to its end) for what a replay that has
  * stopped replaying still needs (--sample-steps): the events counted,
- * their captured span and the reaches of one mark. A binary trace's
- * records (a file's or an in-memory buffer's) are framed, not decoded:
+ * their captured span and the reaches of one mark. An in-memory
+ * buffer's reader (trace_buf_reader) answers from the buffer's summary,
+ * made when it was loaded and validated, reading at most the events up
+ * to the next block of 1024. A binary file's records are framed, not decoded:
  * their fields are skipped but for the times, the string ids, the enum
  * bytes and a kernel's extensions, and every rule is checked but the
  * allocation ids' (alloc of a live id, a reference to an id that is not

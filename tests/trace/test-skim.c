@@ -254,10 +254,13 @@ test_skim_counts (void)
       assert_skim (&got, &want, "binary", k);
       g_assert_true (skim_path (rich_bin, k, "step", 1, &got, &msg));
       assert_skim (&got, &want1, "binary, thread 1", k);
-      /* in-memory buffer */
+      /* in-memory buffer (its summary: blocks of 1024 events) */
       g_autoptr (VsTraceReader) br = trace_buf_reader (buf);
       g_assert_true (read_then_skim (br, k, "step", 0, &got, &msg));
       assert_skim (&got, &want, "buffer", k);
+      g_autoptr (VsTraceReader) br1 = trace_buf_reader (buf);
+      g_assert_true (read_then_skim (br1, k, "step", 1, &got, &msg));
+      assert_skim (&got, &want1, "buffer, thread 1", k);
       /* JSONL */
       g_assert_true (skim_path (rich_jsonl, k, "step", 0, &got, &msg));
       assert_skim (&got, &want, "jsonl", k);
@@ -268,6 +271,43 @@ test_skim_counts (void)
       tried++;
     }
   g_assert_cmpuint (tried, >, 200);
+  /* The buffer's summary at and around its blocks' edges, and with no mark. */
+  const guint edges[] = { 1023, 1024, 1025, 2047, 2048, 4096, 8191, 8192, 8193 };
+  for (guint i = 0; i < G_N_ELEMENTS (edges); i++)
+    {
+      guint k = edges[i];
+      g_assert_cmpuint (k, <, n);
+      VsTraceSkim want = fold (evs, k), got;
+      g_autoptr (VsTraceReader) br = trace_buf_reader (buf);
+      g_assert_true (read_then_skim (br, k, "step", 0, &got, &msg));
+      assert_skim (&got, &want, "buffer at an edge", k);
+      g_autoptr (VsTraceReader) bn = trace_buf_reader (buf);
+      g_assert_true (read_then_skim (bn, k, NULL, 0, &got, &msg));
+      g_assert_cmpuint (got.reaches, ==, 0);
+      g_assert_cmpuint (got.events, ==, n - k);
+      g_assert_cmpuint (got.last_end, ==, want.last_end);
+    }
+  /* Marks on every event (each a reach, or on another thread, or another
+   * name): the summary's list bisected at each edge counts each once. */
+  GString *mk = g_string_new ("{\"vramsim_trace\": 1, \"capture_config\": \"a100-80g\"}\n");
+  for (guint i = 0; i < 5000; i++)
+    g_string_append_printf (mk, "{\"t\": %u, \"op\": \"mark\", \"name\": \"%s\", \"tid\": %u}\n", 10 * i,
+                            i % 7 == 3 ? "other" : "step", i % 5 == 1 ? 1 : 0);
+  g_autofree char *mk_jsonl = tmp_path ("marks.jsonl"), *mk_bin = tmp_path ("marks.vtrace");
+  g_assert_true (g_file_set_contents (mk_jsonl, mk->str, -1, NULL));
+  g_string_free (mk, TRUE);
+  convert (mk_jsonl, mk_bin);
+  g_autoptr (GArray) mevs = full_read (mk_bin, "step", 0, &msg);
+  g_assert_null (msg);
+  g_autoptr (VsTraceBuf) mbuf = trace_buf_load (mk_bin, &error);
+  g_assert_no_error (error);
+  for (guint e = 1024, k = e - 2; e <= 4096; k = k + 1 > e + 2 ? (e += 1024) - 2 : k + 1)
+    {
+      VsTraceSkim want = fold (mevs, k), got;
+      g_autoptr (VsTraceReader) br = trace_buf_reader (mbuf);
+      g_assert_true (read_then_skim (br, k, "step", 0, &got, &msg));
+      assert_skim (&got, &want, "marks buffer", k);
+    }
   /* The inference's reader (not a binary reader: read on with trace_next). */
   g_autoptr (VsTraceReader) r = trace_open (rich_bin, &error);
   g_assert_no_error (error);
