@@ -21,12 +21,6 @@ tl_event (Sim *s, const char *fmt, ...)
   va_end (ap);
 }
 
-static char *
-json_str (const char *str)
-{
-  return jsonw_quote (str ? str : "");
-}
-
 /* Times: every slice's start and end are rounded to integer ns first and
  * both written from those integers (us with three decimals, exact), so a
  * slice that ends where the next one on its track starts never overlaps
@@ -62,7 +56,7 @@ tl_thread (Sim *s, Thread *t)
 /* The observers: the engine calls each behind one unlikely branch on
  * s->out.timeline. Every name written is either fixed text, a number, a
  * tier name (letters, digits, '_' and '-': config-checks.c checks) or escaped
- * with json_str. */
+ * with jsonw_quote. */
 
 /* Location LOC now holds VALUE bytes: a counter event. */
 static __attribute__ ((noinline, cold)) void
@@ -120,7 +114,7 @@ timeline_captured (Sim *s, Stream *st, const VsEvent *ev)
     return;
   guint64 start = MAX (ev->t, st->cap_end);
   st->cap_end = start + ev->dur;
-  char *nm = ev->op == VS_OP_KERNEL ? json_str (ev->name ? ev->name : "kernel")
+  char *nm = ev->op == VS_OP_KERNEL ? jsonw_quote (ev->name ? ev->name : "kernel")
     : ev->op == VS_OP_COPY ? g_strdup_printf ("\"copy %s\"", event_dir_name (ev->dir))
     : g_strdup_printf ("\"%s\"", event_op_name (ev->op));
   char ts[24], dur[24];
@@ -139,7 +133,7 @@ timeline_op (Sim *s, const Op *op, double end)
     return;
   char *nm;
   if (op->type == VS_OP_KERNEL)
-    nm = json_str (op->name ? op->name : "kernel");
+    nm = jsonw_quote (op->name ? op->name : "kernel");
   else if (op->type == VS_OP_COPY)
     nm = g_strdup_printf ("\"copy %s\"", event_dir_name (op->dir));
   else
@@ -164,7 +158,7 @@ static __attribute__ ((noinline, cold)) void
 timeline_point (Sim *s, Thread *t, const char *name, double start)
 {
   tl_thread (s, t);
-  char *nm = json_str (name);
+  char *nm = jsonw_quote (name);
   char ts[24];
   tl_event (s, "{\"name\":%s,\"ph\":\"i\",\"s\":\"t\",\"pid\":2,\"tid\":%u,\"ts\":%s}",
             nm, t->tid, tl_us (ts, tl_ns (s, start)));
@@ -180,7 +174,7 @@ static __attribute__ ((noinline, cold)) void
 timeline_range (Sim *s, Thread *t, const char *name, double start, double end, gboolean nested)
 {
   tl_thread (s, t);
-  char *nm = json_str (name);
+  char *nm = jsonw_quote (name);
   char ts[24], dur[24];
   guint64 a = tl_ns (s, start), b = tl_ns (s, end);
   if (b < a)
@@ -249,7 +243,7 @@ timeline_open (Sim *s, const char *path, GError **error)
   fputs ("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", s->out.timeline);
   s->out.timeline_first = TRUE;
   g_autofree char *gpu = g_strdup_printf ("GPU (predicted, %s)", s->core.cfg->name ? s->core.cfg->name : "");
-  char *cfg = json_str (gpu);   /* the config's name, escaped */
+  char *cfg = jsonw_quote (gpu);   /* the config's name, escaped */
   tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":%s}}", cfg);
   tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"host threads\"}}");
   tl_event (s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":3,\"args\":{\"name\":\"GPU (captured, start estimated)\"}}");

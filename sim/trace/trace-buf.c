@@ -175,22 +175,20 @@ buf_skim (VsTraceReader *base, const char *mark, guint32 tid, VsTraceSkim *out, 
   BufReader *r = (BufReader *) base;
   const VsTraceBuf *b = r->buf;
   const Summary *sum = &b->sum;
-  guint64 count0 = base->count, first_t = G_MAXUINT64, last_end = 0, reaches = 0, last_reach_t = 0;
+  guint64 count0 = base->count;
   guint64 edge = MIN ((count0 + SUM_BLOCK - 1) / SUM_BLOCK * SUM_BLOCK, b->count);
+  VsTraceSkim k = { b->count - count0, G_MAXUINT64, 0, 0, 0 };
   VsEvent ev;
   while (base->count < edge)
     {
       if (!trace_next (base, &ev, error))
         return FALSE;   /* not for a buffer: it holds b->count events */
-      first_t = MIN (first_t, ev.t);
-      last_end = MAX (last_end, event_captured_end (&ev));
-      if (ev.op == VS_OP_MARK && ev.tid == tid && mark != NULL && ev.name != NULL && strcmp (ev.name, mark) == 0)
-        reaches++, last_reach_t = ev.t;
+      trace_skim_note (&k, &ev, mark, tid);
     }
   if (edge < b->count)
     {
-      first_t = MIN (first_t, sum->first_t[edge / SUM_BLOCK]);
-      last_end = MAX (last_end, sum->last_end[edge / SUM_BLOCK]);
+      k.first_t = MIN (k.first_t, sum->first_t[edge / SUM_BLOCK]);
+      k.last_end = MAX (k.last_end, sum->last_end[edge / SUM_BLOCK]);
       /* The marks from EDGE on: the first by bisection. */
       gsize lo = 0, hi = sum->n_marks;
       while (lo < hi)
@@ -203,14 +201,14 @@ buf_skim (VsTraceReader *base, const char *mark, guint32 tid, VsTraceSkim *out, 
         }
       for (gsize i = lo; mark != NULL && i < sum->n_marks; i++)
         if (sum->marks[i].tid == tid && strcmp (sum->marks[i].name, mark) == 0)
-          reaches++, last_reach_t = sum->marks[i].t;
+          k.reaches++, k.last_reach_t = sum->marks[i].t;
     }
   /* At the end: nothing more to read. */
   r->in.p = r->in.end;
   base->count = b->count;
   base->done = TRUE;
   base->fast = NULL;
-  *out = (VsTraceSkim) { b->count - count0, first_t, last_end, reaches, last_reach_t };
+  *out = k;
   return TRUE;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <stdio.h>
+#include <string.h>
 
 #include "trace/trace.h"
 
@@ -285,6 +286,21 @@ bin_uv_long (const guint8 **pp, guint64 *out)
   STEP (2) STEP (3) STEP (4) STEP (5) STEP (6) STEP (7) STEP (8)
 #undef STEP
   return FALSE;
+}
+
+/* EV counted into K as trace_skim counts an event (K's events aside):
+ * its captured span, and a reach when it is MARK on thread TID (the
+ * careful path of trace-scan.c and an in-memory buffer's, trace-buf.c). */
+static inline void
+trace_skim_note (VsTraceSkim *k, const VsEvent *ev, const char *mark, guint32 tid)
+{
+  k->first_t = MIN (k->first_t, ev->t);
+  k->last_end = MAX (k->last_end, event_captured_end (ev));
+  if (ev->op == VS_OP_MARK && ev->tid == tid && mark != NULL && ev->name != NULL && strcmp (ev->name, mark) == 0)
+    {
+      k->reaches++;
+      k->last_reach_t = ev->t;
+    }
 }
 
 /* The fast paths' check that time runs forward within host thread TID

@@ -37,7 +37,7 @@ G_STATIC_ASSERT (1 + 11 * 9 + 3 * VS_BIN_FAST_LIST * 9 + 4 + 12 * 9 <= MARGIN);
 /* What trace_skim counts (its VsTraceSkim, events aside: those are the
  * reader's count's growth). */
 typedef struct {
-  guint64 first_t, last_end, reaches, last_reach_t;
+  VsTraceSkim k;      /* first_t, last_end, reaches, last_reach_t */
   const char *mark;   /* the mark whose reaches are counted, on thread mark_tid */
   guint32 mark_tid;
 } Acc;
@@ -103,7 +103,7 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
   if (end - p < MARGIN)
     return;
   const guint8 *last = end - MARGIN;   /* the last record start with the margin */
-  guint64 prev_t = d->prev_t, first_t = acc->first_t, last_end = acc->last_end;
+  guint64 prev_t = d->prev_t, first_t = acc->k.first_t, last_end = acc->k.last_end;
   VsEvent scratch;   /* for a kernel's extensions */
   while (p <= last)
     {
@@ -214,8 +214,8 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
             goto bail;
           if (G_UNLIKELY (tid == acc->mark_tid) && acc->mark != NULL && strcmp (d->strings[u], acc->mark) == 0)
             {
-              acc->reaches++;
-              acc->last_reach_t = t;
+              acc->k.reaches++;
+              acc->k.last_reach_t = t;
             }
           break;
         case VS_OP_EMPTY_CACHE:
@@ -233,26 +233,20 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
 bail:
   *pp = rec;
   d->prev_t = prev_t;
-  acc->first_t = first_t;
-  acc->last_end = last_end;
+  acc->k.first_t = first_t;
+  acc->k.last_end = last_end;
 }
 
 #undef SKIP
 #undef SKIP_WIDE
 #undef UV
 
-/* An event the careful path read, counted as skim_fast counts. */
-static void
+/* An event the careful path read, counted (out of line: the loops
+ * around it stay as lean as the fast path needs). */
+static __attribute__ ((noinline)) void
 skim_note (Acc *a, const VsEvent *ev)
 {
-  a->first_t = MIN (a->first_t, ev->t);
-  a->last_end = MAX (a->last_end, event_captured_end (ev));
-  if (ev->op == VS_OP_MARK && ev->tid == a->mark_tid && a->mark != NULL && ev->name != NULL
-      && strcmp (ev->name, a->mark) == 0)
-    {
-      a->reaches++;
-      a->last_reach_t = ev->t;
-    }
+  trace_skim_note (&a->k, ev, a->mark, a->mark_tid);
 }
 
 /* A binary reader's rest: the fast loop while it can, else one record by
@@ -287,7 +281,7 @@ trace_skim (VsTraceReader *r, const char *mark, guint32 tid, VsTraceSkim *out, G
   g_return_val_if_fail (r != NULL && out != NULL, FALSE);
   if (r->klass->skim != NULL)
     return r->klass->skim (r, mark, tid, out, error);   /* a buffer's summary (trace-buf.c) */
-  Acc a = { G_MAXUINT64, 0, 0, 0, mark, tid };
+  Acc a = { { 0, G_MAXUINT64, 0, 0, 0 }, mark, tid };
   guint64 count0 = r->count;
   gboolean ok;
   VsBinDec *d = r->fast;
@@ -309,6 +303,7 @@ trace_skim (VsTraceReader *r, const char *mark, guint32 tid, VsTraceSkim *out, G
       if (!ok)
         g_propagate_error (error, err);
     }
-  *out = (VsTraceSkim) { r->count - count0, a.first_t, a.last_end, a.reaches, a.last_reach_t };
+  *out = a.k;
+  out->events = r->count - count0;
   return ok;
 }
