@@ -559,6 +559,23 @@ test_skim_refuses (void)
       NULL },
     /* alloc of kind 7 */
     { "kind.vtrace", "00 00 00 00 63 05 07 00 00", "unknown kind 7", 0, NULL },
+    /* Kernels with a shape alone (extension flags 01; the skim frames
+     * them itself): flops absent, then precision, grid, block, regs,
+     * smem. A precision out of range; */
+    { "prec.vtrace", "14 00 00 00 00 00 05 00 00 00 00 00 01 00 ff 04 01 01 80 01 01 01 20 00", "precision", 0, NULL },
+    /* a grid partly zero; */
+    { "grid0.vtrace", "14 00 00 00 00 00 05 00 00 00 00 00 01 00 00 04 00 01 80 01 01 01 20 00", "grid", 0, NULL },
+    /* a block partly zero (its zero written in two bytes); */
+    { "block0.vtrace", "14 00 00 00 00 00 05 00 00 00 00 00 01 00 00 04 01 01 80 01 80 00 01 20 00", "block", 0, NULL },
+    /* a grid of 2^32 blocks (a five-byte varint); */
+    { "grid32.vtrace", "14 00 00 00 00 00 05 00 00 00 00 00 01 00 00 80 80 80 80 10 01 01 80 01 01 01 20 00", "grid", 0,
+      NULL },
+    /* smem of 2^35; */
+    { "smem.vtrace", "14 00 00 00 00 00 05 00 00 00 00 00 01 00 00 04 01 01 80 01 01 01 20 80 80 80 80 80 01", "smem", 0,
+      NULL },
+    /* unknown extension flags. */
+    { "flags.vtrace", "14 00 00 00 00 00 05 00 00 00 00 00 08 00 00 04 01 01 80 01 01 01 20 00", "extension flags", 0,
+      NULL },
   };
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     {
