@@ -168,16 +168,23 @@ if [ ! -s "$D/spill-1000-steps.vtrace" ] || [ "$D/spill-1000-steps.vtrace" -ot "
     && python3 "$(dirname "$0")/repeat-steps.py" "$D/spill-steps-src.jsonl" "$D/spill-1000-steps.jsonl" 999 step 500 \
     && "$VRAMSIM" convert "$D/spill-1000-steps.jsonl" "$D/spill-1000-steps.vtrace" 2> /dev/null
 fi
-nss=$(events "$D/spill-1000-steps.vtrace")
-measure "$VRAMSIM" replay "$D/spill-1000-steps.vtrace" -c a100-80g --set policy.oversubscription=spill --format json
-full_cpu=$CPU full_t=$(sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' "$D/last.out" | head -n 1)
-row "replay spill 1,000 steps ($(cnt $nss))" "$WALL" "$CPU" "$(rate "$nss" "$WALL")" "${RSS}M" "(the full replay)" "$(crate "$nss")"
-measure "$VRAMSIM" replay "$D/spill-1000-steps.vtrace" -c a100-80g --set policy.oversubscription=spill --sample-steps 5 --format json
-s_t=$(sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' "$D/last.out" | head -n 1)
-err=$(echo "($s_t - $full_t) * 100 / $full_t" | bc -l)
-ratio=$( [ "$(echo "$full_cpu >= 0.001" | bc -l)" = 1 ] && echo "$CPU / $full_cpu" | bc -l || echo 0)
-row "  --sample-steps 5 (error $(printf '%+.4f' "$err") %)" "$WALL" "$CPU" "$(rate "$nss" "$WALL")" "${RSS}M" \
-    "<=1 %, <=0.1x cpu: $(printf '%.2fx' "$ratio") $(awk -v e="${err#-}" -v r="$ratio" 'BEGIN { print (e <= 1 && r <= 0.1) ? "PASS" : "MISS" }')" "$(crate "$nss")"
+# sampled LABEL TRACE ARGS...: the full replay of TRACE with ARGS and
+# its --sample-steps 5, a row each, the second with its error and CPU ratio.
+sampled () {
+  local label=$1 tr=$2 n full_cpu full_t s_t err ratio
+  shift 2
+  n=$(events "$tr")
+  measure "$VRAMSIM" replay "$tr" -c a100-80g "$@" --format json
+  full_cpu=$CPU full_t=$(sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' "$D/last.out" | head -n 1)
+  row "replay $label ($(cnt $n))" "$WALL" "$CPU" "$(rate "$n" "$WALL")" "${RSS}M" "(the full replay)" "$(crate "$n")"
+  measure "$VRAMSIM" replay "$tr" -c a100-80g "$@" --sample-steps 5 --format json
+  s_t=$(sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' "$D/last.out" | head -n 1)
+  err=$(echo "($s_t - $full_t) * 100 / $full_t" | bc -l)
+  ratio=$( [ "$(echo "$full_cpu >= 0.001" | bc -l)" = 1 ] && echo "$CPU / $full_cpu" | bc -l || echo 0)
+  row "  --sample-steps 5 (error $(printf '%+.4f' "$err") %)" "$WALL" "$CPU" "$(rate "$n" "$WALL")" "${RSS}M" \
+      "<=1 %, <=0.1x cpu: $(printf '%.2fx' "$ratio") $(awk -v e="${err#-}" -v r="$ratio" 'BEGIN { print (e <= 1 && r <= 0.1) ? "PASS" : "MISS" }')" "$(crate "$n")"
+}
+sampled "spill 1,000 steps" "$D/spill-1000-steps.vtrace" --set policy.oversubscription=spill
 # The same, on steps of a real size (added beside the row above, not
 # changed): `synth transformer-train`'s 1,000 steps of an 8-layer GPT
 # (366 events a step, every kernel with its shape, as vramcap writes
@@ -186,18 +193,7 @@ if [ ! -s "$D/train-1000-steps.vtrace" ]; then
   "$VRAMSIM" synth transformer-train --layers 8 --hidden 2048 --heads 16 --seq 2048 --batch 4 --steps 1000 \
     -o "$D/train-1000-steps.vtrace" 2> /dev/null
 fi
-ntr=$(events "$D/train-1000-steps.vtrace")
-measure "$VRAMSIM" replay "$D/train-1000-steps.vtrace" -c a100-80g --set memory.capacity=16GiB \
-  --set policy.oversubscription=spill --format json
-full_cpu=$CPU full_t=$(sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' "$D/last.out" | head -n 1)
-row "replay train spill 1,000 steps ($(cnt $ntr))" "$WALL" "$CPU" "$(rate "$ntr" "$WALL")" "${RSS}M" "(the full replay)" "$(crate "$ntr")"
-measure "$VRAMSIM" replay "$D/train-1000-steps.vtrace" -c a100-80g --set memory.capacity=16GiB \
-  --set policy.oversubscription=spill --sample-steps 5 --format json
-s_t=$(sed -n 's/.*"predicted_ns":[[:space:]]*\([0-9]*\).*/\1/p' "$D/last.out" | head -n 1)
-err=$(echo "($s_t - $full_t) * 100 / $full_t" | bc -l)
-ratio=$( [ "$(echo "$full_cpu >= 0.001" | bc -l)" = 1 ] && echo "$CPU / $full_cpu" | bc -l || echo 0)
-row "  --sample-steps 5 (error $(printf '%+.4f' "$err") %)" "$WALL" "$CPU" "$(rate "$ntr" "$WALL")" "${RSS}M" \
-    "<=1 %, <=0.1x cpu: $(printf '%.2fx' "$ratio") $(awk -v e="${err#-}" -v r="$ratio" 'BEGIN { print (e <= 1 && r <= 0.1) ? "PASS" : "MISS" }')" "$(crate "$ntr")"
+sampled "train spill 1,000 steps" "$D/train-1000-steps.vtrace" --set memory.capacity=16GiB --set policy.oversubscription=spill
 # Sampled sweeps (issue 25): 100 capacities of the 1,000-step spill trace,
 # every run replayed whole, then every run with --sample-steps 5 (each
 # run's rest answered from the in-memory trace's summary). The load

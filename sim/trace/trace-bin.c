@@ -747,8 +747,7 @@ bin_fast_kernel_ext (VsBinDec *d, VsEvent *e, const guint8 *p, gboolean validate
       k->regs = (guint32) v[6];
       k->smem = (guint32) v[7];
       if (validate
-          && G_UNLIKELY (((v[0] == 0 || v[1] == 0 || v[2] == 0) && (v[0] | v[1] | v[2]) != 0)
-                         || ((v[3] == 0 || v[4] == 0 || v[5] == 0) && (v[3] | v[4] | v[5]) != 0)))
+          && G_UNLIKELY (trace_dim3_partly_zero (v[0], v[1], v[2]) || trace_dim3_partly_zero (v[3], v[4], v[5])))
         return NULL;
       e->shape = k;
     }

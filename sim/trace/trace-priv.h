@@ -303,6 +303,15 @@ trace_skim_note (VsTraceSkim *k, const VsEvent *ev, const char *mark, guint32 ti
     }
 }
 
+/* Whether a grid or block (X, Y, Z) breaks the rule that its three are
+ * all absent (0) or all positive: some zero, not all. trace_validate,
+ * the fast decoder and the skim judge it alike. */
+static inline gboolean
+trace_dim3_partly_zero (guint64 x, guint64 y, guint64 z)
+{
+  return (x == 0 || y == 0 || z == 0) && (x | y | z) != 0;
+}
+
 /* The fast paths' check that time runs forward within host thread TID
  * (as trace_validate's, which words the error): FALSE if T is earlier
  * than the thread's last time; else T becomes it. small_t holds the

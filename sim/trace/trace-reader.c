@@ -137,7 +137,7 @@ check_list (VsTraceReader *r, const guint64 *ids, guint32 n, int field, GError *
 static gboolean
 check_dim3 (VsTraceReader *r, const guint32 *d, int field, GError **error)
 {
-  if ((d[0] == 0 || d[1] == 0 || d[2] == 0) && (d[0] | d[1] | d[2]) != 0)
+  if (trace_dim3_partly_zero (d[0], d[1], d[2]))
     return FAIL ("field '%s' must be three positive integers [x, y, z] (got [%u, %u, %u])", trace_field_names[field],
                  d[0], d[1], d[2]);
   return TRUE;

@@ -173,10 +173,8 @@ skim_fast (VsTraceReader *r, VsBinDec *d, const guint8 **pp, const guint8 *end, 
                   UV (smem);
                   if (G_UNLIKELY ((g0 | g1 | g2 | b0 | b1 | b2 | regs | smem) > G_MAXUINT32))
                     goto bail;
-                  /* All three of a grid or a block zero, or none. */
                   if (validate
-                      && G_UNLIKELY (((g0 == 0 || g1 == 0 || g2 == 0) && (g0 | g1 | g2) != 0)
-                                     || ((b0 == 0 || b1 == 0 || b2 == 0) && (b0 | b1 | b2) != 0)))
+                      && G_UNLIKELY (trace_dim3_partly_zero (g0, g1, g2) || trace_dim3_partly_zero (b0, b1, b2)))
                     goto bail;
                 }
               else if ((p = bin_fast_kernel_ext (d, &scratch, p, validate)) == NULL)
