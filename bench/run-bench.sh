@@ -163,7 +163,11 @@ done
 # --sample-steps 5: the target is within 1 % of the full replay's
 # predicted time in <= 0.1x its CPU time.
 gen spill-steps-src.vtrace 76000 --mode spill
-if [ ! -s "$D/spill-1000-steps.vtrace" ] || [ "$D/spill-1000-steps.vtrace" -ot "$D/spill-steps-src.vtrace" ]; then
+# A trace made before binary version 4 (no end-record summary: its rest
+# is framed) is made again, so that the rows measure what convert writes.
+v4 () { [ "$(od -An -tu1 -j8 -N1 "$1" 2>/dev/null | tr -d ' ')" = 4 ]; }
+if [ ! -s "$D/spill-1000-steps.vtrace" ] || [ "$D/spill-1000-steps.vtrace" -ot "$D/spill-steps-src.vtrace" ] \
+   || ! v4 "$D/spill-1000-steps.vtrace"; then
   "$VRAMSIM" convert "$D/spill-steps-src.vtrace" "$D/spill-steps-src.jsonl" 2> /dev/null \
     && python3 "$(dirname "$0")/repeat-steps.py" "$D/spill-steps-src.jsonl" "$D/spill-1000-steps.jsonl" 999 step 500 \
     && "$VRAMSIM" convert "$D/spill-1000-steps.jsonl" "$D/spill-1000-steps.vtrace" 2> /dev/null
@@ -189,7 +193,7 @@ sampled "spill 1,000 steps" "$D/spill-1000-steps.vtrace" --set policy.oversubscr
 # changed): `synth transformer-train`'s 1,000 steps of an 8-layer GPT
 # (366 events a step, every kernel with its shape, as vramcap writes
 # them) on 16 GiB with spill.
-if [ ! -s "$D/train-1000-steps.vtrace" ]; then
+if [ ! -s "$D/train-1000-steps.vtrace" ] || ! v4 "$D/train-1000-steps.vtrace"; then
   "$VRAMSIM" synth transformer-train --layers 8 --hidden 2048 --heads 16 --seq 2048 --batch 4 --steps 1000 \
     -o "$D/train-1000-steps.vtrace" 2> /dev/null
 fi

@@ -18,7 +18,7 @@ else
 CAP_LIBDIR  = $(if $(filter bin,$(BIN)),lib,$(patsubst %/,%,$(dir $(BIN)))/lib)
 CAP_LIB     = $(CAP_LIBDIR)/libvramcap.so
 CAP_BIN     = $(BIN)/vramcap
-CAP_SRCS    = capture/recorder.c capture/realsym.c capture/vtrace-writer.c capture/hooks.c capture/hooks-real.c \
+CAP_SRCS    = capture/recorder.c capture/realsym.c capture/vtrace-writer.c sim/base/xxh64.c capture/hooks.c capture/hooks-real.c \
               capture/hooks-timing.c capture/hooks-kernels.c capture/hooks-alloc.c capture/hooks-copy.c \
               capture/hooks-batch.c capture/hooks-graph.c capture/hooks-sync.c capture/cupti.c \
               capture/nvtx.c capture/nccl.c
@@ -26,7 +26,7 @@ CAP_HDRS    = $(wildcard capture/*.h)
 CAP_CUPTI_INC = $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include) $(CUDA_HOME)/include)
 CAP_CUPTI_LIBDIR = $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_HOME)/lib64)
 CAP_CFLAGS  = -std=gnu11 $(WARN) -O2 -g -fPIC \
-              -I$(CUDA_HOME)/include -I$(CAP_CUPTI_INC) -Icapture \
+              -I$(CUDA_HOME)/include -I$(CAP_CUPTI_INC) -Icapture -Isim \
               -DVRAMCAP_CUPTI_DIR='"$(CAP_CUPTI_LIBDIR)"'
 
 capture: $(CAP_LIB) $(CAP_BIN)

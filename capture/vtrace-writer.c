@@ -1,7 +1,14 @@
 /* vtrace-writer.c — binary trace writer for the capture shim (see
  * vtrace-writer.h and docs/trace-format.md). Plain libc: write(2) with a
  * private buffer, so it can run from exit handlers and, in the last resort,
- * from a fatal-signal handler. */
+ * from a fatal-signal handler.
+ *
+ * Version 4's end record summarizes the events (first t, last captured
+ * end, each thread's marks) and carries a checksum of the records and its
+ * own offset. All of it is kept up to date as events are written and the
+ * checksum is taken as the buffer is flushed, so that vtw_finish only
+ * writes: no malloc, no sorting, no stdio, nothing a signal handler may
+ * not do. */
 #define _GNU_SOURCE
 #include "vtrace-writer.h"
 
@@ -13,14 +20,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/xxh64.h"   /* sim/base: plain C, built into the shim too */
+
 #define VTW_BUF (1u << 20)
+
+/* One (thread, mark name) of the end record's summary. */
+typedef struct {
+  uint32_t tid, name_sid;
+  uint64_t count, last_t;
+} VtMarkSum;
 
 struct VtWriter {
   int fd;
   int failed;              /* errno of the first failed write, 0 if none */
   size_t len;
+  size_t hashed;           /* bytes of buf already in the checksum */
+  int hashing;             /* 0 while the magic and header are written */
+  uint64_t flushed;        /* bytes handed to flush_buf: the file offset of buf[0] */
   uint64_t count;          /* events written */
   uint64_t last_t;
+  uint64_t min_t;          /* the earliest t (UINT64_MAX: no event yet) */
+  uint64_t last_end;       /* the latest captured end, 0 if none */
+  VsXxh64 hash;            /* of the records, from the first one on */
+  /* The strings defined so far, copied (the mark summary names them, and
+   * the caller's may not outlive the call): string SID is str_len[SID]
+   * bytes at strs + str_off[SID]. */
+  char *strs;
+  size_t strs_len, strs_cap;
+  size_t *str_off, *str_len;
+  size_t n_str, str_off_cap, str_len_cap;
+  /* The mark summary, kept sorted by tid, then name (bytewise, a prefix
+   * first) as the end record lists it, so that vtw_finish need not sort. */
+  VtMarkSum *marks;
+  size_t n_marks, marks_cap;
   char *path, *tmp;
   unsigned char buf[VTW_BUF];
 };
@@ -28,6 +60,10 @@ struct VtWriter {
 static void
 flush_buf (VtWriter *w)
 {
+  if (w->hashing && w->len > w->hashed)
+    vs_xxh64_update (&w->hash, w->buf + w->hashed, w->len - w->hashed);
+  w->flushed += w->len;
+  w->hashed = 0;
   size_t off = 0;
   while (off < w->len && !w->failed) {
     ssize_t n = write (w->fd, w->buf + off, w->len - off);
@@ -74,6 +110,15 @@ put_u32 (VtWriter *w, uint32_t v)
 {
   unsigned char b[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24 };
   put (w, b, 4);
+}
+
+static void
+put_u64 (VtWriter *w, uint64_t v)
+{
+  unsigned char b[8];
+  for (int i = 0; i < 8; i++)
+    b[i] = (unsigned char) (v >> (8 * i));
+  put (w, b, 8);
 }
 
 static void
@@ -137,12 +182,26 @@ resolve_links (const char *path)
   return NULL;
 }
 
+static void
+free_writer (VtWriter *w)
+{
+  free (w->strs);
+  free (w->str_off);
+  free (w->str_len);
+  free (w->marks);
+  free (w->path);
+  free (w->tmp);
+  free (w);
+}
+
 VtWriter *
 vtw_open (const char *path, const char *header_json)
 {
   VtWriter *w = calloc (1, sizeof *w);
   if (!w)
     return NULL;
+  w->min_t = UINT64_MAX;
+  vs_xxh64_init (&w->hash, 0);
   struct stat st;
   if (stat (path, &st) == 0 && !S_ISREG (st.st_mode)) {
     /* A device or FIFO (-o /dev/null) is written in place: renaming over
@@ -168,24 +227,59 @@ vtw_open (const char *path, const char *header_json)
       goto fail;
   }
   put (w, "VRAMTRC\x1a", 8);
-  put_u32 (w, 3);   /* version 3: kernel records may carry a shape, a collective and its group */
+  put_u32 (w, 4);   /* version 4: the end record has the summary, checksum and offset */
   size_t hl = strlen (header_json);
   put_u32 (w, (uint32_t) hl);
   put (w, header_json, hl);
+  /* The checksum starts at the first record (offset 16 + hdr_len). */
+  w->hashing = 1;
+  w->hashed = w->len;
   return w;
 fail:;
   int e = errno;
-  free (w->path);
-  free (w->tmp);
-  free (w);
+  free_writer (w);
   errno = e;
   return NULL;
+}
+
+/* Grows *P (of *CAP elements of SIZE bytes) to hold at least NEED. */
+static int
+grow (void *p, size_t *cap, size_t need, size_t size)
+{
+  if (need <= *cap)
+    return 0;
+  size_t nc = *cap ? *cap : 16;
+  while (nc < need)
+    nc *= 2;
+  void *np = realloc (*(void **) p, nc * size);
+  if (!np)
+    return -1;
+  *(void **) p = np;
+  *cap = nc;
+  return 0;
 }
 
 int
 vtw_string (VtWriter *w, uint64_t sid, const char *s)
 {
   size_t n = strlen (s);
+  /* Kept for the mark summary's names; sids come in order 0, 1, 2, ... */
+  if (sid != w->n_str) {
+    w->failed = w->failed ? w->failed : EINVAL;
+    return -1;
+  }
+  if (grow (&w->strs, &w->strs_cap, w->strs_len + n, 1) != 0
+      || grow (&w->str_off, &w->str_off_cap, w->n_str + 1, sizeof *w->str_off) != 0
+      || grow (&w->str_len, &w->str_len_cap, w->n_str + 1, sizeof *w->str_len) != 0) {
+    w->failed = w->failed ? w->failed : ENOMEM;
+    return -1;
+  }
+  if (n)
+    memcpy (w->strs + w->strs_len, s, n);
+  w->str_off[w->n_str] = w->strs_len;
+  w->str_len[w->n_str] = n;
+  w->strs_len += n;
+  w->n_str++;
   put_u8 (w, 0xF0);
   put_uv (w, sid);
   put_uv (w, n);
@@ -193,9 +287,65 @@ vtw_string (VtWriter *w, uint64_t sid, const char *s)
   return w->failed ? -1 : 0;
 }
 
+/* Orders string A before B bytewise, a prefix first (the summary's
+ * order, docs/trace-format.md): <0, 0 or >0. */
+static int
+name_cmp (const VtWriter *w, uint32_t a, uint32_t b)
+{
+  if (a == b)
+    return 0;
+  size_t la = w->str_len[a], lb = w->str_len[b];
+  int c = memcmp (w->strs + w->str_off[a], w->strs + w->str_off[b], la < lb ? la : lb);
+  return c ? c : la < lb ? -1 : la > lb;
+}
+
+/* Counts mark E in the summary: a binary search of the sorted table, and
+ * an insertion in place for a (thread, name) not seen yet. */
+static int
+count_mark (VtWriter *w, const VtEvent *e)
+{
+  if (e->name_sid >= w->n_str)
+    return -1;                    /* a name never defined: the file is wrong anyway */
+  size_t lo = 0, hi = w->n_marks;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const VtMarkSum *m = &w->marks[mid];
+    int c = m->tid != e->tid ? (m->tid < e->tid ? -1 : 1) : name_cmp (w, m->name_sid, e->name_sid);
+    if (c == 0) {
+      w->marks[mid].count++;
+      w->marks[mid].last_t = e->t;   /* t does not go back on a thread */
+      return 0;
+    }
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (grow (&w->marks, &w->marks_cap, w->n_marks + 1, sizeof *w->marks) != 0)
+    return -1;
+  memmove (w->marks + lo + 1, w->marks + lo, (w->n_marks - lo) * sizeof *w->marks);
+  w->marks[lo] = (VtMarkSum) { .tid = e->tid, .name_sid = e->name_sid, .count = 1, .last_t = e->t };
+  w->n_marks++;
+  return 0;
+}
+
 int
 vtw_event (VtWriter *w, const VtEvent *e)
 {
+  /* The summary: the earliest t, the latest captured end (t + host_ns,
+   * or t + dur of a kernel, copy or memset that has one, as the record
+   * below writes it; a kernel's absent dur is written as 0) and the marks. */
+  if (e->t < w->min_t)
+    w->min_t = e->t;
+  uint64_t end = e->t + e->host_ns;
+  if ((e->op == VTW_KERNEL || e->op == VTW_COPY || e->op == VTW_MEMSET)
+      && e->dur != VTW_NONE && e->t + e->dur > end)
+    end = e->t + e->dur;
+  if (end > w->last_end)
+    w->last_end = end;
+  if (e->op == VTW_MARK && count_mark (w, e) != 0 && !w->failed)
+    w->failed = e->name_sid >= w->n_str ? EINVAL : ENOMEM;
+
   /* The t before the first event is 0 (docs/trace-format.md). */
   int64_t dt = (int64_t) (e->t - w->last_t);
   w->last_t = e->t;
@@ -301,19 +451,33 @@ vtw_count (const VtWriter *w)
   return w->count;
 }
 
-static void
-free_writer (VtWriter *w)
-{
-  free (w->path);
-  free (w->tmp);
-  free (w);
-}
-
+/* Writes the end record (version 4): the count, the summary, the
+ * checksum of every byte from the first record to here, the record's
+ * offset. Only puts: the summary is ready and sorted (see the top). */
 int
 vtw_finish (VtWriter *w)
 {
+  uint64_t end_offset = w->flushed + w->len;
   put_u8 (w, 0xFE);
   put_uv (w, w->count);
+  put_opt (w, w->count ? w->min_t : VTW_NONE);   /* first_t */
+  put_uv (w, w->last_end);
+  put_uv (w, w->n_marks);
+  for (size_t i = 0; i < w->n_marks; i++) {
+    const VtMarkSum *m = &w->marks[i];
+    put_uv (w, m->tid);
+    put_uv (w, w->str_len[m->name_sid]);
+    put (w, w->strs + w->str_off[m->name_sid], w->str_len[m->name_sid]);
+    put_uv (w, m->count);
+    put_uv (w, m->last_t);
+  }
+  /* What the buffer holds beyond the flushed part joins the checksum
+   * here; the checksum's own bytes and what follows do not. */
+  vs_xxh64_update (&w->hash, w->buf + w->hashed, w->len - w->hashed);
+  w->hashed = w->len;
+  w->hashing = 0;
+  put_u64 (w, vs_xxh64_digest (&w->hash));
+  put_u64 (w, end_offset);
   put (w, "VEND", 4);
   flush_buf (w);
   int err = w->failed;

@@ -1,5 +1,5 @@
 /* vtrace-writer.h — a small, dependency-free writer of the binary trace
- * format (docs/trace-format.md, version 3) for the capture shim.
+ * format (docs/trace-format.md, version 4) for the capture shim.
  *
  * The shim is injected into arbitrary programs, so this writer uses only
  * libc: no GLib, no stdio buffering shared with the program. Output goes to

@@ -79,8 +79,8 @@ trow "binary trace cut inside the magic" 'good_vtrace; head -c 5 good.vtrace > i
    "in.vtrace: truncated binary trace (5 bytes)" in.vtrace
 trow "wrong magic" 'good_vtrace; { printf "VRAMTRX\032"; tail -c +9 good.vtrace; } > in.vtrace; rm good.vtrace' \
    "in.vtrace: not a vramsim trace" in.vtrace
-trow "wrong binary version" 'good_vtrace; { head -c 8 good.vtrace; printf "\004"; tail -c +10 good.vtrace; } > in.vtrace; rm good.vtrace' \
-   "in.vtrace: header: binary trace version 4 is newer" in.vtrace
+trow "wrong binary version" 'good_vtrace; { head -c 8 good.vtrace; printf "\005"; tail -c +10 good.vtrace; } > in.vtrace; rm good.vtrace' \
+   "in.vtrace: header: binary trace version 5 is newer" in.vtrace
 trow "wrong JSONL version" "raw '{\"vramsim_trace\": 2, \"time_unit\": \"ns\"}\n'" \
    "in.jsonl:1: trace format version 2 is newer" in.jsonl
 trow "no header line" "raw '{\"t\": 0, \"op\": \"mark\", \"name\": \"x\"}\n'" \

@@ -22,7 +22,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0
 ok () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-echo 1..16
+echo 1..17
 python3 "$here/bench/repeat-steps.py" "$here/traces/hand-train-step.jsonl" "$T/r.jsonl" 999 || exit 1
 # report FILE KEY...: one value of a JSON report
 val () { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
@@ -131,12 +131,21 @@ PY
 ok $? "binary, string definitions and marks after the stop: the skim counts the full replay's steps, events and captured time"
 
 # bad FILE HOW: a copy of late.vtrace spoilt after the stop (cut, count,
-# after, id); its end record holds the full replay's event count.
+# after, id), as version 3, whose rest the skim frames (a version 4
+# file's rest is taken from its end record, after its checksum: below);
+# its end record holds the full replay's event count.
 bad () {
   python3 - "$T/late.vtrace" "$1" "$2" "$(val "$T/lf.json" events)" <<'PY'
-import sys
+import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
 out, how, count = sys.argv[2], sys.argv[3], int(sys.argv[4])
+assert d[8] == 4
+at = struct.unpack('<Q', d[-12:-4])[0]
+n = at + 1
+while d[n] & 0x80:
+    n += 1
+d = d[:n + 1] + b'VEND'
+d[8] = 3
 def uv(v):
     r = bytearray()
     while v >= 0x80:
@@ -173,3 +182,23 @@ bad "$T/bad-id.vtrace" id \
   && [ "$(val "$T/bs.json" sampled steps_total)" = "$(val "$T/ls.json" sampled steps_total)" ] \
   && [ "$(val "$T/bs.json" events)" = $(($(val "$T/ls.json" events) + 1)) ]
 ok $? "binary, a free of an id never allocated after the stop: the full replay refuses it, --sample-steps (which holds no ids there) counts it"
+
+# Version 4 (what convert wrote): one byte of a mark's name after the
+# stop changed ("late_" to "Late_"). --sample-steps, which does not read
+# the records, refuses it by the end record's checksum; a full replay,
+# which reads them, by the end record's summary (its marks no longer the
+# events'). Neither leaves a report.
+python3 - "$T/late.vtrace" "$T/flip.vtrace" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+at = struct.unpack('<Q', d[-12:-4])[0]
+i = d.rindex(b'late_', 0, at)   # the last mark name defined
+d[i] = ord('L')
+open(sys.argv[2], 'wb').write(d)
+PY
+"$VRAMSIM" replay "$T/flip.vtrace" -c a100-80g --format json -o "$T/xf.json" 2> "$T/ef"; xf=$?
+"$VRAMSIM" replay "$T/flip.vtrace" -c a100-80g --sample-steps 5 --format json -o "$T/xs.json" 2> "$T/es"; xs=$?
+[ $xs = 1 ] && grep -q "^vramsim: $T/flip.vtrace: the checksum of the records is [0-9a-f]* but the end record gives [0-9a-f]*: the file is corrupt, or was changed" "$T/es" \
+  && [ $xf = 1 ] && grep -q "^vramsim: $T/flip.vtrace: event [0-9]*: the end record's summary gives 1 marks \"late_" "$T/ef" \
+  && [ ! -e "$T/xs.json" ] && [ ! -e "$T/xf.json" ]
+ok $? "binary version 4, a mark's name changed after the stop: --sample-steps refuses it by the checksum, the full replay by the summary (exit 1, no report)"

@@ -85,12 +85,64 @@ cat > "$tmp/kf.jsonl" <<'EOF'
 EOF
 "$VRAMSIM" convert "$tmp/kf.jsonl" "$tmp/kf.vtrace" && "$VRAMSIM" convert "$tmp/kf.vtrace" "$tmp/kf-back.jsonl"
 { cmp -s "$tmp/kf.jsonl" "$tmp/kf-back.jsonl"; }; result "kernel shape, collective, empty_cache, allocations: jsonl -> vtrace -> jsonl is byte-identical"
-{ [ "$(od -An -tu1 -j8 -N4 "$tmp/kf.vtrace" | tr -s ' ')" = " 3 0 0 0" ]; }; result ".vtrace is format version 3"
+{ [ "$(od -An -tu1 -j8 -N4 "$tmp/kf.vtrace" | tr -s ' ')" = " 4 0 0 0" ]; }; result ".vtrace is format version 4"
+# Version 4 file $1 as version $2 at $3: the same records, the end record
+# of versions 1-3 (0xFE, the count, "VEND": its summary, checksum and
+# offset dropped).
+downgrade () {
+  python3 - "$1" "$2" "$3" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+assert d[8] == 4
+at = struct.unpack("<Q", d[-12:-4])[0]
+assert d[at] == 0xFE
+n = at + 1
+while d[n] & 0x80:
+    n += 1
+out = bytearray(d[:n + 1]) + b"VEND"
+out[8] = int(sys.argv[2])
+open(sys.argv[3], "wb").write(out)
+PY
+}
 # An older file (no groups: version 2 says the same bytes) reads as before.
-grep -v '"group"' "$tmp/kf.jsonl" > "$tmp/kf2.jsonl" && "$VRAMSIM" convert "$tmp/kf2.jsonl" "$tmp/kf2.vtrace" \
-  && printf '\002' | dd of="$tmp/kf2.vtrace" bs=1 seek=8 conv=notrunc 2>/dev/null \
+grep -v '"group"' "$tmp/kf.jsonl" > "$tmp/kf2.jsonl" && "$VRAMSIM" convert "$tmp/kf2.jsonl" "$tmp/kf4.vtrace" \
+  && downgrade "$tmp/kf4.vtrace" 2 "$tmp/kf2.vtrace" \
   && "$VRAMSIM" convert "$tmp/kf2.vtrace" "$tmp/kf2-back.jsonl" && cmp -s "$tmp/kf2.jsonl" "$tmp/kf2-back.jsonl"
 result "a version 2 .vtrace (no groups) still reads, the same events"
+downgrade "$tmp/kf.vtrace" 3 "$tmp/kf3.vtrace" && "$VRAMSIM" convert "$tmp/kf3.vtrace" "$tmp/kf3-back.jsonl" \
+  && cmp -s "$tmp/kf.jsonl" "$tmp/kf3-back.jsonl"
+result "a version 3 .vtrace (groups, no summary) still reads, the same events"
+# Version 4's summary: a file whose end record was made again with another
+# first_t (and its checksum) is refused by a full read, naming the field;
+# one whose checksum alone changed is read by convert, refused by info.
+python3 - "$tmp/kf.vtrace" "$tmp/kf-ft.vtrace" "$tmp/kf-ck.vtrace" "$PWD/tests/stub-cuda" <<'PY'
+import struct, sys
+sys.dont_write_bytecode = True   # nothing left in the source tree
+sys.path.insert(0, sys.argv[4])
+from vtrace2jsonl import xxh64   # the capture tests' decoder's own XXH64
+d = bytearray(open(sys.argv[1], "rb").read())
+at = struct.unpack("<Q", d[-12:-4])[0]
+i = at + 1
+while d[i] & 0x80:
+    i += 1
+i += 1                       # first_t + 1, one byte here (t = 0)
+assert d[i] == 1
+c = bytearray(d)
+c[-20] ^= 0x10
+open(sys.argv[3], "wb").write(c)
+d[i] = 2
+hl = struct.unpack("<I", d[12:16])[0]
+assert xxh64(bytes(c[16 + hl:len(c) - 20])) == struct.unpack("<Q", bytes(d[-20:-12]))[0]   # the checker's own hash agrees
+d[-20:-12] = struct.pack("<Q", xxh64(bytes(d[16 + hl:len(d) - 20])))
+open(sys.argv[2], "wb").write(d)
+PY
+run "$VRAMSIM" info "$tmp/kf-ft.vtrace"
+{ [ $rc -eq 1 ] && [[ $err == *"kf-ft.vtrace: event 9: the end record's summary gives first_t 1 but the events' earliest t is 0"* ]]; }
+result "a summary that disagrees with the events: exit 1, the field named"
+run "$VRAMSIM" info "$tmp/kf-ck.vtrace"
+{ [ $rc -eq 1 ] && [[ $err == *"kf-ck.vtrace: event 9: the checksum of the records is"*"the file is corrupt, or was changed"* ]] \
+  && "$VRAMSIM" convert "$tmp/kf-ck.vtrace" "$tmp/kf-ck.jsonl" && cmp -s "$tmp/kf.jsonl" "$tmp/kf-ck.jsonl"; }
+result "a checksum that does not hold: info exits 1 naming it; convert (which does not hash) reads the events"
 run "$VRAMSIM" info "$tmp/kf.jsonl"
 { [ $rc -eq 0 ] && [[ $out == *"collectives 4, 1.00 GiB; 2 groups, some collectives in none"* ]] \
   && [[ $out == *"  group 12               dp        8 ranks        2 collectives  8.00 KiB"* ]] \

@@ -444,6 +444,7 @@ cmd_info (int argc, char **argv)
   in.groups = g_array_new (FALSE, FALSE, sizeof (GroupStat));
   in.group_index = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   VsEvent ev;
+  trace_reader_check_sum (r);   /* info checks what a replay trusts */
   while (trace_next (r, &ev, &error))
     info_event (&in, &ev);
   int rc = 0;

@@ -11,8 +11,12 @@
  * instructions per event (callgrind; docs/performance.md). No allocation
  * per event: id lists go to one reused array, strings live in the table. */
 #include "trace/trace-priv.h"
+#include "base/xxh64.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define HOT static inline __attribute__ ((always_inline))
 
@@ -47,6 +51,20 @@ put_uv (VsOutBuf *o, guint64 v)
     }
   *p++ = (guint8) v;
   o->len = (gsize) (p - o->data);
+}
+
+void
+bin_put_uv (VsOutBuf *o, guint64 v)
+{
+  put_uv (o, v);
+}
+
+void
+bin_put_bytes (VsOutBuf *o, const void *data, gsize len)
+{
+  put_reserve (o, len);
+  memcpy (o->data + o->len, data, len);
+  o->len += len;
 }
 
 static inline void
@@ -1066,6 +1084,8 @@ trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
   if (G_LIKELY (fast != NULL) && G_LIKELY (bin_dec_fast (fast, ev)))
     {
       ev->index = r->count++;
+      if (r->sum != NULL)
+        trace_sum_note (r->sum, ev);
       return TRUE;
     }
   gboolean ok = trace_next_slow (r, ev, error);
@@ -1086,12 +1106,133 @@ bin_dec_clear (VsBinDec *d)
 
 #undef DFAIL
 
+/* ---- the end record ---- */
+
+#define DFAIL(...) (trace_reader_fail (d->r, error, VS_TRACE_ERROR_PARSE, __VA_ARGS__), FALSE)
+
+static guint64
+le64 (const guint8 *p)
+{
+  guint64 v;
+  memcpy (&v, p, 8);
+  return GUINT64_FROM_LE (v);
+}
+
+void
+bin_end_clear (VsBinEnd *e)
+{
+  if (e->marks)
+    g_clear_pointer (&e->marks, g_ptr_array_unref);
+}
+
+gboolean
+bin_end_read (VsBinDec *d, VsBinEnd *e, GError **error)
+{
+  memset (e, 0, sizeof *e);
+  e->first_t = G_MAXUINT64;
+  e->marks = g_ptr_array_new_with_free_func (g_free);
+  if (!get_uv (d, &e->count, error))
+    return FALSE;
+  if (d->version >= 4)
+    {
+      guint64 first, n;
+      if (!get_uv (d, &first, error) || !get_uv (d, &e->last_end, error) || !get_uv (d, &n, error))
+        return FALSE;
+      e->first_t = first == 0 ? G_MAXUINT64 : first - 1;
+      if (n > e->count)
+        return DFAIL ("the end record's summary lists %" G_GUINT64_FORMAT " mark names, more than its %"
+                      G_GUINT64_FORMAT " events", n, e->count);
+      const VsMarkSum *prev = NULL;
+      for (guint64 i = 0; i < n; i++)
+        {
+          guint64 tid, len;
+          if (!get_uv (d, &tid, error) || !get_uv (d, &len, error))
+            return FALSE;
+          if (tid > G_MAXUINT32)
+            return DFAIL ("the end record's mark %" G_GUINT64_FORMAT ": tid %" G_GUINT64_FORMAT " is out of range",
+                          i, tid);
+          if (len > VS_BIN_MAX_STRING)
+            return DFAIL ("the end record's mark %" G_GUINT64_FORMAT ": its name is too long (%" G_GUINT64_FORMAT
+                          " bytes)", i, len);
+          if (!need (d, (gsize) len, error))
+            return FALSE;
+          const char *s = (const char *) d->in->p;
+          if (memchr (s, 0, len) != NULL || !g_utf8_validate (s, (gssize) len, NULL))
+            return DFAIL ("the end record's mark %" G_GUINT64_FORMAT ": its name is not valid UTF-8 text", i);
+          VsMarkSum *m = g_malloc (sizeof *m + len + 1);
+          memcpy (m->name, s, len);
+          m->name[len] = 0;
+          m->tid = (guint32) tid;
+          g_ptr_array_add (e->marks, m);
+          d->in->p += len;
+          if (!get_uv (d, &m->count, error) || !get_uv (d, &m->last_t, error))
+            return FALSE;
+          if (m->count == 0)
+            return DFAIL ("the end record's mark %" G_GUINT64_FORMAT " (\"%s\", tid %u) counts no mark", i, m->name,
+                          m->tid);
+          if (prev != NULL && (prev->tid > m->tid || (prev->tid == m->tid && strcmp (prev->name, m->name) >= 0)))
+            return DFAIL ("the end record's marks are not sorted by tid, then name (mark %" G_GUINT64_FORMAT ")", i);
+          prev = m;
+        }
+      /* The checksum, the offset and "VEND" at once: a refill between
+       * them would move the bytes a checking reader hashes up to CHECK_AT. */
+      if (!need (d, 20, error))
+        return FALSE;
+      e->check_at = inbuf_offset (d->in);
+      e->checksum = le64 (d->in->p);
+      e->end_offset = le64 (d->in->p + 8);
+      d->in->p += 16;
+    }
+  if (!need (d, 4, error))
+    return FALSE;
+  if (memcmp (d->in->p, "VEND", 4) != 0)
+    return DFAIL ("bad end record (no \"VEND\")");
+  d->in->p += 4;
+  return TRUE;
+}
+
+#define DFAIL_R(...) (trace_reader_fail (r, error, VS_TRACE_ERROR_PARSE, __VA_ARGS__), FALSE)
+
+/* The summary of version 4 end record E against what the events read
+ * sum to (S). */
+static gboolean
+end_check_sum (VsTraceReader *r, const VsBinEnd *e, const VsTraceSum *s, GError **error)
+{
+  if (e->first_t != s->first_t)
+    return DFAIL_R ("the end record's summary gives first_t %" G_GINT64_FORMAT " but the events' earliest t is %"
+                    G_GINT64_FORMAT, e->first_t == G_MAXUINT64 ? (gint64) -1 : (gint64) e->first_t,
+                    s->first_t == G_MAXUINT64 ? (gint64) -1 : (gint64) s->first_t);
+  if (e->last_end != s->last_end)
+    return DFAIL_R ("the end record's summary gives last_end %" G_GUINT64_FORMAT
+                    " but the events' latest captured end is %" G_GUINT64_FORMAT, e->last_end, s->last_end);
+  for (guint i = 0; i < e->marks->len; i++)
+    {
+      const VsMarkSum *m = g_ptr_array_index (e->marks, i), *k = trace_sum_lookup (s, m->tid, m->name);
+      if (k == NULL || k->count != m->count || k->last_t != m->last_t)
+        return DFAIL_R ("the end record's summary gives %" G_GUINT64_FORMAT " marks \"%s\" on tid %u, the last at t=%"
+                        G_GUINT64_FORMAT ", but the events hold %" G_GUINT64_FORMAT "%s%" G_GUINT64_FORMAT,
+                        m->count, m->name, m->tid, m->last_t, k ? k->count : 0, k ? ", the last at t=" : "",
+                        k ? k->last_t : 0);
+    }
+  if (e->marks->len != g_hash_table_size (s->marks))
+    return DFAIL_R ("the end record's summary lists %u mark names and threads but the events hold %u", e->marks->len,
+                    g_hash_table_size (s->marks));
+  return TRUE;
+}
+
+#undef DFAIL
+#undef DFAIL_R
+
 /* ---- file reader ---- */
 
 typedef struct {
   VsTraceReader base;
   VsInBuf in;
   VsBinDec dec;
+  guint64 magic_off;      /* the stream offsets of the magic and of the first record */
+  guint64 rec_off;
+  VsTraceSum sum;         /* version 4: the events read so far (base.sum) */
+  VsXxh64 xxh;            /* trace_reader_check_sum: in.hash */
 } BinReader;
 
 static gboolean
@@ -1103,23 +1244,51 @@ bin_next (VsTraceReader *base, VsEvent *ev, guint32 *present, GError **error)
     return TRUE;
   if (rc < 0)
     return FALSE;
-  /* The end record: uv count, "VEND", then nothing. */
+  /* The end record (its 0xFE read): uv count, for version 4 the
+   * summary, checksum and offset, "VEND", then nothing. */
   VsBinDec *d = &r->dec;
-  guint64 n;
-  if (!get_uv (d, &n, error) || !need (d, 4, error))
+  guint64 at = inbuf_offset (&r->in) - 1 - r->magic_off;
+  g_auto (VsBinEnd) e;
+  if (!bin_end_read (d, &e, error))
     return FALSE;
-  if (memcmp (d->in->p, "VEND", 4) != 0)
-    {
-      trace_reader_fail (base, error, VS_TRACE_ERROR_PARSE, "bad end record (no \"VEND\")");
-      return FALSE;
-    }
-  d->in->p += 4;
+  guint64 n = e.count;
   if (n != base->count)
     {
       trace_reader_fail (base, error, VS_TRACE_ERROR_PARSE,
                          "the end record counts %" G_GUINT64_FORMAT " events but the file holds %" G_GUINT64_FORMAT,
                          n, base->count);
       return FALSE;
+    }
+  if (d->version >= 4)
+    {
+      if (e.end_offset != at)
+        {
+          trace_reader_fail (base, error, VS_TRACE_ERROR_PARSE,
+                             "the end record gives its offset as %" G_GUINT64_FORMAT " but it is at %"
+                             G_GUINT64_FORMAT, e.end_offset, at);
+          return FALSE;
+        }
+      /* The skim framed the events without summing them. */
+      if (!base->skim && !end_check_sum (base, &e, &r->sum, error))
+        return FALSE;
+      if (r->in.hash != NULL)
+        {
+          /* The bytes before the checksum: in.hash has those before
+           * hash_from, the buffer the rest (the checksum is in it). */
+          guint64 upto = e.check_at - r->in.dropped;
+          vs_xxh64_update (r->in.hash, r->in.hash_from, (gsize) (r->in.data + upto - r->in.hash_from));
+          r->in.hash_from = r->in.data + upto;
+          guint64 h = vs_xxh64_digest (r->in.hash);
+          r->in.hash = NULL;
+          if (h != e.checksum)
+            {
+              trace_reader_fail (base, error, VS_TRACE_ERROR_PARSE,
+                                 "the checksum of the records is %016" G_GINT64_MODIFIER "x but the end record "
+                                 "gives %016" G_GINT64_MODIFIER "x: the file is corrupt, or was changed",
+                                 h, e.checksum);
+              return FALSE;
+            }
+        }
     }
   if (d->in->p == d->in->end && !inbuf_fill (d->in, base->path, error))
     return FALSE;
@@ -1137,6 +1306,8 @@ bin_close (VsTraceReader *base)
   BinReader *r = (BinReader *) base;
   bin_dec_clear (&r->dec);
   inbuf_close (&r->in);
+  if (r->sum.marks)
+    trace_sum_clear (&r->sum);
   g_free (r);
 }
 
@@ -1193,6 +1364,7 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
       goto fail;
     }
   r->dec.version = ver;
+  r->magic_off = inbuf_offset (&r->in);
   r->in.p += 16;
   while (!r->in.eof && (gsize) (r->in.end - r->in.p) < len)
     if (!inbuf_fill (&r->in, path, &err))
@@ -1216,6 +1388,13 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
   cJSON_Delete (obj);
   if (r->base.header == NULL)
     goto fail;
+  r->rec_off = inbuf_offset (&r->in);
+  r->in.hash_from = r->in.p;
+  if (ver >= 4)
+    {
+      trace_sum_init (&r->sum);
+      r->base.sum = &r->sum;
+    }
   r->base.fast = &r->dec;
   return &r->base;
 
@@ -1223,4 +1402,132 @@ fail:
   g_propagate_error (error, err);
   trace_close (&r->base);
   return NULL;
+}
+
+/* ---- the rest of a version 4 file from its end record ---- */
+
+/* LEN bytes at OFF of FD; FALSE on a short read or an error. */
+static gboolean
+pread_all (int fd, void *buf, gsize len, guint64 off)
+{
+  guint8 *p = buf;
+  while (len > 0)
+    {
+      ssize_t n = pread (fd, p, len, (off_t) off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return FALSE;
+      p += n;
+      len -= (gsize) n;
+      off += (guint64) n;
+    }
+  return TRUE;
+}
+
+/* The end record larger than this is read by the careful path (the
+ * summary's names are the file's mark names once each: kilobytes). */
+#define SUMMARY_MAX (64u << 20)
+
+int
+bin_skim_summary (VsTraceReader *base, const char *mark, guint32 tid, VsTraceSkim *out, GError **error)
+{
+  if (base->klass != &bin_class || base->sum == NULL || base->failed || base->done)
+    return 0;
+  BinReader *r = (BinReader *) base;
+  struct stat st;
+  if (r->in.z != NULL || r->in.fd < 0 || fstat (r->in.fd, &st) != 0 || !S_ISREG (st.st_mode))
+    return 0;
+  /* The last 12 bytes: the end record's offset and "VEND". */
+  guint64 size = (guint64) st.st_size, here = inbuf_offset (&r->in) + (guint64) (r->in.end - r->in.p);
+  guint8 tail[12];
+  if (size < r->rec_off + 22 || here > size || !pread_all (r->in.fd, tail, 12, size - 12)
+      || memcmp (tail + 8, "VEND", 4) != 0)
+    return 0;
+  guint64 at = r->magic_off + le64 (tail);
+  if (at < r->rec_off || at < inbuf_offset (&r->in) || at > size - 22 || size - at > SUMMARY_MAX)
+    return 0;
+  gsize len = (gsize) (size - at);
+  g_autofree guint8 *buf = g_malloc (len);
+  if (!pread_all (r->in.fd, buf, len, at) || buf[0] != VS_BIN_END)
+    return 0;
+  /* Read as the careful path reads it, from memory. */
+  VsInBuf mem = { .fd = -1, .data = buf, .p = buf + 1, .end = buf + len, .eof = TRUE };
+  VsBinDec md = { .r = base, .in = &mem, .version = r->dec.version };
+  g_auto (VsBinEnd) e;
+  GError *perr = NULL;
+  if (!bin_end_read (&md, &e, &perr) || mem.p != mem.end || e.end_offset != at - r->magic_off
+      || e.count < base->count)
+    {
+      g_clear_error (&perr);
+      return 0;   /* the careful path words it */
+    }
+  /* The checksum: the records from the first, then the end record's
+   * bytes before it. */
+  VsXxh64 h;
+  vs_xxh64_init (&h, 0);
+  gsize blk = 1u << 20;
+  g_autofree guint8 *chunk = g_malloc (blk);
+  for (guint64 off = r->rec_off; off < at;)
+    {
+      gsize n = (gsize) MIN ((guint64) blk, at - off);
+      errno = 0;
+      if (!pread_all (r->in.fd, chunk, n, off))
+        {
+          int en = errno;
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_IO, "%s: read failed: %s", base->path,
+                       en ? g_strerror (en) : "the file shrank");
+          base->failed = TRUE;
+          base->fast = NULL;
+          return -1;
+        }
+      vs_xxh64_update (&h, chunk, n);
+      off += n;
+    }
+  vs_xxh64_update (&h, buf, (gsize) e.check_at);
+  guint64 sum = vs_xxh64_digest (&h);
+  if (sum != e.checksum)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
+                   "%s: the checksum of the records is %016" G_GINT64_MODIFIER "x but the end record gives %016"
+                   G_GINT64_MODIFIER "x: the file is corrupt, or was changed", base->path, sum, e.checksum);
+      base->failed = TRUE;
+      base->fast = NULL;
+      return -1;
+    }
+  /* The reaches after what was read: the whole file's less those read. */
+  guint64 all = 0, last = 0;
+  for (guint i = 0; mark != NULL && i < e.marks->len; i++)
+    {
+      const VsMarkSum *m = g_ptr_array_index (e.marks, i);
+      if (m->tid == tid && strcmp (m->name, mark) == 0)
+        all = m->count, last = m->last_t;
+    }
+  const VsMarkSum *seen = mark != NULL ? trace_sum_lookup (base->sum, tid, mark) : NULL;
+  guint64 before = seen ? seen->count : 0;
+  if (all < before)
+    return 0;
+  /* The whole trace's earliest t and latest end: with those of the
+   * events read, the same as the rest's (trace.h). */
+  out->events = e.count - base->count;
+  out->first_t = e.first_t;
+  out->last_end = e.last_end;
+  out->reaches = all - before;
+  out->last_reach_t = all > before ? last : 0;
+  base->count = e.count;
+  base->skim = TRUE;
+  base->done = TRUE;
+  base->fast = NULL;
+  return 1;
+}
+
+void
+trace_reader_check_sum (VsTraceReader *base)
+{
+  g_return_if_fail (base != NULL && base->count == 0);
+  if (base->klass != &bin_class || base->sum == NULL)
+    return;
+  BinReader *r = (BinReader *) base;
+  vs_xxh64_init (&r->xxh, 0);
+  r->in.hash = &r->xxh;
 }

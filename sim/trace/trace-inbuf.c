@@ -3,6 +3,7 @@
  * the way (zlib). Used by the format readers (trace-bin.c, trace-jsonl.c)
  * and by trace_open (trace.c) to tell the formats apart. */
 #include "trace/trace-priv.h"
+#include "base/xxh64.h"
 
 #include <errno.h>
 #include <string.h>
@@ -24,6 +25,10 @@ inbuf_fill (VsInBuf *b, const char *path, GError **error)
       return TRUE;
     }
   gsize left = (gsize) (b->end - b->p);
+  /* The bytes read are dropped (the unread ones move to the front). */
+  if (b->hash != NULL && b->hash_from != NULL && b->p > b->hash_from)
+    vs_xxh64_update (b->hash, b->hash_from, (gsize) (b->p - b->hash_from));
+  b->dropped += (guint64) (b->p - b->data);
   if (b->own == NULL)
     {
       b->cap = VS_INBUF_SIZE;
@@ -41,6 +46,7 @@ inbuf_fill (VsInBuf *b, const char *path, GError **error)
     memmove (b->own, b->p, left);
   b->data = b->own;
   b->p = b->own;
+  b->hash_from = b->p;
   b->end = b->own + left;
   if (b->z != NULL)
     return inbuf_fill_gzip (b, left, path, error);
@@ -121,6 +127,8 @@ inbuf_start_gzip (VsInBuf *b, const char *path, GError **error)
       b->own = g_malloc (b->cap);
     }
   b->p = b->end = b->data = b->own;
+  b->dropped = 0;   /* offsets count the inflated stream */
+  b->hash_from = b->p;
   b->eof = FALSE;
   return TRUE;
 }

@@ -63,7 +63,19 @@ typedef struct {
   guint8 *zraw;         /* compressed bytes read, not yet inflated */
   gsize zraw_cap;
   gboolean zraw_eof;
+  guint64 dropped;      /* bytes of the stream before data (a gzip stream's: inflated) */
+  /* A checksum of the bytes read (trace_reader_check_sum): those before
+   * hash_from are in it; inbuf_fill adds those it drops. */
+  struct VsXxh64_ *hash;
+  const guint8 *hash_from;
 } VsInBuf;
+
+/* The stream offset of B's cursor. */
+static inline guint64
+inbuf_offset (const VsInBuf *b)
+{
+  return b->dropped + (guint64) (b->p - b->data);
+}
 
 /* Moves the unread bytes to the front and reads more; grows the buffer when
  * it is full and MIN_FREE more bytes are wanted. FALSE on a read error. */
@@ -98,6 +110,7 @@ struct _VsTraceReader {
   gboolean skim;          /* trace_skim has begun (trace-scan.c): validation leaves the live ids alone */
   gboolean failed;
   gboolean done;
+  struct _VsTraceSum *sum; /* version 4 binary files: what the events read so far sum to (trace-sum.c) */
   struct _VsBinDec *fast; /* binary readers: bin_dec_fast() can take the next event; NULL after the end or an error */
   gsize max_live;         /* most allocations live at once (trace_max_live) */
   GHashTable *groups;     /* collective.group id -> TraceGroup (trace-reader.c); NULL until the first */
@@ -204,9 +217,10 @@ void trace_json_append_event (GString *s, const VsEvent *ev);
 #define VS_BIN_MAGIC "VRAMTRC\x1a"
 /* Version 2 added the empty_cache record (op 10) and the kernel record
  * with extensions (VS_BIN_KERNEL_X); version 3 the collective's group
- * (VS_BIN_HAS_GROUP). An older file holds none of what came later and
+ * (VS_BIN_HAS_GROUP); version 4 the end record's summary, checksum and
+ * offset (trace-sum.c). An older file holds none of what came later and
  * reads as it always did. */
-#define VS_BIN_VERSION 3
+#define VS_BIN_VERSION 4
 #define VS_BIN_VERSION_MIN 1
 /* A kernel with a shape and/or a collective: the kernel body, then u8 has
  * (bit 0 shape, bit 1 collective, bit 2 the collective's group: version 3,
@@ -236,6 +250,8 @@ typedef struct {
 } VsBinEnc;
 
 void bin_enc_init (VsBinEnc *e, gboolean emit_defs);
+void bin_put_uv (VsOutBuf *o, guint64 v);
+void bin_put_bytes (VsOutBuf *o, const void *data, gsize len);
 void bin_enc_clear (VsBinEnc *e);
 void bin_enc_event (VsBinEnc *e, const VsEvent *ev);
 
@@ -256,6 +272,67 @@ typedef struct _VsBinDec {
 } VsBinDec;
 
 void bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in);
+
+/* ---- version 4's end record: the summary (trace-sum.c) ---- */
+
+/* The marks of one name on one thread: key and value of a summary's table. */
+typedef struct {
+  guint64 count;
+  guint64 last_t;         /* the t of the last of them */
+  guint32 tid;
+  char name[];
+} VsMarkSum;
+
+/* What the events sum to, as version 4's end record gives it: their
+ * earliest t, their latest captured end and the marks per thread and
+ * name. The writer fills one as it writes; a reader as it reads, to
+ * check the end record against. */
+typedef struct _VsTraceSum {
+  guint64 first_t;        /* G_MAXUINT64: no event */
+  guint64 last_end;       /* 0: no event */
+  GHashTable *marks;      /* VsMarkSum, key and value */
+} VsTraceSum;
+
+void trace_sum_init (VsTraceSum *s);
+void trace_sum_clear (VsTraceSum *s);
+/* One more mark NAME on thread TID at T (T not before the thread's last). */
+void trace_sum_mark (VsTraceSum *s, guint32 tid, const char *name, guint64 t);
+/* The marks of NAME on TID (NULL: none). */
+const VsMarkSum *trace_sum_lookup (const VsTraceSum *s, guint32 tid, const char *name);
+/* The marks (VsMarkSum) sorted by tid, then name bytewise, as the end
+ * record lists them; *N of them. Free the array (not the marks). */
+gpointer *trace_sum_sorted (const VsTraceSum *s, guint *n);
+
+static inline void
+trace_sum_note (VsTraceSum *s, const VsEvent *ev)
+{
+  s->first_t = MIN (s->first_t, ev->t);
+  s->last_end = MAX (s->last_end, event_captured_end (ev));
+  if (G_UNLIKELY (ev->op == VS_OP_MARK))
+    trace_sum_mark (s, ev->tid, ev->name, ev->t);
+}
+
+/* A version 4 end record as read, after its 0xFE. */
+typedef struct {
+  guint64 count;
+  guint64 first_t, last_end; /* first_t G_MAXUINT64: none */
+  GPtrArray *marks;       /* VsMarkSum, owned, in the record's order (checked ascending) */
+  guint64 checksum;
+  guint64 check_at;       /* the stream offset of the checksum's first byte */
+  guint64 end_offset;
+} VsBinEnd;
+
+/* Reads the rest of an end record (the 0xFE read) with D: the count, and
+ * for version 4 the summary, the checksum and the offset; then "VEND".
+ * E->marks is set (free it with bin_end_clear) whatever the outcome. */
+gboolean bin_end_read (VsBinDec *d, VsBinEnd *e, GError **error);
+void bin_end_clear (VsBinEnd *e);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (VsBinEnd, bin_end_clear)
+/* trace_skim from a version 4 file's summary (trace-bin.c): 1 answered,
+ * 0 not this reader's (not a version 4 binary file, compressed, not a
+ * regular file, or an end record the careful read must word), -1 bad
+ * input (ERROR set). */
+int bin_skim_summary (VsTraceReader *r, const char *mark, guint32 tid, struct _VsTraceSkim *out, GError **error);
 
 /* The fast paths (trace-bin.c's decoder, trace-scan.c's skim) start a
  * record only with VS_BIN_FAST_MARGIN bytes buffered, and take id lists

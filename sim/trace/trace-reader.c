@@ -432,6 +432,8 @@ trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error)
       r->failed = TRUE;
       return FALSE;
     }
+  if (r->sum != NULL)
+    trace_sum_note (r->sum, ev);
   r->count++;
   return TRUE;
 }

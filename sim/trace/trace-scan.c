@@ -316,6 +316,9 @@ trace_skim (VsTraceReader *r, const char *mark, guint32 tid, VsTraceSkim *out, G
   guint64 count0 = r->count;
   gboolean ok;
   VsBinDec *d = r->fast;
+  int rc = d != NULL ? bin_skim_summary (r, mark, tid, out, error) : 0;
+  if (rc != 0)
+    return rc > 0;   /* a version 4 file's summary (trace-bin.c) */
   if (d != NULL)
     {
       /* From here on no live set: validation leaves the ids alone, and

@@ -6,6 +6,7 @@
  * trace-header.c, trace-inbuf.c, trace-common.c); none of them calls it. */
 #include "trace/trace-priv.h"
 #include "base/outfile.h"
+#include "base/xxh64.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,7 +131,42 @@ struct _VsTraceWriter {
   VsOutFile *out;       /* base/outfile.h: temporary + rename, or direct */
   GString *text;        /* JSONL pending output */
   VsBinEnc enc;         /* binary encoder (its out buffer is the pending output) */
+  /* Binary: version 4's end record (docs/trace-format.md). */
+  VsTraceSum sum;       /* what the events written sum to */
+  VsXxh64 xxh;          /* the checksum of the bytes from the first record */
+  gsize hashed;         /* bytes of enc.out in xxh already (the header's count as taken) */
+  guint64 written;      /* bytes written to the file */
 };
+
+/* The summary, as the end record holds it after the count: opt first_t,
+ * uv last_end, uv n_marks, the marks (docs/trace-format.md). */
+static void
+sum_encode (const VsTraceSum *s, VsOutBuf *o)
+{
+  bin_put_uv (o, s->first_t == G_MAXUINT64 ? 0 : s->first_t + 1);
+  bin_put_uv (o, s->last_end);
+  guint n;
+  g_autofree gpointer *all = trace_sum_sorted (s, &n);
+  bin_put_uv (o, n);
+  for (guint i = 0; i < n; i++)
+    {
+      const VsMarkSum *m = all[i];
+      gsize len = strlen (m->name);
+      bin_put_uv (o, m->tid);
+      bin_put_uv (o, len);
+      bin_put_bytes (o, m->name, len);
+      bin_put_uv (o, m->count);
+      bin_put_uv (o, m->last_t);
+    }
+}
+
+/* The bytes pending in the binary encoder's buffer taken into the checksum. */
+static void
+writer_hash (VsTraceWriter *w)
+{
+  vs_xxh64_update (&w->xxh, w->enc.out.data + w->hashed, w->enc.out.len - w->hashed);
+  w->hashed = w->enc.out.len;
+}
 
 static gboolean
 write_all (VsTraceWriter *w, const void *data, gsize len, GError **error)
@@ -162,8 +198,11 @@ writer_flush (VsTraceWriter *w, GError **error)
       g_string_truncate (w->text, 0);
       return ok;
     }
+  writer_hash (w);
   gboolean ok = write_all (w, w->enc.out.data, w->enc.out.len, error);
+  w->written += w->enc.out.len;
   w->enc.out.len = 0;
+  w->hashed = 0;
   return ok;
 }
 
@@ -230,6 +269,9 @@ trace_writer_new (const char *path, VsTraceFormat format, const VsTraceHeader *h
       memcpy (head + 12, &len, 4);
       outbuf_put (&w->enc.out, head, 16);
       outbuf_put (&w->enc.out, line, strlen (line));
+      w->hashed = w->enc.out.len;   /* the checksum starts at the first record */
+      vs_xxh64_init (&w->xxh, 0);
+      trace_sum_init (&w->sum);
     }
   return w;
 }
@@ -254,6 +296,7 @@ trace_writer_write (VsTraceWriter *w, const VsEvent *ev, GError **error)
       return FALSE;
     }
   bin_enc_event (&w->enc, ev);
+  trace_sum_note (&w->sum, ev);
   return w->enc.out.len < VS_OUT_FLUSH || writer_flush (w, error);
 }
 
@@ -263,7 +306,10 @@ writer_free (VsTraceWriter *w)
   if (w->text)
     g_string_free (w->text, TRUE);
   if (w->format == VS_FORMAT_BINARY)
-    bin_enc_clear (&w->enc);
+    {
+      bin_enc_clear (&w->enc);
+      trace_sum_clear (&w->sum);
+    }
   g_free (w->path);
   g_free (w);
 }
@@ -274,19 +320,17 @@ trace_writer_finish (VsTraceWriter *w, GError **error)
   g_return_val_if_fail (w != NULL, FALSE);
   if (w->format == VS_FORMAT_BINARY)
     {
-      guint8 end[16];
-      gsize n = 0;
-      end[n++] = VS_BIN_END;
-      guint64 c = w->enc.count;
-      do
-        {
-          guint8 b = c & 0x7f;
-          c >>= 7;
-          end[n++] = b | (c ? 0x80 : 0);
-        }
-      while (c);
-      memcpy (end + n, "VEND", 4);
-      outbuf_put (&w->enc.out, end, n + 4);
+      /* 0xFE, the count, the summary, the checksum of everything from
+       * the first record to here, the 0xFE's offset, "VEND". */
+      guint64 at = w->written + w->enc.out.len;
+      bin_put_bytes (&w->enc.out, (const guint8[]) { VS_BIN_END }, 1);
+      bin_put_uv (&w->enc.out, w->enc.count);
+      sum_encode (&w->sum, &w->enc.out);
+      writer_hash (w);
+      guint64 tail[2] = { GUINT64_TO_LE (vs_xxh64_digest (&w->xxh)), GUINT64_TO_LE (at) };
+      bin_put_bytes (&w->enc.out, tail, 16);
+      bin_put_bytes (&w->enc.out, "VEND", 4);
+      w->hashed = w->enc.out.len;
     }
   gboolean ok = writer_flush (w, error);
   GError *oe = NULL;

@@ -108,7 +108,11 @@ typedef struct _VsTraceSkim {
  * their captured span and the reaches of one mark. An in-memory
  * buffer's reader (trace_buf_reader) answers from the buffer's summary,
  * made when it was loaded and validated, reading at most the events up
- * to the next block of 1024. A binary file's records are framed, not decoded:
+ * to the next block of 1024. A version 4 binary file (regular, not
+ * gzipped) answers from its end record's summary, after checking the
+ * checksum of the whole file; its FIRST_T and LAST_END are then the
+ * whole trace's (with the events read before, the same min and max).
+ * Other binary files' records are framed, not decoded:
  * their fields are skipped but for the times, the string ids, the enum
  * bytes and a kernel's extensions, and every rule is checked but the
  * allocation ids' (alloc of a live id, a reference to an id that is not
@@ -117,6 +121,10 @@ typedef struct _VsTraceSkim {
  * Other readers (JSONL, the touch inference's) read on with trace_next.
  * FALSE on bad input (ERROR set); R reads nothing more afterwards. */
 gboolean trace_skim (VsTraceReader *r, const char *mark, guint32 tid, VsTraceSkim *out, GError **error);
+/* A version 4 binary file's reader checks the checksum of its records
+ * too, at the end record (vramsim info; a replay does not hash what it
+ * decodes). Call before the first trace_next; other readers ignore it. */
+void trace_reader_check_sum (VsTraceReader *r);
 void trace_close (VsTraceReader *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTraceReader, trace_close)
 

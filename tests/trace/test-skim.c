@@ -10,6 +10,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 
+#include "base/xxh64.h"
 #include "trace/trace-priv.h"
 #include "trace/trace-infer.h"
 #include "trace-harness.h"
@@ -57,6 +58,24 @@ assert_skim (const VsTraceSkim *a, const VsTraceSkim *b, const char *where, guin
              ", %" G_GUINT64_FORMAT " .. %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT ")",
              where, k, a->events, a->first_t, a->last_end, a->reaches, a->last_reach_t, b->events, b->first_t,
              b->last_end, b->reaches, b->last_reach_t);
+}
+
+/* A version 4 skim: A's counts are B's; its span (the whole trace's,
+ * WHOLE) is B's once joined with that of the events read before. */
+static void
+assert_skim_v4 (const VsTraceSkim *a, const VsTraceSkim *b, const VsTraceSkim *whole, const char *where, guint k)
+{
+  VsTraceSkim joined = *b;
+  if (b->events > 0)
+    {
+      g_assert_cmpuint (a->first_t, ==, whole->first_t);
+      g_assert_cmpuint (a->last_end, ==, whole->last_end);
+      joined.first_t = a->first_t;
+      joined.last_end = a->last_end;
+    }
+  else
+    joined.first_t = a->first_t, joined.last_end = a->last_end;
+  assert_skim (a, &joined, where, k);
 }
 
 /* The events of a full read of PATH, or NULL with its error's message in *MSG. */
@@ -211,7 +230,33 @@ rich_trace (int n)
   return g_string_free (s, FALSE);
 }
 
-static char *rich_jsonl, *rich_bin;
+/* The rich trace as JSONL, as version 3 (whose rest the skim frames)
+ * and as version 4 (what convert writes: the rest from the end record). */
+static char *rich_jsonl, *rich_bin, *rich_v4;
+
+/* Version 4 file SRC as version 3 at DST: the same records, the end
+ * record without its summary, checksum and offset. */
+static void
+to_v3 (const char *src, const char *dst)
+{
+  gsize len;
+  g_autofree char *d = NULL;
+  g_assert_true (g_file_get_contents (src, &d, &len, NULL));
+  g_assert_cmpuint ((guint8) d[8], ==, 4);
+  guint64 at;
+  memcpy (&at, d + len - 12, 8);
+  at = GUINT64_FROM_LE (at);
+  g_assert_cmpuint ((guint8) d[at], ==, VS_BIN_END);
+  gsize n = (gsize) at + 1;
+  while ((guint8) d[n] & 0x80)
+    n++;
+  GByteArray *b = g_byte_array_new ();
+  g_byte_array_append (b, (const guint8 *) d, (guint) n + 1);
+  b->data[8] = 3;
+  g_byte_array_append (b, (const guint8 *) "VEND", 4);
+  g_assert_true (g_file_set_contents (dst, (const char *) b->data, b->len, NULL));
+  g_byte_array_unref (b);
+}
 
 static void
 make_rich (void)
@@ -221,8 +266,10 @@ make_rich (void)
   g_autofree char *text = rich_trace (4000);
   rich_jsonl = tmp_path ("rich.jsonl");
   g_assert_true (g_file_set_contents (rich_jsonl, text, -1, NULL));
+  rich_v4 = tmp_path ("rich4.vtrace");
+  convert (rich_jsonl, rich_v4);
   rich_bin = tmp_path ("rich.vtrace");
-  convert (rich_jsonl, rich_bin);
+  to_v3 (rich_v4, rich_bin);
 }
 
 /* After any number of events, the skim counts what a full read gives for
@@ -245,10 +292,21 @@ test_skim_counts (void)
   GError *error = NULL;
   g_autoptr (VsTraceBuf) buf = trace_buf_load (rich_bin, &error);
   g_assert_no_error (error);
-  guint n = evs->len, tried = 0;
+  guint n = evs->len, tried = 0, whole_span = 0;
+  VsTraceSkim whole = fold (evs, 0);
   for (guint k = 0; k <= n; k += k < 40 ? 1 : k > n - 40 ? 1 : 97)
     {
       VsTraceSkim want = fold (evs, k), want1 = fold (evs1, k), got;
+      /* version 4: from the end record, after its checksum; its span is
+       * the whole trace's, which with the events read gives the same */
+      g_assert_true (skim_path (rich_v4, k, "step", 0, &got, &msg));
+      assert_skim_v4 (&got, &want, &whole, "version 4", k);
+      whole_span += want.events > 0 && want.first_t != whole.first_t;
+      g_assert_true (skim_path (rich_v4, k, "step", 1, &got, &msg));
+      assert_skim_v4 (&got, &want1, &whole, "version 4, thread 1", k);
+      g_assert_true (skim_path (rich_v4, k, NULL, 0, &got, &msg));
+      g_assert_cmpuint (got.reaches, ==, 0);
+      g_assert_cmpuint (got.events, ==, n - k);
       /* binary file */
       g_assert_true (skim_path (rich_bin, k, "step", 0, &got, &msg));
       assert_skim (&got, &want, "binary", k);
@@ -271,6 +329,9 @@ test_skim_counts (void)
       tried++;
     }
   g_assert_cmpuint (tried, >, 200);
+  /* Where the rest's earliest t is later than the trace's, version 4
+   * gave the trace's: it answered from the end record, not by framing. */
+  g_assert_cmpuint (whole_span, >, 100);
   /* The buffer's summary at and around its blocks' edges, and with no mark. */
   const guint edges[] = { 1023, 1024, 1025, 2047, 2048, 4096, 8191, 8192, 8193 };
   for (guint i = 0; i < G_N_ELEMENTS (edges); i++)
@@ -321,16 +382,17 @@ test_skim_counts (void)
 /* Cut anywhere in the second half (after the first 3,000 events), the trace fails in the skim
  * with the message a full read gives (naming the file, the event and
  * the truncation). */
+/* Cuts every FINE bytes in the last 1,500, every COARSE before (to the
+ * middle); at least MIN_CUTS. */
 static void
-test_skim_truncated (void)
+truncated (const char *path, gsize fine, gsize coarse, int min_cuts)
 {
-  make_rich ();
   gsize len;
   g_autofree char *data = NULL;
-  g_assert_true (g_file_get_contents (rich_bin, &data, &len, NULL));
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
   g_autofree char *cut = tmp_path ("cut.vtrace");
   int n = 0;
-  for (gsize at = len - 1; at > len / 2; at -= at > len - 1500 ? 1 : 503)
+  for (gsize at = len - 1; at > len / 2; at -= at > len - 1500 ? fine : coarse)
     {
       g_assert_true (g_file_set_contents (cut, data, (gssize) at, NULL));
       char *full = NULL, *skim = NULL;
@@ -346,7 +408,32 @@ test_skim_truncated (void)
       g_free (skim);
       n++;
     }
-  g_assert_cmpint (n, >, 1500);
+  g_assert_cmpint (n, >, min_cuts);
+}
+
+/* Version 4 too: cut, its last bytes are not an end record's, and the
+ * skim frames the rest as for version 3. */
+static void
+test_skim_truncated (void)
+{
+  make_rich ();
+  truncated (rich_bin, 1, 503, 1500);
+  truncated (rich_v4, 3, 5003, 500);   /* its last 1,500 bytes: the end record */
+
+}
+
+/* DATA: ORIG (LEN bytes) with one to three bytes from FROM on replaced
+ * or with a bit flipped. */
+static void
+mutate (char *data, const char *orig, gsize len, gsize from, GRand *rand)
+{
+  memcpy (data, orig, len);
+  int n = g_rand_int_range (rand, 1, 4);
+  for (int k = 0; k < n; k++)
+    {
+      gsize at = (gsize) g_rand_int_range (rand, (gint32) from, (gint32) len);
+      data[at] = (char) (g_rand_boolean (rand) ? g_rand_int_range (rand, 0, 256) : (guint8) data[at] ^ 1);
+    }
 }
 
 /* Random corruptions of the second half: when a full read takes the
@@ -366,13 +453,7 @@ test_skim_mutations (void)
   int same_error = 0, ids = 0, good = 0;
   for (int round = 0; round < 400; round++)
     {
-      memcpy (data, orig, len);
-      int n = g_rand_int_range (rand, 1, 4);
-      for (int k = 0; k < n; k++)
-        {
-          gsize at = (gsize) g_rand_int_range (rand, (gint32) (len * 6 / 10), (gint32) len);
-          data[at] = (guint8) (g_rand_boolean (rand) ? g_rand_int_range (rand, 0, 256) : data[at] ^ 1);
-        }
+      mutate (data, orig, len, len * 6 / 10, rand);
       g_assert_true (g_file_set_contents (p, data, (gssize) len, NULL));
       char *full = NULL, *skim = NULL;
       VsTraceSkim got;
@@ -398,6 +479,183 @@ test_skim_mutations (void)
   g_rand_free (rand);
   g_test_message ("%d taken, %d refused alike, %d id errors", good, same_error, ids);
   g_assert_cmpint (same_error, >, 100);
+}
+
+/* ---- version 4: the end record's summary and checksum ---- */
+
+/* The offset of version 4 file D's first record, and of its end record's
+ * first_t (past 0xFE and the count). */
+static gsize
+rec_start (const char *d)
+{
+  guint32 hl;
+  memcpy (&hl, d + 12, 4);
+  return 16 + GUINT32_FROM_LE (hl);
+}
+
+static gsize
+first_t_at (const char *d, gsize len)
+{
+  guint64 at;
+  memcpy (&at, d + len - 12, 8);
+  gsize i = (gsize) GUINT64_FROM_LE (at) + 1;
+  while ((guint8) d[i] & 0x80)
+    i++;
+  return i + 1;
+}
+
+/* D's checksum made again over what it holds now. */
+static void
+reseal (char *d, gsize len)
+{
+  gsize from = rec_start (d);
+  guint64 h = GUINT64_TO_LE (vs_xxh64 (d + from, len - 20 - from, 0));
+  memcpy (d + len - 20, &h, 8);
+}
+
+/* The full read's message for D (NULL: it takes it), with CHECK_SUM the
+ * checksum too (as vramsim info reads). */
+static char *
+full_message (const char *path, gboolean check_sum)
+{
+  GError *error = NULL;
+  g_autoptr (VsTraceReader) r = trace_open (path, &error);
+  g_assert_no_error (error);
+  if (check_sum)
+    trace_reader_check_sum (r);
+  VsEvent ev;
+  while (trace_next (r, &ev, &error))
+    ;
+  char *msg = error ? g_strdup (error->message) : NULL;
+  g_clear_error (&error);
+  return msg;
+}
+
+/* Any change to a version 4 file's second half is refused by the skim:
+ * by its checksum, or (the last bytes no end record's) by the framing,
+ * with the full read's message. A summary that disagrees with the events
+ * under a good checksum (a writer's error, not corruption) is refused by
+ * a full read, naming the field. A bad checksum alone: a full read takes
+ * the file, a read that checks the checksum (info) refuses it. */
+static void
+test_skim_summary (void)
+{
+  make_rich ();
+  gsize len;
+  g_autofree char *orig = NULL;
+  g_assert_true (g_file_get_contents (rich_v4, &orig, &len, NULL));
+  g_autofree char *data = g_malloc (len);
+  g_autofree char *p = tmp_path ("sum.vtrace");
+  /* As written: all agree. */
+  g_assert_null (full_message (rich_v4, TRUE));
+  GRand *rand = g_rand_new_with_seed (11);
+  int by_sum = 0, framed = 0;
+  for (int round = 0; round < 150; round++)
+    {
+      mutate (data, orig, len, len / 2, rand);
+      if (memcmp (data, orig, len) == 0)
+        continue;
+      g_assert_true (g_file_set_contents (p, data, (gssize) len, NULL));
+      char *skim = NULL;
+      VsTraceSkim got;
+      if (skim_path (p, 3000, "step", 0, &got, &skim))
+        g_error ("round %d: the skim took a changed file", round);
+      if (strstr (skim, "checksum") != NULL)
+        by_sum++;
+      else
+        {
+          g_autofree char *full = full_message (p, FALSE);
+          if (full != NULL && strstr (full, "live") != NULL)
+            framed++;   /* an id error first, which the framing does not see */
+          else if (full == NULL || strcmp (full, skim) != 0)
+            g_error ("round %d: full read \"%s\", skim \"%s\"", round, full ? full : "(took it)", skim);
+          else
+            framed++;
+        }
+      g_free (skim);
+    }
+  g_rand_free (rand);
+  g_test_message ("%d refused by the checksum, %d framed", by_sum, framed);
+  g_assert_cmpint (by_sum, >, 120);
+
+  /* first_t one later, resealed: the full read names it; the skim
+   * trusts a checksum that holds (docs/trace-format.md). */
+  memcpy (data, orig, len);
+  gsize ft = first_t_at (data, len);
+  g_assert_cmpuint ((guint8) data[ft] & 0x7f, <, 0x7f);
+  data[ft]++;
+  reseal (data, len);
+  g_assert_true (g_file_set_contents (p, data, (gssize) len, NULL));
+  g_autofree char *m1 = full_message (p, TRUE);
+  g_assert_nonnull (m1);
+  g_assert_nonnull (strstr (m1, "the end record's summary gives first_t"));
+  char *skim = NULL;
+  VsTraceSkim got;
+  g_assert_true (skim_path (p, 3000, "step", 0, &got, &skim));
+  /* The checksum alone changed: only the read that checks it refuses. */
+  memcpy (data, orig, len);
+  data[len - 20] ^= 0x40;
+  g_assert_true (g_file_set_contents (p, data, (gssize) len, NULL));
+  g_assert_null (full_message (p, FALSE));
+  g_autofree char *m2 = full_message (p, TRUE);
+  g_assert_nonnull (m2);
+  g_assert_nonnull (strstr (m2, "the checksum of the records is"));
+  g_assert_false (skim_path (p, 3000, "step", 0, &got, &skim));
+  g_assert_nonnull (strstr (skim, "the checksum of the records is"));
+  g_free (skim);
+  /* The end offset one off: the skim cannot use it, and frames; both
+   * give the full read's message. */
+  memcpy (data, orig, len);
+  data[len - 12] ^= 1;
+  g_assert_true (g_file_set_contents (p, data, (gssize) len, NULL));
+  g_autofree char *m3 = full_message (p, FALSE);
+  g_assert_nonnull (m3);
+  g_assert_nonnull (strstr (m3, "the end record gives its offset as"));
+  g_assert_false (skim_path (p, 3000, "step", 0, &got, &skim));
+  g_assert_cmpstr (skim, ==, m3);
+  g_free (skim);
+  /* A mark's count one more, resealed: named. */
+  memcpy (data, orig, len);
+  gsize i = ft;
+  while ((guint8) data[i] & 0x80)
+    i++;
+  i++;
+  while ((guint8) data[i] & 0x80)   /* last_end */
+    i++;
+  i++;
+  g_assert_cmpuint ((guint8) data[i], >, 0);   /* n_marks */
+  while ((guint8) data[i] & 0x80)
+    i++;
+  i++;
+  i++;                                         /* tid 0 */
+  guint nl = (guint8) data[i++];               /* name length (below 128) */
+  i += nl;
+  g_assert_cmpuint ((guint8) data[i] & 0x7f, <, 0x7f);
+  data[i]++;
+  reseal (data, len);
+  g_assert_true (g_file_set_contents (p, data, (gssize) len, NULL));
+  g_autofree char *m4 = full_message (p, FALSE);
+  g_assert_nonnull (m4);
+  if (strstr (m4, "the end record's summary gives") == NULL)
+    g_error ("%s", m4);
+  g_assert_nonnull (strstr (m4, "marks \""));
+
+  /* An end record larger than the reader's buffer (30,000 mark names,
+   * about 600 KB): read across refills, its checksum holds for a read
+   * that checks it (info) and for the skim. */
+  GString *big = g_string_new ("{\"vramsim_trace\": 1}\n");
+  for (guint j = 0; j < 30000; j++)
+    g_string_append_printf (big, "{\"t\": %u, \"op\": \"mark\", \"name\": \"a-long-mark-name-%05u\"}\n", j, j);
+  g_autofree char *big_jsonl = tmp_path ("bigend.jsonl"), *big_bin = tmp_path ("bigend.vtrace");
+  g_assert_true (g_file_set_contents (big_jsonl, big->str, -1, NULL));
+  g_string_free (big, TRUE);
+  convert (big_jsonl, big_bin);
+  g_assert_null (full_message (big_bin, TRUE));
+  char *bm = NULL;
+  g_assert_true (skim_path (big_bin, 100, "a-long-mark-name-29999", 0, &got, &bm));
+  g_assert_cmpuint (got.events, ==, 29900);
+  g_assert_cmpuint (got.reaches, ==, 1);
+  g_assert_cmpuint (got.last_reach_t, ==, 29999);
 }
 
 /* ---- hand-made traces: a valid body, one bad record after it ---- */
@@ -484,7 +742,9 @@ build_finish (Build *b, const char *name, int count_delta, const char *tail)
   const char *hdr = "{\"vramsim_trace\": 1, \"time_unit\": \"ns\"}";
   GByteArray *f = g_byte_array_new ();
   g_byte_array_append (f, (const guint8 *) VS_BIN_MAGIC, 8);
-  guint32 v = GUINT32_TO_LE (VS_BIN_VERSION), hl = GUINT32_TO_LE ((guint32) strlen (hdr));
+  /* Version 3: its rest is framed record by record, which these cases
+   * test (a version 4 file's is taken from its end record). */
+  guint32 v = GUINT32_TO_LE (3), hl = GUINT32_TO_LE ((guint32) strlen (hdr));
   g_byte_array_append (f, (const guint8 *) &v, 4);
   g_byte_array_append (f, (const guint8 *) &hl, 4);
   g_byte_array_append (f, (const guint8 *) hdr, (guint) strlen (hdr));
@@ -735,6 +995,7 @@ main (int argc, char **argv)
   g_test_add_func ("/skim/counts", test_skim_counts);
   g_test_add_func ("/skim/truncated", test_skim_truncated);
   g_test_add_func ("/skim/mutations", test_skim_mutations);
+  g_test_add_func ("/skim/summary", test_skim_summary);
   g_test_add_func ("/skim/refuses", test_skim_refuses);
   g_test_add_func ("/skim/ids", test_skim_ids);
   g_test_add_func ("/skim/ends", test_skim_ends);
@@ -742,5 +1003,6 @@ main (int argc, char **argv)
   harness_tmpdir_remove ();
   g_free (rich_jsonl);
   g_free (rich_bin);
+  g_free (rich_v4);
   return rc;
 }

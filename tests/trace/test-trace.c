@@ -594,7 +594,7 @@ test_errors_binary (void)
   b = bin_start (1, h);
   b->data[0] = 'X';
   expect_bin_error (b, ": not a vramsim trace");
-  expect_bin_error (bin_start (4, h), ": header: binary trace version 4 is newer than this vramsim reads (3)");
+  expect_bin_error (bin_start (5, h), ": header: binary trace version 5 is newer than this vramsim reads (4)");
   expect_bin_error (bin_start (0, h), ": header: bad binary trace version 0");
   expect_bin_error (bin_start (1, "{\"vramsim_trace\": 3}"), ": header: trace format version 3 is newer");
   expect_bin_error (bin_start (1, "{\"vramsim_trace\": 1"), ": header: the header is not valid JSON");
