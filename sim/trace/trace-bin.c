@@ -813,7 +813,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
 {
   const guint8 *p = *pp + 1;
   VsTraceReader *r = d->r;
-  guint64 dt_raw, tid, host_ns, t, u;
+  guint64 dt_raw, tid, host_ns, t, u, gpu_end = 0;
   FUV (dt_raw);
   FUV (tid);
   FUV (host_ns);
@@ -906,6 +906,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
       FUV (e->stream);
       e->async = *p++ != 0;
       FOPT (e->dur);
+      gpu_end = e->dur != VS_NONE ? t + e->dur : 0;
       if (validate
           && G_UNLIKELY (e->dir >= VS_DIR_COUNT || (e->src != 0 && !FAST_LIVE (e->src))
                          || (e->dst != 0 && !FAST_LIVE (e->dst))))
@@ -918,6 +919,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
       FUV (e->stream);
       e->async = *p++ != 0;
       FOPT (e->dur);
+      gpu_end = e->dur != VS_NONE ? t + e->dur : 0;
       if (validate && G_UNLIKELY (!FAST_LIVE (e->dst)))
         return FALSE;
       break;
@@ -930,6 +932,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
         e->name = strings[u];
         FUV (e->stream);
         FUV (e->dur);
+        gpu_end = t + e->dur;
         FOPT (e->bytes);
         FOPT (e->compute_ns);
         /* reads, writes, touches. FAST_MARGIN holds a kernel record with
@@ -1023,7 +1026,15 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
     }
 #undef NO_LISTS
 
-  /* Good (alloc and free have updated the live ids): move on. */
+  /* Good (alloc and free have updated the live ids): move on. A file's
+   * reader sums the span for the end record here, where t and the ends
+   * are at hand (event_captured_end's rule; the marks are counted by
+   * trace_next). */
+  if (validate && d->summing)
+    {
+      d->sum_first_t = MIN (d->sum_first_t, t);
+      d->sum_last_end = MAX (d->sum_last_end, MAX (t + host_ns, gpu_end));
+    }
   d->prev_t = t;
   *pp = p;
   return TRUE;
@@ -1038,6 +1049,7 @@ bin_dec_init (VsBinDec *d, VsTraceReader *r, VsInBuf *in)
   d->r = r;
   d->in = in;
   d->version = VS_BIN_VERSION;
+  d->sum_first_t = G_MAXUINT64;
   d->ids_cap = 3 * FAST_LIST;
   d->ids = g_new (guint64, d->ids_cap);
 }
@@ -1084,8 +1096,9 @@ trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
   if (G_LIKELY (fast != NULL) && G_LIKELY (bin_dec_fast (fast, ev)))
     {
       ev->index = r->count++;
-      if (r->sum != NULL)
-        trace_sum_note (r->sum, ev);
+      /* The span is summed by the fast path itself (dec_event_fast). */
+      if (G_UNLIKELY (ev->op == VS_OP_MARK) && r->sum != NULL)
+        trace_sum_mark (r->sum, ev->tid, ev->name, ev->t);
       return TRUE;
     }
   gboolean ok = trace_next_slow (r, ev, error);
@@ -1269,7 +1282,12 @@ bin_next (VsTraceReader *base, VsEvent *ev, guint32 *present, GError **error)
           return FALSE;
         }
       /* The skim framed the events without summing them. */
-      if (!base->skim && !end_check_sum (base, &e, &r->sum, error))
+      /* The span: the careful path's events (r->sum) and the fast path's
+       * (summed in the decoder), some in both. */
+      VsTraceSum all = r->sum;
+      all.first_t = MIN (all.first_t, d->sum_first_t);
+      all.last_end = MAX (all.last_end, d->sum_last_end);
+      if (!base->skim && !end_check_sum (base, &e, &all, error))
         return FALSE;
       if (r->in.hash != NULL)
         {
@@ -1394,6 +1412,7 @@ trace_bin_open (const char *path, VsInBuf *in, GError **error)
     {
       trace_sum_init (&r->sum);
       r->base.sum = &r->sum;
+      r->dec.summing = TRUE;
     }
   r->base.fast = &r->dec;
   return &r->base;

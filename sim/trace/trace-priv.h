@@ -268,6 +268,9 @@ typedef struct _VsBinDec {
   VsKernelShape shape;    /* the current kernel's extensions */
   VsCollective coll;
   guint version;          /* the file's format version (VS_BIN_VERSION for buffers) */
+  gboolean summing;       /* a version 4 file's reader: the fast path sums the span of the */
+  guint64 sum_first_t;    /* events it decodes, their earliest t and latest captured end */
+  guint64 sum_last_end;   /* (the end record's summary, trace-sum.c) */
   gboolean careful_only;  /* tests: never take the fast path */
 } VsBinDec;
 
