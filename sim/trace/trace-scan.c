@@ -3,6 +3,10 @@
  * engine/sample.part.c): the events counted, their captured span and the
  * reaches of one mark.
  *
+ * A version 4 file answers from its end record instead (bin_skim_summary,
+ * trace-bin.c: its checksum checked, nothing framed); what follows is for
+ * the rest of every other binary file.
+ *
  * A binary record is framed, not decoded: its type byte, then each field
  * skipped as its varint's bytes, but for what is counted (t, tid, host_ns,
  * a kernel's, copy's or memset's dur, a mark's name) and what costs no
