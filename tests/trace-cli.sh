@@ -143,6 +143,15 @@ run "$VRAMSIM" info "$tmp/kf-ck.vtrace"
 { [ $rc -eq 1 ] && [[ $err == *"kf-ck.vtrace: event 9: the checksum of the records is"*"the file is corrupt, or was changed"* ]] \
   && "$VRAMSIM" convert "$tmp/kf-ck.vtrace" "$tmp/kf-ck.jsonl" && cmp -s "$tmp/kf.jsonl" "$tmp/kf-ck.jsonl"; }
 result "a checksum that does not hold: info exits 1 naming it; convert (which does not hash) reads the events"
+run "$VRAMSIM" info "$tmp/kf.vtrace"
+i4=$out
+run "$VRAMSIM" info "$tmp/kf3.vtrace"
+i3=$out
+run "$VRAMSIM" info --format json "$tmp/kf3.vtrace"
+{ [[ $i4 == *$'\nformat     binary, version 4 (the end record\'s summary and checksum hold)\n'* ]] \
+  && [[ $i3 == *$'\nformat     binary, version 3 (no end-record summary: --sample-steps frames the rest; vramsim convert writes version 4)\n'* ]] \
+  && [[ $out == *$'"format": "binary",\n  "format_version": 3,'* ]]; }
+result "info names the format: binary version 4 (summary and checksum hold) or 3 (the rest framed); JSON format and format_version"
 run "$VRAMSIM" info "$tmp/kf.jsonl"
 { [ $rc -eq 0 ] && [[ $out == *"collectives 4, 1.00 GiB; 2 groups, some collectives in none"* ]] \
   && [[ $out == *"  group 12               dp        8 ranks        2 collectives  8.00 KiB"* ]] \

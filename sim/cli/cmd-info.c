@@ -225,11 +225,13 @@ allocation_level (const VsTraceHeader *h)
 
 /* Integers go out exactly (cJSON would print them as doubles). */
 static void
-print_json (const Info *in, const VsTraceHeader *h, const char *path)
+print_json (const Info *in, const VsTraceHeader *h, const char *path, guint bin_version)
 {
   GString *s = g_string_new ("{\n");
   g_string_append (s, "  \"trace\": ");
   trace_json_append_string (s, path);
+  g_string_append_printf (s, ",\n  \"format\": \"%s\",\n  \"format_version\": %u", bin_version ? "binary" : "jsonl",
+                          bin_version ? bin_version : 1);
   g_string_append_printf (s, ",\n  \"events\": %" G_GUINT64_FORMAT ",\n  \"ops\": {", in->events);
   for (guint op = 0; op < VS_OP_COUNT; op++)
     g_string_append_printf (s, "%s\"%s\": %" G_GUINT64_FORMAT, op ? ", " : "", event_op_name (op), in->ops[op]);
@@ -289,10 +291,17 @@ print_json (const Info *in, const VsTraceHeader *h, const char *path)
 }
 
 static void
-print_text (const Info *in, const VsTraceHeader *h, const char *path)
+print_text (const Info *in, const VsTraceHeader *h, const char *path, guint bin_version)
 {
   char a[64], b[64];
   printf ("trace      %s\n", path);
+  if (bin_version >= 4)
+    printf ("format     binary, version %u (the end record's summary and checksum hold)\n", bin_version);
+  else if (bin_version > 0)
+    printf ("format     binary, version %u (no end-record summary: --sample-steps frames the rest; "
+            "vramsim convert writes version 4)\n", bin_version);
+  else
+    printf ("format     JSON Lines\n");
   printf ("capture    %s, config %s%s%s\n", h->device ? h->device : "(device unknown)",
           h->config ? h->config : "(none)", h->tool ? ", by " : "", h->tool ? h->tool : "");
   printf ("events     %" G_GUINT64_FORMAT, in->events);
@@ -455,9 +464,9 @@ cmd_info (int argc, char **argv)
       rc = 1;
     }
   else if (json)
-    print_json (&in, trace_reader_header (r), argv[1]);
+    print_json (&in, trace_reader_header (r), argv[1], trace_reader_binary_version (r));
   else
-    print_text (&in, trace_reader_header (r), argv[1]);
+    print_text (&in, trace_reader_header (r), argv[1], trace_reader_binary_version (r));
   g_hash_table_destroy (in.tag_index);
   g_array_free (in.tags, TRUE);
   g_hash_table_destroy (in.allocs);

@@ -1540,6 +1540,12 @@ bin_skim_summary (VsTraceReader *base, const char *mark, guint32 tid, VsTraceSki
   return 1;
 }
 
+guint
+trace_reader_binary_version (const VsTraceReader *r)
+{
+  return r->klass == &bin_class ? ((const BinReader *) r)->dec.version : 0;
+}
+
 void
 trace_reader_check_sum (VsTraceReader *base)
 {

@@ -125,6 +125,9 @@ gboolean trace_skim (VsTraceReader *r, const char *mark, guint32 tid, VsTraceSki
  * too, at the end record (vramsim info; a replay does not hash what it
  * decodes). Call before the first trace_next; other readers ignore it. */
 void trace_reader_check_sum (VsTraceReader *r);
+/* The binary format version of R's file (1 to 4), or 0 for any other
+ * reader (JSONL, an in-memory buffer, the touch inference's). */
+guint trace_reader_binary_version (const VsTraceReader *r);
 void trace_close (VsTraceReader *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTraceReader, trace_close)
 
