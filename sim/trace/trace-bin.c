@@ -808,6 +808,16 @@ bin_fast_kernel_ext (VsBinDec *d, VsEvent *e, const guint8 *p, gboolean validate
  * VS_OP_COUNT) is at *PP.
  * TRUE: done, *PP past the record. FALSE: nothing changed, use the careful
  * decoder. */
+
+/* Event [T, END] into the span a version 4 file's decoder sums for the
+ * end record (END as event_captured_end gives it). */
+HOT void
+dec_sum_span (VsBinDec *d, guint64 t, guint64 end)
+{
+  d->sum_first_t = MIN (d->sum_first_t, t);
+  d->sum_last_end = MAX (d->sum_last_end, end);
+}
+
 HOT gboolean
 dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean validate)
 {
@@ -1031,10 +1041,7 @@ dec_event_fast (VsBinDec *d, VsEvent *e, const guint8 **pp, guint op, gboolean v
    * are at hand (event_captured_end's rule; the marks are counted by
    * trace_next). */
   if (validate && d->summing)
-    {
-      d->sum_first_t = MIN (d->sum_first_t, t);
-      d->sum_last_end = MAX (d->sum_last_end, MAX (t + host_ns, gpu_end));
-    }
+    dec_sum_span (d, t, MAX (t + host_ns, gpu_end));
   d->prev_t = t;
   *pp = p;
   return TRUE;
@@ -1096,9 +1103,7 @@ trace_next (VsTraceReader *r, VsEvent *ev, GError **error)
   if (G_LIKELY (fast != NULL) && G_LIKELY (bin_dec_fast (fast, ev)))
     {
       ev->index = r->count++;
-      /* The span is summed by the fast path itself (dec_event_fast). */
-      if (G_UNLIKELY (ev->op == VS_OP_MARK) && r->sum != NULL)
-        trace_sum_mark (r->sum, ev->tid, ev->name, ev->t);
+      trace_reader_note_mark (r, ev);   /* the span: dec_event_fast */
       return TRUE;
     }
   gboolean ok = trace_next_slow (r, ev, error);
@@ -1120,6 +1125,15 @@ bin_dec_clear (VsBinDec *d)
 #undef DFAIL
 
 /* ---- the end record ---- */
+
+/* The message for a checksum that does not hold (a checking read's and
+ * the skim's). */
+static char *
+checksum_mismatch (guint64 got, guint64 want)
+{
+  return g_strdup_printf ("the checksum of the records is %016" G_GINT64_MODIFIER "x but the end record gives %016"
+                          G_GINT64_MODIFIER "x: the file is corrupt, or was changed", got, want);
+}
 
 #define DFAIL(...) (trace_reader_fail (d->r, error, VS_TRACE_ERROR_PARSE, __VA_ARGS__), FALSE)
 
@@ -1207,17 +1221,17 @@ bin_end_read (VsBinDec *d, VsBinEnd *e, GError **error)
 #define DFAIL_R(...) (trace_reader_fail (r, error, VS_TRACE_ERROR_PARSE, __VA_ARGS__), FALSE)
 
 /* The summary of version 4 end record E against what the events read
- * sum to (S). */
+ * sum to: D's span, S's marks. */
 static gboolean
-end_check_sum (VsTraceReader *r, const VsBinEnd *e, const VsTraceSum *s, GError **error)
+end_check_sum (VsTraceReader *r, const VsBinEnd *e, const VsBinDec *d, const VsTraceSum *s, GError **error)
 {
-  if (e->first_t != s->first_t)
+  if (e->first_t != d->sum_first_t)
     return DFAIL_R ("the end record's summary gives first_t %" G_GINT64_FORMAT " but the events' earliest t is %"
                     G_GINT64_FORMAT, e->first_t == G_MAXUINT64 ? (gint64) -1 : (gint64) e->first_t,
-                    s->first_t == G_MAXUINT64 ? (gint64) -1 : (gint64) s->first_t);
-  if (e->last_end != s->last_end)
+                    d->sum_first_t == G_MAXUINT64 ? (gint64) -1 : (gint64) d->sum_first_t);
+  if (e->last_end != d->sum_last_end)
     return DFAIL_R ("the end record's summary gives last_end %" G_GUINT64_FORMAT
-                    " but the events' latest captured end is %" G_GUINT64_FORMAT, e->last_end, s->last_end);
+                    " but the events' latest captured end is %" G_GUINT64_FORMAT, e->last_end, d->sum_last_end);
   for (guint i = 0; i < e->marks->len; i++)
     {
       const VsMarkSum *m = g_ptr_array_index (e->marks, i), *k = trace_sum_lookup (s, m->tid, m->name);
@@ -1254,7 +1268,13 @@ bin_next (VsTraceReader *base, VsEvent *ev, guint32 *present, GError **error)
   BinReader *r = (BinReader *) base;
   int rc = bin_dec_event (&r->dec, ev, present, error);
   if (rc > 0)
-    return TRUE;
+    {
+      /* The careful decoder's events join the span here (the fast
+       * path's are in it already). */
+      if (r->dec.summing && !(*present & VS_F_VALIDATED))
+        dec_sum_span (&r->dec, ev->t, event_captured_end (ev));
+      return TRUE;
+    }
   if (rc < 0)
     return FALSE;
   /* The end record (its 0xFE read): uv count, for version 4 the
@@ -1282,12 +1302,7 @@ bin_next (VsTraceReader *base, VsEvent *ev, guint32 *present, GError **error)
           return FALSE;
         }
       /* The skim framed the events without summing them. */
-      /* The span: the careful path's events (r->sum) and the fast path's
-       * (summed in the decoder), some in both. */
-      VsTraceSum all = r->sum;
-      all.first_t = MIN (all.first_t, d->sum_first_t);
-      all.last_end = MAX (all.last_end, d->sum_last_end);
-      if (!base->skim && !end_check_sum (base, &e, &all, error))
+      if (!base->skim && !end_check_sum (base, &e, d, &r->sum, error))
         return FALSE;
       if (r->in.hash != NULL)
         {
@@ -1300,10 +1315,8 @@ bin_next (VsTraceReader *base, VsEvent *ev, guint32 *present, GError **error)
           r->in.hash = NULL;
           if (h != e.checksum)
             {
-              trace_reader_fail (base, error, VS_TRACE_ERROR_PARSE,
-                                 "the checksum of the records is %016" G_GINT64_MODIFIER "x but the end record "
-                                 "gives %016" G_GINT64_MODIFIER "x: the file is corrupt, or was changed",
-                                 h, e.checksum);
+              g_autofree char *msg = checksum_mismatch (h, e.checksum);
+              trace_reader_fail (base, error, VS_TRACE_ERROR_PARSE, "%s", msg);
               return FALSE;
             }
         }
@@ -1507,9 +1520,8 @@ bin_skim_summary (VsTraceReader *base, const char *mark, guint32 tid, VsTraceSki
   guint64 sum = vs_xxh64_digest (&h);
   if (sum != e.checksum)
     {
-      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE,
-                   "%s: the checksum of the records is %016" G_GINT64_MODIFIER "x but the end record gives %016"
-                   G_GINT64_MODIFIER "x: the file is corrupt, or was changed", base->path, sum, e.checksum);
+      g_autofree char *msg = checksum_mismatch (sum, e.checksum);
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_PARSE, "%s: %s", base->path, msg);
       base->failed = TRUE;
       base->fast = NULL;
       return -1;

@@ -268,9 +268,9 @@ typedef struct _VsBinDec {
   VsKernelShape shape;    /* the current kernel's extensions */
   VsCollective coll;
   guint version;          /* the file's format version (VS_BIN_VERSION for buffers) */
-  gboolean summing;       /* a version 4 file's reader: the fast path sums the span of the */
-  guint64 sum_first_t;    /* events it decodes, their earliest t and latest captured end */
-  guint64 sum_last_end;   /* (the end record's summary, trace-sum.c) */
+  gboolean summing;       /* a version 4 file's reader: the span of the events decoded, */
+  guint64 sum_first_t;    /* their earliest t and latest captured end, for the end */
+  guint64 sum_last_end;   /* record's summary (dec_sum_span) */
   gboolean careful_only;  /* tests: never take the fast path */
 } VsBinDec;
 
@@ -288,8 +288,9 @@ typedef struct {
 
 /* What the events sum to, as version 4's end record gives it: their
  * earliest t, their latest captured end and the marks per thread and
- * name. The writer fills one as it writes; a reader as it reads, to
- * check the end record against. */
+ * name. The writer fills all of it as it writes (trace_sum_note); a
+ * file's reader only the marks (trace_reader_note_mark), its decoder
+ * summing the span (VsBinDec), to check the end record against. */
 typedef struct _VsTraceSum {
   guint64 first_t;        /* G_MAXUINT64: no event */
   guint64 last_end;       /* 0: no event */
@@ -313,6 +314,15 @@ trace_sum_note (VsTraceSum *s, const VsEvent *ev)
   s->last_end = MAX (s->last_end, event_captured_end (ev));
   if (G_UNLIKELY (ev->op == VS_OP_MARK))
     trace_sum_mark (s, ev->tid, ev->name, ev->t);
+}
+
+/* EV, returned by R, counted into R's summary if it is a mark and R
+ * reads a version 4 file (trace_next's fast path, trace_next_slow). */
+static inline void
+trace_reader_note_mark (VsTraceReader *r, const VsEvent *ev)
+{
+  if (G_UNLIKELY (ev->op == VS_OP_MARK) && r->sum != NULL)
+    trace_sum_mark (r->sum, ev->tid, ev->name, ev->t);
 }
 
 /* A version 4 end record as read, after its 0xFE. */

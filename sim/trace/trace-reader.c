@@ -432,8 +432,7 @@ trace_next_slow (VsTraceReader *r, VsEvent *ev, GError **error)
       r->failed = TRUE;
       return FALSE;
     }
-  if (r->sum != NULL)
-    trace_sum_note (r->sum, ev);
+  trace_reader_note_mark (r, ev);
   r->count++;
   return TRUE;
 }

@@ -206,18 +206,6 @@ writer_flush (VsTraceWriter *w, GError **error)
   return ok;
 }
 
-static void
-outbuf_put (VsOutBuf *o, const void *data, gsize len)
-{
-  if (o->len + len > o->cap)
-    {
-      o->cap = MAX (o->cap * 2, o->len + len + 256);
-      o->data = g_realloc (o->data, o->cap);
-    }
-  memcpy (o->data + o->len, data, len);
-  o->len += len;
-}
-
 VsTraceWriter *
 trace_writer_new (const char *path, VsTraceFormat format, const VsTraceHeader *header, GError **error)
 {
@@ -267,8 +255,8 @@ trace_writer_new (const char *path, VsTraceFormat format, const VsTraceHeader *h
       guint32 ver = GUINT32_TO_LE (VS_BIN_VERSION), len = GUINT32_TO_LE ((guint32) strlen (line));
       memcpy (head + 8, &ver, 4);
       memcpy (head + 12, &len, 4);
-      outbuf_put (&w->enc.out, head, 16);
-      outbuf_put (&w->enc.out, line, strlen (line));
+      bin_put_bytes (&w->enc.out, head, 16);
+      bin_put_bytes (&w->enc.out, line, strlen (line));
       w->hashed = w->enc.out.len;   /* the checksum starts at the first record */
       vs_xxh64_init (&w->xxh, 0);
       trace_sum_init (&w->sum);
