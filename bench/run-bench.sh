@@ -198,6 +198,16 @@ if [ ! -s "$D/train-1000-steps.vtrace" ] || ! v4 "$D/train-1000-steps.vtrace"; t
     -o "$D/train-1000-steps.vtrace" 2> /dev/null
 fi
 sampled "train spill 1,000 steps" "$D/train-1000-steps.vtrace" --set memory.capacity=16GiB --set policy.oversubscription=spill
+# The same two traces as binary version 3 (bench/to-v3.py), rows added
+# beside those above when the writers moved to version 4 (1ceba2c): the
+# rows above measure what convert and synth write, these the format they
+# measured before, whose rest --sample-steps frames record by record.
+python3 "$(dirname "$0")/to-v3.py" "$D/spill-1000-steps.vtrace" "$D/spill-1000-steps-v3.vtrace" \
+  && python3 "$(dirname "$0")/to-v3.py" "$D/train-1000-steps.vtrace" "$D/train-1000-steps-v3.vtrace" \
+  || { echo "bench: to-v3.py failed" >&2; exit 1; }
+sampled "spill 1,000 steps, binary v3" "$D/spill-1000-steps-v3.vtrace" --set policy.oversubscription=spill
+sampled "train spill 1,000 steps, binary v3" "$D/train-1000-steps-v3.vtrace" --set memory.capacity=16GiB \
+  --set policy.oversubscription=spill
 # Sampled sweeps (issue 25): 100 capacities of the 1,000-step spill trace,
 # every run replayed whole, then every run with --sample-steps 5 (each
 # run's rest answered from the in-memory trace's summary). The load

@@ -135,17 +135,11 @@ ok $? "binary, string definitions and marks after the stop: the skim counts the 
 # file's rest is taken from its end record, after its checksum: below);
 # its end record holds the full replay's event count.
 bad () {
-  python3 - "$T/late.vtrace" "$1" "$2" "$(val "$T/lf.json" events)" <<'PY'
-import struct, sys
+  python3 "$here/bench/to-v3.py" "$T/late.vtrace" "$T/late3.vtrace" || return 1
+  python3 - "$T/late3.vtrace" "$1" "$2" "$(val "$T/lf.json" events)" <<'PY'
+import sys
 d = bytearray(open(sys.argv[1], 'rb').read())
 out, how, count = sys.argv[2], sys.argv[3], int(sys.argv[4])
-assert d[8] == 4
-at = struct.unpack('<Q', d[-12:-4])[0]
-n = at + 1
-while d[n] & 0x80:
-    n += 1
-d = d[:n + 1] + b'VEND'
-d[8] = 3
 def uv(v):
     r = bytearray()
     while v >= 0x80:

@@ -86,24 +86,9 @@ EOF
 "$VRAMSIM" convert "$tmp/kf.jsonl" "$tmp/kf.vtrace" && "$VRAMSIM" convert "$tmp/kf.vtrace" "$tmp/kf-back.jsonl"
 { cmp -s "$tmp/kf.jsonl" "$tmp/kf-back.jsonl"; }; result "kernel shape, collective, empty_cache, allocations: jsonl -> vtrace -> jsonl is byte-identical"
 { [ "$(od -An -tu1 -j8 -N4 "$tmp/kf.vtrace" | tr -s ' ')" = " 4 0 0 0" ]; }; result ".vtrace is format version 4"
-# Version 4 file $1 as version $2 at $3: the same records, the end record
-# of versions 1-3 (0xFE, the count, "VEND": its summary, checksum and
-# offset dropped).
-downgrade () {
-  python3 - "$1" "$2" "$3" <<'PY'
-import struct, sys
-d = open(sys.argv[1], "rb").read()
-assert d[8] == 4
-at = struct.unpack("<Q", d[-12:-4])[0]
-assert d[at] == 0xFE
-n = at + 1
-while d[n] & 0x80:
-    n += 1
-out = bytearray(d[:n + 1]) + b"VEND"
-out[8] = int(sys.argv[2])
-open(sys.argv[3], "wb").write(out)
-PY
-}
+# Version 4 file $1 as version $2 at $3 (bench/to-v3.py: the same
+# records, the end record of versions 1-3).
+downgrade () { python3 bench/to-v3.py "$1" "$3" "$2"; }
 # An older file (no groups: version 2 says the same bytes) reads as before.
 grep -v '"group"' "$tmp/kf.jsonl" > "$tmp/kf2.jsonl" && "$VRAMSIM" convert "$tmp/kf2.jsonl" "$tmp/kf4.vtrace" \
   && downgrade "$tmp/kf4.vtrace" 2 "$tmp/kf2.vtrace" \
