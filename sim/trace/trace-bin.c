@@ -1498,7 +1498,7 @@ bin_skim_summary (VsTraceReader *base, const char *mark, guint32 tid, VsTraceSki
    * bytes before it. */
   VsXxh64 h;
   vs_xxh64_init (&h, 0);
-  gsize blk = 1u << 20;
+  gsize blk = 64u << 10;
   g_autofree guint8 *chunk = g_malloc (blk);
   for (guint64 off = r->rec_off; off < at;)
     {
