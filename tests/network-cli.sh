@@ -66,6 +66,38 @@ result "the text report names the resized group"
 run "$VRAMSIM" replay "$tmp/t.jsonl" -c a100-80g
 [[ $rc -eq 0 && $out == *"network ("*"job of 8 ranks"* ]]; result "the text report has a network section"
 
+# A preset with fewer GPUs a node splits the groups a node held: the
+# trace's 8-rank all-reduces ran inside one of a100-80g's 8-GPU nodes; on
+# rtx4090 (4 a node) each spans 2 nodes and crosses its inter-node
+# fabric. The 2-rank ones stay inside a node. A resized group that grows
+# across nodes (network.dp) is the what-if asked for, not warned about.
+run "$VRAMSIM" replay "$tmp/t.jsonl" -c rtx4090 --format json -o "$tmp/rtx.json"
+python3 - "$tmp/rtx.json" "$tmp/t.jsonl" "$tmp/r8.json" "$tmp/dp64.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ranks = [json.loads(l)["collective"]["ranks"] for l in open(sys.argv[2]) if '"collective"' in l]
+n8, n = ranks.count(8), len(ranks)
+assert 0 < n8 < n, (n8, n)
+w = [x for x in r["warnings"] if "span more nodes" in x]
+assert len(w) == 1, r["warnings"]
+want = ("%d of %d collectives span more nodes on the target (rtx4090) than on the capture config (a100-80g): "
+        "the largest, of 8 ranks, ran in 1 node of a100-80g (8 GPUs a node) and spans 2 here (4 GPUs a node, "
+        "network.ranks_per_node), so it crosses rtx4090's inter-node fabric at 312.5 MB/s a GPU" % (n8, n))
+assert w[0].startswith(want), (w[0], want)
+assert (r["network"]["nodes"], r["network"]["ranks_per_node"]) == (2, 4), r["network"]
+for f, nodes in ((sys.argv[3], 1), (sys.argv[4], 8)):
+    o = json.load(open(f))
+    assert (o["network"]["nodes"], o["network"]["ranks_per_node"]) == (nodes, 8), (f, o["network"])
+    assert not [x for x in o["warnings"] if "span more nodes" in x], (f, o["warnings"])
+PY
+result "rtx4090's 4-GPU nodes split the 8-rank groups: network.nodes 2, a warning with the count and the fabric; none on a100-80g or for network.dp=64 (8 nodes)"
+run "$VRAMSIM" replay "$tmp/t.jsonl" -c rtx4090
+[[ $rc -eq 0 && $out == *"job of 8 ranks; up to 2 nodes of 4 GPUs)"* && $out == *"span more nodes on the target (rtx4090)"* ]]
+result "the text report says the nodes and the warning"
+run "$VRAMSIM" replay "$tmp/t.jsonl" -c rtx4090 --set network.ranks_per_node=8 --format json -o "$tmp/rtx8.json"
+[[ $rc -eq 0 && $(json "$tmp/rtx8.json" "d['network']['nodes'] == 1 and not [x for x in d['warnings'] if 'span more nodes' in x] and d['network']['busy_ns'] < $(json "$tmp/rtx.json" "d['network']['busy_ns']")") == True ]]
+result "network.ranks_per_node=8 on rtx4090: one node, no warning, less network time"
+
 # network.dp in a sweep: each row's dp group is the varied size, with no
 # second read of the trace: a sweep of a FIFO (readable once) gives the
 # rows of the file, which equal what replay says.

@@ -3,7 +3,8 @@
 # warning once in the text view; the TF32 upgrade and a missing peak named
 # without contradicting themselves; an empty capture's slowdown "-" (null
 # in JSON); no "GPU idle" warning on an oom row; --timeline ranges as
-# slices, points as instants, a failed allocation as an instant. TAP.
+# slices, points as instants, a failed allocation as an instant; the
+# unified-memory warning when a Jetson's pool has little left. TAP.
 set -u
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0 fails=0
 ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails+1)); fi; }
-echo "1..12"
+echo "1..14"
 
 # A window of host time and no GPU work: the GPU-idle warning.
 cat > "$tmp/idle.jsonl" <<'EOF'
@@ -130,4 +131,37 @@ b, e = [x for x in ev if x["name"] == "B"]
 assert b["id"] == e["id"] and b["ts"] == 0.1 and e["ts"] == 0.3, (b, e)
 PY
 ok $? "timeline: a range that overlaps another part way is an async slice"
+# A unified machine: the OS and the CPU side share the pool and are not
+# in the trace. 7 GiB on jetson-orin-nano (8 GiB, context 31 MiB, nothing
+# reserved): demand 7 GiB + 31 MiB, 993 MiB left, under a quarter of the
+# pool: said. 4 GiB leaves 3.97 GiB (more than 2 GiB): not said; nor with
+# memory.reserved given, nor on a discrete GPU.
+for gib in 7 4; do
+  cat > "$tmp/u$gib.jsonl" <<EOF
+{"vramsim_trace": 1, "capture": {"config": "a100-80g"}}
+{"t": 0, "op": "alloc", "id": 1, "bytes": $((gib << 30)), "kind": "device"}
+{"t": 1000000, "op": "free", "id": 1}
+EOF
+done
+"$VRAMSIM" replay "$tmp/u7.jsonl" -c jetson-orin-nano --format json > "$tmp/u7.json" 2>/dev/null &&
+"$VRAMSIM" replay "$tmp/u7.jsonl" -c jetson-orin-nano > "$tmp/u7.txt" 2>/dev/null &&
+python3 - "$tmp/u7.json" "$tmp/u7.txt" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["memory"]["device_demand_bytes"] == (7 << 30) + (31 << 20) and r["fits"] is True, r["memory"]
+w = [x for x in r["warnings"] if x.startswith("unified memory")]
+assert w == ["unified memory: on jetson-orin-nano the OS, the CUDA libraries and the CPU side of the program share "
+             "the 8 GiB pool with the GPU and are not in the trace; the preset reserves nothing for them "
+             "(memory.reserved = 0 B), so the program's demand (7.03 GiB at its peak) leaves them 993 MiB. Set "
+             "memory.reserved to what they take on your system"], r["warnings"]
+assert open(sys.argv[2]).read().count("unified memory: on jetson-orin-nano") == 1
+PY
+ok $? "unified memory, 7 GiB of 8: the warning with the demand and the 993 MiB left, once in the text"
+quiet=0
+for args in "$tmp/u4.jsonl -c jetson-orin-nano" "$tmp/u7.jsonl -c jetson-orin-nano --set memory.reserved=512MiB" \
+    "$tmp/u7.jsonl -c a100-80g"; do
+  # shellcheck disable=SC2086
+  "$VRAMSIM" replay $args --format json 2>/dev/null | grep -q '"unified memory' && quiet=1
+done
+ok $quiet "no unified-memory warning with 3.97 GiB left, with memory.reserved given, or on a100-80g"
 exit $(( fails > 0 ))

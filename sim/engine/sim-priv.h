@@ -516,6 +516,12 @@ struct Sim {
     double last_t;         /* of the last change of those counts */
     double busy_ns, exposed_ns;
     CollStat kinds[VS_COLL_COUNT];
+    guint32 max_nodes;     /* the most nodes a collective spanned on the target's fabric */
+    /* Collectives that span more nodes on the target than on the capture
+     * fabric (a preset with fewer GPUs a node): how many, and the largest
+     * such group's ranks and nodes on each (coll_warnings). */
+    guint64 split;
+    guint32 split_ranks, split_nodes, split_cap_nodes;
   } coll;
 
   struct {
@@ -705,7 +711,7 @@ static void coll_setup (Sim *s);
 static inline void coll_note (Sim *s, const Op *op, int delta);
 static void coll_run (Sim *s, Op *op);
 static void coll_done (Sim *s, const Op *op, double end);
-static void coll_report (Sim *s, cJSON *r);
+static void coll_report (Sim *s, cJSON *r, double makespan);
 static void coll_teardown (Sim *s);
 
 /* model/copy.part.c */

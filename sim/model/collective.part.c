@@ -141,8 +141,19 @@ coll_run (Sim *s, Op *op)
         }
     }
   double d0 = op->dur == VS_NONE ? 0 : i2d (op->dur);
-  double net0 = (double) network_time_ns (&s->coll.capture, c->kind, c->bytes, n0);
-  double net1 = (double) network_time_ns (target, c->kind, bytes1, n1);
+  VsNetCost c0, c1;
+  network_cost (&s->coll.capture, c->kind, c->bytes, n0, &c0);
+  network_cost (target, c->kind, bytes1, n1, &c1);
+  double net0 = (double) c0.ns, net1 = (double) c1.ns;
+  s->coll.max_nodes = MAX (s->coll.max_nodes, c1.nodes);
+  /* A group as captured that the target's nodes split (a resized group
+   * that grows across nodes is the what-if asked for). */
+  if (G_UNLIKELY (c1.nodes > c0.nodes) && n1 == n0)
+    {
+      s->coll.split++;
+      if (n1 >= s->coll.split_ranks)
+        s->coll.split_ranks = n1, s->coll.split_nodes = c1.nodes, s->coll.split_cap_nodes = c0.nodes;
+    }
   double d1;
   if (d0 >= net0)
     d1 = net1 + (d0 - net0) * s->gpu.tflops_scale;
@@ -206,9 +217,11 @@ coll_group_cmp (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-/* warnings[] of the network: a what-if that changed nothing. */
+/* warnings[] of the network: a what-if that changed nothing; groups that
+ * a node held on the capture machine and that the target's smaller nodes
+ * split, whose time is then the inter-node fabric's. */
 static void
-coll_warnings (Sim *s, cJSON *r)
+coll_warnings (Sim *s, cJSON *r, double makespan)
 {
   cJSON *w = cJSON_GetObjectItemCaseSensitive (r, "warnings");
   if (w == NULL)
@@ -241,10 +254,29 @@ coll_warnings (Sim *s, cJSON *r)
         "and .cp resize groups by role (docs/model.md section 11)", s->coll.ranks, s->coll.max_group);
       cJSON_AddItemToArray (w, cJSON_CreateString (m));
     }
+  if (s->coll.split > 0)
+    {
+      const VsConfig *cap = s->core.cap_cfg;
+      g_autofree char *bw = units_format_rate (cfg->network.inter.bandwidth);
+      g_autofree char *ex = units_format_time (s->coll.exposed_ns);
+      g_autofree char *mk = units_format_time (makespan);
+      const char *tn = cfg->name ? cfg->name : "the target", *cn = cap->name ? cap->name : "the capture config";
+      g_autofree char *m = g_strdup_printf (
+        "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " collectives span more nodes on the target (%s) than on the "
+        "capture config (%s): the largest, of %u ranks, ran in %u node%s of %s (%u GPUs a node) and spans %u here "
+        "(%u GPUs a node, "
+        "network.ranks_per_node), so it crosses %s's inter-node fabric at %s a GPU (network.inter.bandwidth); %s of "
+        "the predicted %s is network time no kernel hides. If the job's GPUs share a node on the machine you mean, "
+        "set network.ranks_per_node",
+        s->coll.split, collectives, tn, cn, s->coll.split_ranks, s->coll.split_cap_nodes,
+        s->coll.split_cap_nodes == 1 ? "" : "s", cn, MAX (cap->network.ranks_per_node, 1u), s->coll.split_nodes,
+        MAX (cfg->network.ranks_per_node, 1u), tn, bw, ex, mk);
+      cJSON_AddItemToArray (w, cJSON_CreateString (m));
+    }
 }
 
 static void
-coll_report (Sim *s, cJSON *r)
+coll_report (Sim *s, cJSON *r, double makespan)
 {
   cJSON *n = cJSON_AddObjectToObject (r, "network");
   guint64 count = 0, bytes = 0;
@@ -257,6 +289,10 @@ coll_report (Sim *s, cJSON *r)
   /* The job's size: network.ranks when it sizes the job, else the
    * largest group replayed. */
   cJSON_AddNumberToObject (n, "ranks", s->coll.ranks > 1 ? s->coll.ranks : s->coll.max_group);
+  /* Where the collectives ran: the target's GPUs a node, and the most
+   * nodes one collective spanned (1: all inside a node). */
+  cJSON_AddNumberToObject (n, "ranks_per_node", MAX (s->core.cfg->network.ranks_per_node, 1u));
+  cJSON_AddNumberToObject (n, "nodes", MAX (s->coll.max_nodes, 1u));
   cJSON *groups = cJSON_AddArrayToObject (n, "groups");
   if (s->coll.groups != NULL)
     {
@@ -299,5 +335,5 @@ coll_report (Sim *s, cJSON *r)
       cJSON_AddNumberToObject (o, "predicted_ns", round (c->predicted_ns));
       cJSON_AddItemToArray (kinds, o);
     }
-  coll_warnings (s, r);
+  coll_warnings (s, r, makespan);
 }

@@ -527,6 +527,27 @@ report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row)
    * (an importer's "untracked") may reserve a segment. Pinned and
    * pageable host memory do not count. Said once: a trace without any
    * allocation is already told so. */
+  /* A unified machine (Jetson): one pool that the OS, the CUDA libraries
+   * and the CPU side of the program share with the GPU, none of which the
+   * trace records. Said when the preset reserves nothing for them and the
+   * program fits with less than a quarter of the pool or 4 GiB left,
+   * whichever is less (an OS and a PyTorch process take gigabytes): a
+   * "yes" with no room left for them would mislead. */
+  const VsConfig *cfg = s->core.cfg;
+  guint64 cap = s->mem.loc_cap[LOC_DEVICE];
+  if (cfg->unified && cfg->memory.reserved == 0 && s->mem.dem_known && s->mem.dem_peak <= cap
+      && cap - s->mem.dem_peak < MIN (cfg->memory.capacity / 4, (guint64) 4 << 30))
+    {
+      g_autofree char *pool = units_format_bytes (cfg->memory.capacity);
+      g_autofree char *dem = units_format_bytes (s->mem.dem_peak);
+      g_autofree char *left = units_format_bytes (cap - s->mem.dem_peak);
+      g_autofree char *msg = g_strdup_printf (
+        "unified memory: on %s the OS, the CUDA libraries and the CPU side of the program share the %s pool with the "
+        "GPU and are not in the trace; the preset reserves nothing for them (memory.reserved = 0 B), so the "
+        "program's demand (%s at its peak) leaves them %s. Set memory.reserved to what they take on your system",
+        cfg->name ? cfg->name : "this config", pool, dem, left);
+      cJSON_AddItemToArray (w, cJSON_CreateString (msg));
+    }
   if (!mem_said && !s->mem.dem_known && s->stats.n_events > 0)
     cJSON_AddItemToArray (w, cJSON_CreateString (
       "memory unknown: the trace allocates no device memory (record it with vramcap, or the PyTorch "

@@ -135,8 +135,13 @@ report_to_text (const cJSON *r)
   if (get (r, "network.collectives") > 0)
     {
       g_autofree char *b = units_format_bytes ((guint64) get (r, "network.bytes"));
-      g_string_append_printf (out, "network (%.0f collectives, %s, job of %.0f ranks)\n", get (r, "network.collectives"),
-                              b, get (r, "network.ranks"));
+      g_string_append_printf (out, "network (%.0f collectives, %s, job of %.0f ranks", get (r, "network.collectives"), b,
+                              get (r, "network.ranks"));
+      /* Where they ran, when a collective left its node. */
+      if (get (r, "network.nodes") > 1)
+        g_string_append_printf (out, "; up to %.0f nodes of %.0f GPUs", get (r, "network.nodes"),
+                                get (r, "network.ranks_per_node"));
+      g_string_append (out, ")\n");
       line_time (out, "collectives busy", get (r, "network.busy_ns"));
       line_time (out, "exposed", get (r, "network.exposed_ns"));
       /* The groups a role key resized (network.dp, ...): what the what-if changed. */

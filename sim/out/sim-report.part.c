@@ -223,7 +223,7 @@ sim_report (Sim *s, double makespan)
     }
   g_ptr_array_free (ks, TRUE);
 
-  coll_report (s, r);
+  coll_report (s, r, makespan);
 
   report_marks (s, r);
   report_warnings (s, r, makespan, s->core.oom && !s->core.opts->keep_going);
