@@ -63,6 +63,35 @@ run "$VRAMSIM" replay "$tmp/roles.jsonl" -c a100-80g --set network.dp=64
 [[ $rc -eq 0 && $out == *"  dp group 1             8 -> 64 ranks"* && $out != *"tp group"* ]]
 result "the text report names the resized group"
 
+# convert --group-role: the same groups without their roles (what a
+# capture has: NCCL does not know roles). network.dp resizes nothing and
+# says so; once group 1 is given the dp role it resizes it, as on the
+# trace with roles.
+python3 - "$tmp/roles.jsonl" "$tmp/bare.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as out:
+    for l in open(sys.argv[1]):
+        e = json.loads(l)
+        if e.get("collective", {}).get("group"):
+            e["collective"]["group"].pop("role")
+        out.write(json.dumps(e) + "\n")
+PY
+run "$VRAMSIM" replay "$tmp/bare.jsonl" -c a100-80g --set network.dp=64 --format json -o "$tmp/bare64.json"
+[[ $rc -eq 0 && $(json "$tmp/bare64.json" "[g['ranks'] for g in d['network']['groups']] == [8, 2] and any('network.dp = 64 resized no collective' in w for w in d['warnings'])") == True ]]
+result "groups without roles: network.dp=64 resizes none, and says so"
+run "$VRAMSIM" convert "$tmp/bare.jsonl" "$tmp/bare-dp.vtrace" --group-role 1=dp
+[[ $rc -eq 0 ]]; result "convert --group-role 1=dp"
+run "$VRAMSIM" replay "$tmp/bare-dp.vtrace" -c a100-80g --set network.dp=64 --format json -o "$tmp/baredp64.json"
+[[ $rc -eq 0 && $(python3 -c "import json; a=json.load(open('$tmp/dp64.json')); b=json.load(open('$tmp/baredp64.json')); print([(g['id'], g['role'], g['ranks']) for g in b['network']['groups']] == [(1, 'dp', 64), (2, None, 2)] and b['network']['busy_ns'] == a['network']['busy_ns'])") == True ]]
+result "... then network.dp=64 resizes group 1 to 64 ranks: the network time of the trace that had its roles"
+run "$VRAMSIM" convert "$tmp/bare.jsonl" "$tmp/x.vtrace" --group-role 1=dp,77=tp
+[[ $rc -eq 0 && $err == *"--group-role: no collective of $tmp/bare.jsonl names group 77"* ]]
+result "--group-role with an id no collective names: a warning naming it"
+rm -f "$tmp/x.vtrace"
+run "$VRAMSIM" convert "$tmp/bare.jsonl" "$tmp/x.vtrace" --group-role 1=data
+[[ $rc -eq 2 && $err == *"'1=data' is not ID=ROLE"* && ! -e "$tmp/x.vtrace" ]]
+result "--group-role 1=data: exit 2 naming the item, nothing written"
+
 run "$VRAMSIM" replay "$tmp/t.jsonl" -c a100-80g
 [[ $rc -eq 0 && $out == *"network ("*"job of 8 ranks"* ]]; result "the text report has a network section"
 

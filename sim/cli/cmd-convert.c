@@ -118,8 +118,61 @@ warn_empty_snapshot (const char *in, int device)
            held->str, held->len ? " (--device N)" : "; the snapshot holds none");
 }
 
+static gint
+u64_cmp (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* --group-role: collective.group id -> role, and the ids a collective of
+ * the trace named (so that an id it never names is said). */
+typedef struct {
+  GHashTable *role;   /* guint64 id -> GUINT_TO_POINTER (role) */
+  GHashTable *seen;   /* guint64 id, set */
+  guint64 changed;    /* collectives given a role */
+} GroupRoles;
+
+static void
+group_roles_free (GroupRoles *g)
+{
+  g_hash_table_unref (g->role);
+  g_hash_table_unref (g->seen);
+  g_free (g);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GroupRoles, group_roles_free)
+
+/* "ID=ROLE[,ID=ROLE...]", ROLE one of dp, tp, pp, ep, cp; NULL with
+ * *MSG set when an item is not that. */
+static GroupRoles *
+group_roles_parse (const char *spec, char **msg)
+{
+  g_autoptr (GroupRoles) g = g_new0 (GroupRoles, 1);
+  g->role = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g->seen = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_auto (GStrv) items = g_strsplit (spec, ",", -1);
+  for (char **it = items; *it != NULL; it++)
+    {
+      const char *eq = strchr (*it, '=');
+      g_autofree char *id_s = eq ? g_strndup (*it, (gsize) (eq - *it)) : NULL;
+      guint64 id = 0;
+      int role = eq ? event_role_from_name (eq + 1) : -1;
+      if (id_s == NULL || !g_ascii_string_to_unsigned (id_s, 10, 1, (G_GUINT64_CONSTANT (1) << 53) - 1, &id, NULL)
+          || role <= VS_ROLE_NONE)
+        {
+          *msg = g_strdup_printf ("--group-role: '%s' is not ID=ROLE (ID a collective.group id from 1 to 2^53 - 1, "
+                                  "ROLE one of dp, tp, pp, ep, cp)", *it);
+          return NULL;
+        }
+      guint64 *key = g_new (guint64, 1);
+      *key = id;
+      g_hash_table_insert (g->role, key, GUINT_TO_POINTER ((guint) role));
+    }
+  return g_steal_pointer (&g);
+}
+
 static gboolean
-convert_native (const char *in, const char *out, VsTraceFormat format, VsKernelBytes *kb,
+convert_native (const char *in, const char *out, VsTraceFormat format, VsKernelBytes *kb, GroupRoles *roles,
                 guint64 *count, GError **error)
 {
   g_autoptr (VsTraceReader) r = trace_open (in, error);
@@ -134,6 +187,21 @@ convert_native (const char *in, const char *out, VsTraceFormat format, VsKernelB
     {
       if (kb != NULL)
         kernel_bytes_apply (kb, &ev);
+      VsCollective c;
+      if (roles != NULL && ev.collective != NULL && ev.collective->group != 0)
+        {
+          guint64 id = ev.collective->group;
+          gpointer role;
+          if (!g_hash_table_contains (roles->seen, &id))
+            g_hash_table_add (roles->seen, g_memdup2 (&id, sizeof id));
+          if (g_hash_table_lookup_extended (roles->role, &id, NULL, &role))
+            {
+              c = *ev.collective;
+              c.role = (guint8) GPOINTER_TO_UINT (role);
+              ev.collective = &c;
+              roles->changed++;
+            }
+        }
       if (!trace_writer_write (w, &ev, error))
         return FALSE;
     }
@@ -150,13 +218,15 @@ int
 cmd_convert (int argc, char **argv)
 {
   g_autofree char *format = NULL, *kernel_bytes = NULL, *tensor = NULL, *addrs = NULL, *note = NULL;
-  g_autofree char *async_conf = NULL;
+  g_autofree char *async_conf = NULL, *group_role = NULL;
   gint device = -1;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
       "Encoding of OUT: jsonl or binary (default: binary when OUT ends in .vtrace, else jsonl)", "jsonl|binary" },
     { "kernel-bytes", 0, 0, G_OPTION_ARG_FILENAME, &kernel_bytes,
       "Give kernels without bytes their DRAM traffic from FILE: an Nsight Compute CSV (dram__bytes.sum) or NAME,BYTES lines", "FILE" },
+    { "group-role", 0, 0, G_OPTION_ARG_STRING, &group_role,
+      "Give the collectives of communicator ID (collective.group.id, as vramsim info lists them) the role ROLE (dp, tp, pp, ep, cp), so that network.dp and the others resize them; reads vramsim traces", "ID=ROLE,..." },
     { "device", 0, 0, G_OPTION_ARG_INT, &device,
       "PyTorch memory snapshot: the device to import (default: the one with the most recorded actions)", "N" },
     { "tensor", 0, 0, G_OPTION_ARG_FILENAME, &tensor,
@@ -188,6 +258,11 @@ cmd_convert (int argc, char **argv)
       "or from lines NAME,BYTES (\"axpy(float, float const*, float*)\",3GiB),\n"
       "matched by exact name, else by function name; it reads vramsim traces\n"
       "(convert an imported trace first).\n\n"
+      "--group-role gives communicators a role in the job's layout where the\n"
+      "trace has none (a capture: NCCL does not know roles; a Kineto import\n"
+      "names those DeviceMesh described): `vramsim info` lists the groups,\n"
+      "  vramsim convert run.vtrace run-dp.vtrace --group-role 1=dp\n"
+      "and then `replay --set network.dp=64` resizes group 1.\n\n"
       "Examples:\n"
       "  vramsim convert traces/hand-train-step.jsonl /tmp/train-step.vtrace\n"
       "  vramsim convert /tmp/train-step.vtrace - | head\n"
@@ -233,10 +308,23 @@ cmd_convert (int argc, char **argv)
       return 2;
     }
   if ((tensor != NULL || note != NULL || async_conf != NULL)
-      && (kernel_bytes != NULL || (tensor != NULL && note != NULL) || (tensor != NULL && async_conf != NULL)))
+      && (kernel_bytes != NULL || group_role != NULL || (tensor != NULL && note != NULL)
+          || (tensor != NULL && async_conf != NULL)))
     {
-      cmd_error ("convert: --tensor, --tensor-note (or --tensor-async) and --kernel-bytes do not go together");
+      cmd_error ("convert: --tensor, --tensor-note (or --tensor-async) and --kernel-bytes or --group-role do not go "
+                 "together");
       return 2;
+    }
+  g_autoptr (GroupRoles) roles = NULL;
+  if (group_role != NULL)
+    {
+      g_autofree char *msg = NULL;
+      roles = group_roles_parse (group_role, &msg);
+      if (roles == NULL)
+        {
+          cmd_error ("convert: %s", msg);
+          return 2;
+        }
     }
   if (addrs != NULL && tensor == NULL)
     {
@@ -257,6 +345,11 @@ cmd_convert (int argc, char **argv)
     {
       cmd_error ("convert: %s", error->message);
       g_clear_error (&error);
+      return 1;
+    }
+  if (roles != NULL && !looks_native (in))
+    {
+      cmd_error ("convert: --group-role reads vramsim traces; import %s first, then convert the result", in);
       return 1;
     }
   g_autoptr (VsKernelBytes) kb = NULL;
@@ -290,7 +383,7 @@ cmd_convert (int argc, char **argv)
     kind = K_ASYNC;
   else if (note != NULL)
     kind = K_NOTE;
-  else if (kb != NULL)
+  else if (kb != NULL || roles != NULL)
     kind = K_BYTES;
   else if (!native && import_kineto_detect (in))
     kind = K_KINETO;
@@ -336,19 +429,19 @@ cmd_convert (int argc, char **argv)
     case K_TENSOR: ok = merge_tensor (tensor, device, in, addrs, target, &ms, &error); break;
     case K_ASYNC: ok = merge_tensor_async (in, async_conf, note, target, &ms, &error); break;
     case K_NOTE: ok = merge_tensor_note (in, note, target, &error); break;
-    case K_BYTES: ok = counted = convert_native (in, out, fmt, kb, &count, &error); break;
+    case K_BYTES: ok = counted = convert_native (in, out, fmt, kb, roles, &count, &error); break;
     case K_KINETO: ok = import_kineto (in, target, &error); break;
     case K_NSYS: ok = import_nsys (in, target, &error); break;
     case K_SNAPSHOT: ok = snapshot = import_snapshot (in, target, device, &error); break;
     default:
-      ok = counted = convert_native (in, out, fmt, NULL, &count, &error);
+      ok = counted = convert_native (in, out, fmt, NULL, NULL, &count, &error);
       refused = !ok && !native;
       break;
     }
   if (tmp != NULL)
     {
       if (ok)
-        ok = counted = convert_native (tmp, out, fmt, NULL, &count, &error);
+        ok = counted = convert_native (tmp, out, fmt, NULL, NULL, &count, &error);
       g_unlink (tmp);
       outfile_unregister_temp (tmp_slot);
     }
@@ -383,6 +476,22 @@ cmd_convert (int argc, char **argv)
              " references inside the tensor's life, %" G_GUINT64_FORMAT " widened (up to %" G_GUINT64_FORMAT
              " ns), %" G_GUINT64_FORMAT " dropped\n", ms.tensors, ms.segments, ms.driver_kept, ms.anchors,
              ms.anchor_dev_ns, ms.refs_exact, ms.refs, ms.stretched, ms.stretch_max_ns, ms.unresolved);
+  if (roles != NULL)
+    {
+      /* Ids asked for that no collective named: said, by id. */
+      g_autoptr (GString) unseen = g_string_new (NULL);
+      g_autoptr (GList) ids = g_hash_table_get_keys (roles->role);
+      ids = g_list_sort (ids, (GCompareFunc) u64_cmp);
+      for (GList *l = ids; l != NULL; l = l->next)
+        if (!g_hash_table_contains (roles->seen, l->data))
+          g_string_append_printf (unseen, "%s%" G_GUINT64_FORMAT, unseen->len ? ", " : "", *(guint64 *) l->data);
+      if (unseen->len > 0)
+        fprintf (stderr, "vramsim: warning: --group-role: no collective of %s names group %s (vramsim info lists "
+                 "the groups)\n", in, unseen->str);
+      if (unseen->len > 0 || isatty (2))
+        fprintf (stderr, "vramsim: --group-role gave %" G_GUINT64_FORMAT " collective%s a role\n", roles->changed,
+                 roles->changed == 1 ? "" : "s");
+    }
   if (kb != NULL)
     {
       guint64 kernels, set;

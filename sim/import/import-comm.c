@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "base/xxh64.h"
+
 int
 import_coll_kind_from_kernel (const char *name)
 {
@@ -79,4 +81,45 @@ import_dtype_bytes (const char *dtype)
     if (strcmp (dtype, map[i].name) == 0)
       return map[i].bytes;
   return 0;
+}
+
+/* ---- PyTorch process groups (docs/importers.md "Collectives") ---- */
+
+/* Group ids below 2^53, so that JSON readers hold them exactly (the
+ * trace readers check it). */
+#define PG_ID_MAX ((G_GUINT64_CONSTANT (1) << 53) - 1)
+
+guint64
+import_pg_group (const char *name)
+{
+  if (name == NULL || *name == '\0')
+    return 0;
+  /* "0", "1", ...: the numbers PyTorch gives the groups it makes (up to
+   * 15 digits: below 2^53 with the 1 added). */
+  gsize len = strlen (name);
+  if (len <= 15 && strspn (name, "0123456789") == len)
+    return g_ascii_strtoull (name, NULL, 10) + 1;
+  /* Any other name (a split group's, a user's): its hash, folded to 53
+   * bits as the nsys importer folds NCCL's commHash. */
+  guint64 h = vs_xxh64 (name, len, 0);
+  guint64 g = (h ^ (h >> 53)) & PG_ID_MAX;
+  return g ? g : 1;
+}
+
+guint8
+import_pg_role (const char *desc)
+{
+  if (desc == NULL || !g_str_has_prefix (desc, "mesh_"))
+    return VS_ROLE_NONE;
+  const char *d = desc + strlen ("mesh_");
+  static const struct { const char *dim; guint8 role; } map[] = {
+    { "tp", VS_ROLE_TP },           { "pp", VS_ROLE_PP },         { "cp", VS_ROLE_CP },
+    { "ep", VS_ROLE_EP },           { "dp", VS_ROLE_DP },         { "dp_shard", VS_ROLE_DP },
+    { "dp_replicate", VS_ROLE_DP }, { "replicate", VS_ROLE_DP },  { "shard", VS_ROLE_DP },
+    { "fsdp", VS_ROLE_DP },         { "ddp", VS_ROLE_DP },        { "hsdp", VS_ROLE_DP },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (map); i++)
+    if (strcmp (d, map[i].dim) == 0)
+      return map[i].role;
+  return VS_ROLE_NONE;
 }

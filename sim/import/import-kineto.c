@@ -355,6 +355,7 @@ typedef struct {
   GHashTable *record_stream; /* event record correlation -> stream + 1 */
   GHashTable *comm;        /* tid + 1 -> GArray of CommRange, by ts */
   guint32 world;           /* distributedInfo.world_size, 0 if absent */
+  GHashTable *pg_desc;     /* distributedInfo.pg_config: pg_name -> pg_desc (strings of the document); NULL if none */
   GHashTable *cpu_ops;     /* External id -> cJSON cpu_op with shapes or flops */
   GHashTable *ops_by_tid;  /* tid + 1 -> GArray of OpSpan, by start */
   GHashTable *op_kernels;  /* cJSON cpu_op -> kernels it launched: compute-class << 32 | others */
@@ -525,6 +526,8 @@ typedef struct {
   int kind;
   guint64 bytes;
   guint32 ranks;
+  guint64 group;    /* import_pg_group of its process group; 0: not named */
+  guint8 role;
 } CommRange;
 
 static gboolean
@@ -547,7 +550,7 @@ comm_add (Kin *k, const cJSON *ev, double ts)
 {
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (ev, "args");
   const char *name = str (ev, "name");
-  CommRange r = { ts, ts + num (ev, "dur", 0), -1, VS_NONE, 0 };
+  CommRange r = { ts, ts + num (ev, "dur", 0), -1, VS_NONE, 0, 0, VS_ROLE_NONE };
   if (g_str_has_prefix (name, "nccl:"))
     {
       r.kind = import_coll_kind_from_op (name);
@@ -569,6 +572,19 @@ comm_add (Kin *k, const cJSON *ev, double ts)
       r.bytes = msg_bytes (num (args, "In msg nelems", -1), str (args, "dtype"));
       double gs = num (args, "Group size", 0);
       r.ranks = gs >= 1 && gs < G_MAXUINT32 ? (guint32) gs : 0;
+      /* The process group: its name (PyTorch 2.2 on; before, a numeric
+       * "Process Group ID"), its description here or in
+       * distributedInfo.pg_config. */
+      const char *pg = str (args, "Process Group Name");
+      g_autofree char *pg_id = NULL;
+      double id = num (args, "Process Group ID", -1);
+      if (pg == NULL && id >= 0 && id < 1e15 && id == floor (id))
+        pg = pg_id = g_strdup_printf ("%.0f", id);
+      r.group = import_pg_group (pg);
+      const char *desc = str (args, "Process Group Description");
+      if (desc == NULL && pg != NULL && k->pg_desc != NULL)
+        desc = g_hash_table_lookup (k->pg_desc, pg);
+      r.role = r.group != 0 ? import_pg_role (desc) : VS_ROLE_NONE;
     }
   gpointer key = GUINT_TO_POINTER (tid_of (ev) + 1);
   GArray *a = g_hash_table_lookup (k->comm, key);
@@ -597,8 +613,9 @@ comm_of (Kin *k, const Gpu *g, const char *name, ImportOut *o)
   const Gpu *rt = c >= 0 ? g_hash_table_lookup (k->rt, &c) : NULL;
   GArray *a = rt ? g_hash_table_lookup (k->comm, GUINT_TO_POINTER (tid_of (rt->ev) + 1)) : NULL;
   int op_kind = -1;
-  guint64 bytes = VS_NONE;
+  guint64 bytes = VS_NONE, group = 0;
   guint32 ranks = 0;
+  guint8 role = VS_ROLE_NONE;
   if (a != NULL && a->len > 0)
     {
       /* Last range starting at or before the call. */
@@ -623,6 +640,8 @@ comm_of (Kin *k, const Gpu *g, const char *name, ImportOut *o)
             bytes = r->bytes;
           if (ranks == 0)
             ranks = r->ranks;
+          if (group == 0 && r->group != 0)
+            group = r->group, role = r->role;
         }
     }
   if (op_kind >= 0 && (kind == IMPORT_COLL_SENDRECV || kind == op_kind
@@ -635,7 +654,7 @@ comm_of (Kin *k, const Gpu *g, const char *name, ImportOut *o)
   if (bytes == VS_NONE || ranks == 0)
     return;
   o->has_coll = TRUE;
-  o->coll = (VsCollective) { .kind = (guint8) kind, .ranks = ranks, .bytes = bytes };
+  o->coll = (VsCollective) { .kind = (guint8) kind, .ranks = ranks, .bytes = bytes, .group = group, .role = role };
 }
 
 /* ---- what a kernel's work is (SPEC 3 kernel shape) ---- */
@@ -1082,6 +1101,16 @@ import_kineto (const char *path, const char *out_path, GError **error)
     const cJSON *dist = cJSON_GetObjectItemCaseSensitive (root, "distributedInfo");
     double ws = num (dist, "world_size", 0);
     k->world = ws >= 1 && ws < G_MAXUINT32 ? (guint32) ws : 0;
+    const cJSON *pc;
+    cJSON_ArrayForEach (pc, cJSON_GetObjectItemCaseSensitive (dist, "pg_config"))
+      {
+        const char *name = str (pc, "pg_name"), *desc = str (pc, "pg_desc");
+        if (name == NULL || desc == NULL)
+          continue;
+        if (k->pg_desc == NULL)
+          k->pg_desc = g_hash_table_new (g_str_hash, g_str_equal);
+        g_hash_table_insert (k->pg_desc, (gpointer) name, (gpointer) desc);
+      }
   }
   k->cpu_ops = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   k->ops_by_tid = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) g_array_unref);
@@ -1382,6 +1411,7 @@ out:
   g_hash_table_unref (k->sync_by_corr);
   g_hash_table_unref (k->record_stream);
   g_hash_table_unref (k->comm);
+  g_clear_pointer (&k->pg_desc, g_hash_table_unref);
   g_hash_table_unref (k->cpu_ops);
   g_hash_table_unref (k->ops_by_tid);
   g_hash_table_unref (k->op_kernels);

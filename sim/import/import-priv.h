@@ -53,6 +53,17 @@ int import_coll_kind_from_op (const char *name);
 /* Bytes of one element of a PyTorch dtype ("float", "c10::Half", "BFloat16",
  * "Float", "long int", ...); 0 when unknown. */
 guint import_dtype_bytes (const char *dtype);
+/* The collective.group id of the PyTorch process group named NAME
+ * ("Process Group Name", distributedInfo.pg_config's pg_name): a decimal
+ * name n is n + 1 ("0", the default group, is 1); any other name its
+ * XXH64 folded to 53 bits; 0 (no group) for NULL or "". */
+guint64 import_pg_group (const char *name);
+/* The role a group's description gives: DeviceMesh describes the groups
+ * of a dimension named D "mesh_D" (torch/distributed/device_mesh.py), and
+ * tp, pp, cp, ep and the data-parallel names (dp, dp_shard, dp_replicate,
+ * replicate, shard, fsdp, ddp, hsdp) are roles; VS_ROLE_NONE for any
+ * other description or NULL. */
+guint8 import_pg_role (const char *desc);
 /* import_write with EXTRA's members added to the header (transfer none; may be NULL). */
 gboolean import_write_extra (GArray *outs, const char *out_path, const char *device, const char *tool,
                              const cJSON *extra, GError **error);

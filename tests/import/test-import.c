@@ -1086,6 +1086,98 @@ test_kineto_collectives (void)
     }
 }
 
+/* PyTorch's process groups (docs/importers.md "Collectives"): a group id
+ * from "Process Group Name" (decimal n: n + 1; else its hash) or the older
+ * "Process Group ID", a role from the DeviceMesh description ("mesh_tp")
+ * on the op or in distributedInfo.pg_config. Six all-reduces, worked out
+ * by hand: name "3" with mesh_tp (group 4, tp); name "0" whose pg_config
+ * description is default_pg (group 1, no role); name "5" whose pg_config
+ * description is mesh_dp_shard (group 6, dp); ID 2 (group 3); a hashed
+ * name with mesh_dim_0 (no role); no group named (none). */
+static void
+test_kineto_process_groups (void)
+{
+  g_assert_cmpuint (import_pg_group ("0"), ==, 1);
+  g_assert_cmpuint (import_pg_group ("41"), ==, 42);
+  g_assert_cmpuint (import_pg_group ("999999999999999"), ==, G_GUINT64_CONSTANT (1000000000000000));
+  g_assert_cmpuint (import_pg_group (NULL), ==, 0);
+  g_assert_cmpuint (import_pg_group (""), ==, 0);
+  /* 16 digits, or a name with a letter: hashed, below 2^53, not 0. */
+  guint64 h = import_pg_group ("9999999999999999"), h2 = import_pg_group ("8a3f");
+  g_assert_cmpuint (h, <, G_GUINT64_CONSTANT (1) << 53);
+  g_assert_cmpuint (h, !=, G_GUINT64_CONSTANT (10000000000000000));
+  g_assert_cmpuint (h2, !=, 0);
+  g_assert_cmpuint (h2, ==, import_pg_group ("8a3f"));
+  g_assert_cmpuint (import_pg_role ("mesh_tp"), ==, VS_ROLE_TP);
+  g_assert_cmpuint (import_pg_role ("mesh_dp_replicate"), ==, VS_ROLE_DP);
+  g_assert_cmpuint (import_pg_role ("mesh_shard"), ==, VS_ROLE_DP);
+  g_assert_cmpuint (import_pg_role ("mesh_cp"), ==, VS_ROLE_CP);
+  g_assert_cmpuint (import_pg_role ("mesh_dim_0"), ==, VS_ROLE_NONE);
+  g_assert_cmpuint (import_pg_role ("mesh_dp_shard_cp"), ==, VS_ROLE_NONE);
+  g_assert_cmpuint (import_pg_role ("default_pg"), ==, VS_ROLE_NONE);
+  g_assert_cmpuint (import_pg_role ("tp"), ==, VS_ROLE_NONE);
+  g_assert_cmpuint (import_pg_role (NULL), ==, VS_ROLE_NONE);
+
+  static const char *const pg_args[] = {
+    "\"Process Group Name\": \"3\", \"Process Group Description\": \"mesh_tp\"",
+    "\"Process Group Name\": \"0\"",
+    "\"Process Group Name\": \"5\"",
+    "\"Process Group ID\": 2",
+    "\"Process Group Name\": \"8a3f\", \"Process Group Description\": \"mesh_dim_0\"",
+    NULL,
+  };
+  GString *doc = g_string_new ("{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, "
+                               "\"world_size\": 8, \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", "
+                               "\"pg_size\": 8}, {\"pg_name\": \"5\", \"pg_desc\": \"mesh_dp_shard\", \"pg_size\": 2}]}, "
+                               "\"traceEvents\": [");
+  for (guint i = 0; i < 6; i++)
+    g_string_append_printf (
+      doc,
+      "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"ts\": %u, \"dur\": 20, \"pid\": 1, "
+      "\"tid\": 1, \"args\": {\"Collective name\": \"allreduce\", \"dtype\": \"Float\", \"In msg nelems\": 1024, "
+      "\"Group size\": 2%s%s}},\n"
+      "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": %u, \"dur\": 2, \"pid\": 1, "
+      "\"tid\": 1, \"args\": {\"correlation\": %u}},\n"
+      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", \"ts\": %u, "
+      "\"dur\": 5, \"pid\": 0, \"tid\": 7, \"args\": {\"correlation\": %u, \"stream\": 7, \"device\": 0}}",
+      i ? ",\n" : "", 100 * (i + 1), i < 5 ? ", " : "", i < 5 ? pg_args[i] : "", 100 * (i + 1) + 5, i + 1,
+      100 * (i + 1) + 10, i + 1);
+  g_string_append (doc, "]}");
+  g_autofree char *dir = g_dir_make_tmp ("vs-import-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, "pg.json", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.jsonl", NULL);
+  g_assert_true (g_file_set_contents (in, doc->str, -1, NULL));
+  g_string_free (doc, TRUE);
+  g_autoptr (GError) err = NULL;
+  g_assert_true (import_kineto (in, out, &err));
+  g_assert_no_error (err);
+  const struct { guint64 group; guint role; } want[] = {
+    { 4, VS_ROLE_TP }, { 1, VS_ROLE_NONE }, { 6, VS_ROLE_DP }, { 3, VS_ROLE_NONE }, { h2, VS_ROLE_NONE },
+    { 0, VS_ROLE_NONE },
+  };
+  g_autoptr (VsTraceReader) r = trace_open (out, &err);
+  g_assert_no_error (err);
+  VsEvent ev;
+  guint n = 0;
+  while (trace_next (r, &ev, &err))
+    if (ev.op == VS_OP_KERNEL)
+      {
+        g_assert_cmpuint (n, <, G_N_ELEMENTS (want));
+        g_assert_nonnull (ev.collective);
+        g_assert_cmpuint (ev.collective->kind, ==, VS_COLL_ALL_REDUCE);
+        g_assert_cmpuint (ev.collective->bytes, ==, 4096);
+        g_assert_cmpuint (ev.collective->ranks, ==, 2);
+        g_assert_cmpuint (ev.collective->group, ==, want[n].group);
+        g_assert_cmpuint (ev.collective->role, ==, want[n].role);
+        n++;
+      }
+  g_assert_no_error (err);
+  g_assert_cmpuint (n, ==, 6);
+  g_unlink (in);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
 /* Imports the Kineto text TEXT; returns the kernel events' shapes and
  * bytes in order (as VsKernelShape + bytes pairs). */
 typedef struct { VsKernelShape shape; gboolean has_shape; guint64 bytes; } KShape;
@@ -1271,6 +1363,7 @@ main (int argc, char **argv)
   g_test_add_func ("/import/kineto/memory-v100", test_kineto_memory);
   g_test_add_func ("/import/kineto/copies", test_kineto_copies);
   g_test_add_func ("/import/kineto/collectives", test_kineto_collectives);
+  g_test_add_func ("/import/kineto/process-groups", test_kineto_process_groups);
   g_test_add_func ("/import/kineto/ns-resolution", test_kineto_ns);
   g_test_add_func ("/import/kineto/sampled", test_kineto_sampled);
   g_test_add_func ("/import/kineto/trace-diff", test_kineto_diff);
