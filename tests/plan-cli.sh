@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..25"
+echo "1..27"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -255,6 +255,40 @@ tags = {t["tag"]: t["peak_bytes"] for t in r["memory"]["tags"]}
 assert tags["params"] == 110624768, tags
 PY
 ok $? "synth --kv-heads 4 --ffn 2816 --gated: the params tag is 2 x 55312384 bytes"
+
+# The same model as a vision-language config's text_config, with an
+# untied head and a head_dim the generator does not take: the same
+# 55312384 parameters, and one stderr line for each of the three.
+cat > "$tmp/vlm.json" <<'EOF'
+{ "architectures": ["LlavaForConditionalGeneration"], "vision_config": {"hidden_size": 1152},
+  "text_config": { "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2816, "num_attention_heads": 16,
+    "num_hidden_layers": 2, "num_key_value_heads": 4, "vocab_size": 32000, "head_dim": 128,
+    "tie_word_embeddings": false } }
+EOF
+run "$VRAMSIM" plan --model "$tmp/vlm.json" --seq 512 --global-batch 4 -c a100-80g --gpus 1 --format json
+python3 - "$tmp/out" "$tmp/err" <<'PY'
+import json, sys
+assert json.load(open(sys.argv[1]))["params"] == 55312384
+e = open(sys.argv[2]).read().splitlines()
+assert len(e) == 3, e
+assert "the language model of text_config; its vision tower (if any) is not modeled" in e[0], e
+assert "head_dim 128 is not hidden_size / num_attention_heads (64)" in e[1], e
+assert "tie_word_embeddings is false" in e[2] and "head's 3.28e+07 parameters" in e[2], e
+PY
+ok $? "--model with text_config: the same 55312384 parameters; text_config, head_dim and the untied head said"
+# MoE by Qwen's names (num_experts, moe_intermediate_size): 4 gated
+# experts of 512 and a router a layer. By hand: 2 x (2621440 attention +
+# 4 x 3 x 1024 x 512 experts + 1024 x 4 router) + 32768000 = 50601984;
+# the shared expert is said, not modeled.
+cat > "$tmp/moe.json" <<'EOF'
+{ "model_type": "qwen3_moe", "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2816,
+  "num_attention_heads": 16, "num_hidden_layers": 2, "num_key_value_heads": 4, "vocab_size": 32000,
+  "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 1024 }
+EOF
+run "$VRAMSIM" plan --model "$tmp/moe.json" --seq 512 --global-batch 4 -c a100-80g --gpus 1 --format json
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['params'] == 50601984" "$tmp/out" 2>/dev/null &&
+  grep -q "shared experts (n_shared_experts, shared_expert_intermediate_size) are not modeled" "$tmp/err"
+ok $? "--model with Qwen's MoE names: 50601984 parameters by hand, the shared expert said"
 
 # 17: bad input and usage.
 echo '{ "hidden_size": "big" }' > "$tmp/bad.json"

@@ -86,44 +86,106 @@ hf_uint (const cJSON *root, const char *key, guint *out, const char *path, GErro
   return TRUE;
 }
 
+/* The number field KEY of O, or -1 when absent or not a number. */
+static double
+hf_num (const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
+  return cJSON_IsNumber (v) ? v->valuedouble : -1;
+}
+
 /* --model FILE: hidden_size, num_hidden_layers, num_attention_heads,
- * num_key_value_heads, intermediate_size, vocab_size, num_local_experts,
- * num_experts_per_tok; a gated MLP for hidden_act silu (Llama, Mistral,
- * Mixtral, Qwen). Values the command line gives win. */
+ * num_key_value_heads, intermediate_size, vocab_size, num_local_experts
+ * (or Qwen's num_experts, DeepSeek's n_routed_experts), num_experts_per_tok,
+ * moe_intermediate_size (an expert's inner size); those of text_config
+ * when the top level has no hidden_size (a vision-language model's
+ * language model). A gated MLP for hidden_act silu or swiglu (Llama,
+ * Mistral, Mixtral, Qwen, Phi-3, DeepSeek) and for Gemma (GeGLU). What the
+ * generator does not model is said on stderr, one line each, and the
+ * answer stands for the rest (docs/plan.md). Values the command line
+ * gives win. */
 static gboolean
 read_model (const char *path, SynthTrainOpts *m, GError **error)
 {
   g_autofree char *text = NULL;
   if (!g_file_get_contents (path, &text, NULL, error))
     return FALSE;
-  cJSON *root = cJSON_Parse (text);
-  if (!cJSON_IsObject (root))
+  cJSON *top = cJSON_Parse (text);
+  if (!cJSON_IsObject (top))
     {
       g_set_error (error, VS_PLAN_ERROR, 0, "%s: not a JSON object (a Hugging Face config.json)", path);
-      cJSON_Delete (root);
+      cJSON_Delete (top);
       return FALSE;
     }
+  const cJSON *root = top, *tc = cJSON_GetObjectItemCaseSensitive (top, "text_config");
+  if (cJSON_GetObjectItemCaseSensitive (top, "hidden_size") == NULL && cJSON_IsObject (tc))
+    {
+      root = tc;
+      fprintf (stderr, "vramsim: plan: --model %s: the language model of text_config; its vision tower (if any) is "
+               "not modeled\n", path);
+    }
+  const char *experts_key = cJSON_GetObjectItemCaseSensitive (root, "num_local_experts") ? "num_local_experts"
+                            : cJSON_GetObjectItemCaseSensitive (root, "num_experts")    ? "num_experts"
+                                                                                         : "n_routed_experts";
+  guint moe_ffn = 0;
   gboolean ok = hf_uint (root, "hidden_size", &m->hidden, path, error)
                 && hf_uint (root, "num_hidden_layers", &m->layers, path, error)
                 && hf_uint (root, "num_attention_heads", &m->heads, path, error)
                 && hf_uint (root, "num_key_value_heads", &m->kv_heads, path, error)
                 && hf_uint (root, "intermediate_size", &m->ffn, path, error)
                 && hf_uint (root, "vocab_size", &m->vocab, path, error)
-                && hf_uint (root, "num_local_experts", &m->experts, path, error)
-                && hf_uint (root, "num_experts_per_tok", &m->top_k, path, error);
+                && hf_uint (root, experts_key, &m->experts, path, error)
+                && hf_uint (root, "num_experts_per_tok", &m->top_k, path, error)
+                && hf_uint (root, "moe_intermediate_size", &moe_ffn, path, error);
   const cJSON *act = cJSON_GetObjectItemCaseSensitive (root, "hidden_act");
-  if (ok && cJSON_IsString (act) && (strcmp (act->valuestring, "silu") == 0 || strcmp (act->valuestring, "swiglu") == 0))
+  if (!cJSON_IsString (act))
+    act = cJSON_GetObjectItemCaseSensitive (root, "hidden_activation");
+  const char *mt = cJSON_IsString (cJSON_GetObjectItemCaseSensitive (root, "model_type"))
+                     ? cJSON_GetObjectItemCaseSensitive (root, "model_type")->valuestring
+                     : cJSON_IsString (cJSON_GetObjectItemCaseSensitive (top, "model_type"))
+                         ? cJSON_GetObjectItemCaseSensitive (top, "model_type")->valuestring
+                         : "";
+  if (ok && ((cJSON_IsString (act) && (strcmp (act->valuestring, "silu") == 0 || strcmp (act->valuestring, "swiglu") == 0))
+             || g_str_has_prefix (mt, "gemma")))
     m->gated_mlp = TRUE;
   if (ok && (m->hidden == 0 || m->layers == 0 || m->heads == 0))
     {
-      g_set_error (error, VS_PLAN_ERROR, 0, "%s: needs hidden_size, num_hidden_layers and num_attention_heads", path);
+      g_set_error (error, VS_PLAN_ERROR, 0, "%s: needs hidden_size, num_hidden_layers and num_attention_heads%s", path,
+                   cJSON_IsObject (tc) ? " (at its top level or in text_config)" : "");
       ok = FALSE;
+    }
+  if (ok && m->experts > 0 && moe_ffn > 0)
+    m->ffn = moe_ffn;   /* the experts' inner size; intermediate_size is a dense layer's */
+  if (ok)
+    {
+      /* What the generator leaves out, said so that the answer is read
+       * for what it is. */
+      double hd = hf_num (root, "head_dim");
+      if (hd > 0 && hd != (double) m->hidden / m->heads)
+        fprintf (stderr, "vramsim: plan: --model %s: head_dim %.0f is not hidden_size / num_attention_heads (%g): "
+                 "the generator sizes attention by the latter\n", path, hd, (double) m->hidden / m->heads);
+      const cJSON *tie = cJSON_GetObjectItemCaseSensitive (root, "tie_word_embeddings");
+      if (!cJSON_IsBool (tie))
+        tie = cJSON_GetObjectItemCaseSensitive (top, "tie_word_embeddings");
+      if (cJSON_IsFalse (tie))
+        fprintf (stderr, "vramsim: plan: --model %s: tie_word_embeddings is false: the generator ties the LM head "
+                 "to the embedding, so the head's %.3g parameters, their gradients and optimizer states are not "
+                 "counted\n", path, (double) m->vocab * m->hidden);
+      double shared = MAX (hf_num (root, "n_shared_experts"), hf_num (root, "shared_expert_intermediate_size"));
+      if (m->experts > 0 && shared > 0)
+        fprintf (stderr, "vramsim: plan: --model %s: shared experts (n_shared_experts, "
+                 "shared_expert_intermediate_size) are not modeled\n", path);
+      if (m->experts > 0 && hf_num (root, "first_k_dense_replace") > 0)
+        fprintf (stderr, "vramsim: plan: --model %s: first_k_dense_replace: every layer is taken as MoE\n", path);
+      if (hf_num (root, "kv_lora_rank") > 0 || hf_num (root, "q_lora_rank") > 0)
+        fprintf (stderr, "vramsim: plan: --model %s: multi-head latent attention (kv_lora_rank, q_lora_rank) is "
+                 "taken as plain multi-head attention\n", path);
     }
   if (ok && m->kv_heads == m->heads)
     m->kv_heads = 0;
   if (ok && m->ffn == 4 * m->hidden && !m->gated_mlp)
     m->ffn = 0;
-  cJSON_Delete (root);
+  cJSON_Delete (top);
   return ok;
 }
 
