@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..27"
+echo "1..28"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -257,8 +257,11 @@ PY
 ok $? "synth --kv-heads 4 --ffn 2816 --gated: the params tag is 2 x 55312384 bytes"
 
 # The same model as a vision-language config's text_config, with an
-# untied head and a head_dim the generator does not take: the same
-# 55312384 parameters, and one stderr line for each of the three.
+# untied head and heads of 128 (not 1024 / 16): Q and the projection's
+# input 2048 wide, K and V 4 x 128. By hand: attention 1024 x (2048 +
+# 1024) + 2048 x 1024 = 5242880, MLP 8650752, two layers 27787264, the
+# embedding 32768000: 60555264 parameters; stderr says text_config and
+# the untied head.
 cat > "$tmp/vlm.json" <<'EOF'
 { "architectures": ["LlavaForConditionalGeneration"], "vision_config": {"hidden_size": 1152},
   "text_config": { "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2816, "num_attention_heads": 16,
@@ -268,14 +271,33 @@ EOF
 run "$VRAMSIM" plan --model "$tmp/vlm.json" --seq 512 --global-batch 4 -c a100-80g --gpus 1 --format json
 python3 - "$tmp/out" "$tmp/err" <<'PY'
 import json, sys
-assert json.load(open(sys.argv[1]))["params"] == 55312384
+assert json.load(open(sys.argv[1]))["params"] == 60555264
 e = open(sys.argv[2]).read().splitlines()
-assert len(e) == 3, e
+assert len(e) == 2, e
 assert "the language model of text_config; its vision tower (if any) is not modeled" in e[0], e
-assert "head_dim 128 is not hidden_size / num_attention_heads (64)" in e[1], e
-assert "tie_word_embeddings is false" in e[2] and "head's 3.28e+07 parameters" in e[2], e
+assert "tie_word_embeddings is false" in e[1] and "head's 3.28e+07 parameters" in e[1], e
 PY
-ok $? "--model with text_config: the same 55312384 parameters; text_config, head_dim and the untied head said"
+ok $? "--model with text_config and head_dim 128: 60555264 parameters by hand; text_config and the untied head said"
+# synth --head-dim: the same shape's GEMMs by hand (T = 512 tokens): QKV
+# 2 x 512 x 3072 x 1024, the projection 2 x 512 x 1024 x 2048, QK^T
+# 2 x 512 x 512 x 128 x 16 FLOPs; its params tag 2 x 60555264 bytes.
+"$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --head-dim 128 --ffn 2816 --gated \
+  --vocab 32000 --seq 512 --batch 1 -o "$tmp/hd.jsonl" 2>/dev/null
+"$VRAMSIM" replay "$tmp/hd.jsonl" --format json > "$tmp/hd.json" 2>/dev/null
+python3 - "$tmp/hd.jsonl" "$tmp/hd.json" <<'PY'
+import json, sys
+f = {}
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("op") == "kernel":
+        f.setdefault(e["name"], e.get("flops"))
+assert f["gemm_qkv_fwd"] == 2 * 512 * 3072 * 1024, f["gemm_qkv_fwd"]
+assert f["gemm_proj_fwd"] == f["gemm_proj_dx"] == f["gemm_proj_dw"] == 2 * 512 * 1024 * 2048, f
+assert f["gemm_qk_bmm_fwd"] == f["gemm_av_bmm_fwd"] == 2 * 512 * 512 * 128 * 16, f
+tags = {t["tag"]: t["peak_bytes"] for t in json.load(open(sys.argv[2]))["memory"]["tags"]}
+assert tags["params"] == 2 * 60555264, tags
+PY
+ok $? "synth --head-dim 128: the QKV, projection and attention GEMMs and the params tag by hand"
 # MoE by Qwen's names (num_experts, moe_intermediate_size): 4 gated
 # experts of 512 and a router a layer. By hand: 2 x (2621440 attention +
 # 4 x 3 x 1024 x 512 experts + 1024 x 4 router) + 32768000 = 50601984;

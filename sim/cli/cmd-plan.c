@@ -97,7 +97,7 @@ hf_num (const cJSON *o, const char *key)
 /* --model FILE: hidden_size, num_hidden_layers, num_attention_heads,
  * num_key_value_heads, intermediate_size, vocab_size, num_local_experts
  * (or Qwen's num_experts, DeepSeek's n_routed_experts), num_experts_per_tok,
- * moe_intermediate_size (an expert's inner size); those of text_config
+ * moe_intermediate_size (an expert's inner size), head_dim; those of text_config
  * when the top level has no hidden_size (a vision-language model's
  * language model). A gated MLP for hidden_act silu or swiglu (Llama,
  * Mistral, Mixtral, Qwen, Phi-3, DeepSeek) and for Gemma (GeGLU). What the
@@ -136,7 +136,8 @@ read_model (const char *path, SynthTrainOpts *m, GError **error)
                 && hf_uint (root, "vocab_size", &m->vocab, path, error)
                 && hf_uint (root, experts_key, &m->experts, path, error)
                 && hf_uint (root, "num_experts_per_tok", &m->top_k, path, error)
-                && hf_uint (root, "moe_intermediate_size", &moe_ffn, path, error);
+                && hf_uint (root, "moe_intermediate_size", &moe_ffn, path, error)
+                && hf_uint (root, "head_dim", &m->head_dim, path, error);
   const cJSON *act = cJSON_GetObjectItemCaseSensitive (root, "hidden_act");
   if (!cJSON_IsString (act))
     act = cJSON_GetObjectItemCaseSensitive (root, "hidden_activation");
@@ -160,10 +161,6 @@ read_model (const char *path, SynthTrainOpts *m, GError **error)
     {
       /* What the generator leaves out, said so that the answer is read
        * for what it is. */
-      double hd = hf_num (root, "head_dim");
-      if (hd > 0 && hd != (double) m->hidden / m->heads)
-        fprintf (stderr, "vramsim: plan: --model %s: head_dim %.0f is not hidden_size / num_attention_heads (%g): "
-                 "the generator sizes attention by the latter\n", path, hd, (double) m->hidden / m->heads);
       const cJSON *tie = cJSON_GetObjectItemCaseSensitive (root, "tie_word_embeddings");
       if (!cJSON_IsBool (tie))
         tie = cJSON_GetObjectItemCaseSensitive (top, "tie_word_embeddings");
@@ -183,6 +180,8 @@ read_model (const char *path, SynthTrainOpts *m, GError **error)
     }
   if (ok && m->kv_heads == m->heads)
     m->kv_heads = 0;
+  if (ok && m->head_dim * m->heads == m->hidden)
+    m->head_dim = 0;   /* hidden / heads: GPT's shape when the rest is */
   if (ok && m->ffn == 4 * m->hidden && !m->gated_mlp)
     m->ffn = 0;
   cJSON_Delete (top);
@@ -230,6 +229,7 @@ cmd_plan (int argc, char **argv)
                   *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
                   *shard = NULL;
   gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
+  gint head_dim = -1;
   gint jobs = 0, top = -1;
   gint64 batch = 0;
   gboolean gated = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
@@ -240,6 +240,7 @@ cmd_plan (int argc, char **argv)
     { "heads", 0, 0, G_OPTION_ARG_INT, &heads, "Attention heads", "A" },
     { "kv-heads", 0, 0, G_OPTION_ARG_INT, &kv_heads, "Key/value heads (grouped-query attention; default: --heads)", "N" },
     { "ffn", 0, 0, G_OPTION_ARG_INT, &ffn, "MLP inner size (default 4 x hidden)", "F" },
+    { "head-dim", 0, 0, G_OPTION_ARG_INT, &head_dim, "Size of an attention head (default hidden / heads)", "D" },
     { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU: three weight matrices)", NULL },
     { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (2048)", "S" },
     { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (51200)", "V" },
@@ -365,6 +366,7 @@ cmd_plan (int argc, char **argv)
   if (hidden != -1) m->hidden = hidden;
   if (heads != -1) m->heads = heads;
   if (kv_heads != -1) m->kv_heads = kv_heads;
+  if (head_dim != -1) m->head_dim = head_dim;
   if (ffn != -1) m->ffn = ffn;
   if (vocab != -1) m->vocab = vocab;
   if (experts != -1) m->experts = experts;
@@ -373,7 +375,8 @@ cmd_plan (int argc, char **argv)
   m->seq = seq > 0 ? (guint) seq : 0;
   if (m->experts == 0)
     m->top_k = 0;
-  if (layers < -1 || hidden < -1 || heads < -1 || kv_heads < -1 || ffn < -1 || vocab < -1 || experts < -1 || top_k < -1)
+  if (layers < -1 || hidden < -1 || heads < -1 || kv_heads < -1 || ffn < -1 || vocab < -1 || experts < -1 || top_k < -1
+      || head_dim < -1)
     {
       cmd_error ("plan: the shape's sizes are positive");
       return 2;
@@ -383,10 +386,11 @@ cmd_plan (int argc, char **argv)
       cmd_error ("plan: the model needs --layers, --hidden and --heads (or --model FILE) and a positive --seq");
       return 2;
     }
-  if (m->hidden % m->heads || (m->kv_heads && (m->kv_heads > m->heads || m->heads % m->kv_heads))
+  if ((m->head_dim == 0 && m->hidden % m->heads) || (m->kv_heads && (m->kv_heads > m->heads || m->heads % m->kv_heads))
       || (m->experts && (m->top_k < 1 || m->top_k > m->experts)))
     {
-      cmd_error ("plan: --hidden must be a multiple of --heads, --kv-heads divide --heads, --top-k be 1..experts");
+      cmd_error ("plan: --hidden must be a multiple of --heads (unless --head-dim is given), --kv-heads divide --heads, "
+                 "--top-k be 1..experts");
       return 2;
     }
   if (batch < 1)

@@ -245,7 +245,7 @@ train (int argc, char **argv)
   /* -1: not given (--params alone then picks the shape). */
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
-  int kv_heads = 0, ffn = 0;
+  int kv_heads = 0, ffn = 0, head_dim = 0;
   gboolean sp = FALSE, no_limit = FALSE, gated = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
@@ -259,6 +259,7 @@ train (int argc, char **argv)
     { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (50257)", "V" },
     { "kv-heads", 0, 0, G_OPTION_ARG_INT, &kv_heads, "Key/value heads: grouped-query attention (default: --heads)", "N" },
     { "ffn", 0, 0, G_OPTION_ARG_INT, &ffn, "MLP inner size (default: 4 x --hidden)", "F" },
+    { "head-dim", 0, 0, G_OPTION_ARG_INT, &head_dim, "Size of an attention head (default: --hidden / --heads)", "D" },
     { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU, as Llama: gate, up and down matrices)", NULL },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed; fp8: Transformer Engine)", "P" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
@@ -299,9 +300,10 @@ train (int argc, char **argv)
   if (heads == -1) heads = (int) o.heads;
   if (rc < 0)
     {
-      if (layers < 1 || hidden < 1 || heads < 1 || seq < 1 || batch < 1 || vocab < 0 || hidden % heads != 0)
-        rc = usage_error (ctx, "%s: layers, hidden, heads, seq and batch must be positive, hidden a multiple of heads",
-                          "transformer-train");
+      if (layers < 1 || hidden < 1 || heads < 1 || seq < 1 || batch < 1 || vocab < 0 || head_dim < 0
+          || (head_dim == 0 && hidden % heads != 0))
+        rc = usage_error (ctx, "%s: layers, hidden, heads, seq and batch must be positive, hidden a multiple of heads "
+                          "(unless --head-dim is given)", "transformer-train");
       else if (zero < 0 || zero > 3 || dp < 1 || accum < 1 || steps < 1)
         rc = usage_error (ctx, "%s: --zero is 0-3; --dp, --grad-accum and --steps are at least 1", "transformer-train");
       else if (tp < 1 || pp < 1 || pp > layers || hidden % tp != 0 || heads % tp != 0)
@@ -356,7 +358,7 @@ train (int argc, char **argv)
   o.no_limit_all_gathers = no_limit;
   o.tp = tp, o.pp = pp, o.sp = sp, o.experts = experts, o.top_k = experts > 0 ? top_k : 0;
   o.virtual_stages = vstages;
-  o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated;
+  o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated, o.head_dim = (guint) head_dim;
   o.ddp_local = ddp && strcmp (ddp, "local") == 0;
   if (zero > 0 && dp == 1)
     synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);

@@ -48,7 +48,7 @@ plan_result_free (PlanResult *r)
 static double
 head_dim (const SynthTrainOpts *m)
 {
-  return (double) m->hidden / m->heads;
+  return m->head_dim ? (double) m->head_dim : (double) m->hidden / m->heads;
 }
 
 /* Weights of one layer's attention (Q, K, V, the projection) and of one
@@ -56,8 +56,8 @@ head_dim (const SynthTrainOpts *m)
 static double
 attn_weights (const SynthTrainOpts *m)
 {
-  double h = m->hidden, kv = m->kv_heads ? m->kv_heads : m->heads;
-  return 2 * h * h + 2 * h * kv * head_dim (m);
+  double h = m->hidden, kv = m->kv_heads ? m->kv_heads : m->heads, q = m->heads * head_dim (m);
+  return 2 * h * q + 2 * h * kv * head_dim (m);
 }
 
 static double
@@ -80,14 +80,16 @@ plan_step_flops (const SynthTrainOpts *m, guint64 global_batch, guint ckpt, doub
 {
   double s = m->seq, h = m->hidden, tokens = (double) global_batch * s;
   double mlp = m->experts ? m->top_k * mlp_weights (m) + h * m->experts : mlp_weights (m);
-  /* Per token and layer: 2 FLOPs a weight, and QKᵀ and attention·V (2·s·h each). */
-  double layer = tokens * m->layers * (2 * (attn_weights (m) + mlp) + 4 * s * h);
+  /* Per token and layer: 2 FLOPs a weight, and QKᵀ and attention·V
+   * (2·s·q each, q = heads·head_dim: h unless head_dim is set apart). */
+  double q = m->heads * head_dim (m);
+  double layer = tokens * m->layers * (2 * (attn_weights (m) + mlp) + 4 * s * q);
   double logits = tokens * 2.0 * m->vocab * h;
   double fwd = layer + logits;
   *model = 3 * fwd;
   /* Recomputation repeats the layers' forward (full) or the attention
    * core's (selective); never the logits (Narayanan et al. eq. 3). */
-  double extra = ckpt == PLAN_CKPT_FULL ? layer : ckpt == PLAN_CKPT_SELECTIVE ? tokens * m->layers * 4 * s * h : 0;
+  double extra = ckpt == PLAN_CKPT_FULL ? layer : ckpt == PLAN_CKPT_SELECTIVE ? tokens * m->layers * 4 * s * q : 0;
   *executed = *model + extra;
 }
 
@@ -437,6 +439,8 @@ search_identity (const PlanSearch *s)
                           m->experts, m->top_k, m->precision, m->optimizer, s->global_batch);
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%s", i ? "," : "", s->configs[i]);
+  if (m->head_dim != 0)   /* only when set: parts of searches before it still merge */
+    g_string_append_printf (id, " head_dim=%u", m->head_dim);
   g_string_append (id, " price=");
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);

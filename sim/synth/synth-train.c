@@ -153,10 +153,23 @@ tp_of (const SynthTrainOpts *o)
  * (F, or 2F gated: gate and up in one GEMM), the weights of a layer's
  * attention and of one MLP. */
 static guint64
+head_dim_of (const SynthTrainOpts *o)
+{
+  return o->head_dim ? o->head_dim : o->hidden / o->heads;
+}
+
+/* Q's width, the projection's input: heads·head_dim (hidden, for GPT). */
+static guint64
+q_width (const SynthTrainOpts *o)
+{
+  return (guint64) o->heads * head_dim_of (o);
+}
+
+static guint64
 qkv_out (const SynthTrainOpts *o)
 {
-  guint64 h = o->hidden, kv = o->kv_heads ? o->kv_heads : o->heads;
-  return h + 2 * kv * (h / o->heads);
+  guint64 kv = o->kv_heads ? o->kv_heads : o->heads;
+  return q_width (o) + 2 * kv * head_dim_of (o);
 }
 
 static guint64
@@ -174,7 +187,7 @@ fc1_out (const SynthTrainOpts *o)
 static guint64
 attn_params (const SynthTrainOpts *o)
 {
-  return (guint64) o->hidden * (qkv_out (o) + o->hidden);
+  return (guint64) o->hidden * (qkv_out (o) + q_width (o));
 }
 
 static guint64
@@ -202,7 +215,8 @@ act_bwd_bytes (const SynthTrainOpts *o)
 static gboolean
 gpt_shape (const SynthTrainOpts *o)
 {
-  return (o->kv_heads == 0 || o->kv_heads == o->heads) && (o->ffn == 0 || o->ffn == 4 * o->hidden) && !o->gated_mlp;
+  return (o->kv_heads == 0 || o->kv_heads == o->heads) && (o->ffn == 0 || o->ffn == 4 * o->hidden) && !o->gated_mlp
+         && q_width (o) == o->hidden;
 }
 
 /* Numerator over t of the bytes a layer keeps besides attention scores,
@@ -230,9 +244,10 @@ synth_train_layer_kept (const SynthTrainOpts *o)
    * layer norms' inputs 4), and split t ways: Q 2, K and V 2·kv/heads
    * each, the projection's input 2, fc1's output 2·F'/h (F' = F, or 2F
    * gated) and fc2's input 2·F/h (GPT: 4 + 2 + 2 + 8 + 8 = 24). */
-  double t = tp_of (o), h = o->hidden, f = ffn_of (o), r = (double) (o->kv_heads ? o->kv_heads : o->heads) / o->heads;
+  double t = tp_of (o), h = o->hidden, f = ffn_of (o), kv = o->kv_heads ? o->kv_heads : o->heads;
+  double q = (double) q_width (o) / h, r = kv * (double) head_dim_of (o) / h;
   double mlp = 2 * (double) fc1_out (o) / h + 2 * f / h;
-  double split = 2 + 4 * r + 2 + mlp, whole = 10;
+  double split = 2 * q + 4 * r + 2 * q + mlp, whole = 10;
   if (o->experts > 0)
     split += mlp * (MAX (o->top_k, 1u) - 1);
   if (o->precision == SYNTH_PREC_FP8)
@@ -383,7 +398,7 @@ static void
 attention_core (Train *tr, GArray *ops, gboolean rc)
 {
   const SynthTrainOpts *o = tr->o;
-  guint64 s = o->seq, b = o->batch, heads = o->heads / tr->t, hd = o->hidden / o->heads;
+  guint64 s = o->seq, b = o->batch, heads = o->heads / tr->t, hd = head_dim_of (o);
   double scores = (double) b * heads * s * s;
   add_op (ops, gemm (rc ? "gemm_qk_bmm_recompute" : "gemm_qk_bmm_fwd", FALSE, s, s, hd, b * heads));
   add_op (ops, memop (rc ? "softmax_recompute" : "softmax_fwd", SYNTH_MEM_NORM, 2 * tr->es * scores));
@@ -403,7 +418,7 @@ build_fwd (Train *tr, GArray *ops, gboolean rc)
   sp_gather (tr, ops, es * T * h);
   add_op (ops, gemm (NM ("gemm_qkv"), TRUE, T, qkv_out (o) / t, h, 1));
   attention_core (tr, ops, rc);
-  add_op (ops, gemm (NM ("gemm_proj"), TRUE, T, h, h / t, 1));
+  add_op (ops, gemm (NM ("gemm_proj"), TRUE, T, h, q_width (o) / t, 1));
   tp_reduce (tr, ops, es * T * h);
   add_op (ops, memop (NM ("dropout_add_bias"), SYNTH_MEM_ACT, (3 * es + 1) * Tl * h));
   add_op (ops, memop (NM ("layernorm"), SYNTH_MEM_NORM, 2 * es * Tl * h));
@@ -440,7 +455,7 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
 {
   const SynthTrainOpts *o = tr->o;
   guint64 h = o->hidden, t = tr->t, T = (guint64) o->seq * o->batch, s = o->seq, b = o->batch;
-  guint64 heads = o->heads / t, hd = h / o->heads;
+  guint64 heads = o->heads / t, hd = head_dim_of (o), qw = q_width (o);
   double Tl = o->sp ? (double) T / t : (double) T, es = tr->es, scores = (double) b * heads * s * s;
   add_op (ops, memop ("dropout_add_bias_bwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
   sp_gather (tr, ops, es * T * h);
@@ -472,8 +487,8 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
   add_op (ops, memop ("layernorm_bwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
   add_op (ops, memop ("dropout_add_bias_bwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
   sp_gather (tr, ops, es * T * h);
-  add_op (ops, gemm ("gemm_proj_dx", TRUE, T, h / t, h, 1));
-  add_op (ops, gemm ("gemm_proj_dw", FALSE, h, h / t, T, 1));
+  add_op (ops, gemm ("gemm_proj_dx", TRUE, T, qw / t, h, 1));
+  add_op (ops, gemm ("gemm_proj_dw", FALSE, h, qw / t, T, 1));
   add_op (ops, gemm ("gemm_av_bmm_bwd_dp", FALSE, s, s, hd, b * heads));
   add_op (ops, gemm ("gemm_av_bmm_bwd_dv", FALSE, s, hd, s, b * heads));
   add_op (ops, memop ("dropout_attn_bwd", SYNTH_MEM_ACT, (2 * es + 1) * scores));

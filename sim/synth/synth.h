@@ -199,6 +199,10 @@ typedef struct {
    * three weight matrices, gate and up fused in one GEMM). */
   guint kv_heads, ffn;
   gboolean gated_mlp;
+  /* An attention head's size (0: hidden / heads; Qwen 3 and Gemma 3 set
+   * it apart): Q and the projection's input are heads·head_dim wide, K
+   * and V kv_heads·head_dim. */
+  guint head_dim;
   SynthPrecision precision;
   SynthOptimizer optimizer;
   SynthCheckpoint checkpoint;
