@@ -99,7 +99,8 @@ hf_num (const cJSON *o, const char *key)
  * (or Qwen's num_experts, DeepSeek's n_routed_experts), num_experts_per_tok,
  * moe_intermediate_size (an expert's inner size), head_dim; those of text_config
  * when the top level has no hidden_size (a vision-language model's
- * language model). A gated MLP for hidden_act silu or swiglu (Llama,
+ * language model), tie_word_embeddings (false: an LM head of its own). A
+ * gated MLP for hidden_act silu or swiglu (Llama,
  * Mistral, Mixtral, Qwen, Phi-3, DeepSeek) and for Gemma (GeGLU). What the
  * generator does not model is said on stderr, one line each, and the
  * answer stands for the rest (docs/plan.md). Values the command line
@@ -165,9 +166,7 @@ read_model (const char *path, SynthTrainOpts *m, GError **error)
       if (!cJSON_IsBool (tie))
         tie = cJSON_GetObjectItemCaseSensitive (top, "tie_word_embeddings");
       if (cJSON_IsFalse (tie))
-        fprintf (stderr, "vramsim: plan: --model %s: tie_word_embeddings is false: the generator ties the LM head "
-                 "to the embedding, so the head's %.3g parameters, their gradients and optimizer states are not "
-                 "counted\n", path, (double) m->vocab * m->hidden);
+        m->untied = TRUE;
       double shared = MAX (hf_num (root, "n_shared_experts"), hf_num (root, "shared_expert_intermediate_size"));
       if (m->experts > 0 && shared > 0)
         fprintf (stderr, "vramsim: plan: --model %s: shared experts (n_shared_experts, "
@@ -232,7 +231,7 @@ cmd_plan (int argc, char **argv)
   gint head_dim = -1;
   gint jobs = 0, top = -1;
   gint64 batch = 0;
-  gboolean gated = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
+  gboolean gated = FALSE, untied = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
   GOptionEntry entries[] = {
     { "model", 0, 0, G_OPTION_ARG_FILENAME, &model, "A Hugging Face config.json for the shape (the flags below override it)", "FILE" },
     { "layers", 0, 0, G_OPTION_ARG_INT, &layers, "Transformer layers", "L" },
@@ -242,6 +241,7 @@ cmd_plan (int argc, char **argv)
     { "ffn", 0, 0, G_OPTION_ARG_INT, &ffn, "MLP inner size (default 4 x hidden)", "F" },
     { "head-dim", 0, 0, G_OPTION_ARG_INT, &head_dim, "Size of an attention head (default hidden / heads)", "D" },
     { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU: three weight matrices)", NULL },
+    { "untied", 0, 0, G_OPTION_ARG_NONE, &untied, "The LM head is its own matrix, not the embedding's (tie_word_embeddings false)", NULL },
     { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (2048)", "S" },
     { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (51200)", "V" },
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
@@ -372,6 +372,7 @@ cmd_plan (int argc, char **argv)
   if (experts != -1) m->experts = experts;
   if (top_k != -1) m->top_k = top_k;
   if (gated) m->gated_mlp = TRUE;
+  if (untied) m->untied = TRUE;
   m->seq = seq > 0 ? (guint) seq : 0;
   if (m->experts == 0)
     m->top_k = 0;

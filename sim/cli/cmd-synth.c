@@ -246,7 +246,7 @@ train (int argc, char **argv)
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
   int kv_heads = 0, ffn = 0, head_dim = 0;
-  gboolean sp = FALSE, no_limit = FALSE, gated = FALSE;
+  gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
   GOptionEntry entries[] = {
@@ -261,6 +261,7 @@ train (int argc, char **argv)
     { "ffn", 0, 0, G_OPTION_ARG_INT, &ffn, "MLP inner size (default: 4 x --hidden)", "F" },
     { "head-dim", 0, 0, G_OPTION_ARG_INT, &head_dim, "Size of an attention head (default: --hidden / --heads)", "D" },
     { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU, as Llama: gate, up and down matrices)", NULL },
+    { "untied", 0, 0, G_OPTION_ARG_NONE, &untied, "The LM head is its own vocab x hidden matrix, not the embedding's (Llama, Mistral)", NULL },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed; fp8: Transformer Engine)", "P" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
     { "checkpoint", 0, 0, G_OPTION_ARG_STRING, &checkpoint, "none, full, every=N or selective (none)", "MODE" },
@@ -359,6 +360,7 @@ train (int argc, char **argv)
   o.tp = tp, o.pp = pp, o.sp = sp, o.experts = experts, o.top_k = experts > 0 ? top_k : 0;
   o.virtual_stages = vstages;
   o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated, o.head_dim = (guint) head_dim;
+  o.untied = untied;
   o.ddp_local = ddp && strcmp (ddp, "local") == 0;
   if (zero > 0 && dp == 1)
     synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);

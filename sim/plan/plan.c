@@ -72,7 +72,7 @@ plan_param_count (const SynthTrainOpts *m)
 {
   double per = attn_weights (m) + (m->experts ? m->experts * mlp_weights (m) + (double) m->hidden * m->experts
                                               : mlp_weights (m));
-  return m->layers * per + (double) m->vocab * m->hidden;
+  return m->layers * per + (double) m->vocab * m->hidden * (m->untied ? 2 : 1);
 }
 
 void
@@ -441,6 +441,8 @@ search_identity (const PlanSearch *s)
     g_string_append_printf (id, "%s%s", i ? "," : "", s->configs[i]);
   if (m->head_dim != 0)   /* only when set: parts of searches before it still merge */
     g_string_append_printf (id, " head_dim=%u", m->head_dim);
+  if (m->untied)
+    g_string_append (id, " untied=1");
   g_string_append (id, " price=");
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);

@@ -802,7 +802,7 @@ after_backward (Train *tr)
       if (exp > 0 && tr->edp > 1)
         synth_collective (tr->e, name, COMPUTE, kind, exp * tr->G, &tr->groups[GRP_EDP], id, id, 0);
     }
-  if (tr->pp > 1 && emb->n != 0)
+  if (tr->pp > 1 && emb->n != 0 && !o->untied)
     synth_collective (tr->e, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, synth_size (tr->e, emb->g),
                       &tr->groups[GRP_EMB], emb->g, emb->g, 0);
 }
@@ -1188,7 +1188,7 @@ units_of (Train *tr)
           tr->units[i].n_exp = exp;
         }
       layer_params = tr->units[0].n;
-      tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t;
+      tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t * (o->untied && tr->pp == 1 ? 2 : 1);
     }
   return layer_params;
 }

@@ -203,6 +203,11 @@ typedef struct {
    * it apart): Q and the projection's input are heads·head_dim wide, K
    * and V kv_heads·head_dim. */
   guint head_dim;
+  /* The LM head is a matrix of its own (tie_word_embeddings false: Llama,
+   * Mistral), not the embedding's: with one pipeline stage the unit holds
+   * both; with several, stage 0 the embedding alone, and no embedding
+   * all-reduce ties the first stage to the last. */
+  gboolean untied;
   SynthPrecision precision;
   SynthOptimizer optimizer;
   SynthCheckpoint checkpoint;
