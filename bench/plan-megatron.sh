@@ -17,22 +17,13 @@ command -v python3 >/dev/null || { echo "plan-megatron: needs python3" >&2; exit
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Table 1 as bench/validate-megatron.sh has it:
-#    name  heads hidden layers t  p   gpus batch published TF/s
-runs="1.7B   24   2304   24    1  1   32   512   137
-3.6B   32   3072   30    2  1   64   512   138
-7.5B   32   4096   36    4  1   128  512   142
-18.4B  48   6144   40    8  1   256  1024  135
-39.1B  64   8192   48    8  2   512  1536  138
-76.1B  80   10240  60    8  4   1024 1792  140
-145.6B 96   12288  80    8  8   1536 2304  148
-310.1B 128  16384  96    8  16  1920 2160  155
-529.6B 128  20480  105   8  35  2520 2520  163
-1T     160  25600  128   8  64  3072 3072  163"
+# Table 1: bench/megatron-table1.txt (the micro-batch, schedule and DDP
+# columns are the runs', which the search does not take).
+runs=$(grep -v '^#' bench/megatron-table1.txt)
 
 echo "| model | GPUs | Table 1's (t, p) | its rank of the fitting (t, p) | planner's TF/s for it | published TF/s | planner's best (t, p, v, micro-batch) | its TF/s | searched, fit |"
 echo "| --- | ---: | --- | --- | ---: | ---: | --- | ---: | --- |"
-echo "$runs" | while read -r name heads hidden layers t p gpus batch pub; do
+echo "$runs" | while read -r name heads hidden layers t p gpus batch _ _ _ pub; do
   if ! "$VRAMSIM" plan --layers "$layers" --hidden "$hidden" --heads "$heads" --vocab 51200 --seq 2048 \
       --global-batch "$batch" -c a100-80g --gpus "$gpus" --zero 0 --sp off --checkpoint full -j 2 \
       --format json > "$tmp/plan.json" 2> "$tmp/err"; then

@@ -20,23 +20,8 @@ command -v python3 >/dev/null || { echo "validate-megatron: needs python3" >&2; 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Table 1 (params in billions, heads, hidden, layers, t, p, GPUs, batch,
-# published TF/s per GPU), with the micro-batch size and the interleaved
-# schedule's chunks each run used (NVIDIA/Megatron-LM
-# examples/sc21/run_table_1.sh: MBS, --num-layers-per-virtual-pipeline-stage,
-# DDP=torch for p = 1, local above; full recomputation, seq 2048,
-# vocabulary 51,200).
-#    name  heads hidden layers t  p   gpus batch mbs v  ddp   published
-runs="1.7B   24   2304   24    1  1   32   512   16  1  torch 137
-3.6B   32   3072   30    2  1   64   512   16  1  torch 138
-7.5B   32   4096   36    4  1   128  512   16  1  torch 142
-18B    48   6144   40    8  1   256  1024  8   1  torch 135
-39B    64   8192   48    8  2   512  1536  4   1  local 138
-76B    80   10240  60    8  4   1024 1792  2   3  local 140
-145B   96   12288  80    8  8   1536 2304  2   2  local 148
-310B   128  16384  96    8  16  1920 2160  1   2  local 155
-530B   128  20480  105   8  35  2520 2520  1   3  local 163
-1T     160  25600  128   8  64  3072 3072  1   1  local 163"
+# Table 1 with each run's micro-batch, schedule and DDP: bench/megatron-table1.txt.
+runs=$(grep -v '^#' bench/megatron-table1.txt)
 
 echo "| model | t | p | v | GPUs | batch | micro-batch | published TF/s | predicted TF/s | error | step (s) |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
