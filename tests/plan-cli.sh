@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..29"
+echo "1..30"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -317,19 +317,43 @@ tags = {t["tag"]: t["peak_bytes"] for t in json.load(open(sys.argv[2]))["memory"
 assert tags["params"] == 2 * 60555264, tags
 PY
 ok $? "synth --head-dim 128: the QKV, projection and attention GEMMs and the params tag by hand"
-# MoE by Qwen's names (num_experts, moe_intermediate_size): 4 gated
-# experts of 512 and a router a layer. By hand: 2 x (2621440 attention +
-# 4 x 3 x 1024 x 512 experts + 1024 x 4 router) + 32768000 = 50601984;
-# the shared expert is said, not modeled.
+# MoE by Qwen's names (num_experts, moe_intermediate_size,
+# shared_expert_intermediate_size): 4 gated experts of 512, a router and
+# a gated shared expert of 1024 a layer. By hand: 2 x (2621440 attention
+# + 4 x 3 x 1024 x 512 experts + 1024 x 4 router + 3 x 1024 x 1024
+# shared) + 32768000 = 56893440.
 cat > "$tmp/moe.json" <<'EOF'
 { "model_type": "qwen3_moe", "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2816,
   "num_attention_heads": 16, "num_hidden_layers": 2, "num_key_value_heads": 4, "vocab_size": 32000,
   "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 1024 }
 EOF
 run "$VRAMSIM" plan --model "$tmp/moe.json" --seq 512 --global-batch 4 -c a100-80g --gpus 1 --format json
-python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['params'] == 50601984" "$tmp/out" 2>/dev/null &&
-  grep -q "shared experts (n_shared_experts, shared_expert_intermediate_size) are not modeled" "$tmp/err"
-ok $? "--model with Qwen's MoE names: 50601984 parameters by hand, the shared expert said"
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['params'] == 56893440" "$tmp/out" 2>/dev/null &&
+  [ ! -s "$tmp/err" ]
+ok $? "--model with Qwen's MoE names: 56893440 parameters by hand, the shared expert's included"
+# synth --shared-ffn: the same layer's shared expert, every token (T =
+# 512): fc1 2 x 512 x 2048 x 1024 FLOPs (gate and up), fc2 2 x 512 x 1024
+# x 1024, its SwiGLU 3 x 2 x 512 x 1024 bytes forward and 5 x 2 x 512 x
+# 1024 backward; the params tag 2 x 56893440 bytes.
+"$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --ffn 512 --gated --experts 4 \
+  --top-k 2 --shared-ffn 1024 --vocab 32000 --seq 512 --batch 1 -o "$tmp/sh.jsonl" 2>/dev/null
+"$VRAMSIM" replay "$tmp/sh.jsonl" --format json > "$tmp/sh.json" 2>/dev/null
+python3 - "$tmp/sh.jsonl" "$tmp/sh.json" <<'PY'
+import json, sys
+f = {}
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("op") == "kernel" and "shared" in e["name"]:
+        f.setdefault(e["name"], e.get("flops", e.get("bytes")))
+want = {"gemm_shared_fc1_fwd": 2 * 512 * 2048 * 1024, "gemm_shared_fc1_dx": 2 * 512 * 2048 * 1024,
+        "gemm_shared_fc1_dw": 2 * 512 * 2048 * 1024, "gemm_shared_fc2_fwd": 2 * 512 * 1024 * 1024,
+        "gemm_shared_fc2_dx": 2 * 512 * 1024 * 1024, "gemm_shared_fc2_dw": 2 * 512 * 1024 * 1024,
+        "gelu_bias_shared_fwd": 3 * 2 * 512 * 1024, "gelu_bias_shared_bwd": 5 * 2 * 512 * 1024}
+assert f == want, (f, want)
+tags = {t["tag"]: t["peak_bytes"] for t in json.load(open(sys.argv[2]))["memory"]["tags"]}
+assert tags["params"] == 2 * 56893440, tags
+PY
+ok $? "synth --shared-ffn 1024: the shared expert's GEMMs, its SwiGLU and the params tag by hand"
 
 # 17: bad input and usage.
 echo '{ "hidden_size": "big" }' > "$tmp/bad.json"

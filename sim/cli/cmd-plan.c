@@ -97,7 +97,9 @@ hf_num (const cJSON *o, const char *key)
 /* --model FILE: hidden_size, num_hidden_layers, num_attention_heads,
  * num_key_value_heads, intermediate_size, vocab_size, num_local_experts
  * (or Qwen's num_experts, DeepSeek's n_routed_experts), num_experts_per_tok,
- * moe_intermediate_size (an expert's inner size), head_dim; those of text_config
+ * moe_intermediate_size (an expert's inner size), the shared expert's size
+ * (shared_expert_intermediate_size, or n_shared_experts times the
+ * experts'), head_dim; those of text_config
  * when the top level has no hidden_size (a vision-language model's
  * language model), tie_word_embeddings (false: an LM head of its own). A
  * gated MLP for hidden_act silu or swiglu (Llama,
@@ -167,10 +169,12 @@ read_model (const char *path, SynthTrainOpts *m, GError **error)
         tie = cJSON_GetObjectItemCaseSensitive (top, "tie_word_embeddings");
       if (cJSON_IsFalse (tie))
         m->untied = TRUE;
-      double shared = MAX (hf_num (root, "n_shared_experts"), hf_num (root, "shared_expert_intermediate_size"));
-      if (m->experts > 0 && shared > 0)
-        fprintf (stderr, "vramsim: plan: --model %s: shared experts (n_shared_experts, "
-                 "shared_expert_intermediate_size) are not modeled\n", path);
+      /* Shared experts: Qwen's one of shared_expert_intermediate_size,
+       * DeepSeek's n_shared_experts of the routed experts' size. */
+      double sz = hf_num (root, "shared_expert_intermediate_size"), ns = hf_num (root, "n_shared_experts");
+      double shared = sz > 0 ? sz : ns > 0 ? ns * m->ffn : 0;
+      if (m->experts > 0 && shared > 0 && shared < 1e9 && m->shared_ffn == 0)
+        m->shared_ffn = (guint) shared;
       if (m->experts > 0 && hf_num (root, "first_k_dense_replace") > 0)
         fprintf (stderr, "vramsim: plan: --model %s: first_k_dense_replace: every layer is taken as MoE\n", path);
       if (hf_num (root, "kv_lora_rank") > 0 || hf_num (root, "q_lora_rank") > 0)
@@ -228,7 +232,7 @@ cmd_plan (int argc, char **argv)
                   *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
                   *shard = NULL;
   gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
-  gint head_dim = -1;
+  gint head_dim = -1, shared_ffn = -1;
   gint jobs = 0, top = -1;
   gint64 batch = 0;
   gboolean gated = FALSE, untied = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
@@ -246,6 +250,7 @@ cmd_plan (int argc, char **argv)
     { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (51200)", "V" },
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "Experts each token is routed to (2)", "K" },
+    { "shared-ffn", 0, 0, G_OPTION_ARG_INT, &shared_ffn, "MoE: inner size of a shared expert every token also runs (0 = none)", "S" },
     { "global-batch", 0, 0, G_OPTION_ARG_INT64, &batch, "Sequences per optimizer step (required)", "B" },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed)", "P" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
@@ -371,13 +376,14 @@ cmd_plan (int argc, char **argv)
   if (vocab != -1) m->vocab = vocab;
   if (experts != -1) m->experts = experts;
   if (top_k != -1) m->top_k = top_k;
+  if (shared_ffn != -1) m->shared_ffn = shared_ffn;
   if (gated) m->gated_mlp = TRUE;
   if (untied) m->untied = TRUE;
   m->seq = seq > 0 ? (guint) seq : 0;
   if (m->experts == 0)
     m->top_k = 0;
   if (layers < -1 || hidden < -1 || heads < -1 || kv_heads < -1 || ffn < -1 || vocab < -1 || experts < -1 || top_k < -1
-      || head_dim < -1)
+      || head_dim < -1 || shared_ffn < -1)
     {
       cmd_error ("plan: the shape's sizes are positive");
       return 2;
@@ -388,10 +394,10 @@ cmd_plan (int argc, char **argv)
       return 2;
     }
   if ((m->head_dim == 0 && m->hidden % m->heads) || (m->kv_heads && (m->kv_heads > m->heads || m->heads % m->kv_heads))
-      || (m->experts && (m->top_k < 1 || m->top_k > m->experts)))
+      || (m->experts && (m->top_k < 1 || m->top_k > m->experts)) || (m->shared_ffn && !m->experts))
     {
       cmd_error ("plan: --hidden must be a multiple of --heads (unless --head-dim is given), --kv-heads divide --heads, "
-                 "--top-k be 1..experts");
+                 "--top-k be 1..experts, --shared-ffn go with --experts");
       return 2;
     }
   if (batch < 1)

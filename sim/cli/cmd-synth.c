@@ -245,7 +245,7 @@ train (int argc, char **argv)
   /* -1: not given (--params alone then picks the shape). */
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
-  int kv_heads = 0, ffn = 0, head_dim = 0;
+  int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0;
   gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
@@ -282,6 +282,7 @@ train (int argc, char **argv)
       "IMPL" },
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "Experts each token is routed to (2)", "K" },
+    { "shared-ffn", 0, 0, G_OPTION_ARG_INT, &shared_ffn, "MoE: inner size of a shared expert every token also runs (DeepSeek, Qwen-MoE; 0 = none)", "S" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = NULL;
@@ -319,6 +320,8 @@ train (int argc, char **argv)
       else if (experts < 0 || (experts > 0 && (top_k < 1 || top_k > experts || experts % MIN (dp, experts) != 0)))
         rc = usage_error (ctx, "%s: --experts is 0 or more, --top-k 1..experts, and --dp ranks (or fewer) must split the experts evenly",
                           "transformer-train");
+      else if (shared_ffn < 0 || (shared_ffn > 0 && (experts == 0 || shared_ffn % tp != 0)))
+        rc = usage_error (ctx, "%s: --shared-ffn goes with --experts and is a multiple of --tp", "transformer-train");
       else if (params && !parse_count (params, &o.params))
         rc = usage_error (ctx, "--params: not a count: '%s'", params);
       else if (precision && !synth_precision_from_name (precision, &o.precision))
@@ -360,7 +363,7 @@ train (int argc, char **argv)
   o.tp = tp, o.pp = pp, o.sp = sp, o.experts = experts, o.top_k = experts > 0 ? top_k : 0;
   o.virtual_stages = vstages;
   o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated, o.head_dim = (guint) head_dim;
-  o.untied = untied;
+  o.untied = untied, o.shared_ffn = (guint) shared_ffn;
   o.ddp_local = ddp && strcmp (ddp, "local") == 0;
   if (zero > 0 && dp == 1)
     synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);

@@ -67,10 +67,18 @@ mlp_weights (const SynthTrainOpts *m)
   return (m->gated_mlp ? 3 : 2) * h * f;
 }
 
+/* The shared expert's, under MoE (0 without one). */
+static double
+shared_weights (const SynthTrainOpts *m)
+{
+  return m->experts ? (m->gated_mlp ? 3 : 2) * (double) m->hidden * m->shared_ffn : 0;
+}
+
 double
 plan_param_count (const SynthTrainOpts *m)
 {
   double per = attn_weights (m) + (m->experts ? m->experts * mlp_weights (m) + (double) m->hidden * m->experts
+                                                + shared_weights (m)
                                               : mlp_weights (m));
   return m->layers * per + (double) m->vocab * m->hidden * (m->untied ? 2 : 1);
 }
@@ -79,7 +87,7 @@ void
 plan_step_flops (const SynthTrainOpts *m, guint64 global_batch, guint ckpt, double *executed, double *model)
 {
   double s = m->seq, h = m->hidden, tokens = (double) global_batch * s;
-  double mlp = m->experts ? m->top_k * mlp_weights (m) + h * m->experts : mlp_weights (m);
+  double mlp = m->experts ? m->top_k * mlp_weights (m) + h * m->experts + shared_weights (m) : mlp_weights (m);
   /* Per token and layer: 2 FLOPs a weight, and QKᵀ and attention·V
    * (2·s·q each, q = heads·head_dim: h unless head_dim is set apart). */
   double q = m->heads * head_dim (m);
@@ -146,7 +154,7 @@ enumerate (Enum *en)
         for (guint ti = 0; ti < tps.n; ti++)
           {
             guint g = s->gpus.v[gi], t = tps.v[ti];
-            if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t)
+            if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t || m->shared_ffn % t)
               continue;
             for (guint p = 1; p <= m->layers; p++)
               {
@@ -443,6 +451,8 @@ search_identity (const PlanSearch *s)
     g_string_append_printf (id, " head_dim=%u", m->head_dim);
   if (m->untied)
     g_string_append (id, " untied=1");
+  if (m->shared_ffn != 0)
+    g_string_append_printf (id, " shared_ffn=%u", m->shared_ffn);
   g_string_append (id, " price=");
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);

@@ -196,6 +196,19 @@ mlp_params (const SynthTrainOpts *o)
   return (guint64) o->hidden * ffn_of (o) * (o->gated_mlp ? 3 : 2);
 }
 
+/* The shared expert's fc1 output and weights (0 without one). */
+static guint64
+shared_fc1_out (const SynthTrainOpts *o)
+{
+  return o->experts > 0 ? (guint64) o->shared_ffn * (o->gated_mlp ? 2 : 1) : 0;
+}
+
+static guint64
+shared_params (const SynthTrainOpts *o)
+{
+  return o->experts > 0 ? (guint64) o->hidden * o->shared_ffn * (o->gated_mlp ? 3 : 2) : 0;
+}
+
 /* The MLP activation's traffic per inner element, in activation elements:
  * GELU reads and writes one (2); SwiGLU reads gate and up, writes one (3);
  * backward: 3, and 5 gated (reads dy, gate, up; writes both gradients). */
@@ -216,7 +229,7 @@ static gboolean
 gpt_shape (const SynthTrainOpts *o)
 {
   return (o->kv_heads == 0 || o->kv_heads == o->heads) && (o->ffn == 0 || o->ffn == 4 * o->hidden) && !o->gated_mlp
-         && q_width (o) == o->hidden;
+         && q_width (o) == o->hidden && shared_params (o) == 0;
 }
 
 /* Numerator over t of the bytes a layer keeps besides attention scores,
@@ -249,7 +262,7 @@ synth_train_layer_kept (const SynthTrainOpts *o)
   double mlp = 2 * (double) fc1_out (o) / h + 2 * f / h;
   double split = 2 * q + 4 * r + 2 * q + mlp, whole = 10;
   if (o->experts > 0)
-    split += mlp * (MAX (o->top_k, 1u) - 1);
+    split += mlp * (MAX (o->top_k, 1u) - 1) + 2 * (double) shared_fc1_out (o) / h + 2 * (double) o->shared_ffn / h;
   if (o->precision == SYNTH_PREC_FP8)
     whole -= 2, split -= 1 + f / h;   /* FP8 copies of the QKV, fc1, projection and fc2 inputs */
   double n = o->sp ? (whole + split) / t : whole + split / t;
@@ -436,6 +449,13 @@ build_fwd (Train *tr, GArray *ops, gboolean rc)
       add_op (ops, gemm (NM ("gemm_expert_fc2"), TRUE, tok, h, ffn_of (o) / t, local));
       if (tr->ep > 1)
         add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
+      if (shared_params (o) > 0)
+        {
+          /* The shared expert: every token, as a dense MLP. */
+          add_op (ops, gemm (NM ("gemm_shared_fc1"), TRUE, T, shared_fc1_out (o) / t, h, 1));
+          add_op (ops, memop (NM ("gelu_bias_shared"), SYNTH_MEM_ACT, act_fwd_bytes (o) * es * (double) T * o->shared_ffn / t));
+          add_op (ops, gemm (NM ("gemm_shared_fc2"), TRUE, T, h, o->shared_ffn / t, 1));
+        }
     }
   else
     {
@@ -473,6 +493,14 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
         add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
       add_op (ops, gemm ("gemm_router_dx", TRUE, T, h, o->experts, 1));
       add_op (ops, gemm ("gemm_router_dw", FALSE, o->experts, h, T, 1));
+      if (shared_params (o) > 0)
+        {
+          add_op (ops, gemm ("gemm_shared_fc2_dx", TRUE, T, o->shared_ffn / t, h, 1));
+          add_op (ops, gemm ("gemm_shared_fc2_dw", FALSE, o->shared_ffn / t, h, T, 1));
+          add_op (ops, memop ("gelu_bias_shared_bwd", SYNTH_MEM_ACT, act_bwd_bytes (o) * es * (double) T * o->shared_ffn / t));
+          add_op (ops, gemm ("gemm_shared_fc1_dx", TRUE, T, h, shared_fc1_out (o) / t, 1));
+          add_op (ops, gemm ("gemm_shared_fc1_dw", FALSE, h, shared_fc1_out (o) / t, T, 1));
+        }
     }
   else
     {
@@ -1180,7 +1208,7 @@ units_of (Train *tr)
         {
           /* Attention (GPT: 4h²), the router h·E, E/ep experts (GPT: 8h²) here. */
           exp = (guint64) (o->experts / tr->ep) * mlp_params (o) / tr->t;
-          layer = attn_params (o) + (guint64) (o->experts / tr->ep) * mlp_params (o);
+          layer = attn_params (o) + (guint64) (o->experts / tr->ep) * mlp_params (o) + shared_params (o);
         }
       for (guint i = 0; i < tr->Ls; i++)
         {

@@ -222,6 +222,10 @@ typedef struct {
   guint tp, pp;
   gboolean sp;
   guint experts, top_k;
+  /* MoE: the inner size of the shared expert every token runs besides
+   * its routed ones (DeepSeek, Qwen-MoE; 0: none), a dense MLP split t
+   * ways like the experts' (gated when they are). */
+  guint shared_ffn;
   /* ZeRO-3: FALSE (the default, as FSDP's limit_all_gathers=True) makes
    * the host wait before each all-gather until the layer two frees back
    * has run, so at most two gathers are in flight ahead of compute;
