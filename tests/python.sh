@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # python.sh — the Python package (python/), installed offline into a venv
 # (`pip install --no-build-isolation --no-index`) and tested there, never
-# the source tree's copy: replay() equal to the CLI's JSON, sweep() and
-# fit() equal to the CLI's tables with numbers as numbers (sizes in bytes,
+# the source tree's copy: replay() and plan() equal to the CLI's JSON,
+# sweep() and fit() equal to the CLI's tables with numbers as numbers (sizes in bytes,
 # times in ns, empty cells None), numbers given to set= and vary= in those
 # units, every failure a VramsimError with the message, __version__ the
 # C binary's, py.typed and type hints, the README's sweep-and-plot script,
@@ -19,7 +19,7 @@ skip () { n=$((n+1)); echo "ok $n # skip $1"; }
 SYS=/usr/bin/python3
 [ -x "$SYS" ] || SYS=python3
 T=$here/traces/hand-train-step.jsonl
-echo "1..16"
+echo "1..18"
 
 # The venv sees the system's setuptools and wheel (the build needs them;
 # nothing is downloaded) and the system's pip; the package goes into the
@@ -136,6 +136,31 @@ import json, vramsim
 assert vramsim.fit('$T', 'a100-80g,rtx3090,h200') == json.load(open('$tmp/fit.json'))['rows']
 assert [r['config'] for r in vramsim.fit('$T', ['rtx3090', 'a100-80g'])] == ['a100-80g', 'rtx3090']"
 ok $? "fit() rows equal the CLI's fit JSON"
+
+"$VRAMSIM" plan --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --ffn 2816 --gated --vocab 32000 --seq 512 \
+  --global-batch 4 -c a100-80g --gpus 1,2 --zero 0,1 -j 2 --format json > "$tmp/plan.json"
+"$PY" -c "
+import json, vramsim
+py = vramsim.plan(configs='a100-80g', gpus=[1, 2], global_batch=4, layers=2, hidden=1024, heads=16, kv_heads=4,
+                  ffn=2816, gated=True, vocab=32000, seq=512, zero=[0, 1], jobs=2)
+assert py == json.load(open('$tmp/plan.json')), 'differs'
+assert py['params'] == 55312384"
+ok $? "plan() equals the CLI's plan JSON (keywords for the shape, lists for the search)"
+"$PY" -c "
+import vramsim
+try:
+    vramsim.plan(configs='a100-80g', gpus=1, global_batch=4, layers=2, hidden=1024, heads=16, hiden=3)
+except vramsim.VramsimError as e:
+    assert \"unknown keyword 'hiden'\" in str(e), str(e)
+else:
+    raise SystemExit('no error')
+try:
+    vramsim.plan(configs='a100-80g', gpus=1, global_batch=4, layers=2, hidden=1000, heads=16)
+except vramsim.VramsimError as e:
+    assert 'multiple of --heads' in str(e), str(e)
+else:
+    raise SystemExit('no error')"
+ok $? "plan(): an unknown keyword and a bad shape are VramsimErrors with the message"
 
 # Every failure is a VramsimError with the message: a trace named like an
 # option is a file (./--help), never `vramsim replay --help`; malformed

@@ -42,7 +42,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._version import __version__
 
-__all__ = ["replay", "sweep", "fit", "VramsimError", "command", "__version__"]
+__all__ = ["replay", "sweep", "fit", "plan", "VramsimError", "command", "__version__"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 Value = Union[str, int, float, bool]
@@ -358,3 +358,58 @@ def fit(trace: PathLike, configs: Configs = "all", set: Sets = None, capture_con
     if not isinstance(report, dict) or not isinstance(report.get("rows"), list):
         raise VramsimError("vramsim fit printed no rows: %r" % (str(report)[:200],), 1, ["fit"])
     return _frame(report["rows"], frame)
+
+
+_PLAN_SHAPE = ("layers", "hidden", "heads", "kv_heads", "ffn", "head_dim", "seq", "vocab", "experts", "top_k",
+               "shared_ffn")
+_PLAN_LISTS = ("tp", "pp", "virtual_stages", "zero", "checkpoint", "microbatch")
+
+
+def _plan_list(key: str, value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str, int, Sequence[int]],
+         global_batch: int, gated: bool = False, untied: bool = False, precision: Optional[str] = None,
+         optimizer: Optional[str] = None, sp: Optional[str] = None,
+         price: Optional[Mapping[str, float]] = None, objective: Optional[str] = None,
+         top: Optional[int] = None, jobs: Optional[int] = None, frame: bool = False, **shape: Any) -> Any:
+    """`vramsim plan`: which parallel layout trains a model fastest (or
+    cheapest) on CONFIGS at GPUS (an int, a list, or "A-B"), for
+    GLOBAL_BATCH sequences a step (docs/plan.md). The model is MODEL (a
+    Hugging Face config.json) and/or the shape keywords layers, hidden,
+    heads, kv_heads, ffn, head_dim, seq, vocab, experts, top_k, shared_ffn
+    (with gated= and untied=); the search lists tp, pp, virtual_stages,
+    zero, checkpoint and microbatch take a value or a list. Returns the
+    command's JSON ({"vramsim_plan": 1, "searched", "params", "layouts":
+    [...]}, best first), or with frame=True its layouts as a pandas
+    DataFrame."""
+    cmd = command()
+    args = ["plan", "--format", "json", "--global-batch", str(int(global_batch)),
+            "-c", ",".join(_config_names(configs)), "--gpus", _plan_list("gpus", gpus)]
+    if model is not None:
+        args += ["--model", _path("model", model)]
+    for key, value in shape.items():
+        if value is None:
+            continue
+        if key in _PLAN_SHAPE or key in _PLAN_LISTS:
+            args += ["--" + key.replace("_", "-"), _plan_list(key, value)]
+        else:
+            raise _refuse("plan: unknown keyword %r (the shape: %s; the searched lists: %s)"
+                          % (key, ", ".join(_PLAN_SHAPE), ", ".join(_PLAN_LISTS)))
+    if gated:
+        args.append("--gated")
+    if untied:
+        args.append("--untied")
+    for flag, value in (("--precision", precision), ("--optimizer", optimizer), ("--sp", sp),
+                        ("--objective", objective), ("--top", top), ("-j", jobs)):
+        if value is not None:
+            args += [flag, str(value)]
+    if price:
+        args += ["--price", ",".join("%s=%r" % (k, float(v)) for k, v in price.items())]
+    report = _json(_run(args, cmd), "plan")
+    if not isinstance(report, dict) or not isinstance(report.get("layouts"), list):
+        raise VramsimError("vramsim plan printed no layouts: %r" % (str(report)[:200],), 1, ["plan"])
+    return _frame(report["layouts"], True) if frame else report
