@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..30"
+echo "1..31"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -354,6 +354,34 @@ tags = {t["tag"]: t["peak_bytes"] for t in json.load(open(sys.argv[2]))["memory"
 assert tags["params"] == 2 * 56893440, tags
 PY
 ok $? "synth --shared-ffn 1024: the shared expert's GEMMs, its SwiGLU and the params tag by hand"
+# What --model says it leaves out is in the JSON too (warnings[]), and a
+# sharded search's merge keeps it: byte for byte the unsharded JSON.
+cat > "$tmp/ds.json" <<'EOF'
+{ "model_type": "deepseek_v3", "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2816,
+  "num_attention_heads": 16, "num_hidden_layers": 2, "vocab_size": 32000, "n_routed_experts": 4,
+  "num_experts_per_tok": 2, "moe_intermediate_size": 512, "n_shared_experts": 2, "first_k_dense_replace": 1,
+  "kv_lora_rank": 512 }
+EOF
+A="--model $tmp/ds.json --seq 512 --global-batch 4 -c a100-80g --gpus 1,2 -j 2 --format json"
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $A > "$tmp/ds-whole.json" 2>/dev/null
+for k in 1 2; do
+  # shellcheck disable=SC2086
+  "$VRAMSIM" plan $A --shard $k/2 > "$tmp/ds-$k.json" 2>/dev/null
+done
+"$VRAMSIM" plan --merge "$tmp/ds-1.json" "$tmp/ds-2.json" --format json > "$tmp/ds-merged.json" 2>/dev/null
+python3 - "$tmp/ds-whole.json" "$tmp/ds.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+p = sys.argv[2]
+assert j["warnings"] == ["--model %s: first_k_dense_replace: every layer is taken as MoE" % p,
+                         "--model %s: multi-head latent attention (kv_lora_rank, q_lora_rank) is taken as plain "
+                         "multi-head attention" % p], j["warnings"]
+# DeepSeek's names: 4 experts of 512, 2 shared of 512 (a shared MLP of 1024), all gated:
+# 2 x (4 x 1024^2 attention + 4 x 3 x 1024 x 512 + 1024 x 4 + 3 x 1024 x 1024) + 32768000.
+assert j["params"] == 2 * (4 * 1024 ** 2 + 4 * 3 * 1024 * 512 + 4096 + 3 * 1024 * 1024) + 32768000, j["params"]
+PY
+ok $([ $? -eq 0 ] && cmp -s "$tmp/ds-whole.json" "$tmp/ds-merged.json"; echo $?) "--model's warnings in the JSON, through --shard and --merge; DeepSeek's expert names counted by hand"
 
 # 17: bad input and usage.
 echo '{ "hidden_size": "big" }' > "$tmp/bad.json"

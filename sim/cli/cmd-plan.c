@@ -104,11 +104,11 @@ hf_num (const cJSON *o, const char *key)
  * language model), tie_word_embeddings (false: an LM head of its own). A
  * gated MLP for hidden_act silu or swiglu (Llama,
  * Mistral, Mixtral, Qwen, Phi-3, DeepSeek) and for Gemma (GeGLU). What the
- * generator does not model is said on stderr, one line each, and the
- * answer stands for the rest (docs/plan.md). Values the command line
+ * generator does not model goes to WARN (stderr and the JSON's
+ * warnings[]), and the answer stands for the rest (docs/plan.md). Values the command line
  * gives win. */
 static gboolean
-read_model (const char *path, SynthTrainOpts *m, GError **error)
+read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error)
 {
   g_autofree char *text = NULL;
   if (!g_file_get_contents (path, &text, NULL, error))
@@ -124,8 +124,8 @@ read_model (const char *path, SynthTrainOpts *m, GError **error)
   if (cJSON_GetObjectItemCaseSensitive (top, "hidden_size") == NULL && cJSON_IsObject (tc))
     {
       root = tc;
-      fprintf (stderr, "vramsim: plan: --model %s: the language model of text_config; its vision tower (if any) is "
-               "not modeled\n", path);
+      g_ptr_array_add (warn, g_strdup_printf ("--model %s: the language model of text_config; its vision tower (if "
+                                              "any) is not modeled", path));
     }
   const char *experts_key = cJSON_GetObjectItemCaseSensitive (root, "num_local_experts") ? "num_local_experts"
                             : cJSON_GetObjectItemCaseSensitive (root, "num_experts")    ? "num_experts"
@@ -176,10 +176,10 @@ read_model (const char *path, SynthTrainOpts *m, GError **error)
       if (m->experts > 0 && shared > 0 && shared < 1e9 && m->shared_ffn == 0)
         m->shared_ffn = (guint) shared;
       if (m->experts > 0 && hf_num (root, "first_k_dense_replace") > 0)
-        fprintf (stderr, "vramsim: plan: --model %s: first_k_dense_replace: every layer is taken as MoE\n", path);
+        g_ptr_array_add (warn, g_strdup_printf ("--model %s: first_k_dense_replace: every layer is taken as MoE", path));
       if (hf_num (root, "kv_lora_rank") > 0 || hf_num (root, "q_lora_rank") > 0)
-        fprintf (stderr, "vramsim: plan: --model %s: multi-head latent attention (kv_lora_rank, q_lora_rank) is "
-                 "taken as plain multi-head attention\n", path);
+        g_ptr_array_add (warn, g_strdup_printf ("--model %s: multi-head latent attention (kv_lora_rank, q_lora_rank) "
+                                                "is taken as plain multi-head attention", path));
     }
   if (ok && m->kv_heads == m->heads)
     m->kv_heads = 0;
@@ -361,12 +361,18 @@ cmd_plan (int argc, char **argv)
   PlanSearch s = { 0 };
   SynthTrainOpts *m = &s.model;
   m->vocab = 51200, m->precision = SYNTH_PREC_MIXED, m->optimizer = SYNTH_OPT_ADAM, m->top_k = 2;
-  if (model && !read_model (model, m, &err))
+  g_autoptr (GPtrArray) warn = g_ptr_array_new_with_free_func (g_free);
+  if (model && !read_model (model, m, warn, &err))
     {
       cmd_error ("plan: --model %s", err->message);
       g_error_free (err);
       return 1;
     }
+  /* Said now, and kept in the JSON (warnings[]). */
+  for (guint i = 0; i < warn->len; i++)
+    fprintf (stderr, "vramsim: plan: %s\n", (const char *) warn->pdata[i]);
+  g_ptr_array_add (warn, NULL);
+  s.warnings = (char **) warn->pdata;
   if (layers != -1) m->layers = layers;
   if (hidden != -1) m->hidden = hidden;
   if (heads != -1) m->heads = heads;

@@ -142,6 +142,14 @@ plan_to_json (const PlanResult *r, guint top, gboolean priced)
   g_autofree char *nf = no_fit_message (r);
   if (nf)
     cJSON_AddStringToObject (j, "no_fit", nf);
+  /* What the model's reading left out (as on stderr): shards carry them
+   * to the merge. */
+  if (r->warnings != NULL && r->warnings[0] != NULL)
+    {
+      cJSON *w = cJSON_AddArrayToObject (j, "warnings");
+      for (guint i = 0; r->warnings[i]; i++)
+        cJSON_AddItemToArray (w, cJSON_CreateString (r->warnings[i]));
+    }
   cJSON *arr = cJSON_AddArrayToObject (j, "layouts");
   for (guint i = 0; i < r->layouts->len && (top == 0 || shard || i < top); i++)
     cJSON_AddItemToArray (arr, layout_json (r, r->layouts->pdata[i], priced, shard));
@@ -386,6 +394,12 @@ plan_merge (char **paths, GError **error)
           g_ptr_array_add (names, NULL);
           r->config_names = (char **) g_ptr_array_free (names, FALSE);
           r->params = jnum (j, "params", &ok);
+          GPtrArray *ws = g_ptr_array_new ();
+          cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive (j, "warnings"))
+            if (cJSON_IsString (c))
+              g_ptr_array_add (ws, g_strdup (c->valuestring));
+          g_ptr_array_add (ws, NULL);
+          r->warnings = (char **) g_ptr_array_free (ws, FALSE);
           priced = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (j, "priced"));
           n = nn;
           seen = g_new0 (guint, n + 1);

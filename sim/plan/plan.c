@@ -38,6 +38,7 @@ plan_result_free (PlanResult *r)
     return;
   g_free (r->identity);
   g_strfreev (r->config_names);
+  g_strfreev (r->warnings);
   if (r->layouts)
     g_ptr_array_free (r->layouts, TRUE);
   g_free (r);
@@ -478,6 +479,7 @@ plan_run (const PlanSearch *s, GError **error)
   r->shard_k = s->shard_k, r->shard_n = s->shard_n;
   r->identity = search_identity (s);
   r->params = plan_param_count (&s->model);
+  r->warnings = g_strdupv (s->warnings);
   r->layouts = g_ptr_array_new_with_free_func ((GDestroyNotify) plan_layout_free);
   gboolean ok = TRUE;
   for (guint i = 0; i < n_cfgs && ok; i++)

@@ -47,6 +47,7 @@ typedef struct {
   guint n_threads;            /* 0: all processors */
   gboolean progress;
   guint shard_k, shard_n;     /* 1-based K of N; 0/0: every layout */
+  char **warnings;            /* what the model's reading left out (--model), NULL-terminated; may be NULL */
 } PlanSearch;
 
 typedef struct {
@@ -75,6 +76,7 @@ typedef struct {
   guint searched;             /* layouts enumerated (in this shard) */
   guint replays, cached;      /* replays run; layouts that reused another's */
   double params;              /* the model's parameter count */
+  char **warnings;            /* the search's (PlanSearch.warnings, or a shard's), NULL-terminated; may be NULL */
   GPtrArray *layouts;         /* PlanLayout*, ranked */
   double wall_s;
 } PlanResult;
