@@ -572,7 +572,7 @@ comm_add (Kin *k, const cJSON *ev, double ts)
       r.bytes = msg_bytes (num (args, "In msg nelems", -1), str (args, "dtype"));
       double gs = num (args, "Group size", 0);
       r.ranks = gs >= 1 && gs < G_MAXUINT32 ? (guint32) gs : 0;
-      /* The process group: its name (PyTorch 2.2 on; before, a numeric
+      /* The process group: its name (newer PyTorch; older gives a numeric
        * "Process Group ID"), its description here or in
        * distributedInfo.pg_config. */
       const char *pg = str (args, "Process Group Name");
