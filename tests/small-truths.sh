@@ -4,7 +4,8 @@
 # without contradicting themselves; an empty capture's slowdown "-" (null
 # in JSON); no "GPU idle" warning on an oom row; --timeline ranges as
 # slices, points as instants, a failed allocation as an instant; the
-# unified-memory warning when a Jetson's pool has little left. TAP.
+# unified-memory warning when a Jetson's pool has little left; the
+# no-capture-config warning. TAP.
 set -u
 VRAMSIM=${VRAMSIM:-bin/vramsim}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,7 +13,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0 fails=0
 ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails+1)); fi; }
-echo "1..14"
+echo "1..15"
 
 # A window of host time and no GPU work: the GPU-idle warning.
 cat > "$tmp/idle.jsonl" <<'EOF'
@@ -164,4 +165,21 @@ for args in "$tmp/u4.jsonl -c jetson-orin-nano" "$tmp/u7.jsonl -c jetson-orin-na
   "$VRAMSIM" replay $args --format json 2>/dev/null | grep -q '"unified memory' && quiet=1
 done
 ok $quiet "no unified-memory warning with 3.97 GiB left, with memory.reserved given, or on a100-80g"
+# A trace that names no capture config (an import whose GPU the profiler
+# did not name): the target stands in, its GPU times replay as captured,
+# and the report says so; not with --capture-config, nor for a trace that
+# names its config. fit says it once for all its configs.
+cat > "$tmp/nocap.jsonl" <<'EOF'
+{"vramsim_trace": 1}
+{"t": 0, "op": "alloc", "id": 1, "bytes": 1048576, "kind": "device"}
+{"t": 10, "op": "kernel", "name": "k", "stream": 0, "dur": 100000, "writes": [1]}
+{"t": 200000, "op": "free", "id": 1}
+EOF
+W="no capture config: the trace does not name the machine it ran on"
+c1=$("$VRAMSIM" replay "$tmp/nocap.jsonl" -c a100-80g 2>/dev/null | grep -c "$W")
+c2=$("$VRAMSIM" replay "$tmp/nocap.jsonl" -c a100-80g --capture-config h100-sxm 2>/dev/null | grep -c "$W")
+c3=$("$VRAMSIM" replay "$tmp/u7.jsonl" -c h100-sxm 2>/dev/null | grep -c "$W")
+c4=$("$VRAMSIM" fit "$tmp/nocap.jsonl" -c a100-80g,rtx3090 2>/dev/null | grep -c "(2 of 2 configs; figures for a100-80g): $W")
+[ "$c1.$c2.$c3.$c4" = "1.0.0.1" ]
+ok $? "no capture config: said once on replay and once for fit's two configs; not with --capture-config or a named config ($c1.$c2.$c3.$c4)"
 exit $(( fails > 0 ))

@@ -85,6 +85,10 @@ replay_run (VsTraceReader *reader, const VsConfig *target, const VsConfig *captu
   Sim *s = &sim;
   s->core.cfg = target;
   s->core.cap_cfg = capture ? capture : target;
+  /* A trace that names its config (a synth trace, a capture) replayed
+   * with no capture config given was captured on the target or checked
+   * against it; one that names none is assumed so. */
+  s->core.cap_assumed = capture == NULL && trace_reader_header (reader)->config == NULL;
   s->core.opts = opts ? opts : &defaults;
   s->core.reader = s->core.trace = reader;
   sim_setup (s);

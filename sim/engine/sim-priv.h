@@ -348,6 +348,7 @@ typedef struct {
 struct Sim {
   struct {
     const VsConfig *cfg, *cap_cfg;
+    gboolean cap_assumed;      /* no capture config given or named: the target stands in (report_warnings) */
     const VsReplayOptions *opts;
     VsTraceReader *reader;     /* what the replay reads: the trace's, or infer's while it infers */
     VsTraceReader *trace;      /* the trace's reader */

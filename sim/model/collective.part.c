@@ -261,16 +261,16 @@ coll_warnings (Sim *s, cJSON *r, double makespan)
       g_autofree char *ex = units_format_time (s->coll.exposed_ns);
       g_autofree char *mk = units_format_time (makespan);
       const char *tn = cfg->name ? cfg->name : "the target", *cn = cap->name ? cap->name : "the capture config";
+      guint cap_rpn = MAX (cap->network.ranks_per_node, 1u), rpn = MAX (cfg->network.ranks_per_node, 1u);
       g_autofree char *m = g_strdup_printf (
         "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " collectives span more nodes on the target (%s) than on the "
-        "capture config (%s): the largest, of %u ranks, ran in %u node%s of %s (%u GPUs a node) and spans %u here "
-        "(%u GPUs a node, "
-        "network.ranks_per_node), so it crosses %s's inter-node fabric at %s a GPU (network.inter.bandwidth); %s of "
-        "the predicted %s is network time no kernel hides. If the job's GPUs share a node on the machine you mean, "
-        "set network.ranks_per_node",
+        "capture config (%s): the largest, of %u ranks, ran in %u node%s of %s (%u GPU%s a node) and spans %u here "
+        "(%u GPU%s a node, network.ranks_per_node), so it crosses %s's inter-node fabric at %s a GPU "
+        "(network.inter.bandwidth); %s of the predicted %s is network time no kernel hides. If the job's GPUs share "
+        "a node on the machine you mean, set network.ranks_per_node",
         s->coll.split, collectives, tn, cn, s->coll.split_ranks, s->coll.split_cap_nodes,
-        s->coll.split_cap_nodes == 1 ? "" : "s", cn, MAX (cap->network.ranks_per_node, 1u), s->coll.split_nodes,
-        MAX (cfg->network.ranks_per_node, 1u), tn, bw, ex, mk);
+        s->coll.split_cap_nodes == 1 ? "" : "s", cn, cap_rpn, cap_rpn == 1 ? "" : "s", s->coll.split_nodes, rpn,
+        rpn == 1 ? "" : "s", tn, bw, ex, mk);
       cJSON_AddItemToArray (w, cJSON_CreateString (m));
     }
 }

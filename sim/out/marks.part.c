@@ -527,6 +527,17 @@ report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row)
    * (an importer's "untracked") may reserve a segment. Pinned and
    * pageable host memory do not count. Said once: a trace without any
    * allocation is already told so. */
+  /* No capture config (an import whose GPU the profiler did not name,
+   * and none given): the target stands in for it, so the GPU's times are
+   * the captured ones by construction. */
+  if (s->core.cap_assumed && s->stats.n_events > 0)
+    {
+      /* The same words for every target, so that fit and sweep say it once. */
+      cJSON_AddItemToArray (w, cJSON_CreateString (
+        "no capture config: the trace does not name the machine it ran on, so the target is taken as that machine "
+        "and the GPU's times replay as captured (a slowdown near 1 by construction); give the machine with "
+        "--capture-config"));
+    }
   /* A unified machine (Jetson): one pool that the OS, the CUDA libraries
    * and the CPU side of the program share with the GPU, none of which the
    * trace records. Said when the preset reserves nothing for them and the
