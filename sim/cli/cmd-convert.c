@@ -118,38 +118,35 @@ warn_empty_snapshot (const char *in, int device)
            held->str, held->len ? " (--device N)" : "; the snapshot holds none");
 }
 
-static gint
-u64_cmp (gconstpointer a, gconstpointer b)
-{
-  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
-  return x < y ? -1 : x > y;
-}
-
-/* --group-role: collective.group id -> role, and the ids a collective of
- * the trace named (so that an id it never names is said). */
+/* --group-role: the ids asked for, ascending, each with its role and
+ * whether a collective of the trace named it (so that one never named is
+ * said). A handful at most: a plain array. */
 typedef struct {
-  GHashTable *role;   /* guint64 id -> GUINT_TO_POINTER (role) */
-  GHashTable *seen;   /* guint64 id, set */
+  guint64 id;
+  guint8 role;
+  gboolean seen;
+} GroupRole;
+
+typedef struct {
+  GArray *asked;      /* GroupRole, by id */
   guint64 changed;    /* collectives given a role */
 } GroupRoles;
 
 static void
 group_roles_free (GroupRoles *g)
 {
-  g_hash_table_unref (g->role);
-  g_hash_table_unref (g->seen);
+  g_array_unref (g->asked);
   g_free (g);
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GroupRoles, group_roles_free)
 
-/* "ID=ROLE[,ID=ROLE...]", ROLE one of dp, tp, pp, ep, cp; NULL with
- * *MSG set when an item is not that. */
+/* "ID=ROLE[,ID=ROLE...]", ROLE one of dp, tp, pp, ep, cp (an id given
+ * twice takes the last); NULL with *MSG set when an item is not that. */
 static GroupRoles *
 group_roles_parse (const char *spec, char **msg)
 {
   g_autoptr (GroupRoles) g = g_new0 (GroupRoles, 1);
-  g->role = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  g->seen = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g->asked = g_array_new (FALSE, FALSE, sizeof (GroupRole));
   g_auto (GStrv) items = g_strsplit (spec, ",", -1);
   for (char **it = items; *it != NULL; it++)
     {
@@ -164,11 +161,25 @@ group_roles_parse (const char *spec, char **msg)
                                   "ROLE one of dp, tp, pp, ep, cp)", *it);
           return NULL;
         }
-      guint64 *key = g_new (guint64, 1);
-      *key = id;
-      g_hash_table_insert (g->role, key, GUINT_TO_POINTER ((guint) role));
+      guint k = 0;
+      while (k < g->asked->len && g_array_index (g->asked, GroupRole, k).id < id)
+        k++;
+      if (k < g->asked->len && g_array_index (g->asked, GroupRole, k).id == id)
+        g_array_index (g->asked, GroupRole, k).role = (guint8) role;
+      else
+        g_array_insert_val (g->asked, k, ((GroupRole) { id, (guint8) role, FALSE }));
     }
   return g_steal_pointer (&g);
+}
+
+/* The entry of group ID, or NULL when it was not asked for. */
+static GroupRole *
+group_role_of (GroupRoles *g, guint64 id)
+{
+  for (guint k = 0; k < g->asked->len; k++)
+    if (g_array_index (g->asked, GroupRole, k).id == id)
+      return &g_array_index (g->asked, GroupRole, k);
+  return NULL;
 }
 
 static gboolean
@@ -188,19 +199,16 @@ convert_native (const char *in, const char *out, VsTraceFormat format, VsKernelB
       if (kb != NULL)
         kernel_bytes_apply (kb, &ev);
       VsCollective c;
-      if (roles != NULL && ev.collective != NULL && ev.collective->group != 0)
+      GroupRole *gr = roles != NULL && ev.collective != NULL && ev.collective->group != 0
+                        ? group_role_of (roles, ev.collective->group)
+                        : NULL;
+      if (gr != NULL)
         {
-          guint64 id = ev.collective->group;
-          gpointer role;
-          if (!g_hash_table_contains (roles->seen, &id))
-            g_hash_table_add (roles->seen, g_memdup2 (&id, sizeof id));
-          if (g_hash_table_lookup_extended (roles->role, &id, NULL, &role))
-            {
-              c = *ev.collective;
-              c.role = (guint8) GPOINTER_TO_UINT (role);
-              ev.collective = &c;
-              roles->changed++;
-            }
+          gr->seen = TRUE;
+          c = *ev.collective;
+          c.role = gr->role;
+          ev.collective = &c;
+          roles->changed++;
         }
       if (!trace_writer_write (w, &ev, error))
         return FALSE;
@@ -480,11 +488,12 @@ cmd_convert (int argc, char **argv)
     {
       /* Ids asked for that no collective named: said, by id. */
       g_autoptr (GString) unseen = g_string_new (NULL);
-      g_autoptr (GList) ids = g_hash_table_get_keys (roles->role);
-      ids = g_list_sort (ids, (GCompareFunc) u64_cmp);
-      for (GList *l = ids; l != NULL; l = l->next)
-        if (!g_hash_table_contains (roles->seen, l->data))
-          g_string_append_printf (unseen, "%s%" G_GUINT64_FORMAT, unseen->len ? ", " : "", *(guint64 *) l->data);
+      for (guint k = 0; k < roles->asked->len; k++)
+        {
+          const GroupRole *gr = &g_array_index (roles->asked, GroupRole, k);
+          if (!gr->seen)
+            g_string_append_printf (unseen, "%s%" G_GUINT64_FORMAT, unseen->len ? ", " : "", gr->id);
+        }
       if (unseen->len > 0)
         fprintf (stderr, "vramsim: warning: --group-role: no collective of %s names group %s (vramsim info lists "
                  "the groups)\n", in, unseen->str);
