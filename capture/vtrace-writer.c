@@ -43,12 +43,12 @@ struct VtWriter {
   uint64_t last_end;       /* the latest captured end, 0 if none */
   VsXxh64 hash;            /* of the records, from the first one on */
   /* The strings defined so far, copied (the mark summary names them, and
-   * the caller's may not outlive the call): string SID is str_len[SID]
-   * bytes at strs + str_off[SID]. */
+   * the caller's may not outlive the call): string SID is str[SID].len
+   * bytes at strs + str[SID].off. */
   char *strs;
   size_t strs_len, strs_cap;
-  size_t *str_off, *str_len;
-  size_t n_str, str_off_cap, str_len_cap;
+  struct { size_t off, len; } *str;
+  size_t n_str, str_cap;
   /* The mark summary, kept sorted by tid, then name (bytewise, a prefix
    * first) as the end record lists it, so that vtw_finish need not sort. */
   VtMarkSum *marks;
@@ -57,11 +57,19 @@ struct VtWriter {
   unsigned char buf[VTW_BUF];
 };
 
+/* The buffer's bytes not yet in the checksum taken into it. */
 static void
-flush_buf (VtWriter *w)
+hash_pending (VtWriter *w)
 {
   if (w->hashing && w->len > w->hashed)
     vs_xxh64_update (&w->hash, w->buf + w->hashed, w->len - w->hashed);
+  w->hashed = w->len;
+}
+
+static void
+flush_buf (VtWriter *w)
+{
+  hash_pending (w);
   w->flushed += w->len;
   w->hashed = 0;
   size_t off = 0;
@@ -186,8 +194,7 @@ static void
 free_writer (VtWriter *w)
 {
   free (w->strs);
-  free (w->str_off);
-  free (w->str_len);
+  free (w->str);
   free (w->marks);
   free (w->path);
   free (w->tmp);
@@ -269,15 +276,14 @@ vtw_string (VtWriter *w, uint64_t sid, const char *s)
     return -1;
   }
   if (grow (&w->strs, &w->strs_cap, w->strs_len + n, 1) != 0
-      || grow (&w->str_off, &w->str_off_cap, w->n_str + 1, sizeof *w->str_off) != 0
-      || grow (&w->str_len, &w->str_len_cap, w->n_str + 1, sizeof *w->str_len) != 0) {
+      || grow (&w->str, &w->str_cap, w->n_str + 1, sizeof *w->str) != 0) {
     w->failed = w->failed ? w->failed : ENOMEM;
     return -1;
   }
   if (n)
     memcpy (w->strs + w->strs_len, s, n);
-  w->str_off[w->n_str] = w->strs_len;
-  w->str_len[w->n_str] = n;
+  w->str[w->n_str].off = w->strs_len;
+  w->str[w->n_str].len = n;
   w->strs_len += n;
   w->n_str++;
   put_u8 (w, 0xF0);
@@ -294,8 +300,8 @@ name_cmp (const VtWriter *w, uint32_t a, uint32_t b)
 {
   if (a == b)
     return 0;
-  size_t la = w->str_len[a], lb = w->str_len[b];
-  int c = memcmp (w->strs + w->str_off[a], w->strs + w->str_off[b], la < lb ? la : lb);
+  size_t la = w->str[a].len, lb = w->str[b].len;
+  int c = memcmp (w->strs + w->str[a].off, w->strs + w->str[b].off, la < lb ? la : lb);
   return c ? c : la < lb ? -1 : la > lb;
 }
 
@@ -466,15 +472,14 @@ vtw_finish (VtWriter *w)
   for (size_t i = 0; i < w->n_marks; i++) {
     const VtMarkSum *m = &w->marks[i];
     put_uv (w, m->tid);
-    put_uv (w, w->str_len[m->name_sid]);
-    put (w, w->strs + w->str_off[m->name_sid], w->str_len[m->name_sid]);
+    put_uv (w, w->str[m->name_sid].len);
+    put (w, w->strs + w->str[m->name_sid].off, w->str[m->name_sid].len);
     put_uv (w, m->count);
     put_uv (w, m->last_t);
   }
   /* What the buffer holds beyond the flushed part joins the checksum
    * here; the checksum's own bytes and what follows do not. */
-  vs_xxh64_update (&w->hash, w->buf + w->hashed, w->len - w->hashed);
-  w->hashed = w->len;
+  hash_pending (w);
   w->hashing = 0;
   put_u64 (w, vs_xxh64_digest (&w->hash));
   put_u64 (w, end_offset);
