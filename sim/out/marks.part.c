@@ -519,14 +519,6 @@ report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row)
                                               100 * (1 - busy / makespan), b, m);
       cJSON_AddItemToArray (w, cJSON_CreateString (msg));
     }
-  /* No device memory at all: fits, OOM and spill answers mean nothing.
-   * Counted from what the trace asks (mem/demand.part.c: a device or
-   * managed allocation of non-zero size, granted or not, or a warm
-   * allocator state), not from the device's peak: an OOM on the first
-   * allocation leaves the peak at the context, and a 0-byte placeholder
-   * (an importer's "untracked") may reserve a segment. Pinned and
-   * pageable host memory do not count. Said once: a trace without any
-   * allocation is already told so. */
   /* No capture config (an import whose GPU the profiler did not name,
    * and none given): the target stands in for it, so the GPU's times are
    * the captured ones by construction. */
@@ -559,6 +551,14 @@ report_warnings (Sim *s, cJSON *r, double makespan, gboolean oom_row)
         cfg->name ? cfg->name : "this config", pool, dem, left);
       cJSON_AddItemToArray (w, cJSON_CreateString (msg));
     }
+  /* No device memory at all: fits, OOM and spill answers mean nothing.
+   * Counted from what the trace asks (mem/demand.part.c: a device or
+   * managed allocation of non-zero size, granted or not, or a warm
+   * allocator state), not from the device's peak: an OOM on the first
+   * allocation leaves the peak at the context, and a 0-byte placeholder
+   * (an importer's "untracked") may reserve a segment. Pinned and
+   * pageable host memory do not count. Said once: a trace without any
+   * allocation is already told so. */
   if (!mem_said && !s->mem.dem_known && s->stats.n_events > 0)
     cJSON_AddItemToArray (w, cJSON_CreateString (
       "memory unknown: the trace allocates no device memory (record it with vramcap, or the PyTorch "
