@@ -365,7 +365,8 @@ _PLAN_SHAPE = ("layers", "hidden", "heads", "kv_heads", "ffn", "head_dim", "seq"
 _PLAN_LISTS = ("tp", "pp", "virtual_stages", "zero", "checkpoint", "microbatch")
 
 
-def _plan_list(key: str, value: Any) -> str:
+def _plan_list(value: Any) -> str:
+    """A flag's value: a list or tuple comma-separated, else as it prints."""
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
     return str(value)
@@ -388,14 +389,14 @@ def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str,
     DataFrame."""
     cmd = command()
     args = ["plan", "--format", "json", "--global-batch", str(int(global_batch)),
-            "-c", ",".join(_config_names(configs)), "--gpus", _plan_list("gpus", gpus)]
+            "-c", ",".join(_config_names(configs)), "--gpus", _plan_list(gpus)]
     if model is not None:
         args += ["--model", _path("model", model)]
     for key, value in shape.items():
         if value is None:
             continue
         if key in _PLAN_SHAPE or key in _PLAN_LISTS:
-            args += ["--" + key.replace("_", "-"), _plan_list(key, value)]
+            args += ["--" + key.replace("_", "-"), _plan_list(value)]
         else:
             raise _refuse("plan: unknown keyword %r (the shape: %s; the searched lists: %s)"
                           % (key, ", ".join(_PLAN_SHAPE), ", ".join(_PLAN_LISTS)))

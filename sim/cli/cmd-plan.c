@@ -94,19 +94,26 @@ hf_num (const cJSON *o, const char *key)
   return cJSON_IsNumber (v) ? v->valuedouble : -1;
 }
 
+/* The string field KEY of O, or NULL when absent or not a string. */
+static const char *
+hf_str (const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
+  return cJSON_IsString (v) ? v->valuestring : NULL;
+}
+
 /* --model FILE: hidden_size, num_hidden_layers, num_attention_heads,
  * num_key_value_heads, intermediate_size, vocab_size, num_local_experts
  * (or Qwen's num_experts, DeepSeek's n_routed_experts), num_experts_per_tok,
  * moe_intermediate_size (an expert's inner size), the shared expert's size
  * (shared_expert_intermediate_size, or n_shared_experts times the
- * experts'), head_dim; those of text_config
- * when the top level has no hidden_size (a vision-language model's
- * language model), tie_word_embeddings (false: an LM head of its own). A
- * gated MLP for hidden_act silu or swiglu (Llama,
- * Mistral, Mixtral, Qwen, Phi-3, DeepSeek) and for Gemma (GeGLU). What the
- * generator does not model goes to WARN (stderr and the JSON's
- * warnings[]), and the answer stands for the rest (docs/plan.md). Values the command line
- * gives win. */
+ * experts'), head_dim and tie_word_embeddings (false: an LM head of its
+ * own); those of text_config when the top level has no hidden_size (a
+ * vision-language model's language model). A gated MLP for hidden_act
+ * silu or swiglu (Llama, Mistral, Mixtral, Qwen, Phi-3, DeepSeek) and for
+ * Gemma (GeGLU). What the generator does not model goes to WARN (stderr
+ * and the JSON's warnings[]), and the answer stands for the rest
+ * (docs/plan.md). Values the command line gives win. */
 static gboolean
 read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error)
 {
@@ -141,16 +148,9 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
                 && hf_uint (root, "num_experts_per_tok", &m->top_k, path, error)
                 && hf_uint (root, "moe_intermediate_size", &moe_ffn, path, error)
                 && hf_uint (root, "head_dim", &m->head_dim, path, error);
-  const cJSON *act = cJSON_GetObjectItemCaseSensitive (root, "hidden_act");
-  if (!cJSON_IsString (act))
-    act = cJSON_GetObjectItemCaseSensitive (root, "hidden_activation");
-  const char *mt = cJSON_IsString (cJSON_GetObjectItemCaseSensitive (root, "model_type"))
-                     ? cJSON_GetObjectItemCaseSensitive (root, "model_type")->valuestring
-                     : cJSON_IsString (cJSON_GetObjectItemCaseSensitive (top, "model_type"))
-                         ? cJSON_GetObjectItemCaseSensitive (top, "model_type")->valuestring
-                         : "";
-  if (ok && ((cJSON_IsString (act) && (strcmp (act->valuestring, "silu") == 0 || strcmp (act->valuestring, "swiglu") == 0))
-             || g_str_has_prefix (mt, "gemma")))
+  const char *act = hf_str (root, "hidden_act") ? hf_str (root, "hidden_act") : hf_str (root, "hidden_activation");
+  const char *mt = hf_str (root, "model_type") ? hf_str (root, "model_type") : hf_str (top, "model_type");
+  if (ok && ((act && (strcmp (act, "silu") == 0 || strcmp (act, "swiglu") == 0)) || (mt && g_str_has_prefix (mt, "gemma"))))
     m->gated_mlp = TRUE;
   if (ok && (m->hidden == 0 || m->layers == 0 || m->heads == 0))
     {
@@ -162,8 +162,6 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
     m->ffn = moe_ffn;   /* the experts' inner size; intermediate_size is a dense layer's */
   if (ok)
     {
-      /* What the generator leaves out, said so that the answer is read
-       * for what it is. */
       const cJSON *tie = cJSON_GetObjectItemCaseSensitive (root, "tie_word_embeddings");
       if (!cJSON_IsBool (tie))
         tie = cJSON_GetObjectItemCaseSensitive (top, "tie_word_embeddings");
@@ -173,8 +171,10 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
        * DeepSeek's n_shared_experts of the routed experts' size. */
       double sz = hf_num (root, "shared_expert_intermediate_size"), ns = hf_num (root, "n_shared_experts");
       double shared = sz > 0 ? sz : ns > 0 ? ns * m->ffn : 0;
-      if (m->experts > 0 && shared > 0 && shared < 1e9 && m->shared_ffn == 0)
+      if (m->experts > 0 && shared > 0 && shared < 1e9)
         m->shared_ffn = (guint) shared;
+      /* What the generator leaves out, said so that the answer is read
+       * for what it is. */
       if (m->experts > 0 && hf_num (root, "first_k_dense_replace") > 0)
         g_ptr_array_add (warn, g_strdup_printf ("--model %s: first_k_dense_replace: every layer is taken as MoE", path));
       if (hf_num (root, "kv_lora_rank") > 0 || hf_num (root, "q_lora_rank") > 0)
