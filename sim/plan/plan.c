@@ -46,41 +46,16 @@ plan_result_free (PlanResult *r)
 
 /* ---- the model's arithmetic ---- */
 
-static double
-head_dim (const SynthTrainOpts *m)
-{
-  return m->head_dim ? (double) m->head_dim : (double) m->hidden / m->heads;
-}
-
-/* Weights of one layer's attention (Q, K, V, the projection) and of one
- * MLP (an expert's, under MoE). */
-static double
-attn_weights (const SynthTrainOpts *m)
-{
-  double h = m->hidden, kv = m->kv_heads ? m->kv_heads : m->heads, q = m->heads * head_dim (m);
-  return 2 * h * q + 2 * h * kv * head_dim (m);
-}
-
-static double
-mlp_weights (const SynthTrainOpts *m)
-{
-  double h = m->hidden, f = m->ffn ? m->ffn : 4.0 * h;
-  return (m->gated_mlp ? 3 : 2) * h * f;
-}
-
-/* The shared expert's, under MoE (0 without one). */
-static double
-shared_weights (const SynthTrainOpts *m)
-{
-  return m->experts ? (m->gated_mlp ? 3 : 2) * (double) m->hidden * m->shared_ffn : 0;
-}
+/* The weights are the generator's (synth_train_*_params): one count of
+ * the shape for the search and the traces it replays. */
 
 double
 plan_param_count (const SynthTrainOpts *m)
 {
-  double per = attn_weights (m) + (m->experts ? m->experts * mlp_weights (m) + (double) m->hidden * m->experts
-                                                + shared_weights (m)
-                                              : mlp_weights (m));
+  double attn = synth_train_attn_params (m), mlp = synth_train_mlp_params (m);
+  double per = attn + (m->experts ? m->experts * mlp + (double) m->hidden * m->experts
+                                      + synth_train_shared_params (m)
+                                  : mlp);
   return m->layers * per + (double) m->vocab * m->hidden * (m->untied ? 2 : 1);
 }
 
@@ -88,11 +63,12 @@ void
 plan_step_flops (const SynthTrainOpts *m, guint64 global_batch, guint ckpt, double *executed, double *model)
 {
   double s = m->seq, h = m->hidden, tokens = (double) global_batch * s;
-  double mlp = m->experts ? m->top_k * mlp_weights (m) + h * m->experts + shared_weights (m) : mlp_weights (m);
+  double one = synth_train_mlp_params (m);
+  double mlp = m->experts ? m->top_k * one + h * m->experts + synth_train_shared_params (m) : one;
   /* Per token and layer: 2 FLOPs a weight, and QKᵀ and attention·V
    * (2·s·q each, q = heads·head_dim: h unless head_dim is set apart). */
-  double q = m->heads * head_dim (m);
-  double layer = tokens * m->layers * (2 * (attn_weights (m) + mlp) + 4 * s * q);
+  double q = synth_train_q_width (m);
+  double layer = tokens * m->layers * (2 * (synth_train_attn_params (m) + mlp) + 4 * s * q);
   double logits = tokens * 2.0 * m->vocab * h;
   double fwd = layer + logits;
   *model = 3 * fwd;

@@ -159,8 +159,8 @@ head_dim_of (const SynthTrainOpts *o)
 }
 
 /* Q's width, the projection's input: heads·head_dim (hidden, for GPT). */
-static guint64
-q_width (const SynthTrainOpts *o)
+guint64
+synth_train_q_width (const SynthTrainOpts *o)
 {
   return (guint64) o->heads * head_dim_of (o);
 }
@@ -169,7 +169,7 @@ static guint64
 qkv_out (const SynthTrainOpts *o)
 {
   guint64 kv = o->kv_heads ? o->kv_heads : o->heads;
-  return q_width (o) + 2 * kv * head_dim_of (o);
+  return synth_train_q_width (o) + 2 * kv * head_dim_of (o);
 }
 
 static guint64
@@ -184,14 +184,14 @@ fc1_out (const SynthTrainOpts *o)
   return ffn_of (o) * (o->gated_mlp ? 2 : 1);
 }
 
-static guint64
-attn_params (const SynthTrainOpts *o)
+guint64
+synth_train_attn_params (const SynthTrainOpts *o)
 {
-  return (guint64) o->hidden * (qkv_out (o) + q_width (o));
+  return (guint64) o->hidden * (qkv_out (o) + synth_train_q_width (o));
 }
 
-static guint64
-mlp_params (const SynthTrainOpts *o)
+guint64
+synth_train_mlp_params (const SynthTrainOpts *o)
 {
   return (guint64) o->hidden * ffn_of (o) * (o->gated_mlp ? 3 : 2);
 }
@@ -203,8 +203,8 @@ shared_fc1_out (const SynthTrainOpts *o)
   return o->experts > 0 ? (guint64) o->shared_ffn * (o->gated_mlp ? 2 : 1) : 0;
 }
 
-static guint64
-shared_params (const SynthTrainOpts *o)
+guint64
+synth_train_shared_params (const SynthTrainOpts *o)
 {
   return o->experts > 0 ? (guint64) o->hidden * o->shared_ffn * (o->gated_mlp ? 3 : 2) : 0;
 }
@@ -229,7 +229,7 @@ static gboolean
 gpt_shape (const SynthTrainOpts *o)
 {
   return (o->kv_heads == 0 || o->kv_heads == o->heads) && (o->ffn == 0 || o->ffn == 4 * o->hidden) && !o->gated_mlp
-         && q_width (o) == o->hidden && shared_params (o) == 0;
+         && synth_train_q_width (o) == o->hidden && synth_train_shared_params (o) == 0;
 }
 
 /* Numerator over t of the bytes a layer keeps besides attention scores,
@@ -258,7 +258,7 @@ synth_train_layer_kept (const SynthTrainOpts *o)
    * each, the projection's input 2, fc1's output 2·F'/h (F' = F, or 2F
    * gated) and fc2's input 2·F/h (GPT: 4 + 2 + 2 + 8 + 8 = 24). */
   double t = tp_of (o), h = o->hidden, f = ffn_of (o), kv = o->kv_heads ? o->kv_heads : o->heads;
-  double q = (double) q_width (o) / h, r = kv * (double) head_dim_of (o) / h;
+  double q = (double) synth_train_q_width (o) / h, r = kv * (double) head_dim_of (o) / h;
   double mlp = 2 * (double) fc1_out (o) / h + 2 * f / h;
   double split = 2 * q + 4 * r + 2 * q + mlp, whole = 10;
   if (o->experts > 0)
@@ -431,7 +431,7 @@ build_fwd (Train *tr, GArray *ops, gboolean rc)
   sp_gather (tr, ops, es * T * h);
   add_op (ops, gemm (NM ("gemm_qkv"), TRUE, T, qkv_out (o) / t, h, 1));
   attention_core (tr, ops, rc);
-  add_op (ops, gemm (NM ("gemm_proj"), TRUE, T, h, q_width (o) / t, 1));
+  add_op (ops, gemm (NM ("gemm_proj"), TRUE, T, h, synth_train_q_width (o) / t, 1));
   tp_reduce (tr, ops, es * T * h);
   add_op (ops, memop (NM ("dropout_add_bias"), SYNTH_MEM_ACT, (3 * es + 1) * Tl * h));
   add_op (ops, memop (NM ("layernorm"), SYNTH_MEM_NORM, 2 * es * Tl * h));
@@ -449,7 +449,7 @@ build_fwd (Train *tr, GArray *ops, gboolean rc)
       add_op (ops, gemm (NM ("gemm_expert_fc2"), TRUE, tok, h, ffn_of (o) / t, local));
       if (tr->ep > 1)
         add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
-      if (shared_params (o) > 0)
+      if (synth_train_shared_params (o) > 0)
         {
           /* The shared expert: every token, as a dense MLP. */
           add_op (ops, gemm (NM ("gemm_shared_fc1"), TRUE, T, shared_fc1_out (o) / t, h, 1));
@@ -475,7 +475,7 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
 {
   const SynthTrainOpts *o = tr->o;
   guint64 h = o->hidden, t = tr->t, T = (guint64) o->seq * o->batch, s = o->seq, b = o->batch;
-  guint64 heads = o->heads / t, hd = head_dim_of (o), qw = q_width (o);
+  guint64 heads = o->heads / t, hd = head_dim_of (o), qw = synth_train_q_width (o);
   double Tl = o->sp ? (double) T / t : (double) T, es = tr->es, scores = (double) b * heads * s * s;
   add_op (ops, memop ("dropout_add_bias_bwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
   sp_gather (tr, ops, es * T * h);
@@ -493,7 +493,7 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
         add_op (ops, collop ("nccl_all_to_all", VS_COLL_ALL_TO_ALL, GRP_EP, es * Tl * tr->k * h));
       add_op (ops, gemm ("gemm_router_dx", TRUE, T, h, o->experts, 1));
       add_op (ops, gemm ("gemm_router_dw", FALSE, o->experts, h, T, 1));
-      if (shared_params (o) > 0)
+      if (synth_train_shared_params (o) > 0)
         {
           add_op (ops, gemm ("gemm_shared_fc2_dx", TRUE, T, o->shared_ffn / t, h, 1));
           add_op (ops, gemm ("gemm_shared_fc2_dw", FALSE, o->shared_ffn / t, h, T, 1));
@@ -1203,12 +1203,12 @@ units_of (Train *tr)
     }
   else
     {
-      guint64 layer = attn_params (o) + mlp_params (o), exp = 0;
+      guint64 layer = synth_train_attn_params (o) + synth_train_mlp_params (o), exp = 0;
       if (o->experts > 0)
         {
           /* Attention (GPT: 4h²), the router h·E, E/ep experts (GPT: 8h²) here. */
-          exp = (guint64) (o->experts / tr->ep) * mlp_params (o) / tr->t;
-          layer = attn_params (o) + (guint64) (o->experts / tr->ep) * mlp_params (o) + shared_params (o);
+          exp = (guint64) (o->experts / tr->ep) * synth_train_mlp_params (o) / tr->t;
+          layer = synth_train_attn_params (o) + (guint64) (o->experts / tr->ep) * synth_train_mlp_params (o) + synth_train_shared_params (o);
         }
       for (guint i = 0; i < tr->Ls; i++)
         {

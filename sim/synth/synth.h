@@ -252,6 +252,13 @@ guint64 synth_train_layer_activations (const SynthTrainOpts *o);
 /* What one layer keeps under selective recomputation (the same table):
  * 34·s·b·h, s·b·h·(10 + 24/t), or 34·s·b·h/t with sequence parallelism. */
 guint64 synth_train_layer_kept (const SynthTrainOpts *o);
+/* The shape's weights (the planner counts the model by them): one layer's
+ * attention (Q, K, V, the projection), one MLP (an expert's, under MoE),
+ * the shared expert (0 without one); and Q's width, heads x head_dim. */
+guint64 synth_train_attn_params (const SynthTrainOpts *o);
+guint64 synth_train_mlp_params (const SynthTrainOpts *o);
+guint64 synth_train_shared_params (const SynthTrainOpts *o);
+guint64 synth_train_q_width (const SynthTrainOpts *o);
 gboolean synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error);
 /* The device bytes of stage 0's parameters, gradients and optimizer states
  * as the generator allocates them (live together from before the first
