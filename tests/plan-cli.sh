@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..31"
+echo "1..34"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -355,12 +355,16 @@ assert tags["params"] == 2 * 56893440, tags
 PY
 ok $? "synth --shared-ffn 1024: the shared expert's GEMMs, its SwiGLU and the params tag by hand"
 # What --model says it leaves out is in the JSON too (warnings[]), and a
-# sharded search's merge keeps it: byte for byte the unsharded JSON.
+# sharded search's merge keeps it: byte for byte the unsharded JSON. The
+# model is a DeepSeek-style one inside text_config (said), with a dense
+# first layer (said for the layouts with a pipeline, whose rank 0 holds
+# it) and latent attention (kv_lora_rank alone: Q straight from x, no
+# rotary dims, V of head_dim 64).
 cat > "$tmp/ds.json" <<'EOF'
-{ "model_type": "deepseek_v3", "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2816,
+{ "text_config": { "model_type": "deepseek_v3", "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2816,
   "num_attention_heads": 16, "num_hidden_layers": 2, "vocab_size": 32000, "n_routed_experts": 4,
   "num_experts_per_tok": 2, "moe_intermediate_size": 512, "n_shared_experts": 2, "first_k_dense_replace": 1,
-  "kv_lora_rank": 512 }
+  "kv_lora_rank": 512 } }
 EOF
 A="--model $tmp/ds.json --seq 512 --global-batch 4 -c a100-80g --gpus 1,2 -j 2 --format json"
 # shellcheck disable=SC2086
@@ -374,14 +378,113 @@ python3 - "$tmp/ds-whole.json" "$tmp/ds.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 p = sys.argv[2]
-assert j["warnings"] == ["--model %s: first_k_dense_replace: every layer is taken as MoE" % p,
-                         "--model %s: multi-head latent attention (kv_lora_rank, q_lora_rank) is taken as plain "
-                         "multi-head attention" % p], j["warnings"]
-# DeepSeek's names: 4 experts of 512, 2 shared of 512 (a shared MLP of 1024), all gated:
-# 2 x (4 x 1024^2 attention + 4 x 3 x 1024 x 512 + 1024 x 4 + 3 x 1024 x 1024) + 32768000.
-assert j["params"] == 2 * (4 * 1024 ** 2 + 4 * 3 * 1024 * 512 + 4096 + 3 * 1024 * 1024) + 32768000, j["params"]
+assert j["warnings"] == ["--model %s: the language model of text_config; its vision tower (if any) is not modeled" % p,
+                         "with a pipeline, a layout's memory is stage 0's, which holds the 1 dense first layers; stages "
+                         "of MoE layers only are not checked and may need more (their time is in the schedule)"], j["warnings"]
+assert any(l["pp"] == 2 for l in j["layouts"])
+# Latent attention: the KV down projection 1024 x 512, Q 1024 x 16 x 64,
+# the KV up projection 512 x 16 x (64 + 64), the output 16 x 64 x 1024:
+# 3670016. Layer 0 dense (3 x 1024 x 2816), layer 1 4 experts of 512, 2
+# shared of 512 (a shared MLP of 1024), all gated, and the router; the
+# tied embedding 32000 x 1024.
+attn = 1024 * 512 + 1024 * 16 * 64 + 512 * 16 * 128 + 16 * 64 * 1024
+assert attn == 3670016
+want = (attn + 3 * 1024 * 2816) + (attn + 4 * 3 * 1024 * 512 + 4096 + 3 * 1024 * 1024) + 32768000
+assert j["params"] == want == 58200064, j["params"]
 PY
-ok $([ $? -eq 0 ] && cmp -s "$tmp/ds-whole.json" "$tmp/ds-merged.json"; echo $?) "--model's warnings in the JSON, through --shard and --merge; DeepSeek's expert names counted by hand"
+ok $([ $? -eq 0 ] && cmp -s "$tmp/ds-whole.json" "$tmp/ds-merged.json"; echo $?) "--model's warnings in the JSON, through --shard and --merge; DeepSeek's names, a dense first layer and latent attention counted by hand"
+# DeepSeek-V3's config.json (its published shape): 671,025,397,760
+# parameters by hand, as the model card's 671B. Attention a layer
+# 7168 x (1536 + 512 + 64) down + 1536 x 128 x 192 + 512 x 128 x 256 up
+# + 128 x 128 x 7168 = 187105280; 3 dense layers of 3 x 7168 x 18432;
+# 58 MoE layers of 256 experts and 1 shared of 3 x 7168 x 2048 and the
+# router 7168 x 256; an untied head: 2 x 129280 x 7168.
+cat > "$tmp/v3.json" <<'EOF'
+{ "model_type": "deepseek_v3", "hidden_act": "silu", "hidden_size": 7168, "intermediate_size": 18432,
+  "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+  "first_k_dense_replace": 3, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+  "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+  "vocab_size": 129280, "tie_word_embeddings": false }
+EOF
+run "$VRAMSIM" plan --model "$tmp/v3.json" --seq 4096 --global-batch 512 -c h100-sxm --gpus 2048 --tp 8 --pp 1 \
+  --zero 1 --sp on --checkpoint full --microbatch 1 --format json
+python3 - "$tmp/out" <<'PY' 2>/dev/null && [ "$rc" = 0 ] && [ ! -s "$tmp/err" ]
+import json, sys
+j = json.load(open(sys.argv[1]))
+attn = 7168 * (1536 + 512 + 64) + 1536 * 128 * 192 + 512 * 128 * 256 + 128 * 128 * 7168
+assert attn == 187105280
+moe = attn + 256 * 3 * 7168 * 2048 + 3 * 7168 * 2048 + 7168 * 256
+want = 3 * (attn + 3 * 7168 * 18432) + 58 * moe + 2 * 129280 * 7168
+assert j["params"] == want == 671025397760, j["params"]
+assert "warnings" not in j and len(j["layouts"]) == 1 and j["layouts"][0]["fits"], j
+PY
+ok $? "--model DeepSeek-V3: 671025397760 parameters by hand (671B), nothing said left out"
+# synth latent attention, by hand (T = 512 tokens, tp = 2: 8 heads a
+# rank): QK dims 64 + 32 = 96, V 48. Down projections whole on each rank
+# (Q 1024 -> 384, KV 1024 -> 256 + 32), up projections and the output
+# split over the heads; the up projections' dX reduced at the latents'
+# width, 2 x 512 x (384 + 288) bytes. The params tag: per rank, the down
+# projections 1024 x 672 whole, the rest of attention (384 x 16 x 96 +
+# 256 x 16 x 112 + 16 x 48 x 1024) and the SwiGLU MLP 3 x 1024 x 2816
+# halved, for 2 layers, and half the tied embedding, at 2 bytes.
+"$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --kv-lora-rank 256 --q-lora-rank 384 \
+  --qk-rope-head-dim 32 --head-dim 64 --v-head-dim 48 --ffn 2816 --gated --tp 2 --vocab 32000 --seq 512 --batch 1 \
+  -o "$tmp/mla.jsonl" 2>/dev/null
+"$VRAMSIM" replay "$tmp/mla.jsonl" --format json > "$tmp/mla.json" 2>/dev/null
+python3 - "$tmp/mla.jsonl" "$tmp/mla.json" <<'PY'
+import json, sys
+f, colls = {}, set()
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("op") == "kernel":
+        f.setdefault(e["name"], e.get("flops"))
+        if e["name"] == "nccl_all_reduce":
+            colls.add(e["collective"]["bytes"])
+T = 512
+want = {"gemm_q_down_fwd": 2 * T * 384 * 1024, "gemm_kv_down_fwd": 2 * T * 288 * 1024,
+        "gemm_q_up_fwd": 2 * T * 8 * 96 * 384, "gemm_kv_up_fwd": 2 * T * 8 * 112 * 256,
+        "gemm_qk_bmm_fwd": 2 * T * T * 96 * 8, "gemm_av_bmm_fwd": 2 * T * T * 48 * 8,
+        "gemm_proj_fwd": 2 * T * 1024 * 8 * 48, "gemm_kv_up_dx": 2 * T * 256 * 8 * 112,
+        "gemm_q_up_dw": 2 * 8 * 96 * 384 * T, "gemm_q_down_dx": 2 * T * 1024 * 384,
+        "gemm_kv_down_dw": 2 * 288 * 1024 * T, "gemm_qk_bmm_bwd_dq": 2 * T * 96 * T * 8,
+        "gemm_av_bmm_bwd_dv": 2 * T * 48 * T * 8}
+got = {k: f.get(k) for k in want}
+assert got == want, (got, want)
+assert "gemm_qkv_fwd" not in f
+assert 2 * T * (384 + 288) in colls and 2 * T * 1024 in colls, colls
+layer = 1024 * 672 + (384 * 16 * 96 + 256 * 16 * 112 + 16 * 48 * 1024 + 3 * 1024 * 2816) // 2
+tags = {t["tag"]: t["peak_bytes"] for t in json.load(open(sys.argv[2]))["memory"]["tags"]}
+assert tags["params"] == 2 * (2 * layer + 32000 * 1024 // 2), tags
+PY
+ok $? "synth latent attention (--kv-lora-rank, --q-lora-rank, --qk-rope-head-dim, --v-head-dim) at tp 2: GEMMs, the latent all-reduce and the params tag by hand"
+# synth --dense-layers: layer 0 of 2 runs a dense SwiGLU MLP of 2816, layer
+# 1 the 4 experts of 512. Without a pipeline both are on rank 0 (dense and
+# expert GEMMs, the params tag of both layers); with --pp 2, stage 0 holds
+# layer 0 alone with the embedding, and runs no expert.
+for pp in 1 2; do
+  "$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --ffn 512 --gated --experts 4 \
+    --top-k 2 --dense-layers 1 --dense-ffn 2816 --vocab 32000 --seq 512 --batch 1 --pp $pp --grad-accum 2 \
+    --ddp local -o "$tmp/dl$pp.jsonl" 2>/dev/null
+  "$VRAMSIM" replay "$tmp/dl$pp.jsonl" --format json > "$tmp/dl$pp.json" 2>/dev/null
+done
+python3 - "$tmp" <<'PY'
+import json, sys, collections
+d = sys.argv[1]
+attn = 1024 * (1024 + 2 * 4 * 64) + 1024 * 1024
+dense, moe = attn + 3 * 1024 * 2816, attn + 4 * 3 * 1024 * 512 + 4 * 1024
+for pp, want_params in ((1, dense + moe + 32000 * 1024), (2, dense + 32000 * 1024)):
+    n, flops = collections.Counter(), {}
+    for l in open("%s/dl%d.jsonl" % (d, pp)):
+        e = json.loads(l)
+        if e.get("op") == "kernel":
+            n[e["name"]] += 1
+            flops.setdefault(e["name"], e.get("flops"))
+    assert n["gemm_fc1_fwd"] == 2 and flops["gemm_fc1_fwd"] == 2 * 512 * 5632 * 1024, (pp, n["gemm_fc1_fwd"])
+    assert n["gemm_expert_fc1_fwd"] == (2 if pp == 1 else 0), (pp, n["gemm_expert_fc1_fwd"])
+    tags = {t["tag"]: t["peak_bytes"] for t in json.load(open("%s/dl%d.json" % (d, pp)))["memory"]["tags"]}
+    assert tags["params"] == 2 * want_params, (pp, tags["params"], 2 * want_params)
+PY
+ok $? "synth --dense-layers 1 --dense-ffn 2816: the dense layer's GEMMs and params on rank 0, with and without a pipeline"
 
 # 17: bad input and usage.
 echo '{ "hidden_size": "big" }' > "$tmp/bad.json"
@@ -393,8 +496,19 @@ run "$VRAMSIM" plan --layers 4 --hidden 2048 --heads 16 --global-batch 8 -c a100
 r3=$rc
 run "$VRAMSIM" synth transformer-train --heads 16 --kv-heads 5 -o "$tmp/x.vtrace"
 r4=$rc
-[ $r1 = 1 ] && grep -q 'bad.json: field "hidden_size"' <<<"$e1" && [ $r2 = 2 ] && [ $r3 = 2 ] && [ $r4 = 2 ] && [ ! -e "$tmp/x.vtrace" ]
-ok $? "a bad config.json field: exit 1 naming file and field; no --global-batch, cost without --price, synth --kv-heads 5 of 16: exit 2"
+run "$VRAMSIM" synth transformer-train --q-lora-rank 64 -o "$tmp/x.vtrace"
+r5=$rc; e5=$(cat "$tmp/err")
+run "$VRAMSIM" synth transformer-train --dense-layers 1 -o "$tmp/x.vtrace"
+r6=$rc; e6=$(cat "$tmp/err")
+run "$VRAMSIM" plan --layers 4 --hidden 2048 --heads 16 --kv-heads 4 --kv-lora-rank 512 --global-batch 8 -c a100-80g --gpus 8
+r7=$rc
+echo '{ "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16, "kv_lora_rank": 512, "v_head_dim": -1 }' > "$tmp/badv.json"
+run "$VRAMSIM" plan --model "$tmp/badv.json" --global-batch 8 -c a100-80g --gpus 8
+r8=$rc; e8=$(cat "$tmp/err")
+[ $r1 = 1 ] && grep -q 'bad.json: field "hidden_size"' <<<"$e1" && [ $r2 = 2 ] && [ $r3 = 2 ] && [ $r4 = 2 ] && [ ! -e "$tmp/x.vtrace" ] &&
+  [ $r5 = 2 ] && grep -q -- '--kv-lora-rank' <<<"$e5" && [ $r6 = 2 ] && grep -q -- '--experts' <<<"$e6" && [ $r7 = 2 ] &&
+  [ $r8 = 1 ] && grep -q 'badv.json: field "v_head_dim"' <<<"$e8"
+ok $? "a bad config.json field: exit 1 naming file and field; no --global-batch, cost without --price, synth --kv-heads 5 of 16, latent attention's and dense layers' flags alone or with --kv-heads: exit 2"
 
 # 18-20: a 1T model (Table 1's: 128 layers x 25600 hidden x 160 heads,
 # vocabulary 51200, seq 2048) on 8 A100 80GB: P = 128 x 12 x 25600^2 +

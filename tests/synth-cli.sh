@@ -105,6 +105,26 @@ run "$VRAMSIM" synth transformer-train --layers 2 --hidden 512 --heads 8 --seq 2
 run "$VRAMSIM" synth llm-infer --layers 2 --hidden 512 --heads 8 --kv-heads 2 --batch 2 --prompt 64 --gen 16 \
   --kv-block 0 -o "$tmp/i.jsonl"
 { slowdown_is_one "$tmp/i.jsonl"; }; result "llm-infer (realloc KV) replays with slowdown 1"
+# Latent attention's cache, by hand: 2 layers x (64 + 16) x 2 bytes a
+# token, 2 sequences of 64 + 16 tokens; the 16th decode step reads each
+# layer's 80 cached tokens a sequence, 2 x 80 x 160 bytes, beside its
+# weights (GPT's count, 10 x 512^2 + 2 x 512 x 8 x 64, at 2 bytes) and
+# its input and output (2 x 2 x 512 x 2).
+run "$VRAMSIM" synth llm-infer --layers 2 --hidden 512 --heads 8 --kv-lora-rank 64 --qk-rope-head-dim 16 --batch 2 \
+  --prompt 64 --gen 16 --kv-block 1 -o "$tmp/ml.jsonl"
+python3 - "$tmp/ml.jsonl" <<'PY'
+import json, sys
+kv, reads = 0, []
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("op") == "alloc" and e.get("tag") == "kv_cache":
+        kv += e["bytes"]
+    if e.get("op") == "kernel" and e["name"] == "decode_layer":
+        reads.append(e["bytes"])
+assert kv == 2 * 80 * 2 * 80 * 2, kv
+assert reads[-1] == (10 * 512 ** 2 + 2 * 512 * 8 * 64) * 2 + 2 * 2 * 512 * 2 + 2 * 80 * 160, reads[-1]
+PY
+result "llm-infer --kv-lora-rank 64 --qk-rope-head-dim 16: the latent cache and what decode reads of it, by hand"
 run "$VRAMSIM" synth stream --size 16MiB --iters 2 -o "$tmp/s.jsonl"
 { slowdown_is_one "$tmp/s.jsonl"; }; result "stream replays with slowdown 1"
 

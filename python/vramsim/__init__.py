@@ -361,7 +361,8 @@ def fit(trace: PathLike, configs: Configs = "all", set: Sets = None, capture_con
 
 
 _PLAN_SHAPE = ("layers", "hidden", "heads", "kv_heads", "ffn", "head_dim", "seq", "vocab", "experts", "top_k",
-               "shared_ffn")
+               "shared_ffn", "dense_layers", "dense_ffn", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
+               "v_head_dim")
 _PLAN_LISTS = ("tp", "pp", "virtual_stages", "zero", "checkpoint", "microbatch")
 
 
@@ -381,8 +382,9 @@ def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str,
     cheapest) on CONFIGS at GPUS (an int, a list, or "A-B"), for
     GLOBAL_BATCH sequences a step (docs/plan.md). The model is MODEL (a
     Hugging Face config.json) and/or the shape keywords layers, hidden,
-    heads, kv_heads, ffn, head_dim, seq, vocab, experts, top_k, shared_ffn
-    (with gated= and untied=); the search lists tp, pp, virtual_stages,
+    heads, kv_heads, ffn, head_dim, seq, vocab, experts, top_k, shared_ffn,
+    dense_layers, dense_ffn and latent attention's kv_lora_rank,
+    q_lora_rank, qk_rope_head_dim, v_head_dim (with gated= and untied=); the search lists tp, pp, virtual_stages,
     zero, checkpoint and microbatch take a value or a list. Returns the
     command's JSON ({"vramsim_plan": 1, "searched", "params", "layouts":
     [...]}, best first), or with frame=True its layouts as a pandas

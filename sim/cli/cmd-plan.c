@@ -147,7 +147,15 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
                 && hf_uint (root, experts_key, &m->experts, path, error)
                 && hf_uint (root, "num_experts_per_tok", &m->top_k, path, error)
                 && hf_uint (root, "moe_intermediate_size", &moe_ffn, path, error)
-                && hf_uint (root, "head_dim", &m->head_dim, path, error);
+                && hf_uint (root, "head_dim", &m->head_dim, path, error)
+                && hf_uint (root, "kv_lora_rank", &m->kv_lora, path, error);
+  /* Latent attention (DeepSeek-V2/V3): a head's non-rotary QK part is the
+   * generator's head_dim. */
+  if (ok && m->kv_lora > 0)
+    ok = hf_uint (root, "q_lora_rank", &m->q_lora, path, error)
+         && hf_uint (root, "qk_rope_head_dim", &m->qk_rope, path, error)
+         && hf_uint (root, "v_head_dim", &m->v_head, path, error)
+         && hf_uint (root, "qk_nope_head_dim", &m->head_dim, path, error);
   const char *act = hf_str (root, "hidden_act") ? hf_str (root, "hidden_act") : hf_str (root, "hidden_activation");
   const char *mt = hf_str (root, "model_type") ? hf_str (root, "model_type") : hf_str (top, "model_type");
   if (ok && ((act && (strcmp (act, "silu") == 0 || strcmp (act, "swiglu") == 0)) || (mt && g_str_has_prefix (mt, "gemma"))))
@@ -159,7 +167,16 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
       ok = FALSE;
     }
   if (ok && m->experts > 0 && moe_ffn > 0)
-    m->ffn = moe_ffn;   /* the experts' inner size; intermediate_size is a dense layer's */
+    {
+      /* The experts' inner size; intermediate_size is a dense layer's, as
+       * DeepSeek's first first_k_dense_replace layers are. */
+      m->dense_ffn = m->ffn;
+      m->ffn = moe_ffn;
+    }
+  if (ok && m->experts > 0)
+    ok = hf_uint (root, "first_k_dense_replace", &m->dense_layers, path, error);
+  if (ok && m->dense_layers == 0)
+    m->dense_ffn = 0;
   if (ok)
     {
       const cJSON *tie = cJSON_GetObjectItemCaseSensitive (root, "tie_word_embeddings");
@@ -175,13 +192,8 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
         m->shared_ffn = (guint) shared;
       /* What the generator leaves out, said so that the answer is read
        * for what it is. */
-      if (m->experts > 0 && hf_num (root, "first_k_dense_replace") > 0)
-        g_ptr_array_add (warn, g_strdup_printf ("--model %s: first_k_dense_replace: every layer is taken as MoE", path));
-      if (hf_num (root, "kv_lora_rank") > 0 || hf_num (root, "q_lora_rank") > 0)
-        g_ptr_array_add (warn, g_strdup_printf ("--model %s: multi-head latent attention (kv_lora_rank, q_lora_rank) "
-                                                "is taken as plain multi-head attention", path));
     }
-  if (ok && m->kv_heads == m->heads)
+  if (ok && (m->kv_heads == m->heads || m->kv_lora > 0))
     m->kv_heads = 0;
   if (ok && m->head_dim * m->heads == m->hidden)
     m->head_dim = 0;   /* hidden / heads: GPT's shape when the rest is */
@@ -232,7 +244,7 @@ cmd_plan (int argc, char **argv)
                   *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
                   *shard = NULL;
   gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
-  gint head_dim = -1, shared_ffn = -1;
+  gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
   gint jobs = 0, top = -1;
   gint64 batch = 0;
   gboolean gated = FALSE, untied = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
@@ -243,7 +255,12 @@ cmd_plan (int argc, char **argv)
     { "heads", 0, 0, G_OPTION_ARG_INT, &heads, "Attention heads", "A" },
     { "kv-heads", 0, 0, G_OPTION_ARG_INT, &kv_heads, "Key/value heads (grouped-query attention; default: --heads)", "N" },
     { "ffn", 0, 0, G_OPTION_ARG_INT, &ffn, "MLP inner size (default 4 x hidden)", "F" },
-    { "head-dim", 0, 0, G_OPTION_ARG_INT, &head_dim, "Size of an attention head (default hidden / heads)", "D" },
+    { "head-dim", 0, 0, G_OPTION_ARG_INT, &head_dim,
+      "Size of an attention head (default hidden / heads); with --kv-lora-rank its non-rotary QK part", "D" },
+    { "kv-lora-rank", 0, 0, G_OPTION_ARG_INT, &kv_lora, "Multi-head latent attention: the K/V latent's rank (0 = none)", "R" },
+    { "q-lora-rank", 0, 0, G_OPTION_ARG_INT, &q_lora, "Latent attention: Q's latent rank (0 = Q straight from x)", "R" },
+    { "qk-rope-head-dim", 0, 0, G_OPTION_ARG_INT, &qk_rope, "Latent attention: rotary QK dims a head adds (0)", "D" },
+    { "v-head-dim", 0, 0, G_OPTION_ARG_INT, &v_head, "Latent attention: a head's V size (default: --head-dim)", "D" },
     { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU: three weight matrices)", NULL },
     { "untied", 0, 0, G_OPTION_ARG_NONE, &untied, "The LM head is its own matrix, not the embedding's (tie_word_embeddings false)", NULL },
     { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (2048)", "S" },
@@ -251,6 +268,8 @@ cmd_plan (int argc, char **argv)
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "Experts each token is routed to (2)", "K" },
     { "shared-ffn", 0, 0, G_OPTION_ARG_INT, &shared_ffn, "MoE: inner size of a shared expert every token also runs (0 = none)", "S" },
+    { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers, "MoE: the first K layers are dense (first_k_dense_replace; 0)", "K" },
+    { "dense-ffn", 0, 0, G_OPTION_ARG_INT, &dense_ffn, "MoE: the dense first layers' MLP inner size (default 4 x hidden)", "F" },
     { "global-batch", 0, 0, G_OPTION_ARG_INT64, &batch, "Sequences per optimizer step (required)", "B" },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed)", "P" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
@@ -383,13 +402,19 @@ cmd_plan (int argc, char **argv)
   if (experts != -1) m->experts = experts;
   if (top_k != -1) m->top_k = top_k;
   if (shared_ffn != -1) m->shared_ffn = shared_ffn;
+  if (dense_layers != -1) m->dense_layers = dense_layers;
+  if (dense_ffn != -1) m->dense_ffn = dense_ffn;
+  if (kv_lora != -1) m->kv_lora = kv_lora;
+  if (q_lora != -1) m->q_lora = q_lora;
+  if (qk_rope != -1) m->qk_rope = qk_rope;
+  if (v_head != -1) m->v_head = v_head;
   if (gated) m->gated_mlp = TRUE;
   if (untied) m->untied = TRUE;
   m->seq = seq > 0 ? (guint) seq : 0;
   if (m->experts == 0)
     m->top_k = 0;
   if (layers < -1 || hidden < -1 || heads < -1 || kv_heads < -1 || ffn < -1 || vocab < -1 || experts < -1 || top_k < -1
-      || head_dim < -1 || shared_ffn < -1)
+      || head_dim < -1 || shared_ffn < -1 || dense_layers < -1 || dense_ffn < -1 || kv_lora < -1 || q_lora < -1 || qk_rope < -1 || v_head < -1)
     {
       cmd_error ("plan: the shape's sizes are positive");
       return 2;
@@ -400,10 +425,13 @@ cmd_plan (int argc, char **argv)
       return 2;
     }
   if ((m->head_dim == 0 && m->hidden % m->heads) || (m->kv_heads && (m->kv_heads > m->heads || m->heads % m->kv_heads))
-      || (m->experts && (m->top_k < 1 || m->top_k > m->experts)) || (m->shared_ffn && !m->experts))
+      || (m->experts && (m->top_k < 1 || m->top_k > m->experts)) || (m->shared_ffn && !m->experts)
+      || (m->kv_lora == 0 && (m->q_lora || m->qk_rope || m->v_head)) || (m->kv_lora && m->kv_heads)
+      || ((m->dense_layers || m->dense_ffn) && !m->experts) || m->dense_layers > m->layers)
     {
       cmd_error ("plan: --hidden must be a multiple of --heads (unless --head-dim is given), --kv-heads divide --heads, "
-                 "--top-k be 1..experts, --shared-ffn go with --experts");
+                 "--top-k be 1..experts, --shared-ffn and --dense-layers (at most --layers) go with --experts, --q-lora-rank, --qk-rope-head-dim and "
+                 "--v-head-dim with --kv-lora-rank (which takes no --kv-heads)");
       return 2;
     }
   if (batch < 1)
@@ -515,6 +543,9 @@ cmd_plan (int argc, char **argv)
       g_error_free (err);
       return code;
     }
+  /* What the search added to the model's warnings. */
+  for (guint i = g_strv_length (s.warnings); r->warnings && i < g_strv_length (r->warnings); i++)
+    fprintf (stderr, "vramsim: plan: %s\n", r->warnings[i]);
   plan_rank (r, obj);
   g_autofree char *out = plan_format (r, &s, fmt, ntop, priced);
   fputs (out, stdout);

@@ -245,7 +245,7 @@ train (int argc, char **argv)
   /* -1: not given (--params alone then picks the shape). */
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
-  int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0;
+  int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
   gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
@@ -259,7 +259,13 @@ train (int argc, char **argv)
     { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (50257)", "V" },
     { "kv-heads", 0, 0, G_OPTION_ARG_INT, &kv_heads, "Key/value heads: grouped-query attention (default: --heads)", "N" },
     { "ffn", 0, 0, G_OPTION_ARG_INT, &ffn, "MLP inner size (default: 4 x --hidden)", "F" },
-    { "head-dim", 0, 0, G_OPTION_ARG_INT, &head_dim, "Size of an attention head (default: --hidden / --heads)", "D" },
+    { "head-dim", 0, 0, G_OPTION_ARG_INT, &head_dim,
+      "Size of an attention head (default: --hidden / --heads); with --kv-lora-rank its non-rotary QK part (qk_nope_head_dim)", "D" },
+    { "kv-lora-rank", 0, 0, G_OPTION_ARG_INT, &kv_lora,
+      "Multi-head latent attention (DeepSeek-V2/V3): rank of the latent K and V come from (0 = none)", "R" },
+    { "q-lora-rank", 0, 0, G_OPTION_ARG_INT, &q_lora, "Latent attention: rank of Q's latent (0 = Q straight from x)", "R" },
+    { "qk-rope-head-dim", 0, 0, G_OPTION_ARG_INT, &qk_rope, "Latent attention: rotary QK dims a head adds to --head-dim (0)", "D" },
+    { "v-head-dim", 0, 0, G_OPTION_ARG_INT, &v_head, "Latent attention: a head's V size (default: --head-dim)", "D" },
     { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU, as Llama: gate, up and down matrices)", NULL },
     { "untied", 0, 0, G_OPTION_ARG_NONE, &untied, "The LM head is its own vocab x hidden matrix, not the embedding's (Llama, Mistral)", NULL },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed; fp8: Transformer Engine)", "P" },
@@ -283,6 +289,9 @@ train (int argc, char **argv)
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "Experts each token is routed to (2)", "K" },
     { "shared-ffn", 0, 0, G_OPTION_ARG_INT, &shared_ffn, "MoE: inner size of a shared expert every token also runs (DeepSeek, Qwen-MoE; 0 = none)", "S" },
+    { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers,
+      "MoE: the first K layers run a dense MLP instead of the experts (DeepSeek's first_k_dense_replace; 0)", "K" },
+    { "dense-ffn", 0, 0, G_OPTION_ARG_INT, &dense_ffn, "MoE: the dense first layers' MLP inner size (default: 4 x --hidden)", "F" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = NULL;
@@ -320,8 +329,16 @@ train (int argc, char **argv)
       else if (experts < 0 || (experts > 0 && (top_k < 1 || top_k > experts || experts % MIN (dp, experts) != 0)))
         rc = usage_error (ctx, "%s: --experts is 0 or more, --top-k 1..experts, and --dp ranks (or fewer) must split the experts evenly",
                           "transformer-train");
+      else if (kv_lora < 0 || q_lora < 0 || qk_rope < 0 || v_head < 0
+               || (kv_lora == 0 && (q_lora > 0 || qk_rope > 0 || v_head > 0)) || (kv_lora > 0 && kv_heads > 0))
+        rc = usage_error (ctx, "%s: --q-lora-rank, --qk-rope-head-dim and --v-head-dim go with --kv-lora-rank, "
+                          "which takes no --kv-heads (every head has its own K and V)", "transformer-train");
       else if (shared_ffn < 0 || (shared_ffn > 0 && (experts == 0 || shared_ffn % tp != 0)))
         rc = usage_error (ctx, "%s: --shared-ffn goes with --experts and is a multiple of --tp", "transformer-train");
+      else if (dense_layers < 0 || dense_ffn < 0 || ((dense_layers > 0 || dense_ffn > 0) && experts == 0)
+               || dense_layers > layers || (dense_layers > 0 && (dense_ffn > 0 ? dense_ffn : 4 * hidden) % tp != 0))
+        rc = usage_error (ctx, "%s: --dense-layers (at most --layers) and --dense-ffn go with --experts; the dense "
+                          "inner size is a multiple of --tp", "transformer-train");
       else if (params && !parse_count (params, &o.params))
         rc = usage_error (ctx, "--params: not a count: '%s'", params);
       else if (precision && !synth_precision_from_name (precision, &o.precision))
@@ -364,6 +381,8 @@ train (int argc, char **argv)
   o.virtual_stages = vstages;
   o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated, o.head_dim = (guint) head_dim;
   o.untied = untied, o.shared_ffn = (guint) shared_ffn;
+  o.dense_layers = (guint) dense_layers, o.dense_ffn = (guint) dense_ffn;
+  o.kv_lora = (guint) kv_lora, o.q_lora = (guint) q_lora, o.qk_rope = (guint) qk_rope, o.v_head = (guint) v_head;
   o.ddp_local = ddp && strcmp (ddp, "local") == 0;
   if (zero > 0 && dp == 1)
     synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);
@@ -383,7 +402,7 @@ infer (int argc, char **argv)
 {
   Common c = { NULL, NULL, 0.5, FALSE, NULL };
   int layers = -1, hidden = -1, heads = -1, kv_heads = 0, vocab = 32000, batch = 8, prompt = 512, gen = 128,
-      kv_block = 16;
+      kv_block = 16, kv_lora = 0, qk_rope = 0;
   g_autofree char *params = NULL, *precision = NULL, *kv_precision = NULL;
   GOptionEntry entries[] = {
     { "params", 0, 0, G_OPTION_ARG_STRING, &params, "Parameter count, spread over --layers (default: the shape's, 6.57e9 for 32 x 4096 and vocab 32000; alone, it picks Llama 2's shape nearest)", "N" },
@@ -398,6 +417,9 @@ infer (int argc, char **argv)
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "Weights: fp32, fp16, bf16 or fp8 (fp16)", "P" },
     { "kv-precision", 0, 0, G_OPTION_ARG_STRING, &kv_precision, "KV cache: fp32, fp16, bf16 or fp8 (fp16)", "P" },
     { "kv-block", 0, 0, G_OPTION_ARG_INT, &kv_block, "Tokens per paged KV block; 0 = grow by reallocation (16)", "N" },
+    { "kv-lora-rank", 0, 0, G_OPTION_ARG_INT, &kv_lora,
+      "Multi-head latent attention (DeepSeek-V2/V3): the cache holds a latent of this rank a token and layer (0 = none)", "R" },
+    { "qk-rope-head-dim", 0, 0, G_OPTION_ARG_INT, &qk_rope, "Latent attention: the rotary key dims cached beside it (0)", "D" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = NULL;
@@ -435,6 +457,8 @@ infer (int argc, char **argv)
       if (layers < 1 || hidden < 1 || heads < 1 || kv_heads < 1 || heads % kv_heads != 0 || hidden % heads != 0
           || vocab < 0 || batch < 1 || prompt < 1 || gen < 0 || kv_block < 0)
         rc = usage_error (ctx, "%s: sizes must be positive, hidden a multiple of heads, heads of kv-heads", "llm-infer");
+      else if (kv_lora < 0 || qk_rope < 0 || (qk_rope > 0 && kv_lora == 0))
+        rc = usage_error (ctx, "%s: --kv-lora-rank is 0 or more, and --qk-rope-head-dim goes with it", "llm-infer");
       else if (params && !parse_count (params, &o.params))
         rc = usage_error (ctx, "--params: not a count: '%s'", params);
       else if (precision && !g_strv_contains (names, precision))
@@ -450,6 +474,7 @@ infer (int argc, char **argv)
     }
   o.layers = layers, o.hidden = hidden, o.heads = heads, o.kv_heads = kv_heads, o.vocab = vocab;
   o.batch = batch, o.prompt = prompt, o.gen = gen, o.kv_block = kv_block;
+  o.kv_lora = (guint) kv_lora, o.qk_rope = (guint) qk_rope;
   if (o.params && shape_given)
     {
       double hd = (double) hidden / heads;

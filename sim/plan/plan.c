@@ -52,29 +52,39 @@ plan_result_free (PlanResult *r)
 double
 plan_param_count (const SynthTrainOpts *m)
 {
+  SynthTrainOpts dense;
+  synth_train_dense_shape (m, &dense);
   double attn = synth_train_attn_params (m), mlp = synth_train_mlp_params (m);
   double per = attn + (m->experts ? m->experts * mlp + (double) m->hidden * m->experts
                                       + synth_train_shared_params (m)
                                   : mlp);
-  return m->layers * per + (double) m->vocab * m->hidden * (m->untied ? 2 : 1);
+  /* The dense first layers (dense_layers of an MoE model's) in place of as many MoE ones. */
+  double K = m->experts ? m->dense_layers : 0;
+  return (m->layers - K) * per + K * (attn + synth_train_mlp_params (&dense))
+         + (double) m->vocab * m->hidden * (m->untied ? 2 : 1);
 }
 
 void
 plan_step_flops (const SynthTrainOpts *m, guint64 global_batch, guint ckpt, double *executed, double *model)
 {
   double s = m->seq, h = m->hidden, tokens = (double) global_batch * s;
-  double one = synth_train_mlp_params (m);
+  SynthTrainOpts dense;
+  synth_train_dense_shape (m, &dense);
+  double one = synth_train_mlp_params (m), K = m->experts ? m->dense_layers : 0;
   double mlp = m->experts ? m->top_k * one + h * m->experts + synth_train_shared_params (m) : one;
+  /* A layer's average over the dense first layers and the MoE ones. */
+  mlp = (mlp * (m->layers - K) + K * synth_train_mlp_params (&dense)) / m->layers;
   /* Per token and layer: 2 FLOPs a weight, and QKᵀ and attention·V
-   * (2·s·q each, q = heads·head_dim: h unless head_dim is set apart). */
-  double q = synth_train_q_width (m);
-  double layer = tokens * m->layers * (2 * (synth_train_attn_params (m) + mlp) + 4 * s * q);
+   * (2·s·heads·head_dim each, 4·s·h for GPT; latent attention's QK and V
+   * dims apart: synth_train_core_width). */
+  double core = synth_train_core_width (m);
+  double layer = tokens * m->layers * (2 * (synth_train_attn_params (m) + mlp) + 2 * s * core);
   double logits = tokens * 2.0 * m->vocab * h;
   double fwd = layer + logits;
   *model = 3 * fwd;
   /* Recomputation repeats the layers' forward (full) or the attention
    * core's (selective); never the logits (Narayanan et al. eq. 3). */
-  double extra = ckpt == PLAN_CKPT_FULL ? layer : ckpt == PLAN_CKPT_SELECTIVE ? tokens * m->layers * 4 * s * q : 0;
+  double extra = ckpt == PLAN_CKPT_FULL ? layer : ckpt == PLAN_CKPT_SELECTIVE ? tokens * m->layers * 2 * s * core : 0;
   *executed = *model + extra;
 }
 
@@ -107,6 +117,7 @@ typedef struct {
   guint n_cfgs;
   GPtrArray *layouts;     /* PlanLayout*, enumeration order (this shard's) */
   guint all;              /* layouts enumerated, every shard */
+  gboolean pipelines;     /* one of them (any shard's) has pp > 1 */
 } Enum;
 
 static void
@@ -131,7 +142,8 @@ enumerate (Enum *en)
         for (guint ti = 0; ti < tps.n; ti++)
           {
             guint g = s->gpus.v[gi], t = tps.v[ti];
-            if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t || m->shared_ffn % t)
+            if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t || m->shared_ffn % t
+                || (m->dense_layers && (m->dense_ffn ? m->dense_ffn : 4 * m->hidden) % t))
               continue;
             for (guint p = 1; p <= m->layers; p++)
               {
@@ -162,6 +174,7 @@ enumerate (Enum *en)
                               if ((z > 0 && dp < 2) || (z >= 2 && p > 1) || (sp && t < 2))
                                 continue;
                               guint idx = en->all++;
+                              en->pipelines |= p > 1;
                               if (s->shard_n && idx % s->shard_n != s->shard_k - 1)
                                 continue;
                               PlanLayout *l = g_new0 (PlanLayout, 1);
@@ -430,6 +443,10 @@ search_identity (const PlanSearch *s)
     g_string_append (id, " untied=1");
   if (m->shared_ffn != 0)
     g_string_append_printf (id, " shared_ffn=%u", m->shared_ffn);
+  if (m->dense_layers != 0)
+    g_string_append_printf (id, " dense=%u,%u", m->dense_layers, m->dense_ffn);
+  if (m->kv_lora != 0)
+    g_string_append_printf (id, " mla=%u,%u,%u,%u", m->kv_lora, m->q_lora, m->qk_rope, m->v_head);
   g_string_append (id, " price=");
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);
@@ -469,9 +486,20 @@ plan_run (const PlanSearch *s, GError **error)
   ok = ok && tmpdir != NULL;
   if (ok)
     {
-      Enum en = { s, cfgs, n_cfgs, r->layouts, 0 };
+      Enum en = { s, cfgs, n_cfgs, r->layouts, 0, FALSE };
       enumerate (&en);
       r->searched = r->layouts->len;
+      if (en.pipelines && s->model.experts && s->model.dense_layers)
+        {
+          /* Rank 0 is stage 0, which holds the dense first layers: said,
+           * the same words in every shard. */
+          guint n = r->warnings ? g_strv_length (r->warnings) : 0;
+          r->warnings = g_renew (char *, r->warnings, n + 2);
+          r->warnings[n] = g_strdup_printf ("with a pipeline, a layout's memory is stage 0's, which holds the %u dense "
+                                            "first layers; stages of MoE layers only are not checked and may need more "
+                                            "(their time is in the schedule)", s->model.dense_layers);
+          r->warnings[n + 1] = NULL;
+        }
       if (en.all == 0)
         {
           g_set_error (error, VS_PLAN_ERROR, 0,

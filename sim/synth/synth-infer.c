@@ -7,7 +7,11 @@
  *   attention), and a vocab·h embedding tied with the LM head; --params
  *   overrides the count (spread over the layers, no embedding).
  * - KV cache: 2 · layers · kv_heads · head_dim · kv_bytes per token per
- *   sequence. Paged (--kv-block N): one allocation per block of N token
+ *   sequence; with latent attention (--kv-lora-rank R, --qk-rope-head-dim
+ *   D) layers · (R + D) · kv_bytes, the latent and the rotary key every
+ *   head shares (DeepSeek-V2, section 2.1), which decode attends to with
+ *   the up projections absorbed: 2·heads·(2R + D) FLOPs a context token
+ *   (scores on R + D dims, the output on R). Paged (--kv-block N): one allocation per block of N token
  *   slots for the whole batch, allocated when the context first needs it
  *   (vLLM-style). --kv-block 0: one contiguous cache, reallocated and copied
  *   (d2d) for every new token (the naive torch.cat pattern).
@@ -22,6 +26,8 @@
 guint64
 synth_infer_kv_bytes_per_token (const SynthInferOpts *o)
 {
+  if (o->kv_lora > 0)
+    return (guint64) o->layers * (o->kv_lora + o->qk_rope) * o->kv_bytes;
   guint64 head_dim = o->hidden / o->heads;
   return 2 * (guint64) o->layers * o->kv_heads * head_dim * o->kv_bytes;
 }
@@ -152,7 +158,8 @@ synth_llm_infer (const SynthInferOpts *o, SynthEmit *e, GError **error)
         }
       for (guint i = 0; i < L; i++)
         {
-          double flops = 2.0 * (double) n_layer * (double) b + 4.0 * (double) b * (double) ctx * (double) h;
+          double attn = o->kv_lora > 0 ? 2.0 * o->heads * (2.0 * o->kv_lora + o->qk_rope) : 4.0 * (double) h;
+          double flops = 2.0 * (double) n_layer * (double) b + attn * (double) b * (double) ctx;
           guint64 bytes = n_layer * wb + 2 * b * h * 2 + b * ctx * kv_layer_token;
           layer_kernel (&kv, "decode_layer", W[i], x, flops, bytes);
         }

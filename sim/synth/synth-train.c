@@ -165,6 +165,50 @@ synth_train_q_width (const SynthTrainOpts *o)
   return (guint64) o->heads * head_dim_of (o);
 }
 
+/* Latent attention (kv_lora set): a head's QK dims (head_dim, the
+ * non-rotary part, plus the rotary qk_rope) and its V dims (v_head, or
+ * head_dim); without it both are head_dim. The projection's input is
+ * heads·v. */
+static gboolean
+mla (const SynthTrainOpts *o)
+{
+  return o->kv_lora > 0;
+}
+
+static guint64
+qk_dim (const SynthTrainOpts *o)
+{
+  return head_dim_of (o) + (mla (o) ? o->qk_rope : 0);
+}
+
+static guint64
+v_dim (const SynthTrainOpts *o)
+{
+  return mla (o) && o->v_head ? o->v_head : head_dim_of (o);
+}
+
+static guint64
+proj_in (const SynthTrainOpts *o)
+{
+  return (guint64) o->heads * v_dim (o);
+}
+
+guint64
+synth_train_core_width (const SynthTrainOpts *o)
+{
+  return (guint64) o->heads * (qk_dim (o) + v_dim (o));
+}
+
+/* Latent attention's down projections, x to the Q latent (when q_lora)
+ * and to the KV latent with the rotary key: whole on every tensor rank
+ * (DeepSeek-V3's wq_a and wkv_a, Megatron-Core's duplicated
+ * linear_q_down_proj and linear_kv_down_proj). */
+guint64
+synth_train_attn_replicated (const SynthTrainOpts *o)
+{
+  return mla (o) ? (guint64) o->hidden * (o->q_lora + o->kv_lora + o->qk_rope) : 0;
+}
+
 static guint64
 qkv_out (const SynthTrainOpts *o)
 {
@@ -187,7 +231,15 @@ fc1_out (const SynthTrainOpts *o)
 guint64
 synth_train_attn_params (const SynthTrainOpts *o)
 {
-  return (guint64) o->hidden * (qkv_out (o) + synth_train_q_width (o));
+  guint64 h = o->hidden;
+  if (!mla (o))
+    return h * (qkv_out (o) + synth_train_q_width (o));
+  /* The down projections, Q's up projection (or Q from x), the KV
+   * latent's up projection to every head's non-rotary K and its V, the
+   * output projection. */
+  guint64 heads = o->heads, q = heads * qk_dim (o);
+  guint64 up = (o->q_lora ? (guint64) o->q_lora * q : h * q) + (guint64) o->kv_lora * heads * (head_dim_of (o) + v_dim (o));
+  return synth_train_attn_replicated (o) + up + proj_in (o) * h;
 }
 
 guint64
@@ -207,6 +259,14 @@ guint64
 synth_train_shared_params (const SynthTrainOpts *o)
 {
   return o->experts > 0 ? (guint64) o->hidden * o->shared_ffn * (o->gated_mlp ? 3 : 2) : 0;
+}
+
+void
+synth_train_dense_shape (const SynthTrainOpts *o, SynthTrainOpts *dense)
+{
+  *dense = *o;
+  dense->experts = dense->top_k = dense->shared_ffn = dense->dense_layers = dense->dense_ffn = 0;
+  dense->ffn = o->dense_ffn;
 }
 
 /* The MLP activation's traffic per inner element, in activation elements:
@@ -229,7 +289,7 @@ static gboolean
 gpt_shape (const SynthTrainOpts *o)
 {
   return (o->kv_heads == 0 || o->kv_heads == o->heads) && (o->ffn == 0 || o->ffn == 4 * o->hidden) && !o->gated_mlp
-         && synth_train_q_width (o) == o->hidden && synth_train_shared_params (o) == 0;
+         && synth_train_q_width (o) == o->hidden && synth_train_shared_params (o) == 0 && !mla (o);
 }
 
 /* Numerator over t of the bytes a layer keeps besides attention scores,
@@ -261,6 +321,16 @@ synth_train_layer_kept (const SynthTrainOpts *o)
   double q = (double) synth_train_q_width (o) / h, r = kv * (double) head_dim_of (o) / h;
   double mlp = 2 * (double) fc1_out (o) / h + 2 * f / h;
   double split = 2 * q + 4 * r + 2 * q + mlp, whole = 10;
+  if (mla (o))
+    {
+      /* Latent attention: Q and K of head_dim + qk_rope dims a head, V and
+       * the projection's input of v; not split, the down projections'
+       * outputs and their norms' (the up projections' inputs): the Q
+       * latent twice, the KV latent with the rotary key and the KV latent. */
+      double qk = (double) o->heads * qk_dim (o) / h, v = (double) proj_in (o) / h;
+      split = 2 * qk + 2 * qk + 2 * v + 2 * v + mlp;
+      whole += (4.0 * o->q_lora + 2.0 * (o->kv_lora + o->qk_rope) + 2.0 * o->kv_lora) / h;
+    }
   if (o->experts > 0)
     split += mlp * (MAX (o->top_k, 1u) - 1) + 2 * (double) shared_fc1_out (o) / h + 2 * (double) o->shared_ffn / h;
   if (o->precision == SYNTH_PREC_FP8)
@@ -285,6 +355,7 @@ typedef struct {
   guint64 gathered;   /* stage 3: the full params while in use */
   guint64 gather_event; /* stage 3: recorded after their gather */
   guint64 pending;    /* a gradient buffer of this micro-batch not yet reduced (the tied embedding under ZeRO 2-3) */
+  gboolean dense;     /* one of an MoE model's dense first layers */
 } Unit;
 
 /* The kinds of operation a pass is made of. */
@@ -306,7 +377,7 @@ typedef struct {
 /* The passes every layer (or the embedding, or the head) runs. */
 typedef enum {
   PASS_FWD, PASS_BWD, PASS_RECOMPUTE, PASS_ATTN_RECOMPUTE, PASS_EMB_FWD, PASS_EMB_BWD, PASS_HEAD_FWD,
-  PASS_HEAD_BWD, PASS_COUNT
+  PASS_HEAD_BWD, PASS_DENSE_FWD, PASS_DENSE_BWD, PASS_DENSE_RECOMPUTE, PASS_COUNT
 } PassIndex;
 
 typedef struct {
@@ -324,6 +395,9 @@ typedef struct {
   guint prec;         /* VsPrecision of the GEMMs */
   double es, gs;      /* bytes of an activation element; of a GEMM operand */
   guint64 full, kept, attn, ckpt, hidden_buf;
+  guint64 full_d, kept_d; /* full and kept of a dense first layer */
+  guint64 layer_n, dense_n; /* parameters on this GPU of a layer, of a dense first layer */
+  SynthTrainOpts dense_o; /* the dense first layers' shape (synth_train_dense_shape) */
   guint64 pp_msg;     /* one pipeline send/recv */
   SynthGroup groups[GRP_COUNT];
   Pass pass[PASS_COUNT];
@@ -411,12 +485,12 @@ static void
 attention_core (Train *tr, GArray *ops, gboolean rc)
 {
   const SynthTrainOpts *o = tr->o;
-  guint64 s = o->seq, b = o->batch, heads = o->heads / tr->t, hd = head_dim_of (o);
+  guint64 s = o->seq, b = o->batch, heads = o->heads / tr->t;
   double scores = (double) b * heads * s * s;
-  add_op (ops, gemm (rc ? "gemm_qk_bmm_recompute" : "gemm_qk_bmm_fwd", FALSE, s, s, hd, b * heads));
+  add_op (ops, gemm (rc ? "gemm_qk_bmm_recompute" : "gemm_qk_bmm_fwd", FALSE, s, s, qk_dim (o), b * heads));
   add_op (ops, memop (rc ? "softmax_recompute" : "softmax_fwd", SYNTH_MEM_NORM, 2 * tr->es * scores));
   add_op (ops, memop (rc ? "dropout_attn_recompute" : "dropout_attn_fwd", SYNTH_MEM_ACT, (2 * tr->es + 1) * scores));
-  add_op (ops, gemm (rc ? "gemm_av_bmm_recompute" : "gemm_av_bmm_fwd", FALSE, s, hd, s, b * heads));
+  add_op (ops, gemm (rc ? "gemm_av_bmm_recompute" : "gemm_av_bmm_fwd", FALSE, s, v_dim (o), s, b * heads));
 }
 
 /* A layer's forward (RC: as recomputed in the backward). */
@@ -428,10 +502,34 @@ build_fwd (Train *tr, GArray *ops, gboolean rc)
   double Tl = o->sp ? (double) T / t : (double) T, es = tr->es;
 #define NM(base) (rc ? base "_recompute" : base "_fwd")
   add_op (ops, memop (NM ("layernorm"), SYNTH_MEM_NORM, 2 * es * Tl * h));
-  sp_gather (tr, ops, es * T * h);
-  add_op (ops, gemm (NM ("gemm_qkv"), TRUE, T, qkv_out (o) / t, h, 1));
+  if (mla (o))
+    {
+      /* The down projections run on this rank's tokens (T/t under
+       * sequence parallelism), with the whole weight; the latents are
+       * normalised and, under SP, gathered for the up projections, which
+       * are column-parallel over the heads. */
+      guint64 Tq = o->sp ? T / t : T, heads = o->heads / t;
+      if (o->q_lora)
+        {
+          add_op (ops, gemm (NM ("gemm_q_down"), TRUE, Tq, o->q_lora, h, 1));
+          add_op (ops, memop (NM ("rmsnorm_q_latent"), SYNTH_MEM_NORM, 2 * es * (double) Tq * o->q_lora));
+          sp_gather (tr, ops, es * T * o->q_lora);
+        }
+      add_op (ops, gemm (NM ("gemm_kv_down"), TRUE, Tq, o->kv_lora + o->qk_rope, h, 1));
+      add_op (ops, memop (NM ("rmsnorm_kv_latent"), SYNTH_MEM_NORM, 2 * es * (double) Tq * o->kv_lora));
+      sp_gather (tr, ops, es * T * (o->kv_lora + o->qk_rope));
+      if (!o->q_lora)
+        sp_gather (tr, ops, es * T * h);
+      add_op (ops, gemm (NM ("gemm_q_up"), TRUE, T, heads * qk_dim (o), o->q_lora ? o->q_lora : h, 1));
+      add_op (ops, gemm (NM ("gemm_kv_up"), TRUE, T, heads * (head_dim_of (o) + v_dim (o)), o->kv_lora, 1));
+    }
+  else
+    {
+      sp_gather (tr, ops, es * T * h);
+      add_op (ops, gemm (NM ("gemm_qkv"), TRUE, T, qkv_out (o) / t, h, 1));
+    }
   attention_core (tr, ops, rc);
-  add_op (ops, gemm (NM ("gemm_proj"), TRUE, T, h, synth_train_q_width (o) / t, 1));
+  add_op (ops, gemm (NM ("gemm_proj"), TRUE, T, h, proj_in (o) / t, 1));
   tp_reduce (tr, ops, es * T * h);
   add_op (ops, memop (NM ("dropout_add_bias"), SYNTH_MEM_ACT, (3 * es + 1) * Tl * h));
   add_op (ops, memop (NM ("layernorm"), SYNTH_MEM_NORM, 2 * es * Tl * h));
@@ -475,7 +573,7 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
 {
   const SynthTrainOpts *o = tr->o;
   guint64 h = o->hidden, t = tr->t, T = (guint64) o->seq * o->batch, s = o->seq, b = o->batch;
-  guint64 heads = o->heads / t, hd = head_dim_of (o), qw = synth_train_q_width (o);
+  guint64 heads = o->heads / t, qk = qk_dim (o), vd = v_dim (o), qw = proj_in (o);
   double Tl = o->sp ? (double) T / t : (double) T, es = tr->es, scores = (double) b * heads * s * s;
   add_op (ops, memop ("dropout_add_bias_bwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
   sp_gather (tr, ops, es * T * h);
@@ -514,18 +612,46 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
   /* Read x, dy and the residual's gradient, write dx. */
   add_op (ops, memop ("layernorm_bwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
   add_op (ops, memop ("dropout_add_bias_bwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
-  sp_gather (tr, ops, es * T * h);
+  /* Under SP, the up projections' inputs gathered again for their dW
+   * (x's, or latent attention's latents). */
+  sp_gather (tr, ops, es * T * (mla (o) ? (o->q_lora ? o->q_lora : h) + o->kv_lora + o->qk_rope : h));
   add_op (ops, gemm ("gemm_proj_dx", TRUE, T, qw / t, h, 1));
   add_op (ops, gemm ("gemm_proj_dw", FALSE, h, qw / t, T, 1));
-  add_op (ops, gemm ("gemm_av_bmm_bwd_dp", FALSE, s, s, hd, b * heads));
-  add_op (ops, gemm ("gemm_av_bmm_bwd_dv", FALSE, s, hd, s, b * heads));
+  add_op (ops, gemm ("gemm_av_bmm_bwd_dp", FALSE, s, s, vd, b * heads));
+  add_op (ops, gemm ("gemm_av_bmm_bwd_dv", FALSE, s, vd, s, b * heads));
   add_op (ops, memop ("dropout_attn_bwd", SYNTH_MEM_ACT, (2 * es + 1) * scores));
   add_op (ops, memop ("softmax_bwd", SYNTH_MEM_NORM, 3 * es * scores));
-  add_op (ops, gemm ("gemm_qk_bmm_bwd_dq", FALSE, s, hd, s, b * heads));
-  add_op (ops, gemm ("gemm_qk_bmm_bwd_dk", FALSE, s, hd, s, b * heads));
-  add_op (ops, gemm ("gemm_qkv_dx", TRUE, T, h, qkv_out (o) / t, 1));
-  add_op (ops, gemm ("gemm_qkv_dw", FALSE, qkv_out (o) / t, h, T, 1));
-  tp_reduce (tr, ops, es * T * h);
+  add_op (ops, gemm ("gemm_qk_bmm_bwd_dq", FALSE, s, qk, s, b * heads));
+  add_op (ops, gemm ("gemm_qk_bmm_bwd_dk", FALSE, s, qk, s, b * heads));
+  if (mla (o))
+    {
+      /* The up projections' dX are partial sums over the tensor ranks'
+       * heads: reduced at the latents' width (and, for Q straight from x,
+       * at x's); the down projections' then need none. */
+      guint64 Tq = o->sp ? T / t : T, kvl = o->kv_lora + o->qk_rope, qin = o->q_lora ? o->q_lora : h;
+      guint64 qn = heads * qk, kvn = heads * (head_dim_of (o) + vd);
+      add_op (ops, gemm ("gemm_kv_up_dx", TRUE, T, o->kv_lora, kvn, 1));
+      add_op (ops, gemm ("gemm_kv_up_dw", FALSE, kvn, o->kv_lora, T, 1));
+      add_op (ops, gemm ("gemm_q_up_dx", TRUE, T, qin, qn, 1));
+      add_op (ops, gemm ("gemm_q_up_dw", FALSE, qn, qin, T, 1));
+      tp_reduce (tr, ops, es * T * (o->q_lora + kvl));
+      if (!o->q_lora)
+        tp_reduce (tr, ops, es * T * h);
+      add_op (ops, memop ("rmsnorm_latent_bwd", SYNTH_MEM_NORM, 4 * es * (double) Tq * (o->q_lora + o->kv_lora)));
+      if (o->q_lora)
+        {
+          add_op (ops, gemm ("gemm_q_down_dx", TRUE, Tq, h, o->q_lora, 1));
+          add_op (ops, gemm ("gemm_q_down_dw", FALSE, o->q_lora, h, Tq, 1));
+        }
+      add_op (ops, gemm ("gemm_kv_down_dx", TRUE, Tq, h, kvl, 1));
+      add_op (ops, gemm ("gemm_kv_down_dw", FALSE, kvl, h, Tq, 1));
+    }
+  else
+    {
+      add_op (ops, gemm ("gemm_qkv_dx", TRUE, T, h, qkv_out (o) / t, 1));
+      add_op (ops, gemm ("gemm_qkv_dw", FALSE, qkv_out (o) / t, h, T, 1));
+      tp_reduce (tr, ops, es * T * h);
+    }
   add_op (ops, memop ("layernorm_bwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
   if (o->zero < 2 || o->dp <= 1)
     add_op (ops, memop ("elementwise_grad_accum", SYNTH_MEM_STREAM, 3.0 * tr->G * (double) layer_params));
@@ -616,14 +742,41 @@ emit_pass (Train *tr, PassIndex pi, guint64 w, guint64 in, guint64 out)
   return total;
 }
 
+/* Layer U's pass P (PASS_FWD, PASS_BWD or PASS_RECOMPUTE): a dense first
+ * layer's own. */
+static PassIndex
+layer_pass (const Unit *u, PassIndex p)
+{
+  if (!u->dense)
+    return p;
+  return p == PASS_FWD ? PASS_DENSE_FWD : p == PASS_BWD ? PASS_DENSE_BWD : PASS_DENSE_RECOMPUTE;
+}
+
+/* The activations layer U keeps: all of them, or selective's. */
+static guint64
+layer_act (const Train *tr, const Unit *u, gboolean selective)
+{
+  return selective ? (u->dense ? tr->kept_d : tr->kept) : (u->dense ? tr->full_d : tr->full);
+}
+
 static void
-build_passes (Train *tr, guint64 layer_params)
+build_passes (Train *tr)
 {
   for (guint i = 0; i < PASS_COUNT; i++)
     tr->pass[i].ops = g_array_new (FALSE, FALSE, sizeof (Lop));
   build_fwd (tr, tr->pass[PASS_FWD].ops, FALSE);
-  build_bwd (tr, tr->pass[PASS_BWD].ops, layer_params);
+  build_bwd (tr, tr->pass[PASS_BWD].ops, tr->layer_n);
   build_fwd (tr, tr->pass[PASS_RECOMPUTE].ops, TRUE);
+  if (tr->o->dense_layers > 0)
+    {
+      /* The dense first layers' passes, built from their own shape. */
+      const SynthTrainOpts *o = tr->o;
+      tr->o = &tr->dense_o;
+      build_fwd (tr, tr->pass[PASS_DENSE_FWD].ops, FALSE);
+      build_bwd (tr, tr->pass[PASS_DENSE_BWD].ops, tr->dense_n);
+      build_fwd (tr, tr->pass[PASS_DENSE_RECOMPUTE].ops, TRUE);
+      tr->o = o;
+    }
   attention_core (tr, tr->pass[PASS_ATTN_RECOMPUTE].ops, TRUE);
   build_emb (tr, tr->pass[PASS_EMB_FWD].ops, tr->pass[PASS_EMB_BWD].ops);
   build_head (tr, tr->pass[PASS_HEAD_FWD].ops, tr->pass[PASS_HEAD_BWD].ops);
@@ -930,9 +1083,9 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
   guint64 *A = mb->A = g_new0 (guint64, L + 1);   /* kept activations per layer, or temps */
   guint64 *C = mb->C = g_new0 (guint64, nseg + 1); /* segment inputs */
 
-  guint64 layer_size = o->checkpoint == SYNTH_CKPT_SELECTIVE ? tr->kept : tr->full;
+  gboolean sel = o->checkpoint == SYNTH_CKPT_SELECTIVE;
   guint64 first = every ? (C[0] = synth_alloc (e, tr->ckpt, VS_MEM_DEVICE, "activations"))
-                        : (A[0] = synth_alloc (e, layer_size, VS_MEM_DEVICE, "activations"));
+                        : (A[0] = synth_alloc (e, layer_act (tr, &tr->units[base], sel), VS_MEM_DEVICE, "activations"));
   if (c == 0)
     {
       /* The batch: token ids over a side stream, the compute stream waits. */
@@ -961,9 +1114,9 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
           guint64 tmp = 0;
           if (o->checkpoint == SYNTH_CKPT_SELECTIVE)
             tmp = synth_alloc (e, tr->attn, VS_MEM_DEVICE, "activations");
-          guint64 next = i + 1 < L ? (A[i + 1] = synth_alloc (e, layer_size, VS_MEM_DEVICE, "activations"))
+          guint64 next = i + 1 < L ? (A[i + 1] = synth_alloc (e, layer_act (tr, u + 1, sel), VS_MEM_DEVICE, "activations"))
                                    : (out = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace"));
-          emit_pass (tr, PASS_FWD, w, A[i], next);
+          emit_pass (tr, layer_pass (u, PASS_FWD), w, A[i], next);
           if (tmp != 0)
             synth_free (e, tmp);
         }
@@ -971,13 +1124,13 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
         {
           guint seg = i / N;
           guint64 input = i % N == 0 ? C[seg] : A[i - 1];
-          A[i] = synth_alloc (e, tr->full, VS_MEM_DEVICE, "activations");
+          A[i] = synth_alloc (e, layer_act (tr, u, FALSE), VS_MEM_DEVICE, "activations");
           guint64 next = 0;
           if (i + 1 == L)
             next = out = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
           else if ((i + 1) % N == 0)
             next = C[seg + 1] = synth_alloc (e, tr->ckpt, VS_MEM_DEVICE, "activations");
-          emit_pass (tr, PASS_FWD, w, input, next != 0 ? next : A[i]);
+          emit_pass (tr, layer_pass (u, PASS_FWD), w, input, next != 0 ? next : A[i]);
           /* Without grad, a layer's activations die once the next layer has run. */
           if (i % N != 0)
             {
@@ -1064,8 +1217,9 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
             {
               guint64 wj = j == ii ? w : params_acquire (tr, &tr->units[base + j]);
               guint64 input = j == seg * N ? Cs[seg] : A[j - 1];
-              A[j] = synth_alloc (e, tr->full, VS_MEM_DEVICE, "activations");
-              emit_pass (tr, PASS_RECOMPUTE, wj, input, A[j]);
+              const Unit *uj = &tr->units[base + j];
+              A[j] = synth_alloc (e, layer_act (tr, uj, FALSE), VS_MEM_DEVICE, "activations");
+              emit_pass (tr, layer_pass (uj, PASS_RECOMPUTE), wj, input, A[j]);
               if (j != ii)
                 params_release (tr, &tr->units[base + j]);
             }
@@ -1077,7 +1231,7 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
         }
       guint64 gbuf = grads_acquire (tr, u);
       guint64 dx = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
-      emit_pass (tr, PASS_BWD, w, A[ii], dx);
+      emit_pass (tr, layer_pass (u, PASS_BWD), w, A[ii], dx);
       synth_free (e, dy);
       dy = dx;
       if (tmp != 0)
@@ -1121,8 +1275,12 @@ stage_times (Train *tr, double *t_f, double *t_b)
     for (guint s = 0; s < p; s++)
       {
         guint vs = c * p + s;
-        t_f[vs] = (double) tr->Lc * (double) tr->pass[PASS_FWD].ns;
-        t_b[vs] = (double) tr->Lc * ((double) tr->pass[PASS_BWD].ns + recompute);
+        /* Of its Lc layers from vs·Lc on, those before dense_layers are dense. */
+        guint first = vs * tr->Lc, nd = o->dense_layers > first ? MIN (o->dense_layers - first, tr->Lc) : 0;
+        double rd = o->checkpoint == SYNTH_CKPT_EVERY ? (double) tr->pass[PASS_DENSE_RECOMPUTE].ns : recompute;
+        t_f[vs] = (double) (tr->Lc - nd) * (double) tr->pass[PASS_FWD].ns + (double) nd * (double) tr->pass[PASS_DENSE_FWD].ns;
+        t_b[vs] = (double) (tr->Lc - nd) * ((double) tr->pass[PASS_BWD].ns + recompute)
+                  + (double) nd * ((double) tr->pass[PASS_DENSE_BWD].ns + rd);
         if (vs == 0 && emb)
           t_f[vs] += (double) tr->pass[PASS_EMB_FWD].ns, t_b[vs] += (double) tr->pass[PASS_EMB_BWD].ns;
         if (vs + 1 == p * v && emb)
@@ -1182,8 +1340,9 @@ layout_of (Train *tr, const SynthTrainOpts *o)
   tr->edp = o->experts > 0 ? tr->dp / tr->ep : 1;
 }
 
-/* Stage 0's units and their parameter counts; returns one layer's. */
-static guint64
+/* Stage 0's units and their parameter counts (tr->layer_n, and
+ * tr->dense_n for the dense first layers). */
+static void
 units_of (Train *tr)
 {
   const SynthTrainOpts *o = tr->o;
@@ -1193,32 +1352,37 @@ units_of (Train *tr)
   tr->Ls = tr->Lc * tr->v;
   tr->n_units = tr->Ls + 1;
   tr->units = g_new0 (Unit, tr->n_units);
-  guint64 layer_params;
+  synth_train_dense_shape (o, &tr->dense_o);
   if (o->params != 0)
     {
       /* --params: spread Ψ over the layers (embedding folded in), split t ways. */
       for (guint i = 0; i < tr->Ls; i++)
         tr->units[i].n = (o->params / L + (i < o->params % L ? 1 : 0)) / tr->t;
-      layer_params = tr->units[0].n;
+      tr->layer_n = tr->units[0].n;
+      return;
     }
-  else
+  /* Split t ways but for the weights every tensor rank holds whole. */
+  guint64 whole = synth_train_attn_replicated (o);
+  guint64 layer = synth_train_attn_params (o) + synth_train_mlp_params (o) - whole, exp = 0;
+  if (o->experts > 0)
     {
-      guint64 layer = synth_train_attn_params (o) + synth_train_mlp_params (o), exp = 0;
-      if (o->experts > 0)
-        {
-          /* Attention (GPT: 4h²), the router h·E, E/ep experts (GPT: 8h²) here. */
-          exp = (guint64) (o->experts / tr->ep) * synth_train_mlp_params (o) / tr->t;
-          layer = synth_train_attn_params (o) + (guint64) (o->experts / tr->ep) * synth_train_mlp_params (o) + synth_train_shared_params (o);
-        }
-      for (guint i = 0; i < tr->Ls; i++)
-        {
-          tr->units[i].n = layer / tr->t + (o->experts > 0 ? h * o->experts : 0);
-          tr->units[i].n_exp = exp;
-        }
-      layer_params = tr->units[0].n;
-      tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t * (o->untied && tr->pp == 1 ? 2 : 1);
+      /* Attention (GPT: 4h²), the router h·E, E/ep experts (GPT: 8h²) here. */
+      exp = (guint64) (o->experts / tr->ep) * synth_train_mlp_params (o) / tr->t;
+      layer = synth_train_attn_params (o) - whole + (guint64) (o->experts / tr->ep) * synth_train_mlp_params (o)
+              + synth_train_shared_params (o);
     }
-  return layer_params;
+  tr->layer_n = layer / tr->t + whole + (o->experts > 0 ? h * o->experts : 0);
+  tr->dense_n = (synth_train_attn_params (o) - whole + synth_train_mlp_params (&tr->dense_o)) / tr->t + whole;
+  for (guint i = 0; i < tr->Ls; i++)
+    {
+      /* Stage 0's layer i is the model's layer (i / Lc)·pp·Lc + i % Lc. */
+      guint global = i / tr->Lc * tr->pp * tr->Lc + i % tr->Lc;
+      Unit *u = &tr->units[i];
+      u->dense = global < o->dense_layers;
+      u->n = u->dense ? tr->dense_n : tr->layer_n;
+      u->n_exp = u->dense ? 0 : exp;
+    }
+  tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t * (o->untied && tr->pp == 1 ? 2 : 1);
 }
 
 guint64
@@ -1258,7 +1422,7 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
                    tr.v, L, tr.pp * tr.v, o->grad_accum, tr.pp);
       return FALSE;
     }
-  guint64 layer_params = units_of (&tr);
+  units_of (&tr);
   tr.free_events = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint64 h = o->hidden, s = o->seq, b = o->batch;
   switch (o->precision)
@@ -1280,12 +1444,14 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
   guint64 scale = act_scale (o);
   tr.full = synth_train_layer_activations (o);
   tr.kept = synth_train_layer_kept (o);
+  tr.full_d = synth_train_layer_activations (&tr.dense_o);
+  tr.kept_d = synth_train_layer_kept (&tr.dense_o);
   tr.attn = 5 * (guint64) o->heads * s * s * b * scale / tr.t;
   tr.ckpt = 2 * s * b * h * scale / (o->sp ? tr.t : 1);
   tr.hidden_buf = 2 * s * b * h * scale / (o->sp ? tr.t : 1);
   tr.pp_msg = 2 * s * b * h * scale / tr.t;
   make_groups (&tr);
-  build_passes (&tr, layer_params);
+  build_passes (&tr);
   tr.p2p_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.groups[GRP_NEXT]);
   tr.p2p_wrap_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.groups[GRP_PREV]);
 

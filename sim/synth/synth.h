@@ -203,6 +203,15 @@ typedef struct {
    * it apart): Q and the projection's input are heads·head_dim wide, K
    * and V kv_heads·head_dim. */
   guint head_dim;
+  /* Multi-head latent attention (DeepSeek-V2/V3; 0: none). kv_lora: K and
+   * V come from one latent of this rank (plus qk_rope dims of a rotary
+   * key shared by the heads), projected from x by a weight every tensor
+   * rank holds whole, normalised, and expanded per head to head_dim
+   * (qk_nope_head_dim: the non-rotary part) of K and v_head of V;
+   * q_lora: Q likewise from a latent of its own (0: straight from x);
+   * a head's QK dims are head_dim + qk_rope, its V and the projection's
+   * input v_head (0: head_dim). */
+  guint kv_lora, q_lora, qk_rope, v_head;
   /* The LM head is a matrix of its own (tie_word_embeddings false: Llama,
    * Mistral), not the embedding's: with one pipeline stage the unit holds
    * both; with several, stage 0 the embedding alone, and no embedding
@@ -226,6 +235,10 @@ typedef struct {
    * its routed ones (DeepSeek, Qwen-MoE; 0: none), a dense MLP split t
    * ways like the experts' (gated when they are). */
   guint shared_ffn;
+  /* MoE: the first dense_layers layers run a dense MLP of inner size
+   * dense_ffn (0: 4·hidden) instead of the experts (DeepSeek's
+   * first_k_dense_replace and intermediate_size). */
+  guint dense_layers, dense_ffn;
   /* ZeRO-3: FALSE (the default, as FSDP's limit_all_gathers=True) makes
    * the host wait before each all-gather until the layer two frees back
    * has run, so at most two gathers are in flight ahead of compute;
@@ -258,7 +271,17 @@ guint64 synth_train_layer_kept (const SynthTrainOpts *o);
 guint64 synth_train_attn_params (const SynthTrainOpts *o);
 guint64 synth_train_mlp_params (const SynthTrainOpts *o);
 guint64 synth_train_shared_params (const SynthTrainOpts *o);
+/* The shape of O's dense first layers (dense_layers of them): O with a
+ * dense MLP of dense_ffn and no experts. */
+void synth_train_dense_shape (const SynthTrainOpts *o, SynthTrainOpts *dense);
 guint64 synth_train_q_width (const SynthTrainOpts *o);
+/* The attention core's widths summed over the heads: QKᵀ's contraction
+ * plus attention·V's output (2 x heads x head_dim; with latent attention
+ * heads x (head_dim + qk_rope + v_head)). Its FLOPs a token are 2·s times it. */
+guint64 synth_train_core_width (const SynthTrainOpts *o);
+/* The attention weights every tensor rank holds whole (latent attention's
+ * down projections; 0 otherwise). */
+guint64 synth_train_attn_replicated (const SynthTrainOpts *o);
 gboolean synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error);
 /* The device bytes of stage 0's parameters, gradients and optimizer states
  * as the generator allocates them (live together from before the first
@@ -273,9 +296,14 @@ typedef struct {
   guint weight_bytes;   /* per weight: 1, 2 or 4 */
   guint kv_bytes;       /* per KV element: 1 (fp8), 2, 4 */
   guint kv_block;       /* tokens per paged block; 0 = grow by reallocation */
+  /* Multi-head latent attention (0: none): the cache holds one latent of
+   * kv_lora plus qk_rope rotary key dims a token and layer, for every
+   * head (DeepSeek-V2/V3's kv_cache and pe_cache). */
+  guint kv_lora, qk_rope;
 } SynthInferOpts;
 
-/* KV-cache bytes per token per sequence: 2 · layers · kv_heads · head_dim · kv_bytes. */
+/* KV-cache bytes per token per sequence: 2 · layers · kv_heads · head_dim · kv_bytes
+ * (latent attention: layers · (kv_lora + qk_rope) · kv_bytes). */
 guint64 synth_infer_kv_bytes_per_token (const SynthInferOpts *o);
 gboolean synth_llm_infer (const SynthInferOpts *o, SynthEmit *e, GError **error);
 

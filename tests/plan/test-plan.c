@@ -70,7 +70,7 @@ test_floors (void)
   g_autoptr (VsConfig) cfg = preset ("a100-80g");
   g_autofree char *dir = g_dir_make_tmp ("test-plan-XXXXXX", NULL);
   guint n = 0;
-  for (guint shape = 0; shape < 2; shape++)
+  for (guint shape = 0; shape < 3; shape++)
     for (guint t = 1; t <= 2; t *= 2)
       for (guint p = 1; p <= 2; p *= 2)
         for (guint v = 1; v <= (p > 1 ? 2u : 1u); v++)
@@ -81,8 +81,15 @@ test_floors (void)
                   if (z >= 2 && p > 1)
                     continue;
                   SynthTrainOpts o = small ();
-                  if (shape)
+                  if (shape == 1)
                     o.kv_heads = 4, o.ffn = 2816, o.gated_mlp = TRUE;
+                  if (shape == 2)
+                    {
+                      /* DeepSeek's: latent attention, a dense first layer, 4 experts and a shared one. */
+                      o.kv_lora = 256, o.q_lora = 384, o.qk_rope = 32, o.head_dim = 64, o.v_head = 48;
+                      o.ffn = 512, o.gated_mlp = TRUE, o.experts = 4, o.top_k = 2, o.shared_ffn = 512;
+                      o.dense_layers = 1, o.dense_ffn = 2816;
+                    }
                   o.tp = t, o.pp = p, o.virtual_stages = v, o.zero = z, o.sp = sp, o.dp = z ? 4 : 1;
                   o.checkpoint = ck == 0 ? SYNTH_CKPT_NONE : ck == 1 ? SYNTH_CKPT_SELECTIVE : SYNTH_CKPT_EVERY;
                   o.ddp_local = p > 1;
@@ -94,8 +101,8 @@ test_floors (void)
                              shape, t, p, v, z, ck, sp, states, live, cfg->memory.context, demand);
                   n++;
                 }
-  /* (t, p) = (1, 1): 4 stages x 3; (1, 2): 2 v x 2 stages x 3; (2, 1): 4 x 3 x 2 sp; (2, 2): 2 x 2 x 3 x 2; two shapes. */
-  g_assert_cmpuint (n, ==, 2 * (12 + 12 + 24 + 24));
+  /* (t, p) = (1, 1): 4 stages x 3; (1, 2): 2 v x 2 stages x 3; (2, 1): 4 x 3 x 2 sp; (2, 2): 2 x 2 x 3 x 2; three shapes. */
+  g_assert_cmpuint (n, ==, 3 * (12 + 12 + 24 + 24));
   g_rmdir (dir);
 }
 
@@ -144,6 +151,37 @@ test_flops_by_hand (void)
   g_assert_cmpfloat (plan_param_count (&o), ==, 4.0 * (2621440 + 8650752) + 8388608);
 }
 
+/* Latent attention and dense first layers by hand (the small model, 4
+ * layers, global batch 8: 2048 tokens of 256). Attention: down
+ * projections 1024·(384 + 256 + 32) = 688128, Q's up 384·16·96 = 589824,
+ * KV's up 256·16·(64 + 48) = 458752, the output 16·48·1024 = 786432:
+ * 2523136. Layer 0 dense, SwiGLU of 2816 (8650752); layers 1-3 MoE, 4
+ * experts of 512 (3·1024·512 = 1572864 each), top 2, and the router
+ * 4096. The attention core: QKᵀ on 64 + 32 dims, AV on 48, 2·256·16·144
+ * FLOPs a token. */
+static void
+test_mla_dense_by_hand (void)
+{
+  SynthTrainOpts o = small ();
+  o.kv_lora = 256, o.q_lora = 384, o.qk_rope = 32, o.head_dim = 64, o.v_head = 48;
+  o.ffn = 512, o.gated_mlp = TRUE, o.experts = 4, o.top_k = 2, o.dense_layers = 1, o.dense_ffn = 2816;
+  g_assert_cmpuint (synth_train_attn_params (&o), ==, 2523136);
+  g_assert_cmpuint (synth_train_attn_replicated (&o), ==, 688128);
+  g_assert_cmpuint (synth_train_core_width (&o), ==, 16 * 144);
+  g_assert_cmpfloat (plan_param_count (&o), ==, (2523136.0 + 8650752) + 3 * (2523136.0 + 4 * 1572864 + 4096) + 8388608);
+  double ex, model;
+  plan_step_flops (&o, 8, PLAN_CKPT_NONE, &ex, &model);
+  double layers = 2 * (2523136.0 + 8650752) + 3 * 2 * (2523136.0 + 2 * 1572864 + 4096) + 4 * 2 * 256.0 * 16 * 144;
+  g_assert_cmpfloat (fabs (model - 3 * 2048 * (layers + 2 * 8192.0 * 1024)), <=, 1e-6 * model);
+  /* Stage 0's states under tp = 2, pp = 2: layers 0 (dense) and 1 (MoE),
+   * their down projections whole, the rest halved, and half the
+   * embedding, at 20 bytes a parameter. */
+  o.tp = 2, o.pp = 2;
+  guint64 whole = 688128, dense = (2523136 - whole + 8650752) / 2 + whole;
+  guint64 moe = (2523136 - whole + 4 * 1572864) / 2 + whole + 4096;
+  g_assert_cmpuint (synth_train_state_device_bytes (&o), ==, 20 * (dense + moe + 8388608 / 2));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -151,5 +189,6 @@ main (int argc, char **argv)
   g_test_add_func ("/plan/floors", test_floors);
   g_test_add_func ("/plan/states-by-hand", test_states_by_hand);
   g_test_add_func ("/plan/flops-by-hand", test_flops_by_hand);
+  g_test_add_func ("/plan/mla-dense-by-hand", test_mla_dense_by_hand);
   return g_test_run ();
 }

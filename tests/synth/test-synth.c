@@ -432,6 +432,13 @@ test_kv_linear (void)
   generate (gen_infer, &o, cfg, &s);
   g_assert_cmpuint (get (s.peak, "kv_cache"), ==, 3 * 50 * per_token / 2);
   stats_free (&s);
+  /* Latent attention: a latent of 64 and 16 rotary key dims a token and
+   * layer, whatever the heads: 4 x 80 x 2 = 640 bytes. */
+  o.kv_bytes = 2, o.kv_lora = 64, o.qk_rope = 16;
+  g_assert_cmpuint (synth_infer_kv_bytes_per_token (&o), ==, 640);
+  generate (gen_infer, &o, cfg, &s);
+  g_assert_cmpuint (get (s.peak, "kv_cache"), ==, 3 * 50 * 640);
+  stats_free (&s);
 }
 
 /* STREAM: copy and scale move 2 arrays, add and triad 3; each kernel takes
