@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..34"
+echo "1..35"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -268,7 +268,7 @@ cat > "$tmp/vlm.json" <<'EOF'
     "num_hidden_layers": 2, "num_key_value_heads": 4, "vocab_size": 32000, "head_dim": 128,
     "tie_word_embeddings": false } }
 EOF
-run "$VRAMSIM" plan --model "$tmp/vlm.json" --seq 512 --global-batch 4 -c a100-80g --gpus 1 --format json
+run "$VRAMSIM" plan --flash-attn --model "$tmp/vlm.json" --seq 512 --global-batch 4 -c a100-80g --gpus 1 --format json
 python3 - "$tmp/out" "$tmp/err" <<'PY'
 import json, sys
 assert json.load(open(sys.argv[1]))["params"] == 93323264
@@ -327,7 +327,7 @@ cat > "$tmp/moe.json" <<'EOF'
   "num_attention_heads": 16, "num_hidden_layers": 2, "num_key_value_heads": 4, "vocab_size": 32000,
   "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 1024 }
 EOF
-run "$VRAMSIM" plan --model "$tmp/moe.json" --seq 512 --global-batch 4 -c a100-80g --gpus 1 --format json
+run "$VRAMSIM" plan --flash-attn --model "$tmp/moe.json" --seq 512 --global-batch 4 -c a100-80g --gpus 1 --format json
 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['params'] == 56893440" "$tmp/out" 2>/dev/null &&
   [ ! -s "$tmp/err" ]
 ok $? "--model with Qwen's MoE names: 56893440 parameters by hand, the shared expert's included"
@@ -356,7 +356,8 @@ PY
 ok $? "synth --shared-ffn 1024: the shared expert's GEMMs, its SwiGLU and the params tag by hand"
 # What --model says it leaves out is in the JSON too (warnings[]), and a
 # sharded search's merge keeps it: byte for byte the unsharded JSON. The
-# model is a DeepSeek-style one inside text_config (said), with a dense
+# model is a DeepSeek-style one inside text_config (said; and, without
+# --flash-attn, that attention is materialized), with a dense
 # first layer (said for the layouts with a pipeline, whose rank 0 holds
 # it) and latent attention (kv_lora_rank alone: Q straight from x, no
 # rotary dims, V of head_dim 64).
@@ -379,6 +380,8 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 p = sys.argv[2]
 assert j["warnings"] == ["--model %s: the language model of text_config; its vision tower (if any) is not modeled" % p,
+                         "attention is Megatron-LM 2021's, its scores materialized in memory; frameworks now fuse it "
+                         "(FlashAttention, cuDNN, PyTorch SDPA): give --flash-attn for that",
                          "with a pipeline, a layout's memory is stage 0's, which holds the 1 dense first layers; stages "
                          "of MoE layers only are not checked and may need more (their time is in the schedule)"], j["warnings"]
 assert any(l["pp"] == 2 for l in j["layouts"])
@@ -406,7 +409,7 @@ cat > "$tmp/v3.json" <<'EOF'
   "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
   "vocab_size": 129280, "tie_word_embeddings": false }
 EOF
-run "$VRAMSIM" plan --model "$tmp/v3.json" --seq 4096 --global-batch 512 -c h100-sxm --gpus 2048 --tp 8 --pp 1 \
+run "$VRAMSIM" plan --flash-attn --model "$tmp/v3.json" --seq 4096 --global-batch 512 -c h100-sxm --gpus 2048 --tp 8 --pp 1 \
   --zero 1 --sp on --checkpoint full --microbatch 1 --format json
 python3 - "$tmp/out" <<'PY' 2>/dev/null && [ "$rc" = 0 ] && [ ! -s "$tmp/err" ]
 import json, sys
@@ -485,6 +488,32 @@ for pp, want_params in ((1, dense + moe + 32000 * 1024), (2, dense + 32000 * 102
     assert tags["params"] == 2 * want_params, (pp, tags["params"], 2 * want_params)
 PY
 ok $? "synth --dense-layers 1 --dense-ffn 2816: the dense layer's GEMMs and params on rank 0, with and without a pipeline"
+
+# synth --flash-attn by hand (a100-80g: fp16 peak 312 TF/s, the GEMM
+# model's 0.80 of it, fused attention at 0.75 of that; b = 2, 16 heads, s
+# = 512, head_dim 64): forward 2 x 16 x 512^2 x (64 + 64) FLOPs (causal:
+# half of QK^T and P.V), 5736 ns; backward 2.5 times that, 14340 ns; the
+# forward reads Q, K, V and writes O, 2 x 2 x 16 x 512 x 256 bytes, and
+# the log-sum-exps, 4 x 2 x 16 x 512; the backward moves twice the
+# tensors. No score GEMM, softmax or attention dropout is left.
+"$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --seq 512 --batch 2 --vocab 32000 \
+  --flash-attn -c a100-80g -o "$tmp/fl.jsonl" 2>/dev/null
+python3 - "$tmp/fl.jsonl" <<'PY'
+import json, sys
+k = {}
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("op") == "kernel":
+        k.setdefault(e["name"], e)
+f, b = k["flash_attn_fwd"], k["flash_attn_bwd"]
+flops = 2 * 16 * 512 ** 2 * 128
+assert f["compute_ns"] == round(flops / 0.75 / (312e12 * 0.8) * 1e9) == 5736, f
+assert b["compute_ns"] == round(2.5 * flops / 0.75 / (312e12 * 0.8) * 1e9) == 14340, b
+assert f["bytes"] == 2 * 2 * 16 * 512 * 256 + 4 * 2 * 16 * 512, f
+assert b["bytes"] == 2 * 2 * 16 * 512 * 512 + 4 * 2 * 16 * 512, b
+assert not [n for n in k if "qk_bmm" in n or "av_bmm" in n or "softmax" in n or "dropout_attn" in n], list(k)
+PY
+ok $? "synth --flash-attn: one fused kernel forward and one backward, their FLOPs' times and bytes by hand, no scores"
 
 # 17: bad input and usage.
 echo '{ "hidden_size": "big" }' > "$tmp/bad.json"

@@ -148,16 +148,16 @@ assert py['params'] == 55312384"
 ok $? "plan() equals the CLI's plan JSON (keywords for the shape, lists for the search)"
 "$VRAMSIM" plan --layers 2 --hidden 1024 --heads 16 --kv-lora-rank 256 --q-lora-rank 384 --qk-rope-head-dim 32 \
   --head-dim 64 --v-head-dim 48 --ffn 512 --gated --experts 4 --dense-layers 1 --dense-ffn 2816 --vocab 32000 \
-  --seq 512 --global-batch 4 -c a100-80g --gpus 1 -j 2 --format json > "$tmp/plan-mla.json" 2>/dev/null
+  --seq 512 --global-batch 4 -c a100-80g --gpus 1 -j 2 --flash-attn --format json > "$tmp/plan-mla.json" 2>/dev/null
 "$PY" -c "
 import json, vramsim
 py = vramsim.plan(configs='a100-80g', gpus=1, global_batch=4, layers=2, hidden=1024, heads=16, kv_lora_rank=256,
                   q_lora_rank=384, qk_rope_head_dim=32, head_dim=64, v_head_dim=48, ffn=512, gated=True, experts=4,
-                  dense_layers=1, dense_ffn=2816, vocab=32000, seq=512, jobs=2)
+                  dense_layers=1, dense_ffn=2816, vocab=32000, seq=512, jobs=2, flash_attn=True)
 assert py == json.load(open('$tmp/plan-mla.json')), 'differs'
 # attention 2523136 a layer; layer 0 dense (3 x 1024 x 2816), layer 1 4 experts of 3 x 1024 x 512 and the router
 assert py['params'] == 2 * 2523136 + 3 * 1024 * 2816 + 4 * 3 * 1024 * 512 + 4096 + 32000 * 1024, py['params']"
-ok $? "plan() with latent attention and a dense first layer (their keywords) equals the CLI's JSON"
+ok $? "plan() with latent attention, a dense first layer and fused attention (their keywords) equals the CLI's JSON"
 "$PY" -c "
 import vramsim
 try:

@@ -374,7 +374,8 @@ def _plan_list(value: Any) -> str:
 
 
 def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str, int, Sequence[int]],
-         global_batch: int, gated: bool = False, untied: bool = False, precision: Optional[str] = None,
+         global_batch: int, gated: bool = False, untied: bool = False, flash_attn: bool = False,
+         precision: Optional[str] = None,
          optimizer: Optional[str] = None, sp: Optional[str] = None,
          price: Optional[Mapping[str, float]] = None, objective: Optional[str] = None,
          top: Optional[int] = None, jobs: Optional[int] = None, frame: bool = False, **shape: Any) -> Any:
@@ -384,7 +385,8 @@ def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str,
     Hugging Face config.json) and/or the shape keywords layers, hidden,
     heads, kv_heads, ffn, head_dim, seq, vocab, experts, top_k, shared_ffn,
     dense_layers, dense_ffn and latent attention's kv_lora_rank,
-    q_lora_rank, qk_rope_head_dim, v_head_dim (with gated= and untied=); the search lists tp, pp, virtual_stages,
+    q_lora_rank, qk_rope_head_dim, v_head_dim (with gated=, untied= and
+    flash_attn=); the search lists tp, pp, virtual_stages,
     zero, checkpoint and microbatch take a value or a list. Returns the
     command's JSON ({"vramsim_plan": 1, "searched", "params", "layouts":
     [...]}, best first), or with frame=True its layouts as a pandas
@@ -406,6 +408,8 @@ def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str,
         args.append("--gated")
     if untied:
         args.append("--untied")
+    if flash_attn:
+        args.append("--flash-attn")
     for flag, value in (("--precision", precision), ("--optimizer", optimizer), ("--sp", sp),
                         ("--objective", objective), ("--top", top), ("-j", jobs)):
         if value is not None:

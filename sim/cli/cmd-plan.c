@@ -247,7 +247,7 @@ cmd_plan (int argc, char **argv)
   gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
   gint jobs = 0, top = -1;
   gint64 batch = 0;
-  gboolean gated = FALSE, untied = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
+  gboolean gated = FALSE, untied = FALSE, flash = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
   GOptionEntry entries[] = {
     { "model", 0, 0, G_OPTION_ARG_FILENAME, &model, "A Hugging Face config.json for the shape (the flags below override it)", "FILE" },
     { "layers", 0, 0, G_OPTION_ARG_INT, &layers, "Transformer layers", "L" },
@@ -263,6 +263,8 @@ cmd_plan (int argc, char **argv)
     { "v-head-dim", 0, 0, G_OPTION_ARG_INT, &v_head, "Latent attention: a head's V size (default: --head-dim)", "D" },
     { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU: three weight matrices)", NULL },
     { "untied", 0, 0, G_OPTION_ARG_NONE, &untied, "The LM head is its own matrix, not the embedding's (tie_word_embeddings false)", NULL },
+    { "flash-attn", 0, 0, G_OPTION_ARG_NONE, &flash,
+      "Fused causal attention (FlashAttention, TE/cuDNN, SDPA): no scores in memory (default: materialized, Megatron-LM 2021's)", NULL },
     { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (2048)", "S" },
     { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (51200)", "V" },
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
@@ -387,6 +389,11 @@ cmd_plan (int argc, char **argv)
       g_error_free (err);
       return 1;
     }
+  /* A config.json describes a model of today's frameworks, whose
+   * attention is fused. */
+  if (model && !flash)
+    g_ptr_array_add (warn, g_strdup ("attention is Megatron-LM 2021's, its scores materialized in memory; frameworks "
+                                     "now fuse it (FlashAttention, cuDNN, PyTorch SDPA): give --flash-attn for that"));
   /* Said now, and kept in the JSON (warnings[]). */
   for (guint i = 0; i < warn->len; i++)
     fprintf (stderr, "vramsim: plan: %s\n", (const char *) warn->pdata[i]);
@@ -410,6 +417,7 @@ cmd_plan (int argc, char **argv)
   if (v_head != -1) m->v_head = v_head;
   if (gated) m->gated_mlp = TRUE;
   if (untied) m->untied = TRUE;
+  if (flash) m->flash_attn = TRUE;
   m->seq = seq > 0 ? (guint) seq : 0;
   if (m->experts == 0)
     m->top_k = 0;

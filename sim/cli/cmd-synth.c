@@ -246,7 +246,7 @@ train (int argc, char **argv)
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
   int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
-  gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE;
+  gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE, flash = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
   GOptionEntry entries[] = {
@@ -268,6 +268,8 @@ train (int argc, char **argv)
     { "v-head-dim", 0, 0, G_OPTION_ARG_INT, &v_head, "Latent attention: a head's V size (default: --head-dim)", "D" },
     { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU, as Llama: gate, up and down matrices)", NULL },
     { "untied", 0, 0, G_OPTION_ARG_NONE, &untied, "The LM head is its own vocab x hidden matrix, not the embedding's (Llama, Mistral)", NULL },
+    { "flash-attn", 0, 0, G_OPTION_ARG_NONE, &flash,
+      "Fused causal attention (FlashAttention, TE/cuDNN, SDPA): no scores in memory (default: materialized, Megatron-LM 2021's)", NULL },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed; fp8: Transformer Engine)", "P" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
     { "checkpoint", 0, 0, G_OPTION_ARG_STRING, &checkpoint, "none, full, every=N or selective (none)", "MODE" },
@@ -384,6 +386,9 @@ train (int argc, char **argv)
   o.dense_layers = (guint) dense_layers, o.dense_ffn = (guint) dense_ffn;
   o.kv_lora = (guint) kv_lora, o.q_lora = (guint) q_lora, o.qk_rope = (guint) qk_rope, o.v_head = (guint) v_head;
   o.ddp_local = ddp && strcmp (ddp, "local") == 0;
+  o.flash_attn = flash;
+  if (flash && o.precision == SYNTH_PREC_FP32)
+    synth_warn (&c, "--flash-attn with --precision fp32: fused attention kernels run fp16/bf16; timed at the fp16 rate");
   if (zero > 0 && dp == 1)
     synth_warn (&c, "--zero %d with --dp 1 shards over one rank, which saves nothing: give --dp N", zero);
   if (no_limit && (zero < 3 || dp == 1))

@@ -443,6 +443,8 @@ search_identity (const PlanSearch *s)
     g_string_append (id, " untied=1");
   if (m->shared_ffn != 0)
     g_string_append_printf (id, " shared_ffn=%u", m->shared_ffn);
+  if (m->flash_attn)
+    g_string_append (id, " flash=1");
   if (m->dense_layers != 0)
     g_string_append_printf (id, " dense=%u,%u", m->dense_layers, m->dense_ffn);
   if (m->kv_lora != 0)

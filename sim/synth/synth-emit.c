@@ -210,6 +210,12 @@ synth_free (SynthEmit *e, guint64 id)
 }
 
 guint64
+synth_kernel_ns (SynthEmit *e, double flops, guint64 bytes)
+{
+  return synth_compute_ns (e, flops) + ns_for ((double) bytes, e->mem_bps);
+}
+
+guint64
 synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
               const guint64 *reads, guint n_reads, const guint64 *writes, guint n_writes, guint64 bytes)
 {
@@ -236,7 +242,7 @@ synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
   ev.stream = stream;
   ev.compute_ns = synth_compute_ns (e, flops);
   ev.bytes = bytes;
-  ev.dur = ev.compute_ns + ns_for ((double) bytes, e->mem_bps);
+  ev.dur = synth_kernel_ns (e, flops, bytes); /* compute_ns + the bytes at the sustained bandwidth */
   ev.reads = r;
   ev.n_reads = nr;
   ev.writes = w;

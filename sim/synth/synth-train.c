@@ -339,11 +339,20 @@ synth_train_layer_kept (const SynthTrainOpts *o)
   return (guint64) llround (u * n);
 }
 
+/* What the attention core keeps: the scores, their softmax and dropout
+ * mask, 5·a·s²·b bytes at 16 bits (Korthikanti et al.), or under fused
+ * attention the fp32 log-sum-exp of each row, 4·a·s·b. Split t ways. */
+static guint64
+attn_kept (const SynthTrainOpts *o)
+{
+  guint64 s = o->seq, b = o->batch, a = o->heads;
+  return (o->flash_attn ? 4 * a * s * b : 5 * a * s * s * b * act_scale (o)) / tp_of (o);
+}
+
 guint64
 synth_train_layer_activations (const SynthTrainOpts *o)
 {
-  guint64 s = o->seq, b = o->batch, a = o->heads;
-  return synth_train_layer_kept (o) + 5 * a * s * s * b * act_scale (o) / tp_of (o);
+  return synth_train_layer_kept (o) + attn_kept (o);
 }
 
 /* One sharded unit of the model: a layer, or the (tied) embedding. */
@@ -359,7 +368,7 @@ typedef struct {
 } Unit;
 
 /* The kinds of operation a pass is made of. */
-typedef enum { LOP_GEMM, LOP_MEM, LOP_COLL } LopType;
+typedef enum { LOP_GEMM, LOP_MEM, LOP_COLL, LOP_FUSED } LopType;
 /* The communicators an operation may use (Train.groups). */
 typedef enum { GRP_TP, GRP_DP, GRP_NEXT, GRP_PREV, GRP_EMB, GRP_EP, GRP_EDP, GRP_COUNT } GroupIndex;
 
@@ -371,7 +380,8 @@ typedef struct {
   guint8 group;       /* LOP_COLL: GroupIndex */
   gboolean weights;   /* LOP_GEMM: reads the unit's parameters */
   guint64 m, n, k, batch;
-  guint64 bytes;      /* LOP_MEM: traffic; LOP_COLL: per-rank input */
+  guint64 bytes;      /* LOP_MEM, LOP_FUSED: traffic; LOP_COLL: per-rank input */
+  double flops;       /* LOP_FUSED: at the GEMM rate (synth_kernel's) */
 } Lop;
 
 /* The passes every layer (or the embedding, or the head) runs. */
@@ -458,6 +468,20 @@ collop (const char *name, VsCollKind kind, GroupIndex g, double bytes)
   return (Lop) { .name = name, .type = LOP_COLL, .kind = (guint8) kind, .group = (guint8) g, .bytes = (guint64) bytes };
 }
 
+/* A fused kernel of FLOPS (as run at the GEMMs' rate) and BYTES. */
+static Lop
+fusedop (const char *name, double flops, double bytes)
+{
+  return (Lop) { .name = name, .type = LOP_FUSED, .flops = flops, .bytes = (guint64) bytes };
+}
+
+/* Fused attention's compute rate against a GEMM's: FlashAttention-2
+ * reaches 50-73 % of an A100's peak where cuBLAS GEMMs reach 80-90 %
+ * (Dao 2023, section 4.1), FlashAttention-3 75 % of an H100's forward
+ * (Shah et al. 2024); 0.75 of the GEMM model's rate, forward and
+ * backward alike. */
+#define FLASH_REL 0.75
+
 /* Megatron's f/g conjugates: the TP reduction of a pass's activations
  * (all-reduce, or the sequence-parallel reduce-scatter), and with SP the
  * all-gather in front of a column-parallel GEMM. */
@@ -487,6 +511,15 @@ attention_core (Train *tr, GArray *ops, gboolean rc)
   const SynthTrainOpts *o = tr->o;
   guint64 s = o->seq, b = o->batch, heads = o->heads / tr->t;
   double scores = (double) b * heads * s * s;
+  if (o->flash_attn)
+    {
+      /* Causal: half the tiles of QKᵀ and P·V, 2·s²/2·(qk + v) FLOPs a
+       * head; it reads Q, K and V, writes O and the log-sum-exps. */
+      double flops = scores * (double) (qk_dim (o) + v_dim (o));
+      double io = tr->es * (double) b * heads * s * (2.0 * qk_dim (o) + 2.0 * v_dim (o)) + 4.0 * b * heads * s;
+      add_op (ops, fusedop (rc ? "flash_attn_fwd_recompute" : "flash_attn_fwd", flops / FLASH_REL, io));
+      return;
+    }
   add_op (ops, gemm (rc ? "gemm_qk_bmm_recompute" : "gemm_qk_bmm_fwd", FALSE, s, s, qk_dim (o), b * heads));
   add_op (ops, memop (rc ? "softmax_recompute" : "softmax_fwd", SYNTH_MEM_NORM, 2 * tr->es * scores));
   add_op (ops, memop (rc ? "dropout_attn_recompute" : "dropout_attn_fwd", SYNTH_MEM_ACT, (2 * tr->es + 1) * scores));
@@ -617,12 +650,24 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
   sp_gather (tr, ops, es * T * (mla (o) ? (o->q_lora ? o->q_lora : h) + o->kv_lora + o->qk_rope : h));
   add_op (ops, gemm ("gemm_proj_dx", TRUE, T, qw / t, h, 1));
   add_op (ops, gemm ("gemm_proj_dw", FALSE, h, qw / t, T, 1));
-  add_op (ops, gemm ("gemm_av_bmm_bwd_dp", FALSE, s, s, vd, b * heads));
-  add_op (ops, gemm ("gemm_av_bmm_bwd_dv", FALSE, s, vd, s, b * heads));
-  add_op (ops, memop ("dropout_attn_bwd", SYNTH_MEM_ACT, (2 * es + 1) * scores));
-  add_op (ops, memop ("softmax_bwd", SYNTH_MEM_NORM, 3 * es * scores));
-  add_op (ops, gemm ("gemm_qk_bmm_bwd_dq", FALSE, s, qk, s, b * heads));
-  add_op (ops, gemm ("gemm_qk_bmm_bwd_dk", FALSE, s, qk, s, b * heads));
+  if (o->flash_attn)
+    {
+      /* Five causal half-GEMMs (QKᵀ again, dV, dP, dQ, dK: 2.5 times the
+       * forward's FLOPs, Dao 2023); reads Q, K, V, O, dO and the
+       * log-sum-exps, writes dQ, dK and dV. */
+      double flops = scores * (3.0 * qk + 2.0 * vd);
+      double io = es * (double) b * heads * s * (4.0 * qk + 4.0 * vd) + 4.0 * b * heads * s;
+      add_op (ops, fusedop ("flash_attn_bwd", flops / FLASH_REL, io));
+    }
+  else
+    {
+      add_op (ops, gemm ("gemm_av_bmm_bwd_dp", FALSE, s, s, vd, b * heads));
+      add_op (ops, gemm ("gemm_av_bmm_bwd_dv", FALSE, s, vd, s, b * heads));
+      add_op (ops, memop ("dropout_attn_bwd", SYNTH_MEM_ACT, (2 * es + 1) * scores));
+      add_op (ops, memop ("softmax_bwd", SYNTH_MEM_NORM, 3 * es * scores));
+      add_op (ops, gemm ("gemm_qk_bmm_bwd_dq", FALSE, s, qk, s, b * heads));
+      add_op (ops, gemm ("gemm_qk_bmm_bwd_dk", FALSE, s, qk, s, b * heads));
+    }
   if (mla (o))
     {
       /* The up projections' dX are partial sums over the tensor ranks'
@@ -710,6 +755,8 @@ lop_ns (Train *tr, const Lop *op)
       return synth_gemm_ns (tr->e, tr->prec, tr->gs, op->m, op->n, op->k, op->batch);
     case LOP_MEM:
       return synth_mem_ns (tr->e, op->cls, op->bytes);
+    case LOP_FUSED:
+      return synth_kernel_ns (tr->e, op->flops, op->bytes);
     default:
       return synth_collective_ns (tr->e, op->kind, op->bytes, &tr->groups[op->group]);
     }
@@ -733,6 +780,9 @@ emit_pass (Train *tr, PassIndex pi, guint64 w, guint64 in, guint64 out)
           break;
         case LOP_MEM:
           total += synth_mem_kernel (tr->e, op->name, COMPUTE, op->cls, op->bytes, r + 1, 1, wr, 1);
+          break;
+        case LOP_FUSED:
+          total += synth_kernel (tr->e, op->name, COMPUTE, op->flops, r + 1, 1, wr, 1, op->bytes);
           break;
         default:
           total += synth_collective (tr->e, op->name, COMPUTE, op->kind, op->bytes, &tr->groups[op->group], out, out, 0);
@@ -1446,7 +1496,7 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
   tr.kept = synth_train_layer_kept (o);
   tr.full_d = synth_train_layer_activations (&tr.dense_o);
   tr.kept_d = synth_train_layer_kept (&tr.dense_o);
-  tr.attn = 5 * (guint64) o->heads * s * s * b * scale / tr.t;
+  tr.attn = attn_kept (o);
   tr.ckpt = 2 * s * b * h * scale / (o->sp ? tr.t : 1);
   tr.hidden_buf = 2 * s * b * h * scale / (o->sp ? tr.t : 1);
   tr.pp_msg = 2 * s * b * h * scale / tr.t;

@@ -55,6 +55,8 @@ guint64 synth_size (SynthEmit *e, guint64 id);
 guint64 synth_kernel (SynthEmit *e, const char *name, guint64 stream, double flops,
                       const guint64 *reads, guint n_reads, const guint64 *writes, guint n_writes,
                       guint64 bytes);
+/* The duration such a kernel of FLOPS and BYTES would have. */
+guint64 synth_kernel_ns (SynthEmit *e, double flops, guint64 bytes);
 /* A GEMM of M x N x K (BATCH of them: a batched GEMM) at precision PREC
  * (VsPrecision) with ELEM_BYTES per matrix element. Its `flops`,
  * `precision`, `grid` (its tiles) and `block` go into the trace, so a
@@ -212,6 +214,12 @@ typedef struct {
    * a head's QK dims are head_dim + qk_rope, its V and the projection's
    * input v_head (0: head_dim). */
   guint kv_lora, q_lora, qk_rope, v_head;
+  /* Fused attention (FlashAttention, cuDNN/Transformer Engine fused
+   * attention, PyTorch SDPA's flash kernel): one causal kernel forward and
+   * one backward, the scores never in memory (only the row log-sum-exps,
+   * fp32, kept); FALSE: Megatron-LM 2021's core attention, the scores
+   * materialized (softmax, dropout). */
+  gboolean flash_attn;
   /* The LM head is a matrix of its own (tie_word_embeddings false: Llama,
    * Mistral), not the embedding's: with one pipeline stage the unit holds
    * both; with several, stage 0 the embedding alone, and no embedding

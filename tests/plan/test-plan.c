@@ -85,10 +85,10 @@ test_floors (void)
                     o.kv_heads = 4, o.ffn = 2816, o.gated_mlp = TRUE;
                   if (shape == 2)
                     {
-                      /* DeepSeek's: latent attention, a dense first layer, 4 experts and a shared one. */
+                      /* DeepSeek's: latent attention, a dense first layer, 4 experts and a shared one; fused attention. */
                       o.kv_lora = 256, o.q_lora = 384, o.qk_rope = 32, o.head_dim = 64, o.v_head = 48;
                       o.ffn = 512, o.gated_mlp = TRUE, o.experts = 4, o.top_k = 2, o.shared_ffn = 512;
-                      o.dense_layers = 1, o.dense_ffn = 2816;
+                      o.dense_layers = 1, o.dense_ffn = 2816, o.flash_attn = TRUE;
                     }
                   o.tp = t, o.pp = p, o.virtual_stages = v, o.zero = z, o.sp = sp, o.dp = z ? 4 : 1;
                   o.checkpoint = ck == 0 ? SYNTH_CKPT_NONE : ck == 1 ? SYNTH_CKPT_SELECTIVE : SYNTH_CKPT_EVERY;

@@ -313,6 +313,14 @@ test_activations (void)
   generate (gen_train, &o, cfg, &st);
   g_assert_cmpuint (get (st.peak, "activations"), ==, 2 * L * full);
   stats_free (&st);
+  /* Fused attention keeps each row's fp32 log-sum-exp, 4·a·s·b, in place
+   * of the scores' 5·a·s²·b: 2228224 + 8192 a layer. */
+  o.precision = SYNTH_PREC_MIXED, o.flash_attn = TRUE;
+  const guint64 flash = s * b * h * 34 + 4 * a * s * b;
+  g_assert_cmpuint (synth_train_layer_activations (&o), ==, flash);
+  generate (gen_train, &o, cfg, &st);
+  g_assert_cmpuint (get (st.peak, "activations"), ==, L * flash);
+  stats_free (&st);
 }
 
 /* The sum of TABLE's values over the kernel names ending in SUFFIX. */
