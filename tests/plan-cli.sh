@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..35"
+echo "1..38"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -488,6 +488,73 @@ for pp, want_params in ((1, dense + moe + 32000 * 1024), (2, dense + 32000 * 102
     assert tags["params"] == 2 * want_params, (pp, tags["params"], 2 * want_params)
 PY
 ok $? "synth --dense-layers 1 --dense-ffn 2816: the dense layer's GEMMs and params on rank 0, with and without a pipeline"
+
+# Llama 4 Maverick's config.json (the language model of its text_config;
+# its published shape): MoE on every second layer (interleave_moe_layer_step
+# 2), 128 experts of intermediate_size 8192 and the shared expert
+# transformers' Llama4TextMoe runs beside them, dense layers of
+# intermediate_size_mlp 16384, all SwiGLU. By hand: attention 5120 x
+# (5120 + 2 x 8 x 128) + 40 x 128 x 5120 a layer; 24 MoE layers of 129 x
+# 3 x 5120 x 8192 and the router 5120 x 128; 24 dense of 3 x 5120 x
+# 16384; an untied head, 2 x 202048 x 5120: 400,711,352,320 (400B).
+cat > "$tmp/l4.json" <<'EOF'
+{ "model_type": "llama4", "tie_word_embeddings": false,
+  "text_config": { "model_type": "llama4_text", "hidden_act": "silu", "hidden_size": 5120, "intermediate_size": 8192,
+    "intermediate_size_mlp": 16384, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+    "num_hidden_layers": 48, "num_local_experts": 128, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
+    "vocab_size": 202048 } }
+EOF
+run "$VRAMSIM" plan --flash-attn --model "$tmp/l4.json" --seq 4096 --global-batch 256 -c h100-sxm --gpus 256 --tp 8 \
+  --pp 1 --zero 1 --sp on --checkpoint full --microbatch 1 --format json
+python3 - "$tmp/out" <<'PY' 2>/dev/null && [ "$rc" = 0 ]
+import json, sys
+j = json.load(open(sys.argv[1]))
+attn = 5120 * (5120 + 2 * 8 * 128) + 40 * 128 * 5120
+moe = attn + 129 * 3 * 5120 * 8192 + 5120 * 128
+dense = attn + 3 * 5120 * 16384
+assert j["params"] == 24 * moe + 24 * dense + 2 * 202048 * 5120 == 400711352320, j["params"]
+PY
+ok $? "--model Llama 4 Maverick: MoE every second layer, the shared expert, dense layers of intermediate_size_mlp: 400711352320 parameters by hand"
+# synth --moe-every 2: of 4 layers, 1 and 3 run the experts, 0 and 2 the
+# dense MLP of --dense-ffn; the params tag counts both kinds twice.
+"$VRAMSIM" synth transformer-train --layers 4 --hidden 1024 --heads 16 --kv-heads 4 --ffn 512 --gated --experts 4 \
+  --top-k 2 --moe-every 2 --dense-ffn 2816 --vocab 32000 --seq 512 --batch 1 -o "$tmp/me.jsonl" 2>/dev/null
+"$VRAMSIM" replay "$tmp/me.jsonl" --format json > "$tmp/me.json" 2>/dev/null
+python3 - "$tmp/me.jsonl" "$tmp/me.json" <<'PY'
+import json, sys, collections
+n = collections.Counter()
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("op") == "kernel":
+        n[e["name"]] += 1
+assert n["gemm_fc1_fwd"] == 2 and n["gemm_expert_fc1_fwd"] == 2 and n["gemm_router_fwd"] == 2, n
+attn = 1024 * (1024 + 2 * 4 * 64) + 1024 * 1024
+dense, moe = attn + 3 * 1024 * 2816, attn + 4 * 3 * 1024 * 512 + 4 * 1024
+tags = {t["tag"]: t["peak_bytes"] for t in json.load(open(sys.argv[2]))["memory"]["tags"]}
+assert tags["params"] == 2 * (2 * dense + 2 * moe + 32000 * 1024), tags
+PY
+ok $? "synth --moe-every 2: two dense and two MoE layers, their GEMMs and params by hand"
+
+# What a MoE config.json places that the generator does not: Qwen-MoE's
+# mlp_only_layers and DeepSeek's moe_layer_freq above 1, said; Qwen's
+# decoder_sparse_step 2 read (layer 0 dense, of intermediate_size 2816;
+# layer 1 MoE): 2 x 2621440 attention + 3 x 1024 x 2816 + 4 x 3 x 1024 x
+# 512 + 4096 + 32768000.
+cat > "$tmp/qs.json" <<'EOF'
+{ "model_type": "qwen2_moe", "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2816,
+  "num_attention_heads": 16, "num_hidden_layers": 2, "num_key_value_heads": 4, "vocab_size": 32000,
+  "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 512, "decoder_sparse_step": 2,
+  "mlp_only_layers": [1], "moe_layer_freq": 2 }
+EOF
+run "$VRAMSIM" plan --flash-attn --model "$tmp/qs.json" --seq 512 --global-batch 4 -c a100-80g --gpus 1 --format json
+python3 - "$tmp/out" "$tmp/qs.json" <<'PY' 2>/dev/null && [ "$rc" = 0 ] && [ "$(grep -c 'taken as MoE' "$tmp/err")" = 2 ]
+import json, sys
+j, p = json.load(open(sys.argv[1])), sys.argv[2]
+assert j["warnings"] == ["--model %s: mlp_only_layers: those layers are taken as MoE" % p,
+                         "--model %s: moe_layer_freq: every layer after the first first_k_dense_replace is taken as MoE" % p], j
+assert j["params"] == 2 * 2621440 + 3 * 1024 * 2816 + 4 * 3 * 1024 * 512 + 4096 + 32768000, j["params"]
+PY
+ok $? "--model: decoder_sparse_step read (one dense layer of two); mlp_only_layers and moe_layer_freq said, on stderr and in warnings"
 
 # synth --flash-attn by hand (a100-80g: fp16 peak 312 TF/s, the GEMM
 # model's 0.80 of it, fused attention at 0.75 of that; b = 2, 16 heads, s

@@ -173,9 +173,18 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
       m->dense_ffn = m->ffn;
       m->ffn = moe_ffn;
     }
+  /* Dense layers among the MoE ones: DeepSeek's first first_k_dense_replace;
+   * between them, Qwen-MoE's decoder_sparse_step and Llama 4's
+   * interleave_moe_layer_step (MoE on every N-th, dense layers of
+   * intermediate_size_mlp for Llama 4, its experts of intermediate_size). */
   if (ok && m->experts > 0)
-    ok = hf_uint (root, "first_k_dense_replace", &m->dense_layers, path, error);
-  if (ok && m->dense_layers == 0)
+    ok = hf_uint (root, "first_k_dense_replace", &m->dense_layers, path, error)
+         && hf_uint (root, "decoder_sparse_step", &m->moe_every, path, error)
+         && hf_uint (root, "interleave_moe_layer_step", &m->moe_every, path, error)
+         && hf_uint (root, "intermediate_size_mlp", &m->dense_ffn, path, error);
+  if (ok && m->moe_every == 1)
+    m->moe_every = 0;
+  if (ok && m->dense_layers == 0 && m->moe_every == 0)
     m->dense_ffn = 0;
   if (ok)
     {
@@ -188,10 +197,20 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
        * DeepSeek's n_shared_experts of the routed experts' size. */
       double sz = hf_num (root, "shared_expert_intermediate_size"), ns = hf_num (root, "n_shared_experts");
       double shared = sz > 0 ? sz : ns > 0 ? ns * m->ffn : 0;
+      /* Llama 4's MoE layers run a shared expert of the experts' size
+       * (transformers' Llama4TextMoe), which its config does not name. */
+      if (mt && g_str_has_prefix (mt, "llama4") && shared <= 0)
+        shared = m->ffn;
       if (m->experts > 0 && shared > 0 && shared < 1e9)
         m->shared_ffn = (guint) shared;
       /* What the generator leaves out, said so that the answer is read
        * for what it is. */
+      const cJSON *only = cJSON_GetObjectItemCaseSensitive (root, "mlp_only_layers");
+      if (m->experts > 0 && cJSON_IsArray (only) && cJSON_GetArraySize (only) > 0)
+        g_ptr_array_add (warn, g_strdup_printf ("--model %s: mlp_only_layers: those layers are taken as MoE", path));
+      if (m->experts > 0 && hf_num (root, "moe_layer_freq") > 1)
+        g_ptr_array_add (warn, g_strdup_printf ("--model %s: moe_layer_freq: every layer after the first "
+                                                "first_k_dense_replace is taken as MoE", path));
     }
   if (ok && (m->kv_heads == m->heads || m->kv_lora > 0))
     m->kv_heads = 0;
@@ -244,7 +263,7 @@ cmd_plan (int argc, char **argv)
                   *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
                   *shard = NULL;
   gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
-  gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
+  gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, moe_every = -1, kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
   gint jobs = 0, top = -1;
   gint64 batch = 0;
   gboolean gated = FALSE, untied = FALSE, flash = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
@@ -271,7 +290,8 @@ cmd_plan (int argc, char **argv)
     { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "Experts each token is routed to (2)", "K" },
     { "shared-ffn", 0, 0, G_OPTION_ARG_INT, &shared_ffn, "MoE: inner size of a shared expert every token also runs (0 = none)", "S" },
     { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers, "MoE: the first K layers are dense (first_k_dense_replace; 0)", "K" },
-    { "dense-ffn", 0, 0, G_OPTION_ARG_INT, &dense_ffn, "MoE: the dense first layers' MLP inner size (default 4 x hidden)", "F" },
+    { "moe-every", 0, 0, G_OPTION_ARG_INT, &moe_every, "MoE: only every N-th layer is MoE, the rest dense (1)", "N" },
+    { "dense-ffn", 0, 0, G_OPTION_ARG_INT, &dense_ffn, "MoE: the dense layers' MLP inner size (default 4 x hidden)", "F" },
     { "global-batch", 0, 0, G_OPTION_ARG_INT64, &batch, "Sequences per optimizer step (required)", "B" },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed)", "P" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
@@ -411,6 +431,7 @@ cmd_plan (int argc, char **argv)
   if (shared_ffn != -1) m->shared_ffn = shared_ffn;
   if (dense_layers != -1) m->dense_layers = dense_layers;
   if (dense_ffn != -1) m->dense_ffn = dense_ffn;
+  if (moe_every != -1) m->moe_every = moe_every > 1 ? moe_every : 0;
   if (kv_lora != -1) m->kv_lora = kv_lora;
   if (q_lora != -1) m->q_lora = q_lora;
   if (qk_rope != -1) m->qk_rope = qk_rope;
@@ -422,7 +443,7 @@ cmd_plan (int argc, char **argv)
   if (m->experts == 0)
     m->top_k = 0;
   if (layers < -1 || hidden < -1 || heads < -1 || kv_heads < -1 || ffn < -1 || vocab < -1 || experts < -1 || top_k < -1
-      || head_dim < -1 || shared_ffn < -1 || dense_layers < -1 || dense_ffn < -1 || kv_lora < -1 || q_lora < -1 || qk_rope < -1 || v_head < -1)
+      || head_dim < -1 || shared_ffn < -1 || dense_layers < -1 || dense_ffn < -1 || moe_every < -1 || kv_lora < -1 || q_lora < -1 || qk_rope < -1 || v_head < -1)
     {
       cmd_error ("plan: the shape's sizes are positive");
       return 2;
@@ -435,10 +456,10 @@ cmd_plan (int argc, char **argv)
   if ((m->head_dim == 0 && m->hidden % m->heads) || (m->kv_heads && (m->kv_heads > m->heads || m->heads % m->kv_heads))
       || (m->experts && (m->top_k < 1 || m->top_k > m->experts)) || (m->shared_ffn && !m->experts)
       || (m->kv_lora == 0 && (m->q_lora || m->qk_rope || m->v_head)) || (m->kv_lora && m->kv_heads)
-      || ((m->dense_layers || m->dense_ffn) && !m->experts) || m->dense_layers > m->layers)
+      || ((m->dense_layers || m->dense_ffn || m->moe_every) && !m->experts) || m->dense_layers > m->layers)
     {
       cmd_error ("plan: --hidden must be a multiple of --heads (unless --head-dim is given), --kv-heads divide --heads, "
-                 "--top-k be 1..experts, --shared-ffn and --dense-layers (at most --layers) go with --experts, --q-lora-rank, --qk-rope-head-dim and "
+                 "--top-k be 1..experts, --shared-ffn, --dense-layers (at most --layers) and --moe-every go with --experts, --q-lora-rank, --qk-rope-head-dim and "
                  "--v-head-dim with --kv-lora-rank (which takes no --kv-heads)");
       return 2;
     }

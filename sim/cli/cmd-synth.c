@@ -245,7 +245,7 @@ train (int argc, char **argv)
   /* -1: not given (--params alone then picks the shape). */
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
-  int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
+  int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, moe_every = 0, kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
   gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE, flash = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
@@ -293,7 +293,9 @@ train (int argc, char **argv)
     { "shared-ffn", 0, 0, G_OPTION_ARG_INT, &shared_ffn, "MoE: inner size of a shared expert every token also runs (DeepSeek, Qwen-MoE; 0 = none)", "S" },
     { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers,
       "MoE: the first K layers run a dense MLP instead of the experts (DeepSeek's first_k_dense_replace; 0)", "K" },
-    { "dense-ffn", 0, 0, G_OPTION_ARG_INT, &dense_ffn, "MoE: the dense first layers' MLP inner size (default: 4 x --hidden)", "F" },
+    { "moe-every", 0, 0, G_OPTION_ARG_INT, &moe_every,
+      "MoE: only layers g with (g + 1) % N == 0 are MoE, the rest dense (Qwen's decoder_sparse_step, Llama 4's interleave_moe_layer_step; 1)", "N" },
+    { "dense-ffn", 0, 0, G_OPTION_ARG_INT, &dense_ffn, "MoE: the dense layers' MLP inner size (default: 4 x --hidden)", "F" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = NULL;
@@ -337,10 +339,11 @@ train (int argc, char **argv)
                           "which takes no --kv-heads (every head has its own K and V)", "transformer-train");
       else if (shared_ffn < 0 || (shared_ffn > 0 && (experts == 0 || shared_ffn % tp != 0)))
         rc = usage_error (ctx, "%s: --shared-ffn goes with --experts and is a multiple of --tp", "transformer-train");
-      else if (dense_layers < 0 || dense_ffn < 0 || ((dense_layers > 0 || dense_ffn > 0) && experts == 0)
-               || dense_layers > layers || (dense_layers > 0 && (dense_ffn > 0 ? dense_ffn : 4 * hidden) % tp != 0))
-        rc = usage_error (ctx, "%s: --dense-layers (at most --layers) and --dense-ffn go with --experts; the dense "
-                          "inner size is a multiple of --tp", "transformer-train");
+      else if (dense_layers < 0 || dense_ffn < 0 || moe_every < 0
+               || ((dense_layers > 0 || dense_ffn > 0 || moe_every > 1) && experts == 0) || dense_layers > layers
+               || ((dense_layers > 0 || moe_every > 1) && (dense_ffn > 0 ? dense_ffn : 4 * hidden) % tp != 0))
+        rc = usage_error (ctx, "%s: --dense-layers (at most --layers), --moe-every and --dense-ffn go with --experts; "
+                          "the dense inner size is a multiple of --tp", "transformer-train");
       else if (params && !parse_count (params, &o.params))
         rc = usage_error (ctx, "--params: not a count: '%s'", params);
       else if (precision && !synth_precision_from_name (precision, &o.precision))
@@ -383,7 +386,7 @@ train (int argc, char **argv)
   o.virtual_stages = vstages;
   o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated, o.head_dim = (guint) head_dim;
   o.untied = untied, o.shared_ffn = (guint) shared_ffn;
-  o.dense_layers = (guint) dense_layers, o.dense_ffn = (guint) dense_ffn;
+  o.dense_layers = (guint) dense_layers, o.dense_ffn = (guint) dense_ffn, o.moe_every = moe_every > 1 ? (guint) moe_every : 0;
   o.kv_lora = (guint) kv_lora, o.q_lora = (guint) q_lora, o.qk_rope = (guint) qk_rope, o.v_head = (guint) v_head;
   o.ddp_local = ddp && strcmp (ddp, "local") == 0;
   o.flash_attn = flash;

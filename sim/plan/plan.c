@@ -58,8 +58,8 @@ plan_param_count (const SynthTrainOpts *m)
   double per = attn + (m->experts ? m->experts * mlp + (double) m->hidden * m->experts
                                       + synth_train_shared_params (m)
                                   : mlp);
-  /* The dense first layers (dense_layers of an MoE model's) in place of as many MoE ones. */
-  double K = m->experts ? m->dense_layers : 0;
+  /* The dense layers (an MoE model's first, or between its MoE layers) in place of as many MoE ones. */
+  double K = synth_train_dense_count (m);
   return (m->layers - K) * per + K * (attn + synth_train_mlp_params (&dense))
          + (double) m->vocab * m->hidden * (m->untied ? 2 : 1);
 }
@@ -70,7 +70,7 @@ plan_step_flops (const SynthTrainOpts *m, guint64 global_batch, guint ckpt, doub
   double s = m->seq, h = m->hidden, tokens = (double) global_batch * s;
   SynthTrainOpts dense;
   synth_train_dense_shape (m, &dense);
-  double one = synth_train_mlp_params (m), K = m->experts ? m->dense_layers : 0;
+  double one = synth_train_mlp_params (m), K = synth_train_dense_count (m);
   double mlp = m->experts ? m->top_k * one + h * m->experts + synth_train_shared_params (m) : one;
   /* A layer's average over the dense first layers and the MoE ones. */
   mlp = (mlp * (m->layers - K) + K * synth_train_mlp_params (&dense)) / m->layers;
@@ -143,7 +143,7 @@ enumerate (Enum *en)
           {
             guint g = s->gpus.v[gi], t = tps.v[ti];
             if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t || m->shared_ffn % t
-                || (m->dense_layers && (m->dense_ffn ? m->dense_ffn : 4 * m->hidden) % t))
+                || (synth_train_dense_count (m) && (m->dense_ffn ? m->dense_ffn : 4 * m->hidden) % t))
               continue;
             for (guint p = 1; p <= m->layers; p++)
               {
@@ -447,6 +447,8 @@ search_identity (const PlanSearch *s)
     g_string_append (id, " flash=1");
   if (m->dense_layers != 0)
     g_string_append_printf (id, " dense=%u,%u", m->dense_layers, m->dense_ffn);
+  if (m->moe_every > 1)
+    g_string_append_printf (id, " moe_every=%u,%u", m->moe_every, m->dense_ffn);
   if (m->kv_lora != 0)
     g_string_append_printf (id, " mla=%u,%u,%u,%u", m->kv_lora, m->q_lora, m->qk_rope, m->v_head);
   g_string_append (id, " price=");

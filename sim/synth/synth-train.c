@@ -265,8 +265,23 @@ void
 synth_train_dense_shape (const SynthTrainOpts *o, SynthTrainOpts *dense)
 {
   *dense = *o;
-  dense->experts = dense->top_k = dense->shared_ffn = dense->dense_layers = dense->dense_ffn = 0;
+  dense->experts = dense->top_k = dense->shared_ffn = dense->dense_layers = dense->dense_ffn = dense->moe_every = 0;
   dense->ffn = o->dense_ffn;
+}
+
+gboolean
+synth_train_layer_dense (const SynthTrainOpts *o, guint g)
+{
+  return o->experts > 0 && (g < o->dense_layers || (o->moe_every > 1 && (g + 1) % o->moe_every != 0));
+}
+
+guint
+synth_train_dense_count (const SynthTrainOpts *o)
+{
+  guint n = 0;
+  for (guint g = 0; g < o->layers; g++)
+    n += synth_train_layer_dense (o, g);
+  return n;
 }
 
 /* The MLP activation's traffic per inner element, in activation elements:
@@ -817,7 +832,7 @@ build_passes (Train *tr)
   build_fwd (tr, tr->pass[PASS_FWD].ops, FALSE);
   build_bwd (tr, tr->pass[PASS_BWD].ops, tr->layer_n);
   build_fwd (tr, tr->pass[PASS_RECOMPUTE].ops, TRUE);
-  if (tr->o->dense_layers > 0)
+  if (synth_train_dense_count (tr->o) > 0)
     {
       /* The dense first layers' passes, built from their own shape. */
       const SynthTrainOpts *o = tr->o;
@@ -1325,8 +1340,10 @@ stage_times (Train *tr, double *t_f, double *t_b)
     for (guint s = 0; s < p; s++)
       {
         guint vs = c * p + s;
-        /* Of its Lc layers from vs·Lc on, those before dense_layers are dense. */
-        guint first = vs * tr->Lc, nd = o->dense_layers > first ? MIN (o->dense_layers - first, tr->Lc) : 0;
+        /* Its Lc layers from vs·Lc on, and which of them are dense. */
+        guint nd = 0;
+        for (guint g = vs * tr->Lc; g < (vs + 1) * tr->Lc; g++)
+          nd += synth_train_layer_dense (o, g);
         double rd = o->checkpoint == SYNTH_CKPT_EVERY ? (double) tr->pass[PASS_DENSE_RECOMPUTE].ns : recompute;
         t_f[vs] = (double) (tr->Lc - nd) * (double) tr->pass[PASS_FWD].ns + (double) nd * (double) tr->pass[PASS_DENSE_FWD].ns;
         t_b[vs] = (double) (tr->Lc - nd) * ((double) tr->pass[PASS_BWD].ns + recompute)
@@ -1428,7 +1445,7 @@ units_of (Train *tr)
       /* Stage 0's layer i is the model's layer (i / Lc)·pp·Lc + i % Lc. */
       guint global = i / tr->Lc * tr->pp * tr->Lc + i % tr->Lc;
       Unit *u = &tr->units[i];
-      u->dense = global < o->dense_layers;
+      u->dense = synth_train_layer_dense (o, global);
       u->n = u->dense ? tr->dense_n : tr->layer_n;
       u->n_exp = u->dense ? 0 : exp;
     }

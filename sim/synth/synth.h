@@ -245,8 +245,10 @@ typedef struct {
   guint shared_ffn;
   /* MoE: the first dense_layers layers run a dense MLP of inner size
    * dense_ffn (0: 4·hidden) instead of the experts (DeepSeek's
-   * first_k_dense_replace and intermediate_size). */
-  guint dense_layers, dense_ffn;
+   * first_k_dense_replace and intermediate_size), and with moe_every N
+   * > 1 so does every layer g but those with (g + 1) % N == 0 (Qwen-MoE's
+   * decoder_sparse_step, Llama 4's interleave_moe_layer_step). */
+  guint dense_layers, dense_ffn, moe_every;
   /* ZeRO-3: FALSE (the default, as FSDP's limit_all_gathers=True) makes
    * the host wait before each all-gather until the layer two frees back
    * has run, so at most two gathers are in flight ahead of compute;
@@ -279,9 +281,13 @@ guint64 synth_train_layer_kept (const SynthTrainOpts *o);
 guint64 synth_train_attn_params (const SynthTrainOpts *o);
 guint64 synth_train_mlp_params (const SynthTrainOpts *o);
 guint64 synth_train_shared_params (const SynthTrainOpts *o);
-/* The shape of O's dense first layers (dense_layers of them): O with a
- * dense MLP of dense_ffn and no experts. */
+/* The shape of O's dense layers: O with a dense MLP of dense_ffn and no
+ * experts. */
 void synth_train_dense_shape (const SynthTrainOpts *o, SynthTrainOpts *dense);
+/* Whether layer G (0-based) of O is dense (O has experts; dense_layers,
+ * moe_every), and how many of O's layers are. */
+gboolean synth_train_layer_dense (const SynthTrainOpts *o, guint g);
+guint synth_train_dense_count (const SynthTrainOpts *o);
 guint64 synth_train_q_width (const SynthTrainOpts *o);
 /* The attention core's widths summed over the heads: QKᵀ's contraction
  * plus attention·V's output (2 x heads x head_dim; with latent attention

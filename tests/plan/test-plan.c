@@ -168,6 +168,13 @@ test_mla_dense_by_hand (void)
   g_assert_cmpuint (synth_train_attn_params (&o), ==, 2523136);
   g_assert_cmpuint (synth_train_attn_replicated (&o), ==, 688128);
   g_assert_cmpuint (synth_train_core_width (&o), ==, 16 * 144);
+  g_assert_cmpuint (synth_train_dense_count (&o), ==, 1);
+  /* MoE on every second layer besides (layers 1 and 3), layer 0 dense first: 0 and 2 dense. */
+  SynthTrainOpts every = o;
+  every.moe_every = 2;
+  g_assert_true (synth_train_layer_dense (&every, 0) && !synth_train_layer_dense (&every, 1)
+                 && synth_train_layer_dense (&every, 2) && !synth_train_layer_dense (&every, 3));
+  g_assert_cmpuint (synth_train_dense_count (&every), ==, 2);
   g_assert_cmpfloat (plan_param_count (&o), ==, (2523136.0 + 8650752) + 3 * (2523136.0 + 4 * 1572864 + 4096) + 8388608);
   double ex, model;
   plan_step_flops (&o, 8, PLAN_CKPT_NONE, &ex, &model);
