@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..38"
+echo "1..39"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -605,6 +605,18 @@ r8=$rc; e8=$(cat "$tmp/err")
   [ $r5 = 2 ] && grep -q -- '--kv-lora-rank' <<<"$e5" && [ $r6 = 2 ] && grep -q -- '--experts' <<<"$e6" && [ $r7 = 2 ] &&
   [ $r8 = 1 ] && grep -q 'badv.json: field "v_head_dim"' <<<"$e8"
 ok $? "a bad config.json field: exit 1 naming file and field; no --global-batch, cost without --price, synth --kv-heads 5 of 16, latent attention's and dense layers' flags alone or with --kv-heads: exit 2"
+# Shapes too large for the generator's 64-bit counts are refused, not
+# wrapped into small numbers: a config.json's 10^9-wide MLP, and a synth
+# shape of 2.3e18 parameters, each under its bound alone.
+echo '{ "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16, "intermediate_size": 1000000000 }' > "$tmp/huge.json"
+run "$VRAMSIM" plan --model "$tmp/huge.json" --global-batch 8 -c a100-80g --gpus 8
+r1=$rc; e1=$(cat "$tmp/err")
+run "$VRAMSIM" synth transformer-train --hidden 1048576 --heads 1024 --ffn 1048576 --experts 1048576 --top-k 1 --layers 1 \
+  -o "$tmp/huge.vtrace"
+r2=$rc; e2=$(cat "$tmp/err")
+[ $r1 = 2 ] && grep -q -- '--ffn 1000000000 is more than 1048576' <<<"$e1" && [ ! -s "$tmp/out" ] &&
+  [ $r2 = 1 ] && grep -q 'too large to count (2.31e+18 parameters' <<<"$e2" && [ ! -e "$tmp/huge.vtrace" ]
+ok $? "shapes too large to count: plan exits 2 naming the size, synth exits 1 naming the count, no trace left"
 
 # 18-20: a 1T model (Table 1's: 128 layers x 25600 hidden x 160 heads,
 # vocabulary 51200, seq 2048) on 8 A100 80GB: P = 128 x 12 x 25600^2 +

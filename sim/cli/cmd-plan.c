@@ -518,6 +518,19 @@ cmd_plan (int argc, char **argv)
         cmd_error ("plan: --zero: stages are 0-3, not %u", s.zero.v[i]);
         return 2;
       }
+  {
+    /* A shape the generator cannot count, at the largest micro-batch searched. */
+    SynthTrainOpts big = *m;
+    big.batch = 8;
+    for (guint i = 0; i < s.mbs.n; i++)
+      big.batch = i ? MAX (big.batch, s.mbs.v[i]) : s.mbs.v[i];
+    g_autoptr (GError) size_err = NULL;
+    if (!synth_train_check_size (&big, &size_err))
+      {
+        cmd_error ("plan: %s", size_err->message);
+        return 2;
+      }
+  }
   if (ckpt && !parse_names (ckpt, &s.ckpt, ck_names, 3))
     {
       cmd_error ("plan: --checkpoint: expected none, selective and/or full, not '%s'", ckpt);

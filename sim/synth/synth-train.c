@@ -98,6 +98,19 @@
  *   backward (QKV and fc1 inputs 2·s·b·h each, attention projection input
  *   2·s·b·h/t, fc2 input 8·s·b·h/t) are FP8, half their 16-bit bytes;
  *   GEMMs run at the preset's FP8 peak (FP16 where it has none).
+ * - Fused attention (flash_attn: FlashAttention-2, Dao 2023): one causal
+ *   kernel forward (half of QKᵀ's and P·V's FLOPs) and one backward (2.5
+ *   times them), at 0.75 of the GEMM rate; a layer keeps the rows'
+ *   log-sum-exps, not the 5·a·s²·b of scores.
+ * - Multi-head latent attention (DeepSeek-V2, 2024; DeepSeek-V3's
+ *   inference code): x to a KV latent plus shared rotary key dims and
+ *   (optionally) a Q latent by weights whole on every tensor rank,
+ *   column-parallel up projections per head, the output projection
+ *   row-parallel; the up projections' input gradients are reduced at the
+ *   latents' width.
+ * - Dense layers among MoE ones (DeepSeek's first k, Qwen-MoE's and
+ *   Llama 4's every N-th MoE): their own passes, weights and activations;
+ *   the schedule times each stage by the layers it holds.
  * - Collectives are kernels with a `collective` field; their time is the
  *   network model's (sim/model/network.c) on the preset's `network`. */
 #include "synth/synth.h"
@@ -379,7 +392,7 @@ typedef struct {
   guint64 gathered;   /* stage 3: the full params while in use */
   guint64 gather_event; /* stage 3: recorded after their gather */
   guint64 pending;    /* a gradient buffer of this micro-batch not yet reduced (the tied embedding under ZeRO 2-3) */
-  gboolean dense;     /* one of an MoE model's dense first layers */
+  gboolean dense;     /* one of an MoE model's dense layers (synth_train_layer_dense) */
 } Unit;
 
 /* The kinds of operation a pass is made of. */
@@ -420,9 +433,9 @@ typedef struct {
   guint prec;         /* VsPrecision of the GEMMs */
   double es, gs;      /* bytes of an activation element; of a GEMM operand */
   guint64 full, kept, attn, ckpt, hidden_buf;
-  guint64 full_d, kept_d; /* full and kept of a dense first layer */
-  guint64 layer_n, dense_n; /* parameters on this GPU of a layer, of a dense first layer */
-  SynthTrainOpts dense_o; /* the dense first layers' shape (synth_train_dense_shape) */
+  guint64 full_d, kept_d; /* full and kept of a dense layer */
+  guint64 layer_n, dense_n; /* parameters on this GPU of a layer, of a dense one */
+  SynthTrainOpts dense_o; /* the dense layers' shape (synth_train_dense_shape) */
   guint64 pp_msg;     /* one pipeline send/recv */
   SynthGroup groups[GRP_COUNT];
   Pass pass[PASS_COUNT];
@@ -807,7 +820,7 @@ emit_pass (Train *tr, PassIndex pi, guint64 w, guint64 in, guint64 out)
   return total;
 }
 
-/* Layer U's pass P (PASS_FWD, PASS_BWD or PASS_RECOMPUTE): a dense first
+/* Layer U's pass P (PASS_FWD, PASS_BWD or PASS_RECOMPUTE): a dense
  * layer's own. */
 static PassIndex
 layer_pass (const Unit *u, PassIndex p)
@@ -834,7 +847,7 @@ build_passes (Train *tr)
   build_fwd (tr, tr->pass[PASS_RECOMPUTE].ops, TRUE);
   if (synth_train_dense_count (tr->o) > 0)
     {
-      /* The dense first layers' passes, built from their own shape. */
+      /* The dense layers' passes, built from their own shape. */
       const SynthTrainOpts *o = tr->o;
       tr->o = &tr->dense_o;
       build_fwd (tr, tr->pass[PASS_DENSE_FWD].ops, FALSE);
@@ -1408,7 +1421,7 @@ layout_of (Train *tr, const SynthTrainOpts *o)
 }
 
 /* Stage 0's units and their parameter counts (tr->layer_n, and
- * tr->dense_n for the dense first layers). */
+ * tr->dense_n for the dense layers). */
 static void
 units_of (Train *tr)
 {
@@ -1475,8 +1488,46 @@ synth_train_state_device_bytes (const SynthTrainOpts *o)
 }
 
 gboolean
+synth_train_check_size (const SynthTrainOpts *o, GError **error)
+{
+  struct { const char *name; guint v, max; } sizes[] = {
+    { "layers", o->layers, 1u << 20 }, { "hidden", o->hidden, 1u << 20 }, { "heads", o->heads, 1u << 20 },
+    { "kv-heads", o->kv_heads, 1u << 20 }, { "ffn", o->ffn, 1u << 20 }, { "head-dim", o->head_dim, 1u << 20 },
+    { "experts", o->experts, 1u << 20 }, { "shared-ffn", o->shared_ffn, 1u << 20 }, { "dense-ffn", o->dense_ffn, 1u << 20 },
+    { "kv-lora-rank", o->kv_lora, 1u << 20 }, { "q-lora-rank", o->q_lora, 1u << 20 },
+    { "qk-rope-head-dim", o->qk_rope, 1u << 20 }, { "v-head-dim", o->v_head, 1u << 20 }, { "vocab", o->vocab, 1u << 27 },
+    { "seq", o->seq, 1u << 24 }, { "batch", o->batch, 1u << 20 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    if (sizes[i].v > sizes[i].max)
+      {
+        g_set_error (error, VS_SYNTH_ERROR, 0, "transformer-train: --%s %u is more than %u", sizes[i].name, sizes[i].v,
+                     sizes[i].max);
+        return FALSE;
+      }
+  /* Under those bounds each weight count below fits in 64 bits; what they
+   * add up to, and the activations, are checked in doubles. */
+  double h = o->hidden, T = (double) o->seq * o->batch;
+  double layer = (double) synth_train_attn_params (o) + (double) synth_train_shared_params (o)
+                 + (double) synth_train_mlp_params (o) * MAX (o->experts, 1u) + h * o->experts;
+  double params = o->layers * layer + 2.0 * o->vocab * h;
+  double act = T * (h * 64 + (double) synth_train_core_width (o) * 8 + (double) ffn_of (o) * 8 * MAX (o->top_k, 1u));
+  double scores = 10.0 * o->heads * o->seq * T;
+  if (params > 1e15 || act > 0x1p56 || scores > 0x1p56)
+    {
+      g_set_error (error, VS_SYNTH_ERROR, 0,
+                   "transformer-train: the shape is too large to count (%.3g parameters, %.3g bytes of a layer's "
+                   "activations, %.3g of its scores; at most 1e15 and 2^56)", params, act, scores);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
 synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
 {
+  if (!synth_train_check_size (o, error))
+    return FALSE;
   Train tr = { 0 };
   tr.e = e;
   layout_of (&tr, o);

@@ -297,6 +297,11 @@ guint64 synth_train_core_width (const SynthTrainOpts *o);
  * down projections; 0 otherwise). */
 guint64 synth_train_attn_replicated (const SynthTrainOpts *o);
 gboolean synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error);
+/* FALSE (ERROR naming the size) for a shape too large to count in the
+ * generator's 64-bit sizes: a size above 2^20 (the vocabulary 2^27, the
+ * sequence 2^24), more than 10^15 parameters, or a layer's activations or
+ * scores above 2^56 bytes. */
+gboolean synth_train_check_size (const SynthTrainOpts *o, GError **error);
 /* The device bytes of stage 0's parameters, gradients and optimizer states
  * as the generator allocates them (live together from before the first
  * step to the end), with the fp32 gradients its optimizer step adds under
