@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..39"
+echo "1..41"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -581,6 +581,53 @@ assert b["bytes"] == 2 * 2 * 16 * 512 * 512 + 4 * 2 * 16 * 512, b
 assert not [n for n in k if "qk_bmm" in n or "av_bmm" in n or "softmax" in n or "dropout_attn" in n], list(k)
 PY
 ok $? "synth --flash-attn: one fused kernel forward and one backward, their FLOPs' times and bytes by hand, no scores"
+
+# synth --window 128 --global-every 2 --flash-attn (b = 2, 16 heads, s =
+# 512, head_dim 64): layer 0 attends through its window, 2 x 512 x 128 -
+# 128^2 = 114688 (query, key) pairs' worth a head against 512^2 on layer
+# 1: 2 x 16 x 114688 x 128 FLOPs, 2509 ns, against 5736 ns.
+"$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --seq 512 --batch 2 --vocab 32000 \
+  --flash-attn --window 128 --global-every 2 -c a100-80g -o "$tmp/sw.jsonl" 2>/dev/null
+python3 - "$tmp/sw.jsonl" <<'PY'
+import json, sys
+ns = []
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("op") == "kernel" and e["name"] == "flash_attn_fwd":
+        ns.append(e["compute_ns"])
+local = round(2 * 16 * (2 * 512 * 128 - 128 ** 2) * 128 / 0.75 / (312e12 * 0.8) * 1e9)
+assert local == 2509 and ns[:2] == [2509, 5736], ns[:4]
+PY
+r=$?
+run "$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --seq 512 --batch 2 --window 128 -o "$tmp/sw2.jsonl"
+[ $r = 0 ] && [ $rc = 0 ] && grep -q -- '--window without --flash-attn changes nothing' "$tmp/err"
+ok $? "synth --window 128 --global-every 2: the local layer's fused attention by hand, the global one's as before; without --flash-attn, said to change nothing"
+# The window from config.json: gpt-oss's layer_types (sliding, full,
+# ...) give --window 128 --global-every 2, the same plan as the flags;
+# layer_types of another pattern are said and taken as full attention.
+cat > "$tmp/go.json" <<'EOF'
+{ "model_type": "gpt_oss", "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 512, "num_attention_heads": 16,
+  "num_key_value_heads": 4, "num_hidden_layers": 4, "vocab_size": 32000, "num_local_experts": 4, "num_experts_per_tok": 2,
+  "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"] }
+EOF
+sed 's/"sliding_attention", "full_attention", "sliding_attention", "full_attention"/"full_attention", "sliding_attention", "sliding_attention", "full_attention"/' "$tmp/go.json" > "$tmp/go-odd.json"
+P="--seq 512 --global-batch 4 -c a100-80g --gpus 1 --flash-attn --format json"
+# shellcheck disable=SC2086
+"$VRAMSIM" plan --model "$tmp/go.json" $P > "$tmp/go1.json" 2>/dev/null
+# shellcheck disable=SC2086
+"$VRAMSIM" plan --layers 4 --hidden 1024 --heads 16 --kv-heads 4 --ffn 512 --gated --experts 4 --top-k 2 --vocab 32000 \
+  --window 128 --global-every 2 $P > "$tmp/go2.json" 2>/dev/null
+# shellcheck disable=SC2086
+"$VRAMSIM" plan --model "$tmp/go-odd.json" $P > "$tmp/go3.json" 2>/dev/null
+python3 - "$tmp/go1.json" "$tmp/go2.json" "$tmp/go3.json" "$tmp/go-odd.json" <<'PY'
+import json, sys
+a, b, c = (json.load(open(f)) for f in sys.argv[1:4])
+assert a["layouts"] == b["layouts"], "the config's window differs from the flags'"
+assert c["warnings"] == ["--model %s: layer_types: not every N-th layer full and the rest sliding; every layer is "
+                         "taken as full attention" % sys.argv[4]], c.get("warnings")
+assert c["layouts"][0]["step_ns"] > a["layouts"][0]["step_ns"]
+PY
+ok $? "--model reads sliding_window and layer_types as the flags; an irregular layer_types is said and taken as full"
 
 # 17: bad input and usage.
 echo '{ "hidden_size": "big" }' > "$tmp/bad.json"

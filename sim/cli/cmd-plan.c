@@ -102,6 +102,61 @@ hf_str (const cJSON *o, const char *key)
   return cJSON_IsString (v) ? v->valuestring : NULL;
 }
 
+/* Sliding-window attention from a config.json: sliding_window (unless
+ * use_sliding_window is false, as Qwen's), on which layers layer_types
+ * says ("sliding_attention" or "full_attention": every layer but each
+ * N-th full, or all of them), else Gemma 3's sliding_window_pattern N,
+ * Gemma 2's alternation (N = 2), or every layer (Mistral). A layer_types
+ * of another pattern is said, and taken as full attention. */
+static gboolean
+read_window (const cJSON *root, const char *mt, SynthTrainOpts *m, GPtrArray *warn, const char *path, GError **error)
+{
+  if (!hf_uint (root, "sliding_window", &m->window, path, error))
+    return FALSE;
+  if (cJSON_IsFalse (cJSON_GetObjectItemCaseSensitive (root, "use_sliding_window")))
+    m->window = 0;
+  if (m->window == 0)
+    return TRUE;
+  const cJSON *types = cJSON_GetObjectItemCaseSensitive (root, "layer_types");
+  if (cJSON_IsArray (types))
+    {
+      guint n = (guint) cJSON_GetArraySize (types), first_full = 0, k = 0;
+      gboolean any_full = FALSE, regular = n == m->layers;
+      const cJSON *t;
+      cJSON_ArrayForEach (t, types)
+        {
+          gboolean full = !(cJSON_IsString (t) && strcmp (t->valuestring, "sliding_attention") == 0);
+          if (full && !any_full)
+            any_full = TRUE, first_full = k;
+          k++;
+        }
+      m->global_every = any_full ? first_full + 1 : 0;
+      k = 0;
+      cJSON_ArrayForEach (t, types)
+        {
+          gboolean full = !(cJSON_IsString (t) && strcmp (t->valuestring, "sliding_attention") == 0);
+          regular &= full == (m->global_every > 0 && (k + 1) % m->global_every == 0);
+          k++;
+        }
+      if (!regular)
+        {
+          g_ptr_array_add (warn, g_strdup_printf ("--model %s: layer_types: not every N-th layer full and the rest "
+                                                  "sliding; every layer is taken as full attention", path));
+          m->window = m->global_every = 0;
+        }
+      return TRUE;
+    }
+  double pattern = 0;
+  const cJSON *pv = cJSON_GetObjectItemCaseSensitive (root, "sliding_window_pattern");
+  if (cJSON_IsNumber (pv))
+    pattern = pv->valuedouble;
+  if (pattern >= 1 && pattern <= 1e6)
+    m->global_every = (guint) pattern;
+  else if (mt && g_str_has_prefix (mt, "gemma2"))
+    m->global_every = 2;
+  return TRUE;
+}
+
 /* --model FILE: hidden_size, num_hidden_layers, num_attention_heads,
  * num_key_value_heads, intermediate_size, vocab_size, num_local_experts
  * (or Qwen's num_experts, DeepSeek's n_routed_experts), num_experts_per_tok,
@@ -212,6 +267,8 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
         g_ptr_array_add (warn, g_strdup_printf ("--model %s: moe_layer_freq: every layer after the first "
                                                 "first_k_dense_replace is taken as MoE", path));
     }
+  if (ok)
+    ok = read_window (root, mt, m, warn, path, error);
   if (ok && (m->kv_heads == m->heads || m->kv_lora > 0))
     m->kv_heads = 0;
   if (ok && m->head_dim * m->heads == m->hidden)
@@ -266,6 +323,7 @@ cmd_plan (int argc, char **argv)
   gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, moe_every = -1, kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
   gint jobs = 0, top = -1;
   gint64 batch = 0;
+  gint window = -1, global_every = -1;
   gboolean gated = FALSE, untied = FALSE, flash = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
   GOptionEntry entries[] = {
     { "model", 0, 0, G_OPTION_ARG_FILENAME, &model, "A Hugging Face config.json for the shape (the flags below override it)", "FILE" },
@@ -284,6 +342,8 @@ cmd_plan (int argc, char **argv)
     { "untied", 0, 0, G_OPTION_ARG_NONE, &untied, "The LM head is its own matrix, not the embedding's (tie_word_embeddings false)", NULL },
     { "flash-attn", 0, 0, G_OPTION_ARG_NONE, &flash,
       "Fused causal attention (FlashAttention, TE/cuDNN, SDPA): no scores in memory (default: materialized, Megatron-LM 2021's)", NULL },
+    { "window", 0, 0, G_OPTION_ARG_INT, &window, "Sliding-window attention over the last W tokens (0 = none)", "W" },
+    { "global-every", 0, 0, G_OPTION_ARG_INT, &global_every, "With --window: every N-th layer attends to the whole sequence (0 = none)", "N" },
     { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (2048)", "S" },
     { "vocab", 0, 0, G_OPTION_ARG_INT, &vocab, "Vocabulary size (51200)", "V" },
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
@@ -439,11 +499,13 @@ cmd_plan (int argc, char **argv)
   if (gated) m->gated_mlp = TRUE;
   if (untied) m->untied = TRUE;
   if (flash) m->flash_attn = TRUE;
+  if (window != -1) m->window = window;
+  if (global_every != -1) m->global_every = global_every;
   m->seq = seq > 0 ? (guint) seq : 0;
   if (m->experts == 0)
     m->top_k = 0;
   if (layers < -1 || hidden < -1 || heads < -1 || kv_heads < -1 || ffn < -1 || vocab < -1 || experts < -1 || top_k < -1
-      || head_dim < -1 || shared_ffn < -1 || dense_layers < -1 || dense_ffn < -1 || moe_every < -1 || kv_lora < -1 || q_lora < -1 || qk_rope < -1 || v_head < -1)
+      || head_dim < -1 || shared_ffn < -1 || dense_layers < -1 || dense_ffn < -1 || moe_every < -1 || window < -1 || global_every < -1 || kv_lora < -1 || q_lora < -1 || qk_rope < -1 || v_head < -1)
     {
       cmd_error ("plan: the shape's sizes are positive");
       return 2;
@@ -456,11 +518,12 @@ cmd_plan (int argc, char **argv)
   if ((m->head_dim == 0 && m->hidden % m->heads) || (m->kv_heads && (m->kv_heads > m->heads || m->heads % m->kv_heads))
       || (m->experts && (m->top_k < 1 || m->top_k > m->experts)) || (m->shared_ffn && !m->experts)
       || (m->kv_lora == 0 && (m->q_lora || m->qk_rope || m->v_head)) || (m->kv_lora && m->kv_heads)
-      || ((m->dense_layers || m->dense_ffn || m->moe_every) && !m->experts) || m->dense_layers > m->layers)
+      || ((m->dense_layers || m->dense_ffn || m->moe_every) && !m->experts) || m->dense_layers > m->layers
+      || (m->global_every && !m->window))
     {
       cmd_error ("plan: --hidden must be a multiple of --heads (unless --head-dim is given), --kv-heads divide --heads, "
                  "--top-k be 1..experts, --shared-ffn, --dense-layers (at most --layers) and --moe-every go with --experts, --q-lora-rank, --qk-rope-head-dim and "
-                 "--v-head-dim with --kv-lora-rank (which takes no --kv-heads)");
+                 "--v-head-dim with --kv-lora-rank (which takes no --kv-heads), --global-every with --window");
       return 2;
     }
   if (batch < 1)

@@ -247,6 +247,7 @@ train (int argc, char **argv)
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
   int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, moe_every = 0, kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
   gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE, flash = FALSE;
+  int window = 0, global_every = 0;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
   GOptionEntry entries[] = {
@@ -270,6 +271,9 @@ train (int argc, char **argv)
     { "untied", 0, 0, G_OPTION_ARG_NONE, &untied, "The LM head is its own vocab x hidden matrix, not the embedding's (Llama, Mistral)", NULL },
     { "flash-attn", 0, 0, G_OPTION_ARG_NONE, &flash,
       "Fused causal attention (FlashAttention, TE/cuDNN, SDPA): no scores in memory (default: materialized, Megatron-LM 2021's)", NULL },
+    { "window", 0, 0, G_OPTION_ARG_INT, &window, "Sliding-window attention over the last W tokens (Mistral, Gemma, gpt-oss; 0 = none)", "W" },
+    { "global-every", 0, 0, G_OPTION_ARG_INT, &global_every,
+      "With --window: layers g with (g + 1) % N == 0 attend to the whole sequence (Gemma 2, gpt-oss: 2; Gemma 3: 6; 0 = none)", "N" },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed; fp8: Transformer Engine)", "P" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer, "adam or sgd (adam)", "OPT" },
     { "checkpoint", 0, 0, G_OPTION_ARG_STRING, &checkpoint, "none, full, every=N or selective (none)", "MODE" },
@@ -344,6 +348,8 @@ train (int argc, char **argv)
                || ((dense_layers > 0 || moe_every > 1) && (dense_ffn > 0 ? dense_ffn : 4 * hidden) % tp != 0))
         rc = usage_error (ctx, "%s: --dense-layers (at most --layers), --moe-every and --dense-ffn go with --experts; "
                           "the dense inner size is a multiple of --tp", "transformer-train");
+      else if (window < 0 || global_every < 0 || (global_every > 0 && window == 0))
+        rc = usage_error (ctx, "%s: --window is 0 or more, and --global-every goes with it", "transformer-train");
       else if (params && !parse_count (params, &o.params))
         rc = usage_error (ctx, "--params: not a count: '%s'", params);
       else if (precision && !synth_precision_from_name (precision, &o.precision))
@@ -390,6 +396,9 @@ train (int argc, char **argv)
   o.kv_lora = (guint) kv_lora, o.q_lora = (guint) q_lora, o.qk_rope = (guint) qk_rope, o.v_head = (guint) v_head;
   o.ddp_local = ddp && strcmp (ddp, "local") == 0;
   o.flash_attn = flash;
+  o.window = (guint) MAX (window, 0), o.global_every = (guint) MAX (global_every, 0);
+  if (window > 0 && !flash)
+    synth_warn (&c, "--window without --flash-attn changes nothing: materialized scores are s x s, the window a mask");
   if (flash && o.precision == SYNTH_PREC_FP32)
     synth_warn (&c, "--flash-attn with --precision fp32: fused attention kernels run fp16/bf16; timed at the fp16 rate");
   if (zero > 0 && dp == 1)

@@ -77,14 +77,19 @@ plan_step_flops (const SynthTrainOpts *m, guint64 global_batch, guint ckpt, doub
   /* Per token and layer: 2 FLOPs a weight, and QKᵀ and attention·V
    * (2·s·heads·head_dim each, 4·s·h for GPT; latent attention's QK and V
    * dims apart: synth_train_core_width). */
-  double core = synth_train_core_width (m);
-  double layer = tokens * m->layers * (2 * (synth_train_attn_params (m) + mlp) + 2 * s * core);
+  double core = synth_train_core_width (m), keys = s;
+  guint local = 0;
+  for (guint g = 0; g < m->layers; g++)
+    local += synth_train_layer_local (m, g);
+  if (local > 0)   /* a query's keys, on average over the layers: a window's on the local ones */
+    keys = (s * (m->layers - local) + (double) MIN (m->window, m->seq) * local) / m->layers;
+  double layer = tokens * m->layers * (2 * (synth_train_attn_params (m) + mlp) + 2 * keys * core);
   double logits = tokens * 2.0 * m->vocab * h;
   double fwd = layer + logits;
   *model = 3 * fwd;
   /* Recomputation repeats the layers' forward (full) or the attention
    * core's (selective); never the logits (Narayanan et al. eq. 3). */
-  double extra = ckpt == PLAN_CKPT_FULL ? layer : ckpt == PLAN_CKPT_SELECTIVE ? tokens * m->layers * 2 * s * core : 0;
+  double extra = ckpt == PLAN_CKPT_FULL ? layer : ckpt == PLAN_CKPT_SELECTIVE ? tokens * m->layers * 2 * keys * core : 0;
   *executed = *model + extra;
 }
 
@@ -445,6 +450,8 @@ search_identity (const PlanSearch *s)
     g_string_append_printf (id, " shared_ffn=%u", m->shared_ffn);
   if (m->flash_attn)
     g_string_append (id, " flash=1");
+  if (m->window)
+    g_string_append_printf (id, " window=%u,%u", m->window, m->global_every);
   if (m->dense_layers != 0)
     g_string_append_printf (id, " dense=%u,%u", m->dense_layers, m->dense_ffn);
   if (m->moe_every > 1)

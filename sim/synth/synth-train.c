@@ -288,6 +288,23 @@ synth_train_layer_dense (const SynthTrainOpts *o, guint g)
   return o->experts > 0 && (g < o->dense_layers || (o->moe_every > 1 && (g + 1) % o->moe_every != 0));
 }
 
+/* A layer's kind: KIND_DENSE (an MoE model's dense layer), KIND_LOCAL
+ * (sliding-window attention), both, or neither. */
+enum { KIND_DENSE = 1, KIND_LOCAL = 2, KINDS = 4 };
+
+gboolean
+synth_train_layer_local (const SynthTrainOpts *o, guint g)
+{
+  return o->window > 0 && o->window < o->seq && (o->global_every == 0 || (g + 1) % o->global_every != 0);
+}
+
+/* Layer G's KIND_DENSE | KIND_LOCAL. */
+static guint
+synth_train_layer_kind (const SynthTrainOpts *o, guint g)
+{
+  return (synth_train_layer_dense (o, g) ? KIND_DENSE : 0) | (synth_train_layer_local (o, g) ? KIND_LOCAL : 0);
+}
+
 guint
 synth_train_dense_count (const SynthTrainOpts *o)
 {
@@ -393,6 +410,7 @@ typedef struct {
   guint64 gather_event; /* stage 3: recorded after their gather */
   guint64 pending;    /* a gradient buffer of this micro-batch not yet reduced (the tied embedding under ZeRO 2-3) */
   gboolean dense;     /* one of an MoE model's dense layers (synth_train_layer_dense) */
+  guint8 kind;        /* KIND_DENSE | KIND_LOCAL of a layer */
 } Unit;
 
 /* The kinds of operation a pass is made of. */
@@ -412,11 +430,11 @@ typedef struct {
   double flops;       /* LOP_FUSED: at the GEMM rate (synth_kernel's) */
 } Lop;
 
-/* The passes every layer (or the embedding, or the head) runs. */
-typedef enum {
-  PASS_FWD, PASS_BWD, PASS_RECOMPUTE, PASS_ATTN_RECOMPUTE, PASS_EMB_FWD, PASS_EMB_BWD, PASS_HEAD_FWD,
-  PASS_HEAD_BWD, PASS_DENSE_FWD, PASS_DENSE_BWD, PASS_DENSE_RECOMPUTE, PASS_COUNT
-} PassIndex;
+/* The passes every layer runs (one set for each kind of layer), and the
+ * embedding's and the head's. */
+typedef enum { PASS_FWD, PASS_BWD, PASS_RECOMPUTE, PASS_ATTN_RECOMPUTE, LAYER_PASSES } LayerPassIndex;
+typedef enum { PASS_EMB_FWD, PASS_EMB_BWD, PASS_HEAD_FWD, PASS_HEAD_BWD, PASS_COUNT } PassIndex;
+
 
 typedef struct {
   GArray *ops;        /* Lop */
@@ -439,6 +457,8 @@ typedef struct {
   guint64 pp_msg;     /* one pipeline send/recv */
   SynthGroup groups[GRP_COUNT];
   Pass pass[PASS_COUNT];
+  Pass lpass[KINDS][LAYER_PASSES]; /* the layers' passes, by kind (built for the kinds the model has) */
+  guint window;       /* while building a kind's passes: its attention window (0: the whole sequence) */
   guint64 p2p_ns;      /* a send between neighbouring stages */
   guint64 p2p_wrap_ns; /* between the last stage and the first (interleaved) */
   guint64 comm_event; /* last gradient collective on COMM, 0 if none */
@@ -531,6 +551,17 @@ sp_gather (Train *tr, GArray *ops, double bytes)
     add_op (ops, collop ("nccl_all_gather", VS_COLL_ALL_GATHER, GRP_TP, bytes / tr->t));
 }
 
+/* Twice the (query, key) pairs fused causal attention computes, over the
+ * heads and the micro-batch: s² for the whole sequence, 2·s·w - w² through
+ * a window of w (the layers being built: tr->window). */
+static double
+attended (const Train *tr)
+{
+  const SynthTrainOpts *o = tr->o;
+  double s = o->seq, w = tr->window, bh = (double) o->batch * (o->heads / tr->t);
+  return bh * (w > 0 && w < s ? 2 * s * w - w * w : s * s);
+}
+
 /* The attention core's forward: QKᵀ, the fused scale-mask-softmax, its
  * dropout, attention·V (NAMES: forward or recompute). */
 static void
@@ -542,8 +573,9 @@ attention_core (Train *tr, GArray *ops, gboolean rc)
   if (o->flash_attn)
     {
       /* Causal: half the tiles of QKᵀ and P·V, 2·s²/2·(qk + v) FLOPs a
-       * head; it reads Q, K and V, writes O and the log-sum-exps. */
-      double flops = scores * (double) (qk_dim (o) + v_dim (o));
+       * head (through a window of w, 2·(s·w - w²/2)·(qk + v)); it reads
+       * Q, K and V, writes O and the log-sum-exps. */
+      double flops = attended (tr) * (double) (qk_dim (o) + v_dim (o));
       double io = tr->es * (double) b * heads * s * (2.0 * qk_dim (o) + 2.0 * v_dim (o)) + 4.0 * b * heads * s;
       add_op (ops, fusedop (rc ? "flash_attn_fwd_recompute" : "flash_attn_fwd", flops / FLASH_REL, io));
       return;
@@ -683,7 +715,7 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
       /* Five causal half-GEMMs (QKᵀ again, dV, dP, dQ, dK: 2.5 times the
        * forward's FLOPs, Dao 2023); reads Q, K, V, O, dO and the
        * log-sum-exps, writes dQ, dK and dV. */
-      double flops = scores * (3.0 * qk + 2.0 * vd);
+      double flops = attended (tr) * (3.0 * qk + 2.0 * vd);
       double io = es * (double) b * heads * s * (4.0 * qk + 4.0 * vd) + 4.0 * b * heads * s;
       add_op (ops, fusedop ("flash_attn_bwd", flops / FLASH_REL, io));
     }
@@ -793,9 +825,8 @@ lop_ns (Train *tr, const Lop *op)
 /* Emits pass PI on the compute stream: GEMMs read W (when they use the
  * weights) and IN, everything writes OUT; collectives read and write OUT. */
 static guint64
-emit_pass (Train *tr, PassIndex pi, guint64 w, guint64 in, guint64 out)
+emit_pass (Train *tr, const Pass *ps, guint64 w, guint64 in, guint64 out)
 {
-  const Pass *ps = &tr->pass[pi];
   guint64 total = 0;
   for (guint i = 0; i < ps->ops->len; i++)
     {
@@ -820,14 +851,11 @@ emit_pass (Train *tr, PassIndex pi, guint64 w, guint64 in, guint64 out)
   return total;
 }
 
-/* Layer U's pass P (PASS_FWD, PASS_BWD or PASS_RECOMPUTE): a dense
- * layer's own. */
-static PassIndex
-layer_pass (const Unit *u, PassIndex p)
+/* Layer U's pass P, its kind's. */
+static const Pass *
+layer_pass (const Train *tr, const Unit *u, LayerPassIndex p)
 {
-  if (!u->dense)
-    return p;
-  return p == PASS_FWD ? PASS_DENSE_FWD : p == PASS_BWD ? PASS_DENSE_BWD : PASS_DENSE_RECOMPUTE;
+  return &tr->lpass[u->kind][p];
 }
 
 /* The activations layer U keeps: all of them, or selective's. */
@@ -838,33 +866,48 @@ layer_act (const Train *tr, const Unit *u, gboolean selective)
 }
 
 static void
+pass_time (Train *tr, Pass *ps)
+{
+  ps->ns = 0;
+  for (guint j = 0; j < ps->ops->len; j++)
+    ps->ns += lop_ns (tr, &g_array_index (ps->ops, Lop, j));
+}
+
+static void
 build_passes (Train *tr)
 {
   for (guint i = 0; i < PASS_COUNT; i++)
     tr->pass[i].ops = g_array_new (FALSE, FALSE, sizeof (Lop));
-  build_fwd (tr, tr->pass[PASS_FWD].ops, FALSE);
-  build_bwd (tr, tr->pass[PASS_BWD].ops, tr->layer_n);
-  build_fwd (tr, tr->pass[PASS_RECOMPUTE].ops, TRUE);
-  if (synth_train_dense_count (tr->o) > 0)
+  /* Every kind the model has, for the schedule's stages, and the plain
+   * one always. */
+  const SynthTrainOpts *o = tr->o;
+  gboolean held[KINDS] = { TRUE };
+  for (guint g = 0; g < o->layers; g++)
+    held[synth_train_layer_kind (o, g)] = TRUE;
+  for (guint k = 0; k < KINDS; k++)
     {
-      /* The dense layers' passes, built from their own shape. */
-      const SynthTrainOpts *o = tr->o;
-      tr->o = &tr->dense_o;
-      build_fwd (tr, tr->pass[PASS_DENSE_FWD].ops, FALSE);
-      build_bwd (tr, tr->pass[PASS_DENSE_BWD].ops, tr->dense_n);
-      build_fwd (tr, tr->pass[PASS_DENSE_RECOMPUTE].ops, TRUE);
-      tr->o = o;
+      Pass *lp = tr->lpass[k];
+      for (guint i = 0; i < LAYER_PASSES; i++)
+        lp[i].ops = g_array_new (FALSE, FALSE, sizeof (Lop));
+      if (!held[k])
+        continue;
+      /* A dense layer's passes are built from its own shape, a local
+       * layer's with its window. */
+      tr->o = k & KIND_DENSE ? &tr->dense_o : o;
+      tr->window = k & KIND_LOCAL ? o->window : 0;
+      build_fwd (tr, lp[PASS_FWD].ops, FALSE);
+      build_bwd (tr, lp[PASS_BWD].ops, k & KIND_DENSE ? tr->dense_n : tr->layer_n);
+      build_fwd (tr, lp[PASS_RECOMPUTE].ops, TRUE);
+      attention_core (tr, lp[PASS_ATTN_RECOMPUTE].ops, TRUE);
+      for (guint i = 0; i < LAYER_PASSES; i++)
+        pass_time (tr, &lp[i]);
     }
-  attention_core (tr, tr->pass[PASS_ATTN_RECOMPUTE].ops, TRUE);
+  tr->o = o;
+  tr->window = 0;
   build_emb (tr, tr->pass[PASS_EMB_FWD].ops, tr->pass[PASS_EMB_BWD].ops);
   build_head (tr, tr->pass[PASS_HEAD_FWD].ops, tr->pass[PASS_HEAD_BWD].ops);
   for (guint i = 0; i < PASS_COUNT; i++)
-    {
-      Pass *ps = &tr->pass[i];
-      ps->ns = 0;
-      for (guint j = 0; j < ps->ops->len; j++)
-        ps->ns += lop_ns (tr, &g_array_index (ps->ops, Lop, j));
-    }
+    pass_time (tr, &tr->pass[i]);
 }
 
 /* ---- groups ---- */
@@ -1173,7 +1216,7 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
       if (emb->n != 0)
         {
           guint64 w = params_acquire (tr, emb);
-          emit_pass (tr, PASS_EMB_FWD, w, in, first);
+          emit_pass (tr, &tr->pass[PASS_EMB_FWD], w, in, first);
           params_release (tr, emb);
         }
     }
@@ -1194,7 +1237,7 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
             tmp = synth_alloc (e, tr->attn, VS_MEM_DEVICE, "activations");
           guint64 next = i + 1 < L ? (A[i + 1] = synth_alloc (e, layer_act (tr, u + 1, sel), VS_MEM_DEVICE, "activations"))
                                    : (out = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace"));
-          emit_pass (tr, layer_pass (u, PASS_FWD), w, A[i], next);
+          emit_pass (tr, layer_pass (tr, u, PASS_FWD), w, A[i], next);
           if (tmp != 0)
             synth_free (e, tmp);
         }
@@ -1208,7 +1251,7 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
             next = out = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
           else if ((i + 1) % N == 0)
             next = C[seg + 1] = synth_alloc (e, tr->ckpt, VS_MEM_DEVICE, "activations");
-          emit_pass (tr, layer_pass (u, PASS_FWD), w, input, next != 0 ? next : A[i]);
+          emit_pass (tr, layer_pass (tr, u, PASS_FWD), w, input, next != 0 ? next : A[i]);
           /* Without grad, a layer's activations die once the next layer has run. */
           if (i % N != 0)
             {
@@ -1239,7 +1282,7 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
     {
       guint64 w = params_acquire (tr, emb);
       mb->logits = synth_alloc (e, tokens * o->vocab * 2 * act_scale (o) / tr->t, VS_MEM_DEVICE, "workspace");
-      emit_pass (tr, PASS_HEAD_FWD, w, out, mb->logits);
+      emit_pass (tr, &tr->pass[PASS_HEAD_FWD], w, out, mb->logits);
       /* Kept gathered (ZeRO-3) for the head's backward, which follows. */
     }
   synth_free (e, out);
@@ -1270,7 +1313,7 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
        * gradient buffer takes the head's part first. */
       guint64 w = params_acquire (tr, emb);
       guint64 gbuf = grads_acquire (tr, emb);
-      emit_pass (tr, PASS_HEAD_BWD, w, mb->logits, gbuf);
+      emit_pass (tr, &tr->pass[PASS_HEAD_BWD], w, mb->logits, gbuf);
       grads_commit (tr, emb, gbuf, FALSE, TRUE);
       synth_free (e, mb->logits);
       mb->logits = 0;
@@ -1297,7 +1340,7 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
               guint64 input = j == seg * N ? Cs[seg] : A[j - 1];
               const Unit *uj = &tr->units[base + j];
               A[j] = synth_alloc (e, layer_act (tr, uj, FALSE), VS_MEM_DEVICE, "activations");
-              emit_pass (tr, layer_pass (uj, PASS_RECOMPUTE), wj, input, A[j]);
+              emit_pass (tr, layer_pass (tr, uj, PASS_RECOMPUTE), wj, input, A[j]);
               if (j != ii)
                 params_release (tr, &tr->units[base + j]);
             }
@@ -1305,11 +1348,11 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
       else if (o->checkpoint == SYNTH_CKPT_SELECTIVE)
         {
           tmp = synth_alloc (e, tr->attn, VS_MEM_DEVICE, "activations");
-          emit_pass (tr, PASS_ATTN_RECOMPUTE, w, A[ii], tmp);
+          emit_pass (tr, layer_pass (tr, u, PASS_ATTN_RECOMPUTE), w, A[ii], tmp);
         }
       guint64 gbuf = grads_acquire (tr, u);
       guint64 dx = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
-      emit_pass (tr, layer_pass (u, PASS_BWD), w, A[ii], dx);
+      emit_pass (tr, layer_pass (tr, u, PASS_BWD), w, A[ii], dx);
       synth_free (e, dy);
       dy = dx;
       if (tmp != 0)
@@ -1326,7 +1369,7 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
       if (emb->n != 0)
         {
           guint64 gbuf = grads_acquire (tr, emb);
-          emit_pass (tr, PASS_EMB_BWD, 0, dy, gbuf);
+          emit_pass (tr, &tr->pass[PASS_EMB_BWD], 0, dy, gbuf);
           grads_commit (tr, emb, gbuf, last_micro, FALSE);
         }
       synth_free (e, mb->in);
@@ -1347,20 +1390,23 @@ stage_times (Train *tr, double *t_f, double *t_b)
   const SynthTrainOpts *o = tr->o;
   guint p = tr->pp, v = tr->v;
   gboolean emb = tr->units[tr->Ls].n != 0;
-  double recompute = o->checkpoint == SYNTH_CKPT_EVERY ? (double) tr->pass[PASS_RECOMPUTE].ns
-                     : o->checkpoint == SYNTH_CKPT_SELECTIVE ? (double) tr->pass[PASS_ATTN_RECOMPUTE].ns : 0;
+  LayerPassIndex rc = o->checkpoint == SYNTH_CKPT_EVERY ? PASS_RECOMPUTE : PASS_ATTN_RECOMPUTE;
   for (guint c = 0; c < v; c++)
     for (guint s = 0; s < p; s++)
       {
         guint vs = c * p + s;
-        /* Its Lc layers from vs·Lc on, and which of them are dense. */
-        guint nd = 0;
+        /* Its Lc layers from vs·Lc on, counted by kind. */
+        guint n[KINDS] = { 0 };
         for (guint g = vs * tr->Lc; g < (vs + 1) * tr->Lc; g++)
-          nd += synth_train_layer_dense (o, g);
-        double rd = o->checkpoint == SYNTH_CKPT_EVERY ? (double) tr->pass[PASS_DENSE_RECOMPUTE].ns : recompute;
-        t_f[vs] = (double) (tr->Lc - nd) * (double) tr->pass[PASS_FWD].ns + (double) nd * (double) tr->pass[PASS_DENSE_FWD].ns;
-        t_b[vs] = (double) (tr->Lc - nd) * ((double) tr->pass[PASS_BWD].ns + recompute)
-                  + (double) nd * ((double) tr->pass[PASS_DENSE_BWD].ns + rd);
+          n[synth_train_layer_kind (o, g)]++;
+        t_f[vs] = t_b[vs] = 0;
+        for (guint k = 0; k < KINDS; k++)
+          {
+            const Pass *lp = tr->lpass[k];
+            double recompute = o->checkpoint == SYNTH_CKPT_NONE ? 0 : (double) lp[rc].ns;
+            t_f[vs] += (double) n[k] * (double) lp[PASS_FWD].ns;
+            t_b[vs] += (double) n[k] * ((double) lp[PASS_BWD].ns + recompute);
+          }
         if (vs == 0 && emb)
           t_f[vs] += (double) tr->pass[PASS_EMB_FWD].ns, t_b[vs] += (double) tr->pass[PASS_EMB_BWD].ns;
         if (vs + 1 == p * v && emb)
@@ -1458,7 +1504,8 @@ units_of (Train *tr)
       /* Stage 0's layer i is the model's layer (i / Lc)·pp·Lc + i % Lc. */
       guint global = i / tr->Lc * tr->pp * tr->Lc + i % tr->Lc;
       Unit *u = &tr->units[i];
-      u->dense = synth_train_layer_dense (o, global);
+      u->kind = (guint8) synth_train_layer_kind (o, global);
+      u->dense = (u->kind & KIND_DENSE) != 0;
       u->n = u->dense ? tr->dense_n : tr->layer_n;
       u->n_exp = u->dense ? 0 : exp;
     }
@@ -1609,6 +1656,9 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
     }
   for (guint i = 0; i < PASS_COUNT; i++)
     g_array_free (tr.pass[i].ops, TRUE);
+  for (guint k = 0; k < KINDS; k++)
+    for (guint i = 0; i < LAYER_PASSES; i++)
+      g_array_free (tr.lpass[k][i].ops, TRUE);
   g_free (tr.units);
   g_array_free (tr.free_events, TRUE);
   return ok;

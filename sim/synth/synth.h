@@ -220,6 +220,13 @@ typedef struct {
    * fp32, kept); FALSE: Megatron-LM 2021's core attention, the scores
    * materialized (softmax, dropout). */
   gboolean flash_attn;
+  /* Sliding-window attention (0: none): a query attends to the last
+   * window tokens (itself included) on every layer, or with global_every
+   * N > 0 on every layer but those with (g + 1) % N == 0, which attend to
+   * the whole sequence (Mistral; Gemma 2 and gpt-oss: N = 2; Gemma 3:
+   * N = 6). Fused attention skips the tiles outside the window; the
+   * materialized scores are s x s whatever it is. */
+  guint window, global_every;
   /* The LM head is a matrix of its own (tie_word_embeddings false: Llama,
    * Mistral), not the embedding's: with one pipeline stage the unit holds
    * both; with several, stage 0 the embedding alone, and no embedding
@@ -287,6 +294,9 @@ void synth_train_dense_shape (const SynthTrainOpts *o, SynthTrainOpts *dense);
 /* Whether layer G (0-based) of O is dense (O has experts; dense_layers,
  * moe_every), and how many of O's layers are. */
 gboolean synth_train_layer_dense (const SynthTrainOpts *o, guint g);
+/* Whether layer G of O attends through its sliding window (window set,
+ * shorter than the sequence, and G not a global layer). */
+gboolean synth_train_layer_local (const SynthTrainOpts *o, guint g);
 guint synth_train_dense_count (const SynthTrainOpts *o);
 guint64 synth_train_q_width (const SynthTrainOpts *o);
 /* The attention core's widths summed over the heads: QKᵀ's contraction

@@ -85,10 +85,10 @@ test_floors (void)
                     o.kv_heads = 4, o.ffn = 2816, o.gated_mlp = TRUE;
                   if (shape == 2)
                     {
-                      /* DeepSeek's: latent attention, a dense first layer, 4 experts and a shared one; fused attention. */
+                      /* DeepSeek's: latent attention, a dense first layer, 4 experts and a shared one; fused attention through a window on every other layer. */
                       o.kv_lora = 256, o.q_lora = 384, o.qk_rope = 32, o.head_dim = 64, o.v_head = 48;
                       o.ffn = 512, o.gated_mlp = TRUE, o.experts = 4, o.top_k = 2, o.shared_ffn = 512;
-                      o.dense_layers = 1, o.dense_ffn = 2816, o.flash_attn = TRUE;
+                      o.dense_layers = 1, o.dense_ffn = 2816, o.flash_attn = TRUE, o.window = 128, o.global_every = 2;
                     }
                   o.tp = t, o.pp = p, o.virtual_stages = v, o.zero = z, o.sp = sp, o.dp = z ? 4 : 1;
                   o.checkpoint = ck == 0 ? SYNTH_CKPT_NONE : ck == 1 ? SYNTH_CKPT_SELECTIVE : SYNTH_CKPT_EVERY;
@@ -175,6 +175,15 @@ test_mla_dense_by_hand (void)
   g_assert_true (synth_train_layer_dense (&every, 0) && !synth_train_layer_dense (&every, 1)
                  && synth_train_layer_dense (&every, 2) && !synth_train_layer_dense (&every, 3));
   g_assert_cmpuint (synth_train_dense_count (&every), ==, 2);
+  /* A window of 128 on layers 0 and 2 (every second layer global): a
+   * query's keys 256 on two layers, 128 on two, 192 on average. */
+  SynthTrainOpts plain = small (), win = small ();
+  win.window = 128, win.global_every = 2;
+  g_assert_true (synth_train_layer_local (&win, 0) && !synth_train_layer_local (&win, 1));
+  double pe, pm, we, wm;
+  plan_step_flops (&plain, 8, PLAN_CKPT_NONE, &pe, &pm);
+  plan_step_flops (&win, 8, PLAN_CKPT_NONE, &we, &wm);
+  g_assert_cmpfloat (fabs ((pm - wm) - 3 * 2048.0 * 4 * 2 * (256 - 192) * 2 * 1024), <=, 1e-9 * pm);
   g_assert_cmpfloat (plan_param_count (&o), ==, (2523136.0 + 8650752) + 3 * (2523136.0 + 4 * 1572864 + 4096) + 8388608);
   double ex, model;
   plan_step_flops (&o, 8, PLAN_CKPT_NONE, &ex, &model);
