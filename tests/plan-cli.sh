@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..41"
+echo "1..42"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -419,9 +419,12 @@ assert attn == 187105280
 moe = attn + 256 * 3 * 7168 * 2048 + 3 * 7168 * 2048 + 7168 * 256
 want = 3 * (attn + 3 * 7168 * 18432) + 58 * moe + 2 * 129280 * 7168
 assert j["params"] == want == 671025397760, j["params"]
+# What a token runs through: 8 of the 256 experts and the shared one (37.6B; published: 37B).
+active = 3 * (attn + 3 * 7168 * 18432) + 58 * (attn + 9 * 3 * 7168 * 2048 + 7168 * 256) + 2 * 129280 * 7168
+assert j["active_params"] == active == 37551276032, j["active_params"]
 assert "warnings" not in j and len(j["layouts"]) == 1 and j["layouts"][0]["fits"], j
 PY
-ok $? "--model DeepSeek-V3: 671025397760 parameters by hand (671B), nothing said left out"
+ok $? "--model DeepSeek-V3: 671025397760 parameters (671B) and 37551276032 active a token (37B) by hand, nothing said left out"
 # synth latent attention, by hand (T = 512 tokens, tp = 2: 8 heads a
 # rank): QK dims 64 + 32 = 96, V 48. Down projections whole on each rank
 # (Q 1024 -> 384, KV 1024 -> 256 + 32), up projections and the output
@@ -555,6 +558,32 @@ assert j["warnings"] == ["--model %s: mlp_only_layers: those layers are taken as
 assert j["params"] == 2 * 2621440 + 3 * 1024 * 2816 + 4 * 3 * 1024 * 512 + 4096 + 32768000, j["params"]
 PY
 ok $? "--model: decoder_sparse_step read (one dense layer of two); mlp_only_layers and moe_layer_freq said, on stderr and in warnings"
+
+# Mixtral 8x7B's config.json: 46,702,792,704 parameters, 12,879,921,152
+# a token runs through (published: 46.7B and 12.9B). A layer's attention
+# 4096 x (4096 + 2 x 8 x 128) + 4096^2, 8 experts of 3 x 4096 x 14336
+# (top 2) and the router 4096 x 8; an untied head, 2 x 32000 x 4096.
+cat > "$tmp/mx.json" <<'EOF'
+{ "model_type": "mixtral", "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 14336,
+  "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 32000,
+  "num_local_experts": 8, "num_experts_per_tok": 2, "tie_word_embeddings": false }
+EOF
+run "$VRAMSIM" plan --flash-attn --model "$tmp/mx.json" --seq 4096 --global-batch 64 -c h100-sxm --gpus 64 --tp 8 --pp 1 \
+  --zero 1 --sp on --checkpoint full --microbatch 1
+head -n 1 "$tmp/out" > "$tmp/mx-head.txt"
+run "$VRAMSIM" plan --flash-attn --model "$tmp/mx.json" --seq 4096 --global-batch 64 -c h100-sxm --gpus 64 --tp 8 --pp 1 \
+  --zero 1 --sp on --checkpoint full --microbatch 1 --format json
+python3 - "$tmp/out" "$tmp/mx-head.txt" <<'PY' 2>/dev/null
+import json, sys
+j = json.load(open(sys.argv[1]))
+attn = 4096 * (4096 + 2 * 8 * 128) + 4096 ** 2
+expert = 3 * 4096 * 14336
+emb = 2 * 32000 * 4096
+assert j["params"] == 32 * (attn + 8 * expert + 4096 * 8) + emb == 46702526464, j["params"]
+assert j["active_params"] == 32 * (attn + 2 * expert + 4096 * 8) + emb == 12879659008, j["active_params"]
+assert "4.67e+10 parameters (1.288e+10 active a token)" in open(sys.argv[2]).read()
+PY
+ok $? "--model Mixtral 8x7B: 46702526464 parameters, 12879659008 active a token, by hand (46.7B, 12.9B)"
 
 # synth --flash-attn by hand (a100-80g: fp16 peak 312 TF/s, the GEMM
 # model's 0.80 of it, fused attention at 0.75 of that; b = 2, 16 heads, s

@@ -129,6 +129,8 @@ plan_to_json (const PlanResult *r, guint top, gboolean priced)
   cJSON_AddNumberToObject (j, "searched", r->searched);
   cJSON_AddNumberToObject (j, "replays", r->replays);
   cJSON_AddNumberToObject (j, "params", r->params);
+  if (r->active_params > 0)
+    cJSON_AddNumberToObject (j, "active_params", r->active_params);
   if (shard)
     {
       g_autofree char *k = g_strdup_printf ("%u/%u", r->shard_k, r->shard_n);
@@ -224,8 +226,10 @@ format_text (const PlanResult *r, guint top, gboolean priced)
   guint fits = count_fits (r), pruned = 0;
   for (guint i = 0; i < r->layouts->len; i++)
     pruned += !((PlanLayout *) r->layouts->pdata[i])->replayed;
-  g_string_append_printf (out, "vramsim plan: %.4g parameters; searched %u layouts: %u fit, %u replays, %u pruned by "
-                          "memory\n", r->params, r->searched, fits, r->replays, pruned);
+  g_autofree char *active = r->active_params > 0 ? g_strdup_printf (" (%.4g active a token)", r->active_params)
+                                                  : g_strdup ("");
+  g_string_append_printf (out, "vramsim plan: %.4g parameters%s; searched %u layouts: %u fit, %u replays, %u pruned by "
+                          "memory\n", r->params, active, r->searched, fits, r->replays, pruned);
   g_autofree char *nf = no_fit_message (r);
   if (nf)
     g_string_append_printf (out, "%s\n", nf);
@@ -394,6 +398,8 @@ plan_merge (char **paths, GError **error)
           g_ptr_array_add (names, NULL);
           r->config_names = (char **) g_ptr_array_free (names, FALSE);
           r->params = jnum (j, "params", &ok);
+          const cJSON *ap = cJSON_GetObjectItemCaseSensitive (j, "active_params");
+          r->active_params = cJSON_IsNumber (ap) ? ap->valuedouble : 0;
           GPtrArray *ws = g_ptr_array_new ();
           cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive (j, "warnings"))
             if (cJSON_IsString (c))

@@ -49,19 +49,33 @@ plan_result_free (PlanResult *r)
 /* The weights are the generator's (synth_train_*_params): one count of
  * the shape for the search and the traces it replays. */
 
-double
-plan_param_count (const SynthTrainOpts *m)
+/* The count, or with ACTIVE what a token runs through: top_k of the
+ * experts (and the router and the shared expert) of an MoE layer. */
+static double
+param_count (const SynthTrainOpts *m, gboolean active)
 {
   SynthTrainOpts dense;
   synth_train_dense_shape (m, &dense);
   double attn = synth_train_attn_params (m), mlp = synth_train_mlp_params (m);
-  double per = attn + (m->experts ? m->experts * mlp + (double) m->hidden * m->experts
+  double per = attn + (m->experts ? (active ? m->top_k : m->experts) * mlp + (double) m->hidden * m->experts
                                       + synth_train_shared_params (m)
                                   : mlp);
   /* The dense layers (an MoE model's first, or between its MoE layers) in place of as many MoE ones. */
   double K = synth_train_dense_count (m);
   return (m->layers - K) * per + K * (attn + synth_train_mlp_params (&dense))
          + (double) m->vocab * m->hidden * (m->untied ? 2 : 1);
+}
+
+double
+plan_param_count (const SynthTrainOpts *m)
+{
+  return param_count (m, FALSE);
+}
+
+double
+plan_active_param_count (const SynthTrainOpts *m)
+{
+  return param_count (m, TRUE);
 }
 
 void
@@ -483,6 +497,7 @@ plan_run (const PlanSearch *s, GError **error)
   r->shard_k = s->shard_k, r->shard_n = s->shard_n;
   r->identity = search_identity (s);
   r->params = plan_param_count (&s->model);
+  r->active_params = s->model.experts ? plan_active_param_count (&s->model) : 0;
   r->warnings = g_strdupv (s->warnings);
   r->layouts = g_ptr_array_new_with_free_func ((GDestroyNotify) plan_layout_free);
   gboolean ok = TRUE;

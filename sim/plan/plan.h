@@ -76,6 +76,7 @@ typedef struct {
   guint searched;             /* layouts enumerated (in this shard) */
   guint replays, cached;      /* replays run; layouts that reused another's */
   double params;              /* the model's parameter count */
+  double active_params;       /* MoE: those a token runs through (0: dense) */
   char **warnings;            /* the search's (PlanSearch.warnings, or a shard's), NULL-terminated; may be NULL */
   GPtrArray *layouts;         /* PlanLayout*, ranked */
   double wall_s;
@@ -88,8 +89,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (PlanResult, plan_result_free)
 /* The model's FLOPs per step (all GPUs): executed (with the recomputation
  * CKPT repeats) and model (without it). */
 void plan_step_flops (const SynthTrainOpts *m, guint64 global_batch, guint ckpt, double *executed, double *model);
-/* The model's parameter count. */
+/* The model's parameter count, and those a token runs through (an MoE
+ * model's top_k experts of each MoE layer; the embedding and the head
+ * counted, as DeepSeek-V3's 37B and Mixtral's 12.9B are). */
 double plan_param_count (const SynthTrainOpts *m);
+double plan_active_param_count (const SynthTrainOpts *m);
 
 /* Runs the search. NULL with ERROR set on bad input (no layout at all, a
  * preset that does not load). */
