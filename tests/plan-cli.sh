@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..42"
+echo "1..43"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -463,6 +463,28 @@ tags = {t["tag"]: t["peak_bytes"] for t in json.load(open(sys.argv[2]))["memory"
 assert tags["params"] == 2 * (2 * layer + 32000 * 1024 // 2), tags
 PY
 ok $? "synth latent attention (--kv-lora-rank, --q-lora-rank, --qk-rope-head-dim, --v-head-dim) at tp 2: GEMMs, the latent all-reduce and the params tag by hand"
+# Under --sp the weights every tensor rank holds whole saw only its
+# tokens: once a step, one tensor all-reduce of their gradients (2 bytes
+# a parameter): per layer the down projections 1024 x (384 + 256 + 32)
+# and the router 1024 x 4, for 2 layers: 2 x 2 x 692224 bytes. Without
+# --sp there is none.
+for sp in --sp ""; do
+  # shellcheck disable=SC2086
+  "$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --kv-lora-rank 256 --q-lora-rank 384 \
+    --qk-rope-head-dim 32 --head-dim 64 --v-head-dim 48 --ffn 512 --gated --experts 4 --top-k 2 --tp 2 $sp \
+    --vocab 32000 --seq 512 --batch 1 -o "$tmp/spw${sp:+1}.jsonl" 2>/dev/null
+done
+python3 - "$tmp/spw1.jsonl" "$tmp/spw.jsonl" <<'PY'
+import json, sys
+def reduces(path):
+    return [e["collective"]["bytes"] for e in map(json.loads, open(path))
+            if e.get("op") == "kernel" and e.get("collective", {}).get("kind") == "all_reduce"]
+want = 2 * 2 * (1024 * 672 + 1024 * 4)
+assert reduces(sys.argv[1]).count(want) == 1, reduces(sys.argv[1])
+assert want not in reduces(sys.argv[2])
+PY
+ok $? "--sp: one tensor all-reduce a step of the whole weights' gradients (latent down projections, the router), by hand; none without it"
+
 # synth --dense-layers: layer 0 of 2 runs a dense SwiGLU MLP of 2816, layer
 # 1 the 4 experts of 512. Without a pipeline both are on rank 0 (dense and
 # expert GEMMs, the params tag of both layers); with --pp 2, stage 0 holds

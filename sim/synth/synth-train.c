@@ -1107,6 +1107,21 @@ after_backward (Train *tr)
   if (tr->pp > 1 && emb->n != 0 && !o->untied)
     synth_collective (tr->e, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, synth_size (tr->e, emb->g),
                       &tr->groups[GRP_EMB], emb->g, emb->g, 0);
+  /* Under sequence parallelism the weights every tensor rank holds whole
+   * saw only its tokens: latent attention's down projections and the MoE
+   * router, summed over the tensor ranks once a step in one all-reduce
+   * (Megatron-Core's _allreduce_non_tensor_model_parallel_grads, for
+   * parameters marked sequence_parallel; layer norms' weights, which the
+   * generator does not count, go with them). */
+  if (o->sp && tr->t > 1)
+    {
+      guint64 whole = 0;
+      for (guint i = 0; i < tr->Ls; i++)
+        whole += synth_train_attn_replicated (o) + (tr->units[i].dense ? 0 : (guint64) o->hidden * o->experts);
+      if (whole > 0)
+        synth_collective (tr->e, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, whole * tr->G, &tr->groups[GRP_TP],
+                          tr->units[0].g, tr->units[0].g, 0);
+    }
 }
 
 /* A memory-bound pass of the optimizer step on the compute stream: by
