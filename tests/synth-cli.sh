@@ -125,6 +125,30 @@ assert kv == 2 * 80 * 2 * 80 * 2, kv
 assert reads[-1] == (10 * 512 ** 2 + 2 * 512 * 8 * 64) * 2 + 2 * 2 * 512 * 2 + 2 * 80 * 160, reads[-1]
 PY
 result "llm-infer --kv-lora-rank 64 --qk-rope-head-dim 16: the latent cache and what decode reads of it, by hand"
+# llm-infer MoE, by hand: a layer of attention 2 x 512^2 + 2 x 512 x 2 x
+# 64 and 8 gated experts of 3 x 512 x 1024 (and a router of 512 x 8). A
+# decode step over B tokens reads the experts they reach, 8 x (1 - (1 -
+# 2/8)^B): 2 at batch 1, 5.46875 at batch 4, at 2 bytes a weight, beside
+# the input and output (2 x B x 512 x 2) and the cache of the first step's
+# 17 tokens (B x 17 x 512). The params tag holds all 8 experts.
+for b in 1 4; do
+  "$VRAMSIM" synth llm-infer --layers 1 --hidden 512 --heads 8 --kv-heads 2 --ffn 1024 --gated --experts 8 --top-k 2 \
+    --vocab 32000 --batch $b --prompt 16 --gen 2 --kv-block 1 -o "$tmp/mi$b.jsonl" 2>/dev/null
+done
+"$VRAMSIM" replay "$tmp/mi1.jsonl" --format json > "$tmp/mi1.json" 2>/dev/null
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+attn, expert, router = 2 * 512 ** 2 + 2 * 512 * 2 * 64, 3 * 512 * 1024, 512 * 8
+for b, reached in ((1, 2), (4, 5.46875)):
+    reads = [e["bytes"] for e in map(json.loads, open("%s/mi%d.jsonl" % (d, b)))
+             if e.get("op") == "kernel" and e["name"] == "decode_layer"]
+    want = int(attn + reached * expert + router) * 2 + 2 * b * 512 * 2 + b * 17 * 512
+    assert reads[0] == want, (b, reads[0], want)
+tags = {t["tag"]: t["peak_bytes"] for t in json.load(open(d + "/mi1.json"))["memory"]["tags"]}
+assert tags["params"] == 2 * (attn + 8 * expert + router + 32000 * 512), tags
+PY
+result "llm-infer --experts 8 --top-k 2: a decode step reads the experts its tokens reach (2 of 8 at batch 1, 5.47 at 4), by hand"
 run "$VRAMSIM" synth stream --size 16MiB --iters 2 -o "$tmp/s.jsonl"
 { slowdown_is_one "$tmp/s.jsonl"; }; result "stream replays with slowdown 1"
 

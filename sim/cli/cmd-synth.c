@@ -419,7 +419,8 @@ infer (int argc, char **argv)
 {
   Common c = { NULL, NULL, 0.5, FALSE, NULL };
   int layers = -1, hidden = -1, heads = -1, kv_heads = 0, vocab = 32000, batch = 8, prompt = 512, gen = 128,
-      kv_block = 16, kv_lora = 0, qk_rope = 0;
+      kv_block = 16, kv_lora = 0, qk_rope = 0, ffn = 0, experts = 0, top_k = 2;
+  gboolean gated = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *kv_precision = NULL;
   GOptionEntry entries[] = {
     { "params", 0, 0, G_OPTION_ARG_STRING, &params, "Parameter count, spread over --layers (default: the shape's, 6.57e9 for 32 x 4096 and vocab 32000; alone, it picks Llama 2's shape nearest)", "N" },
@@ -437,6 +438,10 @@ infer (int argc, char **argv)
     { "kv-lora-rank", 0, 0, G_OPTION_ARG_INT, &kv_lora,
       "Multi-head latent attention (DeepSeek-V2/V3): the cache holds a latent of this rank a token and layer (0 = none)", "R" },
     { "qk-rope-head-dim", 0, 0, G_OPTION_ARG_INT, &qk_rope, "Latent attention: the rotary key dims cached beside it (0)", "D" },
+    { "ffn", 0, 0, G_OPTION_ARG_INT, &ffn, "MLP inner size (default: 4 x --hidden)", "F" },
+    { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU: three weight matrices)", NULL },
+    { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "MoE: experts of the MLP a layer; a step reads those its tokens reach (0 = dense)", "E" },
+    { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "MoE: experts each token is routed to (2)", "K" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = NULL;
@@ -476,6 +481,9 @@ infer (int argc, char **argv)
         rc = usage_error (ctx, "%s: sizes must be positive, hidden a multiple of heads, heads of kv-heads", "llm-infer");
       else if (kv_lora < 0 || qk_rope < 0 || (qk_rope > 0 && kv_lora == 0))
         rc = usage_error (ctx, "%s: --kv-lora-rank is 0 or more, and --qk-rope-head-dim goes with it", "llm-infer");
+      else if (ffn < 0 || experts < 0 || (experts > 0 && (top_k < 1 || top_k > experts)) || (experts > 0 && params))
+        rc = usage_error (ctx, "%s: --ffn and --experts are 0 or more, --top-k 1..experts, and --experts takes the "
+                          "shape, not --params", "llm-infer");
       else if (params && !parse_count (params, &o.params))
         rc = usage_error (ctx, "--params: not a count: '%s'", params);
       else if (precision && !g_strv_contains (names, precision))
@@ -492,6 +500,7 @@ infer (int argc, char **argv)
   o.layers = layers, o.hidden = hidden, o.heads = heads, o.kv_heads = kv_heads, o.vocab = vocab;
   o.batch = batch, o.prompt = prompt, o.gen = gen, o.kv_block = kv_block;
   o.kv_lora = (guint) kv_lora, o.qk_rope = (guint) qk_rope;
+  o.ffn = (guint) ffn, o.gated = gated, o.experts = (guint) experts, o.top_k = experts > 0 ? (guint) top_k : 0;
   if (o.params && shape_given)
     {
       double hd = (double) hidden / heads;

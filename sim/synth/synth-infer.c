@@ -4,8 +4,9 @@
  * Assumptions:
  * - Weights: per layer 2·h² for the Q and O projections, 2·h·kv_heads·
  *   head_dim for K and V, 8·h² for the MLP (12·h² without grouped-query
- *   attention), and a vocab·h embedding tied with the LM head; --params
- *   overrides the count (spread over the layers, no embedding).
+ *   attention; 2·h·F with --ffn F, 3·h·F --gated), and a vocab·h
+ *   embedding tied with the LM head; --params overrides the count (spread
+ *   over the layers, no embedding).
  * - KV cache: 2 · layers · kv_heads · head_dim · kv_bytes per token per
  *   sequence; with latent attention (--kv-lora-rank R, --qk-rope-head-dim
  *   D) layers · (R + D) · kv_bytes, the latent and the rotary key every
@@ -15,6 +16,11 @@
  *   slots for the whole batch, allocated when the context first needs it
  *   (vLLM-style). --kv-block 0: one contiguous cache, reallocated and copied
  *   (d2d) for every new token (the naive torch.cat pattern).
+ * - MoE (--experts E --top-k K, with --ffn F and --gated): a layer holds
+ *   E experts of the MLP and a router of h·E; its FLOPs are those of K
+ *   experts a token, and a step over T tokens reads the experts they are
+ *   expected to reach if routed uniformly and independently,
+ *   E·(1 - (1 - K/E)^T) (all of them in a long prefill, K at batch 1).
  * - Prefill runs each layer once over the prompt (2·Ψ_layer FLOPs per token
  *   plus causal attention 2·b·p²·h); each decode step runs each layer over
  *   one token per sequence, reading its weights and the layer's KV cache
@@ -23,6 +29,8 @@
  *   synchronously: one blocking copy per generated token. */
 #include "synth/synth.h"
 
+#include <math.h>
+
 guint64
 synth_infer_kv_bytes_per_token (const SynthInferOpts *o)
 {
@@ -30,6 +38,48 @@ synth_infer_kv_bytes_per_token (const SynthInferOpts *o)
     return (guint64) o->layers * (o->kv_lora + o->qk_rope) * o->kv_bytes;
   guint64 head_dim = o->hidden / o->heads;
   return 2 * (guint64) o->layers * o->kv_heads * head_dim * o->kv_bytes;
+}
+
+/* The attention's weights (Q and the projection h² each, K and V
+ * h·kv_heads·head_dim each) and one MLP's. */
+static double
+attn_weights (const SynthInferOpts *o)
+{
+  double h = o->hidden;
+  return 2 * h * h + 2 * h * o->kv_heads * (double) (o->hidden / o->heads);
+}
+
+static double
+mlp_weights (const SynthInferOpts *o)
+{
+  double f = o->ffn ? o->ffn : 4.0 * o->hidden;
+  return (o->gated ? 3 : 2) * (double) o->hidden * f;
+}
+
+double
+synth_infer_layer_weights (const SynthInferOpts *o)
+{
+  if (o->experts == 0)
+    return attn_weights (o) + mlp_weights (o);
+  return attn_weights (o) + o->experts * mlp_weights (o) + (double) o->hidden * o->experts;
+}
+
+double
+synth_infer_layer_read (const SynthInferOpts *o, double tokens)
+{
+  if (o->experts == 0)
+    return synth_infer_layer_weights (o);
+  double e = o->experts, reached = e * (1 - pow (1 - (double) o->top_k / e, tokens));
+  return attn_weights (o) + reached * mlp_weights (o) + (double) o->hidden * o->experts;
+}
+
+/* The weights a token's FLOPs run through: K experts of an MoE layer. */
+static double
+layer_active (const SynthInferOpts *o)
+{
+  if (o->experts == 0)
+    return synth_infer_layer_weights (o);
+  return attn_weights (o) + o->top_k * mlp_weights (o) + (double) o->hidden * o->experts;
 }
 
 #define COMPUTE 1
@@ -90,8 +140,9 @@ synth_llm_infer (const SynthInferOpts *o, SynthEmit *e, GError **error)
 {
   guint L = o->layers;
   guint64 h = o->hidden, b = o->batch, wb = o->weight_bytes;
-  guint64 head_dim = h / o->heads;
-  guint64 n_layer = o->params ? o->params / L : 10 * h * h + 2 * h * o->kv_heads * head_dim;
+  guint64 n_layer = o->params ? o->params / L : (guint64) synth_infer_layer_weights (o);
+  /* Weights a step reads and a token's FLOPs run through (MoE: fewer). */
+  double n_active = o->params ? (double) n_layer : layer_active (o);
   guint64 n_emb = o->params ? 0 : (guint64) o->vocab * h;
   Kv kv = { o, e, g_array_new (FALSE, FALSE, sizeof (guint64)), 0, synth_infer_kv_bytes_per_token (o) };
   guint64 kv_layer_token = kv.per_token / L; /* per token per sequence per layer */
@@ -117,7 +168,9 @@ synth_llm_infer (const SynthInferOpts *o, SynthEmit *e, GError **error)
   guint64 ids = synth_alloc (e, b * P * 8, VS_MEM_DEVICE, "inputs");
   synth_copy (e, VS_DIR_H2D, 0, ids, b * P * 8, COMPUTE, TRUE);
   guint64 x = synth_alloc (e, b * P * h * 2, VS_MEM_DEVICE, "activations");
-  guint64 act = synth_alloc (e, b * P * 4 * h * 2, VS_MEM_DEVICE, "activations"); /* MLP intermediate */
+  /* The MLP's intermediate: F (2F gated) a token, for each of its experts. */
+  guint64 inner = (o->ffn ? o->ffn : 4 * h) * (o->gated ? 2 : 1) * (o->experts ? o->top_k : 1);
+  guint64 act = synth_alloc (e, b * P * inner * 2, VS_MEM_DEVICE, "activations");
   guint64 logits = synth_alloc (e, b * o->vocab * 4, VS_MEM_DEVICE, "workspace");
   guint64 tok = synth_alloc (e, b * 4, VS_MEM_DEVICE, "workspace");
   if (emb)
@@ -128,8 +181,9 @@ synth_llm_infer (const SynthInferOpts *o, SynthEmit *e, GError **error)
   kv_grow (&kv, P);
   for (guint i = 0; i < L; i++)
     {
-      double flops = 2.0 * (double) n_layer * (double) (b * P) + 2.0 * (double) b * (double) (P * P) * (double) h;
-      guint64 bytes = n_layer * wb + 2 * synth_size (e, x) + 2 * synth_size (e, act) + b * P * kv_layer_token;
+      double flops = 2.0 * n_active * (double) (b * P) + 2.0 * (double) b * (double) (P * P) * (double) h;
+      guint64 read = o->params ? n_layer : (guint64) synth_infer_layer_read (o, (double) (b * P));
+      guint64 bytes = read * wb + 2 * synth_size (e, x) + 2 * synth_size (e, act) + b * P * kv_layer_token;
       layer_kernel (&kv, "prefill_layer", W[i], x, flops, bytes);
     }
   synth_free (e, act);
@@ -159,8 +213,9 @@ synth_llm_infer (const SynthInferOpts *o, SynthEmit *e, GError **error)
       for (guint i = 0; i < L; i++)
         {
           double attn = o->kv_lora > 0 ? 2.0 * o->heads * (2.0 * o->kv_lora + o->qk_rope) : 4.0 * (double) h;
-          double flops = 2.0 * (double) n_layer * (double) b + attn * (double) b * (double) ctx;
-          guint64 bytes = n_layer * wb + 2 * b * h * 2 + b * ctx * kv_layer_token;
+          double flops = 2.0 * n_active * (double) b + attn * (double) b * (double) ctx;
+          guint64 read = o->params ? n_layer : (guint64) synth_infer_layer_read (o, (double) b);
+          guint64 bytes = read * wb + 2 * b * h * 2 + b * ctx * kv_layer_token;
           layer_kernel (&kv, "decode_layer", W[i], x, flops, bytes);
         }
       if (emb)

@@ -329,7 +329,15 @@ typedef struct {
    * kv_lora plus qk_rope rotary key dims a token and layer, for every
    * head (DeepSeek-V2/V3's kv_cache and pe_cache). */
   guint kv_lora, qk_rope;
+  /* The MLP (0 / FALSE: GPT's 4·hidden, not gated), and MoE: experts
+   * experts of it a layer (0: dense), each token routed to top_k. */
+  guint ffn, experts, top_k;
+  gboolean gated;
 } SynthInferOpts;
+/* A layer's weights: all of them, and those one step over TOKENS tokens
+ * reads (an MoE layer: the experts they are expected to reach). */
+double synth_infer_layer_weights (const SynthInferOpts *o);
+double synth_infer_layer_read (const SynthInferOpts *o, double tokens);
 
 /* KV-cache bytes per token per sequence: 2 · layers · kv_heads · head_dim · kv_bytes
  * (latent attention: layers · (kv_lora + qk_rope) · kv_bytes). */
