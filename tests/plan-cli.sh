@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..43"
+echo "1..44"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -410,7 +410,7 @@ cat > "$tmp/v3.json" <<'EOF'
   "vocab_size": 129280, "tie_word_embeddings": false }
 EOF
 run "$VRAMSIM" plan --flash-attn --model "$tmp/v3.json" --seq 4096 --global-batch 512 -c h100-sxm --gpus 2048 --tp 8 --pp 1 \
-  --zero 1 --sp on --checkpoint full --microbatch 1 --format json
+  --zero 1 --sp on --checkpoint full --microbatch 1 --ep 256 --format json
 python3 - "$tmp/out" <<'PY' 2>/dev/null && [ "$rc" = 0 ] && [ ! -s "$tmp/err" ]
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -484,6 +484,44 @@ assert reduces(sys.argv[1]).count(want) == 1, reduces(sys.argv[1])
 assert want not in reduces(sys.argv[2])
 PY
 ok $? "--sp: one tensor all-reduce a step of the whole weights' gradients (latent down projections, the router), by hand; none without it"
+
+# Expert parallelism searched: 4 experts over dp = 4 at ep 1, 2 and 4
+# (each GPU holding 4, 2 and 1 of them: the params tag by hand, 2 bytes
+# a weight; the expert gradients reduced over the dp / ep ranks that
+# hold the same ones), and a plan row's ep replayed as synth --ep.
+attn=$((1024 * (1024 + 2 * 4 * 64) + 1024 * 1024)); expert=$((3 * 1024 * 512))
+for ep in 1 2 4; do
+  "$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --ffn 512 --gated --experts 4 \
+    --top-k 2 --dp 4 --ep $ep --vocab 32000 --seq 512 --batch 1 -o "$tmp/ep$ep.jsonl" 2>/dev/null
+  "$VRAMSIM" replay "$tmp/ep$ep.jsonl" --format json > "$tmp/ep$ep.json" 2>/dev/null
+done
+python3 - "$tmp" $attn $expert <<'PY'
+import json, sys
+d, attn, expert = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for ep in (1, 2, 4):
+    tags = {t["tag"]: t["peak_bytes"] for t in json.load(open("%s/ep%d.json" % (d, ep)))["memory"]["tags"]}
+    want = 2 * (2 * (attn + 4 // ep * expert + 1024 * 4) + 32000 * 1024)
+    assert tags["params"] == want, (ep, tags["params"], want)
+    edp = [e["collective"]["ranks"] for e in map(json.loads, open("%s/ep%d.jsonl" % (d, ep)))
+           if e.get("op") == "kernel" and e.get("collective", {}).get("group", {}).get("id") == 7]
+    assert (set(edp) == {4 // ep}) if ep < 4 else not edp, (ep, set(edp))
+PY
+r=$?
+run "$VRAMSIM" plan --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --ffn 512 --gated --experts 4 --top-k 2 --vocab 32000 \
+  --seq 512 --global-batch 8 -c a100-80g --gpus 4 --tp 1 --pp 1 --zero 0 --checkpoint none --microbatch 1 --sp off \
+  --format json
+cp "$tmp/out" "$tmp/ep-plan.json"
+"$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --ffn 512 --gated --experts 4 \
+  --top-k 2 --dp 4 --ep 2 --grad-accum 2 --steps 2 --vocab 32000 --seq 512 --batch 1 -o "$tmp/ep2s.vtrace" 2>/dev/null
+"$VRAMSIM" replay "$tmp/ep2s.vtrace" -c a100-80g --format json > "$tmp/ep2s.json" 2>/dev/null
+python3 - "$tmp/ep-plan.json" "$tmp/ep2s.json" <<'PY' && [ $r = 0 ]
+import json, sys
+j, rep = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert sorted(l["ep"] for l in j["layouts"]) == [1, 2, 4], [l.get("ep") for l in j["layouts"]]
+row = [l for l in j["layouts"] if l["ep"] == 2][0]
+assert row["step_ns"] == rep["steady_state"]["step_median_ns"], (row["step_ns"], rep["steady_state"]["step_median_ns"])
+PY
+ok $? "--ep: the experts a GPU holds and the group reducing them by hand at ep 1, 2, 4; plan searches ep, and its row is synth --ep's replay"
 
 # synth --dense-layers: layer 0 of 2 runs a dense SwiGLU MLP of 2816, layer
 # 1 the 4 experts of 512. Without a pipeline both are on rank 0 (dense and

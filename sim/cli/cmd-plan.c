@@ -316,7 +316,7 @@ int
 cmd_plan (int argc, char **argv)
 {
   g_auto (GStrv) configs = NULL, prices = NULL, rest = NULL;
-  g_autofree char *model = NULL, *precision = NULL, *optimizer = NULL, *gpus = NULL, *tp = NULL, *pp = NULL,
+  g_autofree char *epl = NULL, *model = NULL, *precision = NULL, *optimizer = NULL, *gpus = NULL, *tp = NULL, *pp = NULL,
                   *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
                   *shard = NULL;
   gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
@@ -363,6 +363,8 @@ cmd_plan (int argc, char **argv)
     { "zero", 0, 0, G_OPTION_ARG_STRING, &zero, "ZeRO stages to search (0,1,2,3; 2 and 3 only without a pipeline)", "LIST" },
     { "checkpoint", 0, 0, G_OPTION_ARG_STRING, &ckpt, "Recomputation to search: none,selective,full (all three)", "LIST" },
     { "microbatch", 0, 0, G_OPTION_ARG_STRING, &mbs, "Micro-batch sizes to search (1,2,4,8)", "LIST" },
+    { "ep", 0, 0, G_OPTION_ARG_STRING, &epl,
+      "MoE: expert-parallel sizes to search (default: every power of two dividing dp and the experts, and min(dp, E))", "LIST" },
     { "sp", 0, 0, G_OPTION_ARG_STRING, &sp, "Sequence parallelism: on, off or both (both; on needs tp >= 2)", "on|off|both" },
     { "price", 0, 0, G_OPTION_ARG_STRING_ARRAY, &prices, "USD per GPU-hour of a preset: adds the cost per step and per million tokens; may repeat", "PRESET=USD[,...]" },
     { "objective", 0, 0, G_OPTION_ARG_STRING, &objective, "Rank by time (default) or cost (needs --price)", "time|cost" },
@@ -567,7 +569,7 @@ cmd_plan (int argc, char **argv)
   static const char *sp_none[] = { "off", "on" };
   struct { const char *arg, *name; PlanList *l; gboolean zero_ok; } lists[] = {
     { tp, "--tp", &s.tp, FALSE }, { pp, "--pp", &s.pp, FALSE }, { vst, "--virtual-stages", &s.v, FALSE },
-    { zero, "--zero", &s.zero, TRUE }, { mbs, "--microbatch", &s.mbs, FALSE },
+    { zero, "--zero", &s.zero, TRUE }, { mbs, "--microbatch", &s.mbs, FALSE }, { epl, "--ep", &s.ep, FALSE },
   };
   for (guint i = 0; i < G_N_ELEMENTS (lists); i++)
     if (lists[i].arg && !parse_list (lists[i].arg, lists[i].l, lists[i].zero_ok))

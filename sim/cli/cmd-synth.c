@@ -245,7 +245,7 @@ train (int argc, char **argv)
   /* -1: not given (--params alone then picks the shape). */
   int layers = -1, hidden = -1, heads = -1, seq = o.seq, batch = o.batch, vocab = o.vocab;
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
-  int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, moe_every = 0, kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
+  int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, moe_every = 0, ep = 0, kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
   gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE, flash = FALSE;
   int window = 0, global_every = 0;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
@@ -294,6 +294,7 @@ train (int argc, char **argv)
       "IMPL" },
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "Experts per MoE layer; 0 = dense (0)", "E" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "Experts each token is routed to (2)", "K" },
+    { "ep", 0, 0, G_OPTION_ARG_INT, &ep, "Expert-parallel ranks: divides --dp and --experts (default: the smaller of them)", "N" },
     { "shared-ffn", 0, 0, G_OPTION_ARG_INT, &shared_ffn, "MoE: inner size of a shared expert every token also runs (DeepSeek, Qwen-MoE; 0 = none)", "S" },
     { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers,
       "MoE: the first K layers run a dense MLP instead of the experts (DeepSeek's first_k_dense_replace; 0)", "K" },
@@ -337,6 +338,8 @@ train (int argc, char **argv)
       else if (experts < 0 || (experts > 0 && (top_k < 1 || top_k > experts || experts % MIN (dp, experts) != 0)))
         rc = usage_error (ctx, "%s: --experts is 0 or more, --top-k 1..experts, and --dp ranks (or fewer) must split the experts evenly",
                           "transformer-train");
+      else if (ep < 0 || (ep > 0 && (experts == 0 || dp % ep != 0 || experts % ep != 0)))
+        rc = usage_error (ctx, "%s: --ep goes with --experts and divides --dp and --experts", "transformer-train");
       else if (kv_lora < 0 || q_lora < 0 || qk_rope < 0 || v_head < 0
                || (kv_lora == 0 && (q_lora > 0 || qk_rope > 0 || v_head > 0)) || (kv_lora > 0 && kv_heads > 0))
         rc = usage_error (ctx, "%s: --q-lora-rank, --qk-rope-head-dim and --v-head-dim go with --kv-lora-rank, "
@@ -392,6 +395,7 @@ train (int argc, char **argv)
   o.virtual_stages = vstages;
   o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated, o.head_dim = (guint) head_dim;
   o.untied = untied, o.shared_ffn = (guint) shared_ffn;
+  o.ep = (guint) ep;
   o.dense_layers = (guint) dense_layers, o.dense_ffn = (guint) dense_ffn, o.moe_every = moe_every > 1 ? (guint) moe_every : 0;
   o.kv_lora = (guint) kv_lora, o.q_lora = (guint) q_lora, o.qk_rope = (guint) qk_rope, o.v_head = (guint) v_head;
   o.ddp_local = ddp && strcmp (ddp, "local") == 0;

@@ -104,6 +104,8 @@ layout_json (const PlanResult *r, const PlanLayout *l, gboolean priced, gboolean
    * replay's or the generator's bound, the cost, an error. */
   cJSON_AddNumberToObject (j, "virtual_stages", l->v);
   cJSON_AddBoolToObject (j, "peak_lower_bound", !l->replayed);
+  if (l->ep > 0)
+    cJSON_AddNumberToObject (j, "ep", l->ep);   /* MoE: expert-parallel ranks */
   if (priced)
     {
       add_num_or_null (j, "cost_per_step", run && l->cost_per_step >= 0, l->cost_per_step);
@@ -169,8 +171,11 @@ format_csv (const PlanResult *r, guint top, gboolean priced)
 {
   GString *out = g_string_new ("config,gpus,tp,pp,dp,zero,sp,checkpoint,microbatch,grad_accum,fits,peak_device_bytes,"
                                "step_ns,tokens_per_s,tflops_per_gpu,mfu,bound,virtual_stages,peak_lower_bound");
+  gboolean moe = r->active_params > 0;
   if (priced)
     g_string_append (out, ",cost_per_step,cost_per_mtokens");
+  if (moe)
+    g_string_append (out, ",ep");
   g_string_append (out, ",error\n");
   for (guint i = 0; i < r->layouts->len && (top == 0 || i < top); i++)
     {
@@ -204,6 +209,8 @@ format_csv (const PlanResult *r, guint top, gboolean priced)
           if (run && l->cost_per_mtok >= 0)
             fmt_g (row, l->cost_per_mtok);
         }
+      if (moe)
+        g_string_append_printf (row, ",%u", l->ep);
       const char *cells[3] = { cfg_name (r, l), row->str, l->error ? l->error : "" };
       /* config and error quoted as CSV needs; the middle is numbers. */
       GString *c0 = g_string_new (NULL), *c2 = g_string_new (NULL);
@@ -233,8 +240,9 @@ format_text (const PlanResult *r, guint top, gboolean priced)
   g_autofree char *nf = no_fit_message (r);
   if (nf)
     g_string_append_printf (out, "%s\n", nf);
-  g_string_append_printf (out, "%4s %-12s %5s %3s %6s %5s %4s %3s %-9s %3s %5s %4s %11s %9s %10s %8s %5s %-8s", "rank",
-                          "config", "GPUs", "tp", "pp", "dp", "zero", "sp", "ckpt", "mb", "accum", "fits", "peak/GPU",
+  int dpw = r->active_params > 0 ? 8 : 5;   /* MoE: "256/e64" */
+  g_string_append_printf (out, "%4s %-12s %5s %3s %6s %*s %4s %3s %-9s %3s %5s %4s %11s %9s %10s %8s %5s %-8s", "rank",
+                          "config", "GPUs", "tp", "pp", dpw, "dp", "zero", "sp", "ckpt", "mb", "accum", "fits", "peak/GPU",
                           "step", "tokens/s", "TF/s/GPU", "MFU", "bound");
   if (priced)
     g_string_append_printf (out, " %9s %9s", "$/step", "$/Mtok");
@@ -246,6 +254,8 @@ format_text (const PlanResult *r, guint top, gboolean priced)
       g_autofree char *pk = units_format_bytes (l->peak), *st = run ? units_format_time (l->step_ns) : g_strdup ("-");
       g_autofree char *pks = l->error ? g_strdup ("-") : g_strdup_printf ("%s%s", l->replayed ? "" : ">=", pk);
       g_autofree char *pps = l->v > 1 ? g_strdup_printf ("%u(v%u)", l->pp, l->v) : g_strdup_printf ("%u", l->pp);
+      /* MoE: dp with its expert-parallel ranks, "256/e64". */
+      g_autofree char *dps = l->ep > 0 ? g_strdup_printf ("%u/e%u", l->dp, l->ep) : g_strdup_printf ("%u", l->dp);
       char tok[32] = "-", tf[32] = "-", mfu[32] = "-";
       if (run)
         {
@@ -253,8 +263,8 @@ format_text (const PlanResult *r, guint top, gboolean priced)
           g_snprintf (tf, sizeof tf, "%.1f", l->tflops_per_gpu);
           g_snprintf (mfu, sizeof mfu, "%.1f%%", 100 * l->mfu);
         }
-      g_string_append_printf (out, "%4u %-12s %5u %3u %6s %5u %4u %3s %-9s %3u %5u %4s %11s %9s %10s %8s %5s %-8s",
-                              i + 1, cfg_name (r, l), l->gpus, l->tp, pps, l->dp, l->zero, l->sp ? "yes" : "no",
+      g_string_append_printf (out, "%4u %-12s %5u %3u %6s %*s %4u %3s %-9s %3u %5u %4s %11s %9s %10s %8s %5s %-8s",
+                              i + 1, cfg_name (r, l), l->gpus, l->tp, pps, dpw, dps, l->zero, l->sp ? "yes" : "no",
                               plan_checkpoint_name (l->ckpt), l->mbs, l->accum, l->error ? "err" : l->fits ? "yes" : "no",
                               pks, st, tok, tf, mfu, l->bound ? l->bound : "?");
       if (priced)
@@ -348,6 +358,8 @@ layout_from_json (const cJSON *j, char **configs, gboolean *ok)
   l->mfu = jnum (j, "mfu", ok), l->bound = g_strdup (jstr (j, "bound", ok)), l->v = jnum (j, "virtual_stages", ok);
   l->index = jnum (j, "index", ok), l->capacity = (guint64) jnum (j, "capacity_bytes", ok);
   l->replayed = jbool (j, "replayed", ok);
+  const cJSON *ep = cJSON_GetObjectItemCaseSensitive (j, "ep");
+  l->ep = cJSON_IsNumber (ep) ? (guint) ep->valuedouble : 0;
   l->cost_per_step = l->cost_per_mtok = -1;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive (j, "cost_per_step");
   if (cJSON_IsNumber (c))

@@ -169,8 +169,28 @@ enumerate (Enum *en)
                 if (m->layers % p || (g / t) % p || (s->pp.n && !in_list (&s->pp, p)))
                   continue;
                 guint dp = g / (t * p);
-                if (m->experts && m->experts % MIN (dp, m->experts))
-                  continue;
+                /* MoE: the expert-parallel sizes that divide dp and the
+                 * experts (the given ones, or every power of two and
+                 * min(dp, E)); a dense model has one, 0. */
+                PlanList eps = { 0 };
+                if (m->experts == 0)
+                  eps.v[eps.n++] = 0;
+                else
+                  {
+                    guint me = MIN (dp, m->experts);
+                    PlanList cand = s->ep;
+                    if (!cand.n)
+                      {
+                        for (guint e = 1; e <= me && cand.n < PLAN_MAX_VALUES - 1; e *= 2)
+                          cand.v[cand.n++] = e;
+                        if (!in_list (&cand, me))
+                          cand.v[cand.n++] = me;
+                      }
+                    for (guint i = 0; i < cand.n; i++)
+                      if (dp % cand.v[i] == 0 && m->experts % cand.v[i] == 0)
+                        eps.v[eps.n++] = cand.v[i];
+                  }
+                for (guint ei = 0; ei < eps.n; ei++)
                 for (guint vi = 0; vi < vs.n; vi++)
                   for (guint mi = 0; mi < ms.n; mi++)
                     {
@@ -200,6 +220,7 @@ enumerate (Enum *en)
                               l->index = idx, l->config = c, l->gpus = g, l->tp = t, l->pp = p, l->dp = dp;
                               l->v = v, l->zero = z, l->sp = sp != 0, l->ckpt = cs.v[ci], l->mbs = mb;
                               l->accum = (guint) accum;
+                              l->ep = eps.v[ei];
                               l->cost_per_step = l->cost_per_mtok = -1;
                               g_ptr_array_add (en->layouts, l);
                             }
@@ -217,7 +238,7 @@ layout_opts (const PlanSearch *s, const PlanLayout *l)
   SynthTrainOpts o = s->model;
   o.params = 0;
   o.batch = l->mbs, o.tp = l->tp, o.pp = l->pp, o.dp = l->dp, o.zero = l->zero, o.sp = l->sp;
-  o.virtual_stages = l->v, o.grad_accum = l->accum, o.steps = 2;
+  o.virtual_stages = l->v, o.grad_accum = l->accum, o.steps = 2, o.ep = l->ep;
   o.checkpoint = l->ckpt == PLAN_CKPT_FULL ? SYNTH_CKPT_EVERY : l->ckpt == PLAN_CKPT_SELECTIVE ? SYNTH_CKPT_SELECTIVE
                                                                                               : SYNTH_CKPT_NONE;
   o.checkpoint_every = 1;
@@ -233,8 +254,8 @@ layout_opts (const PlanSearch *s, const PlanLayout *l)
 static char *
 layout_key (const PlanLayout *l)
 {
-  return g_strdup_printf ("%u/%u/%u/%u/%u/%u/%u/%u/%u/%u", l->config, l->tp, l->pp, l->dp, l->v, l->zero, l->sp,
-                          l->ckpt, l->mbs, l->accum);
+  return g_strdup_printf ("%u/%u/%u/%u/%u/%u/%u/%u/%u/%u/%u", l->config, l->tp, l->pp, l->dp, l->v, l->zero, l->sp,
+                          l->ckpt, l->mbs, l->accum, l->ep);
 }
 
 static double
@@ -475,10 +496,12 @@ search_identity (const PlanSearch *s)
   g_string_append (id, " price=");
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);
-  const PlanList *lists[] = { &s->gpus, &s->tp, &s->pp, &s->v, &s->zero, &s->ckpt, &s->mbs, &s->sp };
-  const char *names[] = { "gpus", "tp", "pp", "v", "zero", "ckpt", "mbs", "sp" };
+  const PlanList *lists[] = { &s->gpus, &s->tp, &s->pp, &s->v, &s->zero, &s->ckpt, &s->mbs, &s->sp, &s->ep };
+  const char *names[] = { "gpus", "tp", "pp", "v", "zero", "ckpt", "mbs", "sp", "ep" };
   for (guint k = 0; k < G_N_ELEMENTS (lists); k++)
     {
+      if (lists[k] == &s->ep && s->ep.n == 0)
+        continue;   /* only when given: parts of searches before --ep still merge */
       g_string_append_printf (id, " %s=", names[k]);
       for (guint i = 0; i < lists[k]->n; i++)
         g_string_append_printf (id, "%s%u", i ? "," : "", lists[k]->v[i]);

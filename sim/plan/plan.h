@@ -44,6 +44,7 @@ typedef struct {
   double *price;              /* per config, USD per GPU-hour; 0 = none (may be NULL) */
   PlanList gpus;              /* GPU counts (required) */
   PlanList tp, pp, v, zero, ckpt, mbs, sp;  /* empty: the defaults (docs/plan.md) */
+  PlanList ep;                /* MoE: expert-parallel sizes (empty: every power of two dividing dp and the experts, and min(dp, E)) */
   guint n_threads;            /* 0: all processors */
   gboolean progress;
   guint shard_k, shard_n;     /* 1-based K of N; 0/0: every layout */
@@ -55,6 +56,7 @@ typedef struct {
   guint index;                /* in enumeration order (ties rank by it) */
   guint config;               /* index into the configs */
   guint gpus, tp, pp, dp, v, zero, ckpt, mbs, accum;
+  guint ep;                   /* MoE: expert-parallel ranks (0: a dense model) */
   gboolean sp;
   /* the result */
   gboolean replayed;          /* FALSE: pruned by a memory floor (peak is that floor) */

@@ -1477,7 +1477,7 @@ layout_of (Train *tr, const SynthTrainOpts *o)
   tr->v = tr->pp > 1 ? MAX (o->virtual_stages, 1u) : 1;
   tr->dp = MAX (o->dp, 1u);
   tr->k = MAX (o->top_k, 1u);
-  tr->ep = o->experts > 0 ? MIN (tr->dp, o->experts) : 1;
+  tr->ep = o->experts > 0 ? (o->ep ? o->ep : MIN (tr->dp, o->experts)) : 1;
   tr->edp = o->experts > 0 ? tr->dp / tr->ep : 1;
 }
 

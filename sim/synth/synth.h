@@ -246,6 +246,10 @@ typedef struct {
   guint tp, pp;
   gboolean sp;
   guint experts, top_k;
+  /* MoE: expert-parallel ranks (0: min(dp, experts)); ep divides dp and
+   * the experts, which it spreads evenly, and the dp / ep ranks holding
+   * the same experts reduce their gradients. */
+  guint ep;
   /* MoE: the inner size of the shared expert every token runs besides
    * its routed ones (DeepSeek, Qwen-MoE; 0: none), a dense MLP split t
    * ways like the experts' (gated when they are). */
