@@ -583,6 +583,11 @@ cmd_plan (int argc, char **argv)
         cmd_error ("plan: --zero: stages are 0-3, not %u", s.zero.v[i]);
         return 2;
       }
+  if (s.ep.n && !m->experts)
+    {
+      cmd_error ("plan: --ep goes with an MoE model (--experts, or a config.json's experts)");
+      return 2;
+    }
   {
     /* A shape the generator cannot count, at the largest micro-batch searched. */
     SynthTrainOpts big = *m;
