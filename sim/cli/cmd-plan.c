@@ -320,7 +320,8 @@ cmd_plan (int argc, char **argv)
                   *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
                   *shard = NULL;
   gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
-  gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, moe_every = -1, kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
+  gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, moe_every = -1;
+  gint kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
   gint jobs = 0, top = -1;
   gint64 batch = 0;
   gint window = -1, global_every = -1;
