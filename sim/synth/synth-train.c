@@ -525,7 +525,7 @@ fusedop (const char *name, double flops, double bytes)
 
 /* Fused attention's compute rate against a GEMM's: FlashAttention-2
  * reaches 50-73 % of an A100's peak where cuBLAS GEMMs reach 80-90 %
- * (Dao 2023, section 4.1), FlashAttention-3 75 % of an H100's forward
+ * (Dao 2023, abstract and introduction), FlashAttention-3 75 % of an H100's forward
  * (Shah et al. 2024); 0.75 of the GEMM model's rate, forward and
  * backward alike. */
 #define FLASH_REL 0.75
