@@ -120,22 +120,19 @@ read_window (const cJSON *root, const char *mt, SynthTrainOpts *m, GPtrArray *wa
   const cJSON *types = cJSON_GetObjectItemCaseSensitive (root, "layer_types");
   if (cJSON_IsArray (types))
     {
-      guint n = (guint) cJSON_GetArraySize (types), first_full = 0, k = 0;
-      gboolean any_full = FALSE, regular = n == m->layers;
+      /* N is one past the first full layer; the layers before it are
+       * sliding by then, those after are checked against it. */
+      guint k = 0;
+      gboolean regular = (guint) cJSON_GetArraySize (types) == m->layers;
       const cJSON *t;
+      m->global_every = 0;
       cJSON_ArrayForEach (t, types)
         {
           gboolean full = !(cJSON_IsString (t) && strcmp (t->valuestring, "sliding_attention") == 0);
-          if (full && !any_full)
-            any_full = TRUE, first_full = k;
-          k++;
-        }
-      m->global_every = any_full ? first_full + 1 : 0;
-      k = 0;
-      cJSON_ArrayForEach (t, types)
-        {
-          gboolean full = !(cJSON_IsString (t) && strcmp (t->valuestring, "sliding_attention") == 0);
-          regular &= full == (m->global_every > 0 && (k + 1) % m->global_every == 0);
+          if (full && m->global_every == 0)
+            m->global_every = k + 1;
+          if (m->global_every > 0)
+            regular &= full == ((k + 1) % m->global_every == 0);
           k++;
         }
       if (!regular)

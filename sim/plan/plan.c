@@ -139,6 +139,34 @@ typedef struct {
   gboolean pipelines;     /* one of them (any shard's) has pp > 1 */
 } Enum;
 
+/* MoE: the expert-parallel sizes to search at DP data-parallel ranks,
+ * those that divide dp and the experts (of --ep, or every power of two
+ * and min(dp, E)); a dense model has one, 0. */
+static PlanList
+ep_sizes (const PlanSearch *s, guint dp)
+{
+  const SynthTrainOpts *m = &s->model;
+  PlanList eps = { 0 };
+  if (m->experts == 0)
+    {
+      eps.v[eps.n++] = 0;
+      return eps;
+    }
+  guint me = MIN (dp, m->experts);
+  PlanList cand = s->ep;
+  if (!cand.n)
+    {
+      for (guint e = 1; e <= me && cand.n < PLAN_MAX_VALUES - 1; e *= 2)
+        cand.v[cand.n++] = e;
+      if (!in_list (&cand, me))
+        cand.v[cand.n++] = me;
+    }
+  for (guint i = 0; i < cand.n; i++)
+    if (dp % cand.v[i] == 0 && m->experts % cand.v[i] == 0)
+      eps.v[eps.n++] = cand.v[i];
+  return eps;
+}
+
 static void
 enumerate (Enum *en)
 {
@@ -150,6 +178,8 @@ enumerate (Enum *en)
   PlanList ms = list_or (&s->mbs, d_mbs, G_N_ELEMENTS (d_mbs)), sps = list_or (&s->sp, d_sp, G_N_ELEMENTS (d_sp));
   PlanList cs = list_or (&s->ckpt, d_ckpt, G_N_ELEMENTS (d_ckpt));
   guint kv = m->kv_heads ? m->kv_heads : m->heads, ffn = m->ffn ? m->ffn : 4 * m->hidden;
+  /* The dense layers' inner size, when the model has any (0 divides by every t). */
+  guint dense_ffn = synth_train_dense_count (m) ? (m->dense_ffn ? m->dense_ffn : 4 * m->hidden) : 0;
   for (guint c = 0; c < en->n_cfgs; c++)
     {
       /* TP up to a node's GPUs (powers of two), unless --tp says. */
@@ -161,35 +191,14 @@ enumerate (Enum *en)
         for (guint ti = 0; ti < tps.n; ti++)
           {
             guint g = s->gpus.v[gi], t = tps.v[ti];
-            if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t || m->shared_ffn % t
-                || (synth_train_dense_count (m) && (m->dense_ffn ? m->dense_ffn : 4 * m->hidden) % t))
+            if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t || m->shared_ffn % t || dense_ffn % t)
               continue;
             for (guint p = 1; p <= m->layers; p++)
               {
                 if (m->layers % p || (g / t) % p || (s->pp.n && !in_list (&s->pp, p)))
                   continue;
                 guint dp = g / (t * p);
-                /* MoE: the expert-parallel sizes that divide dp and the
-                 * experts (the given ones, or every power of two and
-                 * min(dp, E)); a dense model has one, 0. */
-                PlanList eps = { 0 };
-                if (m->experts == 0)
-                  eps.v[eps.n++] = 0;
-                else
-                  {
-                    guint me = MIN (dp, m->experts);
-                    PlanList cand = s->ep;
-                    if (!cand.n)
-                      {
-                        for (guint e = 1; e <= me && cand.n < PLAN_MAX_VALUES - 1; e *= 2)
-                          cand.v[cand.n++] = e;
-                        if (!in_list (&cand, me))
-                          cand.v[cand.n++] = me;
-                      }
-                    for (guint i = 0; i < cand.n; i++)
-                      if (dp % cand.v[i] == 0 && m->experts % cand.v[i] == 0)
-                        eps.v[eps.n++] = cand.v[i];
-                  }
+                PlanList eps = ep_sizes (s, dp);
                 for (guint ei = 0; ei < eps.n; ei++)
                 for (guint vi = 0; vi < vs.n; vi++)
                   for (guint mi = 0; mi < ms.n; mi++)

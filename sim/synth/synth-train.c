@@ -206,6 +206,21 @@ proj_in (const SynthTrainOpts *o)
   return (guint64) o->heads * v_dim (o);
 }
 
+/* Latent attention's widths: the KV latent with the rotary key (what the
+ * KV down projection writes), and the Q up projection's input (the Q
+ * latent, or x without one). */
+static guint64
+kv_latent (const SynthTrainOpts *o)
+{
+  return (guint64) o->kv_lora + o->qk_rope;
+}
+
+static guint64
+q_in (const SynthTrainOpts *o)
+{
+  return o->q_lora ? o->q_lora : o->hidden;
+}
+
 guint64
 synth_train_core_width (const SynthTrainOpts *o)
 {
@@ -219,7 +234,7 @@ synth_train_core_width (const SynthTrainOpts *o)
 guint64
 synth_train_attn_replicated (const SynthTrainOpts *o)
 {
-  return mla (o) ? (guint64) o->hidden * (o->q_lora + o->kv_lora + o->qk_rope) : 0;
+  return mla (o) ? (guint64) o->hidden * (o->q_lora + kv_latent (o)) : 0;
 }
 
 static guint64
@@ -300,7 +315,7 @@ synth_train_layer_local (const SynthTrainOpts *o, guint g)
 
 /* Layer G's KIND_DENSE | KIND_LOCAL. */
 static guint
-synth_train_layer_kind (const SynthTrainOpts *o, guint g)
+layer_kind (const SynthTrainOpts *o, guint g)
 {
   return (synth_train_layer_dense (o, g) ? KIND_DENSE : 0) | (synth_train_layer_local (o, g) ? KIND_LOCAL : 0);
 }
@@ -374,7 +389,7 @@ synth_train_layer_kept (const SynthTrainOpts *o)
        * latent twice, the KV latent with the rotary key and the KV latent. */
       double qk = (double) o->heads * qk_dim (o) / h, v = (double) proj_in (o) / h;
       split = 2 * qk + 2 * qk + 2 * v + 2 * v + mlp;
-      whole += (4.0 * o->q_lora + 2.0 * (o->kv_lora + o->qk_rope) + 2.0 * o->kv_lora) / h;
+      whole += (4.0 * o->q_lora + 2.0 * kv_latent (o) + 2.0 * o->kv_lora) / h;
     }
   if (o->experts > 0)
     split += mlp * (MAX (o->top_k, 1u) - 1) + 2 * (double) shared_fc1_out (o) / h + 2 * (double) o->shared_ffn / h;
@@ -409,7 +424,6 @@ typedef struct {
   guint64 gathered;   /* stage 3: the full params while in use */
   guint64 gather_event; /* stage 3: recorded after their gather */
   guint64 pending;    /* a gradient buffer of this micro-batch not yet reduced (the tied embedding under ZeRO 2-3) */
-  gboolean dense;     /* one of an MoE model's dense layers (synth_train_layer_dense) */
   guint8 kind;        /* KIND_DENSE | KIND_LOCAL of a layer */
 } Unit;
 
@@ -608,12 +622,12 @@ build_fwd (Train *tr, GArray *ops, gboolean rc)
           add_op (ops, memop (NM ("rmsnorm_q_latent"), SYNTH_MEM_NORM, 2 * es * (double) Tq * o->q_lora));
           sp_gather (tr, ops, es * T * o->q_lora);
         }
-      add_op (ops, gemm (NM ("gemm_kv_down"), TRUE, Tq, o->kv_lora + o->qk_rope, h, 1));
+      add_op (ops, gemm (NM ("gemm_kv_down"), TRUE, Tq, kv_latent (o), h, 1));
       add_op (ops, memop (NM ("rmsnorm_kv_latent"), SYNTH_MEM_NORM, 2 * es * (double) Tq * o->kv_lora));
-      sp_gather (tr, ops, es * T * (o->kv_lora + o->qk_rope));
+      sp_gather (tr, ops, es * T * kv_latent (o));
       if (!o->q_lora)
         sp_gather (tr, ops, es * T * h);
-      add_op (ops, gemm (NM ("gemm_q_up"), TRUE, T, heads * qk_dim (o), o->q_lora ? o->q_lora : h, 1));
+      add_op (ops, gemm (NM ("gemm_q_up"), TRUE, T, heads * qk_dim (o), q_in (o), 1));
       add_op (ops, gemm (NM ("gemm_kv_up"), TRUE, T, heads * (head_dim_of (o) + v_dim (o)), o->kv_lora, 1));
     }
   else
@@ -707,7 +721,7 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
   add_op (ops, memop ("dropout_add_bias_bwd", SYNTH_MEM_ACT, (2 * es + 1) * Tl * h));
   /* Under SP, the up projections' inputs gathered again for their dW
    * (x's, or latent attention's latents). */
-  sp_gather (tr, ops, es * T * (mla (o) ? (o->q_lora ? o->q_lora : h) + o->kv_lora + o->qk_rope : h));
+  sp_gather (tr, ops, es * T * (mla (o) ? q_in (o) + kv_latent (o) : h));
   add_op (ops, gemm ("gemm_proj_dx", TRUE, T, qw / t, h, 1));
   add_op (ops, gemm ("gemm_proj_dw", FALSE, h, qw / t, T, 1));
   if (o->flash_attn)
@@ -733,7 +747,7 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
       /* The up projections' dX are partial sums over the tensor ranks'
        * heads: reduced at the latents' width (and, for Q straight from x,
        * at x's); the down projections' then need none. */
-      guint64 Tq = o->sp ? T / t : T, kvl = o->kv_lora + o->qk_rope, qin = o->q_lora ? o->q_lora : h;
+      guint64 Tq = o->sp ? T / t : T, kvl = kv_latent (o), qin = q_in (o);
       guint64 qn = heads * qk, kvn = heads * (head_dim_of (o) + vd);
       add_op (ops, gemm ("gemm_kv_up_dx", TRUE, T, o->kv_lora, kvn, 1));
       add_op (ops, gemm ("gemm_kv_up_dw", FALSE, kvn, o->kv_lora, T, 1));
@@ -862,7 +876,8 @@ layer_pass (const Train *tr, const Unit *u, LayerPassIndex p)
 static guint64
 layer_act (const Train *tr, const Unit *u, gboolean selective)
 {
-  return selective ? (u->dense ? tr->kept_d : tr->kept) : (u->dense ? tr->full_d : tr->full);
+  gboolean dense = (u->kind & KIND_DENSE) != 0;
+  return selective ? (dense ? tr->kept_d : tr->kept) : (dense ? tr->full_d : tr->full);
 }
 
 static void
@@ -883,7 +898,7 @@ build_passes (Train *tr)
   const SynthTrainOpts *o = tr->o;
   gboolean held[KINDS] = { TRUE };
   for (guint g = 0; g < o->layers; g++)
-    held[synth_train_layer_kind (o, g)] = TRUE;
+    held[layer_kind (o, g)] = TRUE;
   for (guint k = 0; k < KINDS; k++)
     {
       Pass *lp = tr->lpass[k];
@@ -1117,7 +1132,7 @@ after_backward (Train *tr)
     {
       guint64 whole = 0;
       for (guint i = 0; i < tr->Ls; i++)
-        whole += synth_train_attn_replicated (o) + (tr->units[i].dense ? 0 : (guint64) o->hidden * o->experts);
+        whole += synth_train_attn_replicated (o) + (tr->units[i].kind & KIND_DENSE ? 0 : (guint64) o->hidden * o->experts);
       if (whole > 0)
         synth_collective (tr->e, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, whole * tr->G, &tr->groups[GRP_TP],
                           tr->units[0].g, tr->units[0].g, 0);
@@ -1413,7 +1428,7 @@ stage_times (Train *tr, double *t_f, double *t_b)
         /* Its Lc layers from vs·Lc on, counted by kind. */
         guint n[KINDS] = { 0 };
         for (guint g = vs * tr->Lc; g < (vs + 1) * tr->Lc; g++)
-          n[synth_train_layer_kind (o, g)]++;
+          n[layer_kind (o, g)]++;
         t_f[vs] = t_b[vs] = 0;
         for (guint k = 0; k < KINDS; k++)
           {
@@ -1503,26 +1518,25 @@ units_of (Train *tr)
       return;
     }
   /* Split t ways but for the weights every tensor rank holds whole. */
-  guint64 whole = synth_train_attn_replicated (o);
-  guint64 layer = synth_train_attn_params (o) + synth_train_mlp_params (o) - whole, exp = 0;
+  guint64 whole = synth_train_attn_replicated (o), split_attn = synth_train_attn_params (o) - whole;
+  guint64 layer = split_attn + synth_train_mlp_params (o), exp = 0;
   if (o->experts > 0)
     {
       /* Attention (GPT: 4h²), the router h·E, E/ep experts (GPT: 8h²) here. */
       exp = (guint64) (o->experts / tr->ep) * synth_train_mlp_params (o) / tr->t;
-      layer = synth_train_attn_params (o) - whole + (guint64) (o->experts / tr->ep) * synth_train_mlp_params (o)
-              + synth_train_shared_params (o);
+      layer = split_attn + (guint64) (o->experts / tr->ep) * synth_train_mlp_params (o) + synth_train_shared_params (o);
     }
   tr->layer_n = layer / tr->t + whole + (o->experts > 0 ? h * o->experts : 0);
-  tr->dense_n = (synth_train_attn_params (o) - whole + synth_train_mlp_params (&tr->dense_o)) / tr->t + whole;
+  tr->dense_n = (split_attn + synth_train_mlp_params (&tr->dense_o)) / tr->t + whole;
   for (guint i = 0; i < tr->Ls; i++)
     {
       /* Stage 0's layer i is the model's layer (i / Lc)·pp·Lc + i % Lc. */
       guint global = i / tr->Lc * tr->pp * tr->Lc + i % tr->Lc;
       Unit *u = &tr->units[i];
-      u->kind = (guint8) synth_train_layer_kind (o, global);
-      u->dense = (u->kind & KIND_DENSE) != 0;
-      u->n = u->dense ? tr->dense_n : tr->layer_n;
-      u->n_exp = u->dense ? 0 : exp;
+      u->kind = (guint8) layer_kind (o, global);
+      gboolean dense = (u->kind & KIND_DENSE) != 0;
+      u->n = dense ? tr->dense_n : tr->layer_n;
+      u->n_exp = dense ? 0 : exp;
     }
   tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t * (o->untied && tr->pp == 1 ? 2 : 1);
 }
