@@ -3,7 +3,8 @@
 # et al., "Efficient Large-Scale Language Model Training on GPU Clusters
 # Using Megatron-LM", SC 2021 (arXiv 2104.04473), Table 1: the same model,
 # global batch and GPU count on a100-80g, searched under the options of
-# 2021 (`--zero 0 --sp off --checkpoint full`). For each run it prints
+# 2021 (`--zero 0 --sp off --checkpoint full --even-stages`:
+# Megatron-LM then split the layers evenly only). For each run it prints
 # where the run's own (t, p) ranks among the (t, p) pairs of the fitting
 # layouts, the planner's TF/s for it (its best micro-batch and schedule
 # with that pair) beside the published one, and the planner's best layout
@@ -25,7 +26,7 @@ echo "| model | GPUs | Table 1's (t, p) | its rank of the fitting (t, p) | plann
 echo "| --- | ---: | --- | --- | ---: | ---: | --- | ---: | --- |"
 echo "$runs" | while read -r name heads hidden layers t p gpus batch _ _ _ pub; do
   if ! "$VRAMSIM" plan --layers "$layers" --hidden "$hidden" --heads "$heads" --vocab 51200 --seq 2048 \
-      --global-batch "$batch" -c a100-80g --gpus "$gpus" --zero 0 --sp off --checkpoint full -j 2 \
+      --global-batch "$batch" -c a100-80g --gpus "$gpus" --zero 0 --sp off --checkpoint full --even-stages -j 2 \
       --format json > "$tmp/plan.json" 2> "$tmp/err"; then
     echo "plan-megatron: plan failed for $name:" >&2; cat "$tmp/err" >&2; exit 2
   fi

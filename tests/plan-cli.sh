@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..44"
+echo "1..45"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -358,8 +358,8 @@ ok $? "synth --shared-ffn 1024: the shared expert's GEMMs, its SwiGLU and the pa
 # sharded search's merge keeps it: byte for byte the unsharded JSON. The
 # model is a DeepSeek-style one inside text_config (said; and, without
 # --flash-attn, that attention is materialized), with a dense
-# first layer (said for the layouts with a pipeline, whose rank 0 holds
-# it) and latent attention (kv_lora_rank alone: Q straight from x, no
+# first layer (on stage 0 of the layouts with a pipeline, the MoE layer on
+# stage 1: both replayed, nothing said) and latent attention (kv_lora_rank alone: Q straight from x, no
 # rotary dims, V of head_dim 64).
 cat > "$tmp/ds.json" <<'EOF'
 { "text_config": { "model_type": "deepseek_v3", "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2816,
@@ -381,10 +381,9 @@ j = json.load(open(sys.argv[1]))
 p = sys.argv[2]
 assert j["warnings"] == ["--model %s: the language model of text_config; its vision tower (if any) is not modeled" % p,
                          "attention is Megatron-LM 2021's, its scores materialized in memory; frameworks now fuse it "
-                         "(FlashAttention, cuDNN, PyTorch SDPA): give --flash-attn for that",
-                         "with a pipeline, a layout's memory is stage 0's, which holds the 1 dense first layers; stages "
-                         "of MoE layers only are not checked and may need more (their time is in the schedule)"], j["warnings"]
-assert any(l["pp"] == 2 for l in j["layouts"])
+                         "(FlashAttention, cuDNN, PyTorch SDPA): give --flash-attn for that"], j["warnings"]
+# With a pipeline both stages are replayed: stage 1 holds the MoE layer.
+assert any(l["pp"] == 2 and l["peak_stage"] in (0, 1) for l in j["layouts"])
 # Latent attention: the KV down projection 1024 x 512, Q 1024 x 16 x 64,
 # the KV up projection 512 x 16 x (64 + 64), the output 16 x 64 x 1024:
 # 3670016. Layer 0 dense (3 x 1024 x 2816), layer 1 4 experts of 512, 2
@@ -786,6 +785,52 @@ cmd=$(head -1 "$tmp/block" | sed 's/^\$ bin\/vramsim //')
 [ -n "$cmd" ] && "$VRAMSIM" $cmd 2>/dev/null | diff - <(sed 1d "$tmp/block") >&2
 ok $? "the README's no-fit example prints what the README shows"
 
+# Uneven pipelines (docs/plan.md, "Pipeline stages"): 13 layers over 4
+# stages split 3, 4, 4, 2. The layout's demand and step are the largest of
+# its stages' replays: stage 0, stage 1 (more layers than stage 0) and
+# the last (the head); stage 2, left out, needs less than stage 1. With a
+# vocabulary of 1000, stage 1's fourth layer outweighs stage 0's
+# embedding: the peak is stage 1's, above stage 0's.
+P="--layers 13 --hidden 1024 --heads 16 --seq 1024 --vocab 1000 --global-batch 16 -c a100-80g --gpus 8 --tp 2 --pp 4
+   --zero 0 --sp off --checkpoint none --microbatch 1 --virtual-stages 1"
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $P --format json > "$tmp/uneven.json" 2>/dev/null
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $P > "$tmp/uneven.txt" 2>/dev/null
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $P --format csv > "$tmp/uneven.csv" 2>/dev/null
+# shellcheck disable=SC2086
+run "$VRAMSIM" plan $P --even-stages
+even_rc=$rc even_err=$(cat "$tmp/err")
+for st in 0 1 2 3; do
+  "$VRAMSIM" synth transformer-train --layers 13 --hidden 1024 --heads 16 --seq 1024 --vocab 1000 --batch 1 --tp 2 \
+    --pp 4 --grad-accum 16 --steps 2 --ddp local --first-stage-layers 3 --last-stage-layers 2 --stage $st \
+    -c a100-80g -o "$tmp/st$st.vtrace" 2>/dev/null
+  "$VRAMSIM" replay "$tmp/st$st.vtrace" --format json > "$tmp/st$st.json" 2>/dev/null
+done
+python3 - "$tmp" <<'PY'
+import csv, json, sys
+t = sys.argv[1]
+j = json.load(open(t + "/uneven.json"))
+assert len(j["layouts"]) == 1, j
+l = j["layouts"][0]
+assert l["stage_layers"] == {"first": 3, "middle": 4, "last": 2}, l
+r = [json.load(open("%s/st%d.json" % (t, s))) for s in range(4)]
+demand = [x["memory"]["device_demand_bytes"] for x in r]
+step = [x["steady_state"]["step_median_ns"] for x in r]
+assert demand[2] <= demand[1] and demand[1] > demand[0], demand
+checked = (0, 1, 3)
+assert l["peak_device_bytes"] == max(demand[s] for s in checked), (l, demand)
+assert l["peak_stage"] == 1, (l, demand)
+assert l["step_ns"] == max(step[s] for s in checked), (l, step)
+assert j["replays"] == 3, j["replays"]
+rows = list(csv.DictReader(open(t + "/uneven.csv")))
+assert rows[0]["stage_layers"] == "3/4/2", rows
+txt = open(t + "/uneven.txt").read()
+assert " 4:3/4/2 " in txt, txt
+PY
+ok $([ $? -eq 0 ] && [ "$even_rc" -eq 1 ] && [[ $even_err == *"no layout to search"* ]]; echo $?) \
+  "uneven stages (13 layers on 4: 3/4/2 in JSON, CSV and text): the row's demand (stage 1's) and step are the largest of stages 0, 1 and 3's replays; --even-stages searches none"
 # 21-25: Megatron-LM (Narayanan et al. 2021, Table 1), in the search space
 # of its runs: full recomputation, no ZeRO, no sequence parallelism (both
 # came later), every t, p, interleaving and micro-batch. (a) the run's
@@ -794,7 +839,7 @@ ok $? "the README's no-fit example prints what the README shows"
 # it gives (eq. 3's FLOPs over its step).
 meg () { # name heads hidden layers gpus batch mbs v t p
   "$VRAMSIM" plan --layers "$4" --hidden "$3" --heads "$2" --vocab 51200 --seq 2048 --global-batch "$6" -c a100-80g \
-    --gpus "$5" --zero 0 --sp off --checkpoint full -j 2 --format json > "$tmp/m-$1.json" 2>/dev/null
+    --gpus "$5" --zero 0 --sp off --checkpoint full --even-stages -j 2 --format json > "$tmp/m-$1.json" 2>/dev/null
   python3 - "$tmp/m-$1.json" "$@" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))

@@ -19,7 +19,7 @@ skip () { n=$((n+1)); echo "ok $n # skip $1"; }
 SYS=/usr/bin/python3
 [ -x "$SYS" ] || SYS=python3
 T=$here/traces/hand-train-step.jsonl
-echo "1..19"
+echo "1..20"
 
 # The venv sees the system's setuptools and wheel (the build needs them;
 # nothing is downloaded) and the system's pip; the package goes into the
@@ -158,6 +158,19 @@ assert py == json.load(open('$tmp/plan-mla.json')), 'differs'
 # attention 2523136 a layer; layer 0 dense (3 x 1024 x 2816), layer 1 4 experts of 3 x 1024 x 512 and the router
 assert py['params'] == 2 * 2523136 + 3 * 1024 * 2816 + 4 * 3 * 1024 * 512 + 4096 + 32000 * 1024, py['params']"
 ok $? "plan() with latent attention, a dense first layer and fused attention (their keywords) equals the CLI's JSON"
+"$VRAMSIM" plan --layers 3 --hidden 1024 --heads 16 --vocab 1000 --seq 256 --global-batch 4 -c a100-80g --gpus 2 \
+  --zero 0 --sp off --checkpoint none -j 2 --format json > "$tmp/plan-split.json" 2>/dev/null
+"$PY" -c "
+import json, vramsim
+kw = dict(configs='a100-80g', gpus=2, global_batch=4, layers=3, hidden=1024, heads=16, vocab=1000, seq=256, zero=0,
+          sp='off', checkpoint='none', jobs=2)
+py = vramsim.plan(**kw)
+assert py == json.load(open('$tmp/plan-split.json')), 'differs'
+split = [l for l in py['layouts'] if l['pp'] == 2]
+assert split and all(l['stage_layers'] == {'first': 2, 'last': 1} for l in split), split
+even = vramsim.plan(even_stages=True, **kw)
+assert even['layouts'] and all(l['pp'] == 1 for l in even['layouts']), even"
+ok $? "plan(): 3 layers on 2 stages split 2/1; even_stages=True searches only one stage"
 "$PY" -c "
 import vramsim
 try:

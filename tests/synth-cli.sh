@@ -45,6 +45,27 @@ run "$VRAMSIM" synth transformer-train --virtual-stages 2 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ] && [[ $err == *"needs --pp 2 or more"* ]] && [ ! -e "$tmp/x.jsonl" ]; }; result "--virtual-stages without --pp exits 2"
 run "$VRAMSIM" synth transformer-train --layers 8 --pp 2 --virtual-stages 2 --grad-accum 3 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ] && [[ $err == *"a multiple of --pp"* ]] && [ ! -e "$tmp/x.jsonl" ]; }; result "interleaving with --grad-accum not a multiple of --pp exits 2"
+# Pipeline stages: a split that is not even is refused with the split that
+# would do (Llama 3's 126 layers on 16 stages: 7, 14 x 8, 7), as is a
+# stage outside the pipeline or a stage option without one.
+run "$VRAMSIM" synth transformer-train --layers 126 --pp 16 --grad-accum 16 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"e.g. 7 and 7, 8 on each stage between"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
+result "126 layers on 16 stages exit 2, naming --first-stage-layers 7 --last-stage-layers 7"
+run "$VRAMSIM" synth transformer-train --layers 24 --pp 4 --stage 4 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"--stage 4 is not one of the 4 pipeline stages (0 to 3)"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
+result "--stage 4 of --pp 4 exits 2"
+run "$VRAMSIM" synth transformer-train --layers 24 --first-stage-layers 3 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"need --pp 2 or more"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
+result "--first-stage-layers without --pp exits 2"
+run "$VRAMSIM" synth transformer-train --layers 24 --pp 4 --first-stage-layers 5 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"leave 19 of the 24 layers to the 3 other stages"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
+result "--first-stage-layers 5 of 24 on 4 stages exits 2 (19 do not split over 3)"
+# --params alone takes GPT-3's shapes; XL's 24 heads of 128 are not 2048
+# wide, so it takes 16.
+run "$VRAMSIM" synth transformer-train --params 1.3e9 -c a100-80g -o "$tmp/xl.jsonl"
+{ [ $rc -eq 0 ] && [[ $err == *"24 layers x 2048 hidden x 16 heads"* ]] && [ -s "$tmp/xl.jsonl" ]; }
+result "--params 1.3e9 alone: GPT-3 XL's 24 x 2048 with 16 heads of 128"
+
 run "$VRAMSIM" synth transformer-train --mfu 0 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ] && [[ $err == *"--mfu must be in (0, 1]"* ]]; }; result "--mfu 0 exits 2 (leave it out for the kernel model)"
 run "$VRAMSIM" synth stream --size 12parsecs -o "$tmp/x.jsonl"

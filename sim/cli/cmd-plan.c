@@ -323,6 +323,7 @@ cmd_plan (int argc, char **argv)
   gint64 batch = 0;
   gint window = -1, global_every = -1;
   gboolean gated = FALSE, untied = FALSE, flash = FALSE, merge = FALSE, progress = FALSE, no_progress = FALSE;
+  gboolean even_stages = FALSE;
   GOptionEntry entries[] = {
     { "model", 0, 0, G_OPTION_ARG_FILENAME, &model, "A Hugging Face config.json for the shape (the flags below override it)", "FILE" },
     { "layers", 0, 0, G_OPTION_ARG_INT, &layers, "Transformer layers", "L" },
@@ -356,7 +357,11 @@ cmd_plan (int argc, char **argv)
     { "config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &configs, "Presets (or config files), comma-separated; may repeat", "CONFIG[,...]" },
     { "gpus", 0, 0, G_OPTION_ARG_STRING, &gpus, "GPU counts: 64,128,256, or A-B for A, 2A, 4A, ... up to B (required)", "N[,N...]" },
     { "tp", 0, 0, G_OPTION_ARG_STRING, &tp, "Tensor-parallel sizes to search (default: 1, 2, 4, ... up to a node's GPUs)", "LIST" },
-    { "pp", 0, 0, G_OPTION_ARG_STRING, &pp, "Pipeline stages to search (default: every divisor of --layers)", "LIST" },
+    { "pp", 0, 0, G_OPTION_ARG_STRING, &pp,
+      "Pipeline stages to search (default: every count dividing the GPUs a tensor group leaves that splits --layers, "
+      "evenly or with fewer on the first and last stage)", "LIST" },
+    { "even-stages", 0, 0, G_OPTION_ARG_NONE, &even_stages,
+      "Only pipelines whose stages (and chunks) split the layers evenly, as Megatron-LM before Megatron-Core", NULL },
     { "virtual-stages", 0, 0, G_OPTION_ARG_STRING, &vst, "Interleaved schedule's chunks per stage to search (1,2)", "LIST" },
     { "zero", 0, 0, G_OPTION_ARG_STRING, &zero, "ZeRO stages to search (0,1,2,3; 2 and 3 only without a pipeline)", "LIST" },
     { "checkpoint", 0, 0, G_OPTION_ARG_STRING, &ckpt, "Recomputation to search: none,selective,full (all three)", "LIST" },
@@ -644,6 +649,7 @@ cmd_plan (int argc, char **argv)
       return 2;
     }
   s.n_threads = (guint) jobs;
+  s.even_stages = even_stages;
   s.progress = !no_progress && (progress || tty);
   g_autoptr (PlanResult) r = plan_run (&s, &err);
   if (r == NULL)

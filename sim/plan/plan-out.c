@@ -104,6 +104,17 @@ layout_json (const PlanResult *r, const PlanLayout *l, gboolean priced, gboolean
    * replay's or the generator's bound, the cost, an error. */
   cJSON_AddNumberToObject (j, "virtual_stages", l->v);
   cJSON_AddBoolToObject (j, "peak_lower_bound", !l->replayed);
+  if (l->pp > 1)
+    cJSON_AddNumberToObject (j, "peak_stage", l->peak_stage);   /* the stage whose demand the peak is */
+  if (l->uneven)
+    {
+      /* Layers on the first stage, on each between, on the last. */
+      cJSON *sl = cJSON_AddObjectToObject (j, "stage_layers");
+      cJSON_AddNumberToObject (sl, "first", l->first);
+      if (l->pp > 2)
+        cJSON_AddNumberToObject (sl, "middle", l->mid);
+      cJSON_AddNumberToObject (sl, "last", l->last);
+    }
   if (l->ep > 0)
     cJSON_AddNumberToObject (j, "ep", l->ep);   /* MoE: expert-parallel ranks */
   if (priced)
@@ -160,6 +171,29 @@ plan_to_json (const PlanResult *r, guint top, gboolean priced)
   return j;
 }
 
+/* Whether a layout of R (of its first TOP, 0: all) splits its layers
+ * unevenly over its stages. */
+static gboolean
+any_uneven (const PlanResult *r, guint top)
+{
+  for (guint i = 0; i < r->layouts->len && (top == 0 || i < top); i++)
+    if (((const PlanLayout *) r->layouts->pdata[i])->uneven)
+      return TRUE;
+  return FALSE;
+}
+
+/* An uneven split as "first/between/last" ("first/last" on two stages);
+ * "" when even. */
+static char *
+stage_layers (const PlanLayout *l)
+{
+  if (!l->uneven)
+    return g_strdup ("");
+  if (l->pp > 2)
+    return g_strdup_printf ("%u/%u/%u", l->first, l->mid, l->last);
+  return g_strdup_printf ("%u/%u", l->first, l->last);
+}
+
 static void
 fmt_g (GString *s, double v)
 {
@@ -171,11 +205,13 @@ format_csv (const PlanResult *r, guint top, gboolean priced)
 {
   GString *out = g_string_new ("config,gpus,tp,pp,dp,zero,sp,checkpoint,microbatch,grad_accum,fits,peak_device_bytes,"
                                "step_ns,tokens_per_s,tflops_per_gpu,mfu,bound,virtual_stages,peak_lower_bound");
-  gboolean moe = r->active_params > 0;
+  gboolean moe = r->active_params > 0, split = any_uneven (r, 0);
   if (priced)
     g_string_append (out, ",cost_per_step,cost_per_mtokens");
   if (moe)
     g_string_append (out, ",ep");
+  if (split)
+    g_string_append (out, ",stage_layers");
   g_string_append (out, ",error\n");
   for (guint i = 0; i < r->layouts->len && (top == 0 || i < top); i++)
     {
@@ -211,6 +247,11 @@ format_csv (const PlanResult *r, guint top, gboolean priced)
         }
       if (moe)
         g_string_append_printf (row, ",%u", l->ep);
+      if (split)
+        {
+          g_autofree char *sl = stage_layers (l);
+          g_string_append_printf (row, ",%s", sl);
+        }
       const char *cells[3] = { cfg_name (r, l), row->str, l->error ? l->error : "" };
       /* config and error quoted as CSV needs; the middle is numbers. */
       GString *c0 = g_string_new (NULL), *c2 = g_string_new (NULL);
@@ -241,8 +282,9 @@ format_text (const PlanResult *r, guint top, gboolean priced)
   if (nf)
     g_string_append_printf (out, "%s\n", nf);
   int dpw = r->active_params > 0 ? 8 : 5;   /* MoE: "256/e64" */
-  g_string_append_printf (out, "%4s %-12s %5s %3s %6s %*s %4s %3s %-9s %3s %5s %4s %11s %9s %10s %8s %5s %-8s", "rank",
-                          "config", "GPUs", "tp", "pp", dpw, "dp", "zero", "sp", "ckpt", "mb", "accum", "fits", "peak/GPU",
+  int ppw = any_uneven (r, top) ? 14 : 6;   /* "16:7/8/7" */
+  g_string_append_printf (out, "%4s %-12s %5s %3s %*s %*s %4s %3s %-9s %3s %5s %4s %11s %9s %10s %8s %5s %-8s", "rank",
+                          "config", "GPUs", "tp", ppw, "pp", dpw, "dp", "zero", "sp", "ckpt", "mb", "accum", "fits", "peak/GPU",
                           "step", "tokens/s", "TF/s/GPU", "MFU", "bound");
   if (priced)
     g_string_append_printf (out, " %9s %9s", "$/step", "$/Mtok");
@@ -253,7 +295,9 @@ format_text (const PlanResult *r, guint top, gboolean priced)
       gboolean run = l->fits && l->step_ns > 0;
       g_autofree char *pk = units_format_bytes (l->peak), *st = run ? units_format_time (l->step_ns) : g_strdup ("-");
       g_autofree char *pks = l->error ? g_strdup ("-") : g_strdup_printf ("%s%s", l->replayed ? "" : ">=", pk);
-      g_autofree char *pps = l->v > 1 ? g_strdup_printf ("%u(v%u)", l->pp, l->v) : g_strdup_printf ("%u", l->pp);
+      g_autofree char *sl = stage_layers (l);
+      g_autofree char *vs = l->v > 1 ? g_strdup_printf ("(v%u)", l->v) : g_strdup ("");
+      g_autofree char *pps = g_strdup_printf ("%u%s%s%s", l->pp, vs, *sl ? ":" : "", sl);
       /* MoE: dp with its expert-parallel ranks, "256/e64". */
       g_autofree char *dps = l->ep > 0 ? g_strdup_printf ("%u/e%u", l->dp, l->ep) : g_strdup_printf ("%u", l->dp);
       char tok[32] = "-", tf[32] = "-", mfu[32] = "-";
@@ -263,8 +307,8 @@ format_text (const PlanResult *r, guint top, gboolean priced)
           g_snprintf (tf, sizeof tf, "%.1f", l->tflops_per_gpu);
           g_snprintf (mfu, sizeof mfu, "%.1f%%", 100 * l->mfu);
         }
-      g_string_append_printf (out, "%4u %-12s %5u %3u %6s %*s %4u %3s %-9s %3u %5u %4s %11s %9s %10s %8s %5s %-8s",
-                              i + 1, cfg_name (r, l), l->gpus, l->tp, pps, dpw, dps, l->zero, l->sp ? "yes" : "no",
+      g_string_append_printf (out, "%4u %-12s %5u %3u %*s %*s %4u %3s %-9s %3u %5u %4s %11s %9s %10s %8s %5s %-8s",
+                              i + 1, cfg_name (r, l), l->gpus, l->tp, ppw, pps, dpw, dps, l->zero, l->sp ? "yes" : "no",
                               plan_checkpoint_name (l->ckpt), l->mbs, l->accum, l->error ? "err" : l->fits ? "yes" : "no",
                               pks, st, tok, tf, mfu, l->bound ? l->bound : "?");
       if (priced)
@@ -360,6 +404,15 @@ layout_from_json (const cJSON *j, char **configs, gboolean *ok)
   l->replayed = jbool (j, "replayed", ok);
   const cJSON *ep = cJSON_GetObjectItemCaseSensitive (j, "ep");
   l->ep = cJSON_IsNumber (ep) ? (guint) ep->valuedouble : 0;
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive (j, "peak_stage");
+  l->peak_stage = cJSON_IsNumber (ps) ? (guint) ps->valuedouble : 0;
+  const cJSON *sl = cJSON_GetObjectItemCaseSensitive (j, "stage_layers");
+  if (sl != NULL)
+    {
+      l->uneven = TRUE;
+      l->first = jnum (sl, "first", ok), l->last = jnum (sl, "last", ok);
+      l->mid = l->pp > 2 ? jnum (sl, "middle", ok) : 0;
+    }
   l->cost_per_step = l->cost_per_mtok = -1;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive (j, "cost_per_step");
   if (cJSON_IsNumber (c))

@@ -136,7 +136,6 @@ typedef struct {
   guint n_cfgs;
   GPtrArray *layouts;     /* PlanLayout*, enumeration order (this shard's) */
   guint all;              /* layouts enumerated, every shard */
-  gboolean pipelines;     /* one of them (any shard's) has pp > 1 */
 } Enum;
 
 /* MoE: the expert-parallel sizes to search at DP data-parallel ranks,
@@ -195,7 +194,7 @@ enumerate (Enum *en)
               continue;
             for (guint p = 1; p <= m->layers; p++)
               {
-                if (m->layers % p || (g / t) % p || (s->pp.n && !in_list (&s->pp, p)))
+                if ((g / t) % p || (s->pp.n && !in_list (&s->pp, p)) || (s->even_stages && m->layers % p))
                   continue;
                 guint dp = g / (t * p);
                 PlanList eps = ep_sizes (s, dp);
@@ -209,7 +208,14 @@ enumerate (Enum *en)
                       guint64 accum = s->global_batch / ((guint64) dp * mb);
                       if (accum > G_MAXUINT32)
                         continue;
-                      if (v > 1 && (p < 2 || m->layers % (p * v) || accum % p))
+                      if (v > 1 && (p < 2 || accum % p))
+                        continue;
+                      /* The stages' layers: even, or Llama 3's split
+                       * (synth_train_auto_split) where p·v does not
+                       * divide them. */
+                      guint first = m->layers, last = m->layers;
+                      if (p > 1 && (!synth_train_auto_split (m->layers, p, v, &first, &last)
+                                    || (s->even_stages && m->layers % (p * v))))
                         continue;
                       for (guint zi = 0; zi < zs.n; zi++)
                         for (guint si = 0; si < sps.n; si++)
@@ -222,7 +228,6 @@ enumerate (Enum *en)
                               if ((z > 0 && dp < 2) || (z >= 2 && p > 1) || (sp && t < 2))
                                 continue;
                               guint idx = en->all++;
-                              en->pipelines |= p > 1;
                               if (s->shard_n && idx % s->shard_n != s->shard_k - 1)
                                 continue;
                               PlanLayout *l = g_new0 (PlanLayout, 1);
@@ -230,6 +235,9 @@ enumerate (Enum *en)
                               l->v = v, l->zero = z, l->sp = sp != 0, l->ckpt = cs.v[ci], l->mbs = mb;
                               l->accum = (guint) accum;
                               l->ep = eps.v[ei];
+                              l->first = first, l->last = last;
+                              l->mid = p > 2 ? (m->layers - first - last) / (p - 2) : 0;
+                              l->uneven = p > 1 && m->layers % (p * v) != 0;
                               l->cost_per_step = l->cost_per_mtok = -1;
                               g_ptr_array_add (en->layouts, l);
                             }
@@ -248,6 +256,8 @@ layout_opts (const PlanSearch *s, const PlanLayout *l)
   o.params = 0;
   o.batch = l->mbs, o.tp = l->tp, o.pp = l->pp, o.dp = l->dp, o.zero = l->zero, o.sp = l->sp;
   o.virtual_stages = l->v, o.grad_accum = l->accum, o.steps = 2, o.ep = l->ep;
+  o.stage = 0;
+  o.first_stage_layers = l->uneven ? l->first : 0, o.last_stage_layers = l->uneven ? l->last : 0;
   o.checkpoint = l->ckpt == PLAN_CKPT_FULL ? SYNTH_CKPT_EVERY : l->ckpt == PLAN_CKPT_SELECTIVE ? SYNTH_CKPT_SELECTIVE
                                                                                               : SYNTH_CKPT_NONE;
   o.checkpoint_every = 1;
@@ -302,53 +312,60 @@ typedef struct {
  * floors say (to learn the demand of a layout that does not fit). */
 typedef enum { EVAL_PRUNE, EVAL_LIVE_FLOOR, EVAL_FORCE } EvalMode;
 
-static void
-evaluate (Pool *pool, PlanLayout *l, guint slot, EvalMode mode)
+/* The stages a layout's memory and time are the largest of: stage 0
+ * (the embedding, the most micro-batches in flight), the last (the head
+ * and its logits), and stage 1 for the stages between unless it holds
+ * stage 0's layers, kind for kind (synth_train_stage_like_first: it then
+ * needs less than stage 0, and the later middle stages less than it,
+ * with fewer micro-batches in flight). */
+static guint
+stages_of (const SynthTrainOpts *o, guint st[3])
 {
-  const PlanSearch *s = pool->s;
+  guint n = 0, p = MAX (o->pp, 1u);
+  st[n++] = 0;
+  if (p > 2 && !synth_train_stage_like_first (o, 1))
+    st[n++] = 1;
+  if (p > 1)
+    st[n++] = p - 1;
+  return n;
+}
+
+/* One stage's trace: generated, bounded by its live peak, replayed
+ * (REPORT NULL: only generated, for the bound). Returns FALSE when it
+ * stopped short of a replay (*BOUND the live peak plus the context) or
+ * failed (L->error set); TRUE with *REPORT. */
+static gboolean
+evaluate_stage (Pool *pool, PlanLayout *l, guint slot, SynthTrainOpts *o, gboolean prune, guint64 *bound,
+                cJSON **report)
+{
   const VsConfig *cfg = pool->cfgs[l->config];
-  SynthTrainOpts o = layout_opts (s, l);
   g_autoptr (GError) err = NULL;
   g_autofree char *path = g_strdup_printf ("%s/layout-%u.vtrace", pool->tmpdir, slot);
-  l->capacity = cfg->memory.capacity - MIN (cfg->memory.reserved, cfg->memory.capacity);
-  /* First without generating: the model states the generator allocates
-   * for stage 0 (live together from the start to the end) plus the
-   * context are a floor of the replay's demand. */
-  guint64 states = synth_train_state_device_bytes (&o) + cfg->memory.context;
-  if (states > l->capacity && mode == EVAL_PRUNE)
-    {
-      l->peak = states, l->fits = FALSE, l->replayed = FALSE, l->floor = 0;
-      l->bound = g_strdup ("memory");
-      return;
-    }
+  if (report != NULL)
+    *report = NULL;
   SynthEmit *e = synth_emit_new (path, cfg, 0, "transformer-train", &err);
-  if (e == NULL || !synth_transformer_train (&o, e, &err))
+  if (e == NULL || !synth_transformer_train (o, e, &err))
     {
       if (e)
         synth_emit_abort (e);
       l->error = g_strdup (err ? err->message : "the generator failed");
-      l->bound = g_strdup ("error");
-      return;
+      return FALSE;
     }
   /* The memory bound: what is live at the generator's peak, plus the
    * context. The replay's demand is the allocator's reserved peak (at
    * least the live peak) plus the context, so a layout over capacity here
    * is over it there. */
-  guint64 bound = synth_peak_device (e) + cfg->memory.context;
-  if ((bound > l->capacity && mode == EVAL_PRUNE) || mode == EVAL_LIVE_FLOOR)
+  *bound = synth_peak_device (e) + cfg->memory.context;
+  if ((*bound > l->capacity && prune) || report == NULL)
     {
       synth_emit_abort (e);
-      l->peak = MAX (bound, states), l->fits = FALSE, l->replayed = FALSE, l->floor = 1;
-      l->bound = g_strdup ("memory");
-      return;
+      return FALSE;
     }
   if (!synth_emit_finish (e, &err))
     {
       l->error = g_strdup (err->message);
-      l->bound = g_strdup ("error");
-      return;
+      return FALSE;
     }
-  cJSON *report = NULL;
   {
     g_autoptr (VsTraceReader) reader = trace_open (path, &err);
     if (reader)
@@ -356,25 +373,114 @@ evaluate (Pool *pool, PlanLayout *l, guint slot, EvalMode mode)
         VsReplayOptions ro = { 0 };
         ro.keep_going = TRUE;
         ro.trace_name = "plan";
-        report = replay_run (reader, cfg, NULL, &ro, &err);
+        *report = replay_run (reader, cfg, NULL, &ro, &err);
       }
   }
   g_unlink (path);
-  if (report == NULL)
+  if (*report == NULL)
     {
       l->error = g_strdup (err ? err->message : "the replay failed");
-      l->bound = g_strdup ("error");
-      return;
+      return FALSE;
     }
   g_mutex_lock (&pool->lock);
   pool->replays++;
   g_mutex_unlock (&pool->lock);
-  l->replayed = TRUE;
-  l->fits = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (report, "fits"));
-  l->peak = (guint64) num_at (report, "memory.device_demand_bytes");
-  l->step_ns = l->fits ? num_at (report, "steady_state.step_median_ns") : 0;
-  l->bound = g_strdup (l->fits ? report_bound (report) : "memory");
-  cJSON_Delete (report);
+  return TRUE;
+}
+
+static void
+evaluate (Pool *pool, PlanLayout *l, guint slot, EvalMode mode)
+{
+  const PlanSearch *s = pool->s;
+  const VsConfig *cfg = pool->cfgs[l->config];
+  SynthTrainOpts o = layout_opts (s, l);
+  l->capacity = cfg->memory.capacity - MIN (cfg->memory.reserved, cfg->memory.capacity);
+  guint st[3], n = stages_of (&o, st);
+  /* First without generating: the model states the generator allocates
+   * for each stage (live together from the start to the end) plus the
+   * context are a floor of the replay's demand. */
+  guint64 states = 0;
+  l->peak_stage = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      o.stage = st[i];
+      guint64 b = synth_train_state_device_bytes (&o) + cfg->memory.context;
+      if (b > states)
+        states = b, l->peak_stage = st[i];
+    }
+  if (states > l->capacity && mode == EVAL_PRUNE)
+    {
+      l->peak = states, l->fits = FALSE, l->replayed = FALSE, l->floor = 0;
+      l->bound = g_strdup ("memory");
+      return;
+    }
+  /* Then each stage in turn: its live-peak floor, its replay. A layout
+   * fits when every stage does; its demand and its step are the largest
+   * of theirs. Pruning stops at the first stage over the capacity, so the
+   * demand is then a floor. */
+  guint64 floor = states, demand = 0;
+  guint floor_stage = l->peak_stage, demand_stage = 0;
+  gboolean fits = TRUE, all = TRUE;
+  double step = 0;
+  char *bound_name = NULL;
+  for (guint i = 0; i < n && !l->error; i++)
+    {
+      o.stage = st[i];
+      guint64 live = 0;
+      cJSON *report = NULL;
+      if (!evaluate_stage (pool, l, slot, &o, mode == EVAL_PRUNE, &live, mode == EVAL_LIVE_FLOOR ? NULL : &report))
+        {
+          if (l->error)
+            break;
+          if (live > floor)
+            floor = live, floor_stage = st[i];
+          fits = all = FALSE;
+          if (mode == EVAL_PRUNE)
+            break;
+          continue;
+        }
+      guint64 d = (guint64) num_at (report, "memory.device_demand_bytes");
+      if (d > demand || i == 0)
+        demand = d, demand_stage = st[i];
+      gboolean f = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (report, "fits"));
+      double ns = f ? num_at (report, "steady_state.step_median_ns") : 0;
+      if (f && (ns > step || bound_name == NULL))
+        {
+          step = ns;
+          g_free (bound_name);
+          bound_name = g_strdup (report_bound (report));
+        }
+      fits = fits && f;
+      cJSON_Delete (report);
+      if (!f && mode == EVAL_PRUNE && i + 1 < n)
+        {
+          all = FALSE;
+          break;
+        }
+    }
+  if (l->error)
+    {
+      g_free (bound_name);
+      l->bound = g_strdup ("error");
+      return;
+    }
+  /* Every stage replayed: the demand is theirs (each at least its states);
+   * else the largest floor or demand found. */
+  l->replayed = all;
+  l->floor = 1;
+  l->fits = fits;
+  if (all || demand >= floor)
+    l->peak = demand, l->peak_stage = demand_stage;
+  else
+    l->peak = floor, l->peak_stage = floor_stage;
+  l->step_ns = fits ? step : 0;
+  if (fits)
+    l->bound = bound_name;
+  else
+    {
+      g_free (bound_name);
+      l->bound = g_strdup ("memory");
+    }
 }
 
 /* SIGINT, SIGTERM and SIGHUP stop the search: layouts in flight finish,
@@ -502,6 +608,9 @@ search_identity (const PlanSearch *s)
     g_string_append_printf (id, " moe_every=%u,%u", m->moe_every, m->dense_ffn);
   if (m->kv_lora != 0)
     g_string_append_printf (id, " mla=%u,%u,%u,%u", m->kv_lora, m->q_lora, m->qk_rope, m->v_head);
+  /* Searches before the uneven split enumerated fewer pipelines: their
+   * shards do not merge with these. */
+  g_string_append (id, s->even_stages ? " stages=even" : " stages=split");
   g_string_append (id, " price=");
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);
@@ -544,20 +653,9 @@ plan_run (const PlanSearch *s, GError **error)
   ok = ok && tmpdir != NULL;
   if (ok)
     {
-      Enum en = { s, cfgs, n_cfgs, r->layouts, 0, FALSE };
+      Enum en = { s, cfgs, n_cfgs, r->layouts, 0 };
       enumerate (&en);
       r->searched = r->layouts->len;
-      if (en.pipelines && s->model.experts && s->model.dense_layers)
-        {
-          /* Rank 0 is stage 0, which holds the dense first layers: said,
-           * the same words in every shard. */
-          guint n = r->warnings ? g_strv_length (r->warnings) : 0;
-          r->warnings = g_renew (char *, r->warnings, n + 2);
-          r->warnings[n] = g_strdup_printf ("with a pipeline, a layout's memory is stage 0's, which holds the %u dense "
-                                            "first layers; stages of MoE layers only are not checked and may need more "
-                                            "(their time is in the schedule)", s->model.dense_layers);
-          r->warnings[n + 1] = NULL;
-        }
       if (en.all == 0)
         {
           g_set_error (error, VS_PLAN_ERROR, 0,
@@ -653,6 +751,7 @@ plan_run (const PlanSearch *s, GError **error)
         {
           PlanLayout *d = dups->pdata[i], *f = dups->pdata[i + 1];
           d->replayed = f->replayed, d->floor = f->floor, d->fits = f->fits, d->peak = f->peak, d->capacity = f->capacity;
+          d->peak_stage = f->peak_stage;
           d->step_ns = f->step_ns, d->bound = g_strdup (f->bound), d->error = g_strdup (f->error);
           r->cached++;
         }

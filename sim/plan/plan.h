@@ -44,6 +44,7 @@ typedef struct {
   double *price;              /* per config, USD per GPU-hour; 0 = none (may be NULL) */
   PlanList gpus;              /* GPU counts (required) */
   PlanList tp, pp, v, zero, ckpt, mbs, sp;  /* empty: the defaults (docs/plan.md) */
+  gboolean even_stages;       /* only pipelines whose stages split the layers evenly (no uneven split searched) */
   PlanList ep;                /* MoE: expert-parallel sizes (empty: every power of two dividing dp and the experts, and min(dp, E)) */
   guint n_threads;            /* 0: all processors */
   gboolean progress;
@@ -58,12 +59,17 @@ typedef struct {
   guint gpus, tp, pp, dp, v, zero, ckpt, mbs, accum;
   guint ep;                   /* MoE: expert-parallel ranks (0: a dense model) */
   gboolean sp;
+  /* With a pipeline: layers on the first stage, on each between, on the
+   * last; uneven when p·v does not divide the layers (synth_train_auto_split). */
+  guint first, mid, last;
+  gboolean uneven;
   /* the result */
   gboolean replayed;          /* FALSE: pruned by a memory floor (peak is that floor) */
   guint floor;                /* when not replayed: 0 the model states' floor, 1 the live peak's */
   gboolean fits;
   guint64 peak;               /* device demand per GPU, bytes (the bound when not replayed) */
   guint64 capacity;           /* usable device memory (capacity - reserved) */
+  guint peak_stage;           /* with a pipeline: the stage whose demand is the peak */
   double step_ns;             /* 0 when not replayed or out of memory */
   double tokens_per_s, tflops_per_gpu, mfu;
   double cost_per_step, cost_per_mtok;  /* USD; < 0 without a price */

@@ -1,6 +1,7 @@
-/* synth-train.c — `vramsim synth transformer-train`: one GPU's view (rank
- * 0: tensor rank 0, data-parallel rank 0, pipeline stage 0) of training a
- * GPT-style decoder as Megatron-LM and PyTorch run it (docs/workloads.md).
+/* synth-train.c — `vramsim synth transformer-train`: one GPU's view
+ * (tensor rank 0, data-parallel rank 0 of pipeline stage 0, or of the
+ * stage o->stage names) of training a GPT-style decoder as Megatron-LM and
+ * PyTorch run it (docs/workloads.md).
  *
  * Assumptions (the published accounting this follows):
  * - Model states (Rajbhandari et al., "ZeRO", 2020): mixed-precision Adam
@@ -41,15 +42,18 @@
  *   reduce-scatter, the same bytes on the wire, and layer norms and
  *   dropouts run on s/t tokens. The vocabulary-parallel embedding
  *   all-reduces its output, the LM head its input gradient.
- * - Pipeline parallelism (Narayanan et al., SC 2021): the trace is stage
- *   0's, holding L/p layers (v chunks of L/(p·v) under the interleaved
- *   schedule) and the embedding; the last stage holds the final layer
- *   norm, the LM head (tied to the embedding) and the loss. The whole
- *   pipeline is simulated (synth-pipe.c: every stage's forward and
- *   backward times, the head on the last one) and stage 0's operations
- *   are written in its order, each receive waiting as long as stage 0
- *   idles for it: the bubble where it falls, (p-1)·(t_f + t_b) a step
- *   for equal stages, /v interleaved. Each forward sends its output
+ * - Pipeline parallelism (Narayanan et al., SC 2021): stage s holds n_s
+ *   layers, L/p evenly or Megatron-Core's uneven split (first and last
+ *   stage given, the rest even: synth_train_stage_layers), v chunks of
+ *   n_s/v under the interleaved schedule, virtual stage c·p + s holding
+ *   the next layers in that order; stage 0 holds the embedding, the last
+ *   stage the final layer norm, the LM head (tied to the embedding), the
+ *   loss and its labels. The whole pipeline is simulated (synth-pipe.c:
+ *   every stage's forward and backward times by its layers, the head on
+ *   the last one) and the trace's stage's operations are written in its
+ *   order, each receive waiting as long as that stage idles for it: the
+ *   bubble where it falls, (p-1)·(t_f + t_b) a step for equal stages, /v
+ *   interleaved. Each forward sends its output
  *   (2·s·b·h/t bytes: the scatter-gather optimisation) to the next
  *   virtual stage, each backward its input gradient back; interleaving
  *   multiplies those transfers by v.
@@ -459,9 +463,11 @@ typedef struct {
   const SynthTrainOpts *o;
   SynthEmit *e;
   guint P, G, O;
-  Unit *units;        /* layers 0..Ls-1 of this stage (chunk c: c·Lc..), then the embedding */
+  Unit *units;        /* layers 0..Ls-1 of this stage (chunk c: c·Lc..), then the embedding or the head */
   guint n_units, Ls;  /* Ls: layers on this stage */
   guint t, pp, v, Lc, dp, ep, edp, k;
+  guint stage;        /* the pipeline stage the trace is */
+  guint nfirst, nmid, nlast; /* layers on the first stage, on each middle one, on the last */
   guint prec;         /* VsPrecision of the GEMMs */
   double es, gs;      /* bytes of an activation element; of a GEMM operand */
   guint64 full, kept, attn, ckpt, hidden_buf;
@@ -470,6 +476,7 @@ typedef struct {
   SynthTrainOpts dense_o; /* the dense layers' shape (synth_train_dense_shape) */
   guint64 pp_msg;     /* one pipeline send/recv */
   SynthGroup groups[GRP_COUNT];
+  SynthGroup near, wrap; /* neighbouring stages; the last stage and the first */
   Pass pass[PASS_COUNT];
   Pass lpass[KINDS][LAYER_PASSES]; /* the layers' passes, by kind (built for the kinds the model has) */
   guint window;       /* while building a kind's passes: its attention window (0: the whole sequence) */
@@ -938,9 +945,16 @@ make_groups (Train *tr)
 #define PER_NODE(stride, size) ((guint32) MIN ((size), MAX (1u, g / MIN ((stride), g))))
   tr->groups[GRP_TP] = (SynthGroup) { 1, VS_ROLE_TP, t, PER_NODE (1u, t) };
   tr->groups[GRP_DP] = (SynthGroup) { 2, VS_ROLE_DP, n, PER_NODE (t, n) };
-  tr->groups[GRP_NEXT] = (SynthGroup) { 3, VS_ROLE_PP, 2, PER_NODE (t * n, 2u) };
-  /* Stage 0 and the last stage: p - 1 pipeline steps apart. */
-  tr->groups[GRP_PREV] = (SynthGroup) { 4, VS_ROLE_PP, 2, PER_NODE (t * n * MAX (tr->pp - 1, 1u), 2u) };
+  /* Neighbouring stages are t·N ranks apart, stage 0 and the last stage
+   * p - 1 pipeline steps: the pair that feeds this stage (GRP_PREV) and
+   * the pair it feeds (GRP_NEXT) is the wrap for stage 0's and the last
+   * stage's outer sides. */
+  SynthGroup near = { 3, VS_ROLE_PP, 2, PER_NODE (t * n, 2u) };
+  SynthGroup wrap = { 4, VS_ROLE_PP, 2, PER_NODE (t * n * MAX (tr->pp - 1, 1u), 2u) };
+  tr->near = near, tr->wrap = wrap;
+  tr->groups[GRP_NEXT] = tr->stage + 1 == tr->pp && tr->pp > 1 ? wrap : near;
+  tr->groups[GRP_PREV] = tr->stage == 0 ? wrap : near;
+  tr->groups[GRP_NEXT].id = 3, tr->groups[GRP_PREV].id = 4;
   tr->groups[GRP_EMB] = (SynthGroup) { 5, VS_ROLE_PP, 2, PER_NODE (t * n * MAX (tr->pp - 1, 1u), 2u) };
   tr->groups[GRP_EP] = (SynthGroup) { 6, VS_ROLE_EP, tr->ep, PER_NODE (t, tr->ep) };
   tr->groups[GRP_EDP] = (SynthGroup) { 7, VS_ROLE_DP, tr->edp, PER_NODE (t * tr->ep, tr->edp) };
@@ -1211,12 +1225,38 @@ optimizer_step (Train *tr)
       synth_free (e, mg[i]);
 }
 
-/* Whether chunk C of stage 0 is the model's last virtual stage (only
- * without a pipeline): it then runs the LM head and the loss. */
+/* Whether chunk C of this stage is the model's last virtual stage: it
+ * then runs the LM head and the loss. */
 static gboolean
 has_head (Train *tr, guint c)
 {
-  return tr->pp <= 1 && c + 1 == tr->v;
+  return tr->stage + 1 == tr->pp && c + 1 == tr->v;
+}
+
+/* Whether chunk C of this stage is the model's first virtual stage: it
+ * then loads the batch and runs the embedding. */
+static gboolean
+has_embedding (Train *tr, guint c)
+{
+  return tr->stage == 0 && c == 0;
+}
+
+/* Layers on stage S. */
+static guint
+stage_n (const Train *tr, guint s)
+{
+  return s == 0 ? tr->nfirst : s + 1 == tr->pp ? tr->nlast : tr->nmid;
+}
+
+/* The model's first layer of virtual stage VS (chunk vs / p of stage vs
+ * mod p): virtual stages hold consecutive layers, a stage's chunks its
+ * layers / v each. */
+static guint
+vs_start (const Train *tr, guint vs)
+{
+  guint c = vs / tr->pp, s = vs % tr->pp;
+  guint before = s == 0 ? 0 : tr->nfirst + (s - 1) * tr->nmid;
+  return (c * tr->o->layers + before) / tr->v;
 }
 
 /* A pass of unit U, with its parameters gathered (ZeRO-3) around it. */
@@ -1237,7 +1277,7 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
   gboolean sel = o->checkpoint == SYNTH_CKPT_SELECTIVE;
   guint64 first = every ? (C[0] = synth_alloc (e, tr->ckpt, VS_MEM_DEVICE, "activations"))
                         : (A[0] = synth_alloc (e, layer_act (tr, &tr->units[base], sel), VS_MEM_DEVICE, "activations"));
-  if (c == 0)
+  if (has_embedding (tr, c))
     {
       /* The batch: token ids over a side stream, the compute stream waits. */
       guint64 in = mb->in = synth_alloc (e, tokens * 8, VS_MEM_DEVICE, "inputs");
@@ -1251,7 +1291,8 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
         }
     }
   else
-    /* The previous chunk's output, from the pipeline's last stage. */
+    /* The previous virtual stage's output: the previous stage's, or on
+     * stage 0 the last stage's previous chunk. */
     synth_collective (e, "nccl_recv", COMPUTE, VS_COLL_RECV, tr->pp_msg, &tr->groups[GRP_PREV], 0, first, recv_wait);
   guint64 out = 0;
   for (guint i = 0; i < L; i++)
@@ -1300,13 +1341,22 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
 
   if (!has_head (tr, c))
     {
-      /* The output goes to the next virtual stage (stage 1). */
+      /* The output goes to the next virtual stage: the next stage, or
+       * from the last stage stage 0's next chunk. */
       synth_collective (e, "nccl_send", COMPUTE, VS_COLL_SEND, tr->pp_msg, &tr->groups[GRP_NEXT], out, 0, 0);
       synth_free (e, out);
       mb->out = 0;
       return;
     }
-  /* Loss: logits over the vocabulary (tied embedding), kept for its backward. */
+  /* Loss: logits over the vocabulary (tied embedding), kept for its
+   * backward. With a pipeline the last stage loads the labels itself
+   * (Megatron's get_batch: tokens on the first stage, labels on the last). */
+  if (tr->pp > 1)
+    {
+      guint64 in = mb->in = synth_alloc (e, tokens * 8, VS_MEM_DEVICE, "inputs");
+      synth_copy (e, VS_DIR_H2D, pinned_inputs, in, tokens * 8, COPY, TRUE);
+      synth_stream_wait (e, COMPUTE, synth_event_record (e, COPY));
+    }
   mb->dy = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
   if (emb->n != 0)
     {
@@ -1348,6 +1398,11 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
       synth_free (e, mb->logits);
       mb->logits = 0;
       params_release (tr, emb);
+    }
+  if (tr->pp > 1 && has_head (tr, c) && mb->in != 0)
+    {
+      synth_free (e, mb->in); /* the last stage's labels */
+      mb->in = 0;
     }
 
   for (guint ii = L; ii-- > 0;)
@@ -1394,7 +1449,7 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
       params_release (tr, u);
       grads_commit (tr, u, gbuf, last_micro, FALSE);
     }
-  if (c == 0)
+  if (has_embedding (tr, c))
     {
       if (emb->n != 0)
         {
@@ -1405,7 +1460,7 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
       synth_free (e, mb->in);
     }
   else
-    /* The input gradient back to the previous virtual stage (the last stage). */
+    /* The input gradient back to the previous virtual stage. */
     synth_collective (e, "nccl_send", COMPUTE, VS_COLL_SEND, tr->pp_msg, &tr->groups[GRP_PREV], dy, 0, 0);
   synth_free (e, dy);
   g_free (mb->A);
@@ -1419,15 +1474,15 @@ stage_times (Train *tr, double *t_f, double *t_b)
 {
   const SynthTrainOpts *o = tr->o;
   guint p = tr->pp, v = tr->v;
-  gboolean emb = tr->units[tr->Ls].n != 0;
+  gboolean emb = o->params == 0 && o->vocab > 0; /* --params folds the embedding into the layers */
   LayerPassIndex rc = o->checkpoint == SYNTH_CKPT_EVERY ? PASS_RECOMPUTE : PASS_ATTN_RECOMPUTE;
   for (guint c = 0; c < v; c++)
     for (guint s = 0; s < p; s++)
       {
         guint vs = c * p + s;
-        /* Its Lc layers from vs·Lc on, counted by kind. */
+        /* Its layers, counted by kind. */
         guint n[KINDS] = { 0 };
-        for (guint g = vs * tr->Lc; g < (vs + 1) * tr->Lc; g++)
+        for (guint g = vs_start (tr, vs); g < vs_start (tr, vs) + stage_n (tr, s) / v; g++)
           n[layer_kind (o, g)]++;
         t_f[vs] = t_b[vs] = 0;
         for (guint k = 0; k < KINDS; k++)
@@ -1445,7 +1500,7 @@ stage_times (Train *tr, double *t_f, double *t_b)
 }
 
 /* One optimizer step's micro-batches: forward-backward pairs without a
- * pipeline, else stage 0's part of the simulated schedule. */
+ * pipeline, else this stage's part of the simulated schedule. */
 static gboolean
 schedule (Train *tr, guint64 pinned_inputs, GError **error)
 {
@@ -1465,7 +1520,7 @@ schedule (Train *tr, guint64 pinned_inputs, GError **error)
   stage_times (tr, t_f, t_b);
   SynthPipeSpec spec = { tr->pp, v, m, t_f, t_b, (double) tr->p2p_ns, (double) tr->p2p_wrap_ns };
   g_autoptr (GArray) ops = g_array_new (FALSE, FALSE, sizeof (SynthPipeOp));
-  if (!synth_pipe_schedule (&spec, 0, ops, NULL, error))
+  if (!synth_pipe_schedule (&spec, tr->stage, ops, NULL, error))
     return FALSE;
   for (guint j = 0; j < ops->len; j++)
     {
@@ -1494,9 +1549,13 @@ layout_of (Train *tr, const SynthTrainOpts *o)
   tr->k = MAX (o->top_k, 1u);
   tr->ep = o->experts > 0 ? (o->ep ? o->ep : MIN (tr->dp, o->experts)) : 1;
   tr->edp = o->experts > 0 ? tr->dp / tr->ep : 1;
+  tr->stage = MIN (o->stage, tr->pp - 1);
+  tr->nfirst = synth_train_stage_layers (o, 0);
+  tr->nmid = tr->pp > 2 ? synth_train_stage_layers (o, 1) : 0;
+  tr->nlast = synth_train_stage_layers (o, tr->pp - 1);
 }
 
-/* Stage 0's units and their parameter counts (tr->layer_n, and
+/* This stage's units and their parameter counts (tr->layer_n, and
  * tr->dense_n for the dense layers). */
 static void
 units_of (Train *tr)
@@ -1504,8 +1563,8 @@ units_of (Train *tr)
   const SynthTrainOpts *o = tr->o;
   guint L = o->layers;
   guint64 h = o->hidden;
-  tr->Lc = (L + tr->pp * tr->v - 1) / (tr->pp * tr->v);
-  tr->Ls = tr->Lc * tr->v;
+  tr->Ls = stage_n (tr, tr->stage);
+  tr->Lc = tr->Ls / tr->v;
   tr->n_units = tr->Ls + 1;
   tr->units = g_new0 (Unit, tr->n_units);
   synth_train_dense_shape (o, &tr->dense_o);
@@ -1530,15 +1589,18 @@ units_of (Train *tr)
   tr->dense_n = (split_attn + synth_train_mlp_params (&tr->dense_o)) / tr->t + whole;
   for (guint i = 0; i < tr->Ls; i++)
     {
-      /* Stage 0's layer i is the model's layer (i / Lc)·pp·Lc + i % Lc. */
-      guint global = i / tr->Lc * tr->pp * tr->Lc + i % tr->Lc;
+      /* This stage's layer i is layer i mod Lc of its chunk i / Lc. */
+      guint global = vs_start (tr, i / tr->Lc * tr->pp + tr->stage) + i % tr->Lc;
       Unit *u = &tr->units[i];
       u->kind = (guint8) layer_kind (o, global);
       gboolean dense = (u->kind & KIND_DENSE) != 0;
       u->n = dense ? tr->dense_n : tr->layer_n;
       u->n_exp = dense ? 0 : exp;
     }
-  tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t * (o->untied && tr->pp == 1 ? 2 : 1);
+  /* The embedding on the first stage, the head on the last (both on one
+   * stage: one unit, twice its size untied), neither in between. */
+  if (tr->stage == 0 || tr->stage + 1 == tr->pp)
+    tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t * (o->untied && tr->pp == 1 ? 2 : 1);
 }
 
 guint64
@@ -1599,6 +1661,128 @@ synth_train_check_size (const SynthTrainOpts *o, GError **error)
   return TRUE;
 }
 
+guint
+synth_train_stage_layers (const SynthTrainOpts *o, guint s)
+{
+  guint p = MAX (o->pp, 1u), L = o->layers;
+  if (p == 1)
+    return L;
+  guint F = o->first_stage_layers, Z = o->last_stage_layers;
+  if (s == 0 && F)
+    return F;
+  if (s + 1 == p && Z)
+    return Z;
+  guint rest = p - (F ? 1 : 0) - (Z ? 1 : 0), given = F + Z;
+  return rest > 0 && given <= L ? (L - given) / rest : 0;
+}
+
+gboolean
+synth_train_stage_like_first (const SynthTrainOpts *o, guint s)
+{
+  Train tr = { 0 };
+  layout_of (&tr, o);
+  if (s >= tr.pp || stage_n (&tr, s) != stage_n (&tr, 0))
+    return FALSE;
+  guint n = stage_n (&tr, 0) / tr.v;
+  for (guint c = 0; c < tr.v; c++)
+    {
+      guint k0[KINDS] = { 0 }, ks[KINDS] = { 0 };
+      guint a = vs_start (&tr, c * tr.pp), b = vs_start (&tr, c * tr.pp + s);
+      for (guint i = 0; i < n; i++)
+        k0[layer_kind (o, a + i)]++, ks[layer_kind (o, b + i)]++;
+      if (memcmp (k0, ks, sizeof k0) != 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+synth_train_auto_split (guint L, guint p, guint v, guint *first, guint *last)
+{
+  v = MAX (v, 1u);
+  if (p < 2 || L % v != 0)
+    return FALSE;
+  if (L % (p * v) == 0)
+    {
+      *first = *last = L / p;
+      return TRUE;
+    }
+  guint rest;
+  if (p == 2)
+    rest = L;
+  else
+    {
+      guint c = ((L + p - 1) / p + v - 1) / v * v;
+      if ((guint64) (p - 2) * c >= L)
+        return FALSE;
+      rest = L - (p - 2) * c;
+      if (rest > 2 * c)
+        return FALSE;
+    }
+  guint z = rest / 2 / v * v;
+  if (z < v || rest - z < v)
+    return FALSE;
+  *first = rest - z, *last = z;
+  return TRUE;
+}
+
+gboolean
+synth_train_check_split (const SynthTrainOpts *o, GError **error)
+{
+  guint p = MAX (o->pp, 1u), v = p > 1 ? MAX (o->virtual_stages, 1u) : 1, L = o->layers;
+  guint F = o->first_stage_layers, Z = o->last_stage_layers;
+  const char *w = "transformer-train";
+  if (p == 1)
+    {
+      if (F || Z || o->stage)
+        {
+          g_set_error (error, VS_SYNTH_ERROR, 0, "%s: --stage, --first-stage-layers and --last-stage-layers need --pp 2 "
+                       "or more", w);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  if (o->stage >= p)
+    {
+      g_set_error (error, VS_SYNTH_ERROR, 0, "%s: --stage %u is not one of the %u pipeline stages (0 to %u)", w,
+                   o->stage, p, p - 1);
+      return FALSE;
+    }
+  if (v > 1 && o->grad_accum % p != 0)
+    {
+      g_set_error (error, VS_SYNTH_ERROR, 0, "%s: the interleaved schedule (--virtual-stages %u) needs --grad-accum (%u) "
+                   "to be a multiple of --pp (%u)", w, v, o->grad_accum, p);
+      return FALSE;
+    }
+  guint rest = p - (F ? 1 : 0) - (Z ? 1 : 0);
+  guint64 given = (guint64) F + Z;
+  gboolean ok = given <= L && (rest == 0 ? given == L : (L - given) % rest == 0);
+  for (guint s = 0; ok && s < p; s++)
+    {
+      guint n = synth_train_stage_layers (o, s);
+      ok = n >= v && n % v == 0;
+    }
+  if (ok)
+    return TRUE;
+  if (!F && !Z)
+    {
+      guint a, z;
+      g_autofree char *of = v > 1 ? g_strdup_printf (" of %u chunks", v) : g_strdup ("");
+      if (synth_train_auto_split (L, p, v, &a, &z))
+        g_set_error (error, VS_SYNTH_ERROR, 0, "%s: %u layers do not split evenly over %u stages%s: give the first "
+                     "and the last stage's with --first-stage-layers and --last-stage-layers (e.g. %u and %u, %u on "
+                     "each stage between)", w, L, p, of, a, z, p > 2 ? (L - a - z) / (p - 2) : 0);
+      else
+        g_set_error (error, VS_SYNTH_ERROR, 0, "%s: %u layers do not split over %u stages of %u chunks (each stage "
+                     "at least one layer a chunk, a multiple of the chunks)", w, L, p, v);
+      return FALSE;
+    }
+  g_set_error (error, VS_SYNTH_ERROR, 0, "%s: --first-stage-layers %u and --last-stage-layers %u (0: an even share) leave %u of the %u "
+               "layers to the %u other stages: each stage needs a whole share, at least one layer a chunk and a "
+               "multiple of the %u chunks", w, F, Z, given <= L ? (guint) (L - given) : 0, L, rest, v);
+  return FALSE;
+}
+
 gboolean
 synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
 {
@@ -1606,16 +1790,9 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
     return FALSE;
   Train tr = { 0 };
   tr.e = e;
+  if (!synth_train_check_split (o, error))
+    return FALSE;
   layout_of (&tr, o);
-  guint L = o->layers;
-  if (tr.v > 1 && (L % (tr.pp * tr.v) != 0 || o->grad_accum % tr.pp != 0))
-    {
-      g_set_error (error, VS_SYNTH_ERROR, 0,
-                   "transformer-train: %u virtual stages need the layers (%u) to divide into pp x v = %u chunks "
-                   "and the micro-batches (%u) to be a multiple of pp (%u)",
-                   tr.v, L, tr.pp * tr.v, o->grad_accum, tr.pp);
-      return FALSE;
-    }
   units_of (&tr);
   tr.free_events = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint64 h = o->hidden, s = o->seq, b = o->batch;
@@ -1646,8 +1823,8 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
   tr.pp_msg = 2 * s * b * h * scale / tr.t;
   make_groups (&tr);
   build_passes (&tr);
-  tr.p2p_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.groups[GRP_NEXT]);
-  tr.p2p_wrap_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.groups[GRP_PREV]);
+  tr.p2p_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.near);
+  tr.p2p_wrap_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.wrap);
 
   gboolean ok = TRUE;
   guint64 pinned_inputs = synth_alloc (e, s * b * 8, VS_MEM_PINNED, "inputs");

@@ -240,7 +240,7 @@ typedef struct {
   gboolean offload_optimizer;
   /* Parallel layouts (0 counts as 1): Megatron tensor parallelism over tp
    * ranks (sp: with sequence parallelism), pp pipeline stages run 1F1B over
-   * the grad_accum micro-batches (the trace is stage 0's), and MoE layers
+   * the grad_accum micro-batches (the trace is `stage`'s), and MoE layers
    * of `experts` experts (0: dense) routing each token to top_k of them,
    * experts spread over the data-parallel ranks. */
   guint tp, pp;
@@ -268,6 +268,12 @@ typedef struct {
   /* Interleaved 1F1B: model chunks per pipeline stage (0 counts as 1);
    * grad_accum must then be a multiple of pp. */
   guint virtual_stages;
+  /* Pipeline: the stage whose rank (tensor rank 0, data rank 0) the trace
+   * is (0 .. pp - 1), and Megatron-Core's uneven split
+   * (--decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers):
+   * layers on the first and on the last stage (0: an even share), the
+   * others' split evenly (synth_train_stage_layers). */
+  guint stage, first_stage_layers, last_stage_layers;
   /* Megatron's LocalDDP (--DDP-impl local): gradients all-reduced once,
    * after the step's last backward, on the compute stream; FALSE: PyTorch
    * DDP's buckets, each layer's reduced on a communication stream as soon
@@ -321,6 +327,27 @@ gboolean synth_train_check_size (const SynthTrainOpts *o, GError **error);
  * step to the end), with the fp32 gradients its optimizer step adds under
  * mixed precision: a floor of the trace's live peak, without generating it. */
 guint64 synth_train_state_device_bytes (const SynthTrainOpts *o);
+/* Layers on pipeline stage S of O: first_stage_layers on stage 0 and
+ * last_stage_layers on the last (when given), the rest split evenly over
+ * the other stages; all of them with one stage. */
+guint synth_train_stage_layers (const SynthTrainOpts *o, guint s);
+/* Whether O's layers split over its stages and their virtual_stages
+ * chunks (each stage at least one layer a chunk, its count a multiple of
+ * the chunks, the even share exact) and O's stage is one of them; FALSE
+ * with ERROR saying why (and, where pp does not divide the layers, which
+ * split synth_train_auto_split would take). */
+gboolean synth_train_check_split (const SynthTrainOpts *o, GError **error);
+/* Whether stage S of O holds, chunk for chunk, as many layers of each
+ * kind (dense, MoE, windowed) as stage 0: it then needs no more memory
+ * than stage 0 but the head's, with fewer micro-batches in flight. */
+gboolean synth_train_stage_like_first (const SynthTrainOpts *o, guint s);
+/* A balanced split of L layers over P >= 2 stages of V chunks when P·V
+ * does not divide L (Llama 3's 126 layers on 16 stages: 7, 14 x 8, 7):
+ * the middle stages ceil(L/P) layers (rounded up to a multiple of V), the
+ * first and the last the rest, the last (which runs the LM head) the
+ * smaller half. *FIRST and *LAST; FALSE when no split has every stage a
+ * multiple of V and at least V. An even split when P·V divides L. */
+gboolean synth_train_auto_split (guint L, guint p, guint v, guint *first, guint *last);
 
 typedef struct {
   guint64 params;       /* 0: derived from the shape */

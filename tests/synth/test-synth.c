@@ -760,6 +760,85 @@ test_pipeline (void)
   g_rmdir (dir);
 }
 
+/* Every pipeline stage's trace (--stage), evenly split and unevenly
+ * (Megatron-Core's first/last stage layers). 14 layers over p = 4
+ * stages as 3, 4, 4, 3 (synth_train_auto_split's, as Llama 3's 126 over
+ * 16: 7, 14 x 8, 7), m = 8 micro-batches, small_train's h = 256 and
+ * vocab 1000, by hand: stage r holds n_r layers of 12·h² fp16 params
+ * (the first stage the embedding too, the last the tied head's copy,
+ * 1000·256 each), and under 1F1B min(p - r, m) micro-batches of its
+ * layers' activations (Korthikanti et al. 2022, section 5); stage 0
+ * sends each micro-batch's output and receives its gradient (m + m),
+ * the stages between also receive its input and send its input's
+ * gradient (2m + 2m), the last receives and sends m each. Only the first
+ * and the last stage all-reduce the tied embedding (group 5). */
+static void
+test_pipeline_stages (void)
+{
+  guint a = 0, z = 0;
+  struct { guint L, p, v, first, last; gboolean ok; } split[] = {
+    { 126, 16, 1, 7, 7, TRUE }, { 61, 16, 1, 3, 2, TRUE }, { 14, 4, 1, 3, 3, TRUE }, { 14, 4, 2, 4, 2, TRUE },
+    { 48, 8, 1, 6, 6, TRUE },   { 80, 12, 1, 5, 5, TRUE }, { 24, 4, 4, 4, 4, TRUE }, { 15, 2, 1, 8, 7, TRUE },
+    { 5, 4, 1, 0, 0, FALSE },   { 15, 4, 2, 0, 0, FALSE }, { 7, 1, 1, 0, 0, FALSE },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (split); i++)
+    {
+      a = z = 0;
+      g_assert_cmpint (synth_train_auto_split (split[i].L, split[i].p, split[i].v, &a, &z), ==, split[i].ok);
+      if (split[i].ok)
+        {
+          g_assert_cmpuint (a, ==, split[i].first);
+          g_assert_cmpuint (z, ==, split[i].last);
+        }
+    }
+
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  const guint64 p = 4, m = 8, h = 256, vocab = 1000;
+  SynthTrainOpts o = small_train ();
+  o.layers = 14, o.pp = (guint) p, o.grad_accum = (guint) m, o.first_stage_layers = 3, o.last_stage_layers = 3;
+  g_assert_true (synth_train_check_split (&o, NULL));
+  const guint64 n[4] = { 3, 4, 4, 3 };
+  for (guint r = 0; r < p; r++)
+    {
+      g_assert_cmpuint (synth_train_stage_layers (&o, r), ==, n[r]);
+      o.stage = r;
+      Stats st;
+      SynthCommStats c;
+      generate_comm (gen_train, &o, cfg, &st, &c);
+      gboolean outer = r == 0 || r + 1 == p;
+      g_assert_cmpuint (get (st.peak, "params"), ==, (n[r] * 12 * h * h + (outer ? vocab * h : 0)) * 2);
+      g_assert_cmpuint (get (st.peak, "activations"), ==, MIN (p - r, m) * n[r] * synth_train_layer_activations (&o));
+      guint64 each = r == 0 || r + 1 == p ? m : 2 * m;
+      g_assert_cmpuint (c.count[VS_COLL_SEND], ==, each);
+      g_assert_cmpuint (c.count[VS_COLL_RECV], ==, each);
+      g_assert_cmpint (synth_comm_group (&c, 5) >= 0, ==, outer);
+      g_assert_false (c.group_conflict);
+      g_assert_cmpuint (get (st.kernel_dur, "gemm_lm_head_fwd") > 0, ==, r + 1 == p);
+      g_assert_cmpuint (get (st.kernel_dur, "embedding_fwd") > 0, ==, r == 0);
+      stats_free (&st);
+    }
+  /* Stage 1 holds stage 0's layers only on an even split of one kind. */
+  o.stage = 0;
+  g_assert_false (synth_train_stage_like_first (&o, 1));
+  o.layers = 16, o.first_stage_layers = o.last_stage_layers = 0;
+  g_assert_true (synth_train_stage_like_first (&o, 1));
+  o.experts = 4, o.top_k = 2, o.dense_layers = 1;
+  g_assert_false (synth_train_stage_like_first (&o, 1));
+
+  /* What does not split is refused, saying which split would. */
+  SynthTrainOpts bad = small_train ();
+  bad.layers = 61, bad.pp = 16, bad.grad_accum = 16;
+  g_autoptr (GError) err = NULL;
+  g_assert_false (synth_train_check_split (&bad, &err));
+  g_assert_nonnull (strstr (err->message, "e.g. 3 and 2, 4 on each stage between"));
+  g_clear_error (&err);
+  bad.first_stage_layers = 3, bad.last_stage_layers = 2;
+  g_assert_true (synth_train_check_split (&bad, NULL));
+  bad.stage = 16;
+  g_assert_false (synth_train_check_split (&bad, &err));
+  g_assert_nonnull (strstr (err->message, "--stage 16 is not one of the 16 pipeline stages"));
+}
+
 /* Every collective names its communicator (rank 0's, in Megatron's rank
  * order: tensor ranks fastest, then data, then pipeline). t = 2, p = 2,
  * N = 4 on 8-GPU nodes (16 GPUs): the tensor group (id 1) is 2
@@ -1023,6 +1102,7 @@ main (int argc, char **argv)
   g_test_add_func ("/synth/tp-activations", test_tp_activations);
   g_test_add_func ("/synth/pipeline-bubble", test_pipeline_bubble);
   g_test_add_func ("/synth/pipeline", test_pipeline);
+  g_test_add_func ("/synth/pipeline-stages", test_pipeline_stages);
   g_test_add_func ("/synth/groups", test_groups);
   g_test_add_func ("/synth/gemm-waves", test_gemm_waves);
   g_test_add_func ("/synth/moe-grads", test_moe_grads);
