@@ -66,6 +66,18 @@ run "$VRAMSIM" synth transformer-train --params 1.3e9 -c a100-80g -o "$tmp/xl.js
 { [ $rc -eq 0 ] && [[ $err == *"24 layers x 2048 hidden x 16 heads"* ]] && [ -s "$tmp/xl.jsonl" ]; }
 result "--params 1.3e9 alone: GPT-3 XL's 24 x 2048 with 16 heads of 128"
 
+run "$VRAMSIM" synth llm-infer --tp 3 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"--tp is at least 1 and divides --heads"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
+result "llm-infer --tp 3 of 32 heads exits 2"
+# Llama 2 70B's shape (--params 70e9: 80 x 8192, 8 key/value heads) in
+# fp16: 140 GB of weights (--params spreads them over the layers, no
+# embedding) do not fit one a100-80g; two ranks hold half each, 70.0 GB,
+# and replay within the device.
+run "$VRAMSIM" synth llm-infer --params 70e9 --tp 2 --batch 1 --prompt 128 --gen 4 -c a100-80g -o "$tmp/tp2.jsonl"
+"$VRAMSIM" replay "$tmp/tp2.jsonl" --format json > "$tmp/tp2.json" 2>/dev/null
+{ [ $rc -eq 0 ] && [ "$(json "$tmp/tp2.json" "d['fits'], [t['peak_bytes'] for t in d['memory']['tags'] if t['tag'] == 'params'] == [70000000000 // 80 // 2 * 80 * 2]")" = "True True" ]; }
+result "llm-infer --params 70e9 --tp 2: each rank holds half the weights (70e9 / 80 / 2 a layer, fp16) and fits an a100-80g"
+
 run "$VRAMSIM" synth transformer-train --mfu 0 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ] && [[ $err == *"--mfu must be in (0, 1]"* ]]; }; result "--mfu 0 exits 2 (leave it out for the kernel model)"
 run "$VRAMSIM" synth stream --size 12parsecs -o "$tmp/x.jsonl"

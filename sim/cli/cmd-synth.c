@@ -439,7 +439,7 @@ infer (int argc, char **argv)
 {
   Common c = { NULL, NULL, 0.5, FALSE, NULL };
   int layers = -1, hidden = -1, heads = -1, kv_heads = 0, vocab = 32000, batch = 8, prompt = 512, gen = 128,
-      kv_block = 16, kv_lora = 0, qk_rope = 0, ffn = 0, experts = 0, top_k = 2;
+      kv_block = 16, kv_lora = 0, qk_rope = 0, ffn = 0, experts = 0, top_k = 2, tp = 1;
   gboolean gated = FALSE;
   g_autofree char *params = NULL, *precision = NULL, *kv_precision = NULL;
   GOptionEntry entries[] = {
@@ -462,6 +462,9 @@ infer (int argc, char **argv)
     { "gated", 0, 0, G_OPTION_ARG_NONE, &gated, "Gated MLP (SwiGLU: three weight matrices)", NULL },
     { "experts", 0, 0, G_OPTION_ARG_INT, &experts, "MoE: experts of the MLP a layer; a step reads those its tokens reach (0 = dense)", "E" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k, "MoE: experts each token is routed to (2)", "K" },
+    { "tp", 0, 0, G_OPTION_ARG_INT, &tp,
+      "Tensor-parallel ranks (vLLM, TensorRT-LLM): weights, heads and KV heads split T ways, two all-reduces a layer; "
+      "the trace is rank 0's (1)", "T" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = NULL;
@@ -504,6 +507,10 @@ infer (int argc, char **argv)
       else if (ffn < 0 || experts < 0 || (experts > 0 && (top_k < 1 || top_k > experts)) || (experts > 0 && params))
         rc = usage_error (ctx, "%s: --ffn and --experts are 0 or more, --top-k 1..experts, and --experts takes the "
                           "shape, not --params", "llm-infer");
+      else if (tp < 1 || heads % tp != 0 || (kv_heads % tp != 0 && tp % kv_heads != 0)
+               || (ffn > 0 ? ffn : 4 * hidden) % tp != 0)
+        rc = usage_error (ctx, "%s: --tp is at least 1 and divides --heads and the MLP's inner size; --kv-heads is a "
+                          "multiple of it or divides it (each rank then holds one, replicated)", "llm-infer");
       else if (params && !parse_count (params, &o.params))
         rc = usage_error (ctx, "--params: not a count: '%s'", params);
       else if (precision && !g_strv_contains (names, precision))
@@ -521,6 +528,7 @@ infer (int argc, char **argv)
   o.batch = batch, o.prompt = prompt, o.gen = gen, o.kv_block = kv_block;
   o.kv_lora = (guint) kv_lora, o.qk_rope = (guint) qk_rope;
   o.ffn = (guint) ffn, o.gated = gated, o.experts = (guint) experts, o.top_k = experts > 0 ? (guint) top_k : 0;
+  o.tp = (guint) tp;
   if (o.params && shape_given)
     {
       double hd = (double) hidden / heads;

@@ -364,14 +364,22 @@ typedef struct {
    * experts of it a layer (0: dense), each token routed to top_k. */
   guint ffn, experts, top_k;
   gboolean gated;
+  /* Tensor parallelism over tp ranks (0 counts as 1); the trace is rank
+   * 0's. */
+  guint tp;
 } SynthInferOpts;
-/* A layer's weights: all of them, and those one step over TOKENS tokens
- * reads (an MoE layer: the experts they are expected to reach). */
+/* Key/value heads on one rank: kv_heads / tp, or one (replicated) when tp
+ * exceeds them. */
+guint synth_infer_kv_heads_here (const SynthInferOpts *o);
+/* A layer's weights on one rank: all of them, and those one step over
+ * TOKENS tokens reads (an MoE layer: the experts they are expected to
+ * reach). */
 double synth_infer_layer_weights (const SynthInferOpts *o);
 double synth_infer_layer_read (const SynthInferOpts *o, double tokens);
 
-/* KV-cache bytes per token per sequence: 2 · layers · kv_heads · head_dim · kv_bytes
- * (latent attention: layers · (kv_lora + qk_rope) · kv_bytes). */
+/* KV-cache bytes per token per sequence on one rank: 2 · layers ·
+ * kv_heads_here · head_dim · kv_bytes (latent attention, whole on every
+ * rank: layers · (kv_lora + qk_rope) · kv_bytes). */
 guint64 synth_infer_kv_bytes_per_token (const SynthInferOpts *o);
 gboolean synth_llm_infer (const SynthInferOpts *o, SynthEmit *e, GError **error);
 

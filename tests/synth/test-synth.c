@@ -449,6 +449,53 @@ test_kv_linear (void)
   stats_free (&s);
 }
 
+/* Tensor-parallel inference (--tp), rank 0 of T = 4, by hand: 4 layers of
+ * hidden 256, 8 heads of 32, 2 key/value heads (fewer than T: each rank
+ * holds one, replicated), a gated MLP of 512, vocabulary 1000, fp16.
+ * A rank's layer: Q and the projection 2·256²/4 = 32768, K and V
+ * 2·256·1·32 = 16384, the MLP 3·256·512/4 = 98304: 147456 weights; the
+ * embedding 1000/4·256 = 64000. Its cache a token: 2·4·1·32·2 = 512
+ * bytes (against 1024 for the whole model's 2 heads). Per step (the
+ * prefill and each of G decode steps) 2 all-reduces a layer and the
+ * embedding's, of tokens·256·2 bytes, and one all-gather of the logits,
+ * batch·250·2 bytes; group 1, role tp, 4 ranks, all in one node. */
+static void
+test_infer_tp (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  SynthInferOpts o = { 0 };
+  o.layers = 4, o.hidden = 256, o.heads = 8, o.kv_heads = 2, o.vocab = 1000, o.ffn = 512, o.gated = TRUE;
+  o.batch = 3, o.prompt = 20, o.gen = 10, o.weight_bytes = 2, o.kv_bytes = 2, o.kv_block = 1, o.tp = 4;
+  g_assert_cmpuint (synth_infer_kv_heads_here (&o), ==, 1);
+  g_assert_cmpuint (synth_infer_kv_bytes_per_token (&o), ==, 512);
+  g_assert_cmpfloat (synth_infer_layer_weights (&o), ==, 147456);
+  Stats s;
+  SynthCommStats c;
+  generate_comm (gen_infer, &o, cfg, &s, &c);
+  g_assert_cmpuint (get (s.peak, "params"), ==, (4 * 147456 + 64000) * 2);
+  g_assert_cmpuint (get (s.peak, "kv_cache"), ==, 3 * (20 + 10) * 512);
+  const guint64 steps = 1 + 10, per_step = 2 * 4 + 1;
+  g_assert_cmpuint (c.count[VS_COLL_ALL_REDUCE], ==, steps * per_step);
+  g_assert_cmpuint (c.bytes[VS_COLL_ALL_REDUCE], ==, per_step * (3 * 20 + 10 * 3) * 256 * 2);
+  g_assert_cmpuint (c.count[VS_COLL_ALL_GATHER], ==, steps);
+  g_assert_cmpuint (c.bytes[VS_COLL_ALL_GATHER], ==, steps * 3 * 250 * 2);
+  g_assert_cmpuint (c.role_count[VS_ROLE_TP], ==, steps * (per_step + 1));
+  int k = synth_comm_group (&c, 1);
+  g_assert_cmpint (k, >=, 0);
+  g_assert_cmpuint (c.groups[k].ranks, ==, 4);
+  g_assert_cmpuint (c.groups[k].per_node, ==, 4);
+  g_assert_cmpuint (get (s.kernel_dur, "decode_layer"), ==, 0);
+  g_assert_cmpuint (get (s.kernel_dur, "decode_attn") > 0 && get (s.kernel_dur, "decode_mlp") > 0, ==, TRUE);
+  stats_free (&s);
+  /* 4 key/value heads at T = 2: two each, no replication. */
+  o.kv_heads = 4, o.tp = 2;
+  g_assert_cmpuint (synth_infer_kv_heads_here (&o), ==, 2);
+  g_assert_cmpuint (synth_infer_kv_bytes_per_token (&o), ==, 2 * 4 * 2 * 32 * 2);
+  /* A latent cache is every head's: whole on each rank. */
+  o.kv_lora = 64, o.qk_rope = 16;
+  g_assert_cmpuint (synth_infer_kv_bytes_per_token (&o), ==, 4 * 80 * 2);
+}
+
 /* STREAM: copy and scale move 2 arrays, add and triad 3; each kernel takes
  * bytes / (2039 GB/s × 0.86) plus its FLOPs at 156 TFLOPS. */
 static void
@@ -1095,6 +1142,7 @@ main (int argc, char **argv)
   g_test_add_func ("/synth/recompute", test_recompute);
   g_test_add_func ("/synth/offload", test_offload);
   g_test_add_func ("/synth/kv-linear", test_kv_linear);
+  g_test_add_func ("/synth/infer-tp", test_infer_tp);
   g_test_add_func ("/synth/stream", test_stream);
   g_test_add_func ("/synth/tp-volume", test_tp_volume);
   g_test_add_func ("/synth/zero-volume", test_zero_volume);
