@@ -802,6 +802,15 @@ P="--layers 13 --hidden 1024 --heads 16 --seq 1024 --vocab 1000 --global-batch 1
 # shellcheck disable=SC2086
 run "$VRAMSIM" plan $P --even-stages
 even_rc=$rc even_err=$(cat "$tmp/err")
+# Sharded and merged: the split and the judged stages come back byte for byte.
+for k in 1 2; do
+  # shellcheck disable=SC2086
+  "$VRAMSIM" plan $P --shard $k/2 --format json > "$tmp/uneven-$k.json" 2>/dev/null
+done
+"$VRAMSIM" plan --merge "$tmp/uneven-1.json" "$tmp/uneven-2.json" --format json > "$tmp/uneven-merged.json" 2>/dev/null
+"$VRAMSIM" plan --merge "$tmp/uneven-1.json" "$tmp/uneven-2.json" > "$tmp/uneven-merged.txt" 2>/dev/null
+cmp -s "$tmp/uneven.json" "$tmp/uneven-merged.json" && cmp -s "$tmp/uneven.txt" "$tmp/uneven-merged.txt"
+merged_rc=$?
 for st in 0 1 2 3; do
   "$VRAMSIM" synth transformer-train --layers 13 --hidden 1024 --heads 16 --seq 1024 --vocab 1000 --batch 1 --tp 2 \
     --pp 4 --grad-accum 16 --steps 2 --ddp local --first-stage-layers 3 --last-stage-layers 2 --stage $st \
@@ -829,8 +838,8 @@ assert rows[0]["stage_layers"] == "3/4/2", rows
 txt = open(t + "/uneven.txt").read()
 assert " 4:3/4/2 " in txt, txt
 PY
-ok $([ $? -eq 0 ] && [ "$even_rc" -eq 1 ] && [[ $even_err == *"no layout to search"* ]]; echo $?) \
-  "uneven stages (13 layers on 4: 3/4/2 in JSON, CSV and text): the row's demand (stage 1's) and step are the largest of stages 0, 1 and 3's replays; --even-stages searches none"
+ok $([ $? -eq 0 ] && [ "$even_rc" -eq 1 ] && [[ $even_err == *"no layout to search"* ]] && [ "$merged_rc" -eq 0 ]; echo $?) \
+  "uneven stages (13 layers on 4: 3/4/2 in JSON, CSV and text): the row's demand (stage 1's) and step are the largest of stages 0, 1 and 3's replays; --even-stages searches none; two shards merge to the same JSON and text"
 # 21-25: Megatron-LM (Narayanan et al. 2021, Table 1), in the search space
 # of its runs: full recomputation, no ZeRO, no sequence parallelism (both
 # came later), every t, p, interleaving and micro-batch. (a) the run's
