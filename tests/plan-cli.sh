@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..45"
+echo "1..46"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -840,6 +840,39 @@ assert " 4:3/4/2 " in txt, txt
 PY
 ok $([ $? -eq 0 ] && [ "$even_rc" -eq 1 ] && [[ $even_err == *"no layout to search"* ]] && [ "$merged_rc" -eq 0 ]; echo $?) \
   "uneven stages (13 layers on 4: 3/4/2 in JSON, CSV and text): the row's demand (stage 1's) and step are the largest of stages 0, 1 and 3's replays; --even-stages searches none; two shards merge to the same JSON and text"
+# Context parallelism (docs/plan.md): with fused attention and a sequence
+# of 16384 the search takes cp 1, 2, 4 (8 does not divide 4 GPUs), dp the
+# GPUs left; the cp = 4 row is synth --cp 4's replay, byte for byte; a cp
+# the sequence cannot split, or without fused attention, is a usage error.
+P="--layers 2 --hidden 1024 --heads 16 --seq 16384 --vocab 1000 --flash-attn --global-batch 4 -c a100-80g --gpus 4
+   --tp 1 --pp 1 --zero 0 --checkpoint none --microbatch 1 --sp off"
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $P --format json > "$tmp/cp.json" 2>/dev/null
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $P > "$tmp/cp.txt" 2>/dev/null
+"$VRAMSIM" synth transformer-train --layers 2 --hidden 1024 --heads 16 --seq 16384 --vocab 1000 --flash-attn --batch 1 \
+  --cp 4 --dp 1 --grad-accum 4 --steps 2 -c a100-80g -o "$tmp/cp4.vtrace" 2>/dev/null
+"$VRAMSIM" replay "$tmp/cp4.vtrace" --format json > "$tmp/cp4.json" 2>/dev/null
+python3 - "$tmp" <<'PY'
+import json, sys
+t = sys.argv[1]
+j = json.load(open(t + "/cp.json"))
+got = sorted((l.get("cp", 1), l["dp"]) for l in j["layouts"])
+assert got == [(1, 4), (2, 2), (4, 1)], got
+l = [l for l in j["layouts"] if l.get("cp") == 4][0]
+r = json.load(open(t + "/cp4.json"))
+assert l["step_ns"] == r["steady_state"]["step_median_ns"], (l, r["steady_state"])
+assert l["peak_device_bytes"] == r["memory"]["device_demand_bytes"], (l, r["memory"])
+assert " 1/c4 " in open(t + "/cp.txt").read()
+PY
+cp_ok=$?
+run "$VRAMSIM" plan --layers 2 --hidden 1024 --heads 16 --seq 16000 --vocab 1000 --flash-attn --global-batch 4 \
+  -c a100-80g --gpus 4 --cp 3
+cp_err1=$rc cp_msg1=$(cat "$tmp/err")
+run "$VRAMSIM" plan --layers 2 --hidden 1024 --heads 16 --seq 16384 --vocab 1000 --global-batch 4 -c a100-80g --gpus 4 --cp 2
+ok $([ "$cp_ok" -eq 0 ] && [ "$cp_err1" -eq 2 ] && [[ $cp_msg1 == *"multiple of 2 x --cp"* ]] && [ "$rc" -eq 2 ] \
+     && grep -q "needs --flash-attn" "$tmp/err"; echo $?) \
+  "context parallelism: cp 1, 2, 4 searched at seq 16384 (dp 4, 2, 1), the cp 4 row is synth --cp 4's replay; --cp 3 of seq 16000 and --cp without --flash-attn exit 2"
 # 21-25: Megatron-LM (Narayanan et al. 2021, Table 1), in the search space
 # of its runs: full recomputation, no ZeRO, no sequence parallelism (both
 # came later), every t, p, interleaving and micro-batch. (a) the run's

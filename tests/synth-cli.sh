@@ -78,6 +78,9 @@ run "$VRAMSIM" synth llm-infer --params 70e9 --tp 2 --batch 1 --prompt 128 --gen
 { [ $rc -eq 0 ] && [ "$(json "$tmp/tp2.json" "d['fits'], [t['peak_bytes'] for t in d['memory']['tags'] if t['tag'] == 'params'] == [70000000000 // 80 // 2 * 80 * 2]")" = "True True" ]; }
 result "llm-infer --params 70e9 --tp 2: each rank holds half the weights (70e9 / 80 / 2 a layer, fp16) and fits an a100-80g"
 
+run "$VRAMSIM" synth transformer-train --cp 2 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"--cp 2 needs --flash-attn"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
+result "--cp 2 without --flash-attn exits 2"
 run "$VRAMSIM" synth transformer-train --mfu 0 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ] && [[ $err == *"--mfu must be in (0, 1]"* ]]; }; result "--mfu 0 exits 2 (leave it out for the kernel model)"
 run "$VRAMSIM" synth stream --size 12parsecs -o "$tmp/x.jsonl"

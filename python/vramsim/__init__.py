@@ -363,7 +363,7 @@ def fit(trace: PathLike, configs: Configs = "all", set: Sets = None, capture_con
 _PLAN_SHAPE = ("layers", "hidden", "heads", "kv_heads", "ffn", "head_dim", "seq", "vocab", "experts", "top_k",
                "shared_ffn", "dense_layers", "moe_every", "dense_ffn", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
                "v_head_dim", "window", "global_every")
-_PLAN_LISTS = ("tp", "pp", "virtual_stages", "zero", "checkpoint", "microbatch", "ep")
+_PLAN_LISTS = ("tp", "pp", "virtual_stages", "zero", "checkpoint", "microbatch", "ep", "cp")
 
 
 def _plan_list(value: Any) -> str:
@@ -387,7 +387,7 @@ def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str,
     dense_layers, moe_every, dense_ffn and latent attention's kv_lora_rank,
     q_lora_rank, qk_rope_head_dim, v_head_dim, the sliding window's window
     and global_every (with gated=, untied= and flash_attn=); the search lists tp, pp, virtual_stages,
-    zero, checkpoint, microbatch and ep take a value or a list; even_stages=True
+    zero, checkpoint, microbatch, ep and cp take a value or a list; even_stages=True
     searches only pipelines that split the layers evenly. Returns the
     command's JSON ({"vramsim_plan": 1, "searched", "params", "layouts":
     [...]}, best first), or with frame=True its layouts as a pandas

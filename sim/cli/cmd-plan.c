@@ -315,7 +315,7 @@ cmd_plan (int argc, char **argv)
   g_auto (GStrv) configs = NULL, prices = NULL, rest = NULL;
   g_autofree char *epl = NULL, *model = NULL, *precision = NULL, *optimizer = NULL, *gpus = NULL, *tp = NULL, *pp = NULL,
                   *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
-                  *shard = NULL;
+                  *shard = NULL, *cpl = NULL;
   gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
   gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, moe_every = -1;
   gint kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
@@ -360,6 +360,8 @@ cmd_plan (int argc, char **argv)
     { "pp", 0, 0, G_OPTION_ARG_STRING, &pp,
       "Pipeline stages to search (default: every count dividing the GPUs a tensor group leaves that splits --layers, "
       "evenly or with fewer on the first and last stage)", "LIST" },
+    { "cp", 0, 0, G_OPTION_ARG_STRING, &cpl,
+      "Context-parallel sizes to search (default: 1; with --flash-attn and --seq 16384 or more: 1,2,4,8)", "LIST" },
     { "even-stages", 0, 0, G_OPTION_ARG_NONE, &even_stages,
       "Only pipelines whose stages (and chunks) split the layers evenly, as Megatron-LM before Megatron-Core", NULL },
     { "virtual-stages", 0, 0, G_OPTION_ARG_STRING, &vst, "Interleaved schedule's chunks per stage to search (1,2)", "LIST" },
@@ -573,6 +575,7 @@ cmd_plan (int argc, char **argv)
   struct { const char *arg, *name; PlanList *l; gboolean zero_ok; } lists[] = {
     { tp, "--tp", &s.tp, FALSE }, { pp, "--pp", &s.pp, FALSE }, { vst, "--virtual-stages", &s.v, FALSE },
     { zero, "--zero", &s.zero, TRUE }, { mbs, "--microbatch", &s.mbs, FALSE }, { epl, "--ep", &s.ep, FALSE },
+    { cpl, "--cp", &s.cp, FALSE },
   };
   for (guint i = 0; i < G_N_ELEMENTS (lists); i++)
     if (lists[i].arg && !parse_list (lists[i].arg, lists[i].l, lists[i].zero_ok))
@@ -586,6 +589,17 @@ cmd_plan (int argc, char **argv)
         cmd_error ("plan: --zero: stages are 0-3, not %u", s.zero.v[i]);
         return 2;
       }
+  for (guint i = 0; i < s.cp.n; i++)
+    {
+      SynthTrainOpts cpo = *m;
+      cpo.cp = s.cp.v[i];
+      g_autoptr (GError) cp_err = NULL;
+      if (!synth_train_check_cp (&cpo, &cp_err))
+        {
+          cmd_error ("plan: %s", cp_err->message + strlen ("transformer-train: "));
+          return 2;
+        }
+    }
   if (s.ep.n && !m->experts)
     {
       cmd_error ("plan: --ep goes with an MoE model (--experts, or a config.json's experts)");

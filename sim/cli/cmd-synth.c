@@ -248,7 +248,7 @@ train (int argc, char **argv)
   int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, moe_every = 0, ep = 0;
   int kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
   gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE, flash = FALSE;
-  int window = 0, global_every = 0, stage = 0, first_layers = 0, last_layers = 0;
+  int window = 0, global_every = 0, stage = 0, first_layers = 0, last_layers = 0, cp = 1;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
   GOptionEntry entries[] = {
@@ -287,6 +287,8 @@ train (int argc, char **argv)
     { "steps", 0, 0, G_OPTION_ARG_INT, &steps, "Optimizer steps (1)", "S" },
     { "tp", 0, 0, G_OPTION_ARG_INT, &tp, "Tensor-parallel ranks (Megatron) (1)", "T" },
     { "sp", 0, 0, G_OPTION_ARG_NONE, &sp, "Sequence parallelism with --tp", NULL },
+    { "cp", 0, 0, G_OPTION_ARG_INT, &cp,
+      "Context-parallel ranks: each holds --seq / C tokens, K and V go round the ring; with --flash-attn (1)", "C" },
     { "pp", 0, 0, G_OPTION_ARG_INT, &pp, "Pipeline stages, 1F1B over the --grad-accum micro-batches (1)", "P" },
     { "stage", 0, 0, G_OPTION_ARG_INT, &stage, "The pipeline stage the trace is, 0 to --pp - 1 (0)", "R" },
     { "first-stage-layers", 0, 0, G_OPTION_ARG_INT, &first_layers,
@@ -372,6 +374,8 @@ train (int argc, char **argv)
         rc = usage_error (ctx, "--ddp: expected torch or local, not '%s'", ddp);
       else if (vstages < 1 || (vstages > 1 && pp < 2))
         rc = usage_error (ctx, "%s: --virtual-stages is at least 1, and more than 1 needs --pp 2 or more", "transformer-train");
+      else if (cp < 1)
+        rc = usage_error (ctx, "%s: --cp is at least 1", "transformer-train");
       else if (stage < 0 || first_layers < 0 || last_layers < 0)
         rc = usage_error (ctx, "%s: --stage, --first-stage-layers and --last-stage-layers are 0 or more", "transformer-train");
       else
@@ -379,8 +383,10 @@ train (int argc, char **argv)
           SynthTrainOpts split = { .layers = (guint) layers, .pp = (guint) pp, .virtual_stages = (guint) vstages,
                                    .grad_accum = (guint) accum, .stage = (guint) stage,
                                    .first_stage_layers = (guint) first_layers, .last_stage_layers = (guint) last_layers };
+          SynthTrainOpts cpo = { .cp = (guint) cp, .seq = (guint) seq, .flash_attn = flash, .window = (guint) MAX (window, 0),
+                                 .experts = (guint) MAX (experts, 0) };
           g_autoptr (GError) err = NULL;
-          if (!synth_train_check_split (&split, &err))
+          if (!synth_train_check_split (&split, &err) || !synth_train_check_cp (&cpo, &err))
             rc = usage_error (ctx, "%s", err->message);
         }
     }
@@ -409,6 +415,7 @@ train (int argc, char **argv)
   o.tp = tp, o.pp = pp, o.sp = sp, o.experts = experts, o.top_k = experts > 0 ? top_k : 0;
   o.virtual_stages = vstages;
   o.stage = (guint) stage, o.first_stage_layers = (guint) first_layers, o.last_stage_layers = (guint) last_layers;
+  o.cp = (guint) cp;
   o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated, o.head_dim = (guint) head_dim;
   o.untied = untied, o.shared_ffn = (guint) shared_ffn;
   o.ep = (guint) ep;

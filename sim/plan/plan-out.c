@@ -59,10 +59,11 @@ no_fit_message (const PlanResult *r)
   g_autofree char *need = units_format_bytes (l->peak), *cap = units_format_bytes (l->capacity);
   g_autofree char *miss = units_format_bytes (missing (l));
   char *v = l->v > 1 ? g_strdup_printf (" v=%u", l->v) : g_strdup ("");
-  char *msg = g_strdup_printf ("no layout fits: the one needing the least device memory (%s x%u tp=%u pp=%u%s dp=%u "
+  g_autofree char *cps = l->cp > 1 ? g_strdup_printf (" cp=%u", l->cp) : g_strdup ("");
+  char *msg = g_strdup_printf ("no layout fits: the one needing the least device memory (%s x%u tp=%u pp=%u%s dp=%u%s "
                                "zero=%u%s checkpoint=%s microbatch=%u) needs %s%s per GPU, %s more than the %s "
                                "there is",
-                               cfg_name (r, l), l->gpus, l->tp, l->pp, v, l->dp, l->zero, l->sp ? " sp" : "",
+                               cfg_name (r, l), l->gpus, l->tp, l->pp, v, l->dp, cps, l->zero, l->sp ? " sp" : "",
                                plan_checkpoint_name (l->ckpt), l->mbs, l->replayed ? "" : "at least ", need,
                                miss, cap);
   g_free (v);
@@ -117,6 +118,8 @@ layout_json (const PlanResult *r, const PlanLayout *l, gboolean priced, gboolean
     }
   if (l->ep > 0)
     cJSON_AddNumberToObject (j, "ep", l->ep);   /* MoE: expert-parallel ranks */
+  if (l->cp > 1)
+    cJSON_AddNumberToObject (j, "cp", l->cp);   /* context-parallel ranks (dp excludes them) */
   if (priced)
     {
       add_num_or_null (j, "cost_per_step", run && l->cost_per_step >= 0, l->cost_per_step);
@@ -182,6 +185,16 @@ any_uneven (const PlanResult *r, guint top)
   return FALSE;
 }
 
+/* Whether a layout of R runs context parallelism. */
+static gboolean
+any_cp (const PlanResult *r)
+{
+  for (guint i = 0; i < r->layouts->len; i++)
+    if (((const PlanLayout *) r->layouts->pdata[i])->cp > 1)
+      return TRUE;
+  return FALSE;
+}
+
 /* An uneven split as "first/between/last" ("first/last" on two stages);
  * "" when even. */
 static char *
@@ -205,13 +218,15 @@ format_csv (const PlanResult *r, guint top, gboolean priced)
 {
   GString *out = g_string_new ("config,gpus,tp,pp,dp,zero,sp,checkpoint,microbatch,grad_accum,fits,peak_device_bytes,"
                                "step_ns,tokens_per_s,tflops_per_gpu,mfu,bound,virtual_stages,peak_lower_bound");
-  gboolean moe = r->active_params > 0, split = any_uneven (r, 0);
+  gboolean moe = r->active_params > 0, split = any_uneven (r, 0), ctx = any_cp (r);
   if (priced)
     g_string_append (out, ",cost_per_step,cost_per_mtokens");
   if (moe)
     g_string_append (out, ",ep");
   if (split)
     g_string_append (out, ",stage_layers");
+  if (ctx)
+    g_string_append (out, ",cp");
   g_string_append (out, ",error\n");
   for (guint i = 0; i < r->layouts->len && (top == 0 || i < top); i++)
     {
@@ -252,6 +267,8 @@ format_csv (const PlanResult *r, guint top, gboolean priced)
           g_autofree char *sl = stage_layers (l);
           g_string_append_printf (row, ",%s", sl);
         }
+      if (ctx)
+        g_string_append_printf (row, ",%u", MAX (l->cp, 1u));
       const char *cells[3] = { cfg_name (r, l), row->str, l->error ? l->error : "" };
       /* config and error quoted as CSV needs; the middle is numbers. */
       GString *c0 = g_string_new (NULL), *c2 = g_string_new (NULL);
@@ -281,7 +298,7 @@ format_text (const PlanResult *r, guint top, gboolean priced)
   g_autofree char *nf = no_fit_message (r);
   if (nf)
     g_string_append_printf (out, "%s\n", nf);
-  int dpw = r->active_params > 0 ? 8 : 5;   /* MoE: "256/e64" */
+  int dpw = r->active_params > 0 || any_cp (r) ? 8 : 5;   /* MoE: "256/e64"; context parallelism: "16/c4" */
   int ppw = any_uneven (r, top) ? 14 : 6;   /* "16:7/8/7" */
   g_string_append_printf (out, "%4s %-12s %5s %3s %*s %*s %4s %3s %-9s %3s %5s %4s %11s %9s %10s %8s %5s %-8s", "rank",
                           "config", "GPUs", "tp", ppw, "pp", dpw, "dp", "zero", "sp", "ckpt", "mb", "accum", "fits", "peak/GPU",
@@ -299,7 +316,9 @@ format_text (const PlanResult *r, guint top, gboolean priced)
       g_autofree char *vs = l->v > 1 ? g_strdup_printf ("(v%u)", l->v) : g_strdup ("");
       g_autofree char *pps = g_strdup_printf ("%u%s%s%s", l->pp, vs, *sl ? ":" : "", sl);
       /* MoE: dp with its expert-parallel ranks, "256/e64". */
-      g_autofree char *dps = l->ep > 0 ? g_strdup_printf ("%u/e%u", l->dp, l->ep) : g_strdup_printf ("%u", l->dp);
+      g_autofree char *dps = l->ep > 0   ? g_strdup_printf ("%u/e%u", l->dp, l->ep)
+                             : l->cp > 1 ? g_strdup_printf ("%u/c%u", l->dp, l->cp)
+                                         : g_strdup_printf ("%u", l->dp);
       char tok[32] = "-", tf[32] = "-", mfu[32] = "-";
       if (run)
         {
@@ -404,6 +423,8 @@ layout_from_json (const cJSON *j, char **configs, gboolean *ok)
   l->replayed = jbool (j, "replayed", ok);
   const cJSON *ep = cJSON_GetObjectItemCaseSensitive (j, "ep");
   l->ep = cJSON_IsNumber (ep) ? (guint) ep->valuedouble : 0;
+  const cJSON *cpj = cJSON_GetObjectItemCaseSensitive (j, "cp");
+  l->cp = cJSON_IsNumber (cpj) ? (guint) cpj->valuedouble : 1;
   const cJSON *ps = cJSON_GetObjectItemCaseSensitive (j, "peak_stage");
   l->peak_stage = cJSON_IsNumber (ps) ? (guint) ps->valuedouble : 0;
   const cJSON *sl = cJSON_GetObjectItemCaseSensitive (j, "stage_layers");

@@ -179,6 +179,11 @@ enumerate (Enum *en)
   guint kv = m->kv_heads ? m->kv_heads : m->heads, ffn = m->ffn ? m->ffn : 4 * m->hidden;
   /* The dense layers' inner size, when the model has any (0 divides by every t). */
   guint dense_ffn = synth_train_dense_count (m) ? (m->dense_ffn ? m->dense_ffn : 4 * m->hidden) : 0;
+  /* Context parallelism where it pays and is modeled: long sequences
+   * through fused attention (synth_train_check_cp), unless --cp says. */
+  static const guint d_cp1[] = { 1 }, d_cp[] = { 1, 2, 4, 8 };
+  gboolean long_seq = m->flash_attn && m->seq >= 16384 && !m->window && !m->experts;
+  PlanList cps = long_seq ? list_or (&s->cp, d_cp, G_N_ELEMENTS (d_cp)) : list_or (&s->cp, d_cp1, 1);
   for (guint c = 0; c < en->n_cfgs; c++)
     {
       /* TP up to a node's GPUs (powers of two), unless --tp says. */
@@ -193,10 +198,16 @@ enumerate (Enum *en)
             if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t || m->shared_ffn % t || dense_ffn % t)
               continue;
             for (guint p = 1; p <= m->layers; p++)
+            for (guint cpi = 0; cpi < cps.n; cpi++)
               {
+                guint cpn = cps.v[cpi];
                 if ((g / t) % p || (s->pp.n && !in_list (&s->pp, p)) || (s->even_stages && m->layers % p))
                   continue;
-                guint dp = g / (t * p);
+                SynthTrainOpts cpo = *m;
+                cpo.cp = cpn;
+                if ((g / t / p) % cpn || !synth_train_check_cp (&cpo, NULL))
+                  continue;
+                guint dp = g / (t * p * cpn);
                 PlanList eps = ep_sizes (s, dp);
                 for (guint ei = 0; ei < eps.n; ei++)
                 for (guint vi = 0; vi < vs.n; vi++)
@@ -235,6 +246,7 @@ enumerate (Enum *en)
                               l->v = v, l->zero = z, l->sp = sp != 0, l->ckpt = cs.v[ci], l->mbs = mb;
                               l->accum = (guint) accum;
                               l->ep = eps.v[ei];
+                              l->cp = cpn;
                               l->first = first, l->last = last;
                               l->mid = p > 2 ? (m->layers - first - last) / (p - 2) : 0;
                               l->uneven = p > 1 && m->layers % (p * v) != 0;
@@ -255,7 +267,7 @@ layout_opts (const PlanSearch *s, const PlanLayout *l)
   SynthTrainOpts o = s->model;
   o.params = 0;
   o.batch = l->mbs, o.tp = l->tp, o.pp = l->pp, o.dp = l->dp, o.zero = l->zero, o.sp = l->sp;
-  o.virtual_stages = l->v, o.grad_accum = l->accum, o.steps = 2, o.ep = l->ep;
+  o.virtual_stages = l->v, o.grad_accum = l->accum, o.steps = 2, o.ep = l->ep, o.cp = l->cp;
   o.stage = 0;
   o.first_stage_layers = l->uneven ? l->first : 0, o.last_stage_layers = l->uneven ? l->last : 0;
   o.checkpoint = l->ckpt == PLAN_CKPT_FULL ? SYNTH_CKPT_EVERY : l->ckpt == PLAN_CKPT_SELECTIVE ? SYNTH_CKPT_SELECTIVE
@@ -273,8 +285,8 @@ layout_opts (const PlanSearch *s, const PlanLayout *l)
 static char *
 layout_key (const PlanLayout *l)
 {
-  return g_strdup_printf ("%u/%u/%u/%u/%u/%u/%u/%u/%u/%u/%u", l->config, l->tp, l->pp, l->dp, l->v, l->zero, l->sp,
-                          l->ckpt, l->mbs, l->accum, l->ep);
+  return g_strdup_printf ("%u/%u/%u/%u/%u/%u/%u/%u/%u/%u/%u/%u", l->config, l->tp, l->pp, l->dp, l->v, l->zero, l->sp,
+                          l->ckpt, l->mbs, l->accum, l->ep, l->cp);
 }
 
 static double
@@ -614,12 +626,12 @@ search_identity (const PlanSearch *s)
   g_string_append (id, " price=");
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);
-  const PlanList *lists[] = { &s->gpus, &s->tp, &s->pp, &s->v, &s->zero, &s->ckpt, &s->mbs, &s->sp, &s->ep };
-  const char *names[] = { "gpus", "tp", "pp", "v", "zero", "ckpt", "mbs", "sp", "ep" };
+  const PlanList *lists[] = { &s->gpus, &s->tp, &s->pp, &s->v, &s->zero, &s->ckpt, &s->mbs, &s->sp, &s->ep, &s->cp };
+  const char *names[] = { "gpus", "tp", "pp", "v", "zero", "ckpt", "mbs", "sp", "ep", "cp" };
   for (guint k = 0; k < G_N_ELEMENTS (lists); k++)
     {
-      if (lists[k] == &s->ep && s->ep.n == 0)
-        continue;   /* only when given: parts of searches before --ep still merge */
+      if ((lists[k] == &s->ep || lists[k] == &s->cp) && lists[k]->n == 0)
+        continue;   /* only when given: parts of searches before --ep or --cp still merge */
       g_string_append_printf (id, " %s=", names[k]);
       for (guint i = 0; i < lists[k]->n; i++)
         g_string_append_printf (id, "%s%u", i ? "," : "", lists[k]->v[i]);

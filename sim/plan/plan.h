@@ -45,6 +45,7 @@ typedef struct {
   PlanList gpus;              /* GPU counts (required) */
   PlanList tp, pp, v, zero, ckpt, mbs, sp;  /* empty: the defaults (docs/plan.md) */
   gboolean even_stages;       /* only pipelines whose stages split the layers evenly (no uneven split searched) */
+  PlanList cp;                /* context-parallel sizes (empty: 1; with flash_attn and seq >= 16384: 1, 2, 4, 8) */
   PlanList ep;                /* MoE: expert-parallel sizes (empty: every power of two dividing dp and the experts, and min(dp, E)) */
   guint n_threads;            /* 0: all processors */
   gboolean progress;
@@ -58,6 +59,7 @@ typedef struct {
   guint config;               /* index into the configs */
   guint gpus, tp, pp, dp, v, zero, ckpt, mbs, accum;
   guint ep;                   /* MoE: expert-parallel ranks (0: a dense model) */
+  guint cp;                   /* context-parallel ranks (1: none); dp excludes them */
   gboolean sp;
   /* With a pipeline: layers on the first stage, on each between, on the
    * last; uneven when p·v does not divide the layers (synth_train_auto_split). */

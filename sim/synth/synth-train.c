@@ -432,9 +432,13 @@ typedef struct {
 } Unit;
 
 /* The kinds of operation a pass is made of. */
-typedef enum { LOP_GEMM, LOP_MEM, LOP_COLL, LOP_FUSED } LopType;
+/* LOP_RING: context parallelism's attention, m chunks of it on the
+ * compute stream while K and V (k bytes a step) go round the ring on
+ * the CP stream; n bytes more after the last chunk (the backward's dK
+ * and dV home). */
+typedef enum { LOP_GEMM, LOP_MEM, LOP_COLL, LOP_FUSED, LOP_RING } LopType;
 /* The communicators an operation may use (Train.groups). */
-typedef enum { GRP_TP, GRP_DP, GRP_NEXT, GRP_PREV, GRP_EMB, GRP_EP, GRP_EDP, GRP_COUNT } GroupIndex;
+typedef enum { GRP_TP, GRP_DP, GRP_NEXT, GRP_PREV, GRP_EMB, GRP_EP, GRP_EDP, GRP_CP, GRP_COUNT } GroupIndex;
 
 typedef struct {
   const char *name;
@@ -466,6 +470,7 @@ typedef struct {
   Unit *units;        /* layers 0..Ls-1 of this stage (chunk c: c·Lc..), then the embedding or the head */
   guint n_units, Ls;  /* Ls: layers on this stage */
   guint t, pp, v, Lc, dp, ep, edp, k;
+  guint cp;           /* context-parallel ranks (dp counts dp x cp: the gradients' and ZeRO's group) */
   guint stage;        /* the pipeline stage the trace is */
   guint nfirst, nmid, nlast; /* layers on the first stage, on each middle one, on the last */
   guint prec;         /* VsPrecision of the GEMMs */
@@ -495,6 +500,7 @@ typedef struct {
 #define COMPUTE 1
 #define COPY 2
 #define COMM 3
+#define CP_COMM 4   /* context parallelism's ring exchanges (TransformerEngine's own stream) */
 
 static guint64
 shard (guint64 bytes, guint dp, gboolean sharded)
@@ -544,6 +550,16 @@ fusedop (const char *name, double flops, double bytes)
   return (Lop) { .name = name, .type = LOP_FUSED, .flops = flops, .bytes = (guint64) bytes };
 }
 
+/* Context parallelism's attention: FLOPS and BYTES in STEPS chunks, each
+ * but the last overlapping the ring's exchange of XBYTES; FINAL bytes
+ * after them. */
+static Lop
+ringop (const char *name, double flops, double bytes, guint steps, double xbytes, double final)
+{
+  return (Lop) { .name = name, .type = LOP_RING, .flops = flops, .bytes = (guint64) bytes, .m = steps,
+                 .k = (guint64) xbytes, .n = (guint64) final, .group = GRP_CP, .kind = VS_COLL_SEND };
+}
+
 /* Fused attention's compute rate against a GEMM's: FlashAttention-2
  * reaches 50-73 % of an A100's peak where cuBLAS GEMMs reach 80-90 %
  * (Dao 2023, abstract and introduction), FlashAttention-3 75 % of an H100's forward
@@ -583,6 +599,16 @@ attended (const Train *tr)
   return bh * (w > 0 && w < s ? 2 * s * w - w * w : s * s);
 }
 
+/* Context parallelism: the bytes of this rank's K and V, one step of the
+ * ring (its seq/cp tokens; latent attention's after the up projection). */
+static double
+cp_kv_bytes (const Train *tr)
+{
+  const SynthTrainOpts *o = tr->o;
+  guint64 kvh = mla (o) ? o->heads : o->kv_heads ? o->kv_heads : o->heads;
+  return tr->es * (double) o->seq * o->batch * (double) (kvh / tr->t) * (double) (qk_dim (o) + v_dim (o));
+}
+
 /* The attention core's forward: QKᵀ, the fused scale-mask-softmax, its
  * dropout, attention·V (NAMES: forward or recompute). */
 static void
@@ -598,7 +624,18 @@ attention_core (Train *tr, GArray *ops, gboolean rc)
        * Q, K and V, writes O and the log-sum-exps. */
       double flops = attended (tr) * (double) (qk_dim (o) + v_dim (o));
       double io = tr->es * (double) b * heads * s * (2.0 * qk_dim (o) + 2.0 * v_dim (o)) + 4.0 * b * heads * s;
-      add_op (ops, fusedop (rc ? "flash_attn_fwd_recompute" : "flash_attn_fwd", flops / FLASH_REL, io));
+      const char *name = rc ? "flash_attn_fwd_recompute" : "flash_attn_fwd";
+      if (tr->cp > 1)
+        {
+          /* This rank's queries (s = seq/cp of them) against every
+           * rank's keys: cp times the local causal FLOPs (the balanced
+           * split gives each rank 1/cp of the whole), K and V read from
+           * each of the cp chunks, passed on cp - 1 times. */
+          double kv = cp_kv_bytes (tr);
+          add_op (ops, ringop (name, flops * tr->cp / FLASH_REL, io + (tr->cp - 1) * kv, tr->cp, kv, 0));
+          return;
+        }
+      add_op (ops, fusedop (name, flops / FLASH_REL, io));
       return;
     }
   add_op (ops, gemm (rc ? "gemm_qk_bmm_recompute" : "gemm_qk_bmm_fwd", FALSE, s, s, qk_dim (o), b * heads));
@@ -738,7 +775,17 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
        * log-sum-exps, writes dQ, dK and dV. */
       double flops = attended (tr) * (3.0 * qk + 2.0 * vd);
       double io = es * (double) b * heads * s * (4.0 * qk + 4.0 * vd) + 4.0 * b * heads * s;
-      add_op (ops, fusedop ("flash_attn_bwd", flops / FLASH_REL, io));
+      if (tr->cp > 1)
+        {
+          /* Each step passes K, V and the dK, dV accumulated so far;
+           * after the last chunk the dK and dV go home (TransformerEngine's
+           * AttnFuncWithCPAndKVP2P). */
+          double kv = cp_kv_bytes (tr);
+          add_op (ops, ringop ("flash_attn_bwd", flops * tr->cp / FLASH_REL, io + (tr->cp - 1) * 2 * kv, tr->cp,
+                               2 * kv, kv));
+        }
+      else
+        add_op (ops, fusedop ("flash_attn_bwd", flops / FLASH_REL, io));
     }
   else
     {
@@ -779,7 +826,7 @@ build_bwd (Train *tr, GArray *ops, guint64 layer_params)
       tp_reduce (tr, ops, es * T * h);
     }
   add_op (ops, memop ("layernorm_bwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
-  if (o->zero < 2 || o->dp <= 1)
+  if (o->zero < 2 || tr->dp <= 1)
     add_op (ops, memop ("elementwise_grad_accum", SYNTH_MEM_STREAM, 3.0 * tr->G * (double) layer_params));
 }
 
@@ -838,9 +885,49 @@ lop_ns (Train *tr, const Lop *op)
       return synth_mem_ns (tr->e, op->cls, op->bytes);
     case LOP_FUSED:
       return synth_kernel_ns (tr->e, op->flops, op->bytes);
+    case LOP_RING:
+      {
+        /* The first chunk, then each later one once its K and V are in;
+         * then the final exchange. */
+        guint64 a = synth_kernel_ns (tr->e, op->flops / op->m, (double) op->bytes / op->m);
+        guint64 x = synth_collective_ns (tr->e, op->kind, op->k, &tr->groups[op->group]);
+        guint64 f = op->n ? synth_collective_ns (tr->e, op->kind, op->n, &tr->groups[op->group]) : 0;
+        return a + (op->m - 1) * MAX (a, x) + f;
+      }
     default:
       return synth_collective_ns (tr->e, op->kind, op->bytes, &tr->groups[op->group]);
     }
+}
+
+/* A LOP_RING on the compute stream: the CP stream starts once the
+ * compute stream has written K and V and passes them on step by step;
+ * chunk j + 1 waits for step j. Returns the compute stream's time. */
+static guint64
+emit_ring (Train *tr, const Lop *op, guint64 in, guint64 out)
+{
+  SynthEmit *e = tr->e;
+  const SynthGroup *g = &tr->groups[op->group];
+  guint64 total = 0, r[] = { in }, w[] = { out };
+  synth_stream_wait (e, CP_COMM, synth_event_record (e, COMPUTE));
+  for (guint j = 0; j < op->m; j++)
+    {
+      guint64 ev = 0;
+      if (j + 1 < op->m)
+        {
+          synth_collective (e, "nccl_sendrecv_cp", CP_COMM, op->kind, op->k, g, out, out, 0);
+          ev = synth_event_record (e, CP_COMM);
+        }
+      total += synth_kernel (e, op->name, COMPUTE, op->flops / op->m, r, 1, w, 1, op->bytes / op->m);
+      if (ev)
+        synth_stream_wait (e, COMPUTE, ev);
+    }
+  if (op->n)
+    {
+      synth_stream_wait (e, CP_COMM, synth_event_record (e, COMPUTE));
+      synth_collective (e, "nccl_sendrecv_cp", CP_COMM, op->kind, op->n, g, out, out, 0);
+      synth_stream_wait (e, COMPUTE, synth_event_record (e, CP_COMM));
+    }
+  return total;
 }
 
 /* Emits pass PI on the compute stream: GEMMs read W (when they use the
@@ -863,6 +950,9 @@ emit_pass (Train *tr, const Pass *ps, guint64 w, guint64 in, guint64 out)
           break;
         case LOP_FUSED:
           total += synth_kernel (tr->e, op->name, COMPUTE, op->flops, r + 1, 1, wr, 1, op->bytes);
+          break;
+        case LOP_RING:
+          total += emit_ring (tr, op, in, out);
           break;
         default:
           total += synth_collective (tr->e, op->name, COMPUTE, op->kind, op->bytes, &tr->groups[op->group], out, out, 0);
@@ -958,6 +1048,9 @@ make_groups (Train *tr)
   tr->groups[GRP_EMB] = (SynthGroup) { 5, VS_ROLE_PP, 2, PER_NODE (t * n * MAX (tr->pp - 1, 1u), 2u) };
   tr->groups[GRP_EP] = (SynthGroup) { 6, VS_ROLE_EP, tr->ep, PER_NODE (t, tr->ep) };
   tr->groups[GRP_EDP] = (SynthGroup) { 7, VS_ROLE_DP, tr->edp, PER_NODE (t * tr->ep, tr->edp) };
+  /* Megatron-Core's order with context parallelism: tensor, context, data,
+   * pipeline; the data-parallel group above is its dp x cp one. */
+  tr->groups[GRP_CP] = (SynthGroup) { 8, VS_ROLE_CP, tr->cp, PER_NODE (t, tr->cp) };
 #undef PER_NODE
 }
 
@@ -992,7 +1085,7 @@ dp_collective (Train *tr, Unit *u, const char *name, guint64 stream, VsCollKind 
 static gboolean
 limits_all_gathers (Train *tr)
 {
-  return tr->o->zero >= 3 && tr->o->dp > 1 && !tr->o->no_limit_all_gathers;
+  return tr->o->zero >= 3 && tr->dp > 1 && !tr->o->no_limit_all_gathers;
 }
 
 /* ZeRO-3: all-gathers U's parameters on the communication stream, as
@@ -1000,7 +1093,7 @@ limits_all_gathers (Train *tr)
 static void
 params_prefetch (Train *tr, Unit *u)
 {
-  if (tr->o->zero < 3 || tr->o->dp <= 1 || u->gathered != 0 || u->n == 0)
+  if (tr->o->zero < 3 || tr->dp <= 1 || u->gathered != 0 || u->n == 0)
     return;
   if (limits_all_gathers (tr) && tr->free_events->len >= FSDP_MAX_INFLIGHT_ALL_GATHERS)
     {
@@ -1019,7 +1112,7 @@ params_prefetch (Train *tr, Unit *u)
 static guint64
 params_acquire (Train *tr, Unit *u)
 {
-  if (tr->o->zero < 3 || tr->o->dp <= 1)
+  if (tr->o->zero < 3 || tr->dp <= 1)
     return u->p;
   params_prefetch (tr, u);
   synth_stream_wait (tr->e, COMPUTE, u->gather_event);
@@ -1044,7 +1137,7 @@ params_release (Train *tr, Unit *u)
 static guint64
 grads_acquire (Train *tr, Unit *u)
 {
-  if (tr->o->zero < 2 || tr->o->dp <= 1)
+  if (tr->o->zero < 2 || tr->dp <= 1)
     return u->g;
   if (u->pending != 0)
     return u->pending;   /* the tied embedding's second use in this micro-batch */
@@ -1072,7 +1165,7 @@ grads_commit (Train *tr, Unit *u, guint64 buf, gboolean last_micro, gboolean mor
       synth_free (e, buf);
       u->pending = 0;
     }
-  else if (o->dp > 1 && last_micro && !more && !o->ddp_local)
+  else if (tr->dp > 1 && last_micro && !more && !o->ddp_local)
     {
       /* Stage 0 all-reduces, stage 1 reduce-scatters (ZeRO section 7.2.1),
        * on the communication stream once the grads are written. */
@@ -1120,7 +1213,7 @@ after_backward (Train *tr)
 {
   const SynthTrainOpts *o = tr->o;
   Unit *emb = &tr->units[tr->Ls];
-  if (o->ddp_local && o->dp > 1 && o->zero < 2)
+  if (o->ddp_local && tr->dp > 1 && o->zero < 2)
     {
       guint64 dense = 0, exp = 0;
       for (guint i = 0; i < tr->n_units; i++)
@@ -1545,7 +1638,8 @@ layout_of (Train *tr, const SynthTrainOpts *o)
   tr->t = tp_of (o);
   tr->pp = MAX (o->pp, 1u);
   tr->v = tr->pp > 1 ? MAX (o->virtual_stages, 1u) : 1;
-  tr->dp = MAX (o->dp, 1u);
+  tr->cp = MAX (o->cp, 1u);
+  tr->dp = MAX (o->dp, 1u) * tr->cp;
   tr->k = MAX (o->top_k, 1u);
   tr->ep = o->experts > 0 ? (o->ep ? o->ep : MIN (tr->dp, o->experts)) : 1;
   tr->edp = o->experts > 0 ? tr->dp / tr->ep : 1;
@@ -1727,6 +1821,27 @@ synth_train_auto_split (guint L, guint p, guint v, guint *first, guint *last)
 }
 
 gboolean
+synth_train_check_cp (const SynthTrainOpts *o, GError **error)
+{
+  guint cp = MAX (o->cp, 1u);
+  if (cp == 1)
+    return TRUE;
+  const char *why = NULL;
+  if (!o->flash_attn)
+    why = "needs --flash-attn (Megatron-Core runs it through TransformerEngine's fused attention)";
+  else if (o->seq % (2 * cp) != 0)
+    why = "needs --seq to be a multiple of 2 x --cp (the load-balanced split into 2 x cp chunks)";
+  else if (o->window > 0)
+    why = "with --window is not modeled";
+  else if (o->experts > 0)
+    why = "with --experts is not modeled";
+  if (why == NULL)
+    return TRUE;
+  g_set_error (error, VS_SYNTH_ERROR, 0, "transformer-train: --cp %u %s", cp, why);
+  return FALSE;
+}
+
+gboolean
 synth_train_check_split (const SynthTrainOpts *o, GError **error)
 {
   guint p = MAX (o->pp, 1u), v = p > 1 ? MAX (o->virtual_stages, 1u) : 1, L = o->layers;
@@ -1790,8 +1905,18 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
     return FALSE;
   Train tr = { 0 };
   tr.e = e;
-  if (!synth_train_check_split (o, error))
+  if (!synth_train_check_split (o, error) || !synth_train_check_cp (o, error))
     return FALSE;
+  /* Context parallelism: each rank holds seq / cp tokens of every
+   * sequence, and all but the attention's FLOPs and its ring (cp_kv_bytes,
+   * LOP_RING) follow from that shape. */
+  SynthTrainOpts local;
+  if (o->cp > 1)
+    {
+      local = *o;
+      local.seq = o->seq / o->cp;
+      o = &local;
+    }
   layout_of (&tr, o);
   units_of (&tr);
   tr.free_events = g_array_new (FALSE, FALSE, sizeof (guint64));

@@ -274,6 +274,13 @@ typedef struct {
    * layers on the first and on the last stage (0: an even share), the
    * others' split evenly (synth_train_stage_layers). */
   guint stage, first_stage_layers, last_stage_layers;
+  /* Context parallelism over cp ranks (0 counts as 1; Megatron-Core's
+   * --context-parallel-size): each holds seq / cp tokens of every
+   * sequence (the load-balanced split: chunks i and 2·cp - 1 - i), its
+   * attention passes K and V round the ring (TransformerEngine's p2p) on
+   * a stream of its own, and gradients and ZeRO span dp x cp ranks.
+   * Needs flash_attn (synth_train_check_cp). */
+  guint cp;
   /* Megatron's LocalDDP (--DDP-impl local): gradients all-reduced once,
    * after the step's last backward, on the compute stream; FALSE: PyTorch
    * DDP's buckets, each layer's reduced on a communication stream as soon
@@ -327,6 +334,10 @@ gboolean synth_train_check_size (const SynthTrainOpts *o, GError **error);
  * step to the end), with the fp32 gradients its optimizer step adds under
  * mixed precision: a floor of the trace's live peak, without generating it. */
 guint64 synth_train_state_device_bytes (const SynthTrainOpts *o);
+/* Whether O's context parallelism is one the generator models (fused
+ * attention, seq a multiple of 2·cp, no window, no experts); FALSE with
+ * ERROR saying why. */
+gboolean synth_train_check_cp (const SynthTrainOpts *o, GError **error);
 /* Layers on pipeline stage S of O: first_stage_layers on stage 0 and
  * last_stage_layers on the last (when given), the rest split evenly over
  * the other stages; all of them with one stage. */

@@ -886,6 +886,57 @@ test_pipeline_stages (void)
   g_assert_nonnull (strstr (err->message, "--stage 16 is not one of the 16 pipeline stages"));
 }
 
+/* Context parallelism (--cp), by hand on small_train's shape (4 layers,
+ * h = 256, 8 heads of 32, seq 128, batch 2) with fused attention, dp = 2,
+ * ZeRO-1, cp = 4: a rank holds 128 / 4 = 32 tokens of each sequence, so
+ * its activations are those of seq 32, and its attention computes 1/4 of
+ * the whole sequence's causal FLOPs: 4 times seq 32's. K and V (2 · 32
+ * tokens · 2 sequences · 8 heads · 32 · 2 bytes = 65536 bytes) go round
+ * the ring: per layer 3 steps forward, 3 of K, V, dK and dV (2x) in the
+ * backward and dK, dV home once: 7 exchanges, 10 x 65536 bytes, group 8
+ * (role cp, 4 ranks, all in one node). Gradients and ZeRO span dp x cp
+ * = 8 ranks: the optimizer states are 12 bytes a parameter / 8. */
+static void
+test_context_parallel (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  SynthTrainOpts o = small_train ();
+  o.flash_attn = TRUE, o.dp = 2, o.zero = 1, o.cp = 4, o.vocab = 0;
+  const guint64 L = 4, h = 256, kv = 2 * 32 * 2 * 8 * 32 * 2;
+  Stats st;
+  SynthCommStats c;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  SynthTrainOpts ref = o;
+  ref.cp = 1, ref.seq = 32;
+  g_assert_cmpuint (get (st.peak, "activations"), ==, L * synth_train_layer_activations (&ref));
+  g_assert_cmpuint (get (st.peak, "optimizer"), ==, L * 12 * h * h * 12 / 8);
+  g_assert_cmpuint (c.count[VS_COLL_SEND], ==, L * 7);
+  g_assert_cmpuint (c.bytes[VS_COLL_SEND], ==, L * 10 * kv);
+  g_assert_cmpuint (c.role_count[VS_ROLE_CP], ==, L * 7);
+  int k = synth_comm_group (&c, 8);
+  g_assert_cmpint (k, >=, 0);
+  g_assert_cmpuint (c.groups[k].ranks, ==, 4);
+  g_assert_cmpuint (c.groups[k].per_node, ==, 4);
+  k = synth_comm_group (&c, 2);
+  g_assert_cmpint (k, >=, 0);
+  g_assert_cmpuint (c.groups[k].ranks, ==, 8);
+  double fwd = (double) get (st.kernel_compute, "flash_attn_fwd");
+  Stats rs;
+  generate (gen_train, &ref, cfg, &rs);
+  assert_within (fwd, 4 * (double) get (rs.kernel_compute, "flash_attn_fwd"), 1e-6);
+  stats_free (&rs);
+  stats_free (&st);
+  /* Without fused attention, or with a sequence the chunks do not split: refused. */
+  o.flash_attn = FALSE;
+  g_autoptr (GError) err = NULL;
+  g_assert_false (synth_train_check_cp (&o, &err));
+  g_assert_nonnull (strstr (err->message, "needs --flash-attn"));
+  g_clear_error (&err);
+  o.flash_attn = TRUE, o.seq = 100;
+  g_assert_false (synth_train_check_cp (&o, &err));
+  g_assert_nonnull (strstr (err->message, "multiple of 2 x --cp"));
+}
+
 /* Every collective names its communicator (rank 0's, in Megatron's rank
  * order: tensor ranks fastest, then data, then pipeline). t = 2, p = 2,
  * N = 4 on 8-GPU nodes (16 GPUs): the tensor group (id 1) is 2
@@ -1151,6 +1202,7 @@ main (int argc, char **argv)
   g_test_add_func ("/synth/pipeline-bubble", test_pipeline_bubble);
   g_test_add_func ("/synth/pipeline", test_pipeline);
   g_test_add_func ("/synth/pipeline-stages", test_pipeline_stages);
+  g_test_add_func ("/synth/context-parallel", test_context_parallel);
   g_test_add_func ("/synth/groups", test_groups);
   g_test_add_func ("/synth/gemm-waves", test_gemm_waves);
   g_test_add_func ("/synth/moe-grads", test_moe_grads);
