@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..46"
+echo "1..47"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -424,6 +424,23 @@ assert j["active_params"] == active == 37551276032, j["active_params"]
 assert "warnings" not in j and len(j["layouts"]) == 1 and j["layouts"][0]["fits"], j
 PY
 ok $? "--model DeepSeek-V3: 671025397760 parameters (671B) and 37551276032 active a token (37B) by hand, nothing said left out"
+# Its published config.json also names one multi-token prediction module
+# (num_nextn_predict_layers), which the generator does not model: said.
+python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); j['num_nextn_predict_layers'] = 1
+json.dump(j, open(sys.argv[2], 'w'))" "$tmp/v3.json" "$tmp/v3-mtp.json"
+run "$VRAMSIM" plan --flash-attn --model "$tmp/v3-mtp.json" --seq 4096 --global-batch 512 -c h100-sxm --gpus 2048 --tp 8 \
+  --pp 1 --zero 1 --sp on --checkpoint full --microbatch 1 --ep 256 --format json
+python3 - "$tmp/out" "$tmp/v3-mtp.json" <<'PY' 2>/dev/null && [ "$rc" = 0 ] && grep -q "num_nextn_predict_layers" "$tmp/err"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["warnings"] == ["--model %s: num_nextn_predict_layers: the 1 multi-token prediction module (DeepSeek-V3: a "
+                         "layer and a 2h x h projection each, on the last stage) is not modeled: their parameters, "
+                         "FLOPs and memory are left out" % sys.argv[2]], j["warnings"]
+assert j["params"] == 671025397760
+PY
+ok $? "--model DeepSeek-V3 with num_nextn_predict_layers 1: the unmodeled prediction module said, on stderr and in warnings"
 # synth latent attention, by hand (T = 512 tokens, tp = 2: 8 heads a
 # rank): QK dims 64 + 32 = 96, V 48. Down projections whole on each rank
 # (Q 1024 -> 384, KV 1024 -> 256 + 32), up projections and the output

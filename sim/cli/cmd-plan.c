@@ -260,6 +260,12 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
       const cJSON *only = cJSON_GetObjectItemCaseSensitive (root, "mlp_only_layers");
       if (m->experts > 0 && cJSON_IsArray (only) && cJSON_GetArraySize (only) > 0)
         g_ptr_array_add (warn, g_strdup_printf ("--model %s: mlp_only_layers: those layers are taken as MoE", path));
+      double mtp = hf_num (root, "num_nextn_predict_layers");
+      if (mtp > 0)
+        g_ptr_array_add (warn, g_strdup_printf ("--model %s: num_nextn_predict_layers: the %.0f multi-token prediction "
+                                                "module%s (DeepSeek-V3: a layer and a 2h x h projection each, on the "
+                                                "last stage) %s not modeled: their parameters, FLOPs and memory are "
+                                                "left out", path, mtp, mtp == 1 ? "" : "s", mtp == 1 ? "is" : "are"));
       if (m->experts > 0 && hf_num (root, "moe_layer_freq") > 1)
         g_ptr_array_add (warn, g_strdup_printf ("--model %s: moe_layer_freq: every layer after the first "
                                                 "first_k_dense_replace is taken as MoE", path));
