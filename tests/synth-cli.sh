@@ -81,6 +81,9 @@ result "llm-infer --params 70e9 --tp 2: each rank holds half the weights (70e9 /
 run "$VRAMSIM" synth transformer-train --cp 2 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ] && [[ $err == *"--cp 2 needs --flash-attn"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
 result "--cp 2 without --flash-attn exits 2"
+run "$VRAMSIM" synth transformer-train --params 1e9 --mtp 1 -o "$tmp/x.jsonl"
+{ [ $rc -eq 2 ] && [[ $err == *"--mtp is 0 to 16, and takes the shape, not --params"* ]] && [ ! -e "$tmp/x.jsonl" ]; }
+result "--mtp with --params exits 2"
 run "$VRAMSIM" synth transformer-train --mfu 0 -o "$tmp/x.jsonl"
 { [ $rc -eq 2 ] && [[ $err == *"--mfu must be in (0, 1]"* ]]; }; result "--mfu 0 exits 2 (leave it out for the kernel model)"
 run "$VRAMSIM" synth stream --size 12parsecs -o "$tmp/x.jsonl"

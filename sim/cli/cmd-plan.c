@@ -200,7 +200,13 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
                 && hf_uint (root, "num_experts_per_tok", &m->top_k, path, error)
                 && hf_uint (root, "moe_intermediate_size", &moe_ffn, path, error)
                 && hf_uint (root, "head_dim", &m->head_dim, path, error)
-                && hf_uint (root, "kv_lora_rank", &m->kv_lora, path, error);
+                && hf_uint (root, "kv_lora_rank", &m->kv_lora, path, error)
+                && hf_uint (root, "num_nextn_predict_layers", &m->mtp, path, error);
+  if (ok && m->mtp > 16)
+    {
+      g_set_error (error, VS_PLAN_ERROR, 0, "%s: num_nextn_predict_layers %u: at most 16 modules are modeled", path, m->mtp);
+      ok = FALSE;
+    }
   /* Latent attention (DeepSeek-V2/V3): a head's non-rotary QK part is the
    * generator's head_dim. */
   if (ok && m->kv_lora > 0)
@@ -260,12 +266,6 @@ read_model (const char *path, SynthTrainOpts *m, GPtrArray *warn, GError **error
       const cJSON *only = cJSON_GetObjectItemCaseSensitive (root, "mlp_only_layers");
       if (m->experts > 0 && cJSON_IsArray (only) && cJSON_GetArraySize (only) > 0)
         g_ptr_array_add (warn, g_strdup_printf ("--model %s: mlp_only_layers: those layers are taken as MoE", path));
-      double mtp = hf_num (root, "num_nextn_predict_layers");
-      if (mtp > 0)
-        g_ptr_array_add (warn, g_strdup_printf ("--model %s: num_nextn_predict_layers: the %.0f multi-token prediction "
-                                                "module%s (DeepSeek-V3: a layer and a 2h x h projection each, on the "
-                                                "last stage) %s not modeled: their parameters, FLOPs and memory are "
-                                                "left out", path, mtp, mtp == 1 ? "" : "s", mtp == 1 ? "is" : "are"));
       if (m->experts > 0 && hf_num (root, "moe_layer_freq") > 1)
         g_ptr_array_add (warn, g_strdup_printf ("--model %s: moe_layer_freq: every layer after the first "
                                                 "first_k_dense_replace is taken as MoE", path));
@@ -323,7 +323,7 @@ cmd_plan (int argc, char **argv)
                   *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
                   *shard = NULL, *cpl = NULL;
   gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
-  gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, moe_every = -1;
+  gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, moe_every = -1, mtp = -1;
   gint kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
   gint jobs = 0, top = -1;
   gint64 batch = 0;
@@ -356,6 +356,7 @@ cmd_plan (int argc, char **argv)
     { "shared-ffn", 0, 0, G_OPTION_ARG_INT, &shared_ffn, "MoE: inner size of a shared expert every token also runs (0 = none)", "S" },
     { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers, "MoE: the first K layers are dense (first_k_dense_replace; 0)", "K" },
     { "moe-every", 0, 0, G_OPTION_ARG_INT, &moe_every, "MoE: only every N-th layer is MoE, the rest dense (1)", "N" },
+    { "mtp", 0, 0, G_OPTION_ARG_INT, &mtp, "Multi-token prediction modules (num_nextn_predict_layers; 0)", "D" },
     { "dense-ffn", 0, 0, G_OPTION_ARG_INT, &dense_ffn, "MoE: the dense layers' MLP inner size (default 4 x hidden)", "F" },
     { "global-batch", 0, 0, G_OPTION_ARG_INT64, &batch, "Sequences per optimizer step (required)", "B" },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32, fp16, bf16, mixed or fp8 (mixed)", "P" },
@@ -505,6 +506,7 @@ cmd_plan (int argc, char **argv)
   if (dense_layers != -1) m->dense_layers = dense_layers;
   if (dense_ffn != -1) m->dense_ffn = dense_ffn;
   if (moe_every != -1) m->moe_every = moe_every > 1 ? moe_every : 0;
+  if (mtp != -1) m->mtp = (guint) mtp;
   if (kv_lora != -1) m->kv_lora = kv_lora;
   if (q_lora != -1) m->q_lora = q_lora;
   if (qk_rope != -1) m->qk_rope = qk_rope;
@@ -518,9 +520,9 @@ cmd_plan (int argc, char **argv)
   if (m->experts == 0)
     m->top_k = 0;
   if (layers < -1 || hidden < -1 || heads < -1 || kv_heads < -1 || ffn < -1 || vocab < -1 || experts < -1 || top_k < -1
-      || head_dim < -1 || shared_ffn < -1 || dense_layers < -1 || dense_ffn < -1 || moe_every < -1 || window < -1 || global_every < -1 || kv_lora < -1 || q_lora < -1 || qk_rope < -1 || v_head < -1)
+      || head_dim < -1 || shared_ffn < -1 || dense_layers < -1 || dense_ffn < -1 || moe_every < -1 || window < -1 || global_every < -1 || kv_lora < -1 || q_lora < -1 || qk_rope < -1 || v_head < -1 || mtp < -1 || mtp > 16)
     {
-      cmd_error ("plan: the shape's sizes are positive");
+      cmd_error ("plan: the shape's sizes are positive (--mtp at most 16)");
       return 2;
     }
   if (m->layers == 0 || m->hidden == 0 || m->heads == 0 || m->seq == 0)

@@ -248,7 +248,7 @@ train (int argc, char **argv)
   int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, moe_every = 0, ep = 0;
   int kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
   gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE, flash = FALSE;
-  int window = 0, global_every = 0, stage = 0, first_layers = 0, last_layers = 0, cp = 1;
+  int window = 0, global_every = 0, stage = 0, first_layers = 0, last_layers = 0, cp = 1, mtp = 0;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
   GOptionEntry entries[] = {
@@ -310,6 +310,8 @@ train (int argc, char **argv)
     { "moe-every", 0, 0, G_OPTION_ARG_INT, &moe_every,
       "MoE: only layers g with (g + 1) % N == 0 are MoE, the rest dense (Qwen's decoder_sparse_step, Llama 4's interleave_moe_layer_step; 1)", "N" },
     { "dense-ffn", 0, 0, G_OPTION_ARG_INT, &dense_ffn, "MoE: the dense layers' MLP inner size (default: 4 x --hidden)", "F" },
+    { "mtp", 0, 0, G_OPTION_ARG_INT, &mtp,
+      "Multi-token prediction modules after the head, on the last stage (DeepSeek-V3's num_nextn_predict_layers; 0)", "D" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = NULL;
@@ -376,6 +378,8 @@ train (int argc, char **argv)
         rc = usage_error (ctx, "%s: --virtual-stages is at least 1, and more than 1 needs --pp 2 or more", "transformer-train");
       else if (cp < 1)
         rc = usage_error (ctx, "%s: --cp is at least 1", "transformer-train");
+      else if (mtp < 0 || mtp > 16 || (mtp > 0 && params))
+        rc = usage_error (ctx, "%s: --mtp is 0 to 16, and takes the shape, not --params", "transformer-train");
       else if (stage < 0 || first_layers < 0 || last_layers < 0)
         rc = usage_error (ctx, "%s: --stage, --first-stage-layers and --last-stage-layers are 0 or more", "transformer-train");
       else
@@ -415,7 +419,7 @@ train (int argc, char **argv)
   o.tp = tp, o.pp = pp, o.sp = sp, o.experts = experts, o.top_k = experts > 0 ? top_k : 0;
   o.virtual_stages = vstages;
   o.stage = (guint) stage, o.first_stage_layers = (guint) first_layers, o.last_stage_layers = (guint) last_layers;
-  o.cp = (guint) cp;
+  o.cp = (guint) cp, o.mtp = (guint) mtp;
   o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated, o.head_dim = (guint) head_dim;
   o.untied = untied, o.shared_ffn = (guint) shared_ffn;
   o.ep = (guint) ep;

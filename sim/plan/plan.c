@@ -62,8 +62,12 @@ param_count (const SynthTrainOpts *m, gboolean active)
                                   : mlp);
   /* The dense layers (an MoE model's first, or between its MoE layers) in place of as many MoE ones. */
   double K = synth_train_dense_count (m);
+  /* Multi-token prediction: a layer of the last layer's kind and its 2h x h
+   * projection a module (the embedding and the head are shared). */
+  double last = synth_train_layer_dense (m, m->layers - 1) ? attn + synth_train_mlp_params (&dense) : per;
   return (m->layers - K) * per + K * (attn + synth_train_mlp_params (&dense))
-         + (double) m->vocab * m->hidden * (m->untied ? 2 : 1);
+         + (double) m->vocab * m->hidden * (m->untied ? 2 : 1)
+         + m->mtp * (last + 2.0 * m->hidden * m->hidden);
 }
 
 double
@@ -99,6 +103,16 @@ plan_step_flops (const SynthTrainOpts *m, guint64 global_batch, guint ckpt, doub
     keys = (s * (m->layers - local) + (double) MIN (m->window, m->seq) * local) / m->layers;
   double layer = tokens * m->layers * (2 * (synth_train_attn_params (m) + mlp) + 2 * keys * core);
   double logits = tokens * 2.0 * m->vocab * h;
+  if (m->mtp > 0)
+    {
+      /* Each prediction module: its projection, a layer of the last
+       * layer's kind over the whole sequence, the head again. */
+      double last = synth_train_layer_dense (m, m->layers - 1) ? synth_train_mlp_params (&dense)
+                    : m->experts ? m->top_k * one + h * m->experts + synth_train_shared_params (m)
+                                 : one;
+      layer += tokens * m->mtp * (2 * (synth_train_attn_params (m) + last + 2 * h * h) + 2 * s * core);
+      logits *= 1 + m->mtp;
+    }
   double fwd = layer + logits;
   *model = 3 * fwd;
   /* Recomputation repeats the layers' forward (full) or the attention
@@ -620,6 +634,8 @@ search_identity (const PlanSearch *s)
     g_string_append_printf (id, " moe_every=%u,%u", m->moe_every, m->dense_ffn);
   if (m->kv_lora != 0)
     g_string_append_printf (id, " mla=%u,%u,%u,%u", m->kv_lora, m->q_lora, m->qk_rope, m->v_head);
+  if (m->mtp != 0)
+    g_string_append_printf (id, " mtp=%u", m->mtp);
   /* Searches before the uneven split enumerated fewer pipelines: their
    * shards do not merge with these. */
   g_string_append (id, s->even_stages ? " stages=even" : " stages=split");

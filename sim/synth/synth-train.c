@@ -455,7 +455,7 @@ typedef struct {
 /* The passes every layer runs (one set for each kind of layer), and the
  * embedding's and the head's. */
 typedef enum { PASS_FWD, PASS_BWD, PASS_RECOMPUTE, PASS_ATTN_RECOMPUTE, LAYER_PASSES } LayerPassIndex;
-typedef enum { PASS_EMB_FWD, PASS_EMB_BWD, PASS_HEAD_FWD, PASS_HEAD_BWD, PASS_COUNT } PassIndex;
+typedef enum { PASS_EMB_FWD, PASS_EMB_BWD, PASS_HEAD_FWD, PASS_HEAD_BWD, PASS_MTP_FWD, PASS_MTP_BWD, PASS_COUNT } PassIndex;
 
 
 typedef struct {
@@ -473,6 +473,7 @@ typedef struct {
   guint cp;           /* context-parallel ranks (dp counts dp x cp: the gradients' and ZeRO's group) */
   guint stage;        /* the pipeline stage the trace is */
   guint nfirst, nmid, nlast; /* layers on the first stage, on each middle one, on the last */
+  guint mtp;          /* multi-token prediction modules on this stage (the last), units Ls + 1 .. */
   guint prec;         /* VsPrecision of the GEMMs */
   double es, gs;      /* bytes of an activation element; of a GEMM operand */
   guint64 full, kept, attn, ckpt, hidden_buf;
@@ -494,6 +495,7 @@ typedef struct {
 /* One micro-batch's live state between its forward and its backward (of one chunk). */
 typedef struct {
   guint64 *A, *C;     /* kept activations per layer; segment inputs */
+  guint64 *M;         /* multi-token prediction, 3 a module: its layer's input (kept), its activations, its logits */
   guint64 in, out, dy, logits;
 } Micro;
 
@@ -874,6 +876,33 @@ build_head (Train *tr, GArray *fwd, GArray *bwd)
   add_op (bwd, memop ("layernorm_bwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
 }
 
+/* A multi-token prediction module's own part (DeepSeek-V3, section 2.2):
+ * the next tokens' embedding (vocabulary-parallel, reduced), the main
+ * model's hidden state and it normalised, the two concatenated and
+ * projected from 2h to h (row-parallel over the 2h inputs: the output
+ * reduced; backward, the input gradient gathered), before its
+ * transformer layer and the shared head. */
+static void
+build_mtp (Train *tr, GArray *fwd, GArray *bwd)
+{
+  const SynthTrainOpts *o = tr->o;
+  guint64 h = o->hidden, t = tr->t, T = (guint64) o->seq * o->batch;
+  double Tl = o->sp ? (double) T / t : (double) T, es = tr->es;
+  add_op (fwd, memop ("mtp_embedding_fwd", SYNTH_MEM_STREAM, 4 * es * T * h));
+  tp_reduce (tr, fwd, es * T * h);
+  add_op (fwd, memop ("mtp_rmsnorm_fwd", SYNTH_MEM_NORM, 4 * es * Tl * h));
+  sp_gather (tr, fwd, 2 * es * T * h);
+  add_op (fwd, gemm ("gemm_mtp_proj_fwd", TRUE, T, h, 2 * h / t, 1));
+  tp_reduce (tr, fwd, es * T * h);
+  sp_gather (tr, bwd, es * T * h);
+  add_op (bwd, gemm ("gemm_mtp_proj_dx", TRUE, T, 2 * h / t, h, 1));
+  add_op (bwd, gemm ("gemm_mtp_proj_dw", FALSE, 2 * h / t, h, T, 1));
+  if (t > 1)
+    add_op (bwd, collop ("nccl_all_gather", VS_COLL_ALL_GATHER, GRP_TP, 2 * es * T * h / t));
+  add_op (bwd, memop ("mtp_rmsnorm_bwd", SYNTH_MEM_NORM, 8 * es * Tl * h));
+  add_op (bwd, memop ("mtp_embedding_bwd", SYNTH_MEM_STREAM, 3 * es * T * h + tr->G * (double) o->vocab * h / t));
+}
+
 static guint64
 lop_ns (Train *tr, const Lop *op)
 {
@@ -1018,6 +1047,7 @@ build_passes (Train *tr)
   tr->window = 0;
   build_emb (tr, tr->pass[PASS_EMB_FWD].ops, tr->pass[PASS_EMB_BWD].ops);
   build_head (tr, tr->pass[PASS_HEAD_FWD].ops, tr->pass[PASS_HEAD_BWD].ops);
+  build_mtp (tr, tr->pass[PASS_MTP_FWD].ops, tr->pass[PASS_MTP_BWD].ops);
   for (guint i = 0; i < PASS_COUNT; i++)
     pass_time (tr, &tr->pass[i]);
 }
@@ -1226,9 +1256,12 @@ after_backward (Train *tr)
       if (exp > 0 && tr->edp > 1)
         synth_collective (tr->e, name, COMPUTE, kind, exp * tr->G, &tr->groups[GRP_EDP], id, id, 0);
     }
-  if (tr->pp > 1 && emb->n != 0 && !o->untied)
-    synth_collective (tr->e, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, synth_size (tr->e, emb->g),
-                      &tr->groups[GRP_EMB], emb->g, emb->g, 0);
+  /* Untied, the prediction modules' copy of the embedding on the last
+   * stage (half its unit) is reduced with stage 0's. */
+  if (tr->pp > 1 && emb->n != 0 && (!o->untied || o->mtp))
+    synth_collective (tr->e, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE,
+                      synth_size (tr->e, emb->g) / (o->untied && tr->mtp ? 2 : 1), &tr->groups[GRP_EMB], emb->g,
+                      emb->g, 0);
   /* Under sequence parallelism the weights every tensor rank holds whole
    * saw only its tokens: latent attention's down projections and the MoE
    * router, summed over the tensor ranks once a step in one all-reduce
@@ -1238,8 +1271,9 @@ after_backward (Train *tr)
   if (o->sp && tr->t > 1)
     {
       guint64 whole = 0;
-      for (guint i = 0; i < tr->Ls; i++)
-        whole += synth_train_attn_replicated (o) + (tr->units[i].kind & KIND_DENSE ? 0 : (guint64) o->hidden * o->experts);
+      for (guint i = 0; i < tr->n_units; i++)
+        if (i != tr->Ls)   /* the layers and the prediction modules', not the embedding */
+          whole += synth_train_attn_replicated (o) + (tr->units[i].kind & KIND_DENSE ? 0 : (guint64) o->hidden * o->experts);
       if (whole > 0)
         synth_collective (tr->e, "nccl_all_reduce", COMPUTE, VS_COLL_ALL_REDUCE, whole * tr->G, &tr->groups[GRP_TP],
                           tr->units[0].g, tr->units[0].g, 0);
@@ -1352,6 +1386,94 @@ vs_start (const Train *tr, guint vs)
   return (c * tr->o->layers + before) / tr->v;
 }
 
+/* The multi-token prediction modules' forward on the head's micro-batch
+ * (DeepSeek-V3 section 2.2): from the main model's final hidden state
+ * H, each module's projection, its layer and the shared head; module
+ * d + 1 takes module d's output. Each keeps its layer's input (its
+ * activations unless recomputed) and its logits for the backward. */
+static void
+mtp_forward (Train *tr, Micro *mb, guint64 H)
+{
+  const SynthTrainOpts *o = tr->o;
+  SynthEmit *e = tr->e;
+  gboolean every = o->checkpoint == SYNTH_CKPT_EVERY, sel = o->checkpoint == SYNTH_CKPT_SELECTIVE;
+  guint64 tokens = (guint64) o->seq * o->batch;
+  Unit *emb = &tr->units[tr->Ls];
+  mb->M = g_new0 (guint64, 2 * tr->mtp);
+  guint64 prev = H;
+  for (guint d = 0; d < tr->mtp; d++)
+    {
+      Unit *u = &tr->units[tr->Ls + 1 + d];
+      guint64 *M = &mb->M[2 * d];
+      guint64 w = params_acquire (tr, u);
+      M[0] = synth_alloc (e, every ? tr->ckpt : layer_act (tr, u, sel), VS_MEM_DEVICE, "activations");
+      emit_pass (tr, &tr->pass[PASS_MTP_FWD], w, prev, M[0]);
+      guint64 tmp = every ? synth_alloc (e, layer_act (tr, u, FALSE), VS_MEM_DEVICE, "activations")
+                    : sel ? synth_alloc (e, tr->attn, VS_MEM_DEVICE, "activations")
+                          : 0;
+      guint64 y = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
+      emit_pass (tr, layer_pass (tr, u, PASS_FWD), w, M[0], y);
+      if (tmp != 0)
+        synth_free (e, tmp);
+      params_release (tr, u);
+      guint64 wh = params_acquire (tr, emb);
+      M[1] = synth_alloc (e, tokens * o->vocab * 2 * act_scale (o) / tr->t, VS_MEM_DEVICE, "workspace");
+      emit_pass (tr, &tr->pass[PASS_HEAD_FWD], wh, y, M[1]);
+      if (prev != H)
+        synth_free (e, prev);
+      prev = y;
+    }
+  if (prev != H)
+    synth_free (e, prev);
+}
+
+/* Their backward, last module first: the shared head's (into the
+ * embedding unit's gradients), the layer's (recomputed as the main
+ * layers are), then the projection's, the norms' and the lookup's, whose
+ * input gradient adds to the main hidden state's, DY. */
+static void
+mtp_backward (Train *tr, Micro *mb, guint64 dy, gboolean last_micro)
+{
+  const SynthTrainOpts *o = tr->o;
+  SynthEmit *e = tr->e;
+  gboolean every = o->checkpoint == SYNTH_CKPT_EVERY, sel = o->checkpoint == SYNTH_CKPT_SELECTIVE;
+  Unit *emb = &tr->units[tr->Ls];
+  for (guint d = tr->mtp; d-- > 0;)
+    {
+      Unit *u = &tr->units[tr->Ls + 1 + d];
+      guint64 *M = &mb->M[2 * d];
+      guint64 wh = params_acquire (tr, emb), gh = grads_acquire (tr, emb);
+      guint64 dyd = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
+      emit_pass (tr, &tr->pass[PASS_HEAD_BWD], wh, M[1], gh);
+      grads_commit (tr, emb, gh, FALSE, TRUE);
+      synth_free (e, M[1]);
+      guint64 w = params_acquire (tr, u), acts = M[0], tmp = 0;
+      if (every)
+        {
+          acts = tmp = synth_alloc (e, layer_act (tr, u, FALSE), VS_MEM_DEVICE, "activations");
+          emit_pass (tr, layer_pass (tr, u, PASS_RECOMPUTE), w, M[0], tmp);
+        }
+      else if (sel)
+        {
+          tmp = synth_alloc (e, tr->attn, VS_MEM_DEVICE, "activations");
+          emit_pass (tr, layer_pass (tr, u, PASS_ATTN_RECOMPUTE), w, M[0], tmp);
+        }
+      guint64 gu = grads_acquire (tr, u);
+      guint64 dx = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace");
+      emit_pass (tr, layer_pass (tr, u, PASS_BWD), w, acts, dx);
+      synth_free (e, dyd);
+      if (tmp != 0)
+        synth_free (e, tmp);
+      synth_free (e, M[0]);
+      grads_commit (tr, u, gu, last_micro, FALSE);
+      emit_pass (tr, &tr->pass[PASS_MTP_BWD], w, dx, dy);
+      params_release (tr, u);
+      synth_free (e, dx);
+    }
+  g_free (mb->M);
+  mb->M = NULL;
+}
+
 /* A pass of unit U, with its parameters gathered (ZeRO-3) around it. */
 static void
 forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait)
@@ -1457,6 +1579,8 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
       mb->logits = synth_alloc (e, tokens * o->vocab * 2 * act_scale (o) / tr->t, VS_MEM_DEVICE, "workspace");
       emit_pass (tr, &tr->pass[PASS_HEAD_FWD], w, out, mb->logits);
       /* Kept gathered (ZeRO-3) for the head's backward, which follows. */
+      if (tr->mtp)
+        mtp_forward (tr, mb, out);
     }
   synth_free (e, out);
   mb->out = 0;
@@ -1492,6 +1616,8 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
       mb->logits = 0;
       params_release (tr, emb);
     }
+  if (has_head (tr, c) && tr->mtp && mb->M != NULL)
+    mtp_backward (tr, mb, dy, last_micro);
   if (tr->pp > 1 && has_head (tr, c) && mb->in != 0)
     {
       synth_free (e, mb->in); /* the last stage's labels */
@@ -1588,7 +1714,18 @@ stage_times (Train *tr, double *t_f, double *t_b)
         if (vs == 0 && emb)
           t_f[vs] += (double) tr->pass[PASS_EMB_FWD].ns, t_b[vs] += (double) tr->pass[PASS_EMB_BWD].ns;
         if (vs + 1 == p * v && emb)
-          t_f[vs] += (double) tr->pass[PASS_HEAD_FWD].ns, t_b[vs] += (double) tr->pass[PASS_HEAD_BWD].ns;
+          {
+            t_f[vs] += (double) tr->pass[PASS_HEAD_FWD].ns, t_b[vs] += (double) tr->pass[PASS_HEAD_BWD].ns;
+            /* The prediction modules: each its part, a layer of the last
+             * layer's kind and the head again. */
+            const Pass *lp = tr->lpass[layer_kind (o, o->layers - 1)];
+            double recompute = o->checkpoint == SYNTH_CKPT_NONE ? 0 : (double) lp[rc].ns;
+            for (guint d = 0; d < o->mtp; d++)
+              {
+                t_f[vs] += (double) (tr->pass[PASS_MTP_FWD].ns + lp[PASS_FWD].ns + tr->pass[PASS_HEAD_FWD].ns);
+                t_b[vs] += (double) (tr->pass[PASS_HEAD_BWD].ns + lp[PASS_BWD].ns + tr->pass[PASS_MTP_BWD].ns) + recompute;
+              }
+          }
       }
 }
 
@@ -1659,7 +1796,9 @@ units_of (Train *tr)
   guint64 h = o->hidden;
   tr->Ls = stage_n (tr, tr->stage);
   tr->Lc = tr->Ls / tr->v;
-  tr->n_units = tr->Ls + 1;
+  /* The multi-token prediction modules follow the head, on the last stage. */
+  tr->mtp = tr->stage + 1 == tr->pp && o->params == 0 ? o->mtp : 0;
+  tr->n_units = tr->Ls + 1 + tr->mtp;
   tr->units = g_new0 (Unit, tr->n_units);
   synth_train_dense_shape (o, &tr->dense_o);
   if (o->params != 0)
@@ -1692,9 +1831,20 @@ units_of (Train *tr)
       u->n_exp = dense ? 0 : exp;
     }
   /* The embedding on the first stage, the head on the last (both on one
-   * stage: one unit, twice its size untied), neither in between. */
+   * stage: one unit, twice its size untied; so too on a last stage whose
+   * prediction modules look the next tokens up), neither in between. */
   if (tr->stage == 0 || tr->stage + 1 == tr->pp)
-    tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t * (o->untied && tr->pp == 1 ? 2 : 1);
+    tr->units[tr->Ls].n = (guint64) o->vocab * h / tr->t * (o->untied && (tr->pp == 1 || tr->mtp) ? 2 : 1);
+  /* A prediction module: a layer of the last layer's kind and its 2h x h
+   * projection (split t ways). */
+  for (guint d = 0; d < tr->mtp; d++)
+    {
+      Unit *u = &tr->units[tr->Ls + 1 + d];
+      u->kind = (guint8) layer_kind (o, L - 1);
+      gboolean dense = (u->kind & KIND_DENSE) != 0;
+      u->n = (dense ? tr->dense_n : tr->layer_n) + 2 * h * h / tr->t;
+      u->n_exp = dense ? 0 : exp;
+    }
 }
 
 guint64

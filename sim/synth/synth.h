@@ -281,6 +281,11 @@ typedef struct {
    * a stream of its own, and gradients and ZeRO span dp x cp ranks.
    * Needs flash_attn (synth_train_check_cp). */
   guint cp;
+  /* Multi-token prediction (DeepSeek-V3's num_nextn_predict_layers; 0:
+   * none): modules on the last stage after the head, each a projection
+   * of [hidden state; next token's embedding] from 2h to h, a layer of
+   * the last layer's kind and the shared head and loss. */
+  guint mtp;
   /* Megatron's LocalDDP (--DDP-impl local): gradients all-reduced once,
    * after the step's last backward, on the compute stream; FALSE: PyTorch
    * DDP's buckets, each layer's reduced on a communication stream as soon

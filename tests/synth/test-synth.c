@@ -937,6 +937,49 @@ test_context_parallel (void)
   g_assert_nonnull (strstr (err->message, "multiple of 2 x --cp"));
 }
 
+/* Multi-token prediction (--mtp 1), by hand on small_train's shape (4
+ * layers of 12·256² = 786432 weights, vocabulary 1000) with an untied
+ * head, fp16, m = 4 micro-batches. The module is a layer and a 2·256²
+ * projection, 917504 weights, after the head on the last stage, which
+ * then holds its own copy of the embedding too (the next tokens' lookup):
+ * without a pipeline 4 layers + 2 x 256000 + 917504; on stage 1 of 2,
+ * 2 layers + 2 x 256000 + 917504; stage 0 as without the module, 2 layers
+ * + 256000. Each micro-batch runs the projection once and the head
+ * twice; the last stage reduces its embedding copy with stage 0's
+ * (group 5: 256000 x 2 bytes, half its unit). */
+static void
+test_mtp (void)
+{
+  g_autoptr (VsConfig) cfg = preset ("a100-80g");
+  SynthTrainOpts o = small_train ();
+  o.untied = TRUE, o.mtp = 1, o.grad_accum = 4;
+  const guint64 layer = 12 * 256 * 256, emb = 1000 * 256, mtp = layer + 2 * 256 * 256;
+  Stats st;
+  SynthCommStats c;
+  generate_comm (gen_train, &o, cfg, &st, &c);
+  g_assert_cmpuint (get (st.peak, "params"), ==, (4 * layer + 2 * emb + mtp) * 2);
+  double proj = (double) get (st.kernel_dur, "gemm_mtp_proj_fwd"), head = (double) get (st.kernel_dur, "gemm_lm_head_fwd");
+  stats_free (&st);
+  o.mtp = 0;
+  generate (gen_train, &o, cfg, &st);
+  g_assert_cmpuint (get (st.kernel_dur, "gemm_mtp_proj_fwd"), ==, 0);
+  assert_within (head, 2 * (double) get (st.kernel_dur, "gemm_lm_head_fwd"), 1e-9);
+  g_assert_cmpfloat (proj, >, 0);
+  stats_free (&st);
+  o.mtp = 1, o.pp = 2;
+  for (guint r = 0; r < 2; r++)
+    {
+      o.stage = r;
+      generate_comm (gen_train, &o, cfg, &st, &c);
+      g_assert_cmpuint (get (st.peak, "params"), ==, (r == 1 ? 2 * layer + 2 * emb + mtp : 2 * layer + emb) * 2);
+      int k = synth_comm_group (&c, 5);
+      g_assert_cmpint (k, >=, 0);
+      g_assert_cmpuint (c.group_bytes[k], ==, emb * 2);
+      g_assert_cmpuint (get (st.kernel_dur, "gemm_mtp_proj_fwd") > 0, ==, r == 1);
+      stats_free (&st);
+    }
+}
+
 /* Every collective names its communicator (rank 0's, in Megatron's rank
  * order: tensor ranks fastest, then data, then pipeline). t = 2, p = 2,
  * N = 4 on 8-GPU nodes (16 GPUs): the tensor group (id 1) is 2
@@ -1203,6 +1246,7 @@ main (int argc, char **argv)
   g_test_add_func ("/synth/pipeline", test_pipeline);
   g_test_add_func ("/synth/pipeline-stages", test_pipeline_stages);
   g_test_add_func ("/synth/context-parallel", test_context_parallel);
+  g_test_add_func ("/synth/mtp", test_mtp);
   g_test_add_func ("/synth/groups", test_groups);
   g_test_add_func ("/synth/gemm-waves", test_gemm_waves);
   g_test_add_func ("/synth/moe-grads", test_moe_grads);
