@@ -3,7 +3,8 @@
 # vramsim: plot_title (title_lines lines), note, datafile (one block per
 # family, separated by two blank lines; columns: GPUs, y), ngroups,
 # titles[ngroups], ylabel, logx, logy, single_x (one GPU count: bars of
-# points side by side).
+# points side by side), xtics_list (the GPU counts as "(4, 8, 16)", or ""
+# for gnuplot's own ticks).
 set label 1000 plot_title . "\n" . note at screen 0.5, screen 1 center offset 0, -1 font ',13' front
 set tmargin (title_lines + 1) * 1.3 + 1.5
 set xlabel 'GPUs'
@@ -13,6 +14,7 @@ set grid xtics ytics lc rgb '#dddddd'
 set key outside right top vertical Left reverse samplen 3 spacing 1.2
 set yrange [*:*]
 if (logx) { set logscale x 2 }
+if (strlen(xtics_list) > 0) { eval 'set xtics ' . xtics_list }
 if (logy) { set logscale y; set yrange [*:*] }
 set offsets graph 0.04, graph 0.04, graph 0.05, 0
 array palette[10] = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22']

@@ -222,7 +222,8 @@ want = "".join("%d\t%.6g\n" % (l["gpus"], l["tflops_per_gpu"]) for l in L)
 got = open(sys.argv[2]).read()
 assert got == want, (got, want)
 PY
-ok $? "plot plan --script-only: the data are the fastest layout's TF/s per GPU at each GPU count"
+[ $? -eq 0 ] && grep -q "^xtics_list = '(1, 2)'" "$tmp/plan.gp"
+ok $? "plot plan --script-only: the data are the fastest layout's TF/s per GPU at each GPU count, the counts the x ticks"
 if command -v gnuplot >/dev/null; then
   "$VRAMSIM" plot plan "$tmp/small.json" -o "$tmp/small.png" 2>"$tmp/err"
   [ -s "$tmp/small.png" ] && [ "$(head -c 4 "$tmp/small.png" | tail -c 3)" = PNG ]

@@ -165,6 +165,29 @@ plot_prepare_plan (const VsPlotOptions *o, Prepared *p, GError **error)
   plot_var_int (p->vars, "logx", o->logx || xmax >= 4 * xmin);
   plot_var_int (p->vars, "logy", o->logy);
   plot_var_int (p->vars, "single_x", xmax == xmin);
+  /* The GPU counts as the x axis's ticks (a dozen at most; else gnuplot's). */
+  g_autoptr (GArray) xs = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint i = 0; i < n; i++)
+    {
+      PlanFamily *f = list->pdata[i];
+      for (guint k = 0; k < f->x->len; k++)
+        {
+          double x = g_array_index (f->x, double, k);
+          guint at = 0;
+          while (at < xs->len && g_array_index (xs, double, at) < x)
+            at++;
+          if (at == xs->len || g_array_index (xs, double, at) != x)
+            g_array_insert_val (xs, at, x);
+        }
+    }
+  GString *ticks = g_string_new (NULL);
+  if (xs->len <= 12 && xmax > xmin)
+    for (guint k = 0; k < xs->len; k++)
+      g_string_append_printf (ticks, "%s%.0f", k ? ", " : "(", g_array_index (xs, double, k));
+  if (ticks->len)
+    g_string_append_c (ticks, ')');
+  plot_var_str (p->vars, "xtics_list", ticks->str);
+  g_string_free (ticks, TRUE);
   g_autofree char *note = g_strdup_printf ("the fastest fitting layout of each (tp, pp) at each GPU count; %u of %u families%s",
                                            n, list->len, lower ? "; lower is better" : "");
   plot_var_str (p->vars, "note", note);
