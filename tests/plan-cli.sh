@@ -762,10 +762,14 @@ run "$VRAMSIM" plan --layers 4 --hidden 2048 --heads 16 --global-batch 8 -c a100
 echo '{ "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16, "kv_lora_rank": 512, "v_head_dim": -1 }' > "$tmp/badv.json"
 run "$VRAMSIM" plan --model "$tmp/badv.json" --global-batch 8 -c a100-80g --gpus 8
 r8=$rc; e8=$(cat "$tmp/err")
+echo '{ "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16, "num_nextn_predict_layers": 17 }' > "$tmp/badm.json"
+run "$VRAMSIM" plan --model "$tmp/badm.json" --global-batch 8 -c a100-80g --gpus 8
+r9=$rc; e9=$(cat "$tmp/err")
 [ $r1 = 1 ] && grep -q 'bad.json: field "hidden_size"' <<<"$e1" && [ $r2 = 2 ] && [ $r3 = 2 ] && [ $r4 = 2 ] && [ ! -e "$tmp/x.vtrace" ] &&
   [ $r5 = 2 ] && grep -q -- '--kv-lora-rank' <<<"$e5" && [ $r6 = 2 ] && grep -q -- '--experts' <<<"$e6" && [ $r7 = 2 ] &&
-  [ $r8 = 1 ] && grep -q 'badv.json: field "v_head_dim"' <<<"$e8"
-ok $? "a bad config.json field: exit 1 naming file and field; no --global-batch, cost without --price, synth --kv-heads 5 of 16, latent attention's and dense layers' flags alone or with --kv-heads, --ep without experts: exit 2"
+  [ $r8 = 1 ] && grep -q 'badv.json: field "v_head_dim"' <<<"$e8" &&
+  [ $r9 = 1 ] && grep -q 'badm.json: num_nextn_predict_layers 17: at most 16' <<<"$e9"
+ok $? "a bad config.json field: exit 1 naming file and field (17 prediction modules too); no --global-batch, cost without --price, synth --kv-heads 5 of 16, latent attention's and dense layers' flags alone or with --kv-heads, --ep without experts: exit 2"
 # Shapes too large for the generator's 64-bit counts are refused, not
 # wrapped into small numbers: a config.json's 10^9-wide MLP, and a synth
 # shape of 2.3e18 parameters, each under its bound alone.
