@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..47"
+echo "1..48"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -868,6 +868,31 @@ assert " 4:3/4/2 " in txt, txt
 PY
 ok $([ $? -eq 0 ] && [ "$even_rc" -eq 1 ] && [[ $even_err == *"no layout to search"* ]] && [ "$merged_rc" -eq 0 ]; echo $?) \
   "uneven stages (13 layers on 4: 3/4/2 in JSON, CSV and text): the row's demand (stage 1's) and step are the largest of stages 0, 1 and 3's replays; --even-stages searches none; two shards merge to the same JSON and text"
+# --ddp: the same pipelined layout with PyTorch DDP's bucketed reduction
+# (Megatron-Core's --overlap-grad-reduce) is synth --ddp torch's replays;
+# --ddp nccl is a usage error.
+P="--layers 13 --hidden 1024 --heads 16 --seq 1024 --vocab 1000 --global-batch 16 -c a100-80g --gpus 16 --tp 2 --pp 4
+   --zero 0 --sp off --checkpoint none --microbatch 1 --virtual-stages 1"
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $P --ddp torch --format json > "$tmp/ddp.json" 2>/dev/null
+for st in 0 1 3; do
+  "$VRAMSIM" synth transformer-train --layers 13 --hidden 1024 --heads 16 --seq 1024 --vocab 1000 --batch 1 --tp 2 \
+    --pp 4 --dp 2 --grad-accum 8 --steps 2 --ddp torch --first-stage-layers 3 --last-stage-layers 2 --stage $st \
+    -c a100-80g -o "$tmp/dt$st.vtrace" 2>/dev/null
+  "$VRAMSIM" replay "$tmp/dt$st.vtrace" --format json > "$tmp/dt$st.json" 2>/dev/null
+done
+python3 - "$tmp" <<'PY'
+import json, sys
+t = sys.argv[1]
+l = json.load(open(t + "/ddp.json"))["layouts"][0]
+r = [json.load(open("%s/dt%d.json" % (t, s))) for s in (0, 1, 3)]
+assert l["step_ns"] == max(x["steady_state"]["step_median_ns"] for x in r), l
+assert l["peak_device_bytes"] == max(x["memory"]["device_demand_bytes"] for x in r), l
+PY
+ddp_ok=$?
+run "$VRAMSIM" plan $P --ddp nccl
+ok $([ "$ddp_ok" -eq 0 ] && [ "$rc" -eq 2 ] && grep -q "expected auto, torch or local" "$tmp/err"; echo $?) \
+  "--ddp torch: a pipelined row is synth --ddp torch's replays (the largest of stages 0, 1, 3); --ddp nccl exits 2"
 # Context parallelism (docs/plan.md): with fused attention and a sequence
 # of 16384 the search takes cp 1, 2, 4 (8 does not divide 4 GPUs), dp the
 # GPUs left; the cp = 4 row is synth --cp 4's replay, byte for byte; a cp

@@ -375,7 +375,7 @@ def _plan_list(value: Any) -> str:
 
 def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str, int, Sequence[int]],
          global_batch: int, gated: bool = False, untied: bool = False, flash_attn: bool = False,
-         even_stages: bool = False, precision: Optional[str] = None,
+         even_stages: bool = False, ddp: Optional[str] = None, precision: Optional[str] = None,
          optimizer: Optional[str] = None, sp: Optional[str] = None,
          price: Optional[Mapping[str, float]] = None, objective: Optional[str] = None,
          top: Optional[int] = None, jobs: Optional[int] = None, frame: bool = False, **shape: Any) -> Any:
@@ -388,7 +388,8 @@ def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str,
     q_lora_rank, qk_rope_head_dim, v_head_dim, the sliding window's window
     and global_every (with gated=, untied= and flash_attn=); the search lists tp, pp, virtual_stages,
     zero, checkpoint, microbatch, ep and cp take a value or a list; even_stages=True
-    searches only pipelines that split the layers evenly. Returns the
+    searches only pipelines that split the layers evenly, ddp= "torch" or "local"
+    sets the gradient reduction of every layout. Returns the
     command's JSON ({"vramsim_plan": 1, "searched", "params", "layouts":
     [...]}, best first), or with frame=True its layouts as a pandas
     DataFrame."""
@@ -413,7 +414,7 @@ def plan(model: Optional[PathLike] = None, *, configs: Configs, gpus: Union[str,
         args.append("--flash-attn")
     if even_stages:
         args.append("--even-stages")
-    for flag, value in (("--precision", precision), ("--optimizer", optimizer), ("--sp", sp),
+    for flag, value in (("--precision", precision), ("--optimizer", optimizer), ("--sp", sp), ("--ddp", ddp),
                         ("--objective", objective), ("--top", top), ("-j", jobs)):
         if value is not None:
             args += [flag, str(value)]

@@ -321,7 +321,7 @@ cmd_plan (int argc, char **argv)
   g_auto (GStrv) configs = NULL, prices = NULL, rest = NULL;
   g_autofree char *epl = NULL, *model = NULL, *precision = NULL, *optimizer = NULL, *gpus = NULL, *tp = NULL, *pp = NULL,
                   *vst = NULL, *zero = NULL, *ckpt = NULL, *mbs = NULL, *sp = NULL, *format = NULL, *objective = NULL,
-                  *shard = NULL, *cpl = NULL;
+                  *shard = NULL, *cpl = NULL, *ddp = NULL;
   gint layers = -1, hidden = -1, heads = -1, kv_heads = -1, ffn = -1, seq = 2048, vocab = -1, experts = -1, top_k = -1;
   gint head_dim = -1, shared_ffn = -1, dense_layers = -1, dense_ffn = -1, moe_every = -1, mtp = -1;
   gint kv_lora = -1, q_lora = -1, qk_rope = -1, v_head = -1;
@@ -369,6 +369,10 @@ cmd_plan (int argc, char **argv)
       "evenly or with fewer on the first and last stage)", "LIST" },
     { "cp", 0, 0, G_OPTION_ARG_STRING, &cpl,
       "Context-parallel sizes to search (default: 1; with --flash-attn and --seq 16384 or more: 1,2,4,8)", "LIST" },
+    { "ddp", 0, 0, G_OPTION_ARG_STRING, &ddp,
+      "Gradient reduction: auto (PyTorch DDP without a pipeline, Megatron's LocalDDP with one, as its 2021 scripts), "
+      "torch (bucketed, overlapping the backward; Megatron-Core's --overlap-grad-reduce) or local (once after it) (auto)",
+      "IMPL" },
     { "even-stages", 0, 0, G_OPTION_ARG_NONE, &even_stages,
       "Only pipelines whose stages (and chunks) split the layers evenly, as Megatron-LM before Megatron-Core", NULL },
     { "virtual-stages", 0, 0, G_OPTION_ARG_STRING, &vst, "Interleaved schedule's chunks per stage to search (1,2)", "LIST" },
@@ -672,6 +676,12 @@ cmd_plan (int argc, char **argv)
     }
   s.n_threads = (guint) jobs;
   s.even_stages = even_stages;
+  if (ddp && strcmp (ddp, "auto") != 0 && strcmp (ddp, "torch") != 0 && strcmp (ddp, "local") != 0)
+    {
+      cmd_error ("plan: --ddp: expected auto, torch or local, not '%s'", ddp);
+      return 2;
+    }
+  s.ddp = !ddp || strcmp (ddp, "auto") == 0 ? PLAN_DDP_AUTO : strcmp (ddp, "torch") == 0 ? PLAN_DDP_TORCH : PLAN_DDP_LOCAL;
   s.progress = !no_progress && (progress || tty);
   g_autoptr (PlanResult) r = plan_run (&s, &err);
   if (r == NULL)

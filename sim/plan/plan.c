@@ -289,7 +289,7 @@ layout_opts (const PlanSearch *s, const PlanLayout *l)
   o.checkpoint_every = 1;
   /* Megatron's choice (examples/sc21): PyTorch DDP without a pipeline,
    * LocalDDP with one. */
-  o.ddp_local = l->pp > 1;
+  o.ddp_local = s->ddp == PLAN_DDP_AUTO ? l->pp > 1 : s->ddp == PLAN_DDP_LOCAL;
   o.offload_optimizer = FALSE;
   o.no_limit_all_gathers = FALSE;
   return o;
@@ -639,6 +639,8 @@ search_identity (const PlanSearch *s)
   /* Searches before the uneven split enumerated fewer pipelines: their
    * shards do not merge with these. */
   g_string_append (id, s->even_stages ? " stages=even" : " stages=split");
+  if (s->ddp != PLAN_DDP_AUTO)
+    g_string_append (id, s->ddp == PLAN_DDP_TORCH ? " ddp=torch" : " ddp=local");
   g_string_append (id, " price=");
   for (guint i = 0; s->configs[i]; i++)
     g_string_append_printf (id, "%s%.17g", i ? "," : "", s->price ? s->price[i] : 0);

@@ -27,6 +27,8 @@ typedef enum { PLAN_CKPT_NONE, PLAN_CKPT_SELECTIVE, PLAN_CKPT_FULL, PLAN_CKPT_CO
 const char *plan_checkpoint_name (guint c);
 
 typedef enum { PLAN_BY_TIME, PLAN_BY_COST } PlanObjective;
+/* PlanSearch.ddp: how the data-parallel gradients are reduced. */
+enum { PLAN_DDP_AUTO, PLAN_DDP_TORCH, PLAN_DDP_LOCAL };
 
 /* A list of small values (a search dimension); n == 0: the default. */
 #define PLAN_MAX_VALUES 64
@@ -45,6 +47,12 @@ typedef struct {
   PlanList gpus;              /* GPU counts (required) */
   PlanList tp, pp, v, zero, ckpt, mbs, sp;  /* empty: the defaults (docs/plan.md) */
   gboolean even_stages;       /* only pipelines whose stages split the layers evenly (no uneven split searched) */
+  /* The data-parallel gradient reduction: PLAN_DDP_AUTO (PyTorch DDP
+   * without a pipeline, Megatron's LocalDDP with one: examples/sc21),
+   * PLAN_DDP_TORCH (bucketed, overlapping the last micro-batch's backward
+   * always; Megatron-Core's --overlap-grad-reduce), PLAN_DDP_LOCAL (once
+   * after the backward always). */
+  guint ddp;
   PlanList cp;                /* context-parallel sizes (empty: 1; with flash_attn and seq >= 16384: 1, 2, 4, 8) */
   PlanList ep;                /* MoE: expert-parallel sizes (empty: every power of two dividing dp and the experts, and min(dp, E)) */
   guint n_threads;            /* 0: all processors */
