@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..48"
+echo "1..49"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -868,6 +868,31 @@ assert " 4:3/4/2 " in txt, txt
 PY
 ok $([ $? -eq 0 ] && [ "$even_rc" -eq 1 ] && [[ $even_err == *"no layout to search"* ]] && [ "$merged_rc" -eq 0 ]; echo $?) \
   "uneven stages (13 layers on 4: 3/4/2 in JSON, CSV and text): the row's demand (stage 1's) and step are the largest of stages 0, 1 and 3's replays; --even-stages searches none; two shards merge to the same JSON and text"
+# Interleaved over Megatron-Core's accounted split: 14 layers on 4 stages
+# of 2 chunks have no even split of chunks, but with the embedding and the
+# loss counted as layers 16 / 8 = 2 a chunk: 3/4/3 (chunks 1 + 2, 2 + 2,
+# 2 + 1); the row is the largest of synth --account-for-embedding
+# --account-for-loss's stage replays.
+P="--layers 14 --hidden 1024 --heads 16 --seq 1024 --vocab 1000 --global-batch 16 -c a100-80g --gpus 8 --tp 2 --pp 4
+   --zero 0 --sp off --checkpoint none --microbatch 1 --virtual-stages 2"
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $P --format json > "$tmp/acc.json" 2>/dev/null
+for st in 0 1 3; do
+  "$VRAMSIM" synth transformer-train --layers 14 --hidden 1024 --heads 16 --seq 1024 --vocab 1000 --batch 1 --tp 2 \
+    --pp 4 --virtual-stages 2 --grad-accum 16 --steps 2 --ddp local --account-for-embedding --account-for-loss \
+    --stage $st -c a100-80g -o "$tmp/ac$st.vtrace" 2>/dev/null
+  "$VRAMSIM" replay "$tmp/ac$st.vtrace" --format json > "$tmp/ac$st.json" 2>/dev/null
+done
+python3 - "$tmp" <<'PY'
+import json, sys
+t = sys.argv[1]
+l = json.load(open(t + "/acc.json"))["layouts"][0]
+assert l["stage_layers"] == {"first": 3, "middle": 4, "last": 3, "embedding_and_loss_as_layers": True}, l
+r = [json.load(open("%s/ac%d.json" % (t, s))) for s in (0, 1, 3)]
+assert l["step_ns"] == max(x["steady_state"]["step_median_ns"] for x in r), l
+assert l["peak_device_bytes"] == max(x["memory"]["device_demand_bytes"] for x in r), l
+PY
+ok $? "interleaved 14 layers on 4 x 2 chunks: the accounted split (embedding and loss as layers, 3/4/3), the row the largest of synth --account-for-embedding --account-for-loss's stage replays"
 # --ddp: the same pipelined layout with PyTorch DDP's bucketed reduction
 # (Megatron-Core's --overlap-grad-reduce) is synth --ddp torch's replays;
 # --ddp nccl is a usage error.

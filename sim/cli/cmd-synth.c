@@ -247,7 +247,7 @@ train (int argc, char **argv)
   int zero = 0, dp = 1, accum = 1, steps = 1, tp = 1, pp = 1, experts = 0, top_k = 2, vstages = 1;
   int kv_heads = 0, ffn = 0, head_dim = 0, shared_ffn = 0, dense_layers = 0, dense_ffn = 0, moe_every = 0, ep = 0;
   int kv_lora = 0, q_lora = 0, qk_rope = 0, v_head = 0;
-  gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE, flash = FALSE;
+  gboolean sp = FALSE, no_limit = FALSE, gated = FALSE, untied = FALSE, flash = FALSE, acc_emb = FALSE, acc_loss = FALSE;
   int window = 0, global_every = 0, stage = 0, first_layers = 0, last_layers = 0, cp = 1, mtp = 0;
   g_autofree char *params = NULL, *precision = NULL, *optimizer = NULL, *checkpoint = NULL, *offload = NULL,
                   *ddp = NULL;
@@ -296,6 +296,11 @@ train (int argc, char **argv)
       "default: an even share)", "N" },
     { "last-stage-layers", 0, 0, G_OPTION_ARG_INT, &last_layers,
       "Layers on the last pipeline stage (--decoder-last-pipeline-num-layers; default: an even share)", "N" },
+    { "account-for-embedding", 0, 0, G_OPTION_ARG_NONE, &acc_emb,
+      "The embedding counts as a layer in the pipeline split: the first virtual stage holds one layer fewer "
+      "(Megatron-Core's --account-for-embedding-in-pipeline-split)", NULL },
+    { "account-for-loss", 0, 0, G_OPTION_ARG_NONE, &acc_loss,
+      "The loss counts as a layer: the last virtual stage holds one fewer (--account-for-loss-in-pipeline-split)", NULL },
     { "virtual-stages", 0, 0, G_OPTION_ARG_INT, &vstages,
       "Model chunks per pipeline stage: the interleaved 1F1B schedule; --grad-accum a multiple of --pp (1)", "V" },
     { "ddp", 0, 0, G_OPTION_ARG_STRING, &ddp,
@@ -386,7 +391,8 @@ train (int argc, char **argv)
         {
           SynthTrainOpts split = { .layers = (guint) layers, .pp = (guint) pp, .virtual_stages = (guint) vstages,
                                    .grad_accum = (guint) accum, .stage = (guint) stage,
-                                   .first_stage_layers = (guint) first_layers, .last_stage_layers = (guint) last_layers };
+                                   .first_stage_layers = (guint) first_layers, .last_stage_layers = (guint) last_layers,
+                                   .account_embedding = acc_emb, .account_loss = acc_loss };
           SynthTrainOpts cpo = { .cp = (guint) cp, .seq = (guint) seq, .flash_attn = flash, .window = (guint) MAX (window, 0),
                                  .experts = (guint) MAX (experts, 0) };
           g_autoptr (GError) err = NULL;
@@ -420,6 +426,7 @@ train (int argc, char **argv)
   o.virtual_stages = vstages;
   o.stage = (guint) stage, o.first_stage_layers = (guint) first_layers, o.last_stage_layers = (guint) last_layers;
   o.cp = (guint) cp, o.mtp = (guint) mtp;
+  o.account_embedding = acc_emb, o.account_loss = acc_loss;
   o.kv_heads = (guint) kv_heads, o.ffn = (guint) ffn, o.gated_mlp = gated, o.head_dim = (guint) head_dim;
   o.untied = untied, o.shared_ffn = (guint) shared_ffn;
   o.ep = (guint) ep;

@@ -115,6 +115,8 @@ layout_json (const PlanResult *r, const PlanLayout *l, gboolean priced, gboolean
       if (l->pp > 2)
         cJSON_AddNumberToObject (sl, "middle", l->mid);
       cJSON_AddNumberToObject (sl, "last", l->last);
+      if (l->account)   /* the embedding and the loss counted as layers: chunks of unequal counts */
+        cJSON_AddBoolToObject (sl, "embedding_and_loss_as_layers", TRUE);
     }
   if (l->ep > 0)
     cJSON_AddNumberToObject (j, "ep", l->ep);   /* MoE: expert-parallel ranks */
@@ -433,6 +435,7 @@ layout_from_json (const cJSON *j, char **configs, gboolean *ok)
       l->uneven = TRUE;
       l->first = jnum (sl, "first", ok), l->last = jnum (sl, "last", ok);
       l->mid = l->pp > 2 ? jnum (sl, "middle", ok) : 0;
+      l->account = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (sl, "embedding_and_loss_as_layers"));
     }
   l->cost_per_step = l->cost_per_mtok = -1;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive (j, "cost_per_step");

@@ -235,13 +235,24 @@ enumerate (Enum *en)
                         continue;
                       if (v > 1 && (p < 2 || accum % p))
                         continue;
-                      /* The stages' layers: even, or Llama 3's split
-                       * (synth_train_auto_split) where p·v does not
-                       * divide them. */
-                      guint first = m->layers, last = m->layers;
-                      if (p > 1 && (!synth_train_auto_split (m->layers, p, v, &first, &last)
-                                    || (s->even_stages && m->layers % (p * v))))
-                        continue;
+                      /* The stages' layers: even; where p·v does not
+                       * divide them but does with the embedding and the
+                       * loss counted as layers, Megatron-Core's accounted
+                       * split (each virtual stage (L + 2)/(p·v), the first
+                       * and the last one fewer: NeMo's Llama 3.1 405B,
+                       * 126 on 8 x 8); else Llama 3's first and last
+                       * stage (synth_train_auto_split). */
+                      guint first = m->layers, last = m->layers, pv = p * v, per = (m->layers + 2) / pv;
+                      gboolean account = FALSE;
+                      if (p > 1 && m->layers % pv != 0)
+                        {
+                          if (s->even_stages)
+                            continue;
+                          if ((m->layers + 2) % pv == 0 && per >= 2)
+                            account = TRUE, first = last = v * per - 1;
+                          else if (!synth_train_auto_split (m->layers, p, v, &first, &last))
+                            continue;
+                        }
                       for (guint zi = 0; zi < zs.n; zi++)
                         for (guint si = 0; si < sps.n; si++)
                           for (guint ci = 0; ci < cs.n; ci++)
@@ -264,6 +275,7 @@ enumerate (Enum *en)
                               l->first = first, l->last = last;
                               l->mid = p > 2 ? (m->layers - first - last) / (p - 2) : 0;
                               l->uneven = p > 1 && m->layers % (p * v) != 0;
+                              l->account = account;
                               l->cost_per_step = l->cost_per_mtok = -1;
                               g_ptr_array_add (en->layouts, l);
                             }
@@ -283,7 +295,9 @@ layout_opts (const PlanSearch *s, const PlanLayout *l)
   o.batch = l->mbs, o.tp = l->tp, o.pp = l->pp, o.dp = l->dp, o.zero = l->zero, o.sp = l->sp;
   o.virtual_stages = l->v, o.grad_accum = l->accum, o.steps = 2, o.ep = l->ep, o.cp = l->cp;
   o.stage = 0;
-  o.first_stage_layers = l->uneven ? l->first : 0, o.last_stage_layers = l->uneven ? l->last : 0;
+  o.first_stage_layers = l->uneven && !l->account ? l->first : 0;
+  o.last_stage_layers = l->uneven && !l->account ? l->last : 0;
+  o.account_embedding = o.account_loss = l->account;
   o.checkpoint = l->ckpt == PLAN_CKPT_FULL ? SYNTH_CKPT_EVERY : l->ckpt == PLAN_CKPT_SELECTIVE ? SYNTH_CKPT_SELECTIVE
                                                                                               : SYNTH_CKPT_NONE;
   o.checkpoint_every = 1;

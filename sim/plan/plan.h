@@ -73,6 +73,7 @@ typedef struct {
    * last; uneven when p·v does not divide the layers (synth_train_auto_split). */
   guint first, mid, last;
   gboolean uneven;
+  gboolean account;           /* the uneven split counts the embedding and the loss as layers (Megatron-Core's) */
   /* the result */
   gboolean replayed;          /* FALSE: pruned by a memory floor (peak is that floor) */
   guint floor;                /* when not replayed: 0 the model states' floor, 1 the live peak's */

@@ -467,12 +467,13 @@ typedef struct {
   const SynthTrainOpts *o;
   SynthEmit *e;
   guint P, G, O;
-  Unit *units;        /* layers 0..Ls-1 of this stage (chunk c: c·Lc..), then the embedding or the head */
+  Unit *units;        /* layers 0..Ls-1 of this stage (chunk c: chunk_base (c)..), then the embedding or the head */
   guint n_units, Ls;  /* Ls: layers on this stage */
-  guint t, pp, v, Lc, dp, ep, edp, k;
+  guint t, pp, v, dp, ep, edp, k;
   guint cp;           /* context-parallel ranks (dp counts dp x cp: the gradients' and ZeRO's group) */
   guint stage;        /* the pipeline stage the trace is */
   guint nfirst, nmid, nlast; /* layers on the first stage, on each middle one, on the last */
+  guint acc_e, acc_z; /* the embedding, the loss counted as a layer in the split (Megatron-Core's account-for flags) */
   guint mtp;          /* multi-token prediction modules on this stage (the last), units Ls + 1 .. */
   guint prec;         /* VsPrecision of the GEMMs */
   double es, gs;      /* bytes of an activation element; of a GEMM operand */
@@ -1375,15 +1376,54 @@ stage_n (const Train *tr, guint s)
   return s == 0 ? tr->nfirst : s + 1 == tr->pp ? tr->nlast : tr->nmid;
 }
 
-/* The model's first layer of virtual stage VS (chunk vs / p of stage vs
- * mod p): virtual stages hold consecutive layers, a stage's chunks its
- * layers / v each. */
+/* The layers a virtual stage holds when the embedding and the loss count
+ * as layers in the split (Megatron-Core's
+ * --account-for-embedding-in-pipeline-split and
+ * --account-for-loss-in-pipeline-split): (L + E + Z) / (p·v) a virtual
+ * stage, the first one E fewer, the last Z fewer. */
+static guint
+acc_per (const Train *tr)
+{
+  return (tr->o->layers + tr->acc_e + tr->acc_z) / (tr->pp * tr->v);
+}
+
+/* Layers on virtual stage VS (chunk vs / p of stage vs mod p): a stage's
+ * layers / v each, or the accounted split's. */
+static guint
+vs_n (const Train *tr, guint vs)
+{
+  if (tr->acc_e || tr->acc_z)
+    return acc_per (tr) - (vs == 0 ? tr->acc_e : 0) - (vs + 1 == tr->pp * tr->v ? tr->acc_z : 0);
+  return stage_n (tr, vs % tr->pp) / tr->v;
+}
+
+/* The model's first layer of virtual stage VS: virtual stages hold
+ * consecutive layers. */
 static guint
 vs_start (const Train *tr, guint vs)
 {
+  if (tr->acc_e || tr->acc_z)
+    return vs == 0 ? 0 : vs * acc_per (tr) - tr->acc_e;
   guint c = vs / tr->pp, s = vs % tr->pp;
   guint before = s == 0 ? 0 : tr->nfirst + (s - 1) * tr->nmid;
   return (c * tr->o->layers + before) / tr->v;
+}
+
+/* This stage's chunk C: its layers, and the first of them among the
+ * stage's units. */
+static guint
+chunk_n (const Train *tr, guint c)
+{
+  return vs_n (tr, c * tr->pp + tr->stage);
+}
+
+static guint
+chunk_base (const Train *tr, guint c)
+{
+  guint base = 0;
+  for (guint k = 0; k < c; k++)
+    base += chunk_n (tr, k);
+  return base;
 }
 
 /* The multi-token prediction modules' forward on the head's micro-batch
@@ -1480,7 +1520,7 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
 {
   const SynthTrainOpts *o = tr->o;
   SynthEmit *e = tr->e;
-  guint L = tr->Lc, base = c * tr->Lc;
+  guint L = chunk_n (tr, c), base = chunk_base (tr, c);
   guint64 tokens = (guint64) o->seq * o->batch;
   Unit *emb = &tr->units[tr->Ls];
   gboolean every = o->checkpoint == SYNTH_CKPT_EVERY;
@@ -1591,7 +1631,7 @@ backward (Train *tr, guint c, Micro *mb, gboolean last_micro, guint64 recv_wait)
 {
   const SynthTrainOpts *o = tr->o;
   SynthEmit *e = tr->e;
-  guint L = tr->Lc, base = c * tr->Lc;
+  guint L = chunk_n (tr, c), base = chunk_base (tr, c);
   Unit *emb = &tr->units[tr->Ls];
   gboolean every = o->checkpoint == SYNTH_CKPT_EVERY;
   guint N = every ? o->checkpoint_every : 1;
@@ -1701,7 +1741,7 @@ stage_times (Train *tr, double *t_f, double *t_b)
         guint vs = c * p + s;
         /* Its layers, counted by kind. */
         guint n[KINDS] = { 0 };
-        for (guint g = vs_start (tr, vs); g < vs_start (tr, vs) + stage_n (tr, s) / v; g++)
+        for (guint g = vs_start (tr, vs); g < vs_start (tr, vs) + vs_n (tr, vs); g++)
           n[layer_kind (o, g)]++;
         t_f[vs] = t_b[vs] = 0;
         for (guint k = 0; k < KINDS; k++)
@@ -1781,6 +1821,7 @@ layout_of (Train *tr, const SynthTrainOpts *o)
   tr->ep = o->experts > 0 ? (o->ep ? o->ep : MIN (tr->dp, o->experts)) : 1;
   tr->edp = o->experts > 0 ? tr->dp / tr->ep : 1;
   tr->stage = MIN (o->stage, tr->pp - 1);
+  tr->acc_e = tr->pp > 1 && o->account_embedding, tr->acc_z = tr->pp > 1 && o->account_loss;
   tr->nfirst = synth_train_stage_layers (o, 0);
   tr->nmid = tr->pp > 2 ? synth_train_stage_layers (o, 1) : 0;
   tr->nlast = synth_train_stage_layers (o, tr->pp - 1);
@@ -1795,7 +1836,6 @@ units_of (Train *tr)
   guint L = o->layers;
   guint64 h = o->hidden;
   tr->Ls = stage_n (tr, tr->stage);
-  tr->Lc = tr->Ls / tr->v;
   /* The multi-token prediction modules follow the head, on the last stage. */
   tr->mtp = tr->stage + 1 == tr->pp && o->params == 0 ? o->mtp : 0;
   tr->n_units = tr->Ls + 1 + tr->mtp;
@@ -1822,8 +1862,11 @@ units_of (Train *tr)
   tr->dense_n = (split_attn + synth_train_mlp_params (&tr->dense_o)) / tr->t + whole;
   for (guint i = 0; i < tr->Ls; i++)
     {
-      /* This stage's layer i is layer i mod Lc of its chunk i / Lc. */
-      guint global = vs_start (tr, i / tr->Lc * tr->pp + tr->stage) + i % tr->Lc;
+      /* This stage's layer i: its chunk's, from that chunk's first. */
+      guint c = 0, j = i;
+      while (j >= chunk_n (tr, c))
+        j -= chunk_n (tr, c++);
+      guint global = vs_start (tr, c * tr->pp + tr->stage) + j;
       Unit *u = &tr->units[i];
       u->kind = (guint8) layer_kind (o, global);
       gboolean dense = (u->kind & KIND_DENSE) != 0;
@@ -1911,6 +1954,12 @@ synth_train_stage_layers (const SynthTrainOpts *o, guint s)
   guint p = MAX (o->pp, 1u), L = o->layers;
   if (p == 1)
     return L;
+  if (o->account_embedding || o->account_loss)
+    {
+      guint v = MAX (o->virtual_stages, 1u), e = o->account_embedding, z = o->account_loss;
+      guint per = (L + e + z) / (p * v);
+      return v * per - (s == 0 ? e : 0) - (s + 1 == p ? z : 0);
+    }
   guint F = o->first_stage_layers, Z = o->last_stage_layers;
   if (s == 0 && F)
     return F;
@@ -1927,9 +1976,11 @@ synth_train_stage_like_first (const SynthTrainOpts *o, guint s)
   layout_of (&tr, o);
   if (s >= tr.pp || stage_n (&tr, s) != stage_n (&tr, 0))
     return FALSE;
-  guint n = stage_n (&tr, 0) / tr.v;
   for (guint c = 0; c < tr.v; c++)
     {
+      guint n = vs_n (&tr, c * tr.pp);
+      if (vs_n (&tr, c * tr.pp + s) != n)
+        return FALSE;
       guint k0[KINDS] = { 0 }, ks[KINDS] = { 0 };
       guint a = vs_start (&tr, c * tr.pp), b = vs_start (&tr, c * tr.pp + s);
       for (guint i = 0; i < n; i++)
@@ -1999,10 +2050,10 @@ synth_train_check_split (const SynthTrainOpts *o, GError **error)
   const char *w = "transformer-train";
   if (p == 1)
     {
-      if (F || Z || o->stage)
+      if (F || Z || o->stage || o->account_embedding || o->account_loss)
         {
-          g_set_error (error, VS_SYNTH_ERROR, 0, "%s: --stage, --first-stage-layers and --last-stage-layers need --pp 2 "
-                       "or more", w);
+          g_set_error (error, VS_SYNTH_ERROR, 0, "%s: --stage, --first-stage-layers, --last-stage-layers and the "
+                       "--account-for flags need --pp 2 or more", w);
           return FALSE;
         }
       return TRUE;
@@ -2018,6 +2069,24 @@ synth_train_check_split (const SynthTrainOpts *o, GError **error)
       g_set_error (error, VS_SYNTH_ERROR, 0, "%s: the interleaved schedule (--virtual-stages %u) needs --grad-accum (%u) "
                    "to be a multiple of --pp (%u)", w, v, o->grad_accum, p);
       return FALSE;
+    }
+  if (o->account_embedding || o->account_loss)
+    {
+      guint e = o->account_embedding, z = o->account_loss, pv = p * v;
+      if (F || Z)
+        {
+          g_set_error (error, VS_SYNTH_ERROR, 0, "%s: --account-for-embedding and --account-for-loss split the layers "
+                       "themselves: not with --first-stage-layers or --last-stage-layers", w);
+          return FALSE;
+        }
+      if ((L + e + z) % pv != 0 || (L + e + z) / pv < 1 + MAX (e, z))
+        {
+          g_set_error (error, VS_SYNTH_ERROR, 0, "%s: %u layers%s%s do not split into %u virtual stages (pp x "
+                       "virtual stages) of a whole number each, every one at least one layer", w, L,
+                       e ? " and the embedding" : "", z ? " and the loss" : "", pv);
+          return FALSE;
+        }
+      return TRUE;
     }
   guint rest = p - (F ? 1 : 0) - (Z ? 1 : 0);
   guint64 given = (guint64) F + Z;

@@ -274,6 +274,12 @@ typedef struct {
    * layers on the first and on the last stage (0: an even share), the
    * others' split evenly (synth_train_stage_layers). */
   guint stage, first_stage_layers, last_stage_layers;
+  /* Megatron-Core's --account-for-embedding-in-pipeline-split and
+   * --account-for-loss-in-pipeline-split: the embedding (the loss) counts
+   * as a layer, so the first (last) virtual stage holds one fewer of the
+   * (L + E + Z) / (pp·v) every virtual stage holds; not with the first and
+   * last stage layers. */
+  gboolean account_embedding, account_loss;
   /* Context parallelism over cp ranks (0 counts as 1; Megatron-Core's
    * --context-parallel-size): each holds seq / cp tokens of every
    * sequence (the load-balanced split: chunks i and 2·cp - 1 - i), its
