@@ -239,16 +239,17 @@ enumerate (Enum *en)
                        * divide them but does with the embedding and the
                        * loss counted as layers, Megatron-Core's accounted
                        * split (each virtual stage (L + 2)/(p·v), the first
-                       * and the last one fewer: NeMo's Llama 3.1 405B,
-                       * 126 on 8 x 8); else Llama 3's first and last
-                       * stage (synth_train_auto_split). */
+                       * and the last one fewer, perhaps none: NeMo's
+                       * Llama 3.1 405B, 126 on 8 x 8; Llama 3's, on 16 x
+                       * 8); else Llama 3's first and last stage
+                       * (synth_train_auto_split). */
                       guint first = m->layers, last = m->layers, pv = p * v, per = (m->layers + 2) / pv;
                       gboolean account = FALSE;
                       if (p > 1 && m->layers % pv != 0)
                         {
                           if (s->even_stages)
                             continue;
-                          if ((m->layers + 2) % pv == 0 && per >= 2)
+                          if ((m->layers + 2) % pv == 0 && v * per >= 2)
                             account = TRUE, first = last = v * per - 1;
                           else if (!synth_train_auto_split (m->layers, p, v, &first, &last))
                             continue;

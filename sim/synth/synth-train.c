@@ -1530,8 +1530,12 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
   guint64 *C = mb->C = g_new0 (guint64, nseg + 1); /* segment inputs */
 
   gboolean sel = o->checkpoint == SYNTH_CKPT_SELECTIVE;
-  guint64 first = every ? (C[0] = synth_alloc (e, tr->ckpt, VS_MEM_DEVICE, "activations"))
-                        : (A[0] = synth_alloc (e, layer_act (tr, &tr->units[base], sel), VS_MEM_DEVICE, "activations"));
+  /* A chunk of no layer (the accounted split's first or last, one layer
+   * a chunk): the embedding's output, or what it receives, is its output. */
+  guint64 out = 0;
+  guint64 first = L == 0 ? (out = synth_alloc (e, tr->hidden_buf, VS_MEM_DEVICE, "workspace"))
+                  : every ? (C[0] = synth_alloc (e, tr->ckpt, VS_MEM_DEVICE, "activations"))
+                          : (A[0] = synth_alloc (e, layer_act (tr, &tr->units[base], sel), VS_MEM_DEVICE, "activations"));
   if (has_embedding (tr, c))
     {
       /* The batch: token ids over a side stream, the compute stream waits. */
@@ -1549,7 +1553,6 @@ forward (Train *tr, guint c, guint64 pinned_inputs, Micro *mb, guint64 recv_wait
     /* The previous virtual stage's output: the previous stage's, or on
      * stage 0 the last stage's previous chunk. */
     synth_collective (e, "nccl_recv", COMPUTE, VS_COLL_RECV, tr->pp_msg, &tr->groups[GRP_PREV], 0, first, recv_wait);
-  guint64 out = 0;
   for (guint i = 0; i < L; i++)
     {
       Unit *u = &tr->units[base + i];
@@ -2079,10 +2082,13 @@ synth_train_check_split (const SynthTrainOpts *o, GError **error)
                        "themselves: not with --first-stage-layers or --last-stage-layers", w);
           return FALSE;
         }
-      if ((L + e + z) % pv != 0 || (L + e + z) / pv < 1 + MAX (e, z))
+      gboolean fits = (L + e + z) % pv == 0 && (L + e + z) / pv >= MAX (e, z);
+      for (guint s = 0; fits && s < p; s++)
+        fits = synth_train_stage_layers (o, s) >= 1;
+      if (!fits)
         {
           g_set_error (error, VS_SYNTH_ERROR, 0, "%s: %u layers%s%s do not split into %u virtual stages (pp x "
-                       "virtual stages) of a whole number each, every one at least one layer", w, L,
+                       "virtual stages) of a whole number each, every stage at least one layer", w, L,
                        e ? " and the embedding" : "", z ? " and the loss" : "", pv);
           return FALSE;
         }
