@@ -17,7 +17,7 @@ ok () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $
 todo () { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2 # TODO $3"; else echo "not ok $n - $2 # TODO $3"; fi; }
 run () { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 
-echo "1..49"
+echo "1..50"
 
 # A small model: 4 layers x 2048 hidden x 16 heads, no vocabulary, seq 256,
 # global batch 8 on 4 GPUs of a 3 GiB A100 (the a100-80g preset, context
@@ -893,6 +893,24 @@ assert l["step_ns"] == max(x["steady_state"]["step_median_ns"] for x in r), l
 assert l["peak_device_bytes"] == max(x["memory"]["device_demand_bytes"] for x in r), l
 PY
 ok $? "interleaved 14 layers on 4 x 2 chunks: the accounted split (embedding and loss as layers, 3/4/3), the row the largest of synth --account-for-embedding --account-for-loss's stage replays"
+# What bounds a pipeline of 8 stages with 4 micro-batches: its bubble,
+# (p - 1)/(m + p - 1) = 64 % of the step, which the receives hold:
+# "pipeline", not "network"; with 64 micro-batches (10 %) compute.
+Q="--layers 16 --hidden 2048 --heads 16 --seq 2048 --vocab 1000 -c a100-80g --gpus 8 --tp 1 --pp 8
+   --zero 0 --sp off --checkpoint none --microbatch 1 --virtual-stages 1 --format json"
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $Q --global-batch 4 > "$tmp/bub.json" 2>/dev/null
+# shellcheck disable=SC2086
+"$VRAMSIM" plan $Q --global-batch 64 > "$tmp/nobub.json" 2>/dev/null
+python3 - "$tmp" <<'PY'
+import json, sys
+t = sys.argv[1]
+a = json.load(open(t + "/bub.json"))["layouts"][0]
+b = [l for l in json.load(open(t + "/nobub.json"))["layouts"] if l["fits"]][0]
+assert a["pp"] == 8 and a["bound"] == "pipeline", a
+assert b["bound"] == "compute", b
+PY
+ok $? "a pipeline of 8 stages and 4 micro-batches is bound by its bubble (\"pipeline\"); with 64 by compute"
 # --ddp: the same pipelined layout with PyTorch DDP's bucketed reduction
 # (Megatron-Core's --overlap-grad-reduce) is synth --ddp torch's replays;
 # --ddp nccl is a usage error.

@@ -328,7 +328,10 @@ num_at (const cJSON *o, const char *path)
 }
 
 /* What bounds the step: report_bounds, as `vramsim fit` derives it, with
- * the exposed collective time named "network" (plan's field). */
+ * the exposed collective time named "network" (plan's field), or
+ * "pipeline" when most of the collectives' time is receives: a pipeline
+ * stage waiting for its neighbour (the bubble), which the generated
+ * trace's receives hold. */
 static const char *
 report_bound (const cJSON *report)
 {
@@ -336,7 +339,23 @@ report_bound (const cJSON *report)
     "compute", "memory", "link", "swap", "faults", "network", "host",
   };
   double b[VS_STEP_BOUND_COUNT];
-  return names[report_bounds (report, num_at (report, "time.predicted_ns"), b)];
+  VsStepBound k = report_bounds (report, num_at (report, "time.predicted_ns"), b);
+  if (k == VS_STEP_BOUND_COMM)
+    {
+      const cJSON *kinds = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (report, "network"),
+                                                             "kinds");
+      const cJSON *kind;
+      double recv = 0, busy = num_at (report, "network.busy_ns");
+      cJSON_ArrayForEach (kind, kinds)
+        {
+          const cJSON *n = cJSON_GetObjectItemCaseSensitive (kind, "kind");
+          if (cJSON_IsString (n) && strcmp (n->valuestring, "recv") == 0)
+            recv = num_at (kind, "predicted_ns");
+        }
+      if (busy > 0 && recv > busy / 2)
+        return "pipeline";
+    }
+  return names[k];
 }
 
 typedef struct {
