@@ -193,11 +193,18 @@ enumerate (Enum *en)
   guint kv = m->kv_heads ? m->kv_heads : m->heads, ffn = m->ffn ? m->ffn : 4 * m->hidden;
   /* The dense layers' inner size, when the model has any (0 divides by every t). */
   guint dense_ffn = synth_train_dense_count (m) ? (m->dense_ffn ? m->dense_ffn : 4 * m->hidden) : 0;
-  /* Context parallelism where it pays and is modeled: long sequences
-   * through fused attention (synth_train_check_cp), unless --cp says. */
-  static const guint d_cp1[] = { 1 }, d_cp[] = { 1, 2, 4, 8 };
-  gboolean long_seq = m->flash_attn && m->seq >= 16384 && !m->window && !m->experts;
-  PlanList cps = long_seq ? list_or (&s->cp, d_cp, G_N_ELEMENTS (d_cp)) : list_or (&s->cp, d_cp1, 1);
+  /* Context parallelism where it pays, on long sequences, and is modeled
+   * (synth_train_check_cp: fused attention, the sequence split in 2·cp),
+   * unless --cp says (checked by the command). */
+  static const guint d_cp[] = { 1, 2, 4, 8 };
+  PlanList cps = list_or (&s->cp, d_cp, m->seq >= 16384 ? G_N_ELEMENTS (d_cp) : 1), cp_ok = { 0 };
+  for (guint i = 0; i < cps.n; i++)
+    {
+      SynthTrainOpts cpo = *m;
+      cpo.cp = cps.v[i];
+      if (synth_train_check_cp (&cpo, NULL))
+        cp_ok.v[cp_ok.n++] = cps.v[i];
+    }
   for (guint c = 0; c < en->n_cfgs; c++)
     {
       /* TP up to a node's GPUs (powers of two), unless --tp says. */
@@ -212,14 +219,11 @@ enumerate (Enum *en)
             if (g % t || m->hidden % t || m->heads % t || kv % t || ffn % t || m->shared_ffn % t || dense_ffn % t)
               continue;
             for (guint p = 1; p <= m->layers; p++)
-            for (guint cpi = 0; cpi < cps.n; cpi++)
+            for (guint cpi = 0; cpi < cp_ok.n; cpi++)
               {
-                guint cpn = cps.v[cpi];
-                if ((g / t) % p || (s->pp.n && !in_list (&s->pp, p)) || (s->even_stages && m->layers % p))
-                  continue;
-                SynthTrainOpts cpo = *m;
-                cpo.cp = cpn;
-                if ((g / t / p) % cpn || !synth_train_check_cp (&cpo, NULL))
+                guint cpn = cp_ok.v[cpi];
+                if ((g / t) % p || (s->pp.n && !in_list (&s->pp, p)) || (s->even_stages && m->layers % p)
+                    || (g / t / p) % cpn)
                   continue;
                 guint dp = g / (t * p * cpn);
                 PlanList eps = ep_sizes (s, dp);

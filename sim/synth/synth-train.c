@@ -483,7 +483,6 @@ typedef struct {
   SynthTrainOpts dense_o; /* the dense layers' shape (synth_train_dense_shape) */
   guint64 pp_msg;     /* one pipeline send/recv */
   SynthGroup groups[GRP_COUNT];
-  SynthGroup near, wrap; /* neighbouring stages; the last stage and the first */
   Pass pass[PASS_COUNT];
   Pass lpass[KINDS][LAYER_PASSES]; /* the layers' passes, by kind (built for the kinds the model has) */
   guint window;       /* while building a kind's passes: its attention window (0: the whole sequence) */
@@ -496,7 +495,7 @@ typedef struct {
 /* One micro-batch's live state between its forward and its backward (of one chunk). */
 typedef struct {
   guint64 *A, *C;     /* kept activations per layer; segment inputs */
-  guint64 *M;         /* multi-token prediction, 3 a module: its layer's input (kept), its activations, its logits */
+  guint64 *M;         /* multi-token prediction, 2 a module: its layer's input (its activations, kept), its logits */
   guint64 in, out, dy, logits;
 } Micro;
 
@@ -1055,8 +1054,9 @@ build_passes (Train *tr)
 
 /* ---- groups ---- */
 
-/* Rank 0's communicators in Megatron's rank order (tensor fastest, then
- * data, then pipeline) on nodes of g GPUs. */
+/* The communicators of this stage's tensor and data rank 0, in
+ * Megatron's rank order (tensor fastest, then data, then pipeline) on
+ * nodes of g GPUs, and the schedule's transfer times between stages. */
 static void
 make_groups (Train *tr)
 {
@@ -1072,11 +1072,15 @@ make_groups (Train *tr)
    * stage's outer sides. */
   SynthGroup near = { 3, VS_ROLE_PP, 2, PER_NODE (t * n, 2u) };
   SynthGroup wrap = { 4, VS_ROLE_PP, 2, PER_NODE (t * n * MAX (tr->pp - 1, 1u), 2u) };
-  tr->near = near, tr->wrap = wrap;
   tr->groups[GRP_NEXT] = tr->stage + 1 == tr->pp && tr->pp > 1 ? wrap : near;
   tr->groups[GRP_PREV] = tr->stage == 0 ? wrap : near;
   tr->groups[GRP_NEXT].id = 3, tr->groups[GRP_PREV].id = 4;
-  tr->groups[GRP_EMB] = (SynthGroup) { 5, VS_ROLE_PP, 2, PER_NODE (t * n * MAX (tr->pp - 1, 1u), 2u) };
+  /* The tied embedding's pair is the wrap's ranks. */
+  tr->groups[GRP_EMB] = wrap, tr->groups[GRP_EMB].id = 5;
+  /* One transfer of the schedule (pp_msg bytes): between neighbours, and
+   * from the last stage to the first. */
+  tr->p2p_ns = synth_collective_ns (tr->e, VS_COLL_SEND, tr->pp_msg, &near);
+  tr->p2p_wrap_ns = synth_collective_ns (tr->e, VS_COLL_SEND, tr->pp_msg, &wrap);
   tr->groups[GRP_EP] = (SynthGroup) { 6, VS_ROLE_EP, tr->ep, PER_NODE (t, tr->ep) };
   tr->groups[GRP_EDP] = (SynthGroup) { 7, VS_ROLE_DP, tr->edp, PER_NODE (t * tr->ep, tr->edp) };
   /* Megatron-Core's order with context parallelism: tensor, context, data,
@@ -2173,8 +2177,6 @@ synth_transformer_train (const SynthTrainOpts *o, SynthEmit *e, GError **error)
   tr.pp_msg = 2 * s * b * h * scale / tr.t;
   make_groups (&tr);
   build_passes (&tr);
-  tr.p2p_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.near);
-  tr.p2p_wrap_ns = synth_collective_ns (e, VS_COLL_SEND, tr.pp_msg, &tr.wrap);
 
   gboolean ok = TRUE;
   guint64 pinned_inputs = synth_alloc (e, s * b * 8, VS_MEM_PINNED, "inputs");
